@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Builds (once) the real control-plane binaries Portico's tests run against:
+#   etcd, kube-apiserver and kube-controller-manager, from Go modules.
+# Binaries are cached outside the work tree, keyed by version, so that a fresh clone
+# (as CI makes) reuses them:  ${PORTICO_CACHE:-$HOME/.cache/portico}/bin/<name>-<version>
+# A second run finds them and returns at once.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-v1.36.3}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+CACHE="${PORTICO_CACHE:-$HOME/.cache/portico}"
+BIN="$CACHE/bin"
+mkdir -p "$BIN"
+
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+log() { echo "[build] $*" >&2; }
+
+build_etcd() {
+  local out="$BIN/etcd-$ETCD_VERSION"
+  [[ -x "$out" ]] && { log "etcd $ETCD_VERSION cached"; return; }
+  local t0=$SECONDS work
+  work="$(mktemp -d)"; trap 'rm -rf "$work"' RETURN
+  # etcd's own go.mod has relative replaces, so `go install` refuses it; a wrapper module
+  # that just calls etcdmain.Main ignores them.
+  cat > "$work/go.mod" <<MOD
+module portico.dev/etcd-wrapper
+
+go 1.24
+MOD
+  cat > "$work/main.go" <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  (cd "$work" && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2 && go mod tidy >&2 &&
+    go build -trimpath -ldflags "-s -w" -o "$out.tmp" . )
+  mv "$out.tmp" "$out"
+  log "etcd $ETCD_VERSION built in $((SECONDS - t0))s"
+}
+
+k8s_module_dir() {
+  local json gomod
+  json="$(cd /tmp && go mod download -json "k8s.io/kubernetes@$K8S_VERSION")"
+  gomod="$(printf '%s' "$json" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')"
+  printf '%s' "$gomod"
+}
+
+build_k8s() {
+  local want=()
+  for c in kube-apiserver kube-controller-manager; do
+    if [[ -x "$BIN/$c-$K8S_VERSION" ]]; then log "$c $K8S_VERSION cached"; else want+=("$c"); fi
+  done
+  ((${#want[@]})) || return 0
+  local t0=$SECONDS work gomod staging
+  work="$(mktemp -d)"; trap 'rm -rf "$work"' RETURN
+  gomod="$(k8s_module_dir)"
+  # Every staging module k8s.io/kubernetes replaces with ./staging/... must be replaced by its
+  # published v0.x twin of the same release.
+  staging="$(sed -n '/^replace (/,/^)/p' "$gomod" | awk '$2=="=>" && $3 ~ /^\.\/staging/ {print $1}')"
+  local v0="v0.${K8S_VERSION#v1.}"
+  {
+    echo "module portico.dev/k8s-wrapper"
+    echo
+    echo "go 1.26.0"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+    echo "replace ("
+    for m in $staging; do echo "	$m => $m $v0"; done
+    echo ")"
+  } > "$work/go.mod"
+  log "k8s wrapper replaces $(echo "$staging" | wc -w) staging modules with $v0"
+  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+  local ld="-s -w"
+  ld+=" -X k8s.io/component-base/version.gitVersion=$K8S_VERSION"
+  ld+=" -X k8s.io/component-base/version.gitMajor=1"
+  ld+=" -X k8s.io/component-base/version.gitMinor=$minor"
+  ld+=" -X k8s.io/component-base/version.gitTreeState=clean"
+  ld+=" -X k8s.io/component-base/version.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  ld+=" -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
+  (
+    cd "$work"
+    for c in "${want[@]}"; do go get "k8s.io/kubernetes/cmd/$c@$K8S_VERSION" >&2; done
+    for c in "${want[@]}"; do
+      local t1=$SECONDS
+      go build -trimpath -ldflags "$ld" -o "$BIN/$c-$K8S_VERSION.tmp" "k8s.io/kubernetes/cmd/$c"
+      mv "$BIN/$c-$K8S_VERSION.tmp" "$BIN/$c-$K8S_VERSION"
+      log "$c $K8S_VERSION built in $((SECONDS - t1))s"
+    done
+  )
+  log "kubernetes binaries built in $((SECONDS - t0))s"
+}
+
+what="${1:-all}"
+case "$what" in
+  etcd) build_etcd ;;
+  k8s) build_k8s ;;
+  all) build_etcd; build_k8s ;;
+  paths)
+    echo "ETCD_BIN=$BIN/etcd-$ETCD_VERSION"
+    echo "APISERVER_BIN=$BIN/kube-apiserver-$K8S_VERSION"
+    echo "KCM_BIN=$BIN/kube-controller-manager-$K8S_VERSION"
+    ;;
+  *) echo "usage: $0 [all|etcd|k8s|paths]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,36 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, parseConfig, flagsMarkdown } from './config.ts';
+import { microTime } from './events.ts';
+
+test('defaults, flags and env', () => {
+  const c = parseConfig([], {});
+  assert.equal(c['http-port'], 8080);
+  assert.equal(c['lease-duration'], 15_000);
+  assert.deepEqual(c['health-addr'], { host: '127.0.0.1', port: 10254 });
+  const d = parseConfig(['--http-port', '9090', '--sync-quiet=20ms', '--leader-elect', 'false'], { PORTICO_HTTPS_PORT: '9443' });
+  assert.equal(d['http-port'], 9090);
+  assert.equal(d['https-port'], 9443);
+  assert.equal(d['sync-quiet'], 20);
+  assert.equal(d['leader-elect'], false);
+  assert.equal(parseConfig(['--watch-ingress-without-class'], {})['watch-ingress-without-class'], true);
+});
+
+test('bad flags give one specific line', () => {
+  assert.throws(() => parseConfig(['--http-port', 'x'], {}), (e: Error) => e instanceof ConfigError && /--http-port/.test(e.message));
+  assert.throws(() => parseConfig(['--nope'], {}), /unknown flag --nope/);
+  assert.throws(() => parseConfig(['--configmap', 'no-slash'], {}), /namespace\/name/);
+  assert.throws(() => parseConfig(['--lease-duration', '5s'], {}), /lease-duration > --renew-deadline/);
+  assert.throws(() => parseConfig(['--kubeconfig'], {}), /needs a value/);
+});
+
+test('flag reference lists every flag', () => {
+  const md = flagsMarkdown();
+  assert.match(md, /`--configmap`/);
+  assert.match(md, /PORTICO_HTTP_PORT/);
+});
+
+test('microTime has exactly six fractional digits', () => {
+  assert.match(microTime(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  assert.equal(microTime(Date.UTC(2026, 0, 2, 3, 4, 5, 6) + 0.789), '2026-01-02T03:04:05.006789Z');
+});

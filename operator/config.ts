@@ -1,0 +1,116 @@
+// Command-line flags and PORTICO_* environment variables, parsed with zod. Flags win over the environment.
+// A bad value is reported in one line and the process exits with status 2.
+import { z } from 'zod';
+import { LOG_LEVELS } from './log.ts';
+
+const duration = z
+  .string()
+  .regex(/^\d+(ms|s|m)$/, 'expected a duration like 500ms, 15s or 2m')
+  .transform((v) => {
+    const n = Number.parseInt(v, 10);
+    return v.endsWith('ms') ? n : v.endsWith('m') ? n * 60_000 : n * 1000;
+  });
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const port = z.coerce.number().int().min(1).max(65535);
+const nsName = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'expected namespace/name');
+const hostPort = z
+  .string()
+  .regex(/^[0-9a-zA-Z.:[\]-]+:\d{1,5}$/, 'expected host:port')
+  .transform((v) => {
+    const i = v.lastIndexOf(':');
+    return { host: v.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(v.slice(i + 1)) };
+  });
+
+/** Every flag: name → schema with its default. The README's flag table is generated from this. */
+export const FLAGS = {
+  kubeconfig: { schema: z.string().min(1).optional(), help: 'kubeconfig file; default: in-cluster config, then $KUBECONFIG / ~/.kube/config' },
+  namespace: { schema: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).default('portico-system'), help: 'namespace Portico runs in (leader Lease, events about cluster-scoped objects)' },
+  'controller-class': { schema: z.string().default('portico.dev/ingress-controller'), help: 'IngressClass spec.controller value served' },
+  'ingress-class': { schema: z.string().default('portico'), help: 'class name also accepted in the legacy kubernetes.io/ingress.class annotation' },
+  'watch-ingress-without-class': { schema: bool.default(false), help: 'serve Ingresses without a class even when Portico is not the default class' },
+  configmap: { schema: nsName.optional(), help: 'ConfigMap with global settings (namespace/name)' },
+  'default-ssl-certificate': { schema: nsName.optional(), help: 'TLS Secret served for unknown SNI (default: a generated self-signed certificate)' },
+  'publish-service': { schema: nsName.optional(), help: 'Service whose address is published in Ingress status' },
+  'publish-status-address': { schema: z.string().optional(), help: 'comma-separated addresses published in Ingress status' },
+  'http-port': { schema: port.default(8080), help: 'nginx HTTP listener port' },
+  'https-port': { schema: port.default(8443), help: 'nginx HTTPS listener port' },
+  'listen-address': { schema: z.string().regex(/^[0-9a-fA-F.:]+$/).default('127.0.0.1'), help: 'address the nginx listeners bind (0.0.0.0 in a pod)' },
+  'status-port': { schema: port.default(10246), help: 'nginx status/configuration port (always 127.0.0.1)' },
+  'health-addr': { schema: hostPort.default({ host: '127.0.0.1', port: 10254 }), help: 'host:port for /healthz, /readyz and /metrics' },
+  'runtime-dir': { schema: z.string().default('/tmp/portico'), help: 'directory for nginx.conf, pid file and temp files' },
+  'nginx-binary': { schema: z.string().default('/usr/sbin/nginx'), help: 'nginx executable' },
+  'leader-elect': { schema: bool.default(true), help: 'use a Lease so only one replica writes status' },
+  'election-id': { schema: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/).default('portico-leader'), help: 'name of the leader Lease' },
+  'lease-duration': { schema: duration.default(15_000), help: 'leader lease duration' },
+  'renew-deadline': { schema: duration.default(10_000), help: 'leader renew deadline' },
+  'retry-period': { schema: duration.default(2_000), help: 'leader election retry period' },
+  'sync-quiet': { schema: duration.default(50), help: 'gateway debounce: quiet window after the last change' },
+  'sync-max-wait': { schema: duration.default(250), help: 'gateway debounce: maximum wait after the first change' },
+  'worker-shutdown-timeout': { schema: duration.default(240_000), help: 'nginx worker_shutdown_timeout on reload/stop' },
+  'log-level': { schema: z.enum(LOG_LEVELS).default('info'), help: 'error | warn | info | debug' },
+} as const;
+
+type FlagName = keyof typeof FLAGS;
+export type Config = { [K in FlagName]: z.output<(typeof FLAGS)[K]['schema']> };
+
+export class ConfigError extends Error {}
+
+const camelEnv = (flag: string) => `PORTICO_${flag.toUpperCase().replace(/-/g, '_')}`;
+
+/** Parses argv (without node and script) and env. Throws ConfigError with a one-line reason. */
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, string> = {};
+  for (const name of Object.keys(FLAGS)) {
+    const v = env[camelEnv(name)];
+    if (v !== undefined) raw[name] = v;
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
+    let name = arg.slice(2);
+    let value: string | undefined;
+    const eq = name.indexOf('=');
+    if (eq >= 0) {
+      value = name.slice(eq + 1);
+      name = name.slice(0, eq);
+    }
+    if (!(name in FLAGS)) throw new ConfigError(`unknown flag --${name}`);
+    if (value === undefined) {
+      const next = argv[i + 1];
+      const isBool = name === 'leader-elect' || name === 'watch-ingress-without-class';
+      if (isBool && (next === undefined || next.startsWith('--'))) value = 'true';
+      else if (next === undefined) throw new ConfigError(`flag --${name} needs a value`);
+      else {
+        value = next;
+        i++;
+      }
+    }
+    raw[name] = value;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, def] of Object.entries(FLAGS)) {
+    const r = (def.schema as z.ZodType).safeParse(raw[name]);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      throw new ConfigError(`invalid --${name}=${JSON.stringify(raw[name])}: ${issue?.message ?? 'invalid'}`);
+    }
+    out[name] = r.data;
+  }
+  const cfg = out as Config;
+  if (!(cfg['lease-duration'] > cfg['renew-deadline'] && cfg['renew-deadline'] > cfg['retry-period'])) {
+    throw new ConfigError('leader election needs --lease-duration > --renew-deadline > --retry-period');
+  }
+  if (cfg['sync-max-wait'] < cfg['sync-quiet']) throw new ConfigError('--sync-max-wait must be >= --sync-quiet');
+  return cfg;
+}
+
+export function flagsMarkdown(): string {
+  const rows = Object.entries(FLAGS).map(([name, d]) => {
+    const dflt = (d.schema as z.ZodType).safeParse(undefined);
+    const shown = dflt.success && dflt.data !== undefined ? `\`${typeof dflt.data === 'object' ? JSON.stringify(dflt.data) : String(dflt.data)}\`` : '—';
+    return `| \`--${name}\` | \`${camelEnv(name)}\` | ${shown} | ${d.help} |`;
+  });
+  return ['| flag | env | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}

@@ -1,0 +1,119 @@
+// The desired data-plane configuration: what the pure translation (reconcilers/translate) produces from the
+// model, and what the gateway reconciler applies to nginx. It has two halves:
+//   - `structure`: anything that needs nginx.conf re-rendered and nginx reloaded;
+//   - `data`: anything the Lua side applies at runtime through the loopback status port (no reload).
+// Every string here has already passed a zod schema restricting its alphabet (see reconcilers/translate/safe.ts);
+// the renderer still emits each one through an escaping helper.
+
+export interface GatewayConfig {
+  structure: Structure;
+  data: DataPlane;
+}
+
+/** Settings that live in nginx.conf. Changing any of them means render + `nginx -t` + reload. */
+export interface Structure {
+  global: GlobalSettings;
+  /** Server blocks, sorted: exact hosts (alphabetical), then wildcard hosts, then the catch-all `_` last. */
+  servers: Server[];
+  /** Ids of every backend a location refers to, sorted. */
+  backendIds: string[];
+}
+
+export interface GlobalSettings {
+  workerProcesses: number | 'auto';
+  workerShutdownTimeoutSeconds: number;
+  keepAliveSeconds: number;
+  keepAliveRequests: number;
+  /** nginx size syntax, e.g. "1m", "512k", "0" (unlimited). */
+  proxyBodySize: string;
+  proxyConnectTimeoutSeconds: number;
+  proxyReadTimeoutSeconds: number;
+  proxySendTimeoutSeconds: number;
+  useForwardedHeaders: boolean;
+  /** Upstream access-log format: literal text and `$variables`, restricted alphabet. Empty = Portico's default. */
+  logFormatUpstream: string;
+  sslRedirect: boolean;
+  hsts: boolean;
+  hstsMaxAgeSeconds: number;
+  hstsIncludeSubdomains: boolean;
+  hstsPreload: boolean;
+  listen: {
+    httpPort: number;
+    httpsPort: number;
+    /** Status/config port, always bound to 127.0.0.1. */
+    statusPort: number;
+    /** Address the public listeners bind to (default 127.0.0.1 for local runs, 0.0.0.0 in a pod). */
+    address: string;
+  };
+}
+
+export interface Server {
+  /** "a.example.com", "*.example.com" (matches exactly one label) or "_" (catch-all for rules without host). */
+  host: string;
+  /** True when a TLS section of a served Ingress covers this host; the certificate itself is in `data`. */
+  tls: boolean;
+  /** Redirect plain HTTP to HTTPS for this host (only meaningful when tls). */
+  sslRedirect: boolean;
+  /** Sorted: exact first, then prefix by descending length, then regex in the order ingress-nginx uses. */
+  locations: Location[];
+}
+
+export type PathMatch = 'exact' | 'prefix' | 'regex';
+
+export interface Location {
+  /** Path as written by the user (already validated); for prefix it has no trailing slash unless it is "/". */
+  path: string;
+  match: PathMatch;
+  /** Backend id (into data.backends); null = no usable backend → 503 for this path only. */
+  backendId: string | null;
+  /** The Ingress (or later Route) this location came from, "namespace/name". */
+  source: string;
+  /** Per-location overrides coming from annotations (absent = use global). */
+  proxyBodySize?: string;
+  proxyConnectTimeoutSeconds?: number;
+  proxyReadTimeoutSeconds?: number;
+  proxySendTimeoutSeconds?: number;
+}
+
+/** Runtime data, pushed to Lua without reload. */
+export interface DataPlane {
+  /** Keyed by backend id. */
+  backends: Record<string, Backend>;
+  /** Keyed by server name (exact or wildcard host). PEM strings. */
+  certificates: Record<string, Certificate>;
+  /** Certificate served for unknown SNI / no SNI. */
+  defaultCertificate: Certificate | null;
+}
+
+export interface Certificate {
+  /** PEM chain. */
+  cert: string;
+  /** PEM private key. */
+  key: string;
+  /** "namespace/name" of the Secret, for events and metrics. */
+  source: string;
+  /** Not-after, ISO-8601. */
+  notAfter: string;
+}
+
+export type BalanceAlgorithm = 'round_robin' | 'ewma' | 'chash' | 'cookie';
+
+export interface Backend {
+  /** "<namespace>_<service>_<port>" — [a-z0-9_.-] only. */
+  id: string;
+  /** Endpoints that may receive new requests (ready, or serving+terminating only when nothing else is). */
+  endpoints: Endpoint[];
+  balance: BalanceAlgorithm;
+  /** For chash: the nginx variable to hash on, e.g. "$request_uri". */
+  hashBy?: string;
+  /** ExternalName services: a DNS name instead of endpoints. */
+  externalName?: string;
+  /** Why the backend has no endpoints (for events / logs), e.g. "service default/foo not found". */
+  unavailableReason?: string;
+}
+
+export interface Endpoint {
+  address: string;
+  port: number;
+  weight: number;
+}
