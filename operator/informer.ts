@@ -30,6 +30,11 @@ export interface InformerOptions<T extends KubeObject> {
   /** Server-side watch timeout range (seconds); a random value in it spreads reconnects. */
   watchTimeoutSeconds?: [number, number];
   backoff?: { initialMs: number; maxMs: number };
+  /**
+   * Applied to every object before it enters the cache, e.g. to drop Secret data Portico does not need.
+   * Must be pure and return a new object.
+   */
+  transform?: (obj: T) => T;
 }
 
 class GoneError extends Error {}
@@ -38,7 +43,7 @@ export class Informer<T extends KubeObject> {
   readonly resource: ResourceType;
   private readonly storeImpl: Store<T>;
   private readonly handlers: EventHandler<T>[] = [];
-  private readonly o: Required<Omit<InformerOptions<T>, 'namespace' | 'labelSelector' | 'fieldSelector' | 'indexers'>> &
+  private readonly o: Required<Omit<InformerOptions<T>, 'namespace' | 'labelSelector' | 'fieldSelector' | 'indexers' | 'transform'>> &
     InformerOptions<T>;
   private synced = false;
   private syncWaiters: (() => void)[] = [];
@@ -255,7 +260,8 @@ export class Informer<T extends KubeObject> {
   /** Lists omit kind/apiVersion on items; put them back so handlers and event recorders can rely on them. */
   private withKind(obj: KubeObject): KubeObject {
     const apiVersion = this.resource.group ? `${this.resource.group}/${this.resource.version}` : this.resource.version;
-    return obj.kind ? obj : { ...obj, kind: this.resource.kind, apiVersion };
+    const full = obj.kind ? obj : { ...obj, kind: this.resource.kind, apiVersion };
+    return this.o.transform ? this.o.transform(full as T) : full;
   }
 
   private emit(type: 'add' | 'update' | 'delete', old: T | undefined, obj: T): void {

@@ -1,0 +1,31 @@
+# Portico — entry points. `make help` lists them.
+SHELL := /bin/bash
+NODE := $(CURDIR)/node_modules/.bin/node
+TSC := $(CURDIR)/node_modules/.bin/tsc
+
+.PHONY: help deps typecheck unit e2e test run up down
+
+help:
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
+
+deps: ## install Debian packages, npm packages (incl. Node 24) and the control-plane binaries
+	bash e2e/setup/install-deps.sh
+
+typecheck: ## tsc --noEmit (strict)
+	$(TSC) --noEmit -p .
+
+unit: ## unit tests (no cluster)
+	$(NODE) --test --test-concurrency=2 'operator/**/*.test.ts' 'reconcilers/**/*.test.ts' 'nginx-assets/**/*.test.ts'
+
+e2e: ## end-to-end tests against the real control plane (brings it up, tears it down)
+	bash e2e/run-e2e.sh
+
+test: deps typecheck unit e2e ## everything CI runs
+
+.PHONY: cluster-up cluster-down build-controlplane
+build-controlplane: ## build (once) etcd, kube-apiserver, kube-controller-manager from Go modules
+	bash e2e/controlplane/build.sh
+cluster-up: ## real control plane on loopback, RBAC on; admin kubeconfig at .dev/kubeconfig (idempotent)
+	bash e2e/controlplane/up.sh
+cluster-down: ## stop it; leaves no process, netns, veth, route or state behind
+	bash e2e/controlplane/down.sh

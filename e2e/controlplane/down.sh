@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Stops everything up.sh started and removes its state: processes (by pid file, then any stray whose command line
+# points into .dev), the network namespace, veth and route. Idempotent; safe after a crash.
+set -uo pipefail
+source "$(dirname "$0")/env.sh"
+
+for name in podhost kube-controller-manager kube-apiserver etcd; do stop_pid "$name"; done
+# Strays: anything still running with our state dir or binaries in its command line (crash, lost pid file).
+for pat in "$DEV/" "$ROOT/e2e/podhost/daemon.ts" "$(basename "$APISERVER_BIN")" "$(basename "$KCM_BIN")" "$(basename "$ETCD_BIN")"; do
+  pkill -KILL -f -- "$pat" 2>/dev/null || true
+done
+if ip netns list 2>/dev/null | grep -qw "$NETNS"; then
+  for pid in $(ip netns pids "$NETNS" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
+  ip netns delete "$NETNS" 2>/dev/null || true
+fi
+ip link show "$VETH_HOST" >/dev/null 2>&1 && ip link delete "$VETH_HOST" 2>/dev/null
+ip route show "$POD_CIDR" 2>/dev/null | grep -q . && ip route delete "$POD_CIDR" 2>/dev/null
+rm -rf "$DEV/etcd" "$CERTS" "$PIDS" "$DEV/podhost.sock" "$DEV/kcm.kubeconfig" "$KUBECONFIG_ADMIN" "$DEV/sa-kubeconfigs"
+rm -rf "$LOGS"
+log "down"
+exit 0

@@ -1,0 +1,89 @@
+// Test-side access to the local control plane brought up by e2e/controlplane/up.sh.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient, isAlreadyExists } from '../../operator/kube/client.ts';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const DEV = path.join(ROOT, '.dev');
+export const ADMIN_KUBECONFIG = path.join(DEV, 'kubeconfig');
+const CTL = path.join(ROOT, 'e2e/controlplane/ctl.sh');
+
+/** Runs up.sh (idempotent: fast when the cluster is already healthy). */
+export async function ensureCluster(): Promise<void> {
+  execFileSync('bash', [path.join(ROOT, 'e2e/controlplane/up.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+export function adminKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(ADMIN_KUBECONFIG);
+  return kc;
+}
+
+let adminClient: KubeClient | undefined;
+export function admin(): KubeClient {
+  adminClient ??= new KubeClient(adminKubeConfig());
+  return adminClient;
+}
+
+export function kubectl(args: string[], input?: string): string {
+  return execFileSync('kubectl', args, {
+    env: { ...process.env, KUBECONFIG: ADMIN_KUBECONFIG },
+    input,
+    encoding: 'utf8',
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** A kubeconfig file that authenticates as a ServiceAccount (token from the TokenRequest API, 2 h). */
+export async function serviceAccountKubeconfigFile(namespace: string, sa: string): Promise<string> {
+  const tr = await admin().request<{ status: { token: string } }>(
+    'POST',
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`,
+    { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7200 } } },
+  );
+  const kc = adminKubeConfig();
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('admin kubeconfig has no cluster');
+  const out = new KubeConfig();
+  out.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: `${namespace}-${sa}`, token: tr.status.token }],
+    contexts: [{ name: 'sa', cluster: cluster.name, user: `${namespace}-${sa}` }],
+    currentContext: 'sa',
+  });
+  const dir = path.join(DEV, 'sa-kubeconfigs');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, `${namespace}-${sa}.yaml`);
+  writeFileSync(file, out.exportConfig(), { mode: 0o600 });
+  return file;
+}
+
+export async function serviceAccountKubeConfig(namespace: string, sa: string): Promise<KubeConfig> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(await serviceAccountKubeconfigFile(namespace, sa));
+  return kc;
+}
+
+export async function restartApiserver(): Promise<void> {
+  execFileSync('bash', [CTL, 'restart-apiserver'], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** Compacts etcd to its current revision; returns that revision. */
+export async function compactEtcd(): Promise<number> {
+  return Number(execFileSync('bash', [CTL, 'compact'], { encoding: 'utf8' }).trim());
+}
+
+let seq = 0;
+/** Creates a fresh namespace for one test file. */
+export async function uniqueNamespace(prefix: string): Promise<string> {
+  const name = `${prefix}-${process.pid}-${Date.now().toString(36)}-${seq++}`.slice(0, 63);
+  try {
+    await admin().request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  } catch (e) {
+    if (!isAlreadyExists(e)) throw e;
+  }
+  return name;
+}

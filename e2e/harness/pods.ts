@@ -1,0 +1,150 @@
+// Echo backends with real pod IPs: the pod host daemon (inside the netns) binds the listener, this module creates
+// the Pod object bound to the harness Node and patches its status Running/Ready with that IP, so the real
+// EndpointSlice controller publishes it.
+import http from 'node:http';
+import path from 'node:path';
+import { admin, DEV } from './cluster.ts';
+import { isNotFound } from '../../operator/kube/client.ts';
+
+export const NODE_NAME = 'portico-node-0';
+const SOCKET = path.join(DEV, 'podhost.sock');
+
+function podhost<T>(method: string, p: string, body?: unknown): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(
+      { socketPath: SOCKET, method, path: p, headers: data ? { 'Content-Type': 'application/json' } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 500) >= 300) reject(new Error(`podhost ${method} ${p}: ${res.statusCode} ${text}`));
+          else resolve(JSON.parse(text) as T);
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+export interface AddPodOptions {
+  labels?: Record<string, string>;
+  port?: number;
+  portName?: string;
+  ready?: boolean;
+}
+
+const podPath = (ns: string, name?: string, sub?: string) =>
+  `/api/v1/namespaces/${ns}/pods${name ? `/${name}` : ''}${sub ? `/${sub}` : ''}`;
+
+function readyConditions(ready: boolean, now: string) {
+  const s = ready ? 'True' : 'False';
+  return [
+    { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
+    { type: 'Initialized', status: 'True', lastTransitionTime: now },
+    { type: 'ContainersReady', status: s, lastTransitionTime: now },
+    { type: 'Ready', status: s, lastTransitionTime: now },
+  ];
+}
+
+/** Starts an echo backend and its Pod; resolves with the pod IP once the Pod is Running (and Ready). */
+export async function addPod(namespace: string, name: string, o: AddPodOptions = {}): Promise<string> {
+  const port = o.port ?? 8080;
+  const { ip } = await podhost<{ ip: string }>('POST', '/pods', { namespace, name, port });
+  await admin().request('POST', podPath(namespace), {
+    body: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace, labels: o.labels ?? {} },
+      spec: {
+        nodeName: NODE_NAME,
+        automountServiceAccountToken: false,
+        terminationGracePeriodSeconds: 30,
+        containers: [{ name: 'echo', image: 'portico/echo:e2e', ports: [{ name: o.portName ?? 'http', containerPort: port }] }],
+      },
+    },
+  });
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const ready = o.ready ?? true;
+  await admin().request('PATCH', podPath(namespace, name, 'status'), {
+    contentType: 'application/merge-patch+json',
+    body: {
+      status: {
+        phase: 'Running',
+        hostIP: '192.0.2.2',
+        podIP: ip,
+        podIPs: [{ ip }],
+        startTime: now,
+        conditions: readyConditions(ready, now),
+        containerStatuses: [
+          {
+            name: 'echo',
+            ready,
+            started: true,
+            restartCount: 0,
+            image: 'portico/echo:e2e',
+            imageID: '',
+            state: { running: { startedAt: now } },
+          },
+        ],
+      },
+    },
+  });
+  return ip;
+}
+
+export async function setPodReady(namespace: string, name: string, ready: boolean): Promise<void> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  await admin().request('PATCH', podPath(namespace, name, 'status'), {
+    contentType: 'application/strategic-merge-patch+json',
+    body: { status: { conditions: readyConditions(ready, now) } },
+  });
+}
+
+async function stopListener(namespace: string, name: string): Promise<void> {
+  try {
+    await podhost('DELETE', `/pods/${namespace}/${name}`);
+  } catch (e) {
+    if (!/404/.test(String(e))) throw e;
+  }
+}
+
+async function forceDelete(namespace: string, name: string): Promise<void> {
+  try {
+    await admin().request('DELETE', podPath(namespace, name), { query: { gracePeriodSeconds: 0 } });
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+}
+
+/**
+ * Removes a pod. graceSeconds 0: listener stopped and Pod deleted at once. graceSeconds > 0: the Pod is deleted
+ * gracefully (it gets a deletionTimestamp; its endpoint turns terminating), the listener keeps answering for the
+ * grace period, then it stops and the Pod is force-deleted. `terminated` resolves when all of that is done.
+ */
+export async function removePod(
+  namespace: string,
+  name: string,
+  graceSeconds = 0,
+): Promise<{ terminated: Promise<void> }> {
+  if (graceSeconds <= 0) {
+    await stopListener(namespace, name);
+    await forceDelete(namespace, name);
+    return { terminated: Promise.resolve() };
+  }
+  await admin().request('DELETE', podPath(namespace, name), { query: { gracePeriodSeconds: graceSeconds } });
+  const terminated = new Promise<void>((resolve, reject) => {
+    setTimeout(() => {
+      stopListener(namespace, name)
+        .then(() => forceDelete(namespace, name))
+        .then(resolve, reject);
+    }, graceSeconds * 1000);
+  });
+  return { terminated };
+}
+
+export function listPods(): Promise<{ namespace: string; name: string; ip: string; port: number }[]> {
+  return podhost('GET', '/pods');
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything a fresh Debian bookworm machine lacks to run and test Portico:
+#   - Debian packages: nginx + Lua module and libraries, luajit2 (Lua unit tests), wrk (benchmarks), openssl,
+#     iproute2 (network namespaces for test backends);
+#   - npm packages, including Node 24 itself (the registry's `node` package → node_modules/.bin/node);
+#   - the control-plane binaries (etcd, kube-apiserver, kube-controller-manager) built from Go modules and cached.
+# Idempotent: each step is skipped when already satisfied.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+PKGS=(nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lrucache lua-cjson luajit2 wrk openssl iproute2 curl)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "[deps] installing Debian packages: ${missing[*]}" >&2
+  SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The Debian package starts a system nginx on port 80 where an init system exists; Portico runs its own.
+  $SUDO service nginx stop >/dev/null 2>&1 || true
+fi
+
+if [[ ! -x node_modules/.bin/node ]] || ! node_modules/.bin/node -e 'process.exit(process.versions.node.split(".")[0]==="24"?0:1)'; then
+  echo "[deps] npm ci (brings Node 24)" >&2
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+bash e2e/controlplane/build.sh

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+// portico: the ingress controller process. Flags: see operator/config.ts (README has the table).
+import { existsSync } from 'node:fs';
+import { ConfigError, parseConfig, type Config } from './config.ts';
+import { KubeClient, loadKubeConfig } from './kube/client.ts';
+import { createLogger } from './log.ts';
+import { Manager } from './manager.ts';
+import { Metrics } from './metrics.ts';
+import { describe } from './informer.ts';
+import { setupPortico } from '../reconcilers/setup.ts';
+
+function fail(msg: string): never {
+  process.stderr.write(`portico: ${msg}\n`);
+  process.exit(2);
+}
+
+let cfg: Config;
+try {
+  cfg = parseConfig(process.argv.slice(2));
+} catch (e) {
+  if (e instanceof ConfigError) fail(e.message);
+  throw e;
+}
+
+const kubeconfigPath = cfg.kubeconfig ?? process.env.KUBECONFIG;
+if (kubeconfigPath && !existsSync(kubeconfigPath)) fail(`kubeconfig ${kubeconfigPath} does not exist`);
+let client: KubeClient;
+try {
+  client = new KubeClient(loadKubeConfig(cfg.kubeconfig));
+} catch (e) {
+  fail(`cannot load a kubeconfig: ${describe(e)} (pass --kubeconfig or run in a pod)`);
+}
+
+const log = createLogger(cfg['log-level']);
+const manager = new Manager({
+  client,
+  log,
+  metrics: new Metrics({ defaultMetrics: true }),
+  namespace: cfg.namespace,
+  reportingController: cfg['controller-class'],
+  leaderElection: cfg['leader-elect']
+    ? {
+        name: cfg['election-id'],
+        leaseDurationMs: cfg['lease-duration'],
+        renewDeadlineMs: cfg['renew-deadline'],
+        retryPeriodMs: cfg['retry-period'],
+      }
+    : false,
+  health: cfg['health-addr'],
+});
+
+try {
+  await setupPortico(manager, cfg);
+  manager.handleSignals();
+  await manager.start();
+  log.info('portico started', { identity: manager.identity, version: process.env.npm_package_version ?? '0.1.0' });
+} catch (e) {
+  log.error('startup failed', { error: describe(e) });
+  await manager.stop();
+  process.exit(1);
+}
