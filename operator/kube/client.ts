@@ -161,7 +161,11 @@ export class KubeClient {
       const text = await res.text();
       throw toApiError('WATCH', url.pathname, res.status, text);
     }
-    const lines = createInterface({ input: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream) });
+    const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
+    // Errors (including the AbortError of our own abort) surface through the line iterator below; without this
+    // listener a late error on an already-abandoned stream would be an uncaught exception.
+    body.on('error', () => undefined);
+    const lines = createInterface({ input: body, crlfDelay: Infinity });
     try {
       for await (const line of lines) {
         onActivity?.();
@@ -170,6 +174,7 @@ export class KubeClient {
       }
     } finally {
       lines.close();
+      body.destroy();
     }
   }
 }
