@@ -52,8 +52,6 @@ export interface Server {
   host: string;
   /** True when a TLS section of a served Ingress covers this host; the certificate itself is in `data`. */
   tls: boolean;
-  /** Redirect plain HTTP to HTTPS for this host (only meaningful when tls). */
-  sslRedirect: boolean;
   /** Sorted: exact first, then prefix by descending length, then regex in the order ingress-nginx uses. */
   locations: Location[];
 }
@@ -68,6 +66,8 @@ export interface Location {
   backendId: string | null;
   /** The Ingress (or later Route) this location came from, "namespace/name". */
   source: string;
+  /** Plain-HTTP requests get a redirect to HTTPS (308) instead of being proxied. */
+  sslRedirect: boolean;
   /** Per-location overrides coming from annotations (absent = use global). */
   proxyBodySize?: string;
   proxyConnectTimeoutSeconds?: number;

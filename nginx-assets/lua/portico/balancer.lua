@@ -1,0 +1,65 @@
+-- Request-time routing: the access phase syncs worker data and answers 503 when a backend has no endpoints;
+-- the balancer phase picks a peer with the backend's algorithm and arranges retries on another peer.
+local ngx_balancer = require("ngx.balancer")
+local store = require("portico.store")
+local rr = require("portico.rr")
+
+local _M = {}
+
+-- Per-worker balancer state per backend, rebuilt when the backend's data changes.
+local pickers = {}
+
+-- Algorithms by name. round_robin now; ewma, chash and cookie plug in here with the same interface
+-- (new(backend) -> object with :next(skip)).
+local algorithms = {
+  round_robin = function(b) return rr.new(b.endpoints or {}) end,
+}
+
+store.on_change(function(id, b)
+  if not b then pickers[id] = nil; return end
+  local make = algorithms[b.balance or "round_robin"] or algorithms.round_robin
+  pickers[id] = make(b)
+end)
+
+function _M.access()
+  store.sync()
+  local id = ngx.var.portico_backend
+  local p = pickers[id]
+  if not p or p:size() == 0 then
+    local b = store.get(id)
+    ngx.status = 503
+    ngx.header["Content-Type"] = "text/plain"
+    ngx.header["X-Portico-Reason"] = "no-endpoints"
+    ngx.say("503 Service Unavailable: no ready endpoints for this path",
+      b and b.unavailableReason and (" (" .. b.unavailableReason .. ")") or "")
+    return ngx.exit(503)
+  end
+end
+
+local function tried_key(p) return p.address .. ":" .. p.port end
+
+function _M.balance()
+  local ctx = ngx.ctx
+  local p = pickers[ngx.var.portico_backend]
+  if not p then return ngx.exit(503) end
+  local tried = ctx.portico_tried
+  local peer
+  if tried then
+    peer = p:next(function(x) return tried[tried_key(x)] end) or p:next()
+  else
+    tried = {}
+    ctx.portico_tried = tried
+    peer = p:next()
+    local extra = math.min(p:size() - 1, 2)
+    if extra > 0 then ngx_balancer.set_more_tries(extra) end
+  end
+  if not peer then return ngx.exit(503) end
+  tried[tried_key(peer)] = true
+  local ok, err = ngx_balancer.set_current_peer(peer.address, peer.port)
+  if not ok then
+    ngx.log(ngx.ERR, "portico: set_current_peer ", peer.address, ":", peer.port, " failed: ", err)
+    return ngx.exit(502)
+  end
+end
+
+return _M

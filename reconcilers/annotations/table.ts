@@ -1,0 +1,70 @@
+// Per-Ingress annotations Portico understands: one row each with its schema, scope, risk and meaning (the README
+// reference is generated from this table). `nginx.ingress.kubernetes.io/<name>` and `portico.dev/<name>` are
+// equivalent; the portico.dev form wins when both are set.
+import { z } from 'zod';
+import { boolSchema, loadBalanceSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
+
+export type Scope = 'location' | 'server' | 'backend' | 'ingress';
+export type Risk = 'low' | 'medium' | 'high';
+
+interface Row<T> {
+  schema: z.ZodType<T, string>;
+  scope: Scope;
+  risk: Risk;
+  description: string;
+}
+const row = <T>(schema: z.ZodType<T, string>, scope: Scope, risk: Risk, description: string): Row<T> => ({
+  schema,
+  scope,
+  risk,
+  description,
+});
+
+export const ANNOTATIONS = {
+  'use-regex': row(boolSchema, 'ingress', 'medium', 'Treat ImplementationSpecific paths of this Ingress as case-insensitive regular expressions'),
+  'ssl-redirect': row(boolSchema, 'location', 'low', 'Redirect HTTP to HTTPS when the host has TLS (default: ConfigMap ssl-redirect, true)'),
+  'force-ssl-redirect': row(boolSchema, 'location', 'low', 'Redirect HTTP to HTTPS even when the host has no TLS section'),
+  'proxy-body-size': row(sizeSchema, 'location', 'low', 'Maximum request body size (client_max_body_size), e.g. 8m; 0 = unlimited'),
+  'proxy-connect-timeout': row(secondsSchema, 'location', 'low', 'Upstream connect timeout in seconds'),
+  'proxy-read-timeout': row(secondsSchema, 'location', 'low', 'Upstream read timeout in seconds'),
+  'proxy-send-timeout': row(secondsSchema, 'location', 'low', 'Upstream send timeout in seconds'),
+  'load-balance': row(loadBalanceSchema, 'backend', 'low', 'Balancing algorithm for this Ingress\'s backends: round_robin or ewma'),
+} as const;
+
+export type AnnotationName = keyof typeof ANNOTATIONS;
+export type ParsedAnnotations = { [K in AnnotationName]?: z.output<(typeof ANNOTATIONS)[K]['schema']> };
+
+export const NGINX_PREFIX = 'nginx.ingress.kubernetes.io/';
+export const PORTICO_PREFIX = 'portico.dev/';
+
+export interface AnnotationResult {
+  values: ParsedAnnotations;
+  /** Invalid values: the annotation is ignored (default applies) and the user gets a Warning event. */
+  errors: { annotation: string; message: string }[];
+  /** nginx.ingress.kubernetes.io/* annotations Portico does not implement (reported, not errors). */
+  unsupported: string[];
+}
+
+export function parseAnnotations(annotations: Record<string, string> | undefined): AnnotationResult {
+  const out: AnnotationResult = { values: {}, errors: [], unsupported: [] };
+  const a = annotations ?? {};
+  for (const full of Object.keys(a).sort()) {
+    if (full.startsWith(NGINX_PREFIX) && !(full.slice(NGINX_PREFIX.length) in ANNOTATIONS)) out.unsupported.push(full);
+  }
+  for (const [name, r] of Object.entries(ANNOTATIONS)) {
+    const full = a[`${PORTICO_PREFIX}${name}`] !== undefined ? `${PORTICO_PREFIX}${name}` : `${NGINX_PREFIX}${name}`;
+    const raw = a[full];
+    if (raw === undefined) continue;
+    const parsed = (r.schema as z.ZodType).safeParse(raw);
+    if (parsed.success) (out.values as Record<string, unknown>)[name] = parsed.data;
+    else out.errors.push({ annotation: full, message: `${full}=${JSON.stringify(raw.slice(0, 100))}: ${zodMessage(parsed.error)}` });
+  }
+  return out;
+}
+
+export function annotationsMarkdown(): string {
+  const rows = Object.entries(ANNOTATIONS).map(
+    ([n, r]) => `| \`${NGINX_PREFIX}${n}\` / \`${PORTICO_PREFIX}${n}\` | ${r.scope} | ${r.risk} | ${r.description} |`,
+  );
+  return ['| annotation | scope | risk | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}

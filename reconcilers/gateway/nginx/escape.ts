@@ -1,0 +1,66 @@
+// Escaping helpers for nginx.conf. Values were already validated by the zod schemas in translate/safe.ts; these
+// helpers are the second line: they refuse anything that could break out of its token, and quote the rest.
+
+export class UnsafeValueError extends Error {}
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** A double-quoted nginx string with no variables: rejects `$`, control characters; escapes `"` and `\`. */
+export function quote(v: unknown): string {
+  if (typeof v !== 'string') throw new UnsafeValueError(`expected a string, got ${typeof v}`);
+  if (CONTROL.test(v)) throw new UnsafeValueError(`control character in ${JSON.stringify(v)}`);
+  if (v.includes('$')) throw new UnsafeValueError(`"$" is not allowed in ${JSON.stringify(v)}`);
+  return `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/** A quoted regex for `location ~*`: `$` is allowed only as the final anchor. */
+export function quoteRegex(v: unknown): string {
+  if (typeof v !== 'string') throw new UnsafeValueError(`expected a string, got ${typeof v}`);
+  if (CONTROL.test(v)) throw new UnsafeValueError(`control character in regex ${JSON.stringify(v)}`);
+  const body = v.endsWith('$') ? v.slice(0, -1) : v;
+  if (body.includes('$')) throw new UnsafeValueError(`"$" may only end a regex path: ${JSON.stringify(v)}`);
+  if (v.includes('"')) throw new UnsafeValueError(`quote in regex ${JSON.stringify(v)}`);
+  return `"${v}"`;
+}
+
+/** A quoted log format: `$variables` allowed, quotes/backslashes/control characters rejected. */
+export function quoteFormat(v: unknown): string {
+  if (typeof v !== 'string') throw new UnsafeValueError(`expected a string, got ${typeof v}`);
+  if (CONTROL.test(v) || /["'\\{};]/.test(v)) throw new UnsafeValueError(`unsafe character in log format ${JSON.stringify(v)}`);
+  return `'${v}'`;
+}
+
+/** A Lua string literal (for init_by_lua): only [A-Za-z0-9_-] accepted. */
+export function luaString(v: unknown): string {
+  if (typeof v !== 'string' || !/^[A-Za-z0-9_.-]*$/.test(v)) throw new UnsafeValueError(`unsafe Lua string ${JSON.stringify(v)}`);
+  return `"${v}"`;
+}
+
+export function integer(v: unknown): string {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new UnsafeValueError(`expected a non-negative integer, got ${JSON.stringify(v)}`);
+  return String(v);
+}
+
+export function size(v: unknown): string {
+  if (typeof v !== 'string' || !/^\d{1,9}[kKmMgG]?$/.test(v)) throw new UnsafeValueError(`invalid size ${JSON.stringify(v)}`);
+  return v;
+}
+
+const LABEL = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
+const HOST = new RegExp(`^(\\*\\.)?${LABEL}(\\.${LABEL})*$`);
+export function host(v: unknown): string {
+  if (typeof v !== 'string' || v.length > 253 || !HOST.test(v)) throw new UnsafeValueError(`invalid host ${JSON.stringify(v)}`);
+  return v;
+}
+
+export function listenAddress(address: unknown, port: unknown): string {
+  if (typeof address !== 'string' || !/^([0-9.]+|[0-9a-fA-F:]+)$/.test(address)) throw new UnsafeValueError(`invalid listen address ${JSON.stringify(address)}`);
+  const p = integer(port);
+  if (Number(p) < 1 || Number(p) > 65535) throw new UnsafeValueError(`invalid port ${p}`);
+  return address.includes(':') ? `[${address}]:${p}` : `${address}:${p}`;
+}
+
+export function workers(v: unknown): string {
+  if (v === 'auto') return 'auto';
+  return integer(v);
+}

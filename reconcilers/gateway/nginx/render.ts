@@ -1,0 +1,140 @@
+// Renders nginx.conf from the Handlebars templates in nginx-assets/templates. Handlebars runs with noEscape and
+// strict mode, and the templates are checked at load time: every {{value}} must go through one of the escaping
+// helpers below — a bare {{x}} makes loading fail, so a raw value can never slip into the config.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Handlebars from 'handlebars';
+import type { Server, Structure } from '../config-types.ts';
+import { host, integer, listenAddress, luaString, quote, quoteFormat, quoteRegex, size, workers } from './escape.ts';
+
+export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');
+
+export interface RuntimePaths {
+  /** nginx prefix / runtime directory (pid, temp, logs, placeholder cert). */
+  dir: string;
+  pidFile: string;
+  tempDir: string;
+  temp: { client_body: string; proxy: string; fastcgi: string; uwsgi: string; scgi: string };
+  accessLog: string;
+  placeholderCert: string;
+  placeholderKey: string;
+  luaPackagePath: string;
+  luaPackageCpath: string;
+}
+
+export function runtimePaths(dir: string): RuntimePaths {
+  return {
+    dir,
+    pidFile: path.join(dir, 'nginx.pid'),
+    tempDir: path.join(dir, 'tmp'),
+    temp: {
+      client_body: path.join(dir, 'tmp', 'client_body'),
+      proxy: path.join(dir, 'tmp', 'proxy'),
+      fastcgi: path.join(dir, 'tmp', 'fastcgi'),
+      uwsgi: path.join(dir, 'tmp', 'uwsgi'),
+      scgi: path.join(dir, 'tmp', 'scgi'),
+    },
+    accessLog: path.join(dir, 'access.log'),
+    placeholderCert: path.join(dir, 'placeholder.crt'),
+    placeholderKey: path.join(dir, 'placeholder.key'),
+    luaPackagePath: `${path.join(ASSETS_DIR, 'lua')}/?.lua;/usr/share/lua/5.1/?.lua;;`,
+    luaPackageCpath: '/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;;',
+  };
+}
+
+/** Helpers that emit values, and the block/sub-expression helpers that only compute. */
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'num', 'size', 'host', 'listen', 'workers'] as const;
+const LOGIC_HELPERS = ['eq', 'hasExact', 'hasRoot', 'slash', 'if', 'unless', 'each', 'else'] as const;
+
+function assertOnlyHelpers(name: string, source: string): void {
+  const allowed = new Set<string>([...VALUE_HELPERS, ...LOGIC_HELPERS]);
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    const n = node as { type?: string; path?: { original?: string }; params?: unknown[] };
+    if (n.type === 'MustacheStatement') {
+      const helper = n.path?.original ?? '';
+      if (!allowed.has(helper) || !(n.params && n.params.length > 0)) {
+        throw new Error(`template ${name}: {{${helper}}} emits a value without an escaping helper`);
+      }
+    }
+    for (const v of Object.values(node)) {
+      if (Array.isArray(v)) v.forEach(visit);
+      else if (v && typeof v === 'object') visit(v);
+    }
+  };
+  visit(Handlebars.parse(source));
+}
+
+function hasExact(server: Server, p: string): boolean {
+  return server.locations.some((l) => l.match === 'exact' && l.path === p);
+}
+
+function makeEnv(): typeof Handlebars {
+  const hb = Handlebars.create();
+  hb.registerHelper('q', (v: unknown) => quote(v));
+  hb.registerHelper('qre', (v: unknown) => quoteRegex(v));
+  hb.registerHelper('qfmt', (v: unknown) => quoteFormat(v));
+  hb.registerHelper('luastr', (v: unknown) => luaString(v));
+  hb.registerHelper('num', (v: unknown) => integer(v));
+  hb.registerHelper('size', (v: unknown) => size(v));
+  hb.registerHelper('host', (v: unknown) => host(v));
+  hb.registerHelper('listen', (a: unknown, p: unknown) => listenAddress(a, p));
+  hb.registerHelper('workers', (v: unknown) => workers(v));
+  hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
+  hb.registerHelper('hasExact', (s: Server, p: string) => hasExact(s, p));
+  hb.registerHelper('hasRoot', (s: Server) => s.locations.some((l) => l.path === '/' && l.match === 'prefix'));
+  hb.registerHelper('slash', (p: string) => (p.endsWith('/') ? p : `${p}/`));
+  return hb;
+}
+
+let compiled: Handlebars.TemplateDelegate | undefined;
+let env: typeof Handlebars | undefined;
+
+function load(): Handlebars.TemplateDelegate {
+  if (compiled) return compiled;
+  env = makeEnv();
+  const dir = path.join(ASSETS_DIR, 'templates');
+  for (const partial of ['http', 'server', 'location']) {
+    const src = readFileSync(path.join(dir, `${partial}.hbs`), 'utf8');
+    assertOnlyHelpers(`${partial}.hbs`, src);
+    env.registerPartial(partial, src);
+  }
+  const main = readFileSync(path.join(dir, 'nginx.conf.hbs'), 'utf8');
+  assertOnlyHelpers('nginx.conf.hbs', main);
+  compiled = env.compile(main, { noEscape: true, strict: true, preventIndent: true });
+  return compiled;
+}
+
+/** Exposed for tests of the template guard. */
+export function checkTemplate(name: string, source: string): void {
+  assertOnlyHelpers(name, source);
+}
+
+export function hstsValue(s: Structure): string {
+  const g = s.global;
+  return `max-age=${g.hstsMaxAgeSeconds}${g.hstsIncludeSubdomains ? '; includeSubDomains' : ''}${g.hstsPreload ? '; preload' : ''}`;
+}
+
+export function renderNginxConf(structure: Structure, runtime: RuntimePaths, checksum: string): string {
+  const tpl = load();
+  // Strict mode throws on missing fields, so optional location settings are made explicit (null = not set).
+  const servers = structure.servers.map((s) => ({
+    ...s,
+    locations: s.locations.map((l) => ({
+      proxyBodySize: null,
+      proxyConnectTimeoutSeconds: null,
+      proxyReadTimeoutSeconds: null,
+      proxySendTimeoutSeconds: null,
+      ...l,
+    })),
+  }));
+  return tpl({
+    global: structure.global,
+    servers,
+    hasCatchAll: structure.servers.some((s) => s.host === '_'),
+    hstsValue: hstsValue(structure),
+    runtime,
+    checksum,
+  });
+}

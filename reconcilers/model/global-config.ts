@@ -1,0 +1,91 @@
+// The controller ConfigMap (--configmap): one row per key with schema, default and meaning. A bad value keeps the
+// previous value of that key and is reported; the README reference is generated from this table.
+import { z } from 'zod';
+import type { GlobalSettings } from '../gateway/config-types.ts';
+import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
+
+export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdownTimeoutSeconds'> & {
+  loadBalance: 'round_robin' | 'ewma';
+  workerShutdownTimeoutSeconds: number;
+};
+
+interface Key<F extends keyof GlobalConfigValues> {
+  field: F;
+  schema: z.ZodType<GlobalConfigValues[F], string>;
+  default: GlobalConfigValues[F];
+  description: string;
+}
+const key = <F extends keyof GlobalConfigValues>(
+  field: F,
+  schema: z.ZodType<GlobalConfigValues[F], string>,
+  dflt: GlobalConfigValues[F],
+  description: string,
+): Key<F> => ({ field, schema, default: dflt, description });
+
+const workerProcesses = z
+  .string()
+  .trim()
+  .refine((v) => v === 'auto' || /^\d{1,3}$/.test(v), { message: 'expected "auto" or a number of processes' })
+  .transform((v) => (v === 'auto' ? ('auto' as const) : Math.max(1, Number.parseInt(v, 10))));
+
+export const CONFIG_KEYS = {
+  'proxy-body-size': key('proxyBodySize', sizeSchema, '1m', 'Maximum request body size (client_max_body_size)'),
+  'proxy-connect-timeout': key('proxyConnectTimeoutSeconds', secondsSchema, 5, 'Upstream connect timeout (s)'),
+  'proxy-read-timeout': key('proxyReadTimeoutSeconds', secondsSchema, 60, 'Upstream read timeout (s)'),
+  'proxy-send-timeout': key('proxySendTimeoutSeconds', secondsSchema, 60, 'Upstream send timeout (s)'),
+  'keep-alive': key('keepAliveSeconds', secondsSchema, 75, 'Client keep-alive timeout (s)'),
+  'keep-alive-requests': key('keepAliveRequests', intSchema(1, 10_000_000), 1000, 'Requests per client keep-alive connection'),
+  'worker-processes': key('workerProcesses', workerProcesses, 'auto', 'nginx worker processes ("auto" = one per core)'),
+  'worker-shutdown-timeout': key('workerShutdownTimeoutSeconds', secondsSchema, 240, 'How long old workers may finish requests after a reload (s)'),
+  'use-forwarded-headers': key('useForwardedHeaders', boolSchema, false, 'Trust incoming X-Forwarded-* headers (set when behind another L7 proxy)'),
+  'log-format-upstream': key('logFormatUpstream', logFormatSchema, '', 'Access log format (text and $variables); empty = Portico default'),
+  'load-balance': key('loadBalance', loadBalanceSchema, 'round_robin', 'Default balancing algorithm: round_robin or ewma'),
+  'ssl-redirect': key('sslRedirect', boolSchema, true, 'Redirect HTTP to HTTPS for hosts with TLS'),
+  hsts: key('hsts', boolSchema, true, 'Send Strict-Transport-Security on HTTPS responses'),
+  'hsts-max-age': key('hstsMaxAgeSeconds', intSchema(0, 1_000_000_000), 31536000, 'HSTS max-age (s)'),
+  'hsts-include-subdomains': key('hstsIncludeSubdomains', boolSchema, true, 'HSTS includeSubDomains'),
+  'hsts-preload': key('hstsPreload', boolSchema, false, 'HSTS preload'),
+} as const;
+
+export type ConfigKey = keyof typeof CONFIG_KEYS;
+
+export function defaultGlobalConfig(): GlobalConfigValues {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.values(CONFIG_KEYS)) out[k.field] = k.default;
+  return out as GlobalConfigValues;
+}
+
+export interface GlobalConfigResult {
+  values: GlobalConfigValues;
+  errors: { key: string; message: string }[];
+  unknown: string[];
+}
+
+/**
+ * Parses ConfigMap data over `previous`: a key that is absent takes its default; a key with a bad value keeps its
+ * previous value and is reported.
+ */
+export function parseGlobalConfig(data: Record<string, string> | undefined, previous: GlobalConfigValues): GlobalConfigResult {
+  const values = defaultGlobalConfig() as Record<string, unknown>;
+  const errors: GlobalConfigResult['errors'] = [];
+  const d = data ?? {};
+  for (const [name, k] of Object.entries(CONFIG_KEYS)) {
+    const raw = d[name];
+    if (raw === undefined) continue;
+    const r = (k.schema as z.ZodType).safeParse(raw);
+    if (r.success) values[k.field] = r.data;
+    else {
+      values[k.field] = previous[k.field];
+      errors.push({ key: name, message: `${name}=${JSON.stringify(raw.slice(0, 100))}: ${zodMessage(r.error)}; keeping ${JSON.stringify(previous[k.field])}` });
+    }
+  }
+  const unknown = Object.keys(d).filter((n) => !(n in CONFIG_KEYS)).sort();
+  return { values: values as GlobalConfigValues, errors, unknown };
+}
+
+export function configReferenceMarkdown(): string {
+  const rows = Object.entries(CONFIG_KEYS).map(
+    ([n, k]) => `| \`${n}\` | \`${JSON.stringify(k.default)}\` | ${k.description} |`,
+  );
+  return ['| key | default | meaning |', '|---|---|---|', ...rows].join('\n');
+}

@@ -1,0 +1,203 @@
+// The single in-memory source of truth. Each reconciler writes its own slice; the gateway reconciler reads a
+// snapshot. Keeps reverse indexes (Service → Ingresses, Secret → Ingresses) so a change touches only what uses it,
+// and tells listeners which records changed.
+import { defaultGlobalConfig, type GlobalConfigValues } from './global-config.ts';
+import type { IngressClassInfo, NormalizedIngress, NormalizedService, NormalizedSlice, TlsMaterial } from './types.ts';
+
+export type ChangeKind = 'IngressClass' | 'Ingress' | 'Service' | 'EndpointSlice' | 'Secret' | 'Config';
+export interface Change {
+  kind: ChangeKind;
+  key: string;
+}
+
+export interface RejectedIngress {
+  key: string;
+  reason: string;
+}
+
+export interface ModelSnapshot {
+  revision: number;
+  classes: ReadonlyMap<string, IngressClassInfo>;
+  ingresses: ReadonlyMap<string, NormalizedIngress>;
+  rejected: ReadonlyMap<string, RejectedIngress>;
+  services: ReadonlyMap<string, NormalizedService>;
+  /** Service key → its slices, sorted by slice key. */
+  slices: ReadonlyMap<string, NormalizedSlice[]>;
+  secrets: ReadonlyMap<string, TlsMaterial>;
+  global: GlobalConfigValues;
+  defaultCertificate: TlsMaterial | null;
+}
+
+function addIdx(idx: Map<string, Set<string>>, k: string, v: string): void {
+  let s = idx.get(k);
+  if (!s) idx.set(k, (s = new Set()));
+  s.add(v);
+}
+function delIdx(idx: Map<string, Set<string>>, k: string, v: string): void {
+  const s = idx.get(k);
+  if (!s) return;
+  s.delete(v);
+  if (!s.size) idx.delete(k);
+}
+
+export function servicesOf(ing: NormalizedIngress): string[] {
+  const out = new Set<string>();
+  if (ing.defaultBackend) out.add(`${ing.namespace}/${ing.defaultBackend.service}`);
+  for (const r of ing.rules) for (const p of r.paths) out.add(`${ing.namespace}/${p.backend.service}`);
+  return [...out].sort();
+}
+export function secretsOf(ing: NormalizedIngress): string[] {
+  return [...new Set(ing.tls.filter((t) => t.secretName).map((t) => `${ing.namespace}/${t.secretName}`))].sort();
+}
+
+export class Model {
+  private revisionN = 0;
+  private readonly classes = new Map<string, IngressClassInfo>();
+  private readonly ingresses = new Map<string, NormalizedIngress>();
+  private readonly rejected = new Map<string, RejectedIngress>();
+  private readonly services = new Map<string, NormalizedService>();
+  private readonly slices = new Map<string, Map<string, NormalizedSlice>>();
+  private readonly secrets = new Map<string, TlsMaterial>();
+  private global: GlobalConfigValues = defaultGlobalConfig();
+  private defaultCert: TlsMaterial | null = null;
+  private defaultCertKey: string | null = null;
+  private readonly byService = new Map<string, Set<string>>();
+  private readonly bySecret = new Map<string, Set<string>>();
+  private readonly listeners: ((changes: Change[]) => void)[] = [];
+
+  get revision(): number {
+    return this.revisionN;
+  }
+
+  onChange(cb: (changes: Change[]) => void): void {
+    this.listeners.push(cb);
+  }
+
+  private changed(kind: ChangeKind, key: string): void {
+    this.revisionN++;
+    for (const l of this.listeners) l([{ kind, key }]);
+  }
+
+  setIngressClass(c: IngressClassInfo): void {
+    const old = this.classes.get(c.name);
+    if (old && JSON.stringify(old) === JSON.stringify(c)) return;
+    this.classes.set(c.name, c);
+    this.changed('IngressClass', c.name);
+  }
+  deleteIngressClass(name: string): void {
+    if (this.classes.delete(name)) this.changed('IngressClass', name);
+  }
+
+  setIngress(ing: NormalizedIngress): void {
+    const old = this.ingresses.get(ing.key);
+    if (old && JSON.stringify(old) === JSON.stringify(ing) && !this.rejected.has(ing.key)) return;
+    this.unindex(ing.key);
+    this.rejected.delete(ing.key);
+    this.ingresses.set(ing.key, ing);
+    for (const s of servicesOf(ing)) addIdx(this.byService, s, ing.key);
+    for (const s of secretsOf(ing)) addIdx(this.bySecret, s, ing.key);
+    this.changed('Ingress', ing.key);
+  }
+  rejectIngress(r: RejectedIngress): void {
+    const had = this.ingresses.has(r.key) || this.rejected.get(r.key)?.reason !== r.reason;
+    this.unindex(r.key);
+    this.ingresses.delete(r.key);
+    this.rejected.set(r.key, r);
+    if (had) this.changed('Ingress', r.key);
+  }
+  deleteIngress(key: string): void {
+    const had = this.ingresses.has(key) || this.rejected.has(key);
+    this.unindex(key);
+    this.ingresses.delete(key);
+    this.rejected.delete(key);
+    if (had) this.changed('Ingress', key);
+  }
+  private unindex(key: string): void {
+    const old = this.ingresses.get(key);
+    if (!old) return;
+    for (const s of servicesOf(old)) delIdx(this.byService, s, key);
+    for (const s of secretsOf(old)) delIdx(this.bySecret, s, key);
+  }
+
+  setService(svc: NormalizedService): void {
+    const old = this.services.get(svc.key);
+    if (old && JSON.stringify(old) === JSON.stringify(svc)) return;
+    this.services.set(svc.key, svc);
+    this.changed('Service', svc.key);
+  }
+  deleteService(key: string): void {
+    if (this.services.delete(key)) this.changed('Service', key);
+  }
+
+  /** Replaces every slice of one Service (the Service reconciler owns them as a set). */
+  setEndpointSlices(serviceKey: string, slices: NormalizedSlice[]): void {
+    const next = new Map(slices.map((s) => [s.key, s]));
+    const old = this.slices.get(serviceKey);
+    const same =
+      old && old.size === next.size && [...next].every(([k, s]) => JSON.stringify(old.get(k)) === JSON.stringify(s));
+    if (same || (!old && next.size === 0)) return;
+    if (next.size) this.slices.set(serviceKey, next);
+    else this.slices.delete(serviceKey);
+    this.changed('EndpointSlice', serviceKey);
+  }
+
+  setSecret(m: TlsMaterial): void {
+    const old = this.secrets.get(m.key);
+    if (old && JSON.stringify(old) === JSON.stringify(m)) return;
+    this.secrets.set(m.key, m);
+    if (m.key === this.defaultCertKey) this.defaultCert = m;
+    this.changed('Secret', m.key);
+  }
+  deleteSecret(key: string): void {
+    if (this.secrets.delete(key)) this.changed('Secret', key);
+  }
+
+  /** --default-ssl-certificate: the Secret key to use, or the generated fallback material. */
+  setDefaultCertificate(secretKey: string | null, fallback: TlsMaterial | null): void {
+    this.defaultCertKey = secretKey;
+    const m = (secretKey && this.secrets.get(secretKey)) || fallback;
+    this.defaultCert = m ?? null;
+    this.changed('Secret', secretKey ?? '(default)');
+  }
+
+  setGlobalConfig(v: GlobalConfigValues): void {
+    if (JSON.stringify(v) === JSON.stringify(this.global)) return;
+    this.global = v;
+    this.changed('Config', 'global');
+  }
+  globalConfig(): GlobalConfigValues {
+    return this.global;
+  }
+
+  ingressesUsingService(serviceKey: string): string[] {
+    return [...(this.byService.get(serviceKey) ?? [])].sort();
+  }
+  ingressesUsingSecret(secretKey: string): string[] {
+    return [...(this.bySecret.get(secretKey) ?? [])].sort();
+  }
+  /** Only Secrets referenced by an Ingress (or the default certificate) are kept in memory. */
+  isSecretReferenced(secretKey: string): boolean {
+    return secretKey === this.defaultCertKey || (this.bySecret.get(secretKey)?.size ?? 0) > 0;
+  }
+
+  snapshot(): ModelSnapshot {
+    const slices = new Map<string, NormalizedSlice[]>();
+    for (const [k, m] of this.slices) slices.set(k, [...m.values()].sort((a, b) => (a.key < b.key ? -1 : 1)));
+    let def = this.defaultCert;
+    if (this.defaultCertKey) {
+      const s = this.secrets.get(this.defaultCertKey);
+      if (s?.ok) def = s;
+    }
+    return {
+      revision: this.revisionN,
+      classes: new Map(this.classes),
+      ingresses: new Map(this.ingresses),
+      rejected: new Map(this.rejected),
+      services: new Map(this.services),
+      slices,
+      secrets: new Map(this.secrets),
+      global: this.global,
+      defaultCertificate: def,
+    };
+  }
+}

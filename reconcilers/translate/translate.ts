@@ -1,0 +1,276 @@
+// Pure translation: model snapshot → desired gateway configuration (structure + data), per-Ingress status and the
+// events to report. No I/O, no clock. Deterministic: same snapshot, same output, byte for byte.
+//
+// Semantics (Ingress API + ingress-nginx's documented behaviour):
+//   - paths of one host merge across Ingresses; for the same host + path + match type the Ingress with the oldest
+//     creationTimestamp wins (ties: namespace/name); the loser gets a Warning event naming the winner;
+//   - TLS for a host: oldest Ingress wins the same way;
+//   - rules without host go to the catch-all server "_"; an Ingress's defaultBackend serves "/" on its hosts and on
+//     "_" wherever no rule claims "/" (oldest first);
+//   - Prefix is element-wise ("/foo" matches "/foo" and "/foo/bar", not "/foobar"); Exact beats Prefix;
+//   - service ports resolve by number or name, target ports through the EndpointSlices' port names; only ready
+//     endpoints receive new requests (terminating ones, even if still serving, get none);
+//   - a missing Service or port gives a backend with no endpoints: that path answers 503, nothing else changes.
+import type { Backend, Certificate, Endpoint, GatewayConfig, GlobalSettings, Location, PathMatch, Server } from '../gateway/config-types.ts';
+import type { ModelSnapshot } from '../model/model.ts';
+import type { IngressClassInfo, NormalizedIngress, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
+
+export interface TranslateOptions {
+  controllerClass: string;
+  /** Class name accepted in the legacy kubernetes.io/ingress.class annotation. */
+  ingressClassName: string;
+  watchWithoutClass: boolean;
+  listen: GlobalSettings['listen'];
+}
+
+export interface TranslateEvent {
+  /** "namespace/name" of the Ingress the event is about. */
+  objectKey: string;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+export interface IngressStatus {
+  served: boolean;
+  /** At least one of its paths (or its default backend) is live in the configuration. */
+  programmed: boolean;
+  problems: string[];
+}
+
+export interface TranslateResult {
+  config: GatewayConfig;
+  ingressStatus: Map<string, IngressStatus>;
+  events: TranslateEvent[];
+}
+
+export function isIngressServed(ing: Pick<NormalizedIngress, 'className' | 'classFromAnnotation'>, classes: ReadonlyMap<string, IngressClassInfo>, o: TranslateOptions): boolean {
+  const mine = [...classes.values()].filter((c) => c.controller === o.controllerClass);
+  if (ing.className) {
+    if (mine.some((c) => c.name === ing.className)) return true;
+    return ing.classFromAnnotation && ing.className === o.ingressClassName;
+  }
+  return o.watchWithoutClass || mine.some((c) => c.isDefault);
+}
+
+const byAge = (a: NormalizedIngress, b: NormalizedIngress) =>
+  a.creationTimestamp < b.creationTimestamp ? -1 : a.creationTimestamp > b.creationTimestamp ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+
+const MATCH_LABEL: Record<PathMatch, string> = { exact: 'Exact', prefix: 'Prefix', regex: 'regex' };
+
+function backendIdOf(namespace: string, ref: ServiceBackendRef): string {
+  const port = 'number' in ref.port ? String(ref.port.number) : ref.port.name;
+  return `${namespace}_${ref.service}_${port}`;
+}
+
+function hostOrder(a: string, b: string): number {
+  const rank = (h: string) => (h === '_' ? 2 : h.startsWith('*.') ? 1 : 0);
+  return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+function locationOrder(a: Location, b: Location): number {
+  const rank = (l: Location) => (l.match === 'exact' ? 0 : l.match === 'prefix' ? 1 : 2);
+  return rank(a) - rank(b) || (a.match === 'exact' ? 0 : b.path.length - a.path.length) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+}
+
+export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateResult {
+  const events: TranslateEvent[] = [];
+  const status = new Map<string, IngressStatus>();
+  const warn = (objectKey: string, reason: string, message: string) => {
+    events.push({ objectKey, type: 'Warning', reason, message });
+    status.get(objectKey)?.problems.push(message);
+  };
+
+  for (const [key, r] of snap.rejected) {
+    status.set(key, { served: false, programmed: false, problems: [r.reason] });
+  }
+  const served: NormalizedIngress[] = [];
+  for (const ing of snap.ingresses.values()) {
+    const s = isIngressServed(ing, snap.classes, o);
+    status.set(ing.key, { served: s, programmed: false, problems: [] });
+    if (s) served.push(ing);
+  }
+  served.sort(byAge);
+  for (const [key, r] of snap.rejected) {
+    events.push({ objectKey: key, type: 'Warning', reason: 'Rejected', message: r.reason });
+  }
+
+  // ---- locations: host → (match|path) → claim -----------------------------------------------------------------
+  interface Claim {
+    loc: Location;
+    ing: NormalizedIngress;
+    ref: ServiceBackendRef;
+  }
+  const hosts = new Map<string, Map<string, Claim>>();
+  const claim = (host: string, path: string, match: PathMatch, ing: NormalizedIngress, ref: ServiceBackendRef, isDefault: boolean) => {
+    let locs = hosts.get(host);
+    if (!locs) hosts.set(host, (locs = new Map()));
+    const id = `${match} ${path}`;
+    const prev = locs.get(id);
+    if (prev) {
+      if (prev.ing.key !== ing.key && !isDefault) {
+        warn(
+          ing.key,
+          'Conflict',
+          `host ${host === '_' ? '(any)' : host} path ${path} (${MATCH_LABEL[match]}) is already served by Ingress ${prev.ing.key}, which is older; this path of ${ing.key} is ignored`,
+        );
+      }
+      return;
+    }
+    locs.set(id, {
+      ing,
+      ref,
+      loc: { path, match, backendId: backendIdOf(ing.namespace, ref), source: ing.key, sslRedirect: false },
+    });
+  };
+
+  for (const ing of served) {
+    for (const rule of ing.rules) for (const p of rule.paths) claim(rule.host ?? '_', p.path, p.match, ing, p.backend, false);
+  }
+  // Default backends fill "/" where no rule claimed it (oldest Ingress first).
+  for (const ing of served) {
+    if (!ing.defaultBackend) continue;
+    const ownHosts = new Set(ing.rules.map((r) => r.host ?? '_'));
+    ownHosts.add('_');
+    for (const h of [...ownHosts].sort(hostOrder)) claim(h, '/', 'prefix', ing, ing.defaultBackend, true);
+  }
+
+  // ---- TLS ------------------------------------------------------------------------------------------------------
+  const tlsHosts = new Map<string, { ing: NormalizedIngress; secretKey: string | null }>();
+  for (const ing of served) {
+    for (const t of ing.tls) {
+      const secretKey = t.secretName ? `${ing.namespace}/${t.secretName}` : null;
+      for (const h of t.hosts) {
+        const prev = tlsHosts.get(h);
+        if (!prev) tlsHosts.set(h, { ing, secretKey });
+        else if (prev.ing.key !== ing.key && prev.secretKey !== secretKey) {
+          warn(ing.key, 'TLSConflict', `TLS for host ${h} is already configured by Ingress ${prev.ing.key} (older, secret ${prev.secretKey ?? 'default'}); this TLS section of ${ing.key} is ignored for ${h}`);
+        }
+      }
+    }
+  }
+  const certificates: Record<string, Certificate> = {};
+  for (const [h, t] of [...tlsHosts].sort(([a], [b]) => hostOrder(a, b))) {
+    if (!hosts.has(h)) continue;
+    if (!t.secretKey) continue; // default certificate
+    const m = snap.secrets.get(t.secretKey);
+    if (!m) {
+      warn(t.ing.key, 'TLSSecretNotFound', `TLS secret ${t.secretKey} for host ${h} was not found (or is not a kubernetes.io/tls Secret); serving the default certificate`);
+    } else if (!m.ok) {
+      warn(t.ing.key, 'TLSSecretInvalid', `TLS secret ${t.secretKey} for host ${h} is invalid: ${m.error}; serving ${certificates[h] ? 'the previous' : 'the default'} certificate`);
+    } else {
+      if (m.hosts.length && !m.hosts.some((n) => n === h || (n.startsWith('*.') && h.endsWith(n.slice(1)) && !h.slice(0, -n.length + 1).includes('.')))) {
+        events.push({ objectKey: t.ing.key, type: 'Warning', reason: 'TLSHostMismatch', message: `certificate in ${t.secretKey} does not cover host ${h} (SANs: ${m.hosts.slice(0, 5).join(', ')})` });
+      }
+      certificates[h] = { cert: m.cert, key: m.privateKey, source: m.key, notAfter: m.notAfter };
+    }
+  }
+
+  // ---- backends -------------------------------------------------------------------------------------------------
+  const backends: Record<string, Backend> = {};
+  const reported = new Set<string>();
+  for (const [, locs] of [...hosts].sort(([a], [b]) => hostOrder(a, b))) {
+    for (const c of [...locs.values()]) {
+      const id = c.loc.backendId as string;
+      if (backends[id]) continue;
+      const svcKey = `${c.ing.namespace}/${c.ref.service}`;
+      const balance = c.ing.annotations['load-balance'] ?? snap.global.loadBalance;
+      const b: Backend = { id, endpoints: [], balance };
+      const svc = snap.services.get(svcKey);
+      const portLabel = 'number' in c.ref.port ? String(c.ref.port.number) : c.ref.port.name;
+      if (!svc) {
+        b.unavailableReason = `service ${svcKey} not found`;
+      } else {
+        const sp = svc.ports.find((p) => ('number' in c.ref.port ? p.port === c.ref.port.number : p.name === c.ref.port.name));
+        if (!sp) b.unavailableReason = `service ${svcKey} has no port ${portLabel}`;
+        else if (svc.type === 'ExternalName') {
+          b.externalName = svc.externalName ?? undefined;
+          if (!svc.externalName) b.unavailableReason = `ExternalName service ${svcKey} has no valid externalName`;
+        } else {
+          const seen = new Set<string>();
+          const eps: Endpoint[] = [];
+          for (const slice of snap.slices.get(svcKey) ?? []) {
+            const port = slice.ports.find((p) => p.name === sp.name && p.protocol === 'TCP');
+            if (!port) continue;
+            for (const e of slice.endpoints) {
+              if (!e.ready || e.terminating) continue;
+              const k = `${e.address}:${port.port}`;
+              if (seen.has(k)) continue;
+              seen.add(k);
+              eps.push({ address: e.address, port: port.port, weight: 1 });
+            }
+          }
+          eps.sort((x, y) => (x.address < y.address ? -1 : x.address > y.address ? 1 : x.port - y.port));
+          b.endpoints = eps;
+        }
+      }
+      backends[id] = b;
+      if (b.unavailableReason) {
+        for (const ing of served) {
+          const uses = ing.rules.some((r) => r.paths.some((p) => backendIdOf(ing.namespace, p.backend) === id)) ||
+            (ing.defaultBackend && backendIdOf(ing.namespace, ing.defaultBackend) === id);
+          const k = `${ing.key} ${id}`;
+          if (uses && !reported.has(k)) {
+            reported.add(k);
+            warn(ing.key, 'BackendNotFound', `${b.unavailableReason}; paths using it answer 503`);
+          }
+        }
+      }
+    }
+  }
+
+  // ---- servers --------------------------------------------------------------------------------------------------
+  const g = snap.global;
+  const servers: Server[] = [];
+  for (const [host, locs] of [...hosts].sort(([a], [b]) => hostOrder(a, b))) {
+    const tls = tlsHosts.has(host);
+    const locations = [...locs.values()].map((c) => {
+      const a = c.ing.annotations;
+      const loc: Location = { ...c.loc, sslRedirect: a['force-ssl-redirect'] === true || (tls && (a['ssl-redirect'] ?? g.sslRedirect)) };
+      if (a['proxy-body-size'] !== undefined) loc.proxyBodySize = a['proxy-body-size'];
+      if (a['proxy-connect-timeout'] !== undefined) loc.proxyConnectTimeoutSeconds = a['proxy-connect-timeout'];
+      if (a['proxy-read-timeout'] !== undefined) loc.proxyReadTimeoutSeconds = a['proxy-read-timeout'];
+      if (a['proxy-send-timeout'] !== undefined) loc.proxySendTimeoutSeconds = a['proxy-send-timeout'];
+      status.get(c.ing.key)!.programmed = true;
+      return loc;
+    });
+    locations.sort(locationOrder);
+    servers.push({ host, tls, locations });
+  }
+
+  for (const ing of served) {
+    for (const p of ing.problems) warn(ing.key, 'InvalidConfiguration', p);
+  }
+
+  const global: GlobalSettings = {
+    workerProcesses: g.workerProcesses,
+    workerShutdownTimeoutSeconds: g.workerShutdownTimeoutSeconds,
+    keepAliveSeconds: g.keepAliveSeconds,
+    keepAliveRequests: g.keepAliveRequests,
+    proxyBodySize: g.proxyBodySize,
+    proxyConnectTimeoutSeconds: g.proxyConnectTimeoutSeconds,
+    proxyReadTimeoutSeconds: g.proxyReadTimeoutSeconds,
+    proxySendTimeoutSeconds: g.proxySendTimeoutSeconds,
+    useForwardedHeaders: g.useForwardedHeaders,
+    logFormatUpstream: g.logFormatUpstream,
+    sslRedirect: g.sslRedirect,
+    hsts: g.hsts,
+    hstsMaxAgeSeconds: g.hstsMaxAgeSeconds,
+    hstsIncludeSubdomains: g.hstsIncludeSubdomains,
+    hstsPreload: g.hstsPreload,
+    listen: o.listen,
+  };
+  const def: TlsMaterial | null = snap.defaultCertificate;
+  return {
+    config: {
+      structure: { global, servers, backendIds: Object.keys(backends).sort() },
+      data: {
+        backends: Object.fromEntries(Object.entries(backends).sort(([a], [b]) => (a < b ? -1 : 1))),
+        certificates,
+        defaultCertificate: def && def.ok ? { cert: def.cert, key: def.privateKey, source: def.key, notAfter: def.notAfter } : null,
+      },
+    },
+    ingressStatus: status,
+    events,
+  };
+}
