@@ -29,3 +29,11 @@ cluster-up: ## real control plane on loopback, RBAC on; admin kubeconfig at .dev
 	bash e2e/controlplane/up.sh
 cluster-down: ## stop it; leaves no process, netns, veth, route or state behind
 	bash e2e/controlplane/down.sh
+
+.PHONY: run up down
+run: ## quickstart: control plane + Portico + demo, in the foreground (Ctrl-C stops everything)
+	bash e2e/quickstart.sh run
+up: ## the same in the background; returns once Portico is ready
+	bash e2e/quickstart.sh up
+down: ## stop Portico and the local control plane
+	bash e2e/quickstart.sh down

@@ -18,8 +18,8 @@ export type EventType = 'Normal' | 'Warning';
 export interface EventRecorderOptions {
   reportingController: string;
   reportingInstance: string;
-  /** Namespace for events about cluster-scoped objects. */
-  defaultNamespace: string;
+  /** Kept for callers; events about cluster-scoped objects always go to "default", as the API requires. */
+  defaultNamespace?: string;
   /** Occurrences within this window are folded into one series. */
   seriesWindowMs?: number;
   seriesFlushMs?: number;
@@ -57,7 +57,7 @@ export class EventRecorder {
 
   constructor(client: KubeClient, o: EventRecorderOptions, log: Logger, metrics?: Metrics) {
     this.client = client;
-    this.o = { seriesWindowMs: 6 * 60_000, seriesFlushMs: 1_000, burst: 50, refillPerSecond: 0.1, ...o };
+    this.o = { seriesWindowMs: 6 * 60_000, seriesFlushMs: 1_000, burst: 50, refillPerSecond: 0.1, defaultNamespace: 'default', ...o };
     this.log = log.child({ component: 'events' });
     this.metrics = metrics;
   }
@@ -74,7 +74,8 @@ export class EventRecorder {
       namespace: obj.metadata.namespace,
       uid: obj.metadata.uid,
     };
-    const namespace = obj.metadata.namespace || this.o.defaultNamespace;
+    // The API requires events about cluster-scoped objects (IngressClass, Node) to live in "default".
+    const namespace = obj.metadata.namespace || 'default';
     const trimmed = note.length > 1024 ? `${note.slice(0, 1021)}...` : note;
     const key = [regarding.kind, namespace, regarding.name, regarding.uid, type, reason, action, trimmed].join('\u0000');
     const now = performance.now();
