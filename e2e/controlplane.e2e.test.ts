@@ -3,15 +3,15 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient, isForbidden } from '../operator/kube/client.ts';
 import { admin, ensureCluster, kubectl, serviceAccountKubeConfig, uniqueNamespace } from './harness/cluster.ts';
-import { addPod, listPods, removePod } from './harness/pods.ts';
+import { addPod, deleteNamespace, listPods, removePod } from './harness/pods.ts';
 
 let ns: string;
 before(async () => {
   await ensureCluster();
   ns = await uniqueNamespace('cp');
 });
-after(() => {
-  if (ns) kubectl(['delete', 'namespace', ns, '--wait=false']);
+after(async () => {
+  if (ns) await deleteNamespace(ns);
 });
 
 interface Slice {

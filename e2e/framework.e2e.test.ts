@@ -11,6 +11,7 @@ import type { KubeObject } from '../operator/kube/object.ts';
 import { createLogger } from '../operator/log.ts';
 import { Metrics } from '../operator/metrics.ts';
 import { CuttableProxy } from './harness/proxy.ts';
+import { deleteNamespace } from './harness/pods.ts';
 import { adminKubeConfig, compactEtcd, ensureCluster, kubectl, restartApiserver, uniqueNamespace, serviceAccountKubeConfig } from './harness/cluster.ts';
 import { installPorticoRbac } from './harness/portico.ts';
 
@@ -219,5 +220,5 @@ async function metricValue(m: Metrics, name: string): Promise<number> {
 }
 
 after(async () => {
-  if (ns) kubectl(['delete', 'namespace', ns, '--wait=false']);
+  if (ns) await deleteNamespace(ns);
 });

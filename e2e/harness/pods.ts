@@ -148,3 +148,22 @@ export async function removePod(
 export function listPods(): Promise<{ namespace: string; name: string; ip: string; port: number }[]> {
   return podhost('GET', '/pods');
 }
+
+/**
+ * Deletes a test namespace. There is no kubelet to confirm pod deletion, so the namespace controller would wait
+ * forever on graceful deletes: the pods' listeners are stopped and the Pods force-deleted first.
+ */
+export async function deleteNamespace(namespace: string): Promise<void> {
+  for (const p of await listPods()) if (p.namespace === namespace) await stopListenerOnly(namespace, p.name);
+  const pods = await admin().request<{ items: { metadata: { name: string } }[] }>('GET', podPath(namespace));
+  for (const p of pods.items) await forceDelete(namespace, p.metadata.name);
+  try {
+    await admin().request('DELETE', `/api/v1/namespaces/${namespace}`);
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+}
+
+async function stopListenerOnly(namespace: string, name: string): Promise<void> {
+  await stopListener(namespace, name);
+}

@@ -1,7 +1,14 @@
-// Installing Portico's own manifests into the test cluster, exactly as a user would: `kubectl apply -k kustomize/`.
-import { kubectl } from './cluster.ts';
-import { fileURLToPath } from 'node:url';
+// Installing Portico's manifests (`kubectl apply -k kustomize/`, as a user would) and running Portico for a test:
+// in-process, as its ServiceAccount (so the kustomize RBAC is enforced), on its own ports.
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeClient } from '../../operator/kube/client.ts';
+import { Manager } from '../../operator/manager.ts';
+import { Metrics } from '../../operator/metrics.ts';
+import { createLogger } from '../../operator/log.ts';
+import { parseConfig, type Config } from '../../operator/config.ts';
+import { setupPortico, type Portico } from '../../reconcilers/setup.ts';
+import { kubectl, serviceAccountKubeConfig } from './cluster.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -10,4 +17,58 @@ export async function installPorticoRbac(): Promise<void> {
   if (installed) return;
   kubectl(['apply', '-k', path.join(REPO_ROOT, 'kustomize')]);
   installed = true;
+}
+
+export interface RunningPortico extends Portico {
+  manager: Manager;
+  client: KubeClient;
+  config: Config;
+  httpPort: number;
+  httpsPort: number;
+  healthPort: number;
+  metric(name: string, labels?: Record<string, string>): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Starts Portico in this process with test ports (base+0 http, +1 https, +2 status, +3 health). */
+export async function startPortico(base: number, extraFlags: string[] = []): Promise<RunningPortico> {
+  await installPorticoRbac();
+  const client = new KubeClient(await serviceAccountKubeConfig('portico-system', 'portico'));
+  const cfg = parseConfig(
+    [
+      '--http-port', String(base), '--https-port', String(base + 1), '--status-port', String(base + 2),
+      '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', path.join(REPO_ROOT, '.dev', `nginx-${base}`),
+      '--configmap', 'portico-system/portico', '--sync-quiet', '20ms', '--sync-max-wait', '100ms', '--worker-shutdown-timeout', '5s',
+      ...extraFlags,
+    ],
+    {},
+  );
+  const manager = new Manager({
+    client,
+    log: createLogger((process.env.E2E_LOG_LEVEL as 'info' | undefined) ?? 'error'),
+    metrics: new Metrics(),
+    namespace: 'portico-system',
+    reportingController: cfg['controller-class'],
+    leaderElection: false,
+    health: cfg['health-addr'],
+  });
+  const p = await setupPortico(manager, cfg);
+  await manager.start();
+  const metric = async (name: string, labels: Record<string, string> = {}) => {
+    const m = (await manager.metrics.registry.getMetricsAsJSON()).find((x) => x.name === name);
+    return (m?.values ?? [])
+      .filter((v) => Object.entries(labels).every(([k, val]) => (v.labels as Record<string, unknown>)[k] === val))
+      .reduce((s, v) => s + Number(v.value), 0);
+  };
+  return {
+    ...p,
+    manager,
+    client,
+    config: cfg,
+    httpPort: base,
+    httpsPort: base + 1,
+    healthPort: base + 3,
+    metric,
+    stop: () => manager.stop(),
+  };
 }

@@ -64,3 +64,13 @@ export function workers(v: unknown): string {
   if (v === 'auto') return 'auto';
   return integer(v);
 }
+
+/**
+ * server_name for a host. A wildcard "*.example.com" must match exactly one label (Ingress semantics), while
+ * nginx's own "*.example.com" matches any depth, so wildcards become an anchored regex.
+ */
+export function serverName(v: unknown): string {
+  const h = host(v);
+  if (!h.startsWith('*.')) return h;
+  return `"~^[^.]+${h.slice(1).replace(/\./g, '\\.')}$"`;
+}

@@ -4,7 +4,7 @@
 // timeout). `test()` validates a candidate file with `nginx -t` before anything is swapped.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, writeFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Backoff, sleep } from '../../../operator/backoff.ts';
@@ -55,8 +55,12 @@ export class NginxProcess {
   /** Creates the runtime directory and a throw-away placeholder certificate (no user data), mode 0600. */
   prepare(): void {
     const r = this.o.runtime;
-    mkdirSync(r.tempDir, { recursive: true, mode: 0o700 });
-    chmodSync(r.dir, 0o700);
+    this.killStale();
+    // 0711: when nginx starts as root its workers run as an unprivileged user and must traverse into the temp
+    // directories (nginx creates and chowns those itself); nothing in here is listable or readable by others.
+    mkdirSync(r.tempDir, { recursive: true, mode: 0o711 });
+    chmodSync(r.dir, 0o711);
+    chmodSync(r.tempDir, 0o711);
     if (!existsSync(r.placeholderCert)) {
       const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
       const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
@@ -65,6 +69,35 @@ export class NginxProcess {
       const res = spawnSyncOpenssl(['req', '-x509', '-new', '-key', r.placeholderKey, '-subj', '/CN=portico-placeholder', '-days', '3650', '-out', r.placeholderCert]);
       if (!res) throw new Error('openssl failed to create the placeholder certificate');
       chmodSync(r.placeholderCert, 0o600);
+    }
+  }
+
+  /**
+   * An nginx left running from a previous Portico process on this runtime directory (crash, SIGKILL) would hold
+   * the ports and answer the status API with stale data: stop its whole process group.
+   */
+  private killStale(): void {
+    let pid: number;
+    try {
+      pid = Number.parseInt(readFileSync(this.o.runtime.pidFile, 'utf8').trim(), 10);
+    } catch {
+      return;
+    }
+    if (!Number.isInteger(pid) || pid <= 1) return;
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      return;
+    }
+    if (!cmd.includes('nginx') || !cmd.includes(this.o.runtime.dir)) return;
+    this.log.warn('stopping a stale nginx left by a previous run', { pid });
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     }
   }
 
@@ -98,8 +131,11 @@ export class NginxProcess {
   start(): void {
     if (this.isRunning()) return;
     this.stopping = false;
+    // Own process group: if the master dies, its orphaned workers (still bound to the ports with reuseport,
+    // running the old configuration) are killed with the group.
     const child = spawn(this.o.binary, ['-p', this.o.runtime.dir, '-c', this.confPath, '-e', 'stderr'], {
       stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
     });
     this.child = child;
     let buf = '';
@@ -115,6 +151,13 @@ export class NginxProcess {
     child.on('exit', (code, signal) => {
       if (this.child !== child) return;
       this.child = undefined;
+      if (child.pid) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* group already gone */
+        }
+      }
       if (this.stopping) return;
       const delay = this.backoff.next();
       this.log.error('nginx master exited unexpectedly, restarting', { code, signal, retryInMs: delay });
@@ -146,10 +189,27 @@ export class NginxProcess {
     return false;
   }
 
+  private async waitAnswering(timeoutMs: number): Promise<boolean> {
+    const end = performance.now() + timeoutMs;
+    while (performance.now() < end) {
+      try {
+        await this.dynamic.getConfig(1_000);
+        return true;
+      } catch {
+        await sleep(10);
+      }
+    }
+    return false;
+  }
+
   /** SIGHUP the master and wait until the new configuration answers. */
   async reload(checksum: string): Promise<boolean> {
     const pid = this.child?.pid;
     if (!pid || !this.isRunning()) return false;
+    // A master that has not finished starting has no SIGHUP handler yet (the signal would kill it): wait until
+    // its workers answer first.
+    const up = await this.waitAnswering(10_000);
+    if (!up || !this.isRunning() || this.child?.pid !== pid) return false;
     process.kill(pid, 'SIGHUP');
     return this.waitLive(checksum);
   }

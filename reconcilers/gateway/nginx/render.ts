@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import type { Server, Structure } from '../config-types.ts';
-import { host, integer, listenAddress, luaString, quote, quoteFormat, quoteRegex, size, workers } from './escape.ts';
+import { host, integer, listenAddress, luaString, quote, quoteFormat, quoteRegex, serverName, size, workers } from './escape.ts';
 
 export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');
 
@@ -44,7 +44,7 @@ export function runtimePaths(dir: string): RuntimePaths {
 }
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'num', 'size', 'host', 'listen', 'workers'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'num', 'size', 'host', 'servername', 'listen', 'workers'] as const;
 const LOGIC_HELPERS = ['eq', 'hasExact', 'hasRoot', 'slash', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -79,6 +79,7 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('num', (v: unknown) => integer(v));
   hb.registerHelper('size', (v: unknown) => size(v));
   hb.registerHelper('host', (v: unknown) => host(v));
+  hb.registerHelper('servername', (v: unknown) => serverName(v));
   hb.registerHelper('listen', (a: unknown, p: unknown) => listenAddress(a, p));
   hb.registerHelper('workers', (v: unknown) => workers(v));
   hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);

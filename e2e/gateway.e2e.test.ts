@@ -1,0 +1,241 @@
+// The gateway end to end: real apiserver (RBAC on), Portico as its ServiceAccount, real nginx, real echo pods.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { admin, ensureCluster, kubectl, uniqueNamespace } from './harness/cluster.ts';
+import { addPod, deleteNamespace, removePod } from './harness/pods.ts';
+import { request, until } from './harness/http.ts';
+import { startPortico, type RunningPortico } from './harness/portico.ts';
+
+let p: RunningPortico;
+// Hosts are unique per run so leftovers of an earlier run in a reused cluster cannot interfere.
+const SUF = `t${Date.now().toString(36)}.test`;
+let ns: string;
+const apply = (yaml: string) => kubectl(['apply', '-f', '-'], yaml);
+
+function service(name: string, app: string, ports = '[{ name: http, port: 80, targetPort: http }]'): string {
+  return `apiVersion: v1\nkind: Service\nmetadata: { name: ${name}, namespace: ${ns} }\nspec:\n  selector: { app: ${app} }\n  ports: ${ports}\n`;
+}
+function ingress(name: string, spec: string, extraMeta = ''): string {
+  return `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: { name: ${name}, namespace: ${ns}${extraMeta} }\nspec:\n${spec}`;
+}
+const get = (host: string, path: string, headers: Record<string, string> = {}) => request(p.httpPort, host, path, { headers });
+
+async function eventsFor(kind: string, name: string, namespace = ns): Promise<{ type: string; reason: string; note: string; series?: { count: number } }[]> {
+  const l = await admin().request<{ items: { type: string; reason: string; note: string; regarding: { kind: string; name: string } }[] }>(
+    'GET',
+    `/apis/events.k8s.io/v1/namespaces/${namespace}/events`,
+  );
+  return l.items.filter((e) => e.regarding.kind === kind && e.regarding.name === name);
+}
+
+before(async () => {
+  await ensureCluster();
+  ns = await uniqueNamespace('gw');
+  kubectl(['-n', 'portico-system', 'create', 'configmap', 'portico', '--dry-run=client', '-o', 'yaml'], undefined);
+  p = await startPortico(28080);
+  await until('portico ready', async () => (await request(p.healthPort, 'x', '/readyz')).status === 200);
+});
+
+after(async () => {
+  await p?.stop();
+  if (ns) await deleteNamespace(ns);
+});
+
+describe('routing', () => {
+  test('Exact vs Prefix, wildcard host, defaultBackend, unknown host 404, missing Service 503 on that path only, named port', async () => {
+    apply(service('alpha', 'alpha') + '---\n' + service('beta', 'beta', '[{ name: web, port: 8081, targetPort: 8080 }]'));
+    await addPod(ns, 'alpha-1', { labels: { app: 'alpha' } });
+    await addPod(ns, 'beta-1', { labels: { app: 'beta' } });
+    apply(
+      ingress(
+        'routes',
+        `  ingressClassName: portico
+  defaultBackend: { service: { name: beta, port: { number: 8081 } } }
+  rules:
+    - host: routes.${SUF}
+      http:
+        paths:
+          - { path: /exact, pathType: Exact, backend: { service: { name: alpha, port: { name: http } } } }
+          - { path: /prefix, pathType: Prefix, backend: { service: { name: beta, port: { name: web } } } }
+          - { path: /missing, pathType: Prefix, backend: { service: { name: nope, port: { number: 80 } } } }
+    - host: "*.wild.${SUF}"
+      http:
+        paths:
+          - { path: /, pathType: Prefix, backend: { service: { name: alpha, port: { number: 80 } } } }
+`,
+      ),
+    );
+    await until('routes served', async () => (await get(`routes.${SUF}`, '/exact')).json().pod === 'alpha-1');
+    const pod = async (host: string, path: string) => {
+      const r = await get(host, path);
+      return r.status === 200 ? r.json().pod : r.status;
+    };
+    assert.equal(await pod(`routes.${SUF}`, '/exact'), 'alpha-1');
+    assert.equal(await pod(`routes.${SUF}`, '/exact/more'), 'beta-1', 'Exact does not match below itself: falls to the default backend');
+    assert.equal(await pod(`routes.${SUF}`, '/prefix'), 'beta-1');
+    assert.equal(await pod(`routes.${SUF}`, '/prefix/a/b'), 'beta-1');
+    assert.equal(await pod(`routes.${SUF}`, '/prefixed'), 'beta-1', 'element-wise: /prefixed is not under /prefix (default backend)');
+    assert.equal(await pod(`a.wild.${SUF}`, '/x'), 'alpha-1');
+    assert.equal(await pod(`a.b.wild.${SUF}`, '/x'), 'beta-1', 'wildcard matches exactly one label (two labels fall to the catch-all)');
+    assert.equal(await pod(`unknown.${SUF}`, '/'), 'beta-1', 'the Ingress defaultBackend is the catch-all');
+    const missing = await get(`routes.${SUF}`, '/missing');
+    assert.equal(missing.status, 503);
+    assert.match(missing.body, /service .*nope not found/);
+    assert.equal(await pod(`routes.${SUF}`, '/prefix'), 'beta-1', 'other paths unaffected');
+    const ev = await until('BackendNotFound event', async () => (await eventsFor('Ingress', 'routes')).find((e) => e.reason === 'BackendNotFound'));
+    assert.equal(ev.type, 'Warning');
+    // An unknown host with no catch-all: remove the defaultBackend.
+    kubectl(['-n', ns, 'patch', 'ingress', 'routes', '--type=json', '-p', '[{"op":"remove","path":"/spec/defaultBackend"}]']);
+    await until('unknown host 404', async () => (await get(`unknown.${SUF}`, '/')).status === 404);
+    assert.equal(await pod(`a.b.wild.${SUF}`, '/x'), 404);
+    assert.equal(await pod(`routes.${SUF}`, '/exact'), 'alpha-1');
+  });
+});
+
+describe('endpoints', () => {
+  test('scale 1 → 3 → 1 under load: every ready pod gets traffic, zero failures, zero reloads, terminating pods get no new requests', async () => {
+    apply(service('scale', 'scale'));
+    await addPod(ns, 'scale-1', { labels: { app: 'scale' } });
+    apply(ingress('scale', `  ingressClassName: portico\n  rules:\n    - host: scale.${SUF}\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: scale, port: { number: 80 } } } }\n`));
+    await until('scale served', async () => (await get(`scale.${SUF}`, '/')).json().pod === 'scale-1');
+    const reloadsBefore = await p.metric('portico_nginx_reloads_total');
+
+    const seen = new Map<string, number>();
+    let failures = 0;
+    let total = 0;
+    let stop = false;
+    const bannedAfter = new Map<string, number>(); // pod → time after which it must not get new requests
+    const violations: string[] = [];
+    const worker = async () => {
+      while (!stop && total < 6000) {
+        total++;
+        const r = await get(`scale.${SUF}`, '/');
+        if (r.status !== 200) {
+          failures++;
+          continue;
+        }
+        const pod = r.json().pod;
+        seen.set(pod, (seen.get(pod) ?? 0) + 1);
+        const banned = bannedAfter.get(pod);
+        if (banned !== undefined && Date.now() > banned) violations.push(pod);
+      }
+    };
+    const load = Promise.all(Array.from({ length: 6 }, worker));
+    await addPod(ns, 'scale-2', { labels: { app: 'scale' } });
+    await addPod(ns, 'scale-3', { labels: { app: 'scale' } });
+    const backendHas = async (n: number) => {
+      const b = (await p.gateway.dynamic.getBackends())[`${ns}_scale_80`] as { endpoints: unknown[] } | undefined;
+      return b?.endpoints.length === n;
+    };
+    await until('3 endpoints live', () => backendHas(3));
+    await until('all 3 pods served', () => seen.size === 3, 10_000);
+    // Scale down gracefully: the endpoints turn terminating (still serving) for 4 s.
+    const r2 = await removePod(ns, 'scale-2', 4);
+    const r3 = await removePod(ns, 'scale-3', 4);
+    await until('terminating endpoints removed from nginx', () => backendHas(1));
+    const cutoff = Date.now() + 100; // in-flight requests sent before the update may still land
+    bannedAfter.set('scale-2', cutoff);
+    bannedAfter.set('scale-3', cutoff);
+    await new Promise((r) => setTimeout(r, 1500));
+    stop = true;
+    await load;
+    await Promise.all([r2.terminated, r3.terminated]);
+    const reloadsAfter = await p.metric('portico_nginx_reloads_total');
+    console.log(`[scale] ${total} requests, per pod ${JSON.stringify(Object.fromEntries(seen))}, failures ${failures}`);
+    assert.equal(failures, 0, 'no failed request');
+    assert.equal(reloadsAfter, reloadsBefore, 'endpoint changes never reload nginx');
+    assert.deepEqual([...seen.keys()].sort(), ['scale-1', 'scale-2', 'scale-3']);
+    assert.deepEqual(violations, [], 'terminating pods received new requests');
+    assert.ok(total >= 1000, `bounded load ran (${total} requests)`);
+  });
+});
+
+describe('precedence and classes', () => {
+  test('two Ingresses claim the same host+path: the older wins, the newer gets a Warning naming it', async () => {
+    apply(service('old', 'old') + '---\n' + service('new', 'new'));
+    await addPod(ns, 'old-1', { labels: { app: 'old' } });
+    await addPod(ns, 'new-1', { labels: { app: 'new' } });
+    const rule = (svc: string) => `  ingressClassName: portico\n  rules:\n    - host: clash.${SUF}\n      http:\n        paths:\n          - { path: /app, pathType: Prefix, backend: { service: { name: ${svc}, port: { number: 80 } } } }\n`;
+    apply(ingress('first', rule('old')));
+    await until('first served', async () => (await get(`clash.${SUF}`, '/app')).json().pod === 'old-1');
+    await new Promise((r) => setTimeout(r, 1100)); // creationTimestamp has 1 s resolution
+    apply(ingress('second', rule('new')));
+    const ev = await until('Conflict event on the newer Ingress', async () => (await eventsFor('Ingress', 'second')).find((e) => e.reason === 'Conflict'));
+    assert.equal(ev.type, 'Warning');
+    assert.match(ev.note, new RegExp(`already served by Ingress ${ns}/first`));
+    assert.equal((await get(`clash.${SUF}`, '/app')).json().pod, 'old-1');
+    // The older one goes away: the newer takes over.
+    kubectl(['-n', ns, 'delete', 'ingress', 'first']);
+    await until('second takes over', async () => (await get(`clash.${SUF}`, '/app')).json().pod === 'new-1');
+  });
+
+  test('an Ingress of another class is ignored; an Ingress without class is served only while portico is the default class', async () => {
+    apply(service('cls', 'cls'));
+    await addPod(ns, 'cls-1', { labels: { app: 'cls' } });
+    const spec = (host: string, cls: string) => `${cls}  rules:\n    - host: ${host}\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: cls, port: { number: 80 } } } }\n`;
+    const fromCls = async (host: string) => {
+      const r = await get(host, '/');
+      return r.status === 200 && r.json().pod === 'cls-1';
+    };
+    // While a default class exists the apiserver's DefaultIngressClass admission fills in ingressClassName, so a
+    // truly class-less Ingress is created while portico is not the default.
+    kubectl(['annotate', 'ingressclass', 'portico', 'ingressclass.kubernetes.io/is-default-class=false', '--overwrite']);
+    try {
+      apply(ingress('other-class', spec(`other.${SUF}`, '  ingressClassName: nginx\n')));
+      apply(ingress('no-class', spec(`noclass.${SUF}`, '')));
+      apply(ingress('legacy', spec(`legacy.${SUF}`, ''), ', annotations: { kubernetes.io/ingress.class: portico }'));
+      assert.equal(JSON.parse(kubectl(['-n', ns, 'get', 'ingress', 'no-class', '-o', 'json'])).spec.ingressClassName, undefined);
+      await until('legacy annotation served', () => fromCls(`legacy.${SUF}`));
+      assert.equal(await fromCls(`noclass.${SUF}`), false, 'no class and portico not default: ignored');
+      assert.equal(await fromCls(`other.${SUF}`), false, 'other class ignored');
+      kubectl(['annotate', 'ingressclass', 'portico', 'ingressclass.kubernetes.io/is-default-class=true', '--overwrite']);
+      await until('class-less Ingress served once portico is the default class', () => fromCls(`noclass.${SUF}`));
+      assert.equal(await fromCls(`other.${SUF}`), false, 'other class still ignored');
+    } finally {
+      kubectl(['annotate', 'ingressclass', 'portico', 'ingressclass.kubernetes.io/is-default-class=true', '--overwrite']);
+    }
+  });
+});
+
+describe('configuration and resilience', () => {
+  test('ConfigMap change reloads; a bad value gets an Event and the old value is kept', async () => {
+    apply(service('cfg', 'cfg'));
+    await addPod(ns, 'cfg-1', { labels: { app: 'cfg' } });
+    apply(ingress('cfg', `  ingressClassName: portico\n  rules:\n    - host: cfg.${SUF}\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: cfg, port: { number: 80 } } } }\n`));
+    await until('cfg served', async () => (await get(`cfg.${SUF}`, '/')).json().pod === 'cfg-1');
+    const body = Buffer.alloc(1536 * 1024, 'a');
+    kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=merge', '-p', '{"data":{"proxy-body-size":"1m"}}']);
+    await until('1m limit in force', async () => (await request(p.httpPort, `cfg.${SUF}`, '/', { method: 'POST', body })).status === 413);
+    assert.equal((await request(p.httpPort, `cfg.${SUF}`, '/', { method: 'POST', body })).status, 413, '1.5 MiB over the 1m default');
+    const reloads = await p.metric('portico_nginx_reloads_total', { result: 'success' });
+    kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=merge', '-p', '{"data":{"proxy-body-size":"2m"}}']);
+    await until('body accepted after the ConfigMap change', async () => (await request(p.httpPort, `cfg.${SUF}`, '/', { method: 'POST', body })).status === 200);
+    await until('the change was applied by a reload', async () => (await p.metric('portico_nginx_reloads_total', { result: 'success' })) > reloads, 5_000);
+    kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=merge', '-p', '{"data":{"proxy-body-size":"2 gigabytes; evil"}}']);
+    const ev = await until('InvalidConfiguration event', async () => (await eventsFor('ConfigMap', 'portico', 'portico-system')).find((e) => e.reason === 'InvalidConfiguration' && e.note.includes('evil')));
+    assert.equal(ev.type, 'Warning');
+    assert.match(ev.note, /keeping "2m"/);
+    assert.equal((await request(p.httpPort, `cfg.${SUF}`, '/', { method: 'POST', body })).status, 200, 'previous value kept');
+    kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=json', '-p', '[{"op":"remove","path":"/data"}]']);
+  });
+
+  test('nginx master killed: restarted, configuration and endpoints restored, traffic resumes', async () => {
+    apply(service('crash', 'crash'));
+    await addPod(ns, 'crash-1', { labels: { app: 'crash' } });
+    apply(ingress('crash', `  ingressClassName: portico\n  rules:\n    - host: crash.${SUF}\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: crash, port: { number: 80 } } } }\n`));
+    await until('crash served', async () => (await get(`crash.${SUF}`, '/')).json().pod === 'crash-1');
+    const pid = p.gateway.nginx.pid;
+    assert.ok(pid);
+    process.kill(pid, 'SIGKILL');
+    await until('nginx restarted with a new pid', () => p.gateway.nginx.pid !== undefined && p.gateway.nginx.pid !== pid, 20_000);
+    await until('traffic resumes with endpoints restored', async () => (await get(`crash.${SUF}`, '/')).json().pod === 'crash-1', 20_000);
+    assert.equal((await get(`crash.${SUF}`, '/')).json().pod, 'crash-1');
+    assert.equal((await get(`routes.${SUF}`, '/exact')).json().pod, 'alpha-1', 'other Ingresses restored too');
+    // Workers of the killed master may linger; they exit once their listening sockets are gone.
+  });
+
+  test('kubectl get events shows the Reload event with its reason', async () => {
+    const out = kubectl(['get', 'events', '-n', 'default', '--field-selector', 'reason=Reload']);
+    assert.match(out, /Normal\s+Reload\s+ingressclass\/portico\s+nginx reloaded: .*hosts added: /);
+  });
+});

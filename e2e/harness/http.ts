@@ -1,0 +1,48 @@
+// A tiny HTTP client for tests: sets the Host header (fetch cannot), keeps connections alive, never throws on
+// HTTP errors (returns status 0 with the error for transport failures).
+import http from 'node:http';
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+export interface Reply {
+  status: number;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+  error?: string;
+  json<T = { pod: string; ip: string; path: string; headers: Record<string, string> }>(): T;
+}
+
+export function request(port: number, host: string, path: string, opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; timeoutMs?: number } = {}): Promise<Reply> {
+  return new Promise((resolve) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: opts.method ?? 'GET', agent, headers: { host, ...(opts.headers ?? {}) }, timeout: opts.timeoutMs ?? 10_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, body, headers: res.headers, json: <T>() => JSON.parse(body) as T });
+        });
+        res.on('error', (e) => resolve({ status: 0, body: '', headers: {}, error: String(e), json: () => { throw e; } }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (e) => resolve({ status: 0, body: '', headers: {}, error: String(e), json: () => { throw e; } }));
+    req.end(opts.body);
+  });
+}
+
+export async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, stepMs = 50): Promise<T> {
+  const t0 = Date.now();
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
