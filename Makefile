@@ -37,3 +37,7 @@ up: ## the same in the background; returns once Portico is ready
 	bash e2e/quickstart.sh up
 down: ## stop Portico and the local control plane
 	bash e2e/quickstart.sh down
+
+.PHONY: bench
+bench: ## benchmarks: endpoint propagation and new-Ingress latency (prints figures)
+	bash e2e/bench/run.sh
