@@ -5,6 +5,7 @@ import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node'
 import { fetch, type Dispatcher } from 'undici';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
+import { existsSync } from 'node:fs';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -197,7 +198,13 @@ export function loadKubeConfig(file?: string): KubeConfig {
   const kc = new KubeConfig();
   if (file) kc.loadFromFile(file);
   else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
-  else kc.loadFromDefault();
+  else {
+    // loadFromDefault silently falls back to http://localhost:8080 when it finds nothing; refuse instead.
+    const candidates = (process.env.KUBECONFIG ?? '').split(':').filter(Boolean);
+    if (process.env.HOME) candidates.push(`${process.env.HOME}/.kube/config`);
+    if (!candidates.some((f) => existsSync(f))) throw new Error('no kubeconfig found ($KUBECONFIG, ~/.kube/config) and not running in a pod');
+    kc.loadFromDefault();
+  }
   if (!kc.getCurrentCluster()) throw new Error('no cluster in kubeconfig');
   return kc;
 }

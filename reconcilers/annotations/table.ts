@@ -28,7 +28,7 @@ export const ANNOTATIONS = {
   'proxy-connect-timeout': row(secondsSchema, 'location', 'low', 'Upstream connect timeout in seconds'),
   'proxy-read-timeout': row(secondsSchema, 'location', 'low', 'Upstream read timeout in seconds'),
   'proxy-send-timeout': row(secondsSchema, 'location', 'low', 'Upstream send timeout in seconds'),
-  'load-balance': row(loadBalanceSchema, 'backend', 'low', 'Balancing algorithm for this Ingress\'s backends: round_robin or ewma'),
+  'load-balance': row(loadBalanceSchema, 'backend', 'low', 'Balancing algorithm for this Ingress\'s backends (round_robin only so far)'),
 } as const;
 
 export type AnnotationName = keyof typeof ANNOTATIONS;
