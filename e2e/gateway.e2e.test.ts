@@ -98,6 +98,25 @@ describe('routing', () => {
   });
 });
 
+describe('ExternalName', () => {
+  test('an ExternalName Service is resolved by the gateway and proxied to (data update, no reload for DNS changes)', async () => {
+    // localhost resolves to 127.0.0.1: a loopback server in this process plays the external service.
+    const http = await import('node:http');
+    const server = http.createServer((_q, r) => r.end('external ok')).listen(28099, '127.0.0.1');
+    try {
+      apply(`apiVersion: v1\nkind: Service\nmetadata: { name: ext, namespace: ${ns} }\nspec:\n  type: ExternalName\n  externalName: localhost\n  ports: [{ name: http, port: 28099 }]\n`);
+      apply(ingress('ext', `  ingressClassName: portico\n  rules:\n    - host: ext.${SUF}\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: ext, port: { number: 28099 } } } }\n`));
+      const r = await until('ExternalName served', async () => {
+        const x = await get(`ext.${SUF}`, '/');
+        return x.status === 200 && x;
+      });
+      assert.equal(r.body, 'external ok');
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('endpoints', () => {
   test('scale 1 → 3 → 1 under load: every ready pod gets traffic, zero failures, zero reloads, terminating pods get no new requests', async () => {
     apply(service('scale', 'scale'));

@@ -106,8 +106,9 @@ export interface Backend {
   balance: BalanceAlgorithm;
   /** For chash: the nginx variable to hash on, e.g. "$request_uri". */
   hashBy?: string;
-  /** ExternalName services: a DNS name instead of endpoints. */
+  /** ExternalName services: a DNS name the gateway resolves into endpoints, and the port to use. */
   externalName?: string;
+  externalPort?: number;
   /** Why the backend has no endpoints (for events / logs), e.g. "service default/foo not found". */
   unavailableReason?: string;
 }

@@ -19,6 +19,7 @@ import { Debouncer } from './debounce.ts';
 import { DynamicClient } from './nginx/dynamic.ts';
 import { NginxProcess } from './nginx/process.ts';
 import { renderNginxConf, runtimePaths } from './nginx/render.ts';
+import { ExternalNameResolver } from './resolver.ts';
 
 export interface GatewayOptions {
   translate: TranslateOptions;
@@ -72,6 +73,7 @@ export class GatewayReconciler {
     ready: Gauge;
   };
   private readyFlag = false;
+  private readonly resolver: ExternalNameResolver;
   /** Recent syncs, for tests and benchmarks. */
   readonly history: SyncRecord[] = [];
 
@@ -86,6 +88,7 @@ export class GatewayReconciler {
       d.log,
     );
     this.debouncer = new Debouncer({ quietMs: o.quietMs, maxWaitMs: o.maxWaitMs }, () => this.sync());
+    this.resolver = new ExternalNameResolver(() => this.debouncer.trigger(), this.log);
     const r = [d.metrics.registry];
     this.m = {
       reloads: new Counter({ name: 'portico_nginx_reloads_total', help: 'nginx configuration reloads by result', labelNames: ['result'], registers: r }),
@@ -119,6 +122,7 @@ export class GatewayReconciler {
     this.debouncer.trigger();
     await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
     this.debouncer.stop();
+    this.resolver.stop();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.nginx.stop();
   }
@@ -145,6 +149,14 @@ export class GatewayReconciler {
     const snap = this.d.model.snapshot();
     const result = translate(snap, this.o.translate);
     const desired = result.config;
+    // ExternalName backends: endpoints from DNS (resolved outside the pure translation).
+    for (const b of Object.values(desired.data.backends)) {
+      if (!b.externalName || !b.externalPort) continue;
+      const e = this.resolver.get(b.externalName);
+      if (!e) b.unavailableReason = `resolving ExternalName ${b.externalName}`;
+      else if (e.error || !e.addresses.length) b.unavailableReason = `ExternalName ${b.externalName} does not resolve: ${e.error ?? 'no addresses'}`;
+      else b.endpoints = e.addresses.map((address) => ({ address, port: b.externalPort as number, weight: 1 }));
+    }
     let base = this.running;
     if (this.dataLost && base) base = { structure: base.structure, data: { backends: {}, certificates: {}, defaultCertificate: null } };
     const diff = diffConfig(base, desired);

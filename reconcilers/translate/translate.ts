@@ -185,6 +185,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
         if (!sp) b.unavailableReason = `service ${svcKey} has no port ${portLabel}`;
         else if (svc.type === 'ExternalName') {
           b.externalName = svc.externalName ?? undefined;
+          b.externalPort = sp.port;
           if (!svc.externalName) b.unavailableReason = `ExternalName service ${svcKey} has no valid externalName`;
         } else {
           const seen = new Set<string>();
