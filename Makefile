@@ -41,3 +41,7 @@ down: ## stop Portico and the local control plane
 .PHONY: bench
 bench: ## benchmarks: endpoint propagation and new-Ingress latency (prints figures)
 	bash e2e/bench/run.sh
+
+.PHONY: bench-scale
+bench-scale: ## in-process scale benchmark: 1k/5k/10k Ingresses (build, translate, render, nginx -t, endpoint change)
+	$(NODE) --expose-gc e2e/bench/scale.ts 1000,5000,10000

@@ -13,13 +13,40 @@ import type { Logger } from '../../operator/log.ts';
 import type { Metrics } from '../../operator/metrics.ts';
 import type { Model } from '../model/model.ts';
 import { diffConfig, isEmptyDelta, structureChecksum } from '../translate/diff.ts';
-import { translate, type TranslateOptions, type TranslateEvent } from '../translate/translate.ts';
+import { endpointsFor, translate, type TranslateOptions, type TranslateEvent } from '../translate/translate.ts';
+import type { Change } from '../model/model.ts';
+import type { Backend } from './config-types.ts';
 import type { GatewayConfig } from './config-types.ts';
 import { Debouncer } from './debounce.ts';
 import { DynamicClient } from './nginx/dynamic.ts';
 import { NginxProcess } from './nginx/process.ts';
 import { renderNginxConf, runtimePaths } from './nginx/render.ts';
 import { ExternalNameResolver } from './resolver.ts';
+
+/**
+ * The backends whose endpoints changed, when every change is an EndpointSlice change and can be applied without
+ * a full translation; null when the full path is needed (another kind changed, a Service or port is gone, the
+ * backend is ExternalName or unavailable). Pure: reads the model and the running configuration only.
+ */
+export function endpointDelta(model: Model, running: GatewayConfig, changes: Change[]): Record<string, Backend> | null {
+  if (!changes.length || changes.some((c) => c.kind !== 'EndpointSlice')) return null;
+  const upsert: Record<string, Backend> = {};
+  for (const svcKey of new Set(changes.map((c) => c.key))) {
+    const [ns, name] = svcKey.split('/') as [string, string];
+    const prefix = `${ns}_${name}_`;
+    const svc = model.service(svcKey);
+    const slices = model.slicesOf(svcKey);
+    for (const [id, b] of Object.entries(running.data.backends)) {
+      if (!id.startsWith(prefix)) continue;
+      const portRef = id.slice(prefix.length);
+      const sp = svc?.ports.find((p) => String(p.port) === portRef || p.name === portRef);
+      if (!svc || !sp || svc.type === 'ExternalName' || b.unavailableReason) return null;
+      const endpoints = endpointsFor(slices, sp.name);
+      if (JSON.stringify(endpoints) !== JSON.stringify(b.endpoints)) upsert[id] = { ...b, endpoints };
+    }
+  }
+  return upsert;
+}
 
 export interface GatewayOptions {
   translate: TranslateOptions;
@@ -74,6 +101,7 @@ export class GatewayReconciler {
   };
   private readyFlag = false;
   private readonly resolver: ExternalNameResolver;
+  private pending: Change[] = [];
   /** Recent syncs, for tests and benchmarks. */
   readonly history: SyncRecord[] = [];
 
@@ -104,7 +132,10 @@ export class GatewayReconciler {
       checksum: new Gauge({ name: 'portico_config_checksum', help: 'First 48 bits of the running structure checksum', registers: r }),
       ready: new Gauge({ name: 'portico_nginx_ready', help: '1 once nginx runs a Portico configuration', registers: r }),
     };
-    d.model.onChange(() => this.debouncer.trigger());
+    d.model.onChange((changes) => {
+      for (const c of changes) this.pending.push(c);
+      this.debouncer.trigger();
+    });
     this.nginx.onRestart(() => {
       this.dataLost = true;
       this.log.warn('nginx restarted: re-applying configuration and data');
@@ -144,8 +175,45 @@ export class GatewayReconciler {
     this.retryTimer.unref();
   }
 
+  /**
+   * Endpoint-only fast path: when every change since the last sync is an EndpointSlice change, recompute just the
+   * backends of those Services (no full translation, no snapshot) and push them. Returns false when the full
+   * path is needed (anything else changed, a Service or port vanished, nginx lost its data).
+   */
+  private async syncEndpointsOnly(changes: Change[], t0: number): Promise<boolean> {
+    const running = this.running;
+    if (!running || this.dataLost) return false;
+    const upsert = endpointDelta(this.d.model, running, changes);
+    if (!upsert) return false;
+    let bytes = 0;
+    try {
+      if (Object.keys(upsert).length) {
+        bytes = await this.dynamic.push({
+          backends: { upsert, remove: [] },
+          certificates: { upsert: {}, remove: [], defaultChanged: false, default: null },
+        });
+        this.m.dynamic.inc({ result: 'success' });
+        this.m.dynamicBytes.inc(bytes);
+        this.running = { structure: running.structure, data: { ...running.data, backends: { ...running.data.backends, ...upsert } } };
+      }
+    } catch (e) {
+      this.m.dynamic.inc({ result: 'failure' });
+      this.pending.push(...changes);
+      this.log.error('endpoint update failed', { error: describe(e) });
+      this.scheduleRetry(describe(e));
+    }
+    const ms = performance.now() - t0;
+    this.m.syncs.observe({ kind: 'endpoints' }, ms / 1000);
+    this.history.push({ at: Date.now(), reload: false, reasons: [], bytesSent: bytes, ms, ok: true });
+    if (this.history.length > 1000) this.history.splice(0, this.history.length - 1000);
+    return true;
+  }
+
   private async sync(): Promise<void> {
     const t0 = performance.now();
+    const changes = this.pending;
+    this.pending = [];
+    if (await this.syncEndpointsOnly(changes, t0)) return;
     const snap = this.d.model.snapshot();
     const result = translate(snap, this.o.translate);
     const desired = result.config;

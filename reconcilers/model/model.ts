@@ -180,6 +180,14 @@ export class Model {
     return secretKey === this.defaultCertKey || (this.bySecret.get(secretKey)?.size ?? 0) > 0;
   }
 
+  /** Direct reads for the gateway's endpoint-only fast path (no full snapshot). */
+  service(key: string): NormalizedService | undefined {
+    return this.services.get(key);
+  }
+  slicesOf(serviceKey: string): NormalizedSlice[] {
+    return [...(this.slices.get(serviceKey)?.values() ?? [])].sort((a, b) => (a.key < b.key ? -1 : 1));
+  }
+
   snapshot(): ModelSnapshot {
     const slices = new Map<string, NormalizedSlice[]>();
     for (const [k, m] of this.slices) slices.set(k, [...m.values()].sort((a, b) => (a.key < b.key ? -1 : 1)));

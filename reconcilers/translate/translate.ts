@@ -13,7 +13,7 @@
 //   - a missing Service or port gives a backend with no endpoints: that path answers 503, nothing else changes.
 import type { Backend, Certificate, Endpoint, GatewayConfig, GlobalSettings, Location, PathMatch, Server } from '../gateway/config-types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
-import type { IngressClassInfo, NormalizedIngress, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
+import type { IngressClassInfo, NormalizedIngress, NormalizedSlice, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
 
 export interface TranslateOptions {
   controllerClass: string;
@@ -42,6 +42,29 @@ export interface TranslateResult {
   config: GatewayConfig;
   ingressStatus: Map<string, IngressStatus>;
   events: TranslateEvent[];
+}
+
+/**
+ * Endpoints of one Service port that may receive new requests: ready and not terminating, from every slice whose
+ * port of that name is TCP, de-duplicated and sorted. Shared by the full translation and the gateway's
+ * endpoint-only fast path, so both give identical results.
+ */
+export function endpointsFor(slices: readonly NormalizedSlice[], servicePortName: string): Endpoint[] {
+  const seen = new Set<string>();
+  const eps: Endpoint[] = [];
+  for (const slice of slices) {
+    const port = slice.ports.find((p) => p.name === servicePortName && p.protocol === 'TCP');
+    if (!port) continue;
+    for (const e of slice.endpoints) {
+      if (!e.ready || e.terminating) continue;
+      const k = `${e.address}:${port.port}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      eps.push({ address: e.address, port: port.port, weight: 1 });
+    }
+  }
+  eps.sort((x, y) => (x.address < y.address ? -1 : x.address > y.address ? 1 : x.port - y.port));
+  return eps;
 }
 
 export function isIngressServed(ing: Pick<NormalizedIngress, 'className' | 'classFromAnnotation'>, classes: ReadonlyMap<string, IngressClassInfo>, o: TranslateOptions): boolean {
@@ -188,21 +211,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
           b.externalPort = sp.port;
           if (!svc.externalName) b.unavailableReason = `ExternalName service ${svcKey} has no valid externalName`;
         } else {
-          const seen = new Set<string>();
-          const eps: Endpoint[] = [];
-          for (const slice of snap.slices.get(svcKey) ?? []) {
-            const port = slice.ports.find((p) => p.name === sp.name && p.protocol === 'TCP');
-            if (!port) continue;
-            for (const e of slice.endpoints) {
-              if (!e.ready || e.terminating) continue;
-              const k = `${e.address}:${port.port}`;
-              if (seen.has(k)) continue;
-              seen.add(k);
-              eps.push({ address: e.address, port: port.port, weight: 1 });
-            }
-          }
-          eps.sort((x, y) => (x.address < y.address ? -1 : x.address > y.address ? 1 : x.port - y.port));
-          b.endpoints = eps;
+          b.endpoints = endpointsFor(snap.slices.get(svcKey) ?? [], sp.name);
         }
       }
       backends[id] = b;

@@ -22,8 +22,9 @@ store.on_change(function(id, b)
 end)
 
 function _M.access()
-  store.sync()
   local id = ngx.var.portico_backend
+  if id == nil or id == "" then return end
+  store.sync()
   local p = pickers[id]
   if not p or p:size() == 0 then
     local b = store.get(id)
