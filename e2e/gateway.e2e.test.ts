@@ -301,11 +301,29 @@ describe('configuration and resilience', () => {
     const plain = await get(host, '/x?y=1');
     assert.equal(plain.status, 308);
     assert.equal(plain.headers.location, `https://${host}/x?y=1`);
+    // Rotate: a new certificate for the same host is served without a reload.
+    const reloads = await p.metric('portico_nginx_reloads_total');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '3', '-subj', `/CN=${host}/O=rotated`, '-addext', `subjectAltName=DNS:${host}`,
+      '-keyout', path.join(dir, 'k2.pem'), '-out', path.join(dir, 'c2.pem')], { stdio: 'ignore' });
+    kubectl(['apply', '-f', '-'], kubectl(['-n', ns, 'create', 'secret', 'tls', 'secure-tls', `--cert=${path.join(dir, 'c2.pem')}`, `--key=${path.join(dir, 'k2.pem')}`, '--dry-run=client', '-o', 'yaml']));
+    const rotatedOrg = async () => {
+      const s2 = await new Promise<string>((resolve, reject) => {
+        const c = tls.connect({ host: '127.0.0.1', port: p.httpsPort, servername: host, rejectUnauthorized: false }, () => {
+          resolve(String(c.getPeerCertificate().subject?.O ?? ''));
+          c.end();
+        });
+        c.on('error', reject);
+      });
+      return s2 === 'rotated';
+    };
+    await until('rotated certificate served', rotatedOrg, 10_000);
+    assert.equal(await p.metric('portico_nginx_reloads_total'), reloads, 'certificate rotation needs no reload');
     // Break the Secret: Event on the Secret, previous certificate kept.
     kubectl(['-n', ns, 'patch', 'secret', 'secure-tls', '--type=merge', '-p', JSON.stringify({ data: { 'tls.key': Buffer.from('not a key').toString('base64') } })]);
     const ev = await until('InvalidTLSSecret event', async () => (await eventsFor('Secret', 'secure-tls')).find((e) => e.reason === 'InvalidTLSSecret'));
     assert.match(ev.note, /tls.key/);
     assert.equal((await handshake(host)).cn, host, 'previous certificate still served');
+    assert.equal(await rotatedOrg(), true, 'the last good (rotated) certificate, not the default');
   });
 
   test('the ClusterRole holds exactly what Portico used in this suite (least privilege, nothing missing)', async () => {

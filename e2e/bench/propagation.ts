@@ -39,6 +39,7 @@ try {
       if (watching && eps.some((e) => e.addresses[0] === watching && e.conditions?.ready)) sliceSeenAt ||= performance.now();
     },
   });
+  await sleep(1000); // let the reload that served the Ingress finish being counted
   const reloadsBefore = await p.metric('portico_nginx_reloads_total');
   const total: number[] = [];
   const portico: number[] = [];
