@@ -38,7 +38,7 @@ before(async () => {
   await ensureCluster();
   ns = await uniqueNamespace('gw');
   kubectl(['-n', 'portico-system', 'create', 'configmap', 'portico', '--dry-run=client', '-o', 'yaml'], undefined);
-  p = await startPortico(28080);
+  p = await startPortico(28080, ['--enable-test-hooks']);
   await until('portico ready', async () => (await request(p.healthPort, 'x', '/readyz')).status === 200);
 });
 
@@ -249,6 +249,27 @@ describe('configuration and resilience', () => {
       return evs.some((e) => (e.series?.count ?? 0) >= 2);
     }, 10_000);
     kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=json', '-p', '[{"op":"remove","path":"/data"}]']);
+  });
+
+  test('fault isolation: an Ingress whose configuration fails nginx -t is left out, everything else keeps updating', async () => {
+    apply(service('iso', 'iso'));
+    await addPod(ns, 'iso-1', { labels: { app: 'iso' } });
+    const spec = (h: string) => `  ingressClassName: portico\n  rules:\n    - host: ${h}.${SUF}\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: iso, port: { number: 80 } } } }\n`;
+    apply(ingress('iso-good', spec('iso-good')));
+    await until('good served', async () => (await get(`iso-good.${SUF}`, '/')).json().pod === 'iso-1');
+    // The test hook makes this Ingress render a directive nginx rejects although it passes every schema.
+    apply(ingress('iso-bad', spec('iso-bad'), ', annotations: { portico.dev/test-invalid-directive: "true" }'));
+    const ev = await until('Excluded event on the bad Ingress', async () => (await eventsFor('Ingress', 'iso-bad')).find((e) => e.reason === 'Excluded'));
+    assert.equal(ev.type, 'Warning');
+    assert.match(ev.note, /unknown directive "portico_test_invalid_directive"/);
+    assert.equal((await get(`iso-bad.${SUF}`, '/')).status, 404, 'the bad one is not served');
+    // Later changes still go through.
+    apply(ingress('iso-later', spec('iso-later')));
+    await until('an Ingress added after the failure is served', async () => (await get(`iso-later.${SUF}`, '/')).json().pod === 'iso-1');
+    assert.equal((await get(`iso-good.${SUF}`, '/')).json().pod, 'iso-1');
+    // Fixing the bad Ingress brings it back.
+    kubectl(['-n', ns, 'annotate', 'ingress', 'iso-bad', 'portico.dev/test-invalid-directive-']);
+    await until('fixed Ingress served', async () => (await get(`iso-bad.${SUF}`, '/')).json().pod === 'iso-1');
   });
 
   test('nginx master killed: restarted, configuration and endpoints restored, traffic resumes', async () => {

@@ -47,6 +47,7 @@ export const FLAGS = {
   'sync-quiet': { schema: duration.default(50), help: 'gateway debounce: quiet window after the last change' },
   'sync-max-wait': { schema: duration.default(250), help: 'gateway debounce: maximum wait after the first change' },
   'worker-shutdown-timeout': { schema: duration.default(240_000), help: 'nginx worker_shutdown_timeout on reload/stop' },
+  'enable-test-hooks': { schema: bool.default(false), help: 'TESTS ONLY: honour portico.dev/test-invalid-directive, which makes an Ingress render an invalid directive (to exercise fault isolation)' },
   'log-level': { schema: z.enum(LOG_LEVELS).default('info'), help: 'error | warn | info | debug' },
 } as const;
 
@@ -77,7 +78,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     if (!(name in FLAGS)) throw new ConfigError(`unknown flag --${name}`);
     if (value === undefined) {
       const next = argv[i + 1];
-      const isBool = name === 'leader-elect' || name === 'watch-ingress-without-class';
+      const isBool = name === 'leader-elect' || name === 'watch-ingress-without-class' || name === 'enable-test-hooks';
       if (isBool && (next === undefined || next.startsWith('--'))) value = 'true';
       else if (next === undefined) throw new ConfigError(`flag --${name} needs a value`);
       else {

@@ -44,6 +44,7 @@ export function generateFallbackCertificate(): TlsMaterial {
 
 export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   const model = new Model();
+  if (cfg['enable-test-hooks']) m.log.warn('--enable-test-hooks is set: portico.dev/test-invalid-directive is honoured; never use this in production');
   const classes = m.informer<KubeObject>(Resources.IngressClass);
   const ingresses = m.informer<KubeObject>(Resources.Ingress);
   const services = m.informer<KubeObject>(Resources.Service);
@@ -103,6 +104,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
         ingressClassName: cfg['ingress-class'],
         watchWithoutClass: cfg['watch-ingress-without-class'],
         listen: { httpPort: cfg['http-port'], httpsPort: cfg['https-port'], statusPort: cfg['status-port'], address: cfg['listen-address'] },
+        testHooks: cfg['enable-test-hooks'],
       },
       nginxBinary: cfg['nginx-binary'],
       runtimeDir: cfg['runtime-dir'],

@@ -73,6 +73,8 @@ export interface Location {
   proxyConnectTimeoutSeconds?: number;
   proxyReadTimeoutSeconds?: number;
   proxySendTimeoutSeconds?: number;
+  /** Test hook only (--enable-test-hooks): render a directive nginx rejects, to exercise fault isolation. */
+  testInvalidDirective?: boolean;
 }
 
 /** Runtime data, pushed to Lua without reload. */

@@ -22,6 +22,7 @@ import { DynamicClient } from './nginx/dynamic.ts';
 import { NginxProcess } from './nginx/process.ts';
 import { renderNginxConf, runtimePaths } from './nginx/render.ts';
 import { ExternalNameResolver } from './resolver.ts';
+import { excludeSources, findCulprits, fingerprint } from './isolate.ts';
 
 /**
  * The backends whose endpoints changed, when every change is an EndpointSlice change and can be applied without
@@ -102,6 +103,8 @@ export class GatewayReconciler {
   private readyFlag = false;
   private readonly resolver: ExternalNameResolver;
   private pending: Change[] = [];
+  /** Sources (Ingress keys) left out because their contribution fails nginx -t, with the content that failed. */
+  private excluded = new Map<string, { fingerprint: string; error: string }>();
   /** Recent syncs, for tests and benchmarks. */
   readonly history: SyncRecord[] = [];
 
@@ -225,16 +228,39 @@ export class GatewayReconciler {
       else if (e.error || !e.addresses.length) b.unavailableReason = `ExternalName ${b.externalName} does not resolve: ${e.error ?? 'no addresses'}`;
       else b.endpoints = e.addresses.map((address) => ({ address, port: b.externalPort as number, weight: 1 }));
     }
+    // Objects excluded earlier stay out while their contribution is unchanged; a changed one is tried again.
+    const keep = new Map<string, { fingerprint: string; error: string }>();
+    for (const [src, x] of this.excluded) if (fingerprint(desired.structure, src) === x.fingerprint) keep.set(src, x);
+    this.excluded = keep;
+    if (keep.size) desired.structure = excludeSources(desired.structure, new Set(keep.keys()));
     let base = this.running;
     if (this.dataLost && base) base = { structure: base.structure, data: { backends: {}, certificates: {}, defaultCertificate: null } };
-    const diff = diffConfig(base, desired);
+    let diff = diffConfig(base, desired);
     let bytes = 0;
     let ok = true;
     try {
       if (diff.reload) {
-        const checksum = structureChecksum(desired.structure);
-        const conf = renderNginxConf(desired.structure, this.nginx['o'].runtime, checksum);
-        const v = await this.nginx.writeValidated(conf);
+        let checksum = structureChecksum(desired.structure);
+        let conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);
+        let v = await this.nginx.writeValidated(conf);
+        if (!v.ok) {
+          // Every object passed validation, yet nginx refuses the result: find whose contribution breaks it.
+          const firstError = v.output;
+          const iso = await findCulprits(desired.structure, async (s) => (await this.nginx.testContent(renderNginxConf(s, this.nginx.runtime, 'probe'))).ok);
+          if (iso.isolated && iso.culprits.length) {
+            for (const src of iso.culprits) {
+              this.excluded.set(src, { fingerprint: fingerprint(desired.structure, src), error: firstError });
+              const obj = this.d.ingressObject(src);
+              if (obj) this.d.events.event(obj, 'Warning', 'Excluded', 'Programming', `left out of nginx: the configuration it contributes fails nginx -t; everything else is programmed. nginx said: ${firstError.slice(0, 600)}`);
+              this.log.error('excluded an Ingress whose configuration fails nginx -t', { ingress: src, output: firstError });
+            }
+            desired.structure = excludeSources(desired.structure, new Set(iso.culprits));
+            diff = diffConfig(base, desired);
+            checksum = structureChecksum(desired.structure);
+            conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);
+            v = await this.nginx.writeValidated(conf);
+          }
+        }
         if (!v.ok) {
           ok = false;
           this.m.reloads.inc({ result: 'failure' });
@@ -284,6 +310,10 @@ export class GatewayReconciler {
       this.readyFlag = true;
       this.m.ready.set(1);
       this.retry.reset();
+      for (const src of this.excluded.keys()) {
+        const st = result.ingressStatus.get(src);
+        if (st) st.programmed = false;
+      }
       this.reportIngresses(result.events, result.ingressStatus, diff.reload);
     } catch (e) {
       ok = false;

@@ -171,6 +171,7 @@ export function normalizeIngress(obj: KubeObject): IngressResult {
       annotations: ann.values,
       problems,
       unsupportedAnnotations: ann.unsupported,
+      testInvalidDirective: o.metadata.annotations?.['portico.dev/test-invalid-directive'] === 'true',
     },
   };
 }

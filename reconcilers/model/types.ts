@@ -48,6 +48,8 @@ export interface NormalizedIngress {
   /** Parts of the object that were dropped, with why (bad annotation values, resource backends, bad paths). */
   problems: string[];
   unsupportedAnnotations: string[];
+  /** portico.dev/test-invalid-directive: "true" (only honoured with --enable-test-hooks). */
+  testInvalidDirective: boolean;
 }
 
 export interface ServicePort {

@@ -21,6 +21,8 @@ export interface TranslateOptions {
   ingressClassName: string;
   watchWithoutClass: boolean;
   listen: GlobalSettings['listen'];
+  /** Honour the portico.dev/test-invalid-directive annotation (tests of fault isolation only). */
+  testHooks?: boolean;
 }
 
 export interface TranslateEvent {
@@ -241,6 +243,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
       if (a['proxy-connect-timeout'] !== undefined) loc.proxyConnectTimeoutSeconds = a['proxy-connect-timeout'];
       if (a['proxy-read-timeout'] !== undefined) loc.proxyReadTimeoutSeconds = a['proxy-read-timeout'];
       if (a['proxy-send-timeout'] !== undefined) loc.proxySendTimeoutSeconds = a['proxy-send-timeout'];
+      if (o.testHooks && c.ing.testInvalidDirective) loc.testInvalidDirective = true;
       status.get(c.ing.key)!.programmed = true;
       return loc;
     });

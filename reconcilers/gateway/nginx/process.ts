@@ -4,7 +4,7 @@
 // timeout). `test()` validates a candidate file with `nginx -t` before anything is swapped.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Backoff, sleep } from '../../../operator/backoff.ts';
@@ -31,6 +31,10 @@ export class NginxProcess {
   private readonly backoff = new Backoff({ initialMs: 200, maxMs: 10_000 });
   readonly confPath: string;
   restarts = 0;
+
+  get runtime(): RuntimePaths {
+    return this.o.runtime;
+  }
 
   constructor(o: NginxOptions, dynamic: DynamicClient, log: Logger) {
     this.o = o;
@@ -112,6 +116,17 @@ export class NginxProcess {
     } catch (e) {
       const err = e as { stderr?: string; stdout?: string; message: string };
       return { ok: false, output: `${err.stdout ?? ''}${err.stderr ?? ''}`.trim() || err.message };
+    }
+  }
+
+  /** `nginx -t` on content (written to a temporary file that is removed afterwards). */
+  async testContent(content: string): Promise<{ ok: boolean; output: string }> {
+    const tmp = path.join(this.o.runtime.dir, `nginx.conf.${randomBytes(4).toString('hex')}.probe`);
+    writeFileSync(tmp, content, { mode: 0o600 });
+    try {
+      return await this.test(tmp);
+    } finally {
+      rmSync(tmp, { force: true });
     }
   }
 

@@ -127,6 +127,7 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
       proxyConnectTimeoutSeconds: null,
       proxyReadTimeoutSeconds: null,
       proxySendTimeoutSeconds: null,
+      testInvalidDirective: null,
       ...l,
     })),
   }));
