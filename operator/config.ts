@@ -32,6 +32,8 @@ export const FLAGS = {
   'watch-ingress-without-class': { schema: bool.default(false), help: 'serve Ingresses without a class even when Portico is not the default class' },
   configmap: { schema: nsName.optional(), help: 'ConfigMap with global settings (namespace/name)' },
   'default-ssl-certificate': { schema: nsName.optional(), help: 'TLS Secret served for unknown SNI (default: a generated self-signed certificate)' },
+  'publish-service': { schema: nsName.optional(), help: 'Service whose address (LoadBalancer status, else externalIPs, else clusterIP) is published in Ingress status' },
+  'publish-status-address': { schema: z.string().regex(/^[A-Za-z0-9.:,-]+$/, 'expected comma-separated IPs or host names').optional(), help: 'comma-separated addresses published in Ingress status (wins over --publish-service)' },
   'http-port': { schema: port.default(8080), help: 'nginx HTTP listener port' },
   'https-port': { schema: port.default(8443), help: 'nginx HTTPS listener port' },
   'listen-address': { schema: z.string().regex(/^[0-9a-fA-F.:]+$/).default('127.0.0.1'), help: 'address the nginx listeners bind (0.0.0.0 in a pod)' },

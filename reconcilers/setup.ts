@@ -17,6 +17,7 @@ import { serviceKeyOfSlice } from './model/normalize.ts';
 import type { TlsMaterial } from './model/types.ts';
 import { SecretReconciler, secretTransform, type SecretObject } from './secret.ts';
 import { ServiceReconciler, SLICES_BY_SERVICE } from './service.ts';
+import { StatusReconciler } from './status.ts';
 
 export interface Portico {
   model: Model;
@@ -126,7 +127,32 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     },
   );
   m.add('gateway', (signal) => gateway.run(signal));
+
+  // Status publishing (leader only).
+  if (cfg['publish-service'] || cfg['publish-status-address']) {
+    const statusRec = new StatusReconciler(
+      {
+        ingresses: ingresses as never,
+        services: services as never,
+        client: m.client,
+        metrics: m.metrics,
+        isLeader: () => m.isLeader(),
+        programmed: (k) => gateway.programmed.has(k),
+      },
+      { publishService: cfg['publish-service'], publishStatusAddress: cfg['publish-status-address'] },
+    );
+    const statusCtrl = m.controller({ name: 'status', reconciler: statusRec, workers: 2 });
+    gateway.onProgrammedChange((keys) => keys.forEach((k) => statusCtrl.enqueue(k)));
+    // Our own status writes come back as Ingress updates; re-checking them is a cheap no-op.
+    statusCtrl.watch(ingresses);
+    if (cfg['publish-service']) {
+      const pub = cfg['publish-service'];
+      statusCtrl.watch(services, (s) => (keyOf(s) === pub ? [...gateway.programmed] : []));
+    }
+    m.leader?.onStartedLeading(() => {
+      for (const k of ingresses.store.keys()) statusCtrl.enqueue(k);
+    });
+  }
   m.addReadyCheck('nginx', () => gateway.isReady());
-  void keyOf;
   return { model, gateway };
 }

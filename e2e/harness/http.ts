@@ -2,7 +2,17 @@
 // HTTP errors (returns status 0 with the error for transport failures).
 import http from 'node:http';
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+let agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+/**
+ * Drops pooled keep-alive connections. After an nginx reload the old workers close their idle client
+ * connections; a request racing that close fails on the client side (as with any HTTP/1.1 server closing an idle
+ * connection). Tests that count failures start from fresh connections once the reload has settled.
+ */
+export function resetConnections(): void {
+  agent.destroy();
+  agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+}
 
 export interface Reply {
   status: number;

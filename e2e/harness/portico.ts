@@ -49,7 +49,7 @@ export async function startPortico(base: number, extraFlags: string[] = []): Pro
     metrics: new Metrics(),
     namespace: 'portico-system',
     reportingController: cfg['controller-class'],
-    leaderElection: { name: `portico-e2e-${base}-${Date.now().toString(36)}`, leaseDurationMs: cfg['lease-duration'], renewDeadlineMs: cfg['renew-deadline'], retryPeriodMs: cfg['retry-period'] },
+    leaderElection: { name: extraFlags.includes('--election-id') ? cfg['election-id'] : `portico-e2e-${base}-${Date.now().toString(36)}`, leaseDurationMs: cfg['lease-duration'], renewDeadlineMs: cfg['renew-deadline'], retryPeriodMs: cfg['retry-period'] },
     health: cfg['health-addr'],
   });
   const p = await setupPortico(manager, cfg);

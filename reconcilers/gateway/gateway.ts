@@ -105,6 +105,12 @@ export class GatewayReconciler {
   private pending: Change[] = [];
   /** Sources (Ingress keys) left out because their contribution fails nginx -t, with the content that failed. */
   private excluded = new Map<string, { fingerprint: string; error: string }>();
+  /** Ingress keys programmed in nginx after the last full sync (for status publishing). */
+  readonly programmed = new Set<string>();
+  private readonly statusListeners: ((changed: string[]) => void)[] = [];
+  onProgrammedChange(cb: (changed: string[]) => void): void {
+    this.statusListeners.push(cb);
+  }
   /** Recent syncs, for tests and benchmarks. */
   readonly history: SyncRecord[] = [];
 
@@ -315,6 +321,13 @@ export class GatewayReconciler {
         if (st) st.programmed = false;
       }
       this.reportIngresses(result.events, result.ingressStatus, diff.reload);
+      const changed: string[] = [];
+      const now = new Set([...result.ingressStatus].filter(([, st]) => st.served && st.programmed).map(([k]) => k));
+      for (const k of now) if (!this.programmed.has(k)) changed.push(k);
+      for (const k of this.programmed) if (!now.has(k)) changed.push(k);
+      this.programmed.clear();
+      for (const k of now) this.programmed.add(k);
+      if (changed.length) for (const cb of this.statusListeners) cb(changed);
     } catch (e) {
       ok = false;
       if (!diff.reload) this.m.dynamic.inc({ result: 'failure' });
