@@ -45,3 +45,7 @@ bench: ## benchmarks: endpoint propagation and new-Ingress latency (prints figur
 .PHONY: bench-scale
 bench-scale: ## in-process scale benchmark: 1k/5k/10k Ingresses (build, translate, render, nginx -t, endpoint change)
 	$(NODE) --expose-gc e2e/bench/scale.ts 1000,5000,10000
+
+.PHONY: bench-dataplane
+bench-dataplane: ## wrk through Portico vs plain nginx, same backends and worker count (needs make cluster-up)
+	$(NODE) e2e/bench/dataplane.ts 8 3

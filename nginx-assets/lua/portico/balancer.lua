@@ -39,23 +39,30 @@ end
 
 local function tried_key(p) return p.address .. ":" .. p.port end
 
+-- First attempt: no per-request tables or strings. Retries (after a connect error) skip the peers tried so far.
 function _M.balance()
-  local ctx = ngx.ctx
   local p = pickers[ngx.var.portico_backend]
   if not p then return ngx.exit(503) end
-  local tried = ctx.portico_tried
   local peer
-  if tried then
-    peer = p:next(function(x) return tried[tried_key(x)] end) or p:next()
-  else
-    tried = {}
-    ctx.portico_tried = tried
+  if not ngx_balancer.get_last_failure() then
+    -- First attempt: remember the peer in ngx.ctx only when a retry is possible at all.
     peer = p:next()
-    local extra = math.min(p:size() - 1, 2)
+    if not peer then return ngx.exit(503) end
+    if p:size() > 1 then ngx.ctx.portico_peer = peer end
+    local extra = p:size() - 1
+    if extra > 2 then extra = 2 end
     if extra > 0 then ngx_balancer.set_more_tries(extra) end
+  else
+    local ctx = ngx.ctx
+    local tried = ctx.portico_tried
+    if not tried then
+      tried = { [tried_key(ctx.portico_peer)] = true }
+      ctx.portico_tried = tried
+    end
+    peer = p:next(function(x) return tried[tried_key(x)] end) or p:next()
+    if not peer then return ngx.exit(503) end
+    tried[tried_key(peer)] = true
   end
-  if not peer then return ngx.exit(503) end
-  tried[tried_key(peer)] = true
   local ok, err = ngx_balancer.set_current_peer(peer.address, peer.port)
   if not ok then
     ngx.log(ngx.ERR, "portico: set_current_peer ", peer.address, ":", peer.port, " failed: ", err)

@@ -1,0 +1,87 @@
+// Data-plane benchmark: wrk through Portico's nginx vs a plain nginx with a static upstream to the same backends,
+// same worker count (1 each), alternated in one run. Backends are a static nginx (`return 200`) on two pod IPs in
+// the test network namespace, so the proxy, not the backend, is measured. Usage: node e2e/bench/dataplane.ts [seconds=8] [rounds=3]
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ensureCluster, kubectl, uniqueNamespace } from '../harness/cluster.ts';
+import { addPod, deleteNamespace } from '../harness/pods.ts';
+import { request } from '../harness/http.ts';
+import { startPortico } from '../harness/portico.ts';
+
+const seconds = Number(process.argv[2] ?? 8);
+const rounds = Number(process.argv[3] ?? 3);
+await ensureCluster();
+const ns = await uniqueNamespace('dp');
+kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=merge', '-p', '{"data":{"worker-processes":"1"}}']);
+const p = await startPortico(39080);
+const dir = mkdtempSync(path.join(tmpdir(), 'portico-dp-'));
+const children: ReturnType<typeof spawn>[] = [];
+try {
+  const ips = [await addPod(ns, 'static-1', { labels: { app: 'static' } }), await addPod(ns, 'static-2', { labels: { app: 'static' } })];
+  // Static backend: one nginx inside the namespace on port 9090 of both pod IPs.
+  mkdirSync(path.join(dir, 'b'), { recursive: true });
+  writeFileSync(path.join(dir, 'b', 'nginx.conf'), `daemon off; worker_processes 1; pid ${dir}/b/pid; error_log stderr error;
+events { worker_connections 4096; }
+http { access_log off; keepalive_requests 100000;
+  server { ${ips.map((ip) => `listen ${ip}:9090;`).join(' ')} location / { return 200 "ok\\n"; } } }`);
+  children.push(spawn('ip', ['netns', 'exec', 'portico-pods', 'nginx', '-p', path.join(dir, 'b'), '-c', path.join(dir, 'b', 'nginx.conf'), '-e', 'stderr'], { stdio: 'inherit' }));
+  // Plain nginx: static upstream to the same two backends, same settings that matter (1 worker, keepalive).
+  // Two plain references: without access log, and with the same access log Portico writes (same work).
+  const plain = (name: string, port: number, log: string) => {
+    mkdirSync(path.join(dir, name), { recursive: true });
+    writeFileSync(path.join(dir, name, 'nginx.conf'), `daemon off; worker_processes 1; pid ${dir}/${name}/pid; error_log stderr error;
+events { worker_connections 16384; multi_accept on; }
+http { keepalive_requests 1000;
+  log_format l '$remote_addr - [$time_local] "$request" $status $body_bytes_sent "$http_user_agent" $request_time $upstream_addr $upstream_status $upstream_response_time';
+  ${log}
+  upstream u { ${ips.map((ip) => `server ${ip}:9090;`).join(' ')} keepalive 320; }
+  server { listen 127.0.0.1:${port}; location / { proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; proxy_pass http://u; } } }`);
+    children.push(spawn('nginx', ['-p', path.join(dir, name), '-c', path.join(dir, name, 'nginx.conf'), '-e', 'stderr'], { stdio: 'inherit' }));
+  };
+  plain('p', 39380, 'access_log off;');
+  plain('pl', 39381, `access_log ${dir}/pl/access.log l buffer=64k flush=1s;`);
+  kubectl(['apply', '-f', '-'], `apiVersion: v1\nkind: Service\nmetadata: { name: static, namespace: ${ns} }\nspec:\n  selector: { app: static }\n  ports: [{ port: 80, targetPort: 9090 }]\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: { name: static, namespace: ${ns} }\nspec:\n  ingressClassName: portico\n  rules:\n    - host: bench.test\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: static, port: { number: 80 } } } }\n`);
+  for (let i = 0; ; i++) {
+    const a = await request(p.httpPort, 'bench.test', '/');
+    const b = await request(39380, 'bench.test', '/');
+    if (a.status === 200 && a.body === 'ok\n' && b.status === 200) break;
+    if (i > 300) throw new Error(`not ready: portico ${a.status} plain ${b.status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const workers = spawnSync('pgrep', ['-f', `nginx: worker process`], { encoding: 'utf8' });
+  void workers;
+  const wrk = (port: number) => {
+    const out = execFileSync('wrk', ['-t1', '-c32', `-d${seconds}s`, '--latency', '-H', 'Host: bench.test', `http://127.0.0.1:${port}/`], { encoding: 'utf8' });
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+    const p99raw = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
+    const p99 = p99raw ? Number(p99raw[1]) * (p99raw[2] === 'us' ? 0.001 : p99raw[2] === 's' ? 1000 : 1) : NaN;
+    const errors = /Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? '0';
+    return { rps, p99, errors: Number(errors) };
+  };
+  wrk(p.httpPort); // warm-up
+  wrk(39380);
+  wrk(39381);
+  type R = { rps: number; p99: number; errors: number };
+  const res: { portico: R[]; plain: R[]; plainLog: R[] } = { portico: [], plain: [], plainLog: [] };
+  for (let r = 0; r < rounds; r++) {
+    res.plain.push(wrk(39380));
+    res.portico.push(wrk(p.httpPort));
+    res.plainLog.push(wrk(39381));
+  }
+  const avg = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+  const show = (name: string, xs: typeof res.plain) =>
+    `${name}: ${avg(xs.map((x) => x.rps)).toFixed(0)} req/s (rounds ${xs.map((x) => x.rps.toFixed(0)).join(', ')}), p99 ${avg(xs.map((x) => x.p99)).toFixed(2)} ms, non-2xx ${xs.reduce((s, x) => s + x.errors, 0)}`;
+  console.log(`[dataplane] ${show('plain nginx', res.plain)}`);
+  console.log(`[dataplane] ${show('plain nginx + same access log', res.plainLog)}`);
+  console.log(`[dataplane] ${show('portico    ', res.portico)}`);
+  const ratio = (xs: R[]) => (avg(res.portico.map((x) => x.rps)) / avg(xs.map((x) => x.rps))).toFixed(2);
+  console.log(`[dataplane] ratio portico/plain: ${ratio(res.plain)} (vs plain with the same access log: ${ratio(res.plainLog)}) — wrk -t1 -c32 -d${seconds}s, 1 nginx worker each, ${rounds} alternated rounds`);
+} finally {
+  for (const c of children) c.kill('SIGQUIT');
+  kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=json', '-p', '[{"op":"remove","path":"/data"}]']);
+  await p.stop();
+  await deleteNamespace(ns);
+}
+process.exit(0);
