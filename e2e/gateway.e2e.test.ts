@@ -180,6 +180,49 @@ describe('endpoints', () => {
   });
 });
 
+describe('load balancing', () => {
+  test('consistent hash (upstream-hash-by) is stable and moves few keys when a pod is added; cookie affinity sticks', async () => {
+    // Balancing settings belong to a backend (Service + port), so the sticky Ingress uses its own Service over
+    // the same pods.
+    apply(service('lb', 'lb') + '---\n' + service('lbs', 'lb'));
+    for (const n of ['lb-1', 'lb-2', 'lb-3']) await addPod(ns, n, { labels: { app: 'lb' } });
+    const rules = (h: string, svc = 'lb') => `  rules:\n    - host: ${h}.${SUF}\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: ${svc}, port: { number: 80 } } } }\n`;
+    apply(ingress('hash', `  ingressClassName: portico\n${rules('hash')}`, ', annotations: { nginx.ingress.kubernetes.io/upstream-hash-by: "$request_uri" }'));
+    apply(ingress('sticky', `  ingressClassName: portico\n${rules('sticky', 'lbs')}`, ', annotations: { nginx.ingress.kubernetes.io/affinity: cookie, nginx.ingress.kubernetes.io/session-cookie-name: pcookie }'));
+    const backendSize = async (id: string) => ((await p.gateway.dynamic.getBackends())[id] as { endpoints: unknown[] } | undefined)?.endpoints.length;
+    await until('3 endpoints', async () => (await backendSize(`${ns}_lb_80`)) === 3 && (await get(`hash.${SUF}`, '/k')).status === 200 && (await get(`sticky.${SUF}`, '/')).status === 200);
+    const owner = async (key: string) => (await get(`hash.${SUF}`, `/k/${key}`)).json().pod;
+    const keys = Array.from({ length: 120 }, (_, i) => String(i));
+    const before = new Map<string, string>();
+    for (const k of keys) before.set(k, await owner(k));
+    for (const k of keys.slice(0, 20)) assert.equal(await owner(k), before.get(k), 'same key, same pod');
+    assert.equal(new Set(before.values()).size, 3, 'keys spread over all pods');
+    await addPod(ns, 'lb-4', { labels: { app: 'lb' } });
+    await until('4 endpoints', async () => (await backendSize(`${ns}_lb_80`)) === 4);
+    let moved = 0;
+    for (const k of keys) {
+      const now = await owner(k);
+      if (now !== before.get(k)) {
+        moved++;
+        assert.equal(now, 'lb-4', 'a moved key only moves to the new pod');
+      }
+    }
+    console.log(`[lb] consistent hash: ${moved}/${keys.length} keys moved when going from 3 to 4 pods (ideal 1/4)`);
+    assert.ok(moved / keys.length <= 0.4, `moved ${moved}/${keys.length}`);
+    // Cookie affinity: the first answer sets the cookie, later requests with it stick to one pod.
+    const first = await get(`sticky.${SUF}`, '/');
+    const setCookie = String(first.headers['set-cookie'] ?? '');
+    assert.match(setCookie, /^pcookie=[0-9a-f]+; Path=\/; HttpOnly/);
+    const cookie = setCookie.split(';')[0] as string;
+    const stuck = new Set<string>();
+    for (let i = 0; i < 20; i++) stuck.add((await get(`sticky.${SUF}`, '/', { cookie })).json().pod);
+    assert.equal(stuck.size, 1, 'affinity sticks');
+    const spread = new Set<string>();
+    for (let i = 0; i < 40; i++) spread.add((await get(`sticky.${SUF}`, '/')).json().pod);
+    assert.ok(spread.size >= 2, 'new clients are spread');
+  });
+});
+
 describe('precedence and classes', () => {
   test('two Ingresses claim the same host+path: the older wins, the newer gets a Warning naming it', async () => {
     apply(service('old', 'old') + '---\n' + service('new', 'new'));

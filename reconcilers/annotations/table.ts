@@ -2,7 +2,7 @@
 // reference is generated from this table). `nginx.ingress.kubernetes.io/<name>` and `portico.dev/<name>` are
 // equivalent; the portico.dev form wins when both are set.
 import { z } from 'zod';
-import { boolSchema, loadBalanceSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
+import { affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 
 export type Scope = 'location' | 'server' | 'backend' | 'ingress';
 export type Risk = 'low' | 'medium' | 'high';
@@ -29,6 +29,11 @@ export const ANNOTATIONS = {
   'proxy-read-timeout': row(secondsSchema, 'location', 'low', 'Upstream read timeout in seconds'),
   'proxy-send-timeout': row(secondsSchema, 'location', 'low', 'Upstream send timeout in seconds'),
   'load-balance': row(loadBalanceSchema, 'backend', 'low', 'Balancing algorithm for this Ingress\'s backends (round_robin only so far)'),
+  'upstream-hash-by': row(nginxVariableSchema, 'backend', 'low', 'Consistent hashing on an nginx variable, e.g. $request_uri or $remote_addr (adding an endpoint moves about 1/N of the keys)'),
+  affinity: row(affinitySchema, 'backend', 'low', 'Session affinity: "cookie" (takes precedence over upstream-hash-by)'),
+  'affinity-mode': row(affinityModeSchema, 'backend', 'low', 'balanced (default: the cookie holds a key hashed onto the endpoints, so scaling moves about 1/N of sessions) or persistent (the cookie names the endpoint; it moves only when that endpoint goes away)'),
+  'session-cookie-name': row(cookieNameSchema, 'backend', 'low', 'Affinity cookie name (default INGRESSCOOKIE)'),
+  'session-cookie-max-age': row(intSchema(0, 315360000), 'backend', 'low', 'Affinity cookie Max-Age in seconds (default: a session cookie)'),
 } as const;
 
 export type AnnotationName = keyof typeof ANNOTATIONS;

@@ -98,7 +98,7 @@ export interface Certificate {
   notAfter: string;
 }
 
-export type BalanceAlgorithm = 'round_robin' | 'ewma' | 'chash' | 'cookie';
+export type BalanceAlgorithm = 'round_robin' | 'chash' | 'cookie';
 
 export interface Backend {
   /** "<namespace>_<service>_<port>" — [a-z0-9_.-] only. */
@@ -108,6 +108,8 @@ export interface Backend {
   balance: BalanceAlgorithm;
   /** For chash: the nginx variable to hash on, e.g. "$request_uri". */
   hashBy?: string;
+  /** For cookie affinity. */
+  cookie?: { name: string; maxAgeSeconds?: number; mode: 'balanced' | 'persistent' };
   /** ExternalName services: a DNS name the gateway resolves into endpoints, and the port to use. */
   externalName?: string;
   externalPort?: number;

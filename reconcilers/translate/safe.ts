@@ -104,3 +104,7 @@ export const backendIdSchema = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,300}$/, 
 export function zodMessage(e: z.ZodError): string {
   return e.issues.map((i) => i.message).join('; ');
 }
+
+export const cookieNameSchema = z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'cookie name may contain letters, digits, "_" and "-" (at most 64)');
+export const affinitySchema = z.enum(['cookie'], { error: () => 'affinity supports "cookie"' });
+export const affinityModeSchema = z.enum(['balanced', 'persistent'], { error: () => 'affinity-mode must be balanced or persistent' });

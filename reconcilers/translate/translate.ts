@@ -193,14 +193,36 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
 
   // ---- backends -------------------------------------------------------------------------------------------------
   const backends: Record<string, Backend> = {};
+  const backendOwner = new Map<string, NormalizedIngress>();
   const reported = new Set<string>();
   for (const [, locs] of [...hosts].sort(([a], [b]) => hostOrder(a, b))) {
     for (const c of [...locs.values()]) {
       const id = c.loc.backendId as string;
-      if (backends[id]) continue;
+      const owner = backendOwner.get(id);
+      if (owner) {
+        const a = c.ing.annotations;
+        const o2 = owner.annotations;
+        const differs = ['load-balance', 'upstream-hash-by', 'affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age'].some(
+          (k) => (a as Record<string, unknown>)[k] !== (o2 as Record<string, unknown>)[k],
+        );
+        if (differs && owner.key !== c.ing.key && !reported.has(`lb ${c.ing.key} ${id}`)) {
+          reported.add(`lb ${c.ing.key} ${id}`);
+          warn(c.ing.key, 'BackendSettingsConflict', `balancing annotations for service backend ${id} differ from Ingress ${owner.key}, which is older and whose settings apply (balancing is per Service port)`);
+        }
+        continue;
+      }
+      backendOwner.set(id, c.ing);
       const svcKey = `${c.ing.namespace}/${c.ref.service}`;
-      const balance = c.ing.annotations['load-balance'] ?? snap.global.loadBalance;
-      const b: Backend = { id, endpoints: [], balance };
+      const ann = c.ing.annotations;
+      const b: Backend = { id, endpoints: [], balance: ann['load-balance'] ?? snap.global.loadBalance };
+      if (ann.affinity === 'cookie') {
+        b.balance = 'cookie';
+        b.cookie = { name: ann['session-cookie-name'] ?? 'INGRESSCOOKIE', mode: ann['affinity-mode'] ?? 'balanced' };
+        if (ann['session-cookie-max-age'] !== undefined) b.cookie.maxAgeSeconds = ann['session-cookie-max-age'];
+      } else if (ann['upstream-hash-by']) {
+        b.balance = 'chash';
+        b.hashBy = ann['upstream-hash-by'];
+      }
       const svc = snap.services.get(svcKey);
       const portLabel = 'number' in c.ref.port ? String(c.ref.port.number) : c.ref.port.name;
       if (!svc) {

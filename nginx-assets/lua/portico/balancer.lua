@@ -3,16 +3,66 @@
 local ngx_balancer = require("ngx.balancer")
 local store = require("portico.store")
 local rr = require("portico.rr")
+local chash = require("portico.chash")
 
 local _M = {}
 
 -- Per-worker balancer state per backend, rebuilt when the backend's data changes.
 local pickers = {}
 
--- Algorithms by name. round_robin now; ewma, chash and cookie plug in here with the same interface
--- (new(backend) -> object with :next(skip)).
+-- Algorithms by name: new(backend) -> object with :next(skip) and :size().
+local function hashed(b)
+  local ring = chash.new(b.endpoints or {})
+  local var = (b.hashBy or "$request_uri"):sub(2)
+  return {
+    size = function() return ring:size() end,
+    next = function(_, skip) return ring:find(ngx.var[var], skip) end,
+  }
+end
+
+local seeded = false
+
+local function sticky(b)
+  local ring = chash.new(b.endpoints or {})
+  local robin = rr.new(b.endpoints or {})
+  local byid = {}
+  for _, e in ipairs(b.endpoints or {}) do byid[string.format("%08x", chash.hash(e.address .. ":" .. e.port))] = e end
+  local c = b.cookie or {}
+  local name = c.name or "INGRESSCOOKIE"
+  local suffix = "; Path=/; HttpOnly" .. (c.maxAgeSeconds and ("; Max-Age=" .. c.maxAgeSeconds) or "")
+  return {
+    size = function() return robin:size() end,
+    next = function(_, skip) return robin:next(skip) end,
+    -- Access phase: choose the peer from the cookie (or set a new cookie) and remember it for the balancer.
+    stick = function()
+      if not seeded then
+        math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
+        seeded = true
+      end
+      local v = ngx.var["cookie_" .. name]
+      local peer
+      if c.mode == "persistent" then
+        peer = v and byid[v]
+        if not peer then
+          peer = robin:next()
+          if peer then ngx.var.portico_set_cookie = name .. "=" .. string.format("%08x", chash.hash(peer.address .. ":" .. peer.port)) .. suffix end
+        end
+      else
+        if not v or not v:match("^[0-9a-f]+$") then
+          v = string.format("%08x%08x", math.random(0, 0x7fffffff), math.random(0, 0x7fffffff))
+          ngx.var.portico_set_cookie = name .. "=" .. v .. suffix
+        end
+        peer = ring:find(v)
+      end
+      ngx.ctx.portico_sticky = peer
+    end,
+  }
+end
+
 local algorithms = {
   round_robin = function(b) return rr.new(b.endpoints or {}) end,
+  chash = hashed,
+  cookie = sticky,
 }
 
 store.on_change(function(id, b)
@@ -35,6 +85,7 @@ function _M.access()
       b and b.unavailableReason and (" (" .. b.unavailableReason .. ")") or "")
     return ngx.exit(503)
   end
+  if p.stick then p.stick() end
 end
 
 local function tried_key(p) return p.address .. ":" .. p.port end
@@ -46,7 +97,7 @@ function _M.balance()
   local peer
   if not ngx_balancer.get_last_failure() then
     -- First attempt: remember the peer in ngx.ctx only when a retry is possible at all.
-    peer = p:next()
+    peer = p.stick and ngx.ctx.portico_sticky or p:next()
     if not peer then return ngx.exit(503) end
     if p:size() > 1 then ngx.ctx.portico_peer = peer end
     local extra = p:size() - 1

@@ -13,3 +13,10 @@ test('Lua: smooth weighted round-robin', () => {
   assert.match(r.stdout, /ok - smooth 5:1:1 sequence/);
   assert.doesNotMatch(r.stdout, /not ok/);
 });
+
+test('Lua: consistent hash ring (stability when an endpoint is added, balance)', () => {
+  const r = spawnSync('luajit', [path.join(here, 'chash_test.lua'), path.join(here, '..')], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+  assert.doesNotMatch(r.stdout, /not ok/);
+  assert.match(r.stdout, /ok - adding 1 endpoint/);
+});
