@@ -8,7 +8,7 @@ import tls from 'node:tls';
 import { loadAllYaml } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { admin, ensureCluster, kubectl, uniqueNamespace } from './harness/cluster.ts';
-import { addPod, deleteNamespace, removePod } from './harness/pods.ts';
+import { addPod, deleteNamespace, removePod, stopListenerOnly } from './harness/pods.ts';
 import { request, resetConnections, until } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
 
@@ -220,6 +220,70 @@ describe('load balancing', () => {
     const spread = new Set<string>();
     for (let i = 0; i < 40; i++) spread.add((await get(`sticky.${SUF}`, '/')).json().pod);
     assert.ok(spread.size >= 2, 'new clients are spread');
+  });
+});
+
+describe('retries', () => {
+  test('a connect failure is retried on another endpoint: a dead-but-Ready pod causes no failed request', async () => {
+    apply(service('retry', 'retry'));
+    await addPod(ns, 'retry-1', { labels: { app: 'retry' } });
+    await addPod(ns, 'retry-2', { labels: { app: 'retry' } });
+    apply(ingress('retry', `  ingressClassName: portico\n  rules:\n    - host: retry.${SUF}\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: retry, port: { number: 80 } } } }\n`));
+    await until('both pods serve', async () => {
+      const seen = new Set<string>();
+      for (let i = 0; i < 10; i++) {
+        const r = await get(`retry.${SUF}`, '/');
+        if (r.status === 200) seen.add(r.json().pod);
+      }
+      return seen.size === 2;
+    });
+    await stopListenerOnly(ns, 'retry-2'); // the Pod stays Ready: nginx still has it as an endpoint
+    const statuses = new Map<number, number>();
+    const pods = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const r = await get(`retry.${SUF}`, '/');
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      if (r.status === 200) pods.add(r.json().pod);
+    }
+    assert.deepEqual([...statuses], [[200, 200]], 'every request answered by the live pod');
+    assert.deepEqual([...pods], ['retry-1']);
+  });
+});
+
+describe('canary', () => {
+  test('canary weight lands within a binomial bound, header and cookie routing are exact, weight changes need no reload', async () => {
+    apply(service('stable', 'stable') + '---\n' + service('canary', 'canary'));
+    await addPod(ns, 'stable-1', { labels: { app: 'stable' } });
+    await addPod(ns, 'canary-1', { labels: { app: 'canary' } });
+    const rules = (svc: string) => `  ingressClassName: portico\n  rules:\n    - host: canary.${SUF}\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: ${svc}, port: { number: 80 } } } }\n`;
+    apply(ingress('main', rules('stable')));
+    await until('main served', async () => (await get(`canary.${SUF}`, '/')).json().pod === 'stable-1');
+    const canaryAnn = (w: number) => `, annotations: { nginx.ingress.kubernetes.io/canary: "true", nginx.ingress.kubernetes.io/canary-weight: "${w}", nginx.ingress.kubernetes.io/canary-by-header: X-Canary, nginx.ingress.kubernetes.io/canary-by-cookie: use_canary }`;
+    apply(ingress('main-canary', rules('canary'), canaryAnn(10)));
+    await until('canary attached', async () => {
+      const r = await get(`canary.${SUF}`, '/', { 'X-Canary': 'always' });
+      return r.status === 200 && r.json().pod === 'canary-1';
+    });
+    const reloads = await p.metric('portico_nginx_reloads_total');
+    let hits = 0;
+    const N = 2000;
+    for (let i = 0; i < N; i++) if ((await get(`canary.${SUF}`, '/')).json().pod === 'canary-1') hits++;
+    // Binomial(2000, 0.1): mean 200, sd 13.4; ±5 sd.
+    console.log(`[canary] weight 10%: ${hits}/${N} to the canary`);
+    assert.ok(hits >= 133 && hits <= 267, `${hits} of ${N}`);
+    const pods = async (headers: Record<string, string>, n = 30) => {
+      const s = new Set<string>();
+      for (let i = 0; i < n; i++) s.add((await get(`canary.${SUF}`, '/', headers)).json().pod);
+      return [...s].sort();
+    };
+    assert.deepEqual(await pods({ 'X-Canary': 'always' }), ['canary-1']);
+    assert.deepEqual(await pods({ 'X-Canary': 'never', cookie: 'use_canary=always' }), ['stable-1'], 'header beats cookie');
+    assert.deepEqual(await pods({ cookie: 'use_canary=always' }), ['canary-1']);
+    assert.deepEqual(await pods({ cookie: 'use_canary=never' }), ['stable-1'], 'cookie beats weight');
+    // Weight to 0: dynamic, no reload.
+    apply(ingress('main-canary', rules('canary'), canaryAnn(0)));
+    await until('weight 0 applied', async () => (await pods({}, 50)).join() === 'stable-1');
+    assert.equal(await p.metric('portico_nginx_reloads_total'), reloads, 'weight changes are data-only');
   });
 });
 

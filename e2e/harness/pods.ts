@@ -164,6 +164,7 @@ export async function deleteNamespace(namespace: string): Promise<void> {
   }
 }
 
-async function stopListenerOnly(namespace: string, name: string): Promise<void> {
-  await stopListener(namespace, name);
+/** Stops a pod's listener but leaves the Pod Ready (a crashed process the cluster has not noticed yet). */
+export async function stopListenerOnly(namespace: string, name: string): Promise<void> {
+  await podhost('DELETE', `/pods/${namespace}/${name}?keepAddress=1`);
 }

@@ -87,6 +87,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
     const pod = pods.get(key);
     if (!pod) return send(res, 404, { error: `no pod ${key}` });
     await pod.server.close();
+    // ?keepAddress=1: the process "crashed" but the IP stays, so connections are refused at once.
+    if (url.searchParams.get('keepAddress') === '1') return send(res, 200, { ip: pod.ip });
     ipAddr('del', pod.ip);
     pods.delete(key);
     used.delete(pod.ip);

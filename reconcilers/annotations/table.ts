@@ -2,7 +2,7 @@
 // reference is generated from this table). `nginx.ingress.kubernetes.io/<name>` and `portico.dev/<name>` are
 // equivalent; the portico.dev form wins when both are set.
 import { z } from 'zod';
-import { affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
+import { affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 
 export type Scope = 'location' | 'server' | 'backend' | 'ingress';
 export type Risk = 'low' | 'medium' | 'high';
@@ -34,6 +34,13 @@ export const ANNOTATIONS = {
   'affinity-mode': row(affinityModeSchema, 'backend', 'low', 'balanced (default: the cookie holds a key hashed onto the endpoints, so scaling moves about 1/N of sessions) or persistent (the cookie names the endpoint; it moves only when that endpoint goes away)'),
   'session-cookie-name': row(cookieNameSchema, 'backend', 'low', 'Affinity cookie name (default INGRESSCOOKIE)'),
   'session-cookie-max-age': row(intSchema(0, 315360000), 'backend', 'low', 'Affinity cookie Max-Age in seconds (default: a session cookie)'),
+  canary: row(boolSchema, 'ingress', 'low', 'This Ingress is a canary for the Ingress serving the same host and path'),
+  'canary-weight': row(intSchema(0, 1_000_000), 'backend', 'low', 'Share of requests sent to the canary, out of canary-weight-total (changed without reload)'),
+  'canary-weight-total': row(intSchema(1, 1_000_000), 'backend', 'low', 'Total for canary-weight (default 100)'),
+  'canary-by-header': row(headerNameSchema, 'backend', 'low', 'Header routing: "always" → canary, "never" → main, else weight (highest precedence)'),
+  'canary-by-header-value': row(headerValueSchema, 'backend', 'low', 'With canary-by-header: this exact value routes to the canary'),
+  'canary-by-header-pattern': row(headerPatternSchema, 'backend', 'medium', 'With canary-by-header: values matching this regex route to the canary'),
+  'canary-by-cookie': row(cookieNameSchema, 'backend', 'low', 'Cookie routing: "always" → canary, "never" → main (after header, before weight)'),
 } as const;
 
 export type AnnotationName = keyof typeof ANNOTATIONS;

@@ -108,6 +108,16 @@ export interface Backend {
   balance: BalanceAlgorithm;
   /** For chash: the nginx variable to hash on, e.g. "$request_uri". */
   hashBy?: string;
+  /** Canary split for the locations using this backend (ingress-nginx semantics: header > cookie > weight). */
+  canary?: {
+    backendId: string;
+    weight: number;
+    weightTotal: number;
+    header?: string;
+    headerValue?: string;
+    headerPattern?: string;
+    cookie?: string;
+  };
   /** For cookie affinity. */
   cookie?: { name: string; maxAgeSeconds?: number; mode: 'balanced' | 'persistent' };
   /** ExternalName services: a DNS name the gateway resolves into endpoints, and the port to use. */

@@ -108,3 +108,12 @@ export function zodMessage(e: z.ZodError): string {
 export const cookieNameSchema = z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'cookie name may contain letters, digits, "_" and "-" (at most 64)');
 export const affinitySchema = z.enum(['cookie'], { error: () => 'affinity supports "cookie"' });
 export const affinityModeSchema = z.enum(['balanced', 'persistent'], { error: () => 'affinity-mode must be balanced or persistent' });
+
+export const headerNameSchema = z.string().trim().regex(/^[A-Za-z0-9-]{1,64}$/, 'header name may contain letters, digits and "-" (at most 64)');
+export const headerValueSchema = z.string().max(256, 'header value is longer than 256 characters').regex(/^[\x20-\x7e]*$/, 'header value must be printable ASCII');
+/** A regex matched in Lua (PCRE, compiled once): a conservative alphabet and length keep it cheap. */
+export const headerPatternSchema = z
+  .string()
+  .max(128, 'header pattern is longer than 128 characters')
+  .regex(/^[A-Za-z0-9 .*+?^$|()[\]_,:;=\/-]*$/, 'header pattern may only use letters, digits and . * + ? ^ $ | ( ) [ ] _ , : ; = / -')
+  .refine((v) => { try { new RegExp(v); return true; } catch { return false; } }, { message: 'header pattern does not compile' });

@@ -217,3 +217,24 @@ test('endpoint-only fast path gives exactly what a full translation gives, and r
   assert.deepEqual(Object.keys(fast ?? {}), ['default_web_http']);
   assert.equal(endpointDelta(m, running, [{ kind: 'Service', key: 'default/web' }]), null);
 });
+
+test('canary Ingress attaches to the main location instead of conflicting; weight and header go to the main backend data', () => {
+  const r = translate(
+    modelOf({
+      services: [web, svc('web-v2', [{ port: 80 }])],
+      ingresses: [
+        ing('main', { rules: [rule('c.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }),
+        ing('canary', { rules: [rule('c.example.com', [{ path: '/', backend: svcRef('web-v2', 80) }])] }, {
+          created: '2026-03-01T00:00:00Z',
+          annotations: { 'nginx.ingress.kubernetes.io/canary': 'true', 'nginx.ingress.kubernetes.io/canary-weight': '10', 'nginx.ingress.kubernetes.io/canary-by-header': 'X-Canary' },
+        }),
+      ],
+    }).snapshot(),
+    OPTS,
+  );
+  assert.deepEqual(locs(r, 'c.example.com'), ['prefix / -> default_web_80']);
+  assert.deepEqual(r.config.data.backends.default_web_80?.canary, { backendId: 'default_web-v2_80', weight: 10, weightTotal: 100, header: 'X-Canary' });
+  assert.ok(r.config.data.backends['default_web-v2_80']);
+  assert.equal(r.events.filter((e) => e.reason === 'Conflict').length, 0);
+  assert.equal(r.ingressStatus.get('default/canary')?.programmed, true);
+});

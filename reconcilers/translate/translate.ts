@@ -149,15 +149,43 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
     });
   };
 
+  const isCanary = (i: NormalizedIngress) => i.annotations.canary === true;
   for (const ing of served) {
+    if (isCanary(ing)) continue;
     for (const rule of ing.rules) for (const p of rule.paths) claim(rule.host ?? '_', p.path, p.match, ing, p.backend, false);
   }
   // Default backends fill "/" where no rule claimed it (oldest Ingress first).
   for (const ing of served) {
-    if (!ing.defaultBackend) continue;
+    if (!ing.defaultBackend || isCanary(ing)) continue;
     const ownHosts = new Set(ing.rules.map((r) => r.host ?? '_'));
     ownHosts.add('_');
     for (const h of [...ownHosts].sort(hostOrder)) claim(h, '/', 'prefix', ing, ing.defaultBackend, true);
+  }
+
+  // ---- canaries: attach to the main Ingress's location (ingress-nginx semantics) -----------------------------
+  const canaryOf = new Map<string, { ing: NormalizedIngress; ref: ServiceBackendRef }>(); // main backend id → canary
+  for (const ing of served) {
+    if (!isCanary(ing)) continue;
+    let attached = false;
+    for (const rule of ing.rules) {
+      for (const p of rule.paths) {
+        const host = rule.host ?? '_';
+        const main = hosts.get(host)?.get(`${p.match} ${p.path}`);
+        if (!main) {
+          warn(ing.key, 'CanaryWithoutMain', `canary path ${p.path} on ${host === '_' ? '(any host)' : host} has no main Ingress serving it; ignored`);
+          continue;
+        }
+        const mainId = main.loc.backendId as string;
+        const prev = canaryOf.get(mainId);
+        if (prev && prev.ing.key !== ing.key) {
+          warn(ing.key, 'Conflict', `backend ${mainId} already has canary Ingress ${prev.ing.key} (older); this canary is ignored for it`);
+          continue;
+        }
+        canaryOf.set(mainId, { ing, ref: p.backend });
+        attached = true;
+      }
+    }
+    if (attached) status.get(ing.key)!.programmed = true;
   }
 
   // ---- TLS ------------------------------------------------------------------------------------------------------
@@ -195,62 +223,64 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
   const backends: Record<string, Backend> = {};
   const backendOwner = new Map<string, NormalizedIngress>();
   const reported = new Set<string>();
-  for (const [, locs] of [...hosts].sort(([a], [b]) => hostOrder(a, b))) {
-    for (const c of [...locs.values()]) {
-      const id = c.loc.backendId as string;
-      const owner = backendOwner.get(id);
-      if (owner) {
-        const a = c.ing.annotations;
-        const o2 = owner.annotations;
-        const differs = ['load-balance', 'upstream-hash-by', 'affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age'].some(
-          (k) => (a as Record<string, unknown>)[k] !== (o2 as Record<string, unknown>)[k],
-        );
-        if (differs && owner.key !== c.ing.key && !reported.has(`lb ${c.ing.key} ${id}`)) {
-          reported.add(`lb ${c.ing.key} ${id}`);
-          warn(c.ing.key, 'BackendSettingsConflict', `balancing annotations for service backend ${id} differ from Ingress ${owner.key}, which is older and whose settings apply (balancing is per Service port)`);
-        }
-        continue;
+  const LB_KEYS = ['load-balance', 'upstream-hash-by', 'affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age'];
+  const resolve = (ing: NormalizedIngress, ref: ServiceBackendRef, id: string): void => {
+    const owner = backendOwner.get(id);
+    if (owner) {
+      const differs = LB_KEYS.some((k) => (ing.annotations as Record<string, unknown>)[k] !== (owner.annotations as Record<string, unknown>)[k]);
+      if (differs && owner.key !== ing.key && !reported.has(`lb ${ing.key} ${id}`)) {
+        reported.add(`lb ${ing.key} ${id}`);
+        warn(ing.key, 'BackendSettingsConflict', `balancing annotations for service backend ${id} differ from Ingress ${owner.key}, which is older and whose settings apply (balancing is per Service port)`);
       }
-      backendOwner.set(id, c.ing);
-      const svcKey = `${c.ing.namespace}/${c.ref.service}`;
-      const ann = c.ing.annotations;
-      const b: Backend = { id, endpoints: [], balance: ann['load-balance'] ?? snap.global.loadBalance };
-      if (ann.affinity === 'cookie') {
-        b.balance = 'cookie';
-        b.cookie = { name: ann['session-cookie-name'] ?? 'INGRESSCOOKIE', mode: ann['affinity-mode'] ?? 'balanced' };
-        if (ann['session-cookie-max-age'] !== undefined) b.cookie.maxAgeSeconds = ann['session-cookie-max-age'];
-      } else if (ann['upstream-hash-by']) {
-        b.balance = 'chash';
-        b.hashBy = ann['upstream-hash-by'];
-      }
-      const svc = snap.services.get(svcKey);
-      const portLabel = 'number' in c.ref.port ? String(c.ref.port.number) : c.ref.port.name;
-      if (!svc) {
-        b.unavailableReason = `service ${svcKey} not found`;
+      return;
+    }
+    backendOwner.set(id, ing);
+    const svcKey = `${ing.namespace}/${ref.service}`;
+    const ann = ing.annotations;
+    const b: Backend = { id, endpoints: [], balance: ann['load-balance'] ?? snap.global.loadBalance };
+    if (ann.affinity === 'cookie') {
+      b.balance = 'cookie';
+      b.cookie = { name: ann['session-cookie-name'] ?? 'INGRESSCOOKIE', mode: ann['affinity-mode'] ?? 'balanced' };
+      if (ann['session-cookie-max-age'] !== undefined) b.cookie.maxAgeSeconds = ann['session-cookie-max-age'];
+    } else if (ann['upstream-hash-by']) {
+      b.balance = 'chash';
+      b.hashBy = ann['upstream-hash-by'];
+    }
+    const svc = snap.services.get(svcKey);
+    const portLabel = 'number' in ref.port ? String(ref.port.number) : ref.port.name;
+    if (!svc) {
+      b.unavailableReason = `service ${svcKey} not found`;
+    } else {
+      const sp = svc.ports.find((p) => ('number' in ref.port ? p.port === ref.port.number : p.name === ref.port.name));
+      if (!sp) b.unavailableReason = `service ${svcKey} has no port ${portLabel}`;
+      else if (svc.type === 'ExternalName') {
+        b.externalName = svc.externalName ?? undefined;
+        b.externalPort = sp.port;
+        if (!svc.externalName) b.unavailableReason = `ExternalName service ${svcKey} has no valid externalName`;
       } else {
-        const sp = svc.ports.find((p) => ('number' in c.ref.port ? p.port === c.ref.port.number : p.name === c.ref.port.name));
-        if (!sp) b.unavailableReason = `service ${svcKey} has no port ${portLabel}`;
-        else if (svc.type === 'ExternalName') {
-          b.externalName = svc.externalName ?? undefined;
-          b.externalPort = sp.port;
-          if (!svc.externalName) b.unavailableReason = `ExternalName service ${svcKey} has no valid externalName`;
-        } else {
-          b.endpoints = endpointsFor(snap.slices.get(svcKey) ?? [], sp.name);
-        }
-      }
-      backends[id] = b;
-      if (b.unavailableReason) {
-        for (const ing of served) {
-          const uses = ing.rules.some((r) => r.paths.some((p) => backendIdOf(ing.namespace, p.backend) === id)) ||
-            (ing.defaultBackend && backendIdOf(ing.namespace, ing.defaultBackend) === id);
-          const k = `${ing.key} ${id}`;
-          if (uses && !reported.has(k)) {
-            reported.add(k);
-            warn(ing.key, 'BackendNotFound', `${b.unavailableReason}; paths using it answer 503`);
-          }
-        }
+        b.endpoints = endpointsFor(snap.slices.get(svcKey) ?? [], sp.name);
       }
     }
+    backends[id] = b;
+    if (b.unavailableReason && !reported.has(`${ing.key} ${id}`)) {
+      reported.add(`${ing.key} ${id}`);
+      warn(ing.key, 'BackendNotFound', `${b.unavailableReason}; paths using it answer 503`);
+    }
+  };
+  for (const [, locs] of [...hosts].sort(([a], [b]) => hostOrder(a, b))) {
+    for (const c of locs.values()) resolve(c.ing, c.ref, c.loc.backendId as string);
+  }
+  for (const [mainId, c] of [...canaryOf].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const cid = backendIdOf(c.ing.namespace, c.ref);
+    resolve(c.ing, c.ref, cid);
+    const a = c.ing.annotations;
+    const main = backends[mainId];
+    if (!main || cid === mainId) continue;
+    main.canary = { backendId: cid, weight: a['canary-weight'] ?? 0, weightTotal: a['canary-weight-total'] ?? 100 };
+    if (a['canary-by-header']) main.canary.header = a['canary-by-header'];
+    if (a['canary-by-header-value'] !== undefined) main.canary.headerValue = a['canary-by-header-value'];
+    if (a['canary-by-header-pattern'] !== undefined) main.canary.headerPattern = a['canary-by-header-pattern'];
+    if (a['canary-by-cookie']) main.canary.cookie = a['canary-by-cookie'];
   }
 
   // ---- servers --------------------------------------------------------------------------------------------------

@@ -71,10 +71,41 @@ store.on_change(function(id, b)
   pickers[id] = make(b)
 end)
 
+-- Canary decision (ingress-nginx precedence: header, then cookie, then weight). Returns true for the canary.
+local function use_canary(c)
+  if c.header then
+    local hv = ngx.var["http_" .. c.header:lower():gsub("-", "_")]
+    if hv then
+      if c.headerValue then
+        if hv == c.headerValue then return true end
+      elseif c.headerPattern then
+        if ngx.re.find(hv, c.headerPattern, "jo") then return true end
+      elseif hv == "always" then
+        return true
+      elseif hv == "never" then
+        return false
+      end
+    end
+  end
+  if c.cookie then
+    local cv = ngx.var["cookie_" .. c.cookie]
+    if cv == "always" then return true elseif cv == "never" then return false end
+  end
+  local w = c.weight or 0
+  if w <= 0 then return false end
+  return math.random(1, c.weightTotal or 100) <= w
+end
+
 function _M.access()
   local id = ngx.var.portico_backend
   if id == nil or id == "" then return end
   store.sync()
+  local main = store.get(id)
+  local c = main and main.canary
+  if c and pickers[c.backendId] and use_canary(c) then
+    id = c.backendId
+    ngx.var.portico_backend = id
+  end
   local p = pickers[id]
   if not p or p:size() == 0 then
     local b = store.get(id)
