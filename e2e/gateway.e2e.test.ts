@@ -223,6 +223,23 @@ describe('load balancing', () => {
   });
 });
 
+describe('latency-aware balancing', () => {
+  test('load-balance: ewma sends most requests to the faster pod', async () => {
+    apply(service('ew', 'ew'));
+    await addPod(ns, 'ew-fast', { labels: { app: 'ew' } });
+    await addPod(ns, 'ew-slow', { labels: { app: 'ew' }, delayMs: 60 });
+    apply(ingress('ew', `  ingressClassName: portico\n  rules:\n    - host: ew.${SUF}\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: ew, port: { number: 80 } } } }\n`, ', annotations: { nginx.ingress.kubernetes.io/load-balance: ewma }'));
+    await until('both endpoints live', async () => ((await p.gateway.dynamic.getBackends())[`${ns}_ew_80`] as { endpoints: unknown[]; balance: string } | undefined)?.endpoints.length === 2 && (await get(`ew.${SUF}`, '/')).status === 200);
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 150; i++) {
+      const pod = (await get(`ew.${SUF}`, '/')).json().pod;
+      counts.set(pod, (counts.get(pod) ?? 0) + 1);
+    }
+    console.log(`[ewma] ${JSON.stringify(Object.fromEntries(counts))}`);
+    assert.ok((counts.get('ew-fast') ?? 0) >= 120, `fast pod got ${counts.get('ew-fast')} of 150`);
+  });
+});
+
 describe('retries', () => {
   test('a connect failure is retried on another endpoint: a dead-but-Ready pod causes no failed request', async () => {
     apply(service('retry', 'retry'));

@@ -22,7 +22,21 @@ export interface Reply {
   json<T = { pod: string; ip: string; path: string; headers: Record<string, string> }>(): T;
 }
 
-export function request(port: number, host: string, path: string, opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; timeoutMs?: number } = {}): Promise<Reply> {
+type Opts = { method?: string; headers?: Record<string, string>; body?: string | Buffer; timeoutMs?: number };
+
+/**
+ * One HTTP request. Like browsers and HTTP libraries (RFC 9112 §9.3.1), an idempotent request that fails on a
+ * reused keep-alive connection before any response byte (the server closed it meanwhile) is retried once on a new
+ * connection; any other failure is returned as status 0.
+ */
+export async function request(port: number, host: string, path: string, opts: Opts = {}): Promise<Reply> {
+  const first = await requestOnce(port, host, path, opts);
+  const idempotent = (opts.method ?? 'GET') === 'GET' || opts.method === 'HEAD';
+  if (first.status === 0 && first.reused && idempotent) return requestOnce(port, host, path, opts);
+  return first;
+}
+
+function requestOnce(port: number, host: string, path: string, opts: Opts): Promise<Reply & { reused?: boolean }> {
   return new Promise((resolve) => {
     const req = http.request(
       { host: '127.0.0.1', port, path, method: opts.method ?? 'GET', agent, headers: { host, ...(opts.headers ?? {}) }, timeout: opts.timeoutMs ?? 10_000 },
@@ -37,7 +51,7 @@ export function request(port: number, host: string, path: string, opts: { method
       },
     );
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (e) => resolve({ status: 0, body: '', headers: {}, error: String(e), json: () => { throw e; } }));
+    req.on('error', (e) => resolve({ status: 0, body: '', headers: {}, error: String(e), reused: req.reusedSocket, json: () => { throw e; } }));
     req.end(opts.body);
   });
 }

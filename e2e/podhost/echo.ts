@@ -6,11 +6,11 @@ export interface EchoServer {
   close(): Promise<void>;
 }
 
-export function startEcho(o: { ip: string; port: number; pod: string; namespace: string }): Promise<EchoServer> {
+export function startEcho(o: { ip: string; port: number; pod: string; namespace: string; delayMs?: number }): Promise<EchoServer> {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const status = Number(url.searchParams.get('status') ?? 200);
-    const delay = Number(url.searchParams.get('delay') ?? 0);
+    const delay = Number(url.searchParams.get('delay') ?? 0) + (o.delayMs ?? 0);
     const body = JSON.stringify({
       pod: o.pod,
       namespace: o.namespace,

@@ -28,7 +28,7 @@ export const ANNOTATIONS = {
   'proxy-connect-timeout': row(secondsSchema, 'location', 'low', 'Upstream connect timeout in seconds'),
   'proxy-read-timeout': row(secondsSchema, 'location', 'low', 'Upstream read timeout in seconds'),
   'proxy-send-timeout': row(secondsSchema, 'location', 'low', 'Upstream send timeout in seconds'),
-  'load-balance': row(loadBalanceSchema, 'backend', 'low', 'Balancing algorithm for this Ingress\'s backends (round_robin only so far)'),
+  'load-balance': row(loadBalanceSchema, 'backend', 'low', 'Balancing algorithm for this Ingress\'s backends: round_robin or ewma'),
   'upstream-hash-by': row(nginxVariableSchema, 'backend', 'low', 'Consistent hashing on an nginx variable, e.g. $request_uri or $remote_addr (adding an endpoint moves about 1/N of the keys)'),
   affinity: row(affinitySchema, 'backend', 'low', 'Session affinity: "cookie" (takes precedence over upstream-hash-by)'),
   'affinity-mode': row(affinityModeSchema, 'backend', 'low', 'balanced (default: the cookie holds a key hashed onto the endpoints, so scaling moves about 1/N of sessions) or persistent (the cookie names the endpoint; it moves only when that endpoint goes away)'),

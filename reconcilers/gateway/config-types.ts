@@ -17,6 +17,12 @@ export interface Structure {
   servers: Server[];
   /** Ids of every backend a location refers to, sorted. */
   backendIds: string[];
+  /**
+   * Some backend balances with ewma, so nginx runs a log-phase handler feeding response times to Lua. Kept off
+   * otherwise (it costs every request), so switching the first backend to ewma is the one balancing change that
+   * reloads.
+   */
+  observeLatency: boolean;
 }
 
 export interface GlobalSettings {
@@ -98,7 +104,7 @@ export interface Certificate {
   notAfter: string;
 }
 
-export type BalanceAlgorithm = 'round_robin' | 'chash' | 'cookie';
+export type BalanceAlgorithm = 'round_robin' | 'ewma' | 'chash' | 'cookie';
 
 export interface Backend {
   /** "<namespace>_<service>_<port>" — [a-z0-9_.-] only. */

@@ -8,6 +8,7 @@ function structure(sources: string[]): Structure {
     global: {} as Structure['global'],
     servers: sources.map((src, i) => ({ host: `h${i}.example.com`, tls: false, locations: [{ path: '/', match: 'prefix' as const, backendId: `b${i}`, source: src, sslRedirect: false }] })),
     backendIds: sources.map((_, i) => `b${i}`).sort(),
+    observeLatency: false,
   };
 }
 

@@ -5,7 +5,7 @@ import type { GlobalSettings } from '../gateway/config-types.ts';
 import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdownTimeoutSeconds'> & {
-  loadBalance: 'round_robin';
+  loadBalance: 'round_robin' | 'ewma';
   workerShutdownTimeoutSeconds: number;
 };
 
@@ -39,7 +39,7 @@ export const CONFIG_KEYS = {
   'worker-shutdown-timeout': key('workerShutdownTimeoutSeconds', secondsSchema, 240, 'How long old workers may finish requests after a reload (s)'),
   'use-forwarded-headers': key('useForwardedHeaders', boolSchema, false, 'Trust incoming X-Forwarded-* headers (set when behind another L7 proxy)'),
   'log-format-upstream': key('logFormatUpstream', logFormatSchema, '', 'Access log format (text and $variables); empty = Portico default'),
-  'load-balance': key('loadBalance', loadBalanceSchema, 'round_robin', 'Default balancing algorithm (round_robin; other algorithms are refused until implemented)'),
+  'load-balance': key('loadBalance', loadBalanceSchema, 'round_robin', 'Default balancing algorithm: round_robin or ewma (latency-aware)'),
   'ssl-redirect': key('sslRedirect', boolSchema, true, 'Redirect HTTP to HTTPS for hosts with TLS'),
   hsts: key('hsts', boolSchema, true, 'Send Strict-Transport-Security on HTTPS responses'),
   'hsts-max-age': key('hstsMaxAgeSeconds', intSchema(0, 1_000_000_000), 31536000, 'HSTS max-age (s)'),

@@ -56,6 +56,7 @@ function structureReasons(a: Structure, b: Structure): string[] {
   }
   if (pathsChanged.length) reasons.push(`paths changed on ${list(pathsChanged)}`);
   if (tlsChanged.length) reasons.push(`TLS turned on/off for ${list(tlsChanged)}`);
+  if (a.observeLatency !== b.observeLatency) reasons.push(`latency tracking for ewma turned ${b.observeLatency ? 'on' : 'off'}`);
   if (!reasons.length && canonical(a) !== canonical(b)) reasons.push('backend set changed');
   return reasons;
 }

@@ -92,9 +92,9 @@ export const logFormatSchema = z
   .regex(/^[A-Za-z0-9 $_.,:;/\-[\]()|=@+*#<>!?%&^~]*$/, 'log format may contain text and $variables only (no quotes, braces, backslashes or newlines)')
   .refine((v) => !v.includes(';'), { message: 'log format may not contain ";"' });
 
-/** Only round_robin is implemented in the Lua balancer so far; anything else is refused rather than ignored. */
-export const loadBalanceSchema = z.enum(['round_robin'], {
-  error: () => 'load-balance supports round_robin only in this version (ewma, consistent hash and cookie affinity are not implemented yet)',
+/** load-balance values (consistent hashing and affinity have their own annotations, as in ingress-nginx). */
+export const loadBalanceSchema = z.enum(['round_robin', 'ewma'], {
+  error: () => 'load-balance must be round_robin or ewma',
 });
 
 /** Backend ids are built by Portico from validated names; this re-checks them at the boundary to nginx. */

@@ -328,7 +328,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
   const def: TlsMaterial | null = snap.defaultCertificate;
   return {
     config: {
-      structure: { global, servers, backendIds: Object.keys(backends).sort() },
+      structure: { global, servers, backendIds: Object.keys(backends).sort(), observeLatency: Object.values(backends).some((b) => b.balance === 'ewma') },
       data: {
         backends: Object.fromEntries(Object.entries(backends).sort(([a], [b]) => (a < b ? -1 : 1))),
         certificates,

@@ -4,6 +4,7 @@ local ngx_balancer = require("ngx.balancer")
 local store = require("portico.store")
 local rr = require("portico.rr")
 local chash = require("portico.chash")
+local ewma = require("portico.ewma")
 
 local _M = {}
 
@@ -61,6 +62,7 @@ end
 
 local algorithms = {
   round_robin = function(b) return rr.new(b.endpoints or {}) end,
+  ewma = function(b) return ewma.new(b.endpoints or {}, 10) end,
   chash = hashed,
   cookie = sticky,
 }
@@ -117,6 +119,19 @@ function _M.access()
     return ngx.exit(503)
   end
   if p.stick then p.stick() end
+end
+
+-- Log phase: feed response times to latency-aware pickers (a no-op for the others).
+function _M.log()
+  local id = ngx.var.portico_backend
+  if id == nil or id == "" then return end
+  local p = pickers[id]
+  if not p or not p.observe then return end
+  local addrs, times = ngx.var.upstream_addr, ngx.var.upstream_response_time
+  if not addrs or not times then return end
+  local addr = addrs:match("([^,%s]+)%s*$")
+  local rt = tonumber(times:match("([^,%s]+)%s*$"))
+  if addr and rt then p:observe(addr, rt, ngx.now()) end
 end
 
 local function tried_key(p) return p.address .. ":" .. p.port end

@@ -6,6 +6,8 @@ function _M.init(opts)
   -- Pre-load modules in the master so workers share the compiled code.
   require("portico.store")
   require("portico.rr")
+  require("portico.chash")
+  require("portico.ewma")
   require("portico.balancer")
   require("portico.certs")
   require("portico.api")

@@ -20,3 +20,9 @@ test('Lua: consistent hash ring (stability when an endpoint is added, balance)',
   assert.doesNotMatch(r.stdout, /not ok/);
   assert.match(r.stdout, /ok - adding 1 endpoint/);
 });
+
+test('Lua: EWMA with two random choices prefers fast peers and decays back', () => {
+  const r = spawnSync('luajit', [path.join(here, 'ewma_test.lua'), path.join(here, '..')], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+  assert.doesNotMatch(r.stdout, /not ok/);
+});

@@ -135,6 +135,7 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     global: structure.global,
     servers,
     hasCatchAll: structure.servers.some((s) => s.host === '_'),
+    observeLatency: structure.observeLatency === true,
     hstsValue: hstsValue(structure),
     runtime,
     checksum,
