@@ -14,7 +14,7 @@ if ip netns list 2>/dev/null | grep -qw "$NETNS"; then
   ip netns delete "$NETNS" 2>/dev/null || true
 fi
 ip link show "$VETH_HOST" >/dev/null 2>&1 && ip link delete "$VETH_HOST" 2>/dev/null
-ip route show "$POD_CIDR" 2>/dev/null | grep -q . && ip route delete "$POD_CIDR" 2>/dev/null
+for cidr in $POD_CIDRS; do ip route show "$cidr" 2>/dev/null | grep -q . && ip route delete "$cidr" 2>/dev/null; done
 rm -rf "$DEV/etcd" "$CERTS" "$PIDS" "$DEV/podhost.sock" "$DEV/kcm.kubeconfig" "$KUBECONFIG_ADMIN" "$DEV/sa-kubeconfigs"
 rm -rf "$LOGS"
 log "down"

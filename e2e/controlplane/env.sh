@@ -13,6 +13,7 @@ VETH_NS=portico-p0
 HOST_ADDR=192.0.2.1      # root-namespace end of the veth (TEST-NET-1, documentation range)
 NS_ADDR=192.0.2.2        # netns end of the veth; also the Node's InternalIP
 POD_CIDR=198.51.100.0/24 # pod IPs (TEST-NET-2), /32s on the netns loopback
+POD_CIDRS="198.51.100.0/24 203.0.113.0/24 198.18.0.0/15" # all pools the pod host allocates from
 NODE_NAME=portico-node-0
 KUBECONFIG_ADMIN="$DEV/kubeconfig"
 NODE_BIN="$ROOT/node_modules/.bin/node"

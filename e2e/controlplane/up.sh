@@ -92,7 +92,7 @@ ip link set "$VETH_HOST" up
 ip -n "$NETNS" addr add "$NS_ADDR/30" dev "$VETH_NS"
 ip -n "$NETNS" link set "$VETH_NS" up
 ip -n "$NETNS" link set lo up
-ip route add "$POD_CIDR" via "$NS_ADDR" dev "$VETH_HOST"
+for cidr in $POD_CIDRS; do ip route add "$cidr" via "$NS_ADDR" dev "$VETH_HOST"; done
 ip -n "$NETNS" route add default via "$HOST_ADDR"
 
 start_daemon podhost ip netns exec "$NETNS" "$NODE_BIN" "$ROOT/e2e/podhost/daemon.ts" --socket "$DEV/podhost.sock"

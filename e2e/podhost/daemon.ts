@@ -15,8 +15,9 @@ if (!socket || args.indexOf('--socket') < 0) {
   process.stderr.write('usage: daemon.ts --socket <path>\n');
   process.exit(2);
 }
-// Pools: TEST-NET-2 then TEST-NET-3 (documentation ranges, routed only into this namespace).
-const POOLS = ['198.51.100', '203.0.113'];
+// Pools: TEST-NET-2 and TEST-NET-3 (documentation ranges), then 198.18.0.0/15 (RFC 2544, reserved for benchmark
+// tests) for the scale benchmarks. All are routed only into this namespace.
+const POOLS = ['198.51.100', '203.0.113', ...Array.from({ length: 512 }, (_, i) => `198.${18 + (i >> 8)}.${i & 255}`)];
 
 interface Pod {
   namespace: string;
