@@ -208,7 +208,7 @@ describe('load balancing', () => {
       }
     }
     console.log(`[lb] consistent hash: ${moved}/${keys.length} keys moved when going from 3 to 4 pods (ideal 1/4)`);
-    assert.ok(moved / keys.length <= 0.4, `moved ${moved}/${keys.length}`);
+    assert.ok(moved / keys.length <= 0.3, `moved ${moved}/${keys.length} (ideal 1/4)`);
     // Cookie affinity: the first answer sets the cookie, later requests with it stick to one pod.
     const first = await get(`sticky.${SUF}`, '/');
     const setCookie = String(first.headers['set-cookie'] ?? '');
