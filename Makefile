@@ -1,7 +1,6 @@
 # Portico — entry points. `make help` lists them.
 SHELL := /bin/bash
 NODE := $(CURDIR)/node_modules/.bin/node
-TSC := $(CURDIR)/node_modules/.bin/tsc
 
 .PHONY: help deps typecheck unit e2e test run up down
 
@@ -11,14 +10,16 @@ help:
 deps: ## install Debian packages, npm packages (incl. Node 24) and the control-plane binaries
 	bash e2e/setup/install-deps.sh
 
-typecheck: ## tsc --noEmit (strict)
-	$(TSC) --noEmit -p .
+# The test sets are defined once, in package.json's scripts; `node --run` runs them with node_modules/.bin (Node 24,
+# tsc) first on PATH, exactly as `npm run` would.
+typecheck: ## tsc --noEmit (strict), every .ts file in the repository
+	$(NODE) --run typecheck
 
-unit: ## unit tests (no cluster)
-	$(NODE) --test --test-concurrency=2 'operator/**/*.test.ts' 'reconcilers/**/*.test.ts' 'nginx-assets/**/*.test.ts'
+unit: ## unit tests (no cluster): operator/, reconcilers/, nginx-assets/ (Lua under luajit), crds/
+	$(NODE) --run test:unit
 
 e2e: ## end-to-end tests against the real control plane (brings it up, tears it down)
-	bash e2e/run-e2e.sh
+	$(NODE) --run test:e2e
 
 test: deps typecheck unit e2e ## everything CI runs
 

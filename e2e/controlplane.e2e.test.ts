@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { KubeClient, isForbidden } from '../operator/kube/client.ts';
 import { admin, ensureCluster, kubectl, serviceAccountKubeConfig, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace, listPods, removePod } from './harness/pods.ts';
+import { until } from './harness/http.ts';
 
 let ns: string;
 before(async () => {
@@ -22,15 +23,6 @@ async function endpoints(svc: string) {
     query: { labelSelector: `kubernetes.io/service-name=${svc}` },
   });
   return l.items.flatMap((s) => s.endpoints ?? []).map((e) => ({ ip: e.addresses[0], ...e.conditions }));
-}
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 test('the apiserver is the real v1.36 build with RBAC enforced', async () => {
@@ -57,7 +49,7 @@ test('echo pods get real IPs, the EndpointSlice controller publishes them, termi
   await until('both endpoints ready', async () => {
     const eps = await endpoints('echo');
     return eps.filter((e) => e.ready).length === 2 && eps;
-  });
+  }, 15_000, 100);
   const res = await fetch(`http://${ipA}:8080/some/path?q=1`, { headers: { 'X-Test': 'yes' } });
   const body = (await res.json()) as { pod: string; namespace: string; ip: string; path: string; headers: Record<string, string> };
   assert.equal(body.pod, 'a');
@@ -67,13 +59,13 @@ test('echo pods get real IPs, the EndpointSlice controller publishes them, termi
   assert.equal(body.headers['x-test'], 'yes');
 
   const { terminated } = await removePod(ns, 'b', 3);
-  const term = await until('b terminating', async () => (await endpoints('echo')).find((e) => e.ip === ipB && e.terminating));
+  const term = await until('b terminating', async () => (await endpoints('echo')).find((e) => e.ip === ipB && e.terminating), 15_000, 100);
   assert.equal(term.ready, false);
   assert.equal(term.serving, true);
   // still answering during the grace period
   assert.equal((await fetch(`http://${ipB}:8080/`)).status, 200);
   await terminated;
-  await until('b gone', async () => !(await endpoints('echo')).some((e) => e.ip === ipB));
+  await until('b gone', async () => !(await endpoints('echo')).some((e) => e.ip === ipB), 15_000, 100);
   assert.ok(!(await listPods()).some((p) => p.ip === ipB), 'listener released');
   await removePod(ns, 'a');
 });

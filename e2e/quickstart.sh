@@ -12,6 +12,23 @@ PID="$DEV/portico.pid"
 LOG="$DEV/portico.log"
 mode="${1:-run}"
 
+# nginx runs in its own process group, led by its master (pid file). A master killed alone leaves its workers
+# running, still bound to the ports (with reuseport a later nginx would share them). SIGQUIT to the whole group
+# (workers close their listeners and finish in-flight requests, even when their master is already gone), then
+# SIGKILL for whatever is left. Only a group made of nginx processes is touched.
+stop_nginx() { # stop_nginx <pid file> <seconds to wait for the graceful stop>
+  local f="$1" wait="$2" pg all ours
+  [[ -f "$f" ]] || return 0
+  pg="$(cat "$f" 2>/dev/null)"
+  [[ "$pg" =~ ^[0-9]+$ ]] || return 0
+  all="$(pgrep -g "$pg" | sort)"; ours="$(pgrep -g "$pg" -x nginx | sort)"
+  [[ -n "$all" && "$all" == "$ours" ]] || return 0
+  kill -QUIT -- "-$pg" 2>/dev/null || true
+  for _ in $(seq $((wait * 10))); do pgrep -g "$pg" >/dev/null || return 0; sleep 0.1; done
+  kill -KILL -- "-$pg" 2>/dev/null || true
+  for _ in $(seq 50); do pgrep -g "$pg" >/dev/null || return 0; sleep 0.1; done
+}
+
 stop_portico() {
   if [[ -f "$PID" ]] && kill -0 "$(cat "$PID")" 2>/dev/null; then
     kill -TERM "$(cat "$PID")"
@@ -19,7 +36,8 @@ stop_portico() {
     kill -KILL "$(cat "$PID")" 2>/dev/null || true
   fi
   rm -f "$PID"
-  pkill -KILL -f "$DEV/run/nginx" 2>/dev/null || true
+  # Portico stops its nginx on SIGTERM; this is for an nginx that outlived a crashed or SIGKILLed controller.
+  stop_nginx "$DEV/run/nginx/nginx.pid" 10
 }
 
 if [[ "$mode" == down ]]; then

@@ -34,3 +34,15 @@ test('microTime has exactly six fractional digits', () => {
   assert.match(microTime(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   assert.equal(microTime(Date.UTC(2026, 0, 2, 3, 4, 5, 6) + 0.789), '2026-01-02T03:04:05.006789Z');
 });
+
+test('API client rate limit flags: controller-runtime defaults, positive values only', () => {
+  const c = parseConfig([], {});
+  assert.equal(c['kube-api-qps'], 20);
+  assert.equal(c['kube-api-burst'], 30);
+  const d = parseConfig(['--kube-api-qps', '2.5'], { PORTICO_KUBE_API_BURST: '5' });
+  assert.equal(d['kube-api-qps'], 2.5);
+  assert.equal(d['kube-api-burst'], 5);
+  assert.throws(() => parseConfig(['--kube-api-qps', '0'], {}), /--kube-api-qps/);
+  assert.throws(() => parseConfig(['--kube-api-burst', '1.5'], {}), /--kube-api-burst/);
+  assert.throws(() => parseConfig(['--kube-api-burst', 'lots'], {}), /--kube-api-burst/);
+});

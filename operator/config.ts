@@ -37,7 +37,10 @@ export const FLAGS = {
   'http-port': { schema: port.default(8080), help: 'nginx HTTP listener port' },
   'https-port': { schema: port.default(8443), help: 'nginx HTTPS listener port' },
   'listen-address': { schema: z.string().regex(/^[0-9a-fA-F.:]+$/).default('127.0.0.1'), help: 'address the nginx listeners bind (0.0.0.0 in a pod)' },
-  'status-port': { schema: port.default(10246), help: 'nginx status/configuration port (always 127.0.0.1)' },
+  'status-port': { schema: port.default(10246), help: 'nginx health port, 127.0.0.1, /healthz only (the configuration API is a unix socket in <runtime-dir>/api, mode 0700)' },
+  'published-http-port': { schema: port.default(80), help: 'port clients use for HTTP (sent as X-Forwarded-Port instead of --http-port)' },
+  'published-https-port': { schema: port.default(443), help: 'port clients use for HTTPS (sent as X-Forwarded-Port instead of --https-port)' },
+  'access-log-path': { schema: z.string().regex(/^\/[A-Za-z0-9._/-]*$/, 'expected an absolute path').default('/dev/stdout'), help: 'nginx access log: /dev/stdout (one write per line, straight to the controller\'s stdout) or a file (buffered)' },
   'health-addr': { schema: hostPort.default({ host: '127.0.0.1', port: 10254 }), help: 'host:port for /healthz, /readyz and /metrics' },
   'runtime-dir': { schema: z.string().default('/tmp/portico'), help: 'directory for nginx.conf, pid file and temp files' },
   'nginx-binary': { schema: z.string().default('/usr/sbin/nginx'), help: 'nginx executable' },
@@ -48,8 +51,11 @@ export const FLAGS = {
   'retry-period': { schema: duration.default(2_000), help: 'leader election retry period' },
   'sync-quiet': { schema: duration.default(50), help: 'gateway debounce: quiet window after the last change' },
   'sync-max-wait': { schema: duration.default(250), help: 'gateway debounce: maximum wait after the first change' },
+  'shutdown-grace-period': { schema: duration.default(5_000), help: 'on SIGTERM: /readyz fails at once, nginx keeps serving this long (so endpoints and load balancers stop sending new connections), then nginx drains' },
   'worker-shutdown-timeout': { schema: duration.default(240_000), help: 'nginx worker_shutdown_timeout on reload/stop' },
   'enable-test-hooks': { schema: bool.default(false), help: 'TESTS ONLY: honour portico.dev/test-invalid-directive, which makes an Ingress render an invalid directive (to exercise fault isolation)' },
+  'kube-api-qps': { schema: z.coerce.number().positive().max(10_000).default(20), help: 'client-side limit on API server requests per second (watches excluded; controller-runtime default)' },
+  'kube-api-burst': { schema: z.coerce.number().int().min(1).max(10_000).default(30), help: 'requests allowed at once above --kube-api-qps' },
   'log-level': { schema: z.enum(LOG_LEVELS).default('info'), help: 'error | warn | info | debug' },
 } as const;
 

@@ -49,6 +49,20 @@ export class Controller {
     this.queue.add(key);
   }
 
+  private initial: { keys: Set<string>; resolve: () => void } | undefined;
+  /**
+   * Resolves once every key queued right now (at start: every object of the initial list) has been reconciled
+   * once, successfully or not — Contour's "initial DAG built" for one kind. A failed key is retried with backoff
+   * as usual; readiness does not wait for it to succeed.
+   */
+  initialReconciled(): Promise<void> {
+    const keys = new Set(this.queue.pendingKeys());
+    if (!keys.size) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.initial = { keys, resolve };
+    });
+  }
+
   /**
    * Watches an informer: every add/update/delete enqueues the keys `map` returns (default: the object's own key).
    * For updates both the old and the new object are mapped, so a reference that was removed is reconciled too.
@@ -104,6 +118,10 @@ export class Controller {
     } finally {
       end?.();
       this.queue.done(key);
+      if (this.initial?.keys.delete(key) && !this.initial.keys.size) {
+        this.initial.resolve();
+        this.initial = undefined;
+      }
     }
   }
 }

@@ -3,9 +3,11 @@
 //   - clean close (server timeout)       → re-watch from the last seen resourceVersion, no relist;
 //   - 410 Gone / "too old" version       → relist, diff against the cache, replay adds/updates/deletes;
 //   - transport errors, apiserver down   → exponential backoff with jitter, then resume;
-//   - silently stalled connection        → watchdog aborts it when nothing (not even a bookmark) arrives.
+//   - silently stalled connection        → watchdog aborts it when nothing (not even a bookmark) arrives, then
+//                                          the same backoff as an error (a StallError, logged and counted).
+// Cached objects lose metadata.managedFields (controller-runtime's default transform) before any user transform.
 import { ApiError, isGone, type KubeClient, type WatchEvent } from './kube/client.ts';
-import { isKubeObject, keyOf, type KubeObject } from './kube/object.ts';
+import { isKubeObject, keyOf, stripManagedFields, type KubeObject } from './kube/object.ts';
 import { resourcePath, type ResourceType } from './kube/resources.ts';
 import { Store, type IndexFunc, type ReadonlyStore } from './cache.ts';
 import { Backoff, sleep } from './backoff.ts';
@@ -32,30 +34,47 @@ export interface InformerOptions<T extends KubeObject> {
   backoff?: { initialMs: number; maxMs: number };
   /**
    * Applied to every object before it enters the cache, e.g. to drop Secret data Portico does not need.
-   * Must be pure and return a new object.
+   * Must be pure and return a new object. Runs after managedFields were dropped.
    */
   transform?: (obj: T) => T;
+  /** Keep metadata.managedFields in the cache (dropped by default: nothing in Portico reads it). */
+  keepManagedFields?: boolean;
 }
 
 class GoneError extends Error {}
+
+/** A watch on which nothing (not even a bookmark) arrived for the stall timeout; the informer reconnects. */
+export class StallError extends Error {
+  constructor(ms: number) {
+    super(`watch stalled: nothing received for ${ms}ms`);
+    this.name = 'StallError';
+  }
+}
+
+/** What an informer needs from a client (tests pass a fake). */
+export type WatchClient = Pick<KubeClient, 'request' | 'watch'>;
 
 export class Informer<T extends KubeObject> {
   readonly resource: ResourceType;
   private readonly storeImpl: Store<T>;
   private readonly handlers: EventHandler<T>[] = [];
-  private readonly o: Required<Omit<InformerOptions<T>, 'namespace' | 'labelSelector' | 'fieldSelector' | 'indexers' | 'transform'>> &
+  private readonly o: Required<
+    Omit<InformerOptions<T>, 'namespace' | 'labelSelector' | 'fieldSelector' | 'indexers' | 'transform' | 'keepManagedFields'>
+  > &
     InformerOptions<T>;
+  /** The cache transform: managedFields dropped (unless kept), then the caller's transform. */
+  private readonly transform: (obj: T) => T;
   private synced = false;
   private syncWaiters: (() => void)[] = [];
   private resourceVersion: string | undefined;
   private running = false;
 
-  private readonly client: KubeClient;
+  private readonly client: WatchClient;
   private readonly log: Logger;
   private readonly metrics: Metrics | undefined;
 
   constructor(
-    client: KubeClient,
+    client: WatchClient,
     resource: ResourceType,
     log: Logger,
     metrics: Metrics | undefined,
@@ -73,6 +92,9 @@ export class Informer<T extends KubeObject> {
       ...opts,
     };
     this.storeImpl = new Store<T>(opts.indexers ?? {});
+    const user = opts.transform;
+    const strip = opts.keepManagedFields ? (o: T) => o : stripManagedFields<T>;
+    this.transform = user ? (o) => user(strip(o)) : strip;
   }
 
   get store(): ReadonlyStore<T> {
@@ -132,9 +154,15 @@ export class Informer<T extends KubeObject> {
           continue;
         }
         const delay = backoff.next();
-        const cause = (e as Error).name === 'StallError' ? 'stalled' : 'error';
-        this.metrics?.informerWatchRestarts.inc({ kind, cause });
-        this.log.warn('list/watch failed, retrying', { kind, error: describe(e), retryInMs: delay, attempt: backoff.attempts });
+        const stalled = e instanceof StallError;
+        this.metrics?.informerWatchRestarts.inc({ kind, cause: stalled ? 'stalled' : 'error' });
+        this.log.warn(stalled ? 'watch stalled, reconnecting' : 'list/watch failed, retrying', {
+          kind,
+          error: describe(e),
+          resourceVersion: this.resourceVersion,
+          retryInMs: delay,
+          attempt: backoff.attempts,
+        });
         await sleep(delay, signal);
       }
     }
@@ -212,22 +240,15 @@ export class Informer<T extends KubeObject> {
       );
       for await (const ev of stream) this.handleEvent(ev);
     } catch (e) {
-      if (stalled) {
-        const err = new Error(`watch stalled: nothing received for ${this.o.stallTimeoutMs}ms`);
-        err.name = 'StallError';
-        throw err;
-      }
-      throw e;
+      // Our own abort surfaces as an AbortError (or ends the stream quietly); either way the stall is the cause.
+      if (!stalled) throw e;
     } finally {
       if (timer) clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       ac.abort();
     }
-    if (stalled) {
-      const err = new Error(`watch stalled: nothing received for ${this.o.stallTimeoutMs}ms`);
-      err.name = 'StallError';
-      throw err;
-    }
+    // Never a silent return: the caller must back off and count the stall, as for any other failed watch.
+    if (stalled) throw new StallError(this.o.stallTimeoutMs);
   }
 
   private handleEvent(ev: WatchEvent): void {
@@ -261,7 +282,7 @@ export class Informer<T extends KubeObject> {
   private withKind(obj: KubeObject): KubeObject {
     const apiVersion = this.resource.group ? `${this.resource.group}/${this.resource.version}` : this.resource.version;
     const full = obj.kind ? obj : { ...obj, kind: this.resource.kind, apiVersion };
-    return this.o.transform ? this.o.transform(full as T) : full;
+    return this.transform(full as T);
   }
 
   private emit(type: 'add' | 'update' | 'delete', old: T | undefined, obj: T): void {

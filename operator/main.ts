@@ -26,16 +26,18 @@ const kubeconfigPath = cfg.kubeconfig ?? process.env.KUBECONFIG;
 if (kubeconfigPath && !existsSync(kubeconfigPath)) fail(`kubeconfig ${kubeconfigPath} does not exist`);
 let client: KubeClient;
 try {
-  client = new KubeClient(loadKubeConfig(cfg.kubeconfig));
+  client = new KubeClient(loadKubeConfig(cfg.kubeconfig), { rateLimit: { qps: cfg['kube-api-qps'], burst: cfg['kube-api-burst'] } });
 } catch (e) {
   fail(`cannot load a kubeconfig: ${describe(e)} (pass --kubeconfig or run in a pod)`);
 }
 
 const log = createLogger(cfg['log-level']);
+const metrics = new Metrics({ defaultMetrics: true });
+client.instrument(metrics);
 const manager = new Manager({
   client,
   log,
-  metrics: new Metrics({ defaultMetrics: true }),
+  metrics,
   namespace: cfg.namespace,
   reportingController: cfg['controller-class'],
   leaderElection: cfg['leader-elect']
@@ -51,7 +53,7 @@ const manager = new Manager({
 
 try {
   await setupPortico(manager, cfg);
-  manager.handleSignals();
+  manager.handleSignals(cfg['shutdown-grace-period']);
   await manager.start();
   log.info('portico started', { identity: manager.identity, version: process.env.npm_package_version ?? '0.1.0' });
 } catch (e) {

@@ -1,6 +1,11 @@
 // The manager: owns the shared informers (one per kind+scope), the controllers, leader election, the event
-// recorder and the health server. Start order: informers → wait for every cache to sync → controllers.
-// Stop order (SIGTERM): stop taking keys, let in-flight reconciles finish, flush events, release the lease.
+// recorder and the health server. Start order, stage by stage (stage 0 first): the stage's informers → wait for
+// their caches to sync → its controllers → wait until every initially listed key was reconciled once → next
+// stage; then the runnables. Stages let a later informer depend on what earlier controllers wrote (Portico lists
+// TLS Secrets only once every Ingress is in the model, so each Secret's data is kept or dropped correctly at list
+// time instead of being fetched one GET at a time afterwards).
+// Stop order (SIGTERM): readiness turns false, an optional grace period lets load balancers notice, then stop
+// taking keys, let in-flight reconciles finish, flush events, release the lease.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
@@ -40,7 +45,12 @@ export class Manager {
   readonly leader: LeaderElector | undefined;
   private readonly o: ManagerOptions;
   private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly informerStage = new Map<Informer<KubeObject>, number>();
   private readonly controllers: Controller[] = [];
+  private readonly controllerStage = new Map<Controller, number>();
+  private initialDone = false;
+  private readonly initialWaiters: (() => void)[] = [];
+  private draining = false;
   private readonly runnables: Runnable[] = [];
   private readonly readyChecks = new Map<string, () => boolean>();
   private readonly healthChecks = new Map<string, () => boolean>();
@@ -60,24 +70,29 @@ export class Manager {
     this.identity = o.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
     this.events = new EventRecorder(
       o.client,
-      { reportingController: o.reportingController, reportingInstance: this.identity, defaultNamespace: o.namespace },
+      { reportingController: o.reportingController, reportingInstance: this.identity },
       o.log,
       this.metrics,
     );
     if (o.leaderElection) {
+      // Its own rate limit (none), as controller-runtime does: a lease renewal must never queue behind status writes
+      // or Secret reads in the shared token bucket — that is how a busy leader loses its lease.
       this.leader = new LeaderElector(
-        o.client,
+        o.client.withRateLimit(false),
         { ...o.leaderElection, namespace: o.namespace, identity: this.identity },
         o.log,
         this.metrics,
       );
     }
     this.readyChecks.set('informers-synced', () => this.synced);
+    this.readyChecks.set('initial-reconcile', () => this.initialDone);
+    this.readyChecks.set('not-draining', () => !this.draining && !this.stopping);
     this.healthChecks.set('manager', () => !this.stopping);
   }
 
   /** The shared informer for a kind (and optional namespace / selectors): created once, shared by all users. */
-  informer<T extends KubeObject>(resource: ResourceType, opts: InformerOptions<T> = {}): Informer<T> {
+  informer<T extends KubeObject>(resource: ResourceType, allOpts: InformerOptions<T> & { stage?: number } = {}): Informer<T> {
+    const { stage = 0, ...opts } = allOpts;
     const id = [resource.group, resource.version, resource.plural, opts.namespace ?? '', opts.labelSelector ?? '', opts.fieldSelector ?? ''].join('|');
     let inf = this.informers.get(id) as Informer<T> | undefined;
     if (!inf) {
@@ -87,16 +102,25 @@ export class Manager {
         ...opts,
       });
       this.informers.set(id, inf as unknown as Informer<KubeObject>);
+      this.informerStage.set(inf as unknown as Informer<KubeObject>, stage);
     } else if (opts.indexers) {
       inf.addIndexers(opts.indexers);
     }
     return inf;
   }
 
-  controller(opts: ControllerOptions): Controller {
+  /** `stage`: the controller starts with the informers of that stage (see the file comment). */
+  controller(opts: ControllerOptions & { stage?: number }): Controller {
     const c = new Controller(opts, this.log, this.metrics);
     this.controllers.push(c);
+    this.controllerStage.set(c, opts.stage ?? 0);
     return c;
+  }
+
+  /** Resolves once every stage's initially listed objects were reconciled once (see `start`). */
+  initialReconciled(): Promise<void> {
+    if (this.initialDone) return Promise.resolve();
+    return new Promise((r) => this.initialWaiters.push(r));
   }
 
   /** Anything else that should run between start and stop (e.g. the gateway reconciler's nginx). */
@@ -131,15 +155,33 @@ export class Manager {
       });
     }
     const tasks: Promise<void>[] = [];
-    for (const inf of this.informers.values()) tasks.push(inf.run(this.informerAbort.signal));
     if (this.leader) tasks.push(this.leader.run(this.controllerAbort.signal));
     const t0 = performance.now();
-    const all = [...this.informers.values()];
-    const ok = await Promise.all(all.map((i) => i.waitForSync(this.informerAbort.signal)));
-    if (ok.includes(false)) return;
+    const stages = [...new Set([...this.informerStage.values(), ...this.controllerStage.values()])].sort((a, b) => a - b);
+    const signal = this.informerAbort.signal;
+    const drains: Promise<void>[] = [];
+    for (const stage of stages) {
+      const infs = [...this.informerStage].filter(([, s]) => s === stage).map(([i]) => i);
+      for (const inf of infs) tasks.push(inf.run(signal));
+      const ok = await Promise.all(infs.map((i) => i.waitForSync(signal)));
+      if (ok.includes(false)) return;
+      const ctrls = [...this.controllerStage].filter(([, s]) => s === stage).map(([c]) => c);
+      // Capture each controller's initial keys before its workers take any.
+      const stageDrain = Promise.all(ctrls.map((c) => c.initialReconciled())).then(() => undefined);
+      for (const c of ctrls) tasks.push(c.run(this.controllerAbort.signal));
+      drains.push(stageDrain);
+      if (stage !== stages[stages.length - 1]) {
+        if (!(await this.awaitDrain(stageDrain, `stage ${stage}`))) return;
+      }
+    }
     this.synced = true;
-    this.log.info('caches synced', { informers: all.map((i) => i.resource.kind), ms: Math.round(performance.now() - t0) });
-    for (const c of this.controllers) tasks.push(c.run(this.controllerAbort.signal));
+    this.log.info('caches synced', { informers: [...this.informers.values()].map((i) => i.resource.kind), ms: Math.round(performance.now() - t0) });
+    void this.awaitDrain(Promise.all(drains).then(() => undefined), 'all stages').then((ok) => {
+      if (!ok) return;
+      this.initialDone = true;
+      this.log.info('initial objects reconciled', { ms: Math.round(performance.now() - t0) });
+      for (const w of this.initialWaiters.splice(0)) w();
+    });
     for (const r of this.runnables) {
       tasks.push(
         r.run(this.controllerAbort.signal).catch((e: unknown) => {
@@ -148,6 +190,26 @@ export class Manager {
       );
     }
     this.runPromise = Promise.all(tasks).then(() => undefined);
+  }
+
+  /**
+   * Waits for initial reconciliation; false if the manager stops first. Logs (once a minute) when it takes long —
+   * a reconcile that never returns would otherwise hold the start silently.
+   */
+  private async awaitDrain(p: Promise<void>, what: string): Promise<boolean> {
+    const signal = this.informerAbort.signal;
+    if (signal.aborted) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const t0 = performance.now();
+    const stopped = new Promise<false>((r) => signal.addEventListener('abort', () => r(false), { once: true }));
+    timer = setInterval(() => this.log.warn('still waiting for the initial reconcile', { what, ms: Math.round(performance.now() - t0) }), 60_000);
+    timer.unref();
+    try {
+      return await Promise.race([p.then(() => true as const), stopped]);
+    } finally {
+      clearInterval(timer);
+      timer = undefined;
+    }
   }
 
   /** Graceful stop: controllers drain, runnables stop, the lease is released, events are flushed. */
@@ -167,11 +229,21 @@ export class Manager {
     this.log.info('stopped');
   }
 
-  /** Installs SIGTERM/SIGINT handlers that stop the manager gracefully, then exit. */
-  handleSignals(onStopped: () => void = () => process.exit(0)): void {
+  /**
+   * Installs SIGTERM/SIGINT handlers: readiness turns false at once, then after `gracePeriodMs` (time for the
+   * Service's endpoints and any external load balancer to stop sending new connections) the manager stops — nginx
+   * drains in-flight requests with SIGQUIT as part of that — and the process exits.
+   */
+  handleSignals(gracePeriodMs = 0, onStopped: () => void = () => process.exit(0)): void {
     const handler = (sig: string) => {
-      this.log.info('signal received, shutting down', { signal: sig });
-      void this.stop().then(onStopped);
+      this.draining = true;
+      this.log.info('signal received, not ready any more; shutting down', { signal: sig, gracePeriodMs });
+      const t = setTimeout(() => void this.stop().then(onStopped), gracePeriodMs);
+      // A second signal skips the grace period.
+      process.once(sig as NodeJS.Signals, () => {
+        clearTimeout(t);
+        void this.stop().then(onStopped);
+      });
     };
     process.once('SIGTERM', () => handler('SIGTERM'));
     process.once('SIGINT', () => handler('SIGINT'));

@@ -14,6 +14,9 @@ export class Metrics {
   readonly informerWatchRestarts: Counter;
   readonly leader: Gauge;
   readonly eventsEmitted: Counter;
+  readonly eventsQueued: Gauge;
+  readonly kubeRequests: Counter;
+  readonly kubeRateLimiterWait: Histogram;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const r = [this.registry];
@@ -40,6 +43,20 @@ export class Metrics {
     this.informerRelists = new Counter({ name: 'portico_informer_relists_total', help: 'Full lists (start, 410 Gone)', labelNames: ['kind'], registers: r });
     this.informerWatchRestarts = new Counter({ name: 'portico_informer_watch_restarts_total', help: 'Watch connections re-opened, by cause', labelNames: ['kind', 'cause'], registers: r });
     this.leader = new Gauge({ name: 'portico_leader', help: '1 when this replica holds the leader lease', registers: r });
-    this.eventsEmitted = new Counter({ name: 'portico_events_total', help: 'Kubernetes Events written, by outcome', labelNames: ['type', 'outcome'], registers: r });
+    this.eventsEmitted = new Counter({
+      name: 'portico_events_total',
+      help: 'Kubernetes Events recorded, by outcome: created, series (folded into an existing event), spam_filtered (per-object limit), queue_full (dropped: write queue full), shutdown (still queued at exit), failed (API refused)',
+      labelNames: ['type', 'outcome'],
+      registers: r,
+    });
+    this.eventsQueued = new Gauge({ name: 'portico_events_queue_depth', help: 'Event writes (creates and series updates) waiting to be sent', registers: r });
+    this.kubeRequests = new Counter({ name: 'portico_kube_requests_total', help: 'API server requests by method and HTTP status ("error": no response)', labelNames: ['method', 'code'], registers: r });
+    this.kubeRateLimiterWait = new Histogram({
+      name: 'portico_kube_rate_limiter_wait_seconds',
+      help: 'Time a request waited for the client-side rate limiter (--kube-api-qps / --kube-api-burst)',
+      labelNames: ['method'],
+      buckets: [0.001, 0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60],
+      registers: r,
+    });
   }
 }

@@ -124,6 +124,11 @@ export class WorkQueue {
     return this.queue.length - this.head;
   }
 
+  /** Keys waiting or being processed (not those parked in a delay timer). */
+  pendingKeys(): string[] {
+    return [...new Set([...this.dirty, ...this.processing])];
+  }
+
   isProcessing(key: string): boolean {
     return this.processing.has(key);
   }

@@ -1,31 +1,53 @@
-// Ingress reconciler: validates and normalizes one Ingress into the model (or records why it is rejected).
+// Ingress reconciler: decides first whether Portico owns the Ingress (its class), then validates and normalizes
+// it into the model or records why it is rejected. An Ingress of another class is dropped from the model before
+// anything else happens: no validation, no Warning, no Secret read — so Portico can run side by side with
+// ingress-nginx during a migration without commenting on (or loading the keys of) its Ingresses.
 import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
-import type { EventRecorder } from '../operator/events.ts';
 import type { Informer } from '../operator/informer.ts';
 import type { KubeObject } from '../operator/kube/object.ts';
 import type { Model } from './model/model.ts';
 import { normalizeIngress } from './model/normalize.ts';
+import { isIngressServed } from './translate/translate.ts';
+
+export interface ClassOptions {
+  controllerClass: string;
+  /** Class name accepted in the legacy kubernetes.io/ingress.class annotation. */
+  ingressClassName: string;
+  watchWithoutClass: boolean;
+}
+
+/** The class an Ingress asks for, read straight from the object (before any validation). */
+export function requestedClass(obj: KubeObject): { className: string | null; classFromAnnotation: boolean } {
+  const spec = (obj as { spec?: { ingressClassName?: unknown } }).spec;
+  if (typeof spec?.ingressClassName === 'string' && spec.ingressClassName) return { className: spec.ingressClassName, classFromAnnotation: false };
+  const legacy = obj.metadata.annotations?.['kubernetes.io/ingress.class'];
+  if (typeof legacy === 'string' && legacy) return { className: legacy, classFromAnnotation: true };
+  return { className: null, classFromAnnotation: false };
+}
+
+export function ownsIngress(obj: KubeObject, model: Model, o: ClassOptions): boolean {
+  return isIngressServed(requestedClass(obj), model.classList(), { ...o, listen: { httpPort: 0, httpsPort: 0, statusPort: 0, address: '' } });
+}
 
 export class IngressReconciler implements Reconciler {
   private readonly informer: Informer<KubeObject>;
   private readonly model: Model;
-  private readonly events: EventRecorder;
-  constructor(informer: Informer<KubeObject>, model: Model, events: EventRecorder) {
+  private readonly o: ClassOptions;
+  constructor(informer: Informer<KubeObject>, model: Model, o: ClassOptions) {
     this.informer = informer;
     this.model = model;
-    this.events = events;
+    this.o = o;
   }
   async reconcile(_ctx: ReconcileContext, key: string): Promise<void> {
     const obj = this.informer.store.get(key);
-    if (!obj) {
+    if (!obj || !ownsIngress(obj, this.model, this.o)) {
       this.model.deleteIngress(key);
       return;
     }
     const r = normalizeIngress(obj);
     if (r.ok) this.model.setIngress(r.ingress);
     else this.model.rejectIngress({ key, reason: r.reason });
-    // Warnings about the content (conflicts, missing backends, bad annotations) are reported by the gateway
-    // reconciler, which sees all Ingresses together; an outright rejection is also visible there.
-    void this.events;
+    // Warnings about the content (conflicts, missing backends, bad annotations) and rejections are reported by
+    // the gateway reconciler, which sees all Ingresses together.
   }
 }

@@ -65,8 +65,7 @@ export class SecretReconciler implements Reconciler {
       }
       this.lastError.set(key, m.error);
       // Keep serving the previous good material if there was one.
-      const snap = this.model.snapshot().secrets.get(key);
-      if (snap?.ok) return;
+      if (this.model.secret(key)?.ok) return;
       this.model.setSecret(m);
       return;
     }

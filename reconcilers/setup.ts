@@ -1,8 +1,11 @@
 // Wires Portico's reconcilers and the gateway into a manager: one shared informer per kind, one small
 // reconciler per kind writing into the shared model, and the gateway reconciler reading it.
+// Start-up is staged (see operator/manager.ts): stage 0 lists IngressClasses and Ingresses and reconciles them
+// all, so the model knows which TLS Secrets served Ingresses reference before stage 1 lists Secrets, Services and
+// EndpointSlices — each Secret's key material is kept or dropped right at list time, with no per-Secret GET.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Config } from '../operator/config.ts';
 import type { Manager } from '../operator/manager.ts';
@@ -43,28 +46,48 @@ export function generateFallbackCertificate(): TlsMaterial {
   }
 }
 
+/**
+ * Addresses that are Portico itself: nginx's listeners and, when they bind a wildcard, every address of this
+ * host/pod. No tenant-controlled endpoint or ExternalName may resolve to one of them (nor to loopback, link-local
+ * or unspecified addresses, which the address filter refuses anyway).
+ */
+export function ownAddresses(listenAddress: string): string[] {
+  const out = new Set<string>([listenAddress]);
+  if (listenAddress === '0.0.0.0' || listenAddress === '::') {
+    for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) out.add(a.address);
+  }
+  return [...out].sort();
+}
+
 export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   const model = new Model();
   if (cfg['enable-test-hooks']) m.log.warn('--enable-test-hooks is set: portico.dev/test-invalid-directive is honoured; never use this in production');
-  const classes = m.informer<KubeObject>(Resources.IngressClass);
-  const ingresses = m.informer<KubeObject>(Resources.Ingress);
-  const services = m.informer<KubeObject>(Resources.Service);
+  const classOptions = { controllerClass: cfg['controller-class'], ingressClassName: cfg['ingress-class'], watchWithoutClass: cfg['watch-ingress-without-class'] };
+  // Stage 0: classes first (the Ingress reconciler filters by class), then Ingresses.
+  const classes = m.informer<KubeObject>(Resources.IngressClass, { stage: 0 });
+  const ingresses = m.informer<KubeObject>(Resources.Ingress, { stage: 1 });
+  // Stage 2: everything an Ingress refers to.
+  const services = m.informer<KubeObject>(Resources.Service, { stage: 2 });
   const slices = m.informer<KubeObject>(Resources.EndpointSlice, {
+    stage: 2,
     indexers: { [SLICES_BY_SERVICE]: (s) => { const k = serviceKeyOfSlice(s); return k ? [k] : []; } },
   });
   const secrets = m.informer<SecretObject>(Resources.Secret, {
+    stage: 2,
     fieldSelector: 'type=kubernetes.io/tls',
     transform: secretTransform(model),
   });
 
-  const classCtrl = m.controller({ name: 'ingressclass', reconciler: new IngressClassReconciler(classes, model) });
+  const classCtrl = m.controller({ name: 'ingressclass', reconciler: new IngressClassReconciler(classes, model), stage: 0 });
   classCtrl.watch(classes);
-  const ingressCtrl = m.controller({ name: 'ingress', reconciler: new IngressReconciler(ingresses, model, m.events), workers: 2 });
+  const ingressCtrl = m.controller({ name: 'ingress', reconciler: new IngressReconciler(ingresses, model, classOptions), workers: 2, stage: 1 });
   ingressCtrl.watch(ingresses);
-  const serviceCtrl = m.controller({ name: 'service', reconciler: new ServiceReconciler(services, slices, model), workers: 2 });
+  // Which Ingresses Portico owns depends on the classes: re-check every Ingress when a class changes.
+  ingressCtrl.watch(classes, () => ingresses.store.keys());
+  const serviceCtrl = m.controller({ name: 'service', reconciler: new ServiceReconciler(services, slices, model, m.events), workers: 2, stage: 2 });
   serviceCtrl.watch(services);
   serviceCtrl.watch(slices, (s) => { const k = serviceKeyOfSlice(s); return k ? [k] : []; });
-  const secretCtrl = m.controller({ name: 'secret', reconciler: new SecretReconciler(secrets, model, m.client, m.events) });
+  const secretCtrl = m.controller({ name: 'secret', reconciler: new SecretReconciler(secrets, model, m.client, m.events), stage: 2 });
   secretCtrl.watch(secrets);
 
   // A Secret becomes (un)referenced when an Ingress changes in the model: re-check the Secrets it names now and
@@ -73,7 +96,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   model.onChange((changes) => {
     for (const c of changes) {
       if (c.kind !== 'Ingress') continue;
-      const ing = model.snapshot().ingresses.get(c.key);
+      const ing = model.ingress(c.key);
       const now = ing ? secretsOf(ing) : [];
       for (const s of new Set([...(lastSecrets.get(c.key) ?? []), ...now])) secretCtrl.enqueue(s);
       if (now.length) lastSecrets.set(c.key, now);
@@ -84,10 +107,11 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   if (cfg.configmap) {
     const [ns, name] = cfg.configmap.split('/') as [string, string];
     const cms = m.informer<KubeObject & { data?: Record<string, string> }>(Resources.ConfigMap, {
+      stage: 2,
       namespace: ns,
       fieldSelector: `metadata.name=${name}`,
     });
-    const cmCtrl = m.controller({ name: 'configmap', reconciler: new ConfigMapReconciler(cms, model, m.events, cfg.configmap) });
+    const cmCtrl = m.controller({ name: 'configmap', reconciler: new ConfigMapReconciler(cms, model, m.events, cfg.configmap), stage: 2 });
     cmCtrl.watch(cms);
     cmCtrl.enqueue(cfg.configmap);
   }
@@ -104,11 +128,20 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
         controllerClass: cfg['controller-class'],
         ingressClassName: cfg['ingress-class'],
         watchWithoutClass: cfg['watch-ingress-without-class'],
-        listen: { httpPort: cfg['http-port'], httpsPort: cfg['https-port'], statusPort: cfg['status-port'], address: cfg['listen-address'] },
+        listen: {
+          httpPort: cfg['http-port'],
+          httpsPort: cfg['https-port'],
+          statusPort: cfg['status-port'],
+          address: cfg['listen-address'],
+          publishedHttpPort: cfg['published-http-port'],
+          publishedHttpsPort: cfg['published-https-port'],
+        },
         testHooks: cfg['enable-test-hooks'],
+        ownAddresses: ownAddresses(cfg['listen-address']),
       },
       nginxBinary: cfg['nginx-binary'],
       runtimeDir: cfg['runtime-dir'],
+      accessLog: cfg['access-log-path'],
       quietMs: cfg['sync-quiet'],
       maxWaitMs: cfg['sync-max-wait'],
       shutdownTimeoutMs: cfg['worker-shutdown-timeout'],
@@ -119,6 +152,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
       metrics: m.metrics,
       log: m.log,
       ingressObject: (key) => ingresses.store.get(key),
+      initialReconciled: () => m.initialReconciled(),
       controllerObject: () =>
         podName && podNamespace
           ? { apiVersion: 'v1', kind: 'Pod', metadata: { name: podName, namespace: podNamespace } }
@@ -136,7 +170,9 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
         services: services as never,
         client: m.client,
         metrics: m.metrics,
-        isLeader: () => m.isLeader(),
+        // Status is written only once the first complete configuration is live: before that, "not programmed"
+        // means "not known yet", and clearing addresses then would make external-dns see every Ingress flap.
+        isLeader: () => m.isLeader() && gateway.isReady(),
         programmed: (k) => gateway.programmed.has(k),
       },
       { publishService: cfg['publish-service'], publishStatusAddress: cfg['publish-status-address'] },
@@ -149,9 +185,11 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
       const pub = cfg['publish-service'];
       statusCtrl.watch(services, (s) => (keyOf(s) === pub ? [...gateway.programmed] : []));
     }
-    m.leader?.onStartedLeading(() => {
+    const all = () => {
       for (const k of ingresses.store.keys()) statusCtrl.enqueue(k);
-    });
+    };
+    m.leader?.onStartedLeading(all);
+    gateway.onReady(all);
   }
   m.addReadyCheck('nginx', () => gateway.isReady());
   return { model, gateway };

@@ -1,14 +1,19 @@
 // Data-plane benchmark: wrk through Portico's nginx vs a plain nginx with a static upstream to the same backends,
 // same worker count (1 each), alternated in one run. Backends are a static nginx (`return 200`) on two pod IPs in
-// the test network namespace, so the proxy, not the backend, is measured. Usage: node e2e/bench/dataplane.ts [seconds=8] [rounds=3]
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+// the test network namespace, so the proxy, not the backend, is measured. When valgrind is installed it also counts
+// instructions per proxied request (callgrind), which other load on the machine does not move.
+// Usage: node e2e/bench/dataplane.ts [seconds=8] [rounds=3]
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ensureCluster, kubectl, uniqueNamespace } from '../harness/cluster.ts';
 import { addPod, deleteNamespace } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
 import { startPortico } from '../harness/portico.ts';
+import { z } from 'zod';
+import { DynamicClient } from '../../reconcilers/gateway/nginx/dynamic.ts';
+import { haveValgrind, instructionsPerRequest } from './instructions.ts';
 
 const seconds = Number(process.argv[2] ?? 8);
 const rounds = Number(process.argv[3] ?? 3);
@@ -29,15 +34,16 @@ http { access_log off; keepalive_requests 100000;
   children.push(spawn('ip', ['netns', 'exec', 'portico-pods', 'nginx', '-p', path.join(dir, 'b'), '-c', path.join(dir, 'b', 'nginx.conf'), '-e', 'stderr'], { stdio: 'inherit' }));
   // Plain nginx: static upstream to the same two backends, same settings that matter (1 worker, keepalive).
   // Two plain references: without access log, and with the same access log Portico writes (same work).
-  const plain = (name: string, port: number, log: string) => {
-    mkdirSync(path.join(dir, name), { recursive: true });
-    writeFileSync(path.join(dir, name, 'nginx.conf'), `daemon off; worker_processes 1; pid ${dir}/${name}/pid; error_log stderr error;
+  const plainConf = (name: string, port: number, log: string) => `daemon off; worker_processes 1; pid ${dir}/${name}/pid; error_log stderr error;
 events { worker_connections 16384; multi_accept on; }
 http { keepalive_requests 1000;
   log_format l '$remote_addr - [$time_local] "$request" $status $body_bytes_sent "$http_user_agent" $request_time $upstream_addr $upstream_status $upstream_response_time';
   ${log}
   upstream u { ${ips.map((ip) => `server ${ip}:9090;`).join(' ')} keepalive 320; }
-  server { listen 127.0.0.1:${port}; location / { proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; proxy_pass http://u; } } }`);
+  server { listen 127.0.0.1:${port}; location / { proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; proxy_pass http://u; } } }`;
+  const plain = (name: string, port: number, log: string) => {
+    mkdirSync(path.join(dir, name), { recursive: true });
+    writeFileSync(path.join(dir, name, 'nginx.conf'), plainConf(name, port, log));
     children.push(spawn('nginx', ['-p', path.join(dir, name), '-c', path.join(dir, name, 'nginx.conf'), '-e', 'stderr'], { stdio: 'inherit' }));
   };
   plain('p', 39380, 'access_log off;');
@@ -50,8 +56,6 @@ http { keepalive_requests 1000;
     if (i > 300) throw new Error(`not ready: portico ${a.status} plain ${b.status}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  const workers = spawnSync('pgrep', ['-f', `nginx: worker process`], { encoding: 'utf8' });
-  void workers;
   const wrk = (port: number) => {
     const out = execFileSync('wrk', ['-t1', '-c32', `-d${seconds}s`, '--latency', '-H', 'Host: bench.test', `http://127.0.0.1:${port}/`], { encoding: 'utf8' });
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
@@ -78,6 +82,49 @@ http { keepalive_requests 1000;
   console.log(`[dataplane] ${show('portico    ', res.portico)}`);
   const ratio = (xs: R[]) => (avg(res.portico.map((x) => x.rps)) / avg(xs.map((x) => x.rps))).toFixed(2);
   console.log(`[dataplane] ratio portico/plain: ${ratio(res.plain)} (vs plain with the same access log: ${ratio(res.plainLog)}) — wrk -t1 -c32 -d${seconds}s, 1 nginx worker each, ${rounds} alternated rounds`);
+  if (!haveValgrind()) console.log('[dataplane] valgrind not installed: no instruction counts');
+  else {
+    try {
+      await countInstructions();
+    } catch (e) {
+      console.log(`[dataplane] instruction count failed: ${String(e)}`);
+    }
+  }
+  async function countInstructions(): Promise<void> {
+    // The same three configurations, each a single nginx process under callgrind on its own ports.
+    const cgPlain = async (name: string, port: number, log: string) => {
+      const d = path.join(dir, `cg-${name}`);
+      mkdirSync(d, { recursive: true });
+      return instructionsPerRequest({ dir: d, conf: plainConf(`cg-${name}`, port, log), port, host: 'bench.test' });
+    };
+    const iPlain = await cgPlain('p', 39390, 'access_log off;');
+    const iPlainLog = await cgPlain('pl', 39391, `access_log ${dir}/cg-pl/access.log l buffer=64k flush=1s;`);
+    // Portico's own rendered configuration, moved to other ports, sockets, pid and log file; its backend is
+    // pushed over the copy's own configuration socket (a fresh nginx holds no data).
+    const rt = p.gateway.nginx.runtime;
+    const d = path.join(dir, 'cg-portico');
+    mkdirSync(path.join(d, 'api'), { recursive: true, mode: 0o700 });
+    const conf = readFileSync(p.gateway.nginx.confPath, 'utf8')
+      .replaceAll(rt.pidFile, path.join(d, 'nginx.pid'))
+      .replaceAll(rt.apiSocket, path.join(d, 'api', 'config.sock'))
+      .replaceAll(rt.unavailableSocket, path.join(d, 'unavailable.sock'))
+      .replaceAll(rt.accessLog, path.join(d, 'access.log'))
+      .replace(/127\.0\.0\.1:(\d+)\b/g, (all, port: string) => ({ [p.httpPort]: '127.0.0.1:39392', [p.httpsPort]: '127.0.0.1:39393', [p.httpPort + 2]: '127.0.0.1:39394' })[Number(port)] ?? all);
+    const id = `${ns}_static_80`;
+    const live = z.object({ endpoints: z.array(z.object({ address: z.string(), port: z.number(), weight: z.number() })) }).parse((await p.gateway.dynamic.getBackends())[id]);
+    const client = new DynamicClient(path.join(d, 'api', 'config.sock'));
+    const iPortico = await instructionsPerRequest({
+      dir: d,
+      conf,
+      port: 39392,
+      host: 'bench.test',
+      ready: async () => {
+        await client.push({ backends: { upsert: { [id]: { id, balance: 'round_robin', endpoints: live.endpoints } }, remove: [] }, certificates: { upsert: {}, remove: [], defaultChanged: false, default: null } });
+      },
+    });
+    await client.close();
+    console.log(`[dataplane] instructions per proxied request (callgrind, deterministic): plain nginx ${iPlain}, plain + same access log ${iPlainLog}, portico ${iPortico} (+${iPortico - iPlain} over plain, +${iPortico - iPlainLog} over plain with the same access log)`);
+  }
 } finally {
   for (const c of children) c.kill('SIGQUIT');
   kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=json', '-p', '[{"op":"remove","path":"/data"}]']);

@@ -4,8 +4,9 @@
 //      also split at the moment Portico's informer saw the EndpointSlice change;
 //   2. new Ingress → first 200 (reload path) with 100 Ingresses already present.
 // Usage: node e2e/bench/propagation.ts [trials=50] [ingressTrials=30]
-import { ensureCluster, kubectl, uniqueNamespace } from '../harness/cluster.ts';
-import { addPod, deleteNamespace, removePod } from '../harness/pods.ts';
+import { readFileSync } from 'node:fs';
+import { admin, ensureCluster, kubectl, uniqueNamespace } from '../harness/cluster.ts';
+import { addPod, deleteNamespace, removePod, setPodReady } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
 import { startPortico } from '../harness/portico.ts';
 import { Resources } from '../../operator/kube/resources.ts';
@@ -46,11 +47,8 @@ try {
   for (let i = 0; i < trials; i++) {
     const name = `prop-${i}`;
     sliceSeenAt = 0;
-    const ipPromise = addPod(ns, name, { labels: { app: 'prop' }, ready: false });
-    const ip = await ipPromise;
-    watching = ip;
+    watching = await addPod(ns, name, { labels: { app: 'prop' }, ready: false });
     // Flip Ready now: this is t0, the moment the cluster may start sending it traffic.
-    const { setPodReady } = await import('../harness/pods.ts');
     const t0 = performance.now();
     await setPodReady(ns, name, true);
     let t1 = 0;
@@ -89,7 +87,6 @@ try {
   }
   await sleep(500);
   const served: number[] = [];
-  const { admin } = await import('../harness/cluster.ts');
   for (let i = 0; i < ingressTrials; i++) {
     const host = `new-${i}.bench`;
     const body = {
@@ -109,7 +106,7 @@ try {
     await sleep(300);
   }
   console.log(`[new-ingress] create Ingress → first 200 on its host, 100+ Ingresses present (reload path): ${summary(served)}`);
-  const conf = (await import('node:fs')).readFileSync(p.gateway.nginx.confPath, 'utf8');
+  const conf = readFileSync(p.gateway.nginx.confPath, 'utf8');
   console.log(`[new-ingress] nginx.conf with ${100 + ingressTrials + 1} Ingresses: ${(conf.length / 1024).toFixed(0)} KiB`);
 } finally {
   await p.stop();

@@ -5,6 +5,20 @@ set -uo pipefail
 source "$(dirname "$0")/env.sh"
 
 for name in podhost kube-controller-manager kube-apiserver etcd; do stop_pid "$name"; done
+# Portico's nginx instances under .dev (tests, benchmarks, the quickstart) each run in their own process group,
+# led by its master. SIGQUIT the group (graceful, also for workers whose master is gone), then SIGKILL the rest: a
+# master killed alone (as the stray sweep below would) leaves its workers bound to the ports. Only groups made of
+# nginx processes are touched.
+for f in "$DEV"/*/nginx.pid "$DEV"/*/*/nginx.pid; do
+  [[ -f "$f" ]] || continue
+  pg="$(cat "$f" 2>/dev/null)"
+  [[ "$pg" =~ ^[0-9]+$ ]] || continue
+  all="$(pgrep -g "$pg" | sort)"; ours="$(pgrep -g "$pg" -x nginx | sort)"
+  [[ -n "$all" && "$all" == "$ours" ]] || continue
+  kill -QUIT -- "-$pg" 2>/dev/null || true
+  for _ in $(seq 50); do pgrep -g "$pg" >/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$pg" 2>/dev/null || true
+done
 # Strays: anything still running with our state dir or binaries in its command line (crash, lost pid file).
 for pat in "$DEV/" "$ROOT/e2e/podhost/daemon.ts" "$(basename "$APISERVER_BIN")" "$(basename "$KCM_BIN")" "$(basename "$ETCD_BIN")"; do
   pkill -KILL -f -- "$pat" 2>/dev/null || true

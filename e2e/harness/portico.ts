@@ -33,16 +33,19 @@ export interface RunningPortico extends Portico {
 /** Starts Portico in this process with test ports (base+0 http, +1 https, +2 status, +3 health). */
 export async function startPortico(base: number, extraFlags: string[] = []): Promise<RunningPortico> {
   await installPorticoRbac();
-  const client = new KubeClient(await serviceAccountKubeConfig('portico-system', 'portico'));
   const cfg = parseConfig(
     [
       '--http-port', String(base), '--https-port', String(base + 1), '--status-port', String(base + 2),
       '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', path.join(REPO_ROOT, '.dev', `nginx-${base}`),
+      '--access-log-path', path.join(REPO_ROOT, '.dev', `nginx-${base}`, 'access.log'),
       '--configmap', 'portico-system/portico', '--sync-quiet', '20ms', '--sync-max-wait', '100ms', '--worker-shutdown-timeout', '5s',
       ...extraFlags,
     ],
     {},
   );
+  const client = new KubeClient(await serviceAccountKubeConfig('portico-system', 'portico'), {
+    rateLimit: { qps: cfg['kube-api-qps'], burst: cfg['kube-api-burst'] },
+  });
   const manager = new Manager({
     client,
     log: createLogger((process.env.E2E_LOG_LEVEL as 'info' | undefined) ?? 'error'),

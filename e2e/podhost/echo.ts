@@ -1,6 +1,10 @@
-// The echo backend: answers every request with JSON describing the pod and the request it received.
+// The echo backend: answers every request with JSON describing the pod and the request it received (including
+// the client port of the connection it came on, so tests can see upstream keep-alive reuse).
 //   ?status=NNN  answer with that status;  ?delay=MS  answer after a delay.
+// WebSocket upgrades are accepted (see websocket.ts): a first message describes the pod and the handshake
+// request, then every message is echoed back.
 import http from 'node:http';
+import { acceptWebSocket } from './websocket.ts';
 
 export interface EchoServer {
   close(): Promise<void>;
@@ -19,6 +23,7 @@ export function startEcho(o: { ip: string; port: number; pod: string; namespace:
       path: req.url,
       host: req.headers.host,
       headers: req.headers,
+      remotePort: req.socket.remotePort,
     });
     const reply = () => {
       res.writeHead(Number.isInteger(status) && status >= 100 && status < 600 ? status : 200, {
@@ -31,6 +36,7 @@ export function startEcho(o: { ip: string; port: number; pod: string; namespace:
     req.resume();
     req.on('end', () => (delay > 0 ? setTimeout(reply, Math.min(delay, 60_000)) : reply()));
   });
+  server.on('upgrade', (req, socket, head) => acceptWebSocket(req, socket, head, { pod: o.pod, namespace: o.namespace, ip: o.ip }));
   server.keepAliveTimeout = 65_000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);

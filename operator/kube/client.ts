@@ -2,10 +2,15 @@
 // We use raw paths instead of the generated API classes because the framework is generic over kinds, needs the
 // HTTP status of every failure (409 conflicts, 410 Gone, 403 RBAC denials) and streams watches itself.
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { fetch, type Dispatcher } from 'undici';
+import { Agent, fetch, type Dispatcher } from 'undici';
+import { createHash } from 'node:crypto';
+import type https from 'node:https';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { existsSync } from 'node:fs';
+import type { Metrics } from '../metrics.ts';
+import { TokenBucket, type TokenBucketOptions } from './ratelimit.ts';
+import { sleep } from '../backoff.ts';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -36,6 +41,8 @@ export interface RequestOptions {
   contentType?: string;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** Retries of a 429 Too Many Requests (default 5). */
+  maxRetries?: number;
 }
 
 export interface WatchEvent {
@@ -50,6 +57,34 @@ export interface ApiCall {
   resource: string;
 }
 
+/**
+ * Client-side rate limit applied to every request except watches (which are long-running: one request per
+ * connection, and their reconnects already back off with jitter). 20 QPS / burst 30 are controller-runtime's
+ * defaults: client-go's 5/10 predate API Priority and Fairness and would make a 10k-object start-up (status
+ * writes, Secret reads) crawl, while 20/30 still bounds what one Portico replica can do to a shared API server.
+ */
+export const DEFAULT_KUBE_API_RATE: TokenBucketOptions = { qps: 20, burst: 30 };
+
+export interface KubeClientOptions {
+  /** Token bucket for requests; false disables it (test harnesses that seed thousands of objects). */
+  rateLimit?: TokenBucketOptions | false;
+  metrics?: Metrics;
+  /** Clock for the token bucket (ms); tests pass Date.now so mock timers drive it. */
+  now?: () => number;
+}
+
+/** How often the TLS material (CA, client certificate) is re-read to notice a rotation. */
+const TLS_RECHECK_MS = 60_000;
+
+/** State shared by a client and the clients derived from it with withRateLimit(): one connection pool, one record. */
+interface Shared {
+  calls: Set<string>;
+  agent?: { key: string; dispatcher: Agent };
+  tlsCheckedAt?: number;
+  tlsRefresh?: Promise<void>;
+  metrics?: Metrics;
+}
+
 const METHODS: Record<string, HttpMethod> = {
   GET: HttpMethod.GET,
   POST: HttpMethod.POST,
@@ -62,13 +97,37 @@ export class KubeClient {
   readonly kubeConfig: KubeConfig;
   readonly server: string;
   /** Distinct RBAC (verb, group, resource) triples this client has used, as "verb group/resource". */
-  readonly calls = new Set<string>();
+  readonly calls: Set<string>;
+  /** undefined when requests are not rate limited. */
+  readonly limiter: TokenBucket | undefined;
+  private readonly shared: Shared;
+  private readonly now: (() => number) | undefined;
 
-  constructor(kc: KubeConfig) {
+  constructor(kc: KubeConfig, o: KubeClientOptions = {}, shared?: Shared) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     this.kubeConfig = kc;
     this.server = cluster.server.replace(/\/+$/, '');
+    this.shared = shared ?? { calls: new Set(), metrics: o.metrics };
+    if (o.metrics) this.shared.metrics = o.metrics;
+    this.calls = this.shared.calls;
+    this.now = o.now;
+    const rate = o.rateLimit ?? DEFAULT_KUBE_API_RATE;
+    this.limiter = rate === false ? undefined : new TokenBucket(rate, o.now);
+  }
+
+  /**
+   * A client with the same credentials, connection pool and metrics but its own token bucket (or none), as
+   * client-go gives each consumer its own rest.Config copy: leader election and event writes must never queue
+   * behind a burst of status writes, and vice versa.
+   */
+  withRateLimit(rateLimit: TokenBucketOptions | false): KubeClient {
+    return new KubeClient(this.kubeConfig, { rateLimit, ...(this.now ? { now: this.now } : {}) }, this.shared);
+  }
+
+  /** Attaches metrics after construction (the process creates its client before its registry). */
+  instrument(metrics: Metrics): void {
+    this.shared.metrics = metrics;
   }
 
   private async prepare(method: string, path: string, query: RequestOptions['query']) {
@@ -77,9 +136,60 @@ export class KubeClient {
     const m = METHODS[method];
     if (m === undefined) throw new Error(`unsupported method ${method}`);
     const ctx = new RequestContext(url.toString(), m);
+    // Per request, so that rotated tokens (projected service-account tokens, exec plugins) are picked up.
     await this.kubeConfig.applySecurityAuthentication(ctx);
     this.record(method, url);
-    return { url, headers: ctx.getHeaders(), dispatcher: ctx.getDispatcher() as Dispatcher | undefined };
+    return { url, headers: ctx.getHeaders(), dispatcher: await this.dispatcher(ctx) };
+  }
+
+  /**
+   * client-node builds a new undici Agent for every request, so every request would open (and leave open for
+   * the keep-alive period) its own TCP + TLS connection: thousands of handshakes against the API server during
+   * a start-up. Portico keeps one Agent per TLS identity and replaces it only when the CA or client certificate
+   * changes. Proxied clusters keep client-node's own dispatcher.
+   */
+  private async dispatcher(ctx: RequestContext): Promise<Dispatcher | undefined> {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (cluster?.proxyUrl) return ctx.getDispatcher() as Dispatcher | undefined;
+    const s = this.shared;
+    const t = performance.now();
+    if (s.tlsCheckedAt === undefined || t - s.tlsCheckedAt > TLS_RECHECK_MS) {
+      s.tlsRefresh ??= this.refreshAgent().finally(() => {
+        s.tlsCheckedAt = performance.now();
+        s.tlsRefresh = undefined;
+      });
+      await s.tlsRefresh;
+    }
+    return s.agent?.dispatcher;
+  }
+
+  private async refreshAgent(): Promise<void> {
+    const opts: https.RequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(opts);
+    const spec = this.kubeConfig.createDispatcherOptions(this.kubeConfig.getCurrentCluster(), {
+      ca: opts.ca,
+      cert: opts.cert,
+      key: opts.key,
+      pfx: opts.pfx,
+      passphrase: opts.passphrase,
+      ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
+      ...(opts.servername !== undefined ? { servername: opts.servername } : {}),
+    });
+    if (spec.type !== 'agent') {
+      // Plain HTTP (or no TLS settings at all): undici's global dispatcher already pools connections.
+      this.replaceAgent(undefined);
+      return;
+    }
+    const key = tlsFingerprint(spec.connect);
+    if (this.shared.agent?.key === key) return;
+    this.replaceAgent({ key, dispatcher: new Agent({ connect: spec.connect }) });
+  }
+
+  private replaceAgent(next: Shared['agent']): void {
+    const old = this.shared.agent;
+    this.shared.agent = next;
+    // close() lets requests and watches in flight on the old pool finish.
+    if (old) void old.dispatcher.close().catch(() => undefined);
   }
 
   private record(method: string, url: URL): void {
@@ -117,27 +227,51 @@ export class KubeClient {
     this.calls.add(`${verb} ${group}/${resource}${sub ? `/${sub}` : ''}`);
   }
 
-  /** Sends one request; resolves with the decoded JSON body, rejects with ApiError on a non-2xx status. */
+  /**
+   * Sends one request; resolves with the decoded JSON body, rejects with ApiError on a non-2xx status. Waits for
+   * the rate limiter first (abortable through opts.signal); the timeout covers each HTTP exchange only.
+   * A 429 (API Priority and Fairness or max-in-flight shedding load: the request was not processed) is retried
+   * after the server's Retry-After, as client-go does, up to `maxRetries` times, each retry taking a token again.
+   */
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const { url, headers, dispatcher } = await this.prepare(method, path, opts.query);
-    const signals: AbortSignal[] = [AbortSignal.timeout(opts.timeoutMs ?? 30_000)];
-    if (opts.signal) signals.push(opts.signal);
-    const hdrs: Record<string, string> = { ...headers, Accept: 'application/json' };
-    let body: string | undefined;
-    if (opts.body !== undefined) {
-      body = JSON.stringify(opts.body);
-      hdrs['Content-Type'] = opts.contentType ?? 'application/json';
+    const maxRetries = opts.maxRetries ?? 5;
+    for (let attempt = 0; ; attempt++) {
+      if (this.limiter) {
+        const waited = await this.limiter.wait(opts.signal);
+        this.shared.metrics?.kubeRateLimiterWait.observe({ method }, waited / 1000);
+      }
+      const { url, headers, dispatcher } = await this.prepare(method, path, opts.query);
+      const signals: AbortSignal[] = [AbortSignal.timeout(opts.timeoutMs ?? 30_000)];
+      if (opts.signal) signals.push(opts.signal);
+      const hdrs: Record<string, string> = { ...headers, Accept: 'application/json' };
+      let body: string | undefined;
+      if (opts.body !== undefined) {
+        body = JSON.stringify(opts.body);
+        hdrs['Content-Type'] = opts.contentType ?? 'application/json';
+      }
+      let res: Awaited<ReturnType<typeof fetch>>;
+      try {
+        res = await fetch(url, {
+          method,
+          headers: hdrs,
+          body,
+          signal: AbortSignal.any(signals),
+          ...(dispatcher ? { dispatcher } : {}),
+        });
+      } catch (e) {
+        this.shared.metrics?.kubeRequests.inc({ method, code: 'error' });
+        throw e;
+      }
+      this.shared.metrics?.kubeRequests.inc({ method, code: String(res.status) });
+      const text = await res.text();
+      if (res.status === 429 && attempt < maxRetries) {
+        await sleep(retryAfterMs(res.headers.get('retry-after')), opts.signal);
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        continue;
+      }
+      if (res.status < 200 || res.status >= 300) throw toApiError(method, url.pathname, res.status, text);
+      return (text ? JSON.parse(text) : undefined) as T;
     }
-    const res = await fetch(url, {
-      method,
-      headers: hdrs,
-      body,
-      signal: AbortSignal.any(signals),
-      ...(dispatcher ? { dispatcher } : {}),
-    });
-    const text = await res.text();
-    if (res.status < 200 || res.status >= 300) throw toApiError(method, url.pathname, res.status, text);
-    return (text ? JSON.parse(text) : undefined) as T;
   }
 
   /**
@@ -158,6 +292,7 @@ export class KubeClient {
       signal,
       ...(dispatcher ? { dispatcher } : {}),
     });
+    this.shared.metrics?.kubeRequests.inc({ method: 'WATCH', code: String(res.status) });
     if (res.status !== 200 || !res.body) {
       const text = await res.text();
       throw toApiError('WATCH', url.pathname, res.status, text);
@@ -178,6 +313,29 @@ export class KubeClient {
       body.destroy();
     }
   }
+}
+
+/** The wait a 429's Retry-After asks for (seconds), bounded to 1 ms .. 10 s; 1 s when absent or unreadable. */
+export function retryAfterMs(header: string | null): number {
+  const secs = header === null ? Number.NaN : Number(header);
+  if (!Number.isFinite(secs) || secs < 0) return 1_000;
+  return Math.min(10_000, Math.max(1, secs * 1000));
+}
+
+/** A stable digest of the TLS settings of a connection pool, to notice a rotated CA or client certificate. */
+function tlsFingerprint(connect: object): string {
+  const h = createHash('sha256');
+  for (const [k, v] of Object.entries(connect).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    h.update(k);
+    h.update('\u0000');
+    const parts: unknown[] = Array.isArray(v) ? v : [v];
+    for (const p of parts) {
+      if (Buffer.isBuffer(p) || typeof p === 'string') h.update(p);
+      else h.update(JSON.stringify(p) ?? 'undefined');
+      h.update('\u0001');
+    }
+  }
+  return h.digest('hex');
 }
 
 function toApiError(method: string, path: string, status: number, text: string): ApiError {

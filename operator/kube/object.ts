@@ -11,6 +11,8 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   ownerReferences?: unknown[];
+  /** Server-side-apply bookkeeping; informer caches drop it (see stripManagedFields). */
+  managedFields?: unknown[];
 }
 
 export interface KubeObject {
@@ -33,4 +35,15 @@ export function isKubeObject(v: unknown): v is KubeObject {
   if (typeof v !== 'object' || v === null) return false;
   const m = (v as { metadata?: unknown }).metadata;
   return typeof m === 'object' && m !== null && typeof (m as { name?: unknown }).name === 'string';
+}
+
+/**
+ * controller-runtime's default cache transform: `metadata.managedFields` is server-side-apply bookkeeping no
+ * reconciler reads, and on objects edited by several managers it is often larger than the rest of the object.
+ * Returns the object itself when there is nothing to drop.
+ */
+export function stripManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata.managedFields === undefined) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
 }

@@ -2,6 +2,7 @@
 // reference is generated from this table). `nginx.ingress.kubernetes.io/<name>` and `portico.dev/<name>` are
 // equivalent; the portico.dev form wins when both are set.
 import { z } from 'zod';
+import { accessControlKind } from './access-control.ts';
 import { affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 
 export type Scope = 'location' | 'server' | 'backend' | 'ingress';
@@ -49,19 +50,34 @@ export type ParsedAnnotations = { [K in AnnotationName]?: z.output<(typeof ANNOT
 export const NGINX_PREFIX = 'nginx.ingress.kubernetes.io/';
 export const PORTICO_PREFIX = 'portico.dev/';
 
+/** Annotations under Portico's prefixes that are handled outside this table (test hooks). */
+const HANDLED_ELSEWHERE = new Set(['portico.dev/test-invalid-directive']);
+
 export interface AnnotationResult {
   values: ParsedAnnotations;
   /** Invalid values: the annotation is ignored (default applies) and the user gets a Warning event. */
   errors: { annotation: string; message: string }[];
-  /** nginx.ingress.kubernetes.io/* annotations Portico does not implement (reported, not errors). */
+  /**
+   * nginx.ingress.kubernetes.io/* and portico.dev/* annotations Portico does not implement, sorted. Each raises an
+   * UnsupportedAnnotation Warning; the access-control ones (also listed in `accessControl`) make the Ingress fail
+   * closed.
+   */
   unsupported: string[];
+  /** Unsupported annotations that restrict access, with what they ask for; the Ingress must not be served. */
+  accessControl: { annotation: string; kind: string }[];
 }
 
 export function parseAnnotations(annotations: Record<string, string> | undefined): AnnotationResult {
-  const out: AnnotationResult = { values: {}, errors: [], unsupported: [] };
+  const out: AnnotationResult = { values: {}, errors: [], unsupported: [], accessControl: [] };
   const a = annotations ?? {};
   for (const full of Object.keys(a).sort()) {
-    if (full.startsWith(NGINX_PREFIX) && !(full.slice(NGINX_PREFIX.length) in ANNOTATIONS)) out.unsupported.push(full);
+    const prefix = full.startsWith(NGINX_PREFIX) ? NGINX_PREFIX : full.startsWith(PORTICO_PREFIX) ? PORTICO_PREFIX : null;
+    if (!prefix || HANDLED_ELSEWHERE.has(full)) continue;
+    const name = full.slice(prefix.length);
+    if (Object.hasOwn(ANNOTATIONS, name)) continue;
+    out.unsupported.push(full);
+    const kind = accessControlKind(name, a[full] ?? '');
+    if (kind) out.accessControl.push({ annotation: full, kind });
   }
   for (const [name, r] of Object.entries(ANNOTATIONS)) {
     const full = a[`${PORTICO_PREFIX}${name}`] !== undefined ? `${PORTICO_PREFIX}${name}` : `${NGINX_PREFIX}${name}`;

@@ -43,13 +43,26 @@ export interface GlobalSettings {
   hstsMaxAgeSeconds: number;
   hstsIncludeSubdomains: boolean;
   hstsPreload: boolean;
+  /**
+   * ConfigMap lua-shared-dicts: sizes in KiB of the shared-memory zones holding backends and certificates.
+   * Absent = 131072 (128 MiB) and 32768 (32 MiB).
+   */
+  luaSharedDicts?: { dataKb: number; certsKb: number };
+  /**
+   * ConfigMap proxy-real-ip-cidr: proxies trusted to set X-Forwarded-For/-Proto/-Host/-Port when
+   * useForwardedHeaders is on (set_real_ip_from). Absent or empty = nobody is trusted.
+   */
+  proxyRealIpCidr?: string[];
   listen: {
     httpPort: number;
     httpsPort: number;
-    /** Status/config port, always bound to 127.0.0.1. */
+    /** nginx health port (/healthz only), always bound to 127.0.0.1. The configuration API is a unix socket. */
     statusPort: number;
     /** Address the public listeners bind to (default 127.0.0.1 for local runs, 0.0.0.0 in a pod). */
     address: string;
+    /** Ports clients use, sent as X-Forwarded-Port (--published-http-port / --published-https-port; absent = 80 / 443). */
+    publishedHttpPort?: number;
+    publishedHttpsPort?: number;
   };
 }
 
@@ -81,6 +94,20 @@ export interface Location {
   proxySendTimeoutSeconds?: number;
   /** Test hook only (--enable-test-hooks): render a directive nginx rejects, to exercise fault isolation. */
   testInvalidDirective?: boolean;
+  /**
+   * Set when the Ingress asks for access control Portico cannot apply (e.g. auth-url): the location fails closed,
+   * backendId is null, so it answers 503 without proxying. Why, for events and logs — never sent to clients.
+   */
+  closedReason?: string;
+  /** Answer 404 without proxying (backendId is null): a slash companion with nothing else matching its path. */
+  notFound?: boolean;
+  /**
+   * This exact location exists only so that the Exact path `slashCompanionOf` ("/foo/") does not answer its
+   * slash-less form ("/foo") with nginx's auto-redirect; it serves what "/foo" gets otherwise (see
+   * translate.ts slashCompanions). It may be rendered as a plain prefix location ("location /foo"), which lets
+   * regex locations be tried first, exactly as without it.
+   */
+  slashCompanionOf?: string;
 }
 
 /** Runtime data, pushed to Lua without reload. */

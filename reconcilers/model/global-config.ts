@@ -1,5 +1,6 @@
 // The controller ConfigMap (--configmap): one row per key with schema, default and meaning. A bad value keeps the
 // previous value of that key and is reported; the README reference is generated from this table.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { GlobalSettings } from '../gateway/config-types.ts';
 import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
@@ -28,6 +29,66 @@ const workerProcesses = z
   .refine((v) => v === 'auto' || /^\d{1,3}$/.test(v), { message: 'expected "auto" or a number of processes' })
   .transform((v) => (v === 'auto' ? ('auto' as const) : Math.max(1, Number.parseInt(v, 10))));
 
+/**
+ * lua-shared-dicts (ingress-nginx's format): "name: size, name: size", the size in MB, or with a k or m suffix.
+ * Portico's zones answer to ingress-nginx's names (configuration_data, certificate_data) and to their own
+ * (portico_data, portico_certs); each from 1 MB to 1 GB. A zone that is not named keeps its default.
+ */
+const SHARED_DICT_FIELDS: Record<string, 'dataKb' | 'certsKb'> = {
+  configuration_data: 'dataKb',
+  portico_data: 'dataKb',
+  certificate_data: 'certsKb',
+  portico_certs: 'certsKb',
+};
+export const DEFAULT_LUA_SHARED_DICTS = { dataKb: 128 * 1024, certsKb: 32 * 1024 };
+export const luaSharedDictsSchema = z.string().transform((v, ctx) => {
+  const out = { ...DEFAULT_LUA_SHARED_DICTS };
+  for (const part of v.split(',')) {
+    const item = part.trim();
+    if (!item) continue;
+    const m = /^([a-z_]{1,64})\s*:\s*(\d{1,7})\s*([kKmM]?)$/.exec(item);
+    const field = m ? SHARED_DICT_FIELDS[m[1] as string] : undefined;
+    if (!m || !field) {
+      ctx.addIssue({
+        code: 'custom',
+        message: m
+          ? `unknown shared dict "${m[1]}": Portico has configuration_data and certificate_data (also accepted as portico_data and portico_certs)`
+          : `"${item.slice(0, 60)}": expected "name: size" with the size in MB, or with a k or m suffix`,
+      });
+      return z.NEVER;
+    }
+    const n = Number(m[2]);
+    const kb = m[3] === 'k' || m[3] === 'K' ? n : n * 1024;
+    if (kb < 1024 || kb > 1024 * 1024) {
+      ctx.addIssue({ code: 'custom', message: `${m[1]}: the size must be between 1 MB and 1 GB` });
+      return z.NEVER;
+    }
+    out[field] = kb;
+  }
+  return out;
+});
+
+/** proxy-real-ip-cidr: comma-separated IPv4/IPv6 addresses or CIDRs of trusted proxies (at most 64). */
+export const realIpCidrSchema = z.string().transform((v, ctx) => {
+  const out: string[] = [];
+  for (const part of v.split(',')) {
+    const item = part.trim();
+    if (!item) continue;
+    const m = /^([0-9a-fA-F.:]{2,45})(?:\/(\d{1,3}))?$/.exec(item);
+    const family = m ? isIP(m[1] as string) : 0;
+    if (!m || !family || (m[2] !== undefined && Number(m[2]) > (family === 4 ? 32 : 128))) {
+      ctx.addIssue({ code: 'custom', message: `"${item.slice(0, 60)}" is not an IP address or CIDR` });
+      return z.NEVER;
+    }
+    out.push(item);
+  }
+  if (out.length > 64) {
+    ctx.addIssue({ code: 'custom', message: 'at most 64 trusted proxy CIDRs' });
+    return z.NEVER;
+  }
+  return out;
+});
+
 export const CONFIG_KEYS = {
   'proxy-body-size': key('proxyBodySize', sizeSchema, '1m', 'Maximum request body size (client_max_body_size)'),
   'proxy-connect-timeout': key('proxyConnectTimeoutSeconds', secondsSchema, 5, 'Upstream connect timeout (s)'),
@@ -45,6 +106,8 @@ export const CONFIG_KEYS = {
   'hsts-max-age': key('hstsMaxAgeSeconds', intSchema(0, 1_000_000_000), 31536000, 'HSTS max-age (s)'),
   'hsts-include-subdomains': key('hstsIncludeSubdomains', boolSchema, true, 'HSTS includeSubDomains'),
   'hsts-preload': key('hstsPreload', boolSchema, false, 'HSTS preload'),
+  'lua-shared-dicts': key('luaSharedDicts', luaSharedDictsSchema, DEFAULT_LUA_SHARED_DICTS, 'Shared memory for backends and certificates, e.g. "configuration_data: 256, certificate_data: 64" (MB, or k/m suffix; 1 MB–1 GB). A full zone refuses writes (logged, counted), never evicts'),
+  'proxy-real-ip-cidr': key('proxyRealIpCidr', realIpCidrSchema, [], 'With use-forwarded-headers: comma-separated CIDRs of the proxies trusted to set X-Forwarded-*; empty = none (ingress-nginx trusts 0.0.0.0/0)'),
 } as const;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;

@@ -1,6 +1,8 @@
 // The single in-memory source of truth. Each reconciler writes its own slice; the gateway reconciler reads a
 // snapshot. Keeps reverse indexes (Service → Ingresses, Secret → Ingresses) so a change touches only what uses it,
-// and tells listeners which records changed.
+// and tells listeners which records changed. Every read is O(what it touches): `snapshot()` hands out read-only
+// views of the live maps (no copy), and each Service's slices are kept sorted when they are written, not when
+// they are read.
 import { defaultGlobalConfig, type GlobalConfigValues } from './global-config.ts';
 import type { IngressClassInfo, NormalizedIngress, NormalizedService, NormalizedSlice, TlsMaterial } from './types.ts';
 
@@ -15,6 +17,10 @@ export interface RejectedIngress {
   reason: string;
 }
 
+/**
+ * Read-only views of the model's live maps. Valid for synchronous use only: the pure translation reads it without
+ * awaiting, so no reconciler can change the model underneath it. Never keep one across an `await`.
+ */
 export interface ModelSnapshot {
   revision: number;
   classes: ReadonlyMap<string, IngressClassInfo>;
@@ -22,7 +28,7 @@ export interface ModelSnapshot {
   rejected: ReadonlyMap<string, RejectedIngress>;
   services: ReadonlyMap<string, NormalizedService>;
   /** Service key → its slices, sorted by slice key. */
-  slices: ReadonlyMap<string, NormalizedSlice[]>;
+  slices: ReadonlyMap<string, readonly NormalizedSlice[]>;
   secrets: ReadonlyMap<string, TlsMaterial>;
   global: GlobalConfigValues;
   defaultCertificate: TlsMaterial | null;
@@ -56,7 +62,8 @@ export class Model {
   private readonly ingresses = new Map<string, NormalizedIngress>();
   private readonly rejected = new Map<string, RejectedIngress>();
   private readonly services = new Map<string, NormalizedService>();
-  private readonly slices = new Map<string, Map<string, NormalizedSlice>>();
+  /** Service key → its slices sorted by slice key (sorted on write). */
+  private readonly slices = new Map<string, NormalizedSlice[]>();
   private readonly secrets = new Map<string, TlsMaterial>();
   private global: GlobalConfigValues = defaultGlobalConfig();
   private defaultCert: TlsMaterial | null = null;
@@ -131,12 +138,12 @@ export class Model {
 
   /** Replaces every slice of one Service (the Service reconciler owns them as a set). */
   setEndpointSlices(serviceKey: string, slices: NormalizedSlice[]): void {
-    const next = new Map(slices.map((s) => [s.key, s]));
+    const byKey = new Map(slices.map((s) => [s.key, s]));
+    const next = [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const old = this.slices.get(serviceKey);
-    const same =
-      old && old.size === next.size && [...next].every(([k, s]) => JSON.stringify(old.get(k)) === JSON.stringify(s));
-    if (same || (!old && next.size === 0)) return;
-    if (next.size) this.slices.set(serviceKey, next);
+    const same = old && old.length === next.length && next.every((s, i) => JSON.stringify(old[i]) === JSON.stringify(s));
+    if (same || (!old && next.length === 0)) return;
+    if (next.length) this.slices.set(serviceKey, next);
     else this.slices.delete(serviceKey);
     this.changed('EndpointSlice', serviceKey);
   }
@@ -180,17 +187,28 @@ export class Model {
     return secretKey === this.defaultCertKey || (this.bySecret.get(secretKey)?.size ?? 0) > 0;
   }
 
-  /** Direct reads for the gateway's endpoint-only fast path (no full snapshot). */
+  /** Direct reads for hot paths (no full snapshot). */
+  ingress(key: string): NormalizedIngress | undefined {
+    return this.ingresses.get(key);
+  }
+  secret(key: string): TlsMaterial | undefined {
+    return this.secrets.get(key);
+  }
   service(key: string): NormalizedService | undefined {
     return this.services.get(key);
   }
-  slicesOf(serviceKey: string): NormalizedSlice[] {
-    return [...(this.slices.get(serviceKey)?.values() ?? [])].sort((a, b) => (a.key < b.key ? -1 : 1));
+  slicesOf(serviceKey: string): readonly NormalizedSlice[] {
+    return this.slices.get(serviceKey) ?? [];
+  }
+  classList(): ReadonlyMap<string, IngressClassInfo> {
+    return this.classes;
+  }
+  ingressCount(): number {
+    return this.ingresses.size;
   }
 
+  /** O(1): read-only views, see ModelSnapshot. */
   snapshot(): ModelSnapshot {
-    const slices = new Map<string, NormalizedSlice[]>();
-    for (const [k, m] of this.slices) slices.set(k, [...m.values()].sort((a, b) => (a.key < b.key ? -1 : 1)));
     let def = this.defaultCert;
     if (this.defaultCertKey) {
       const s = this.secrets.get(this.defaultCertKey);
@@ -198,12 +216,12 @@ export class Model {
     }
     return {
       revision: this.revisionN,
-      classes: new Map(this.classes),
-      ingresses: new Map(this.ingresses),
-      rejected: new Map(this.rejected),
-      services: new Map(this.services),
-      slices,
-      secrets: new Map(this.secrets),
+      classes: this.classes,
+      ingresses: this.ingresses,
+      rejected: this.rejected,
+      services: this.services,
+      slices: this.slices,
+      secrets: this.secrets,
       global: this.global,
       defaultCertificate: def,
     };

@@ -4,7 +4,19 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import { parseAnnotations } from '../annotations/table.ts';
-import { hostSchema, pathSchema, regexPathSchema, zodMessage } from '../translate/safe.ts';
+import { parseIpv4, parseIpv6 } from '../translate/addresses.ts';
+import {
+  dns1123LabelSchema,
+  dns1123SubdomainSchema,
+  hostSchema,
+  nameProblem,
+  pathSchema,
+  portNameSchema,
+  portNumberSchema,
+  regexPathSchema,
+  serviceNameSchema,
+  zodMessage,
+} from '../translate/safe.ts';
 import type {
   IngressClassInfo,
   IngressPath,
@@ -31,8 +43,11 @@ const ingressClassSchema = z.object({
   spec: z.object({ controller: z.string().optional() }).optional(),
 });
 
+/** Throws on a malformed IngressClass or an invalid name (the reconciler reports the error and retries). */
 export function normalizeIngressClass(obj: KubeObject): IngressClassInfo {
   const o = ingressClassSchema.parse(obj);
+  const bad = nameProblem(dns1123SubdomainSchema, o.metadata.name, 'IngressClass name');
+  if (bad) throw new Error(bad);
   return {
     name: o.metadata.name,
     controller: o.spec?.controller ?? '',
@@ -82,9 +97,28 @@ function backendRef(b: z.infer<typeof backendSchema>, where: string, problems: s
     problems.push(`${where}: backend has no service`);
     return null;
   }
+  const bad = nameProblem(serviceNameSchema, b.service.name, 'service name');
+  if (bad) {
+    problems.push(`${where}: ${bad}; this backend is ignored`);
+    return null;
+  }
   const p = b.service.port;
-  if (p?.number !== undefined) return { service: b.service.name, port: { number: p.number } };
-  if (p?.name) return { service: b.service.name, port: { name: p.name } };
+  if (p?.number !== undefined) {
+    const badPort = nameProblem(portNumberSchema, p.number, `service ${b.service.name} port number`);
+    if (badPort) {
+      problems.push(`${where}: ${badPort}; this backend is ignored`);
+      return null;
+    }
+    return { service: b.service.name, port: { number: p.number } };
+  }
+  if (p?.name) {
+    const badPort = nameProblem(portNameSchema, p.name, `service ${b.service.name} port name`);
+    if (badPort) {
+      problems.push(`${where}: ${badPort}; this backend is ignored`);
+      return null;
+    }
+    return { service: b.service.name, port: { name: p.name } };
+  }
   problems.push(`${where}: service ${b.service.name} has no port number or name`);
   return null;
 }
@@ -96,6 +130,15 @@ export function normalizeIngress(obj: KubeObject): IngressResult {
   const parsed = ingressSchema.safeParse(obj);
   if (!parsed.success) return { ok: false, key, reason: `malformed Ingress: ${zodMessage(parsed.error)}` };
   const o = parsed.data;
+  const badName =
+    nameProblem(dns1123LabelSchema, o.metadata.namespace ?? 'default', 'namespace') ?? nameProblem(dns1123SubdomainSchema, o.metadata.name, 'Ingress name');
+  if (badName) return { ok: false, key, reason: `invalid Ingress: ${badName}` };
+  const legacy = o.metadata.annotations?.['kubernetes.io/ingress.class'];
+  const className = o.spec?.ingressClassName ?? legacy ?? null;
+  if (className !== null) {
+    const badClass = nameProblem(dns1123SubdomainSchema, className, o.spec?.ingressClassName !== undefined ? 'spec.ingressClassName' : 'kubernetes.io/ingress.class');
+    if (badClass) return { ok: false, key, reason: `invalid Ingress: ${badClass}` };
+  }
   const problems: string[] = [];
   const ann = parseAnnotations(o.metadata.annotations);
   for (const e of ann.errors) problems.push(`annotation ignored: ${e.message}`);
@@ -140,16 +183,22 @@ export function normalizeIngress(obj: KubeObject): IngressResult {
     rules.push({ host, paths });
   });
   const defaultBackend = o.spec?.defaultBackend ? backendRef(o.spec.defaultBackend, 'defaultBackend', problems) : null;
-  const tls = (o.spec?.tls ?? []).map((t, ti) => ({
-    hosts: (t.hosts ?? []).filter((h) => {
-      const ok = hostSchema.safeParse(h).success;
-      if (!ok) problems.push(`tls[${ti}] host ${JSON.stringify(h)} is not a valid DNS name`);
-      return ok;
-    }),
-    secretName: t.secretName ?? null,
-  }));
-  const legacy = o.metadata.annotations?.['kubernetes.io/ingress.class'];
-  const className = o.spec?.ingressClassName ?? legacy ?? null;
+  const tls = (o.spec?.tls ?? []).map((t, ti) => {
+    let secretName = t.secretName ?? null;
+    const badSecret = secretName !== null ? nameProblem(dns1123SubdomainSchema, secretName, `tls[${ti}] secretName`) : null;
+    if (badSecret) {
+      problems.push(`${badSecret}; its hosts get the default certificate`);
+      secretName = null;
+    }
+    return {
+      hosts: (t.hosts ?? []).filter((h) => {
+        const ok = hostSchema.safeParse(h).success;
+        if (!ok) problems.push(`tls[${ti}] host ${JSON.stringify(h)} is not a valid DNS name`);
+        return ok;
+      }),
+      secretName,
+    };
+  });
   if (rules.every((r) => r.paths.length === 0) && !defaultBackend) {
     const why = problems.length ? problems.join('; ') : 'it has no rules with paths and no defaultBackend';
     return { ok: false, key, reason: `nothing to serve: ${why}` };
@@ -171,6 +220,7 @@ export function normalizeIngress(obj: KubeObject): IngressResult {
       annotations: ann.values,
       problems,
       unsupportedAnnotations: ann.unsupported,
+      accessControl: ann.accessControl,
       testInvalidDirective: o.metadata.annotations?.['portico.dev/test-invalid-directive'] === 'true',
     },
   };
@@ -196,21 +246,26 @@ const serviceSchema = z.object({
     .optional(),
 });
 
+/** Throws on a malformed Service or an invalid name; invalid ports are dropped and listed in `problems`. */
 export function normalizeService(obj: KubeObject): NormalizedService {
   const o = serviceSchema.parse(obj);
+  const bad = nameProblem(dns1123LabelSchema, o.metadata.namespace ?? 'default', 'namespace') ?? nameProblem(serviceNameSchema, o.metadata.name, 'Service name');
+  if (bad) throw new Error(bad);
+  const problems: string[] = [];
   const type = o.spec?.type ?? 'ClusterIP';
   const ext = type === 'ExternalName' ? o.spec?.externalName ?? null : null;
-  return {
-    key: `${o.metadata.namespace}/${o.metadata.name}`,
-    type,
-    externalName: ext && hostSchema.safeParse(ext.toLowerCase()).success ? ext.toLowerCase() : null,
-    ports: (o.spec?.ports ?? []).map((p) => ({
-      name: p.name ?? '',
-      port: p.port,
-      targetPort: p.targetPort ?? p.port,
-      protocol: p.protocol ?? 'TCP',
-    })),
-  };
+  const externalName = ext && hostSchema.safeParse(ext.toLowerCase()).success ? ext.toLowerCase() : null;
+  if (ext && !externalName) problems.push(`externalName ${JSON.stringify(ext.slice(0, 100))} is not a valid DNS name`);
+  const ports: NormalizedService['ports'] = [];
+  for (const p of o.spec?.ports ?? []) {
+    const badPort = nameProblem(portNumberSchema, p.port, 'port') ?? (p.name ? nameProblem(portNameSchema, p.name, 'port name') : null);
+    if (badPort) {
+      problems.push(`${badPort}; this port is ignored`);
+      continue;
+    }
+    ports.push({ name: p.name ?? '', port: p.port, targetPort: p.targetPort ?? p.port, protocol: p.protocol ?? 'TCP' });
+  }
+  return { key: `${o.metadata.namespace}/${o.metadata.name}`, type, externalName, ports, problems };
 }
 
 const sliceSchema = z.object({
@@ -231,9 +286,6 @@ const sliceSchema = z.object({
     .nullish(),
 });
 
-const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
-const IPV6 = /^[0-9a-fA-F:]+$/;
-
 export function serviceKeyOfSlice(obj: KubeObject): string | null {
   const svc = obj.metadata.labels?.['kubernetes.io/service-name'];
   return svc ? `${obj.metadata.namespace}/${svc}` : null;
@@ -243,17 +295,18 @@ export function normalizeEndpointSlice(obj: KubeObject): NormalizedSlice | null 
   const serviceKey = serviceKeyOfSlice(obj);
   if (!serviceKey) return null;
   const o = sliceSchema.parse(obj);
-  const valid = o.addressType === 'IPv4' ? IPV4 : o.addressType === 'IPv6' ? IPV6 : null;
+  // Strict parsers (no "0127.1"-style forms); FQDN slices are deprecated and never served.
+  const parse = o.addressType === 'IPv4' ? parseIpv4 : o.addressType === 'IPv6' ? parseIpv6 : null;
   return {
     key: `${o.metadata.namespace}/${o.metadata.name}`,
     serviceKey,
     addressType: o.addressType,
     ports: (o.ports ?? [])
-      .filter((p) => p.port !== undefined)
+      .filter((p) => portNumberSchema.safeParse(p.port).success && (!p.name || portNameSchema.safeParse(p.name).success))
       .map((p) => ({ name: p.name ?? '', port: p.port as number, protocol: p.protocol ?? 'TCP' })),
-    endpoints: valid
+    endpoints: parse
       ? (o.endpoints ?? [])
-          .filter((e) => e.addresses[0] !== undefined && valid.test(e.addresses[0]))
+          .filter((e) => e.addresses[0] !== undefined && parse(e.addresses[0]) !== null)
           .map((e) => ({
             address: e.addresses[0] as string,
             // The API defines a nil ready as ready, nil serving as ready's value, nil terminating as false.

@@ -48,6 +48,11 @@ export interface NormalizedIngress {
   /** Parts of the object that were dropped, with why (bad annotation values, resource backends, bad paths). */
   problems: string[];
   unsupportedAnnotations: string[];
+  /**
+   * Unsupported annotations that restrict access (auth-*, allowlists, ...). Non-empty = the Ingress fails closed:
+   * its paths are claimed but answer 503 until the annotations are supported or removed.
+   */
+  accessControl: { annotation: string; kind: string }[];
   /** portico.dev/test-invalid-directive: "true" (only honoured with --enable-test-hooks). */
   testInvalidDirective: boolean;
 }
@@ -64,6 +69,8 @@ export interface NormalizedService {
   type: string;
   externalName: string | null;
   ports: ServicePort[];
+  /** Parts of the Service that were dropped, with why (invalid port names or numbers, invalid externalName). */
+  problems: string[];
 }
 
 export interface SliceEndpoint {

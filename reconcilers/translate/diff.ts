@@ -1,7 +1,7 @@
 // Pure diff between the running configuration and the desired one: does nginx need a reload (and why, in words a
 // user can read in a Reload event), and which data changed (per backend, per certificate) — only that is sent.
 import { createHash } from 'node:crypto';
-import type { Backend, Certificate, GatewayConfig, Server, Structure } from '../gateway/config-types.ts';
+import type { Backend, Certificate, GatewayConfig, Structure } from '../gateway/config-types.ts';
 
 export interface DataDelta {
   backends: { upsert: Record<string, Backend>; remove: string[] };
@@ -95,4 +95,3 @@ export function isEmptyDelta(d: DataDelta): boolean {
   );
 }
 
-export type { Server };

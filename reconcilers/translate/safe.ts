@@ -1,6 +1,8 @@
 // The alphabet of everything that can reach nginx.conf. Each schema rejects rather than repairs, with a message
 // that tells the user exactly what is wrong. The renderer additionally escapes every value it emits.
 import { z } from 'zod';
+import { logFormatProblem } from './nginx-variables.ts';
+import { regexPathProblem } from './regex-path.ts';
 
 const LABEL = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
 const HOST_RE = new RegExp(`^(\\*\\.)?${LABEL}(\\.${LABEL})*$`);
@@ -23,33 +25,13 @@ export const pathSchema = z
   });
 
 /**
- * Regex paths (use-regex): PCRE for nginx `location ~*`. Allowed: path characters plus regex operators. Braces are
- * allowed only as counted repetition `{n}` / `{n,m}` (the renderer quotes the whole regex, so nginx never sees a
- * block brace). No quotes, backslash escapes other than \. \d \w \s \/ \-, no whitespace, no `$` except as the
- * final anchor.
+ * Regex paths (use-regex): compiled by nginx with PCRE2 in `location ~*`. Validated by a parser for a strict
+ * subset both PCRE2 and JavaScript agree on (see regex-path.ts); the message names the position and the problem.
  */
-export const regexPathSchema = z
-  .string()
-  .max(1024, 'regex path is longer than 1024 characters')
-  .refine((p) => p.startsWith('/') || p.startsWith('^/'), { message: 'regex path must start with "/" or "^/"' })
-  .refine((p) => /^[\^]?\/[A-Za-z0-9._~!&()*+,=:@%/\-[\]|?^{}\\]*\$?$/.test(p), {
-    message: 'regex path contains a character Portico does not allow (quotes, spaces, ;, #, or $ before the end)',
-  })
-  .refine((p) => !/\\[^.dwsDWS/\-()[\]]/.test(p), { message: 'only \\. \\d \\w \\s \\/ \\- \\( \\) \\[ \\] escapes are allowed in regex paths' })
-  .refine((p) => !/\{(?!\d+(,\d*)?\})/.test(p) && !/(^|[^\d,])\}/.test(p), {
-    message: 'braces in regex paths are only allowed as counted repetition like {2} or {2,5}',
-  })
-  .refine(
-    (p) => {
-      try {
-        new RegExp(p);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    { message: 'regex path does not compile' },
-  );
+export const regexPathSchema = z.string().superRefine((p, ctx) => {
+  const problem = regexPathProblem(p);
+  if (problem) ctx.addIssue({ code: 'custom', message: `regex path ${problem}` });
+});
 
 /** nginx size: "0", "512", "8k", "1m", "2g". */
 export const sizeSchema = z
@@ -85,12 +67,19 @@ export const nginxVariableSchema = z
   .trim()
   .regex(/^\$[a-z_][a-z0-9_]{0,63}$/, 'expected one nginx variable such as $request_uri or $remote_addr');
 
-/** Log format: literal text and $variables; no quotes, braces, semicolons, backslashes or control characters. */
+/**
+ * Log format: literal text and $variables; no quotes, braces, semicolons, backslashes or control characters. Every
+ * variable must be one nginx (or Portico's configuration) defines: an unknown one fails `nginx -t` and would block
+ * every reload.
+ */
 export const logFormatSchema = z
   .string()
   .max(2048, 'log format is longer than 2048 characters')
-  .regex(/^[A-Za-z0-9 $_.,:;/\-[\]()|=@+*#<>!?%&^~]*$/, 'log format may contain text and $variables only (no quotes, braces, backslashes or newlines)')
-  .refine((v) => !v.includes(';'), { message: 'log format may not contain ";"' });
+  .regex(/^[A-Za-z0-9 $_.,:/\-[\]()|=@+*#<>!?%&^~]*$/, 'log format may contain text and $variables only (no quotes, braces, ";", backslashes or newlines)')
+  .superRefine((v, ctx) => {
+    const problem = logFormatProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 /** load-balance values (consistent hashing and affinity have their own annotations, as in ingress-nginx). */
 export const loadBalanceSchema = z.enum(['round_robin', 'ewma'], {
@@ -117,3 +106,45 @@ export const headerPatternSchema = z
   .max(128, 'header pattern is longer than 128 characters')
   .regex(/^[A-Za-z0-9 .*+?^$|()[\]_,:;=\/-]*$/, 'header pattern may only use letters, digits and . * + ? ^ $ | ( ) [ ] _ , : ; = / -')
   .refine((v) => { try { new RegExp(v); return true; } catch { return false; } }, { message: 'header pattern does not compile' });
+
+// ---- Kubernetes names --------------------------------------------------------------------------------------------
+// The API server enforces these too, but Portico re-checks at its boundary: names end up in backend ids, events and
+// nginx.conf comments, and the escaping helpers throw on anything outside these alphabets.
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Namespaces (and other DNS-1123 label names): at most 63 of [a-z0-9-], alphanumeric at both ends. */
+export const dns1123LabelSchema = z
+  .string()
+  .max(63, 'must be at most 63 characters')
+  .regex(DNS1123_LABEL, 'must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit');
+
+/** Ingress, Secret and IngressClass names: DNS-1123 subdomain, at most 253 characters. */
+export const dns1123SubdomainSchema = z
+  .string()
+  .max(253, 'must be at most 253 characters')
+  .regex(DNS1123_SUBDOMAIN, 'must be a DNS-1123 subdomain: lower-case letters, digits, "-" and ".", each label starting and ending with a letter or digit');
+
+/** Service names: DNS-1035 label (starts with a letter), at most 63 characters. */
+export const serviceNameSchema = z
+  .string()
+  .max(63, 'must be at most 63 characters')
+  .regex(DNS1035_LABEL, 'must be a DNS-1035 label: lower-case letters, digits and "-", starting with a letter and ending with a letter or digit');
+
+/** Port names (IANA_SVC_NAME): 1-15 of [a-z0-9-], at least one letter, no "-" at either end, no "--". */
+export const portNameSchema = z
+  .string()
+  .max(15, 'must be at most 15 characters')
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be lower-case letters, digits and "-", not starting or ending with "-"')
+  .refine((n) => /[a-z]/.test(n), { message: 'must contain at least one letter' })
+  .refine((n) => !n.includes('--'), { message: 'must not contain "--"' });
+
+export const portNumberSchema = z.number().int('must be a whole number').min(1, 'must be between 1 and 65535').max(65535, 'must be between 1 and 65535');
+
+/** One-line check for a name: null when valid, else "<what> "<value>" <why>". */
+export function nameProblem(schema: z.ZodType, value: unknown, what: string): string | null {
+  const r = schema.safeParse(value);
+  return r.success ? null : `${what} ${JSON.stringify(typeof value === 'string' ? value.slice(0, 100) : value)} ${zodMessage(r.error)}`;
+}

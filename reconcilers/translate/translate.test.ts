@@ -201,23 +201,6 @@ test('diff: an endpoint change is data only, one backend in the delta; a new hos
   assert.equal(diffConfig(null, before).reasons[0], 'initial configuration');
 });
 
-test('endpoint-only fast path gives exactly what a full translation gives, and refuses other kinds of change', async () => {
-  const { endpointDelta } = await import('../gateway/gateway.ts');
-  const base = { services: [web], slices: [webSlice], ingresses: [ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 'http') }])] })] };
-  const m = modelOf(base);
-  const running = translate(m.snapshot(), OPTS).config;
-  const changes: { kind: 'EndpointSlice' | 'Service'; key: string }[] = [];
-  m.onChange((c) => changes.push(...(c as typeof changes)));
-  const { normalizeEndpointSlice } = await import('../model/normalize.ts');
-  const moved = normalizeEndpointSlice(slice('web-abc', 'web', [{ name: 'http', port: 8080 }], [{ ip: '10.0.0.1' }, { ip: '10.0.0.9' }]));
-  m.setEndpointSlices('default/web', moved ? [moved] : []);
-  const fast = endpointDelta(m, running, changes);
-  const full = diffConfig(running, translate(m.snapshot(), OPTS).config).delta.backends.upsert;
-  assert.deepEqual(fast, full);
-  assert.deepEqual(Object.keys(fast ?? {}), ['default_web_http']);
-  assert.equal(endpointDelta(m, running, [{ kind: 'Service', key: 'default/web' }]), null);
-});
-
 test('canary Ingress attaches to the main location instead of conflicting; weight and header go to the main backend data', () => {
   const r = translate(
     modelOf({

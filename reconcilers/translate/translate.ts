@@ -10,7 +10,13 @@
 //   - Prefix is element-wise ("/foo" matches "/foo" and "/foo/bar", not "/foobar"); Exact beats Prefix;
 //   - service ports resolve by number or name, target ports through the EndpointSlices' port names; only ready
 //     endpoints receive new requests (terminating ones, even if still serving, get none);
-//   - a missing Service or port gives a backend with no endpoints: that path answers 503, nothing else changes.
+//   - a missing Service or port gives a backend with no endpoints: that path answers 503, nothing else changes;
+//   - endpoints no tenant may reach (loopback, link-local, Portico's own addresses...) are dropped with a Warning;
+//   - an Ingress with an access-control annotation Portico cannot apply fails closed: its paths are claimed but
+//     answer 503 (location without backend), so nothing protected is served and nothing falls through;
+//   - every other unsupported annotation raises a Warning; none is ignored silently;
+//   - an Exact path ending in "/" never answers the path without the slash (see slashCompanions).
+import { forbiddenAddressReason, parseIp } from './addresses.ts';
 import type { Backend, Certificate, Endpoint, GatewayConfig, GlobalSettings, Location, PathMatch, Server } from '../gateway/config-types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { IngressClassInfo, NormalizedIngress, NormalizedSlice, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
@@ -23,6 +29,8 @@ export interface TranslateOptions {
   listen: GlobalSettings['listen'];
   /** Honour the portico.dev/test-invalid-directive annotation (tests of fault isolation only). */
   testHooks?: boolean;
+  /** The node's and the pod's own listener addresses: never used as endpoints (any spelling of an IP address). */
+  ownAddresses?: readonly string[];
 }
 
 export interface TranslateEvent {
@@ -46,14 +54,27 @@ export interface TranslateResult {
   events: TranslateEvent[];
 }
 
+/** An endpoint address refused because no tenant may make Portico proxy to it. */
+export interface ForbiddenEndpoint {
+  address: string;
+  reason: string;
+}
+
 /**
  * Endpoints of one Service port that may receive new requests: ready and not terminating, from every slice whose
- * port of that name is TCP, de-duplicated and sorted. Shared by the full translation and the gateway's
- * endpoint-only fast path, so both give identical results.
+ * port of that name is TCP, de-duplicated and sorted — minus addresses no tenant may reach (loopback, link-local,
+ * unspecified, multicast, Portico's own `own` addresses), which are returned in `forbidden`. Shared by the full
+ * translation and the gateway's endpoint-only fast path, so both give identical results.
  */
-export function endpointsFor(slices: readonly NormalizedSlice[], servicePortName: string): Endpoint[] {
+export function endpointsOf(
+  slices: readonly NormalizedSlice[],
+  servicePortName: string,
+  own?: ReadonlySet<string>,
+): { endpoints: Endpoint[]; forbidden: ForbiddenEndpoint[] } {
   const seen = new Set<string>();
   const eps: Endpoint[] = [];
+  const forbidden: ForbiddenEndpoint[] = [];
+  const refused = new Set<string>();
   for (const slice of slices) {
     const port = slice.ports.find((p) => p.name === servicePortName && p.protocol === 'TCP');
     if (!port) continue;
@@ -62,11 +83,23 @@ export function endpointsFor(slices: readonly NormalizedSlice[], servicePortName
       const k = `${e.address}:${port.port}`;
       if (seen.has(k)) continue;
       seen.add(k);
+      const why = forbiddenAddressReason(e.address, own);
+      if (why) {
+        if (!refused.has(e.address)) forbidden.push({ address: e.address, reason: why });
+        refused.add(e.address);
+        continue;
+      }
       eps.push({ address: e.address, port: port.port, weight: 1 });
     }
   }
   eps.sort((x, y) => (x.address < y.address ? -1 : x.address > y.address ? 1 : x.port - y.port));
-  return eps;
+  forbidden.sort((x, y) => (x.address < y.address ? -1 : x.address > y.address ? 1 : 0));
+  return { endpoints: eps, forbidden };
+}
+
+/** The endpoints part of endpointsOf (forbidden addresses left out). */
+export function endpointsFor(slices: readonly NormalizedSlice[], servicePortName: string, own?: ReadonlySet<string>): Endpoint[] {
+  return endpointsOf(slices, servicePortName, own).endpoints;
 }
 
 export function isIngressServed(ing: Pick<NormalizedIngress, 'className' | 'classFromAnnotation'>, classes: ReadonlyMap<string, IngressClassInfo>, o: TranslateOptions): boolean {
@@ -93,6 +126,40 @@ function hostOrder(a: string, b: string): number {
   return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
 }
 
+/**
+ * nginx answers a request for "/foo" with a 301 to "/foo/" when a location named "/foo/" proxies (its
+ * auto-redirect), so an Exact "/foo/" would also "match" "/foo" — the Ingress spec says it must not. For every
+ * Exact path ending in "/" whose slash-less form no rule claims, add an exact location for the slash-less path
+ * serving what that request gets without the redirect: the longest Prefix location matching it (element-wise), or
+ * 404. Repeated for the companion itself when it also ends in "/" ("/a//" → "/a/" → "/a").
+ *
+ * Limitation: as an exact location the companion takes "/foo" before regex locations are tried; nginx would try
+ * them first. The renderer may render companions (slashCompanionOf set) as a plain prefix location "/foo" instead,
+ * which makes nginx try the regex locations first and is otherwise equivalent.
+ */
+export function slashCompanions(locations: readonly Location[]): Location[] {
+  const claimed = new Set(locations.filter((l) => l.match !== 'regex').map((l) => l.path));
+  const prefixes = locations.filter((l) => l.match === 'prefix');
+  const out: Location[] = [];
+  const queue = locations.filter((l) => l.match === 'exact' && l.path.length > 1 && l.path.endsWith('/'));
+  for (let l = queue.shift(); l; l = queue.shift()) {
+    const p = l.path.slice(0, -1);
+    if (p === '' || claimed.has(p)) continue;
+    claimed.add(p);
+    let target: Location | undefined;
+    for (const x of prefixes) {
+      const matches = x.path === '/' || p === x.path || p.startsWith(`${x.path}/`);
+      if (matches && (!target || x.path.length > target.path.length)) target = x;
+    }
+    const companion: Location = target
+      ? { ...target, path: p, match: 'exact', slashCompanionOf: l.path }
+      : { path: p, match: 'exact', backendId: null, source: l.source, sslRedirect: false, notFound: true, slashCompanionOf: l.path };
+    out.push(companion);
+    if (p.length > 1 && p.endsWith('/')) queue.push(companion);
+  }
+  return out;
+}
+
 function locationOrder(a: Location, b: Location): number {
   const rank = (l: Location) => (l.match === 'exact' ? 0 : l.match === 'prefix' ? 1 : 2);
   return rank(a) - rank(b) || (a.match === 'exact' ? 0 : b.path.length - a.path.length) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
@@ -116,6 +183,14 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
     if (s) served.push(ing);
   }
   served.sort(byAge);
+  const own = new Set(o.ownAddresses ?? []);
+  // Access control Portico cannot apply: the Ingress fails closed (its locations get no backend → 503).
+  const closedReason = new Map<string, string>();
+  for (const ing of served) {
+    if (!ing.accessControl.length) continue;
+    const what = ing.accessControl.map((a) => `${a.annotation} (${a.kind})`).join(', ');
+    closedReason.set(ing.key, `access control requested by ${what} cannot be applied by Portico`);
+  }
   for (const [key, r] of snap.rejected) {
     events.push({ objectKey: key, type: 'Warning', reason: 'Rejected', message: r.reason });
   }
@@ -142,11 +217,10 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
       }
       return;
     }
-    locs.set(id, {
-      ing,
-      ref,
-      loc: { path, match, backendId: backendIdOf(ing.namespace, ref), source: ing.key, sslRedirect: false },
-    });
+    const closed = closedReason.get(ing.key);
+    const loc: Location = { path, match, backendId: closed ? null : backendIdOf(ing.namespace, ref), source: ing.key, sslRedirect: false };
+    if (closed) loc.closedReason = closed;
+    locs.set(id, { ing, ref, loc });
   };
 
   const isCanary = (i: NormalizedIngress) => i.annotations.canary === true;
@@ -175,7 +249,14 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
           warn(ing.key, 'CanaryWithoutMain', `canary path ${p.path} on ${host === '_' ? '(any host)' : host} has no main Ingress serving it; ignored`);
           continue;
         }
-        const mainId = main.loc.backendId as string;
+        // A canary whose own access control cannot be applied gets no traffic; a main that fails closed
+        // answers 503 for every request, so there is nothing to split.
+        if (closedReason.has(ing.key)) continue;
+        const mainId = main.loc.backendId;
+        if (!mainId) {
+          warn(ing.key, 'CanaryWithoutMain', `canary path ${p.path} on ${host === '_' ? '(any host)' : host}: main Ingress ${main.ing.key} fails closed (unsupported access control); canary not attached`);
+          continue;
+        }
         const prev = canaryOf.get(mainId);
         if (prev && prev.ing.key !== ing.key) {
           warn(ing.key, 'Conflict', `backend ${mainId} already has canary Ingress ${prev.ing.key} (older); this canary is ignored for it`);
@@ -223,6 +304,14 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
   const backends: Record<string, Backend> = {};
   const backendOwner = new Map<string, NormalizedIngress>();
   const reported = new Set<string>();
+  /** Backend id → the Warning about endpoint addresses refused for it (given to every Ingress using it). */
+  const forbiddenNote = new Map<string, string>();
+  const noteForbidden = (ing: NormalizedIngress, id: string) => {
+    const note = forbiddenNote.get(id);
+    if (!note || reported.has(`forbidden ${ing.key} ${id}`)) return;
+    reported.add(`forbidden ${ing.key} ${id}`);
+    warn(ing.key, 'ForbiddenEndpoint', note);
+  };
   const LB_KEYS = ['load-balance', 'upstream-hash-by', 'affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age'];
   const resolve = (ing: NormalizedIngress, ref: ServiceBackendRef, id: string): void => {
     const owner = backendOwner.get(id);
@@ -232,6 +321,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
         reported.add(`lb ${ing.key} ${id}`);
         warn(ing.key, 'BackendSettingsConflict', `balancing annotations for service backend ${id} differ from Ingress ${owner.key}, which is older and whose settings apply (balancing is per Service port)`);
       }
+      noteForbidden(ing, id);
       return;
     }
     backendOwner.set(id, ing);
@@ -248,27 +338,42 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
     }
     const svc = snap.services.get(svcKey);
     const portLabel = 'number' in ref.port ? String(ref.port.number) : ref.port.name;
+    let unavailableKind: 'BackendNotFound' | 'ForbiddenEndpoint' = 'BackendNotFound';
     if (!svc) {
       b.unavailableReason = `service ${svcKey} not found`;
     } else {
       const sp = svc.ports.find((p) => ('number' in ref.port ? p.port === ref.port.number : p.name === ref.port.name));
-      if (!sp) b.unavailableReason = `service ${svcKey} has no port ${portLabel}`;
+      const dropped = svc.problems.length ? ` (ignored: ${svc.problems.join('; ')})` : '';
+      if (!sp) b.unavailableReason = `service ${svcKey} has no port ${portLabel}${dropped}`;
       else if (svc.type === 'ExternalName') {
         b.externalName = svc.externalName ?? undefined;
         b.externalPort = sp.port;
-        if (!svc.externalName) b.unavailableReason = `ExternalName service ${svcKey} has no valid externalName`;
+        const literal = svc.externalName && parseIp(svc.externalName) ? forbiddenAddressReason(svc.externalName, own) : null;
+        if (!svc.externalName) b.unavailableReason = `ExternalName service ${svcKey} has no valid externalName${dropped}`;
+        else if (literal) {
+          delete b.externalName;
+          unavailableKind = 'ForbiddenEndpoint';
+          b.unavailableReason = `ExternalName service ${svcKey} points at ${svc.externalName}, ${literal}, which Portico never proxies to`;
+        }
       } else {
-        b.endpoints = endpointsFor(snap.slices.get(svcKey) ?? [], sp.name);
+        const r = endpointsOf(snap.slices.get(svcKey) ?? [], sp.name, own);
+        b.endpoints = r.endpoints;
+        if (r.forbidden.length) {
+          const list = r.forbidden.slice(0, 5).map((f) => `${f.address} (${f.reason})`).join(', ');
+          const more = r.forbidden.length > 5 ? ` and ${r.forbidden.length - 5} more` : '';
+          forbiddenNote.set(id, `service ${svcKey}: endpoint addresses no tenant may reach were dropped: ${list}${more}`);
+        }
       }
     }
     backends[id] = b;
+    noteForbidden(ing, id);
     if (b.unavailableReason && !reported.has(`${ing.key} ${id}`)) {
       reported.add(`${ing.key} ${id}`);
-      warn(ing.key, 'BackendNotFound', `${b.unavailableReason}; paths using it answer 503`);
+      warn(ing.key, unavailableKind, `${b.unavailableReason}; paths using it answer 503`);
     }
   };
   for (const [, locs] of [...hosts].sort(([a], [b]) => hostOrder(a, b))) {
-    for (const c of locs.values()) resolve(c.ing, c.ref, c.loc.backendId as string);
+    for (const c of locs.values()) if (c.loc.backendId) resolve(c.ing, c.ref, c.loc.backendId);
   }
   for (const [mainId, c] of [...canaryOf].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const cid = backendIdOf(c.ing.namespace, c.ref);
@@ -296,15 +401,25 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
       if (a['proxy-read-timeout'] !== undefined) loc.proxyReadTimeoutSeconds = a['proxy-read-timeout'];
       if (a['proxy-send-timeout'] !== undefined) loc.proxySendTimeoutSeconds = a['proxy-send-timeout'];
       if (o.testHooks && c.ing.testInvalidDirective) loc.testInvalidDirective = true;
-      status.get(c.ing.key)!.programmed = true;
+      if (!loc.closedReason) status.get(c.ing.key)!.programmed = true;
       return loc;
     });
+    locations.push(...slashCompanions(locations));
     locations.sort(locationOrder);
     servers.push({ host, tls, locations });
   }
 
   for (const ing of served) {
     for (const p of ing.problems) warn(ing.key, 'InvalidConfiguration', p);
+    const closed = closedReason.get(ing.key);
+    if (closed) {
+      const them = ing.accessControl.length > 1 ? 'these annotations are' : 'the annotation is';
+      warn(ing.key, 'UnsupportedAccessControl', `${closed}; failing closed: every path of this Ingress answers 503 until ${them} supported or removed`);
+    }
+    const ac = new Set(ing.accessControl.map((a) => a.annotation));
+    for (const a of ing.unsupportedAnnotations) {
+      if (!ac.has(a)) warn(ing.key, 'UnsupportedAnnotation', `annotation ${a} is not supported by Portico and is ignored`);
+    }
   }
 
   const global: GlobalSettings = {
@@ -323,6 +438,8 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
     hstsMaxAgeSeconds: g.hstsMaxAgeSeconds,
     hstsIncludeSubdomains: g.hstsIncludeSubdomains,
     hstsPreload: g.hstsPreload,
+    luaSharedDicts: g.luaSharedDicts,
+    proxyRealIpCidr: g.proxyRealIpCidr,
     listen: o.listen,
   };
   const def: TlsMaterial | null = snap.defaultCertificate;

@@ -1,15 +1,20 @@
--- The configuration API on the loopback status port. Only loopback clients are accepted, whatever the listener.
+-- The configuration API. nginx serves it only on a unix socket inside a directory of mode 0700 (only the
+-- controller's user can connect; nginx itself makes the socket 0666, so the directory is the lock), and no TCP
+-- listener has a location that reaches this module. As a second guard the handler refuses any connection that
+-- did not arrive over a unix socket: a request a tenant gets proxied to a loopback port can never be one.
 local cjson = require("cjson.safe")
 local store = require("portico.store")
 local certs = require("portico.certs")
+local shm = require("portico.shm")
+local validate = require("portico.validate")
 local init = require("portico.init")
 
 local _M = {}
 
-local function is_loopback(addr)
-  return addr == "127.0.0.1" or addr == "::1" or (addr and addr:sub(1, 4) == "127.")
+local function over_unix_socket()
+  return ngx.var.remote_addr == "unix:"
 end
-_M.is_loopback = is_loopback
+_M.over_unix_socket = over_unix_socket
 
 local function reply(status, body)
   ngx.status = status
@@ -34,29 +39,56 @@ local function read_json()
   return body
 end
 
+local function post_backends()
+  local body, err = read_json()
+  if not body then return reply(400, { error = err }) end
+  err = validate.backends_body(body)
+  if err then return reply(400, { error = err }) end
+  local v, aerr = store.apply(body.upsert, body.remove)
+  if not v then return reply(507, { error = aerr }) end
+  return reply(200, { version = v })
+end
+
+local function post_certificates()
+  local body, err = read_json()
+  if not body then return reply(400, { error = err }) end
+  err = validate.certificates_body(body)
+  if err then return reply(400, { error = err }) end
+  local v, aerr = certs.apply(body.certificates, body.hosts, body.remove, body.default)
+  if not v then return reply(507, { error = aerr }) end
+  return reply(200, { version = v })
+end
+
+local routes = {
+  ["/portico/config"] = {
+    GET = function()
+      return reply(200, {
+        checksum = init.checksum,
+        backendsVersion = store.version(),
+        pid = ngx.worker.pid(),
+        epochs = shm.epochs(),
+        dictFailures = shm.failures(),
+        rejectedEndpoints = shm.get_count("rejected_endpoints"),
+      })
+    end,
+  },
+  ["/portico/backends"] = {
+    GET = function() return reply(200, store.dump()) end,
+    POST = post_backends,
+  },
+  ["/portico/certificates"] = {
+    GET = function() return reply(200, certs.hosts()) end,
+    POST = post_certificates,
+  },
+}
+
 function _M.handle()
-  if not is_loopback(ngx.var.remote_addr) then return reply(403, { error = "loopback only" }) end
-  local uri, method = ngx.var.uri, ngx.req.get_method()
-  if uri == "/portico/config" and method == "GET" then
-    return reply(200, { checksum = init.checksum, backendsVersion = store.version(), pid = ngx.worker.pid() })
-  elseif uri == "/portico/backends" and method == "GET" then
-    return reply(200, store.dump())
-  elseif uri == "/portico/backends" and method == "POST" then
-    local body, err = read_json()
-    if not body then return reply(400, { error = err }) end
-    local v, aerr = store.apply(body.upsert, body.remove)
-    if not v then return reply(507, { error = aerr }) end
-    return reply(200, { version = v })
-  elseif uri == "/portico/certificates" and method == "GET" then
-    return reply(200, certs.hosts())
-  elseif uri == "/portico/certificates" and method == "POST" then
-    local body, err = read_json()
-    if not body then return reply(400, { error = err }) end
-    local v, aerr = certs.apply(body.upsert, body.remove, body.default)
-    if not v then return reply(507, { error = aerr }) end
-    return reply(200, { version = v })
-  end
-  return reply(404, { error = "no such endpoint" })
+  if not over_unix_socket() then return reply(403, { error = "the configuration API is served on its unix socket only" }) end
+  local route = routes[ngx.var.uri]
+  if not route then return reply(404, { error = "no such endpoint" }) end
+  local handler = route[ngx.req.get_method()]
+  if not handler then return reply(405, { error = "method not allowed" }) end
+  return handler()
 end
 
 return _M

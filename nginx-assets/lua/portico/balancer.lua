@@ -1,82 +1,135 @@
--- Request-time routing: the access phase syncs worker data and answers 503 when a backend has no endpoints;
--- the balancer phase picks a peer with the backend's algorithm and arranges retries on another peer.
+-- Request-time routing, all in the balancer phase (balancer_by_lua runs without a coroutine, so there is no
+-- access-phase handler on the request path at all): sync worker data, take the canary decision, pick a peer with
+-- the backend's algorithm, and arrange retries on another peer. A backend without usable endpoints gets the
+-- internal 503 socket as its peer: the client sees nginx's generic 503 page and the reason goes to the error log
+-- (at most once per backend every 10 s per worker), never to the client.
 local ngx_balancer = require("ngx.balancer")
 local store = require("portico.store")
+local peers = require("portico.peers")
 local rr = require("portico.rr")
 local chash = require("portico.chash")
 local ewma = require("portico.ewma")
 
+local set_current_peer = ngx_balancer.set_current_peer
+local set_more_tries = ngx_balancer.set_more_tries
+local get_last_failure = ngx_balancer.get_last_failure
+local sync = store.sync
+local ngx_var = ngx.var
+
 local _M = {}
 
--- Per-worker balancer state per backend, rebuilt when the backend's data changes.
-local pickers = {}
+local unavailable_peer = nil -- "unix:<runtime>/unavailable.sock", from init.lua
 
--- Algorithms by name: new(backend) -> object with :next(skip) and :size().
-local function hashed(b)
-  local ring = chash.new(b.endpoints or {})
-  local var = (b.hashBy or "$request_uri"):sub(2)
-  return {
-    size = function() return ring:size() end,
-    next = function(_, skip) return ring:find(ngx.var[var], skip) end,
-  }
+function _M.configure(opts)
+  unavailable_peer = opts.unavailable
 end
 
-local seeded = false
+-- Per-worker balancer state per backend, rebuilt when the backend's data changes:
+--   { algo = object with :next(skip), n = usable endpoints, canary = table|nil, stick = fn|nil,
+--     observe = fn|nil, reason = string|nil }
+local pickers = {}
 
-local function sticky(b)
-  local ring = chash.new(b.endpoints or {})
-  local robin = rr.new(b.endpoints or {})
+local seeded = false
+local function seed()
+  if seeded then return end
+  math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
+  seeded = true
+end
+
+-- Endpoints nginx may be handed, addresses in nginx's host form ("[v6]"). The writer already refused the others
+-- (with a count); this is the last check before a peer exists at all.
+local function usable(id, endpoints)
+  local out = {}
+  for i = 1, #(endpoints or {}) do
+    local e = endpoints[i]
+    local host, why = peers.check(e.address)
+    if host and peers.valid_port(e.port) then
+      out[#out + 1] = { address = host, port = e.port, weight = e.weight }
+    else
+      ngx.log(ngx.WARN, "portico: backend ", id, ": endpoint ", tostring(e.address), " skipped (", why or "invalid port", ")")
+    end
+  end
+  return out
+end
+
+local function hashed(eps, b)
+  local ring = chash.new(eps)
+  local var = (b.hashBy or "$request_uri"):sub(2)
+  return { next = function(_, skip) return ring:find(ngx_var[var], skip) end }
+end
+
+local function sticky(eps, b, entry)
+  local ring = chash.new(eps)
+  local robin = rr.new(eps)
   local byid = {}
-  for _, e in ipairs(b.endpoints or {}) do byid[string.format("%08x", chash.hash(e.address .. ":" .. e.port))] = e end
+  for _, e in ipairs(eps) do byid[string.format("%08x", chash.hash(e.address .. ":" .. e.port))] = e end
   local c = b.cookie or {}
   local name = c.name or "INGRESSCOOKIE"
   local suffix = "; Path=/; HttpOnly" .. (c.maxAgeSeconds and ("; Max-Age=" .. c.maxAgeSeconds) or "")
-  return {
-    size = function() return robin:size() end,
-    next = function(_, skip) return robin:next(skip) end,
-    -- Access phase: choose the peer from the cookie (or set a new cookie) and remember it for the balancer.
-    stick = function()
-      if not seeded then
-        math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
-        seeded = true
+  local cookie_var = "cookie_" .. name
+  -- The response header is set from here (the balancer phase runs before the upstream answers), so locations
+  -- need no add_header evaluated on every response; $portico_set_cookie keeps it for log formats.
+  local function set_cookie(value)
+    local header = name .. "=" .. value .. suffix
+    ngx.header["Set-Cookie"] = header
+    ngx_var.portico_set_cookie = header
+  end
+  -- First attempt: the peer named by the cookie (or a new cookie is set); retries use round-robin.
+  entry.stick = function()
+    local v = ngx_var[cookie_var]
+    if c.mode == "persistent" then
+      local peer = v and byid[v]
+      if not peer then
+        peer = robin:next()
+        if peer then set_cookie(string.format("%08x", chash.hash(peer.address .. ":" .. peer.port))) end
       end
-      local v = ngx.var["cookie_" .. name]
-      local peer
-      if c.mode == "persistent" then
-        peer = v and byid[v]
-        if not peer then
-          peer = robin:next()
-          if peer then ngx.var.portico_set_cookie = name .. "=" .. string.format("%08x", chash.hash(peer.address .. ":" .. peer.port)) .. suffix end
-        end
-      else
-        if not v or not v:match("^[0-9a-f]+$") then
-          v = string.format("%08x%08x", math.random(0, 0x7fffffff), math.random(0, 0x7fffffff))
-          ngx.var.portico_set_cookie = name .. "=" .. v .. suffix
-        end
-        peer = ring:find(v)
-      end
-      ngx.ctx.portico_sticky = peer
-    end,
-  }
+      return peer
+    end
+    if not v or not v:match("^[0-9a-f]+$") then
+      v = string.format("%08x%08x", math.random(0, 0x7fffffff), math.random(0, 0x7fffffff))
+      set_cookie(v)
+    end
+    return ring:find(v)
+  end
+  return robin
 end
 
 local algorithms = {
-  round_robin = function(b) return rr.new(b.endpoints or {}) end,
-  ewma = function(b) return ewma.new(b.endpoints or {}, 10) end,
+  round_robin = function(eps) return rr.new(eps) end,
+  ewma = function(eps, _, entry)
+    local e = ewma.new(eps, 10)
+    entry.observe = function(addr, rt, now) e:observe(addr, rt, now) end
+    return e
+  end,
   chash = hashed,
   cookie = sticky,
 }
 
+local function build(id, b)
+  seed()
+  local eps = usable(id, b.endpoints)
+  local c = b.canary
+  if c then
+    -- Variable names computed once per data change, not per request.
+    c.header_var = c.header and ("http_" .. c.header:lower():gsub("-", "_")) or nil
+    c.cookie_var = c.cookie and ("cookie_" .. c.cookie) or nil
+  end
+  local entry = { n = #eps, canary = c, reason = b.unavailableReason }
+  local make = algorithms[b.balance or "round_robin"] or algorithms.round_robin
+  entry.algo = make(eps, b, entry)
+  return entry
+end
+_M.build = build
+
 store.on_change(function(id, b)
   if not b then pickers[id] = nil; return end
-  local make = algorithms[b.balance or "round_robin"] or algorithms.round_robin
-  pickers[id] = make(b)
+  pickers[id] = build(id, b)
 end)
 
 -- Canary decision (ingress-nginx precedence: header, then cookie, then weight). Returns true for the canary.
 local function use_canary(c)
-  if c.header then
-    local hv = ngx.var["http_" .. c.header:lower():gsub("-", "_")]
+  if c.header_var then
+    local hv = ngx_var[c.header_var]
     if hv then
       if c.headerValue then
         if hv == c.headerValue then return true end
@@ -89,8 +142,8 @@ local function use_canary(c)
       end
     end
   end
-  if c.cookie then
-    local cv = ngx.var["cookie_" .. c.cookie]
+  if c.cookie_var then
+    local cv = ngx_var[c.cookie_var]
     if cv == "always" then return true elseif cv == "never" then return false end
   end
   local w = c.weight or 0
@@ -98,30 +151,70 @@ local function use_canary(c)
   return math.random(1, c.weightTotal or 100) <= w
 end
 
-function _M.access()
-  local id = ngx.var.portico_backend
-  if id == nil or id == "" then return end
-  store.sync()
-  local main = store.get(id)
-  local c = main and main.canary
-  if c and pickers[c.backendId] and use_canary(c) then
-    id = c.backendId
-    ngx.var.portico_backend = id
+local logged_at = {}
+local function unavailable(id, p)
+  local now = ngx.now()
+  local key = id or ""
+  if (logged_at[key] or 0) + 10 <= now then
+    logged_at[key] = now
+    ngx.log(ngx.WARN, "portico: 503 for backend ", key, ": ",
+      p and (p.reason or "no ready endpoints") or "backend not programmed")
   end
-  local p = pickers[id]
-  if not p or p:size() == 0 then
-    local b = store.get(id)
-    ngx.status = 503
-    ngx.header["Content-Type"] = "text/plain"
-    ngx.header["X-Portico-Reason"] = "no-endpoints"
-    ngx.say("503 Service Unavailable: no ready endpoints for this path",
-      b and b.unavailableReason and (" (" .. b.unavailableReason .. ")") or "")
-    return ngx.exit(503)
+  local ok, err = set_current_peer(unavailable_peer)
+  if not ok then
+    ngx.log(ngx.ERR, "portico: cannot use the 503 socket: ", err)
+    return ngx.exit(ngx.ERROR)
   end
-  if p.stick then p.stick() end
 end
 
--- Log phase: feed response times to latency-aware pickers (a no-op for the others).
+local function peer_key(p) return p.address .. ":" .. p.port end
+
+-- Retry after a connect error or timeout: skip every peer tried so far. $upstream_addr lists them (in nginx's
+-- "host:port" form, the same as peer_key), so the first attempt needs no per-request table.
+local function retry(id)
+  local p = pickers[id]
+  if not p or p.n == 0 then return unavailable(id, p) end
+  local tried = {}
+  for a in (ngx_var.upstream_addr or ""):gmatch("[^%s,]+") do tried[a] = true end
+  local peer = p.algo:next(function(x) return tried[peer_key(x)] end) or p.algo:next()
+  if not peer then return unavailable(id, p) end
+  local ok, err = set_current_peer(peer.address, peer.port)
+  if not ok then
+    ngx.log(ngx.ERR, "portico: set_current_peer ", peer.address, ":", peer.port, " failed: ", err)
+    return ngx.exit(ngx.ERROR)
+  end
+end
+
+function _M.balance()
+  local id = ngx_var.portico_backend
+  if get_last_failure() then return retry(id) end
+  sync()
+  local p = pickers[id]
+  if p then
+    local c = p.canary
+    if c then
+      local cp = pickers[c.backendId]
+      if cp and use_canary(c) then
+        id = c.backendId
+        ngx_var.portico_backend = id
+        p = cp
+      end
+    end
+  end
+  if not p or p.n == 0 then return unavailable(id, p) end
+  local peer
+  if p.stick then peer = p.stick() else peer = p.algo:next() end
+  if not peer then return unavailable(id, p) end
+  local n = p.n
+  if n > 1 then set_more_tries(n > 3 and 2 or n - 1) end
+  local ok, err = set_current_peer(peer.address, peer.port)
+  if not ok then
+    ngx.log(ngx.ERR, "portico: set_current_peer ", peer.address, ":", peer.port, " failed: ", err)
+    return ngx.exit(ngx.ERROR)
+  end
+end
+
+-- Log phase (rendered only while some backend uses ewma): feed response times to latency-aware pickers.
 function _M.log()
   local id = ngx.var.portico_backend
   if id == nil or id == "" then return end
@@ -131,40 +224,10 @@ function _M.log()
   if not addrs or not times then return end
   local addr = addrs:match("([^,%s]+)%s*$")
   local rt = tonumber(times:match("([^,%s]+)%s*$"))
-  if addr and rt then p:observe(addr, rt, ngx.now()) end
+  if addr and rt then p.observe(addr, rt, ngx.now()) end
 end
 
-local function tried_key(p) return p.address .. ":" .. p.port end
-
--- First attempt: no per-request tables or strings. Retries (after a connect error) skip the peers tried so far.
-function _M.balance()
-  local p = pickers[ngx.var.portico_backend]
-  if not p then return ngx.exit(503) end
-  local peer
-  if not ngx_balancer.get_last_failure() then
-    -- First attempt: remember the peer in ngx.ctx only when a retry is possible at all.
-    peer = p.stick and ngx.ctx.portico_sticky or p:next()
-    if not peer then return ngx.exit(503) end
-    if p:size() > 1 then ngx.ctx.portico_peer = peer end
-    local extra = p:size() - 1
-    if extra > 2 then extra = 2 end
-    if extra > 0 then ngx_balancer.set_more_tries(extra) end
-  else
-    local ctx = ngx.ctx
-    local tried = ctx.portico_tried
-    if not tried then
-      tried = { [tried_key(ctx.portico_peer)] = true }
-      ctx.portico_tried = tried
-    end
-    peer = p:next(function(x) return tried[tried_key(x)] end) or p:next()
-    if not peer then return ngx.exit(503) end
-    tried[tried_key(peer)] = true
-  end
-  local ok, err = ngx_balancer.set_current_peer(peer.address, peer.port)
-  if not ok then
-    ngx.log(ngx.ERR, "portico: set_current_peer ", peer.address, ":", peer.port, " failed: ", err)
-    return ngx.exit(502)
-  end
-end
+-- For tests.
+function _M._pickers() return pickers end
 
 return _M

@@ -1,15 +1,19 @@
--- Loaded once per nginx configuration (init_by_lua): remembers which configuration generation is running.
+-- Loaded once per nginx configuration (init_by_lua, in the master): remembers which configuration generation is
+-- running, where the internal 503 socket is, and marks fresh shared-memory zones with a new epoch.
 local _M = { checksum = "" }
 
 function _M.init(opts)
   _M.checksum = opts.checksum or ""
   -- Pre-load modules in the master so workers share the compiled code.
+  require("portico.shm").init_epochs()
+  require("portico.peers")
   require("portico.store")
   require("portico.rr")
   require("portico.chash")
   require("portico.ewma")
-  require("portico.balancer")
+  require("portico.balancer").configure({ unavailable = opts.unavailable })
   require("portico.certs")
+  require("portico.validate")
   require("portico.api")
 end
 

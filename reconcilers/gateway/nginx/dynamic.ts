@@ -1,45 +1,111 @@
-// Client for the Lua configuration API on nginx's loopback status port. Every call reports the bytes it sent, so
-// benchmarks can show that an endpoint change costs a payload proportional to what changed.
+// Client for the Lua configuration API. nginx serves it only on a unix socket in a 0700 directory of the runtime
+// dir (RuntimePaths.apiSocket), so nothing that reaches nginx over TCP — a tenant's backend pointing at loopback
+// included — can talk to it. Every call reports the bytes it sent, so benchmarks can show that an endpoint change
+// costs a payload proportional to what changed. Answers are parsed with zod.
+import { createHash } from 'node:crypto';
+import { Pool } from 'undici';
+import { z } from 'zod';
 import type { DataDelta } from '../../translate/diff.ts';
+import type { Certificate } from '../config-types.ts';
 
-export interface LiveConfig {
-  checksum: string;
-  backendsVersion: number;
-  pid: number;
+const liveConfigSchema = z.object({
+  checksum: z.string(),
+  backendsVersion: z.number(),
+  pid: z.number(),
+  /** Random per shared-memory zone lifetime: a new value means nginx lost that zone's data (restart, resize). */
+  epochs: z.object({ data: z.string(), certs: z.string() }),
+  /** Writes refused because a zone was full (cumulative since nginx started; each one is also in nginx's log). */
+  dictFailures: z.object({ data: z.number(), certs: z.number() }),
+  /** Endpoints refused by the Lua side (loopback, link-local, unspecified, not an IP); cumulative. */
+  rejectedEndpoints: z.number(),
+});
+export type LiveConfig = z.infer<typeof liveConfigSchema>;
+
+const versionSchema = z.object({ version: z.number() });
+const recordSchema = z.record(z.string(), z.unknown());
+// cjson encodes an empty table as {}; an empty listing may also come back as [].
+const listingSchema = z.union([recordSchema, z.array(z.never()).transform(() => ({}))]);
+
+/** Id under which Lua stores a certificate once, however many hosts use it: a fingerprint of its content. */
+export function certificateId(c: Certificate): string {
+  return createHash('sha256').update(c.cert).update('\0').update(c.key).digest('hex');
+}
+
+export interface CertificateBody {
+  certificates: Record<string, { cert: string; key: string; source: string }>;
+  hosts: Record<string, string>;
+  remove: string[];
+  default?: string | null;
+}
+
+/** The wire form of a certificate delta: each distinct certificate once, hosts pointing at it by id. */
+export function certificateBody(c: DataDelta['certificates']): CertificateBody {
+  const body: CertificateBody = { certificates: {}, hosts: {}, remove: c.remove };
+  const add = (x: Certificate): string => {
+    const id = certificateId(x);
+    body.certificates[id] ??= { cert: x.cert, key: x.key, source: x.source };
+    return id;
+  };
+  for (const [host, x] of Object.entries(c.upsert)) body.hosts[host] = add(x);
+  if (c.defaultChanged) body.default = c.default ? add(c.default) : null;
+  return body;
 }
 
 export class DynamicClient {
-  private readonly base: string;
+  private socket = '';
+  private pool: Pool | undefined;
   bytesSent = 0;
-  constructor(statusPort: number) {
-    this.base = `http://127.0.0.1:${statusPort}`;
+
+  /** socketPath: RuntimePaths.apiSocket. NginxProcess also points the client at its own runtime's socket. */
+  constructor(socketPath?: string) {
+    if (typeof socketPath === 'string') this.socket = socketPath;
   }
 
-  private async call<T>(method: string, path: string, body?: unknown, timeoutMs = 10_000): Promise<{ data: T; bytes: number }> {
+  get socketPath(): string {
+    return this.socket;
+  }
+
+  /** Points the client at a socket (NginxProcess does this with its runtime's apiSocket). */
+  attach(socketPath: string): void {
+    if (socketPath === this.socket) return;
+    void this.pool?.close();
+    this.pool = undefined;
+    this.socket = socketPath;
+  }
+
+  private connection(): Pool {
+    if (!this.socket) throw new Error('nginx configuration API: no socket path (the client is not attached to an nginx)');
+    this.pool ??= new Pool('http://portico.invalid', { socketPath: this.socket, connections: 2, keepAliveTimeout: 10_000 });
+    return this.pool;
+  }
+
+  private async call<T>(schema: z.ZodType<T>, method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs = 10_000): Promise<{ data: T; bytes: number }> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const res = await fetch(`${this.base}${path}`, {
+    const res = await this.connection().request({
+      path,
       method,
       body: payload,
-      headers: payload ? { 'Content-Type': 'application/json' } : {},
+      headers: payload ? { 'content-type': 'application/json' } : {},
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`nginx status API ${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+    const text = await res.body.text();
+    if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`nginx configuration API ${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`);
     const bytes = payload ? Buffer.byteLength(payload) : 0;
     this.bytesSent += bytes;
-    return { data: JSON.parse(text) as T, bytes };
+    return { data: schema.parse(JSON.parse(text)), bytes };
   }
 
   async getConfig(timeoutMs = 2_000): Promise<LiveConfig> {
-    return (await this.call<LiveConfig>('GET', '/portico/config', undefined, timeoutMs)).data;
+    return (await this.call(liveConfigSchema, 'GET', '/portico/config', undefined, timeoutMs)).data;
   }
 
   async getBackends(): Promise<Record<string, unknown>> {
-    return (await this.call<Record<string, unknown>>('GET', '/portico/backends')).data;
+    return (await this.call(listingSchema, 'GET', '/portico/backends')).data;
   }
 
-  async getCertificates(): Promise<Record<string, string>> {
-    return (await this.call<Record<string, string>>('GET', '/portico/certificates')).data;
+  /** host → Secret ("namespace/name") of the certificate it is served. */
+  async getCertificates(): Promise<Record<string, unknown>> {
+    return (await this.call(listingSchema, 'GET', '/portico/certificates')).data;
   }
 
   /** Sends one data delta; returns the bytes sent (0 when there was nothing to send). */
@@ -47,14 +113,17 @@ export class DynamicClient {
     let bytes = 0;
     const b = delta.backends;
     if (Object.keys(b.upsert).length || b.remove.length) {
-      bytes += (await this.call('POST', '/portico/backends', { upsert: b.upsert, remove: b.remove })).bytes;
+      bytes += (await this.call(versionSchema, 'POST', '/portico/backends', { upsert: b.upsert, remove: b.remove })).bytes;
     }
     const c = delta.certificates;
     if (Object.keys(c.upsert).length || c.remove.length || c.defaultChanged) {
-      const body: Record<string, unknown> = { upsert: c.upsert, remove: c.remove };
-      if (c.defaultChanged) body.default = c.default ?? null;
-      bytes += (await this.call('POST', '/portico/certificates', body)).bytes;
+      bytes += (await this.call(versionSchema, 'POST', '/portico/certificates', certificateBody(c))).bytes;
     }
     return bytes;
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+    this.pool = undefined;
   }
 }

@@ -1,6 +1,8 @@
 // Escaping helpers for nginx.conf. Values were already validated by the zod schemas in translate/safe.ts; these
 // helpers are the second line: they refuse anything that could break out of its token, and quote the rest.
 
+import { isIP } from 'node:net';
+
 export class UnsafeValueError extends Error {}
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -73,4 +75,31 @@ export function serverName(v: unknown): string {
   const h = host(v);
   if (!h.startsWith('*.')) return h;
   return `"~^[^.]+${h.slice(1).replace(/\./g, '\\.')}$"`;
+}
+
+/** A trusted-proxy CIDR (or single address) for set_real_ip_from / geo: IPv4 or IPv6, with an optional prefix. */
+export function cidr(v: unknown): string {
+  if (typeof v !== 'string') throw new UnsafeValueError(`expected a CIDR, got ${typeof v}`);
+  const m = /^([0-9.]+|[0-9a-fA-F:.]+)(?:\/(\d{1,3}))?$/.exec(v);
+  const family = m ? isIP(m[1] as string) : 0;
+  const bits = m?.[2] === undefined ? undefined : Number(m[2]);
+  if (!family || (bits !== undefined && bits > (family === 4 ? 32 : 128))) throw new UnsafeValueError(`invalid CIDR ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** A unix-socket listen address: an absolute path of safe characters short enough for sun_path (108 bytes). */
+export function unixListen(v: unknown): string {
+  return `unix:${socketPath(v)}`;
+}
+
+/** A Lua string literal holding a socket peer for the balancer ("unix:/path"). */
+export function luaPeer(v: unknown): string {
+  if (typeof v !== 'string' || !v.startsWith('unix:')) throw new UnsafeValueError(`unsafe Lua peer ${JSON.stringify(v)}`);
+  return `"unix:${socketPath(v.slice(5))}"`;
+}
+
+function socketPath(v: unknown): string {
+  if (typeof v !== 'string' || !/^\/[A-Za-z0-9._/-]+$/.test(v)) throw new UnsafeValueError(`unsafe socket path ${JSON.stringify(v)}`);
+  if (Buffer.byteLength(v) > 107) throw new UnsafeValueError(`socket path longer than 107 bytes (use a shorter --runtime-dir): ${v}`);
+  return v;
 }

@@ -1,15 +1,18 @@
-// nginx as a supervised child process: started with `daemon off`, restarted with backoff when the master dies
-// (the owner is told, so it re-applies configuration and data), reloaded with SIGHUP and confirmed by asking the
-// Lua side which configuration checksum it runs, stopped gracefully (SIGQUIT, then SIGKILL after the shutdown
-// timeout). `test()` validates a candidate file with `nginx -t` before anything is swapped.
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+// nginx as a supervised child process: started with `daemon off` in its own process group, restarted with backoff
+// when the master dies (the workers of that generation are killed first, so none keeps a reuseport listener; the
+// owner is told, so it re-applies configuration and data), reloaded with SIGHUP and confirmed by asking the Lua
+// side which configuration checksum it runs, stopped gracefully (SIGQUIT, then SIGKILL of the whole group after
+// the shutdown timeout). `test()` validates a candidate file with `nginx -t` before anything is swapped. The Lua
+// side is reached on a unix socket in a 0700 directory (RuntimePaths.apiSocket), never over TCP.
+import { spawn, spawnSync, execFile, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Backoff, sleep } from '../../../operator/backoff.ts';
 import type { Logger } from '../../../operator/log.ts';
-import type { DynamicClient } from './dynamic.ts';
+import type { DynamicClient, LiveConfig } from './dynamic.ts';
+import { groupMembers, killGroup, signalGroup, waitGroupGoneSync } from './procgroup.ts';
 import type { RuntimePaths } from './render.ts';
 
 const execFileP = promisify(execFile);
@@ -29,6 +32,9 @@ export class NginxProcess {
   private stopping = false;
   private readonly restartListeners: (() => void)[] = [];
   private readonly backoff = new Backoff({ initialMs: 200, maxMs: 10_000 });
+  /** Resolves once the process group of the last master that exited has no live member. */
+  private groupGone: Promise<void> = Promise.resolve();
+  private lastPgid: number | undefined;
   readonly confPath: string;
   restarts = 0;
 
@@ -39,6 +45,8 @@ export class NginxProcess {
   constructor(o: NginxOptions, dynamic: DynamicClient, log: Logger) {
     this.o = o;
     this.dynamic = dynamic;
+    // The API lives where this nginx's runtime says: the client always talks to the nginx it supervises.
+    dynamic.attach(o.runtime.apiSocket);
     this.log = log.child({ component: 'nginx' });
     this.confPath = path.join(o.runtime.dir, 'nginx.conf');
   }
@@ -65,6 +73,10 @@ export class NginxProcess {
     mkdirSync(r.tempDir, { recursive: true, mode: 0o711 });
     chmodSync(r.dir, 0o711);
     chmodSync(r.tempDir, 0o711);
+    // The configuration API socket lives here. nginx creates unix sockets with mode 0666, so this directory's
+    // 0700 is what keeps every other user (nginx's own unprivileged workers included) from connecting.
+    mkdirSync(r.apiDir, { recursive: true, mode: 0o700 });
+    chmodSync(r.apiDir, 0o700);
     if (!existsSync(r.placeholderCert)) {
       const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
       const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
@@ -78,7 +90,9 @@ export class NginxProcess {
 
   /**
    * An nginx left running from a previous Portico process on this runtime directory (crash, SIGKILL) would hold
-   * the ports and answer the status API with stale data: stop its whole process group.
+   * the ports and answer the API with stale data. Its process group — the old master's pid, which also finds
+   * workers whose master is already gone — is asked to stop gracefully (SIGQUIT: workers close their listeners
+   * at once and finish in-flight requests) for a few seconds, then killed.
    */
   private killStale(): void {
     let pid: number;
@@ -88,21 +102,15 @@ export class NginxProcess {
       return;
     }
     if (!Number.isInteger(pid) || pid <= 1) return;
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      return;
-    }
-    if (!cmd.includes('nginx') || !cmd.includes(this.o.runtime.dir)) return;
-    this.log.warn('stopping a stale nginx left by a previous run', { pid });
-    for (const target of [-pid, pid]) {
-      try {
-        process.kill(target, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
+    // Only a group made entirely of nginx processes (its master naming this runtime directory) is ours: the pid
+    // file may be stale and the number reused by something else.
+    const members = groupMembers(pid);
+    if (members.length === 0 || !members.every((m) => isNginx(m, m === pid ? this.o.runtime.dir : undefined))) return;
+    this.log.warn('stopping a stale nginx left by a previous run', { pgid: pid, processes: members.length });
+    signalGroup(pid, 'SIGQUIT');
+    if (waitGroupGoneSync(pid, Math.min(this.o.shutdownTimeoutMs, 5_000))) return;
+    signalGroup(pid, 'SIGKILL');
+    if (!waitGroupGoneSync(pid, 5_000)) this.log.error('a stale nginx process group did not exit', { pgid: pid });
   }
 
   /** `nginx -t` on a candidate file. Never throws: returns the verdict and nginx's output. */
@@ -146,13 +154,24 @@ export class NginxProcess {
   start(): void {
     if (this.isRunning()) return;
     this.stopping = false;
-    // Own process group: if the master dies, its orphaned workers (still bound to the ports with reuseport,
-    // running the old configuration) are killed with the group.
+    // Never start next to a previous generation: if its group is still being killed, finish that first (SIGKILL
+    // takes milliseconds).
+    if (this.lastPgid !== undefined && groupMembers(this.lastPgid).length > 0) {
+      signalGroup(this.lastPgid, 'SIGKILL');
+      if (!waitGroupGoneSync(this.lastPgid, 5_000)) this.log.error('a previous nginx process group did not exit', { pgid: this.lastPgid });
+    }
+    // A master that was killed leaves its unix sockets behind, and nginx refuses to bind over an existing file.
+    // No nginx of ours is running at this point (start() runs only when the previous group is gone).
+    for (const f of [this.o.runtime.apiSocket, this.o.runtime.unavailableSocket]) rmSync(f, { force: true });
+    // Own process group (detached = setsid): the master leads it and its workers inherit it, so the group is
+    // "this generation of nginx". stdout is the controller's own when the access log goes there (nginx writes to
+    // it directly, one write per line); nginx's error log (stderr) is forwarded into the controller's log.
     const child = spawn(this.o.binary, ['-p', this.o.runtime.dir, '-c', this.confPath, '-e', 'stderr'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', this.o.runtime.accessLog === '/dev/stdout' ? 'inherit' : 'ignore', 'pipe'],
       detached: true,
     });
     this.child = child;
+    this.lastPgid = child.pid;
     let buf = '';
     child.stderr?.setEncoding('utf8').on('data', (d: string) => {
       buf += d;
@@ -160,89 +179,131 @@ export class NginxProcess {
       while ((i = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, i);
         buf = buf.slice(i + 1);
-        if (line.trim()) this.log.info(line.replace(/^\S+ \S+ /, ''), { source: 'nginx' });
+        if (line.trim()) this.log.log(nginxLevel(line), line.replace(/^\S+ \S+ /, ''), { source: 'nginx' });
       }
     });
     child.on('exit', (code, signal) => {
       if (this.child !== child) return;
       this.child = undefined;
-      if (child.pid) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          /* group already gone */
-        }
-      }
+      const pgid = child.pid;
+      // Whatever is left of this generation (workers of a master that died) still holds the listeners and serves
+      // the old configuration: kill it, and start the next master only once it is gone.
+      const gone = pgid ? killGroup(pgid) : Promise.resolve(true);
+      this.groupGone = gone.then(() => undefined);
       if (this.stopping) return;
       const delay = this.backoff.next();
       this.log.error('nginx master exited unexpectedly, restarting', { code, signal, retryInMs: delay });
-      setTimeout(() => {
-        if (this.stopping) return;
-        this.restarts++;
-        this.start();
-        for (const cb of this.restartListeners) cb();
-      }, delay).unref();
+      const t0 = performance.now();
+      void gone.then((ok) => {
+        if (!ok) this.log.error('workers of the dead nginx master did not exit', { pgid });
+        setTimeout(() => {
+          if (this.stopping || this.isRunning()) return;
+          this.restarts++;
+          this.start();
+          for (const cb of this.restartListeners) cb();
+        }, Math.max(0, delay - (performance.now() - t0))).unref();
+      });
     });
     this.log.info('nginx started', { pid: child.pid });
   }
 
   /** Waits until the status API answers with the given checksum (the new generation is live). */
   async waitLive(checksum: string, timeoutMs = 15_000): Promise<boolean> {
+    return (await this.liveConfig(checksum, timeoutMs)) !== undefined;
+  }
+
+  /** The API's answer from a worker of the generation with this checksum (undefined on timeout). */
+  private async liveConfig(checksum: string, timeoutMs: number): Promise<LiveConfig | undefined> {
     const end = performance.now() + timeoutMs;
     while (performance.now() < end) {
       try {
         const c = await this.dynamic.getConfig(1_000);
         if (c.checksum === checksum) {
           this.backoff.reset();
-          return true;
+          return c;
         }
       } catch {
         /* not up yet */
       }
       await sleep(10);
     }
-    return false;
+    return undefined;
   }
 
-  private async waitAnswering(timeoutMs: number): Promise<boolean> {
+  private async waitAnswering(timeoutMs: number): Promise<LiveConfig | undefined> {
     const end = performance.now() + timeoutMs;
     while (performance.now() < end) {
       try {
-        await this.dynamic.getConfig(1_000);
-        return true;
+        return await this.dynamic.getConfig(1_000);
       } catch {
         await sleep(10);
       }
     }
-    return false;
+    return undefined;
   }
 
-  /** SIGHUP the master and wait until the new configuration answers. */
+  /**
+   * SIGHUP the master and wait until the new configuration answers. A reload that changed a shared dict's size
+   * gives that zone a fresh, empty memory (its epoch changes): the restart listeners are told, as after a
+   * restart, so the owner sends all data again.
+   */
   async reload(checksum: string): Promise<boolean> {
     const pid = this.child?.pid;
     if (!pid || !this.isRunning()) return false;
     // A master that has not finished starting has no SIGHUP handler yet (the signal would kill it): wait until
     // its workers answer first.
-    const up = await this.waitAnswering(10_000);
-    if (!up || !this.isRunning() || this.child?.pid !== pid) return false;
+    const before = await this.waitAnswering(10_000);
+    if (!before || !this.isRunning() || this.child?.pid !== pid) return false;
     process.kill(pid, 'SIGHUP');
-    return this.waitLive(checksum);
+    // Compared with an answer of the new generation: only its workers see the zones the reload created.
+    const after = await this.liveConfig(checksum, 15_000);
+    if (!after) return false;
+    if (after.epochs.data !== before.epochs.data || after.epochs.certs !== before.epochs.certs) {
+      this.log.warn('nginx shared memory was recreated by the reload (lua-shared-dicts changed): re-sending all data');
+      for (const cb of this.restartListeners) cb();
+    }
+    return true;
   }
 
+  /** Graceful stop: SIGQUIT (workers finish in-flight requests), then SIGKILL for the whole group. */
   async stop(): Promise<void> {
     this.stopping = true;
     const child = this.child;
-    if (!child || !this.isRunning()) return;
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    child.kill('SIGQUIT');
-    const t = setTimeout(() => child.kill('SIGKILL'), this.o.shutdownTimeoutMs + 2_000);
-    await exited;
-    clearTimeout(t);
-    this.child = undefined;
+    if (child?.pid && this.isRunning()) {
+      const pgid = child.pid;
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGQUIT');
+      const t = setTimeout(() => signalGroup(pgid, 'SIGKILL'), this.o.shutdownTimeoutMs + 2_000);
+      await exited;
+      clearTimeout(t);
+      this.child = undefined;
+    }
+    // The exit handler kills what is left of the group; stop() returns once nothing of it is running.
+    await this.groupGone;
+    await this.dynamic.close();
   }
 }
 
-import { spawnSync } from 'node:child_process';
+/**
+ * The controller log level for one line of nginx's error log: a failed upstream connection ([error]) is routine
+ * for a proxy and stays a warning; [crit], [alert] and [emerg] are errors.
+ */
+export function nginxLevel(line: string): 'error' | 'warn' | 'info' {
+  const m = /\[(emerg|alert|crit|error|warn)\]/.exec(line.slice(0, 40));
+  if (!m) return 'info';
+  return m[1] === 'error' || m[1] === 'warn' ? 'warn' : 'error';
+}
+
+/** Whether `pid` is an nginx process (a master must also name our runtime directory on its command line). */
+function isNginx(pid: number, runtimeDir: string | undefined): boolean {
+  try {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return cmd.startsWith('nginx') && (runtimeDir === undefined || cmd.includes(runtimeDir));
+  } catch {
+    return false;
+  }
+}
+
 function spawnSyncOpenssl(args: string[]): boolean {
   const r = spawnSync('openssl', args, { stdio: 'ignore' });
   return r.status === 0;

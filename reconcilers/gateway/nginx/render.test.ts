@@ -4,8 +4,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { checkTemplate, renderNginxConf, runtimePaths } from './render.ts';
-import { host, quote, quoteFormat, quoteRegex, serverName, size, UnsafeValueError } from './escape.ts';
+import { checkTemplate, connectionLimits, renderNginxConf, runtimePaths, serverNamesBucketSize, type RuntimePaths } from './render.ts';
+import { cidr, host, luaPeer, quote, quoteFormat, quoteRegex, serverName, size, unixListen, UnsafeValueError } from './escape.ts';
+import type { Structure } from '../config-types.ts';
 import { translate } from '../../translate/translate.ts';
 import { structureChecksum } from '../../translate/diff.ts';
 import { OPTS, ing, modelOf, rule, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
@@ -51,10 +52,7 @@ test('rendered configuration passes nginx -t and contains each host and path onc
     ],
   });
   const s = translate(m.snapshot(), OPTS).config.structure;
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-render-'));
-  const rt = runtimePaths(dir);
-  mkdirSync(rt.tempDir, { recursive: true });
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
+  const rt = runtimeDir();
   const conf = renderNginxConf(s, rt, structureChecksum(s));
   assert.match(conf, /server_name a\.example\.com;/);
   assert.match(conf, /server_name "~\^\[\^\.\]\+\\\.w\\\.example\\\.com\$";/);
@@ -62,7 +60,143 @@ test('rendered configuration passes nginx -t and contains each host and path onc
   assert.match(conf, /location "\/api\/" \{/);
   assert.match(conf, /location = "\/e" \{/);
   assert.match(conf, /if \(\$scheme = http\) \{ return 308/);
-  const file = path.join(dir, 'nginx.conf');
+  nginxTest(rt, conf);
+});
+
+/** A runtime directory with what nginx -t needs (temp dirs, the API socket directory, a placeholder pair). */
+function runtimeDir(o: { maxOpenFiles?: number | null } = {}): RuntimePaths {
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-render-'));
+  const rt = { ...runtimePaths(dir), ...(o.maxOpenFiles !== undefined ? { maxOpenFiles: o.maxOpenFiles } : {}) };
+  mkdirSync(rt.tempDir, { recursive: true });
+  mkdirSync(rt.apiDir, { recursive: true, mode: 0o700 });
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
+  return rt;
+}
+
+function nginxTest(rt: RuntimePaths, conf: string): void {
+  const file = path.join(rt.dir, 'nginx.conf');
   writeFileSync(file, conf);
-  execFileSync('nginx', ['-t', '-q', '-p', dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
+  execFileSync('nginx', ['-t', '-q', '-p', rt.dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
+}
+
+function structureWith(hosts: string[], global: Partial<Structure['global']> = {}): Structure {
+  const m = modelOf({
+    services: [svc('web', [{ port: 80 }])],
+    ingresses: [ing('a', { rules: hosts.map((h) => rule(h, [{ path: '/', backend: svcRef('web', 80) }])) })],
+  });
+  const s = translate(m.snapshot(), OPTS).config.structure;
+  return { ...s, global: { ...s.global, ...global } };
+}
+
+/** A valid 253-character DNS name (labels of at most 63 characters). */
+function longHost(): string {
+  const labels = ['a'.repeat(63), 'b'.repeat(63), 'c'.repeat(63), 'd'.repeat(49), 'example', 'com'];
+  const h = labels.join('.');
+  assert.equal(h.length, 253);
+  return h;
+}
+
+test('server_names_hash_bucket_size fits the longest host: a 253-character name passes nginx -t', () => {
+  const h = longHost();
+  const s = structureWith([h, 'short.example.com']);
+  assert.equal(serverNamesBucketSize(s.servers), 512);
+  assert.equal(serverNamesBucketSize(structureWith(['short.example.com']).servers), 128, 'never below 128');
+  assert.equal(serverNamesBucketSize(structureWith(['x'.repeat(50) + '.' + 'y'.repeat(59) + '.io']).servers), 256, '113 characters overflow 128');
+  const rt = runtimeDir();
+  const conf = renderNginxConf(s, rt, 'c');
+  assert.match(conf, /server_names_hash_bucket_size 512;/);
+  nginxTest(rt, conf);
+  // The same name with the old fixed 128 is what nginx refuses: the computed size is what makes it pass.
+  assert.throws(() => nginxTest(rt, conf.replace('server_names_hash_bucket_size 512;', 'server_names_hash_bucket_size 128;')), /server_names_hash_bucket_size/);
+});
+
+test('worker_rlimit_nofile is twice worker_connections and stays within the inherited hard limit', () => {
+  assert.deepEqual(connectionLimits(null), { workerConnections: 16384, workerRlimitNofile: 32768 });
+  assert.deepEqual(connectionLimits(1_048_576), { workerConnections: 16384, workerRlimitNofile: 32768 });
+  assert.deepEqual(connectionLimits(20_000), { workerConnections: 10000, workerRlimitNofile: 20000 });
+  const rt = runtimeDir({ maxOpenFiles: 20_000 });
+  const conf = renderNginxConf(structureWith(['a.example.com']), rt, 'c');
+  assert.match(conf, /worker_rlimit_nofile 20000;/);
+  assert.match(conf, /worker_connections 10000;/);
+  nginxTest(rt, conf);
+});
+
+test('the configuration API is only on a unix socket; the TCP status port serves /healthz and nothing that reaches Lua', () => {
+  const rt = runtimeDir();
+  const conf = renderNginxConf(structureWith(['a.example.com']), rt, 'c');
+  assert.ok(conf.includes(`listen unix:${rt.apiSocket};`));
+  assert.ok(rt.apiSocket.startsWith(`${rt.apiDir}/`));
+  const status = /server \{\n\s+listen 127\.0\.0\.1:10246;[\s\S]*?\n  \}\n/.exec(conf)?.[0] ?? '';
+  assert.match(status, /location = \/healthz/);
+  assert.doesNotMatch(status, /lua|portico\/|api/);
+  // The API handler appears exactly once, inside the unix-socket server.
+  assert.equal(conf.split('require("portico.api")').length, 2);
+  const api = conf.slice(conf.indexOf(`listen unix:${rt.apiSocket};`));
+  assert.ok(api.indexOf('require("portico.api")') < api.indexOf('\n  }\n'), 'the API location belongs to the unix-socket server');
+  assert.doesNotMatch(conf, /access_by_lua/, 'no access-phase handler on the request path');
+  nginxTest(rt, conf);
+});
+
+test('WebSockets: Upgrade passed, Connection "upgrade" only when asked, else empty (upstream keep-alive); HTTP/2 on TLS', () => {
+  const rt = runtimeDir();
+  const conf = renderNginxConf(structureWith(['a.example.com']), rt, 'c');
+  assert.match(conf, /map \$http_upgrade \$portico_connection_upgrade \{ default upgrade; "" ""; \}/);
+  assert.match(conf, /proxy_set_header Upgrade \$http_upgrade;/);
+  assert.match(conf, /proxy_set_header Connection \$portico_connection_upgrade;/);
+  assert.doesNotMatch(conf, /proxy_set_header Connection "";/);
+  const tlsListens = conf.match(/listen [^;]*:8443[^;]*;/g) ?? [];
+  assert.ok(tlsListens.length >= 2);
+  for (const l of tlsListens) assert.match(l, / ssl http2/);
+  nginxTest(rt, conf);
+});
+
+test('forwarded headers, untrusted (default): the client\'s X-Forwarded-For is replaced, X-Forwarded-Port is the published port', () => {
+  const rt = runtimeDir();
+  const s = structureWith(['a.example.com']);
+  const conf = renderNginxConf({ ...s, global: { ...s.global, listen: { ...s.global.listen, publishedHttpPort: 8000 } } }, rt, 'c');
+  assert.match(conf, /proxy_set_header X-Forwarded-For \$remote_addr;/);
+  assert.doesNotMatch(conf, /proxy_add_x_forwarded_for|set_real_ip_from|real_ip_header/);
+  assert.match(conf, /map \$scheme \$portico_forwarded_port_published \{ https 443; default 8000; \}/);
+  assert.match(conf, /proxy_set_header X-Forwarded-Port \$portico_forwarded_port_published;/);
+  nginxTest(rt, conf);
+});
+
+test('forwarded headers, trusted: realip from proxy-real-ip-cidr only (recursive), X-Forwarded-* taken from trusted peers only', () => {
+  const rt = runtimeDir();
+  const conf = renderNginxConf(structureWith(['a.example.com'], { useForwardedHeaders: true, proxyRealIpCidr: ['192.0.2.0/24', '2001:db8::/32'] }), rt, 'c');
+  assert.match(conf, /set_real_ip_from 192\.0\.2\.0\/24;\n\s+set_real_ip_from 2001:db8::\/32;/);
+  assert.match(conf, /real_ip_header X-Forwarded-For;/);
+  assert.match(conf, /real_ip_recursive on;/);
+  assert.match(conf, /geo \$realip_remote_addr \$portico_trusted_peer \{\n\s+default 0;\n\s+192\.0\.2\.0\/24 1;/);
+  assert.match(conf, /proxy_set_header X-Forwarded-For \$remote_addr;/);
+  assert.match(conf, /proxy_set_header X-Forwarded-Proto \$portico_forwarded_proto;/);
+  nginxTest(rt, conf);
+  // No CIDR: nobody is trusted (no set_real_ip_from at all), and the configuration is still valid.
+  const none = renderNginxConf(structureWith(['a.example.com'], { useForwardedHeaders: true }), rt, 'c');
+  assert.doesNotMatch(none, /set_real_ip_from/);
+  nginxTest(rt, none);
+});
+
+test('lua-shared-dicts sizes are rendered; the access log goes to stdout unbuffered (one write per line) or a buffered file', () => {
+  const rt = runtimeDir();
+  const conf = renderNginxConf(structureWith(['a.example.com'], { luaSharedDicts: { dataKb: 65536, certsKb: 512 } }), rt, 'c');
+  assert.match(conf, /lua_shared_dict portico_data 65536k;/);
+  assert.match(conf, /lua_shared_dict portico_certs 512k;/);
+  assert.match(conf, /access_log "[^"]+access\.log" portico_upstream buffer=64k flush=1s;/);
+  nginxTest(rt, conf);
+  const stdout = renderNginxConf(structureWith(['a.example.com']), { ...rt, accessLog: '/dev/stdout' }, 'c');
+  assert.match(stdout, /lua_shared_dict portico_data 131072k;/);
+  assert.match(stdout, /access_log "\/dev\/stdout" portico_upstream;/);
+});
+
+test('socket, CIDR and Lua peer helpers refuse what could break out of their token', () => {
+  assert.equal(unixListen('/run/portico/api/config.sock'), 'unix:/run/portico/api/config.sock');
+  for (const bad of ['relative.sock', '/a b', '/a;b', '/a"b', `/${'x'.repeat(120)}`]) assert.throws(() => unixListen(bad), UnsafeValueError);
+  assert.equal(luaPeer('unix:/run/p/unavailable.sock'), '"unix:/run/p/unavailable.sock"');
+  assert.throws(() => luaPeer('unix:/a") os.exit() ("'), UnsafeValueError);
+  assert.throws(() => luaPeer('127.0.0.1'), UnsafeValueError);
+  assert.equal(cidr('10.0.0.0/8'), '10.0.0.0/8');
+  assert.equal(cidr('2001:db8::/32'), '2001:db8::/32');
+  assert.equal(cidr('192.0.2.1'), '192.0.2.1');
+  for (const bad of ['10.0.0.0/33', '::/129', '10.0.0/8', '0.0.0.0/0; include /etc/passwd', 'all', '']) assert.throws(() => cidr(bad), UnsafeValueError);
 });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import type { Server, Structure } from '../config-types.ts';
-import { host, integer, listenAddress, luaString, quote, quoteFormat, quoteRegex, serverName, size, workers } from './escape.ts';
+import { cidr, host, integer, listenAddress, luaPeer, luaString, quote, quoteFormat, quoteRegex, serverName, size, unixListen, workers } from './escape.ts';
 
 export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');
 
@@ -16,14 +16,41 @@ export interface RuntimePaths {
   pidFile: string;
   tempDir: string;
   temp: { client_body: string; proxy: string; fastcgi: string; uwsgi: string; scgi: string };
+  /**
+   * Access log: "/dev/stdout" (containers: nginx writes straight to the controller's stdout, one write per line)
+   * or a file (buffered; tests and benchmarks keep their output clean this way).
+   */
   accessLog: string;
   placeholderCert: string;
   placeholderKey: string;
   luaPackagePath: string;
   luaPackageCpath: string;
+  /** Mode 0700: only the controller's user may enter it, which is what protects the sockets inside. */
+  apiDir: string;
+  /** The configuration API (unix socket; no TCP listener serves it). */
+  apiSocket: string;
+  /** Internal socket answering 503 for backends without usable endpoints (workers connect to it). */
+  unavailableSocket: string;
+  /** Hard RLIMIT_NOFILE nginx inherits (null = unknown): worker_connections and worker_rlimit_nofile stay below it. */
+  maxOpenFiles: number | null;
 }
 
-export function runtimePaths(dir: string): RuntimePaths {
+export interface RuntimeOptions {
+  /** See RuntimePaths.accessLog; default: access.log in the runtime directory. */
+  accessLog?: string;
+}
+
+/** The hard limit on open files of this process (nginx, its child, inherits it), from /proc/self/limits. */
+export function hardOpenFilesLimit(): number | null {
+  try {
+    const m = /^Max open files\s+\S+\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths {
   return {
     dir,
     pidFile: path.join(dir, 'nginx.pid'),
@@ -35,16 +62,20 @@ export function runtimePaths(dir: string): RuntimePaths {
       uwsgi: path.join(dir, 'tmp', 'uwsgi'),
       scgi: path.join(dir, 'tmp', 'scgi'),
     },
-    accessLog: path.join(dir, 'access.log'),
+    accessLog: o.accessLog ?? path.join(dir, 'access.log'),
     placeholderCert: path.join(dir, 'placeholder.crt'),
     placeholderKey: path.join(dir, 'placeholder.key'),
     luaPackagePath: `${path.join(ASSETS_DIR, 'lua')}/?.lua;/usr/share/lua/5.1/?.lua;;`,
     luaPackageCpath: '/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;;',
+    apiDir: path.join(dir, 'api'),
+    apiSocket: path.join(dir, 'api', 'config.sock'),
+    unavailableSocket: path.join(dir, 'unavailable.sock'),
+    maxOpenFiles: hardOpenFilesLimit(),
   };
 }
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'num', 'size', 'host', 'servername', 'listen', 'workers'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix'] as const;
 const LOGIC_HELPERS = ['eq', 'hasExact', 'hasRoot', 'slash', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -76,6 +107,9 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('qre', (v: unknown) => quoteRegex(v));
   hb.registerHelper('qfmt', (v: unknown) => quoteFormat(v));
   hb.registerHelper('luastr', (v: unknown) => luaString(v));
+  hb.registerHelper('luapeer', (v: unknown) => luaPeer(v));
+  hb.registerHelper('cidr', (v: unknown) => cidr(v));
+  hb.registerHelper('unix', (v: unknown) => unixListen(v));
   hb.registerHelper('num', (v: unknown) => integer(v));
   hb.registerHelper('size', (v: unknown) => size(v));
   hb.registerHelper('host', (v: unknown) => host(v));
@@ -117,8 +151,39 @@ export function hstsValue(s: Structure): string {
   return `max-age=${g.hstsMaxAgeSeconds}${g.hstsIncludeSubdomains ? '; includeSubDomains' : ''}${g.hstsPreload ? '; preload' : ''}`;
 }
 
+/** Defaults of the optional GlobalSettings fields (ConfigMap lua-shared-dicts, flags --published-http(s)-port). */
+export const DEFAULT_SHARED_DICTS = { dataKb: 128 * 1024, certsKb: 32 * 1024 } as const;
+export const DEFAULT_PUBLISHED_PORTS = { http: 80, https: 443 } as const;
+/** ingress-nginx's default max-worker-connections. */
+export const WORKER_CONNECTIONS = 16384;
+
+/**
+ * server_names_hash_bucket_size for the exact names served: nginx stores each name with a pointer and its length,
+ * rounded up to the pointer size, and a bucket needs room for one such element plus a terminating pointer; the
+ * bucket size is a power of two (nginx rounds it to the cache line), at least 128 (what Portico always used).
+ */
+export function serverNamesBucketSize(servers: readonly Server[]): number {
+  let longest = 0;
+  for (const s of servers) if (!s.host.startsWith('*.') && s.host.length > longest) longest = s.host.length;
+  const need = 8 + Math.ceil((longest + 2) / 8) * 8 + 8;
+  let size = 128;
+  while (size < need) size *= 2;
+  return size;
+}
+
+/**
+ * worker_connections and worker_rlimit_nofile: a proxied request holds two descriptors, so the limit is twice the
+ * connections; both stay within the hard limit nginx inherits (raising past it fails without CAP_SYS_RESOURCE).
+ */
+export function connectionLimits(maxOpenFiles: number | null): { workerConnections: number; workerRlimitNofile: number } {
+  let workerConnections = WORKER_CONNECTIONS;
+  if (maxOpenFiles !== null && maxOpenFiles < 2 * workerConnections) workerConnections = Math.max(512, Math.floor(maxOpenFiles / 2));
+  return { workerConnections, workerRlimitNofile: 2 * workerConnections };
+}
+
 export function renderNginxConf(structure: Structure, runtime: RuntimePaths, checksum: string): string {
   const tpl = load();
+  const g = structure.global;
   // Strict mode throws on missing fields, so optional location settings are made explicit (null = not set).
   const servers = structure.servers.map((s) => ({
     ...s,
@@ -128,16 +193,25 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
       proxyReadTimeoutSeconds: null,
       proxySendTimeoutSeconds: null,
       testInvalidDirective: null,
+      notFound: null,
       ...l,
     })),
   }));
   return tpl({
-    global: structure.global,
+    global: g,
     servers,
     hasCatchAll: structure.servers.some((s) => s.host === '_'),
     observeLatency: structure.observeLatency === true,
     hstsValue: hstsValue(structure),
     runtime,
     checksum,
+    dicts: g.luaSharedDicts ?? DEFAULT_SHARED_DICTS,
+    realIpCidrs: g.proxyRealIpCidr ?? [],
+    publishedHttpPort: g.listen.publishedHttpPort ?? DEFAULT_PUBLISHED_PORTS.http,
+    publishedHttpsPort: g.listen.publishedHttpsPort ?? DEFAULT_PUBLISHED_PORTS.https,
+    serverNamesHashBucketSize: serverNamesBucketSize(structure.servers),
+    ...connectionLimits(runtime.maxOpenFiles),
+    unavailablePeer: `unix:${runtime.unavailableSocket}`,
+    accessLogBuffered: runtime.accessLog !== '/dev/stdout' && runtime.accessLog !== '/dev/stderr',
   });
 }

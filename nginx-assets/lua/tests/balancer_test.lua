@@ -1,0 +1,129 @@
+-- Unit tests for portico.balancer with a mocked ngx: peer choice and retries, forbidden peers never handed to
+-- nginx even when they are in shared memory, the internal 503 socket for backends without endpoints (the reason
+-- goes to the error log, rate-limited), and canary routing.
+local here = arg[1]
+package.path = here .. "/?.lua;" .. here .. "/tests/?.lua;/usr/share/lua/5.1/?.lua;" .. package.path
+package.cpath = "/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;" .. package.cpath
+local mock = require("mock_ngx")
+local cjson = require("cjson.safe")
+local R = mock.reporter()
+
+local UNAVAILABLE = "unix:/run/portico/unavailable.sock"
+local function ep(address, port) return { address = address, port = port or 80, weight = 1 } end
+
+local function setup()
+  local T = mock.fresh()
+  local balancer = require("portico.balancer")
+  balancer.configure({ unavailable = UNAVAILABLE })
+  local store = require("portico.store")
+  return T, balancer, store
+end
+
+-- Writes a backend straight into shared memory, bypassing the writer's checks (the balancer is the second end).
+local function raw_put(T, id, b)
+  local d = T.ngx.shared.portico_data
+  local v = (d:get("v") or 0) + 1
+  d:safe_set("b:" .. id, cjson.encode(b))
+  d:safe_set("c:" .. v, id)
+  d:safe_set("v", v)
+end
+
+local function request(T, balancer, id)
+  T.ngx.var.portico_backend = id
+  T.last_failure = nil
+  local before = #T.peers
+  balancer.balance()
+  return T.peers[before + 1]
+end
+
+do -- round robin over the endpoints, with retries arranged
+  local T, balancer, store = setup()
+  store.apply({ web = { balance = "round_robin", endpoints = { ep("10.0.0.1"), ep("10.0.0.2") } } })
+  local seen = {}
+  for _ = 1, 4 do local p = request(T, balancer, "web"); seen[p] = (seen[p] or 0) + 1 end
+  R.check("both endpoints get requests in turn", seen["10.0.0.1:80"] == 2 and seen["10.0.0.2:80"] == 2, cjson.encode(seen))
+  R.check("one more try is allowed with two endpoints", T.tries[1] == 1)
+end
+
+do -- a retry skips the peers $upstream_addr says were tried
+  local T, balancer, store = setup()
+  store.apply({ web = { endpoints = { ep("10.0.0.1"), ep("10.0.0.2"), ep("10.0.0.3") } } })
+  local first = request(T, balancer, "web")
+  T.ngx.var.upstream_addr = first .. " : "
+  T.last_failure = "failed"
+  balancer.balance()
+  local second = T.peers[#T.peers]
+  R.check("the retry goes to another endpoint", second ~= first and second ~= nil, first .. " then " .. tostring(second))
+  T.ngx.var.upstream_addr = first .. ", " .. second .. " : "
+  balancer.balance()
+  local third = T.peers[#T.peers]
+  R.check("a second retry skips both", third ~= first and third ~= second, third)
+end
+
+do -- forbidden peers in shared memory are still never handed to nginx
+  local T, balancer = setup()
+  raw_put(T, "evil", { endpoints = { ep("127.0.0.1", 10246), ep("169.254.169.254"), ep("::1"), ep("0.0.0.0"), ep("unix:/x.sock"), ep("10.0.0.7") } })
+  local peers = {}
+  for _ = 1, 12 do peers[request(T, balancer, "evil")] = true end
+  local list = {}
+  for p in pairs(peers) do list[#list + 1] = p end
+  R.check("only the routable endpoint is used", #list == 1 and list[1] == "10.0.0.7:80", table.concat(list, " "))
+  R.check("each skipped endpoint is logged", T.logged(T.ngx.WARN, "127%.0%.0%.1 skipped %(loopback%)") and T.logged(T.ngx.WARN, "unix:/x%.sock skipped"))
+  raw_put(T, "only-loopback", { endpoints = { ep("127.0.0.1", 10246) } })
+  R.check("a backend with only forbidden endpoints answers 503", request(T, balancer, "only-loopback") == UNAVAILABLE)
+end
+
+do -- IPv6 endpoints are handed over in nginx's bracketed form
+  local T, balancer, store = setup()
+  store.apply({ v6 = { endpoints = { ep("2001:db8::5", 8080) } } })
+  R.check("IPv6 peer in brackets", request(T, balancer, "v6") == "[2001:db8::5]:8080")
+end
+
+do -- no endpoints: the internal 503 socket, the reason only in the error log and at most every 10 s
+  local T, balancer, store = setup()
+  store.apply({ gone = { endpoints = {}, unavailableReason = "service shop/payments not found" } })
+  R.check("no endpoints → the 503 socket", request(T, balancer, "gone") == UNAVAILABLE)
+  R.check("unknown backend → the 503 socket", request(T, balancer, "never-pushed") == UNAVAILABLE)
+  R.check("the reason is in the error log", T.logged(T.ngx.WARN, "503 for backend gone: service shop/payments not found"))
+  R.check("nothing is written to the client by Lua", #T.said == 0 and T.ngx.header["X-Portico-Reason"] == nil)
+  local n = #T.logs
+  for _ = 1, 50 do request(T, balancer, "gone") end
+  R.check("the log line is rate-limited", #T.logs == n, #T.logs - n)
+  T.clock = T.clock + 11
+  request(T, balancer, "gone")
+  R.check("…and repeated after 10 s", #T.logs == n + 1)
+end
+
+do -- canary by header and by weight
+  local T, balancer, store = setup()
+  store.apply({
+    main = { endpoints = { ep("10.0.0.1") }, canary = { backendId = "canary", weight = 0, weightTotal = 100, header = "X-Canary" } },
+    canary = { endpoints = { ep("10.0.0.2") } },
+  })
+  R.check("without the header: main", request(T, balancer, "main") == "10.0.0.1:80")
+  T.ngx.var.http_x_canary = "always"
+  R.check("header always: canary", request(T, balancer, "main") == "10.0.0.2:80")
+  R.check("the chosen backend is recorded for logs", T.ngx.var.portico_backend == "canary")
+  T.ngx.var.http_x_canary = "never"
+  store.apply({ main = { endpoints = { ep("10.0.0.1") }, canary = { backendId = "canary", weight = 100, weightTotal = 100, header = "X-Canary" } } })
+  R.check("header never beats weight 100", request(T, balancer, "main") == "10.0.0.1:80")
+  T.ngx.var.http_x_canary = nil
+  R.check("weight 100: canary", request(T, balancer, "main") == "10.0.0.2:80")
+end
+
+do -- cookie affinity: a new client gets the cookie header from the balancer; a returning one keeps its peer
+  local T, balancer, store = setup()
+  store.apply({ sticky = { balance = "cookie", cookie = { name = "S", mode = "balanced" }, endpoints = { ep("10.0.0.1"), ep("10.0.0.2"), ep("10.0.0.3") } } })
+  local first = request(T, balancer, "sticky")
+  local header = T.ngx.header["Set-Cookie"]
+  R.check("a new client gets Set-Cookie", header and header:match("^S=%x+; Path=/; HttpOnly$"), tostring(header))
+  R.check("…also in $portico_set_cookie for logs", T.ngx.var.portico_set_cookie == header)
+  T.ngx.var.cookie_S = header:match("^S=(%x+)")
+  T.ngx.header["Set-Cookie"] = nil
+  local same = true
+  for _ = 1, 20 do same = same and request(T, balancer, "sticky") == first end
+  R.check("the cookie keeps the client on its peer", same)
+  R.check("no new cookie for a returning client", T.ngx.header["Set-Cookie"] == nil)
+end
+
+R.done()

@@ -1,0 +1,143 @@
+-- A mocked `ngx` for unit tests of Portico's Lua modules under plain luajit (no nginx). Shared dicts account for
+-- memory like nginx's: a value that does not fit makes safe_set/safe_add fail with "no memory" — after the old
+-- entry of that key was freed, as nginx does — and the evicting `set`/`add` are refused outright so a module that
+-- still uses them fails its tests. Usage: local T = require("mock_ngx").fresh({ data = bytes, certs = bytes }).
+local M = {}
+
+local Dict = {}
+Dict.__index = Dict
+
+local function cost(k, v)
+  return #k + (type(v) == "string" and #v or 8) + 16
+end
+
+function M.dict(capacity)
+  return setmetatable({ data = {}, used = 0, capacity = capacity or 64 * 1024 * 1024 }, Dict)
+end
+
+function Dict:get(k) return self.data[k] end
+
+function Dict:delete(k)
+  local old = self.data[k]
+  if old ~= nil then
+    self.used = self.used - cost(k, old)
+    self.data[k] = nil
+  end
+end
+
+function Dict:safe_set(k, v)
+  if v == nil then self:delete(k); return true end
+  self:delete(k)
+  local need = cost(k, v)
+  if self.used + need > self.capacity then return false, "no memory" end
+  self.data[k] = v
+  self.used = self.used + need
+  return true
+end
+
+function Dict:safe_add(k, v)
+  if self.data[k] ~= nil then return false, "exists" end
+  return self:safe_set(k, v)
+end
+
+function Dict.set() error("dict:set evicts other entries when the zone is full; use safe_set", 2) end
+function Dict.add() error("dict:add evicts other entries when the zone is full; use safe_add", 2) end
+
+function Dict:incr(k, n, init)
+  local v = self.data[k]
+  if v == nil then
+    if init == nil then return nil, "not found" end
+    v = init
+  end
+  local ok, err = self:safe_set(k, v + n)
+  if not ok then return nil, err end
+  return v + n
+end
+
+function Dict:get_keys(max)
+  local out = {}
+  for k in pairs(self.data) do
+    out[#out + 1] = k
+    if max and max > 0 and #out >= max then break end
+  end
+  table.sort(out)
+  return out
+end
+
+-- Installs a fresh `ngx` and forgets every loaded portico module, so each test starts from new module state.
+function M.fresh(o)
+  o = o or {}
+  for name in pairs(package.loaded) do
+    -- (resty.lrucache stays loaded: its ffi.cdef cannot run twice in one process)
+    if name:match("^portico%.") or name == "ngx.balancer" or name == "ngx.ssl" then package.loaded[name] = nil end
+  end
+  local T = { logs = {}, peers = {}, tries = {}, said = {}, clock = 1000 }
+  local ngx = {
+    shared = { portico_data = M.dict(o.data), portico_certs = M.dict(o.certs), portico_stats = M.dict() },
+    var = {}, header = {}, ctx = {},
+    ALERT = 2, ERR = 4, WARN = 5, NOTICE = 6, INFO = 7, ERROR = -1,
+    status = 0,
+    null = nil,
+  }
+  function ngx.log(level, ...)
+    local parts = {}
+    for i = 1, select("#", ...) do parts[#parts + 1] = tostring((select(i, ...))) end
+    T.logs[#T.logs + 1] = { level = level, msg = table.concat(parts) }
+  end
+  function ngx.now() return T.clock end
+  ngx.worker = { pid = function() return 4242 end }
+  ngx.re = { find = function(s, p) return s:find(p) end }
+  function ngx.say(...)
+    local parts = {}
+    for i = 1, select("#", ...) do parts[#parts + 1] = tostring((select(i, ...))) end
+    T.said[#T.said + 1] = table.concat(parts)
+  end
+  function ngx.exit(code) T.exited = code; return code end
+  ngx.req = {
+    read_body = function() end,
+    get_body_data = function() return T.body end,
+    get_body_file = function() return nil end,
+    get_method = function() return T.method or "GET" end,
+  }
+  _G.ngx = ngx
+  T.ngx = ngx
+
+  package.loaded["ngx.balancer"] = {
+    set_current_peer = function(addr, port)
+      T.peers[#T.peers + 1] = port and (addr .. ":" .. port) or addr
+      return true
+    end,
+    set_more_tries = function(n) T.tries[#T.tries + 1] = n; return true end,
+    get_last_failure = function() return T.last_failure end,
+  }
+  package.loaded["ngx.ssl"] = {
+    server_name = function() return T.sni end,
+    parse_pem_cert = function(pem) T.parsed = (T.parsed or 0) + 1; return { pem = pem } end,
+    parse_pem_priv_key = function(pem) return { pem = pem } end,
+    clear_certs = function() return true end,
+    set_cert = function(c) T.served = c.pem; return true end,
+    set_priv_key = function() return true end,
+  }
+
+  -- Helpers for assertions.
+  function T.logged(level, pattern)
+    for _, l in ipairs(T.logs) do
+      if (not level or l.level == level) and l.msg:find(pattern) then return true end
+    end
+    return false
+  end
+  return T
+end
+
+-- A tiny test reporter in the style of the other Lua tests: "ok - name" / "not ok - name: why".
+function M.reporter()
+  local R = { failures = 0 }
+  function R.check(name, cond, msg)
+    if cond then print("ok - " .. name)
+    else R.failures = R.failures + 1; print("not ok - " .. name .. ": " .. tostring(msg or "")) end
+  end
+  function R.done() if R.failures > 0 then os.exit(1) end end
+  return R
+end
+
+return M

@@ -1,0 +1,97 @@
+// log-format-upstream: every $variable is checked against the set nginx and Portico's templates define, because
+// an unknown one fails `nginx -t` and blocks every reload. The known set itself is checked against the real nginx
+// through the real templates.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ASSETS_DIR, renderNginxConf, runtimePaths } from '../gateway/nginx/render.ts';
+import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
+import { KNOWN_VARIABLES, logFormatProblem, PORTICO_VARIABLES, VARIABLE_PREFIXES } from './nginx-variables.ts';
+import { structureChecksum } from './diff.ts';
+import { translate } from './translate.ts';
+import { OPTS, ing, modelOf, rule, svc, svcRef } from './fixtures.test-helpers.ts';
+
+test('log format variables: known ones pass; dangling, ${...}, unknown and upper-case ones are named with their position', () => {
+  assert.equal(logFormatProblem('$remote_addr - [$time_local] "$request" $status $portico_backend $http_user_agent $upstream_http_x_id'), null);
+  assert.equal(logFormatProblem('no variables at all'), null);
+  assert.equal(logFormatProblem('$status.$msec,$request_time'), null);
+  const cases: [string, RegExp][] = [
+    ['$status $', /^at character 9: dangling "\$"/],
+    ['a $ b', /^at character 3: dangling "\$"/],
+    ['$-x', /^at character 1: dangling "\$"/],
+    ['x ${status}', /^at character 3: "\$\{\.\.\.\}" is not supported/],
+    ['$status $nosuchvar', /^at character 9: unknown variable \$nosuchvar$/],
+    ['$statusx', /unknown variable \$statusx/],
+    ['$http_', /unknown variable \$http_/],
+    ['$1', /unknown variable \$1/],
+    ['$Status', /must be written in lower case/],
+    ['$proxy_upstream_name', /unknown variable \$proxy_upstream_name \(an ingress-nginx variable: use \$portico_backend\)/],
+    ['$the_real_ip', /use \$portico_client_ip/],
+    ['$namespace', /Portico has no equivalent/],
+    ['$constructor', /^at character 1: unknown variable \$constructor$/],
+  ];
+  for (const [f, why] of cases) assert.match(logFormatProblem(f) ?? '', why, f);
+});
+
+test('ConfigMap log-format-upstream: a bad variable keeps the previous format and is reported', () => {
+  const prev = { ...defaultGlobalConfig(), logFormatUpstream: '$remote_addr $status' };
+  for (const bad of ['$remote_addr $bogus', '$status $', '$status ${host}', '$proxy_upstream_name']) {
+    const r = parseGlobalConfig({ 'log-format-upstream': bad }, prev);
+    assert.equal(r.values.logFormatUpstream, '$remote_addr $status', bad);
+    assert.equal(r.errors.length, 1, bad);
+    assert.match(r.errors[0]?.message ?? '', /^log-format-upstream=.*(unknown variable|dangling|not supported).*keeping "\$remote_addr \$status"$/, bad);
+  }
+  const ok = parseGlobalConfig({ 'log-format-upstream': '$remote_addr $portico_backend $cookie_session' }, prev);
+  assert.equal(ok.values.logFormatUpstream, '$remote_addr $portico_backend $cookie_session');
+  assert.deepEqual(ok.errors, []);
+});
+
+/** Defined only under some settings, so a global log format must not rely on them. */
+const CONDITIONAL = new Set(['portico_trusted_peer']);
+
+test('every $portico_* variable the templates define is in the known set, and only those', () => {
+  const dir = path.join(ASSETS_DIR, 'templates');
+  const defined = new Set<string>();
+  for (const f of readdirSync(dir)) {
+    const src = readFileSync(path.join(dir, f), 'utf8');
+    const definitions = /(?:\b(?:map|geo)\s+(?:"[^"]*"|\$[a-z0-9_]+)\s+|\bset\s+)\$(portico_[a-z0-9_]+)/g;
+    for (const m of src.matchAll(definitions)) if (!CONDITIONAL.has(m[1] as string)) defined.add(m[1] as string);
+  }
+  assert.deepEqual([...PORTICO_VARIABLES].sort(), [...defined].sort());
+});
+
+test('the known set is what the real nginx defines: a format using every variable passes nginx -t', () => {
+  const everything = [...KNOWN_VARIABLES, ...VARIABLE_PREFIXES.map((p) => `${p}x_test`)].map((v) => `$${v}`).join(' ');
+  assert.equal(logFormatProblem(everything), null);
+  const cfg = parseGlobalConfig({ 'log-format-upstream': everything }, defaultGlobalConfig());
+  assert.deepEqual(cfg.errors, []);
+  const m = modelOf({ services: [svc('web', [{ port: 80 }])], ingresses: [ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] })] });
+  m.setGlobalConfig(cfg.values);
+  const s = translate(m.snapshot(), OPTS).config.structure;
+  assert.equal(s.global.logFormatUpstream, everything);
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-logfmt-'));
+  try {
+    const rt = runtimePaths(dir);
+    mkdirSync(rt.tempDir, { recursive: true });
+    mkdirSync(path.join(dir, 'api'), { recursive: true });
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
+    const file = path.join(dir, 'nginx.conf');
+    // Both ways the templates define the forwarded-header variables.
+    for (const useForwardedHeaders of [false, true]) {
+      const variant = { ...s, global: { ...s.global, useForwardedHeaders } };
+      writeFileSync(file, renderNginxConf(variant, rt, structureChecksum(variant)));
+      const r = spawnSync('nginx', ['-t', '-q', '-p', dir, '-c', file, '-e', 'stderr'], { encoding: 'utf8' });
+      assert.equal(r.status, 0, `use-forwarded-headers=${useForwardedHeaders}: ${r.stderr}`);
+    }
+    // And the check is real: one unknown variable makes the same configuration fail.
+    writeFileSync(file, renderNginxConf({ ...s, global: { ...s.global, logFormatUpstream: `${everything} $nosuchvar` } }, rt, 'x'));
+    const bad = spawnSync('nginx', ['-t', '-q', '-p', dir, '-c', file, '-e', 'stderr'], { encoding: 'utf8' });
+    assert.notEqual(bad.status, 0);
+    assert.match(bad.stderr, /unknown "nosuchvar" variable/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

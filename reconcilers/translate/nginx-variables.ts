@@ -1,0 +1,79 @@
+// The variables a ConfigMap `log-format-upstream` may use. nginx resolves log_format variables when it loads the
+// configuration, so an unknown one fails `nginx -t` — and since the format is global, it would block every
+// reload. Only variables that exist in the nginx Portico ships (Debian's nginx 1.22 with the modules it loads)
+// and the ones Portico's own templates define are accepted; the unit tests render every one of them through the
+// real templates and `nginx -t`.
+
+/** Core, upstream, proxy, SSL, HTTP/2, realip and other variables of the modules Portico's nginx has. */
+const NGINX = [
+  // ngx_http_core_module
+  'args', 'binary_remote_addr', 'body_bytes_sent', 'bytes_sent', 'connection', 'connection_requests', 'connection_time',
+  'content_length', 'content_type', 'document_root', 'document_uri', 'host', 'hostname', 'https', 'is_args', 'limit_rate',
+  'msec', 'nginx_version', 'pid', 'pipe', 'proxy_protocol_addr', 'proxy_protocol_port', 'proxy_protocol_server_addr',
+  'proxy_protocol_server_port', 'query_string', 'realpath_root', 'remote_addr', 'remote_port', 'remote_user', 'request',
+  'request_body', 'request_body_file', 'request_completion', 'request_filename', 'request_id', 'request_length',
+  'request_method', 'request_time', 'request_uri', 'scheme', 'server_addr', 'server_name', 'server_port', 'server_protocol',
+  'status', 'tcpinfo_rtt', 'tcpinfo_rttvar', 'tcpinfo_snd_cwnd', 'tcpinfo_rcv_space', 'time_iso8601', 'time_local', 'uri',
+  // ngx_http_upstream_module / ngx_http_proxy_module
+  'upstream_addr', 'upstream_bytes_received', 'upstream_bytes_sent', 'upstream_cache_status', 'upstream_connect_time',
+  'upstream_header_time', 'upstream_response_length', 'upstream_response_time', 'upstream_status',
+  'proxy_host', 'proxy_port', 'proxy_add_x_forwarded_for',
+  // ngx_http_ssl_module (the raw certificate variables are left out: they span several lines)
+  'ssl_alpn_protocol', 'ssl_cipher', 'ssl_ciphers', 'ssl_client_fingerprint', 'ssl_client_i_dn', 'ssl_client_s_dn',
+  'ssl_client_serial', 'ssl_client_v_end', 'ssl_client_v_remain', 'ssl_client_v_start', 'ssl_client_verify', 'ssl_curve',
+  'ssl_curves', 'ssl_early_data', 'ssl_protocol', 'ssl_server_name', 'ssl_session_id', 'ssl_session_reused',
+  // http_v2, realip, gzip, limit_conn, limit_req, stub_status
+  'http2', 'realip_remote_addr', 'realip_remote_port', 'gzip_ratio', 'limit_conn_status', 'limit_req_status',
+  'connections_active', 'connections_reading', 'connections_writing', 'connections_waiting',
+] as const;
+
+/**
+ * Variables Portico's templates (nginx-assets/templates/*.hbs) define for every request, whatever the settings.
+ * (Left out: $portico_trusted_peer, which exists only with use-forwarded-headers.)
+ */
+export const PORTICO_VARIABLES = [
+  'portico_backend', 'portico_set_cookie', 'portico_client_ip', 'portico_forwarded_for', 'portico_forwarded_proto',
+  'portico_forwarded_host', 'portico_forwarded_port', 'portico_forwarded_port_published', 'portico_connection_upgrade',
+  'portico_hsts', 'portico_request_id',
+] as const;
+
+/** Families: any name after the prefix is valid ($http_user_agent, $cookie_session, $arg_page...). */
+export const VARIABLE_PREFIXES = ['http_', 'sent_http_', 'sent_trailer_', 'cookie_', 'arg_', 'upstream_http_', 'upstream_trailer_', 'upstream_cookie_'] as const;
+
+export const KNOWN_VARIABLES: ReadonlySet<string> = new Set<string>([...NGINX, ...PORTICO_VARIABLES]);
+
+/** ingress-nginx's own variables that migrating log formats use, with what to write instead in Portico. */
+const INGRESS_NGINX_HINTS: Record<string, string> = {
+  proxy_upstream_name: 'use $portico_backend',
+  proxy_alternative_upstream_name: 'Portico has no equivalent; remove it',
+  the_real_ip: 'use $portico_client_ip',
+  req_id: 'use $portico_request_id',
+  namespace: 'Portico has no equivalent; remove it',
+  ingress_name: 'Portico has no equivalent; remove it',
+  service_name: 'Portico has no equivalent; remove it',
+  service_port: 'Portico has no equivalent; remove it',
+  location_path: 'Portico has no equivalent; remove it',
+};
+
+export function isKnownVariable(name: string): boolean {
+  if (KNOWN_VARIABLES.has(name)) return true;
+  return VARIABLE_PREFIXES.some((p) => name.length > p.length && name.startsWith(p));
+}
+
+/** Null when every `$variable` in a log format is known; else what is wrong, with the position (1-based). */
+export function logFormatProblem(format: string): string | null {
+  for (let i = format.indexOf('$'); i !== -1; i = format.indexOf('$', i + 1)) {
+    const at = i + 1;
+    const next = format[i + 1];
+    if (next === '{') return `at character ${at}: "\${...}" is not supported in log formats; write $name`;
+    const m = /^[A-Za-z0-9_]+/.exec(format.slice(i + 1));
+    if (!m) return `at character ${at}: dangling "$" (a variable name must follow it)`;
+    const name = m[0];
+    if (name !== name.toLowerCase()) return `at character ${at}: variable $${name} must be written in lower case`;
+    if (!isKnownVariable(name)) {
+      const hint = Object.hasOwn(INGRESS_NGINX_HINTS, name) ? INGRESS_NGINX_HINTS[name] : undefined;
+      return `at character ${at}: unknown variable $${name}${hint ? ` (an ingress-nginx variable: ${hint})` : ''}`;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,176 @@
+// No annotation is ignored silently, and access control Portico cannot apply fails closed: the Ingress's paths
+// stay claimed (nothing falls through to a broader rule of another Ingress) and answer 503.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { renderNginxConf, runtimePaths } from '../gateway/nginx/render.ts';
+import { structureChecksum } from './diff.ts';
+import { translate } from './translate.ts';
+import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from './fixtures.test-helpers.ts';
+
+const web = svc('web', [{ name: 'http', port: 80 }]);
+const admin = svc('admin', [{ name: 'http', port: 80 }]);
+const slices = [
+  slice('web-1', 'web', [{ name: 'http', port: 8080 }], [{ ip: '10.0.0.1' }]),
+  slice('admin-1', 'admin', [{ name: 'http', port: 8080 }], [{ ip: '10.0.0.2' }]),
+];
+
+/** A broad public Ingress (older) and a protected one on the same host, carrying `annotations`. */
+function scenario(annotations: Record<string, string>) {
+  return translate(
+    modelOf({
+      services: [web, admin],
+      slices,
+      ingresses: [
+        ing('public', { rules: [rule('app.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { created: '2026-01-01T00:00:00Z' }),
+        ing('protected', { rules: [rule('app.example.com', [{ path: '/admin', backend: svcRef('admin', 80) }, { path: '/admin/x', pathType: 'Exact', backend: svcRef('admin', 80) }])] }, { created: '2026-02-01T00:00:00Z', annotations }),
+      ],
+    }).snapshot(),
+    OPTS,
+  );
+}
+
+const ACCESS_CONTROL: [string, string][] = [
+  ['nginx.ingress.kubernetes.io/auth-url', 'http://auth.example.com/verify'],
+  ['nginx.ingress.kubernetes.io/auth-signin', 'https://auth.example.com/start'],
+  ['nginx.ingress.kubernetes.io/auth-type', 'basic'],
+  ['nginx.ingress.kubernetes.io/auth-secret', 'htpasswd'],
+  ['nginx.ingress.kubernetes.io/auth-secret-type', 'auth-file'],
+  ['nginx.ingress.kubernetes.io/auth-realm', 'Restricted'],
+  ['nginx.ingress.kubernetes.io/auth-tls-secret', 'default/ca'],
+  ['nginx.ingress.kubernetes.io/auth-tls-verify-client', 'on'],
+  ['nginx.ingress.kubernetes.io/auth-tls-match-cn', 'CN=client'],
+  ['nginx.ingress.kubernetes.io/auth-method', 'GET'],
+  ['nginx.ingress.kubernetes.io/whitelist-source-range', '10.0.0.0/8'],
+  ['nginx.ingress.kubernetes.io/allowlist-source-range', '10.0.0.0/8'],
+  ['nginx.ingress.kubernetes.io/denylist-source-range', '192.0.2.0/24'],
+  ['portico.dev/auth-url', 'http://auth.example.com/verify'],
+  ['nginx.ingress.kubernetes.io/configuration-snippet', 'allow 10.0.0.0/8;\ndeny all;'],
+];
+
+test('an Ingress with unsupported access control fails closed: paths claimed, no backend (503), Warning + status', () => {
+  for (const [annotation, value] of ACCESS_CONTROL) {
+    const r = scenario({ [annotation]: value });
+    const locs = r.config.structure.servers.find((s) => s.host === 'app.example.com')?.locations ?? [];
+    const adminLocs = locs.filter((l) => l.source === 'default/protected');
+    assert.deepEqual(adminLocs.map((l) => `${l.match} ${l.path}`).sort(), ['exact /admin/x', 'prefix /admin'], annotation);
+    for (const l of adminLocs) {
+      assert.equal(l.backendId, null, `${annotation}: ${l.path} must not proxy`);
+      assert.match(l.closedReason ?? '', new RegExp(`access control requested by ${annotation.replace(/[./]/g, '\\$&')} \\(`), annotation);
+    }
+    // The broader public rule is untouched and the protected backend is not even resolved.
+    assert.equal(locs.find((l) => l.path === '/')?.backendId, 'default_web_80', annotation);
+    assert.equal(r.config.data.backends.default_admin_80, undefined, annotation);
+    const ev = r.events.filter((e) => e.objectKey === 'default/protected' && e.reason === 'UnsupportedAccessControl');
+    assert.equal(ev.length, 1, annotation);
+    assert.equal(ev[0]?.type, 'Warning');
+    assert.match(ev[0]?.message ?? '', new RegExp(`${annotation.replace(/[./]/g, '\\$&')}.*cannot be applied by Portico; failing closed: every path of this Ingress answers 503`), annotation);
+    assert.equal(r.events.filter((e) => e.reason === 'UnsupportedAnnotation' && e.objectKey === 'default/protected').length, 0, `${annotation}: reported once, as access control`);
+    const st = r.ingressStatus.get('default/protected');
+    assert.equal(st?.served, true);
+    assert.equal(st?.programmed, false, `${annotation}: not reported as programmed`);
+    assert.match(st?.problems.join('\n') ?? '', /failing closed/);
+    assert.equal(r.ingressStatus.get('default/public')?.programmed, true);
+  }
+});
+
+test('without the annotation the same Ingress is served (the table test above is not vacuous)', () => {
+  const r = scenario({});
+  const adminLocs = r.config.structure.servers[0]?.locations.filter((l) => l.source === 'default/protected') ?? [];
+  assert.deepEqual(adminLocs.map((l) => l.backendId), ['default_admin_80', 'default_admin_80']);
+  assert.equal(r.events.filter((e) => e.reason === 'UnsupportedAccessControl').length, 0);
+});
+
+test('fail closed reaches nginx.conf: the protected locations render without proxy_pass and pass nginx -t', () => {
+  const r = scenario({ 'nginx.ingress.kubernetes.io/auth-url': 'http://auth' });
+  const s = r.config.structure;
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-closed-'));
+  try {
+    const rt = runtimePaths(dir);
+    mkdirSync(rt.tempDir, { recursive: true });
+    mkdirSync(path.join(dir, 'api'), { recursive: true });
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
+    const conf = renderNginxConf(s, rt, structureChecksum(s));
+    const server = conf.indexOf('server_name app.example.com;');
+    const block = (name: string) => {
+      const at = conf.indexOf(`location ${name} {`, server);
+      assert.ok(at >= 0, `no location ${name}`);
+      return conf.slice(at, conf.indexOf('\n    }', at));
+    };
+    for (const name of ['= "/admin"', '"/admin/"', '= "/admin/x"']) {
+      assert.doesNotMatch(block(name), /proxy_pass|portico_backend "/, name);
+    }
+    assert.match(block('/'), /proxy_pass/);
+    const file = path.join(dir, 'nginx.conf');
+    execFileSync('sh', ['-c', 'cat > "$1"', 'sh', file], { input: conf });
+    execFileSync('nginx', ['-t', '-q', '-p', dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('defaultBackend of a closed Ingress is closed too; canaries never route around access control', () => {
+  const v2 = svc('web-v2', [{ port: 80 }]);
+  const r = translate(
+    modelOf({
+      services: [web, admin, v2],
+      ingresses: [
+        ing('closed', { defaultBackend: svcRef('admin', 80), rules: [rule('c.example.com', [{ path: '/p', backend: svcRef('admin', 80) }])] }, { annotations: { 'nginx.ingress.kubernetes.io/auth-type': 'basic' } }),
+        ing('closed-canary', { rules: [rule('c.example.com', [{ path: '/p', backend: svcRef('web-v2', 80) }])] }, { created: '2026-03-01T00:00:00Z', annotations: { 'nginx.ingress.kubernetes.io/canary': 'true', 'nginx.ingress.kubernetes.io/canary-weight': '50' } }),
+        ing('main', { rules: [rule('m.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }),
+        ing('protected-canary', { rules: [rule('m.example.com', [{ path: '/', backend: svcRef('web-v2', 80) }])] }, {
+          created: '2026-03-01T00:00:00Z',
+          annotations: { 'nginx.ingress.kubernetes.io/canary': 'true', 'nginx.ingress.kubernetes.io/canary-weight': '50', 'nginx.ingress.kubernetes.io/whitelist-source-range': '10.0.0.0/8' },
+        }),
+      ],
+    }).snapshot(),
+    OPTS,
+  );
+  const c = r.config.structure.servers.find((s) => s.host === 'c.example.com')?.locations ?? [];
+  assert.deepEqual(c.map((l) => `${l.match} ${l.path} ${l.backendId}`), ['prefix /p null', 'prefix / null']);
+  assert.equal(r.config.structure.servers.find((s) => s.host === '_')?.locations[0]?.backendId, null);
+  assert.match(r.events.find((e) => e.objectKey === 'default/closed-canary' && e.reason === 'CanaryWithoutMain')?.message ?? '', /main Ingress default\/closed fails closed/);
+  assert.equal(r.config.data.backends.default_web_80?.canary, undefined, 'a canary with its own access control gets no traffic');
+  assert.equal(r.events.filter((e) => e.objectKey === 'default/protected-canary' && e.reason === 'UnsupportedAccessControl').length, 1);
+});
+
+test('every other unsupported annotation, under either prefix, raises its own Warning; the Ingress is served', () => {
+  const r = translate(
+    modelOf({
+      services: [web],
+      ingresses: [
+        ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, {
+          annotations: {
+            'nginx.ingress.kubernetes.io/rewrite-target': '/$2',
+            'nginx.ingress.kubernetes.io/satisfy': 'any',
+            'nginx.ingress.kubernetes.io/enable-global-auth': 'false',
+            'nginx.ingress.kubernetes.io/limit-rps': '5',
+            'portico.dev/frobnicate': 'yes',
+            'nginx.ingress.kubernetes.io/configuration-snippet': 'more_set_headers "X-A: b";',
+            'nginx.ingress.kubernetes.io/proxy-read-timeout': '30',
+            'kubernetes.io/ingress.class': 'portico',
+          },
+        }),
+      ],
+    }).snapshot(),
+    OPTS,
+  );
+  const unsupported = r.events.filter((e) => e.reason === 'UnsupportedAnnotation');
+  assert.deepEqual(
+    unsupported.map((e) => e.message),
+    [
+      'nginx.ingress.kubernetes.io/configuration-snippet',
+      'nginx.ingress.kubernetes.io/enable-global-auth',
+      'nginx.ingress.kubernetes.io/limit-rps',
+      'nginx.ingress.kubernetes.io/rewrite-target',
+      'nginx.ingress.kubernetes.io/satisfy',
+      'portico.dev/frobnicate',
+    ].map((a) => `annotation ${a} is not supported by Portico and is ignored`),
+  );
+  assert.ok(unsupported.every((e) => e.type === 'Warning' && e.objectKey === 'default/a'));
+  assert.equal(r.config.structure.servers[0]?.locations[0]?.backendId, 'default_web_80');
+  assert.equal(r.config.structure.servers[0]?.locations[0]?.proxyReadTimeoutSeconds, 30);
+});
