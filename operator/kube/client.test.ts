@@ -165,3 +165,14 @@ test('the default limit is 20 QPS with a burst of 30 (controller-runtime default
   assert.equal(client.limiter?.qps, 20);
   assert.equal(client.limiter?.burst, 30);
 });
+
+test('a request on a connection the server closed is retried only when that is safe', async () => {
+  const { isStaleConnection } = await import('./client.ts');
+  const goaway = Object.assign(new TypeError('fetch failed'), { cause: { code: 'UND_ERR_INFO', message: 'HTTP/2: "GOAWAY" frame received with code 0' } });
+  const reset = Object.assign(new TypeError('fetch failed'), { cause: { code: 'UND_ERR_SOCKET', message: 'other side closed' } });
+  const abort = Object.assign(new Error('aborted'), { name: 'AbortError' });
+  assert.equal(isStaleConnection(goaway, 'POST'), true, 'GOAWAY: the stream was never taken');
+  assert.equal(isStaleConnection(reset, 'GET'), true);
+  assert.equal(isStaleConnection(reset, 'POST'), false, 'a POST on a reset socket may have been processed');
+  assert.equal(isStaleConnection(abort, 'GET'), false);
+});

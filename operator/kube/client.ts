@@ -260,6 +260,10 @@ export class KubeClient {
         });
       } catch (e) {
         this.shared.metrics?.kubeRequests.inc({ method, code: 'error' });
+        // A pooled connection the server closed meanwhile (an API server restart: HTTP/2 GOAWAY, or a reset
+        // keep-alive socket) fails the request before it was processed: retry once on a fresh connection. Only
+        // idempotent methods are retried on a plain reset; GOAWAY means the server did not take the stream at all.
+        if (attempt === 0 && !opts.signal?.aborted && isStaleConnection(e, method)) continue;
         throw e;
       }
       this.shared.metrics?.kubeRequests.inc({ method, code: String(res.status) });
@@ -365,4 +369,16 @@ export function loadKubeConfig(file?: string): KubeConfig {
   }
   if (!kc.getCurrentCluster()) throw new Error('no cluster in kubeconfig');
   return kc;
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+
+/** True when a failed fetch never reached the server's handler, so sending it again is safe. */
+export function isStaleConnection(e: unknown, method: string): boolean {
+  if (!(e instanceof Error) || e.name === 'AbortError' || e.name === 'TimeoutError') return false;
+  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+  const code = cause?.code ?? '';
+  const msg = `${e.message} ${cause?.message ?? ''}`;
+  if (/GOAWAY/.test(msg)) return true;
+  return IDEMPOTENT.has(method) && ['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_CLOSED'].includes(code);
 }
