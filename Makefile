@@ -51,6 +51,10 @@ bench-scale: ## in-process scale benchmark: 1k/5k/10k Ingresses (build, translat
 bench-dataplane: ## wrk through Portico vs plain nginx, same backends and worker count (needs make cluster-up)
 	$(NODE) e2e/bench/dataplane.ts 8 3
 
+.PHONY: bench-startup
+bench-startup: ## start-up with 2,000 Ingresses already in the API server: Ready, all served, certs, RSS, endpoints during a reload (needs make cluster-up)
+	$(NODE) e2e/bench/startup.ts 2000 10
+
 .PHONY: bench-apiserver
 bench-apiserver: ## 2,000 Ingresses + Services + pods through the API server (needs make cluster-up)
 	$(NODE) e2e/bench/apiserver-scale.ts 2000

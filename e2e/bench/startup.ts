@@ -4,7 +4,7 @@
 //   - process start → /readyz 200, and → every host answered by the right pod (TLS hosts: by SNI with their own
 //     certificate — at the moment /readyz turns green every TLS host must already present its own certificate);
 //   - controller RSS (now / peak), whether the leader ever lost its Lease, Events Portico posted about these
-//     Ingresses (expected: none — they are all valid), per-Secret GETs (expected: none);
+//     Ingresses (expected: none — they are all valid);
 //   - endpoint propagation DURING a reload at this size: a structural change (a new Ingress) is made and, while
 //     nginx -t + reload run, a Service's only ready pod is replaced; time until the new pod answers.
 // Usage: node e2e/bench/startup.ts [N=2000] [propagationTrials=10]. Needs `make cluster-up`. Bounded: a hard
