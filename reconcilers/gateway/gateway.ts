@@ -318,7 +318,8 @@ export class GatewayReconciler {
       if (keep.size) desired.structure = excludeSources(desired.structure, new Set(keep.keys()));
       const running: GatewayConfig | null = this.runningStructure ? { structure: this.runningStructure, data: this.held } : null;
       let diff = diffConfig(running, desired);
-      reload = diff.reload || !this.nginx.isRunning();
+      // (A master that died is restarted by the supervisor, which then triggers this lane; never start a second one.)
+      reload = diff.reload;
       reasons = diff.reasons;
       if (reload) {
         if (!(await this.applyStructure(desired, running))) return false;
@@ -409,7 +410,11 @@ export class GatewayReconciler {
     const t0 = performance.now();
     let checksum = structureChecksum(desired.structure);
     let conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);
+    const tTest = performance.now();
     let v = await this.nginx.writeValidated(conf);
+    // Starting or reloading parses the same file again: give it a few times what `nginx -t` took (at 10k
+    // Ingresses a fixed 15 s made the first start time out and be retried).
+    const liveBudgetMs = Math.max(15_000, Math.round(3 * (performance.now() - tTest)));
     if (!v.ok) {
       // Every object passed validation, yet nginx refuses the result: find whose contribution breaks it.
       const firstError = v.output;
@@ -438,9 +443,9 @@ export class GatewayReconciler {
     if (!this.nginx.isRunning()) {
       this.nginx.start();
       this.dataLost = true; // a fresh nginx holds no data
-      live = await this.nginx.waitLive(checksum);
+      live = await this.nginx.waitLive(checksum, liveBudgetMs);
     } else {
-      live = await this.nginx.reload(checksum);
+      live = await this.nginx.reload(checksum, liveBudgetMs);
     }
     if (!live) {
       this.m.reloads.inc({ result: 'failure' });

@@ -247,16 +247,17 @@ export class NginxProcess {
    * gives that zone a fresh, empty memory (its epoch changes): the restart listeners are told, as after a
    * restart, so the owner sends all data again.
    */
-  async reload(checksum: string): Promise<boolean> {
+  /** `timeoutMs`: how long the new generation may take to answer (parsing grows with the configuration). */
+  async reload(checksum: string, timeoutMs = 15_000): Promise<boolean> {
     const pid = this.child?.pid;
     if (!pid || !this.isRunning()) return false;
     // A master that has not finished starting has no SIGHUP handler yet (the signal would kill it): wait until
     // its workers answer first.
-    const before = await this.waitAnswering(10_000);
+    const before = await this.waitAnswering(Math.max(10_000, timeoutMs));
     if (!before || !this.isRunning() || this.child?.pid !== pid) return false;
     process.kill(pid, 'SIGHUP');
     // Compared with an answer of the new generation: only its workers see the zones the reload created.
-    const after = await this.liveConfig(checksum, 15_000);
+    const after = await this.liveConfig(checksum, timeoutMs);
     if (!after) return false;
     if (after.epochs.data !== before.epochs.data || after.epochs.certs !== before.epochs.certs) {
       this.log.warn('nginx shared memory was recreated by the reload (lua-shared-dicts changed): re-sending all data');
