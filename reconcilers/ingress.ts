@@ -26,7 +26,7 @@ export function requestedClass(obj: KubeObject): { className: string | null; cla
 }
 
 export function ownsIngress(obj: KubeObject, model: Model, o: ClassOptions): boolean {
-  return isIngressServed(requestedClass(obj), model.classList(), { ...o, listen: { httpPort: 0, httpsPort: 0, statusPort: 0, address: '' } });
+  return isIngressServed(requestedClass(obj), model.classList(), o);
 }
 
 export class IngressReconciler implements Reconciler {

@@ -102,7 +102,11 @@ export function endpointsFor(slices: readonly NormalizedSlice[], servicePortName
   return endpointsOf(slices, servicePortName, own).endpoints;
 }
 
-export function isIngressServed(ing: Pick<NormalizedIngress, 'className' | 'classFromAnnotation'>, classes: ReadonlyMap<string, IngressClassInfo>, o: TranslateOptions): boolean {
+export function isIngressServed(
+  ing: Pick<NormalizedIngress, 'className' | 'classFromAnnotation'>,
+  classes: ReadonlyMap<string, IngressClassInfo>,
+  o: Pick<TranslateOptions, 'controllerClass' | 'ingressClassName' | 'watchWithoutClass'>,
+): boolean {
   const mine = [...classes.values()].filter((c) => c.controller === o.controllerClass);
   if (ing.className) {
     if (mine.some((c) => c.name === ing.className)) return true;

@@ -171,6 +171,15 @@ local function peer_key(p) return p.address .. ":" .. p.port end
 
 -- Retry after a connect error or timeout: skip every peer tried so far. $upstream_addr lists them (in nginx's
 -- "host:port" form, the same as peer_key), so the first attempt needs no per-request table.
+-- Hands the chosen peer to nginx; a failure here is a bug (the store only holds validated IP peers).
+local function use_peer(peer)
+  local ok, err = set_current_peer(peer.address, peer.port)
+  if not ok then
+    ngx.log(ngx.ERR, "portico: set_current_peer ", peer.address, ":", peer.port, " failed: ", err)
+    return ngx.exit(ngx.ERROR)
+  end
+end
+
 local function retry(id)
   local p = pickers[id]
   if not p or p.n == 0 then return unavailable(id, p) end
@@ -178,11 +187,7 @@ local function retry(id)
   for a in (ngx_var.upstream_addr or ""):gmatch("[^%s,]+") do tried[a] = true end
   local peer = p.algo:next(function(x) return tried[peer_key(x)] end) or p.algo:next()
   if not peer then return unavailable(id, p) end
-  local ok, err = set_current_peer(peer.address, peer.port)
-  if not ok then
-    ngx.log(ngx.ERR, "portico: set_current_peer ", peer.address, ":", peer.port, " failed: ", err)
-    return ngx.exit(ngx.ERROR)
-  end
+  return use_peer(peer)
 end
 
 function _M.balance()
@@ -207,11 +212,7 @@ function _M.balance()
   if not peer then return unavailable(id, p) end
   local n = p.n
   if n > 1 then set_more_tries(n > 3 and 2 or n - 1) end
-  local ok, err = set_current_peer(peer.address, peer.port)
-  if not ok then
-    ngx.log(ngx.ERR, "portico: set_current_peer ", peer.address, ":", peer.port, " failed: ", err)
-    return ngx.exit(ngx.ERROR)
-  end
+  return use_peer(peer)
 end
 
 -- Log phase (rendered only while some backend uses ewma): feed response times to latency-aware pickers.

@@ -18,6 +18,7 @@ import { NginxProcess, nginxLevel } from './process.ts';
 import { groupMembers, waitGroupGone } from './procgroup.ts';
 import { renderNginxConf, runtimePaths } from './render.ts';
 import type { Structure } from '../config-types.ts';
+import { until as waitFor } from '../../../e2e/harness/http.ts';
 
 const LISTEN = { httpPort: 31084, httpsPort: 31085, statusPort: 31086, address: '127.0.0.1' };
 const running: NginxProcess[] = [];
@@ -25,20 +26,9 @@ after(async () => {
   for (const n of running) await n.stop();
 });
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** The shared polling helper, with this file's tighter step and deadline (nginx starts in well under a second). */
+const until = <T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> =>
+  waitFor(what, fn, timeoutMs, 20);
 
 function httpGet(port: number, p: string, method = 'GET'): Promise<number> {
   return new Promise((resolve) => {
