@@ -231,3 +231,16 @@ test('nginx error-log lines keep their severity in the controller log (routine u
   assert.equal(nginxLevel('2026/11/22 19:45:18 [emerg] 1#1: bind() failed'), 'error');
   assert.equal(nginxLevel(`2026/11/22 19:45:18 [info] 2#2: ${'x'.repeat(30)} [error] only in the message`), 'info');
 });
+
+test('nginx -t passes with the default access log /dev/stdout (Node stdio pipes are sockets nginx cannot open)', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-proc-'));
+  const m = modelOf({ services: [svc('web', [{ port: 80 }])], ingresses: [ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] })] });
+  const s = translate(m.snapshot(), { ...OPTS, listen: LISTEN }).config.structure;
+  const nginx = new NginxProcess({ binary: '/usr/sbin/nginx', runtime: runtimePaths(dir, { accessLog: '/dev/stdout' }), shutdownTimeoutMs: 2_000 }, new DynamicClient(), nullLogger());
+  nginx.prepare();
+  const v = await nginx.writeValidated(renderNginxConf(s, nginx.runtime, 'x'));
+  assert.ok(v.ok, v.output);
+  const bad = await nginx.testContent('events {} http { this_is_not_a_directive; }');
+  assert.equal(bad.ok, false);
+  assert.match(bad.output, /unknown directive/);
+});

@@ -4,18 +4,16 @@
 // side which configuration checksum it runs, stopped gracefully (SIGQUIT, then SIGKILL of the whole group after
 // the shutdown timeout). `test()` validates a candidate file with `nginx -t` before anything is swapped. The Lua
 // side is reached on a unix socket in a 0700 directory (RuntimePaths.apiSocket), never over TCP.
-import { spawn, spawnSync, execFile, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Backoff, sleep } from '../../../operator/backoff.ts';
 import type { Logger } from '../../../operator/log.ts';
 import type { DynamicClient, LiveConfig } from './dynamic.ts';
 import { groupMembers, killGroup, signalGroup, waitGroupGoneSync } from './procgroup.ts';
 import type { RuntimePaths } from './render.ts';
 
-const execFileP = promisify(execFile);
 
 export interface NginxOptions {
   binary: string;
@@ -115,16 +113,25 @@ export class NginxProcess {
 
   /** `nginx -t` on a candidate file. Never throws: returns the verdict and nginx's output. */
   async test(confPath: string): Promise<{ ok: boolean; output: string }> {
-    try {
-      const { stderr, stdout } = await execFileP(this.o.binary, ['-t', '-q', '-p', this.o.runtime.dir, '-c', confPath, '-e', 'stderr'], {
-        timeout: 120_000,
-        maxBuffer: 4 * 1024 * 1024,
+    // stdout is /dev/null, not a pipe: Node's stdio "pipes" are socketpairs, and nginx cannot open /dev/stdout
+    // (the default access log) on a socket — every `nginx -t` would fail with ENXIO. Its report goes to stderr.
+    return new Promise((resolve) => {
+      const child = spawn(this.o.binary, ['-t', '-q', '-p', this.o.runtime.dir, '-c', confPath, '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr?.on('data', (c: Buffer) => {
+        if (stderr.length < 4 * 1024 * 1024) stderr += c.toString();
       });
-      return { ok: true, output: `${stdout}${stderr}`.trim() };
-    } catch (e) {
-      const err = e as { stderr?: string; stdout?: string; message: string };
-      return { ok: false, output: `${err.stdout ?? ''}${err.stderr ?? ''}`.trim() || err.message };
-    }
+      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+      child.on('error', (e) => {
+        clearTimeout(timer);
+        resolve({ ok: false, output: e.message });
+      });
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        const output = stderr.trim();
+        resolve({ ok: code === 0, output: output || (code === 0 ? '' : `nginx -t exited with ${code ?? signal}`) });
+      });
+    });
   }
 
   /** `nginx -t` on content (written to a temporary file that is removed afterwards). */
