@@ -16,6 +16,7 @@ import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, until } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
 import { groupMembers } from '../reconcilers/gateway/nginx/procgroup.ts';
+import { emptyDelta } from '../reconcilers/translate/diff.ts';
 
 const BASE = 31080;
 let p: RunningPortico | undefined;
@@ -229,8 +230,8 @@ describe('configuration API', () => {
     const id = `${ns}_loop_${status}`;
     const refusedBefore = (await portico().gateway.dynamic.getConfig()).rejectedEndpoints;
     await portico().gateway.dynamic.push({
+      ...emptyDelta(),
       backends: { upsert: { [id]: { id, balance: 'round_robin', endpoints: [{ address: '127.0.0.1', port: status, weight: 1 }, { address: '::ffff:127.0.0.1', port: status, weight: 1 }] } }, remove: [] },
-      certificates: { upsert: {}, remove: [], defaultChanged: false, default: null },
     });
     assert.equal((await portico().gateway.dynamic.getConfig()).rejectedEndpoints, refusedBefore + 2, 'both refused and counted');
     assert.equal((await request(BASE, host, '/healthz')).status, 503);

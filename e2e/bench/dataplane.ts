@@ -13,6 +13,8 @@ import { request } from '../harness/http.ts';
 import { startPortico } from '../harness/portico.ts';
 import { z } from 'zod';
 import { DynamicClient } from '../../reconcilers/gateway/nginx/dynamic.ts';
+import { emptyDelta } from '../../reconcilers/translate/diff.ts';
+import type { HostRoutes } from '../../reconcilers/gateway/config-types.ts';
 import { haveValgrind, instructionsPerRequest } from './instructions.ts';
 
 const seconds = Number(process.argv[2] ?? 8);
@@ -112,6 +114,7 @@ http { keepalive_requests 1000;
       .replace(/127\.0\.0\.1:(\d+)\b/g, (all, port: string) => ({ [p.httpPort]: '127.0.0.1:39392', [p.httpsPort]: '127.0.0.1:39393', [p.httpPort + 2]: '127.0.0.1:39394' })[Number(port)] ?? all);
     const id = `${ns}_static_80`;
     const live = z.object({ endpoints: z.array(z.object({ address: z.string(), port: z.number(), weight: z.number() })) }).parse((await p.gateway.dynamic.getBackends())[id]);
+    const hostRoutes = (await p.gateway.dynamic.getRoutes())['bench.test'] as HostRoutes;
     const client = new DynamicClient(path.join(d, 'api', 'config.sock'));
     const iPortico = await instructionsPerRequest({
       dir: d,
@@ -119,7 +122,11 @@ http { keepalive_requests 1000;
       port: 39392,
       host: 'bench.test',
       ready: async () => {
-        await client.push({ backends: { upsert: { [id]: { id, balance: 'round_robin', endpoints: live.endpoints } }, remove: [] }, certificates: { upsert: {}, remove: [], defaultChanged: false, default: null } });
+        await client.push({
+          ...emptyDelta(),
+          backends: { upsert: { [id]: { id, balance: 'round_robin', endpoints: live.endpoints } }, remove: [] },
+          routes: { upsert: { 'bench.test': hostRoutes }, remove: [] },
+        });
       },
     });
     await client.close();

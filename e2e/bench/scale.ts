@@ -85,6 +85,7 @@ for (const n of sizes) {
   const dir = mkdtempSync(path.join(tmpdir(), 'portico-scale-nginx-'));
   const rt = runtimePaths(dir);
   mkdirSync(rt.tempDir, { recursive: true });
+  mkdirSync(rt.apiDir, { recursive: true, mode: 0o700 });
   execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=p', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
   const checksum = structureChecksum(res.config.structure);
   const conf = renderNginxConf(res.config.structure, rt, checksum);

@@ -10,19 +10,34 @@ export interface GatewayConfig {
   data: DataPlane;
 }
 
-/** Settings that live in nginx.conf. Changing any of them means render + `nginx -t` + reload. */
+/**
+ * Settings that live in nginx.conf. Changing any of them means render + `nginx -t` + reload. Nothing here grows
+ * with the number of Ingresses: hosts and paths are routes (data), and a route's nginx-only directives are a
+ * *profile* that many routes share.
+ */
 export interface Structure {
   global: GlobalSettings;
-  /** Server blocks, sorted: exact hosts (alphabetical), then wildcard hosts, then the catch-all `_` last. */
-  servers: Server[];
-  /** Ids of every backend a location refers to, sorted. */
-  backendIds: string[];
+  /** The directive profiles some route uses, sorted by name. Only a never-seen profile reloads nginx. */
+  profiles: Profile[];
   /**
    * Some backend balances with ewma, so nginx runs a log-phase handler feeding response times to Lua. Kept off
    * otherwise (it costs every request), so switching the first backend to ewma is the one balancing change that
    * reloads.
    */
   observeLatency: boolean;
+}
+
+/**
+ * nginx directives Lua cannot set per request, as one named location (`@portico_<name>`) the router sends a
+ * request to. The name is derived from the content, so equal settings always share one location.
+ */
+export interface Profile {
+  /** "p_" + hex digest of the settings: [a-z0-9_] only. */
+  name: string;
+  /** client_max_body_size (nginx size syntax; "0" = unlimited). */
+  proxyBodySize?: string;
+  /** Test hook only (--enable-test-hooks): render a directive nginx rejects, to exercise fault isolation. */
+  testInvalidDirective?: boolean;
 }
 
 export interface GlobalSettings {
@@ -66,52 +81,54 @@ export interface GlobalSettings {
   };
 }
 
-export interface Server {
-  /** "a.example.com", "*.example.com" (matches exactly one label) or "_" (catch-all for rules without host). */
-  host: string;
-  /** True when a TLS section of a served Ingress covers this host; the certificate itself is in `data`. */
+/** Every route of one host (exact, "*.one-label" wildcard, or "_" for rules without host): one unit of update. */
+export interface HostRoutes {
+  /** True when a TLS section of a served Ingress covers this host (HSTS, ssl-redirect); the certificate is data. */
   tls: boolean;
   /** Sorted: exact first, then prefix by descending length, then regex in the order ingress-nginx uses. */
-  locations: Location[];
+  rules: RouteRule[];
 }
 
 export type PathMatch = 'exact' | 'prefix' | 'regex';
 
-export interface Location {
+/**
+ * One path of a host, matched by the Lua router exactly as nginx matches locations: an exact path first, then the
+ * longest prefix (element-wise: "/foo" matches "/foo" and "/foo/bar", not "/foobar"), unless a regex (tried in
+ * order, case-insensitive as ingress-nginx's `~*`) matches.
+ */
+export interface RouteRule {
   /** Path as written by the user (already validated); for prefix it has no trailing slash unless it is "/". */
   path: string;
   match: PathMatch;
-  /** Backend id (into data.backends); null = no usable backend → 503 for this path only. */
-  backendId: string | null;
-  /** The Ingress (or later Route) this location came from, "namespace/name". */
+  route: Route;
+}
+
+export interface Route {
+  /** Kind-qualified reference of the object the route came from: "Ingress/namespace/name". */
   source: string;
+  /** Backend id (into data.backends); null = answer without proxying (see `action`). */
+  backendId: string | null;
+  /** Without a backend: 404 (nothing to serve) or 503 (fails closed, or the backend cannot be used). */
+  action?: 'not_found' | 'unavailable';
   /** Plain-HTTP requests get a redirect to HTTPS (308) instead of being proxied. */
   sslRedirect: boolean;
-  /** Per-location overrides coming from annotations (absent = use global). */
-  proxyBodySize?: string;
-  proxyConnectTimeoutSeconds?: number;
-  proxyReadTimeoutSeconds?: number;
-  proxySendTimeoutSeconds?: number;
-  /** Test hook only (--enable-test-hooks): render a directive nginx rejects, to exercise fault isolation. */
-  testInvalidDirective?: boolean;
+  /** Directive profile (Structure.profiles) the request is proxied with; absent = the default location. */
+  profile?: string;
+  /** With a profile: the body-size limit in bytes the router checks against Content-Length (0 = unlimited). */
+  maxBodyBytes?: number;
+  /** proxy timeouts in seconds, set per request by the balancer (absent = the global ones). */
+  timeouts?: { connect: number; send: number; read: number };
   /**
-   * Set when the Ingress asks for access control Portico cannot apply (e.g. auth-url): the location fails closed,
-   * backendId is null, so it answers 503 without proxying. Why, for events and logs — never sent to clients.
+   * Set when the Ingress asks for access control Portico cannot apply (e.g. auth-url): the route fails closed
+   * (action "unavailable"). Why, for events and logs — never sent to clients.
    */
   closedReason?: string;
-  /** Answer 404 without proxying (backendId is null): a slash companion with nothing else matching its path. */
-  notFound?: boolean;
-  /**
-   * This exact location exists only so that the Exact path `slashCompanionOf` ("/foo/") does not answer its
-   * slash-less form ("/foo") with nginx's auto-redirect; it serves what "/foo" gets otherwise (see
-   * translate.ts slashCompanions). It may be rendered as a plain prefix location ("location /foo"), which lets
-   * regex locations be tried first, exactly as without it.
-   */
-  slashCompanionOf?: string;
 }
 
 /** Runtime data, pushed to Lua without reload. */
 export interface DataPlane {
+  /** Keyed by host ("_" = requests whose host no other entry serves). */
+  routes: Record<string, HostRoutes>;
   /** Keyed by backend id. */
   backends: Record<string, Backend>;
   /** Keyed by server name (exact or wildcard host). PEM strings. */

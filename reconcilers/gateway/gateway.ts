@@ -1,9 +1,10 @@
 // The gateway reconciler: the only writer to nginx. It runs two lanes (see lane.ts), so data never waits for a
 // reload:
-//   - the structural lane (debounced on model changes other than endpoints): translates the model (pure), diffs
-//     the result against what nginx runs and, when the structure changed, renders nginx.conf, validates it with
-//     `nginx -t` (finding and leaving out an Ingress whose contribution breaks it), swaps it, reloads and confirms
-//     the new generation is live; then pushes the data delta;
+//   - the configuration lane (model changes other than endpoints): translates the model (pure), diffs the result
+//     against what nginx runs and pushes the data delta — routes, backends, certificates — to Lua. Only when the
+//     structure changed (listeners, global settings, a never-seen directive profile) does it first render
+//     nginx.conf, validate it with `nginx -t` (finding and leaving out a profile that breaks it), swap it, reload
+//     and confirm the new generation is live. Adding, changing or removing an Ingress is data;
 //   - the data lane (no debounce; coalesces what arrives while a push is in flight): EndpointSlice changes are
 //     turned into backend updates for the affected Services only and pushed to Lua — also while the structural
 //     lane is in `nginx -t` or a reload.
@@ -19,19 +20,23 @@ import type { KubeObject } from '../../operator/kube/object.ts';
 import type { Logger } from '../../operator/log.ts';
 import type { Metrics } from '../../operator/metrics.ts';
 import type { Change, Model } from '../model/model.ts';
-import { diffConfig, isEmptyDelta, structureChecksum } from '../translate/diff.ts';
-import { translate, type TranslateOptions, type TranslateEvent } from '../translate/translate.ts';
+import { diffConfig, emptyDelta, isEmptyDelta, structureChecksum } from '../translate/diff.ts';
+import type { IngressStatus, TranslateOptions, TranslateEvent } from '../translate/translate.ts';
+import { IncrementalTranslator } from '../translate/incremental.ts';
 import { endpointUpdates, serviceOfBackend } from './endpoint-updates.ts';
 import { forbiddenAddressReason } from '../translate/addresses.ts';
-import type { DataPlane, GatewayConfig, Structure } from './config-types.ts';
+import type { Backend, DataPlane, GatewayConfig, Structure } from './config-types.ts';
 import { Lane } from './lane.ts';
 import { DynamicClient } from './nginx/dynamic.ts';
 import { NginxProcess } from './nginx/process.ts';
 import { renderNginxConf, runtimePaths } from './nginx/render.ts';
 import { ExternalNameResolver } from './resolver.ts';
-import { excludeSources, findCulprits, fingerprint } from './isolate.ts';
+import { excludeProfiles, findCulprits, withoutProfiles } from './isolate.ts';
 
-const EMPTY_DATA: DataPlane = { backends: {}, certificates: {}, defaultCertificate: null };
+const EMPTY_DATA: DataPlane = { routes: {}, backends: {}, certificates: {}, defaultCertificate: null };
+
+/** "Ingress/ns/name" → "ns/name" (Ingress events and status are keyed by namespace/name). */
+const ingressKeyOf = (ref: string): string | null => (ref.startsWith('Ingress/') ? ref.slice('Ingress/'.length) : null);
 
 export interface GatewayOptions {
   translate: TranslateOptions;
@@ -85,6 +90,12 @@ export class GatewayReconciler {
   private pushLock: Promise<unknown> = Promise.resolve();
   /** Services whose EndpointSlices changed since the data lane last ran. */
   private pendingServices = new Set<string>();
+  /** Services whose EndpointSlices changed since the running configuration sync translated the model. */
+  private slicesSinceTranslate: Set<string> | null = null;
+  /** Translates only what changed when only Ingresses did (see incremental.ts). */
+  readonly translator = new IncrementalTranslator();
+  /** Ingresses changed since the last translation; null = something else changed too (translate everything). */
+  private changedIngresses: Set<string> | null = null;
   private started = false;
   private reportedEvents = new Set<string>();
   private readonly programmedGeneration = new Map<string, number>();
@@ -104,8 +115,8 @@ export class GatewayReconciler {
   private lastDictFailures = 0;
   private readyFlag = false;
   private readonly resolver: ExternalNameResolver;
-  /** Sources (Ingress keys) left out because their contribution fails nginx -t, with the content that failed. */
-  private excluded = new Map<string, { fingerprint: string; error: string }>();
+  /** Directive profiles left out because nginx -t refuses them (names are content digests), with nginx's words. */
+  private excluded = new Map<string, string>();
   /** Ingress keys programmed in nginx after the last full sync (for status publishing). */
   readonly programmed = new Set<string>();
   private readonly statusListeners: ((changed: string[]) => void)[] = [];
@@ -148,7 +159,7 @@ export class GatewayReconciler {
         onRetry: (ms) => this.log.warn('endpoint update failed, retrying', { retryInMs: ms }),
       },
     );
-    this.resolver = new ExternalNameResolver(() => this.structural.trigger(), this.log, {
+    this.resolver = new ExternalNameResolver(() => this.translateAll(), this.log, {
       refuse: (a) => forbiddenAddressReason(a, this.own),
     });
     const r = [d.metrics.registry];
@@ -185,12 +196,24 @@ export class GatewayReconciler {
   private changed(changes: Change[]): void {
     let structural = false;
     for (const c of changes) {
-      if (c.kind === 'EndpointSlice') this.pendingServices.add(c.key);
-      else structural = true;
+      if (c.kind === 'EndpointSlice') {
+        this.pendingServices.add(c.key);
+        this.slicesSinceTranslate?.add(c.key);
+        continue;
+      }
+      structural = true;
+      if (c.kind === 'Ingress') this.changedIngresses?.add(c.key);
+      else this.changedIngresses = null;
     }
     if (!this.started) return; // the first sync (after the initial reconcile) takes everything
     if (structural) this.structural.trigger();
     if (this.pendingServices.size) this.data.trigger();
+  }
+
+  /** Next sync translates everything (something other than Ingresses changed, e.g. an ExternalName's answer). */
+  private translateAll(): void {
+    this.changedIngresses = null;
+    this.structural.trigger();
   }
 
   private laneCrashed(lane: 'structural' | 'data', e: unknown): void {
@@ -275,10 +298,7 @@ export class GatewayReconciler {
       const needsStructure = await this.locked(async () => {
         const { upsert, needsStructure } = endpointUpdates(this.d.model, this.held.backends, services, this.own);
         if (Object.keys(upsert).length) {
-          bytes = await this.dynamic.push({
-            backends: { upsert, remove: [] },
-            certificates: { upsert: {}, remove: [], defaultChanged: false, default: null },
-          });
+          bytes = await this.dynamic.push({ ...emptyDelta(), backends: { upsert, remove: [] } });
           this.held = { ...this.held, backends: { ...this.held.backends, ...upsert } };
           this.m.dynamic.inc({ result: 'success' });
           this.m.dynamicBytes.inc(bytes);
@@ -308,31 +328,49 @@ export class GatewayReconciler {
     let bytes = 0;
     let ok = false;
     try {
-      const result = translate(this.d.model.snapshot(), this.o.translate);
-      const desired = result.config;
-      result.events.push(...this.resolveExternalNames(desired));
-      // Objects excluded earlier stay out while their contribution is unchanged; a changed one is tried again.
-      const keep = new Map<string, { fingerprint: string; error: string }>();
-      for (const [src, x] of this.excluded) if (fingerprint(desired.structure, src) === x.fingerprint) keep.set(src, x);
-      this.excluded = keep;
-      if (keep.size) desired.structure = excludeSources(desired.structure, new Set(keep.keys()));
+      this.slicesSinceTranslate = new Set();
+      const changed = this.changedIngresses;
+      this.changedIngresses = new Set();
+      let result;
+      try {
+        result = this.translator.translate(this.d.model.snapshot(), this.o.translate, changed);
+      } catch (e) {
+        this.changedIngresses = null;
+        throw e;
+      }
+      // The translator keeps its result to build the next one on: work on shallow copies, never on it.
+      const desired: GatewayConfig = { structure: result.config.structure, data: { ...result.config.data } };
+      const events = [...result.events, ...this.resolveExternalNames(desired)];
+      const status = this.excluded.size ? new Map(result.ingressStatus) : result.ingressStatus;
+      // Profiles excluded earlier stay out (same name = same content = same verdict) while routes still use them.
+      for (const name of [...this.excluded.keys()]) if (!desired.structure.profiles.some((p) => p.name === name)) this.excluded.delete(name);
+      this.exclude(desired, events, status);
       const running: GatewayConfig | null = this.runningStructure ? { structure: this.runningStructure, data: this.held } : null;
-      let diff = diffConfig(running, desired);
+      const diff = diffConfig(running, desired);
       // (A master that died is restarted by the supervisor, which then triggers this lane; never start a second one.)
       reload = diff.reload;
       reasons = diff.reasons;
+      let structureOk = true;
       if (reload) {
-        if (!(await this.applyStructure(desired, running))) return false;
-        diff = diffConfig(running, desired);
-        reasons = diff.reasons;
+        structureOk = await this.applyStructure(desired, running);
+        // Newly found culprits are out of the structure now; their routes go too.
+        this.exclude(desired, events, status);
+        if (!structureOk) {
+          if (!this.runningStructure || !this.nginx.isRunning()) return false;
+          // The running nginx.conf stays. Everything it can serve is still pushed — a ConfigMap value nginx
+          // refuses must not hold back every Ingress — except routes that need a profile it does not have.
+          desired.data.routes = this.servableRoutes(desired.data.routes, this.runningStructure);
+        }
       } else if (this.dataLost && this.runningChecksum) {
         // nginx was restarted by the supervisor: wait for it before re-sending all data.
         if (!(await this.nginx.waitLive(this.runningChecksum))) return false;
       }
       bytes = await this.locked(async () => {
-        // Endpoints may have moved on since the snapshot (the data lane kept pushing): take them from the model now.
-        // (Whatever else changed since the snapshot announced itself through the model and has its own sync queued.)
-        Object.assign(desired.data.backends, endpointUpdates(this.d.model, desired.data.backends, null, this.own).upsert);
+        // Endpoints may have moved on since the translation (the data lane kept pushing): take those Services' from
+        // the model now. (Whatever else changed announced itself through the model and has its own sync queued.)
+        const moved = this.slicesSinceTranslate ?? new Set<string>();
+        this.slicesSinceTranslate = null;
+        if (moved.size) desired.data.backends = { ...desired.data.backends, ...endpointUpdates(this.d.model, desired.data.backends, moved, this.own).upsert };
         const base = this.dataLost ? EMPTY_DATA : this.held;
         const delta = diffConfig({ structure: desired.structure, data: base }, desired).delta;
         let n = 0;
@@ -350,15 +388,12 @@ export class GatewayReconciler {
         this.dataLost = false;
         return n;
       });
+      if (!structureOk) return false; // the reload is retried with backoff; the data is live
       ok = true;
-      for (const src of this.excluded.keys()) {
-        const st = result.ingressStatus.get(src);
-        if (st) st.programmed = false;
-      }
       // The first sync after a start programs everything at once: one event on the controller instead of a
       // "Programmed" event per Ingress (a restart at 10k Ingresses would otherwise post 10k events).
-      this.reportIngresses(result.events, result.ingressStatus, reload, this.readyFlag);
-      this.updateProgrammed(result.ingressStatus);
+      this.reportIngresses(events, status, reload, this.readyFlag);
+      this.updateProgrammed(status);
       if (!this.readyFlag) {
         this.readyFlag = true;
         this.m.ready.set(1);
@@ -379,6 +414,40 @@ export class GatewayReconciler {
   }
 
   /**
+   * Leaves the excluded profiles out of `desired` (structure and routes); every object that lost a route gets an
+   * `Excluded` Warning and is not reported as programmed by that route.
+   */
+  private exclude(desired: GatewayConfig, events: TranslateEvent[], status: Map<string, IngressStatus>): void {
+    if (!this.excluded.size) return;
+    const names = new Set(this.excluded.keys());
+    desired.structure = excludeProfiles(desired.structure, names);
+    const { routes, sources } = withoutProfiles(desired.data.routes, names);
+    desired.data.routes = routes;
+    const why = [...this.excluded.values()][0] ?? '';
+    if (!sources.size) return;
+    const stillServed = new Set<string>();
+    for (const hr of Object.values(routes)) for (const r of hr.rules) if (sources.has(r.route.source) && !r.route.action) stillServed.add(r.route.source);
+    for (const ref of sources) {
+      const key = ingressKeyOf(ref);
+      if (!key) continue;
+      const st = status.get(key);
+      if (st && !stillServed.has(ref)) status.set(key, { ...st, programmed: false });
+      events.push({ objectKey: key, type: 'Warning', reason: 'Excluded', message: `paths left out of nginx: the nginx directives they need fail nginx -t; everything else is programmed. nginx said: ${why.slice(0, 600)}` });
+    }
+  }
+
+  /** Hosts whose routes all use profiles `structure` has; for the others the routes Lua holds now stay. */
+  private servableRoutes(routes: DataPlane['routes'], structure: Structure): DataPlane['routes'] {
+    const have = new Set(structure.profiles.map((p) => p.name));
+    const out: DataPlane['routes'] = {};
+    for (const [h, hr] of Object.entries(routes)) {
+      if (hr.rules.every((r) => !r.route.profile || have.has(r.route.profile))) out[h] = hr;
+      else if (this.held.routes[h]) out[h] = this.held.routes[h];
+    }
+    return out;
+  }
+
+  /**
    * ExternalName backends: endpoints from DNS (resolved outside the pure translation), refused addresses dropped
    * with a Warning on every Ingress that uses the Service.
    */
@@ -387,9 +456,15 @@ export class GatewayReconciler {
     const names = new Set<string>();
     for (const b of Object.values(desired.data.backends)) if (b.externalName && b.externalPort) names.add(b.externalName);
     this.resolver.use(names);
-    for (const b of Object.values(desired.data.backends)) {
-      if (!b.externalName || !b.externalPort) continue;
-      const e = this.resolver.get(b.externalName);
+    let copied = false;
+    for (const [id, original] of Object.entries(desired.data.backends)) {
+      if (!original.externalName || !original.externalPort) continue;
+      // Results of the translation are shared with the next one: change copies only.
+      if (!copied) desired.data.backends = { ...desired.data.backends };
+      copied = true;
+      const b: Backend = { ...original };
+      desired.data.backends[id] = b;
+      const e = this.resolver.get(b.externalName as string);
       if (!e) b.unavailableReason = `resolving ExternalName ${b.externalName}`;
       else if (e.error) b.unavailableReason = `ExternalName ${b.externalName} does not resolve: ${e.error}`;
       else if (!e.addresses.length && e.refused.length)
@@ -416,17 +491,15 @@ export class GatewayReconciler {
     // Ingresses a fixed 15 s made the first start time out and be retried).
     const liveBudgetMs = Math.max(15_000, Math.round(3 * (performance.now() - tTest)));
     if (!v.ok) {
-      // Every object passed validation, yet nginx refuses the result: find whose contribution breaks it.
+      // Every object passed validation, yet nginx refuses the result: find the directive profiles that break it.
       const firstError = v.output;
       const iso = await findCulprits(desired.structure, async (s) => (await this.nginx.testContent(renderNginxConf(s, this.nginx.runtime, 'probe'))).ok);
       if (iso.isolated && iso.culprits.length) {
-        for (const src of iso.culprits) {
-          this.excluded.set(src, { fingerprint: fingerprint(desired.structure, src), error: firstError });
-          const obj = this.d.ingressObject(src);
-          if (obj) this.d.events.event(obj, 'Warning', 'Excluded', 'Programming', `left out of nginx: the configuration it contributes fails nginx -t; everything else is programmed. nginx said: ${firstError.slice(0, 600)}`);
-          this.log.error('excluded an Ingress whose configuration fails nginx -t', { ingress: src, output: firstError });
+        for (const name of iso.culprits) {
+          this.excluded.set(name, firstError);
+          this.log.error('left out a directive profile that fails nginx -t', { profile: name, output: firstError });
         }
-        desired.structure = excludeSources(desired.structure, new Set(iso.culprits));
+        desired.structure = excludeProfiles(desired.structure, new Set(iso.culprits));
         if (running && !diffConfig(running, desired).reload && this.nginx.isRunning()) return true;
         checksum = structureChecksum(desired.structure);
         conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);

@@ -48,7 +48,7 @@ test('the dropped path becomes a Warning and the configuration renders (the esca
     ingresses: [ing('i', { rules: [rule('a.example.com', [ok, { path: '/bad', backend: svcRef('web$host', 80) }, { path: '/bad2', backend: svcRef('web', 'p"x') }])] })],
   });
   const r = translate(m.snapshot(), OPTS);
-  assert.deepEqual(r.config.structure.servers[0]?.locations.map((l) => l.path), ['/ok']);
+  assert.deepEqual(r.config.data.routes['a.example.com']?.rules.map((l) => l.path), ['/ok']);
   assert.equal(r.events.filter((e) => e.reason === 'InvalidConfiguration' && e.objectKey === 'default/i').length, 2);
   const dir = mkdtempSync(path.join(tmpdir(), 'portico-names-'));
   try {

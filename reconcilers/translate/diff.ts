@@ -1,9 +1,12 @@
 // Pure diff between the running configuration and the desired one: does nginx need a reload (and why, in words a
-// user can read in a Reload event), and which data changed (per backend, per certificate) — only that is sent.
+// user can read in a Reload event), and which data changed (per host's routes, per backend, per certificate) —
+// only that is sent. Unchanged parts are usually the very same objects (the translation reuses them), which is
+// checked first so a diff at 10k hosts costs little more than the parts that changed.
 import { createHash } from 'node:crypto';
-import type { Backend, Certificate, GatewayConfig, Structure } from '../gateway/config-types.ts';
+import type { Backend, Certificate, GatewayConfig, HostRoutes, Structure } from '../gateway/config-types.ts';
 
 export interface DataDelta {
+  routes: { upsert: Record<string, HostRoutes>; remove: string[] };
   backends: { upsert: Record<string, Backend>; remove: string[] };
   certificates: { upsert: Record<string, Certificate>; remove: string[]; defaultChanged: boolean; default: Certificate | null };
 }
@@ -40,53 +43,65 @@ function structureReasons(a: Structure, b: Structure): string[] {
   const gb = b.global as unknown as Record<string, unknown>;
   const gk = Object.keys(gb).filter((k) => canonical(ga[k]) !== canonical(gb[k]));
   if (gk.length) reasons.push(`global settings changed: ${list(gk)}`);
-  const sa = new Map(a.servers.map((s) => [s.host, s]));
-  const sb = new Map(b.servers.map((s) => [s.host, s]));
-  const added = [...sb.keys()].filter((h) => !sa.has(h));
-  const removed = [...sa.keys()].filter((h) => !sb.has(h));
-  if (added.length) reasons.push(`hosts added: ${list(added)}`);
-  if (removed.length) reasons.push(`hosts removed: ${list(removed)}`);
-  const pathsChanged: string[] = [];
-  const tlsChanged: string[] = [];
-  for (const [h, s] of sb) {
-    const old = sa.get(h);
-    if (!old) continue;
-    if (old.tls !== s.tls) tlsChanged.push(h);
-    if (canonical(old.locations) !== canonical(s.locations)) pathsChanged.push(h);
-  }
-  if (pathsChanged.length) reasons.push(`paths changed on ${list(pathsChanged)}`);
-  if (tlsChanged.length) reasons.push(`TLS turned on/off for ${list(tlsChanged)}`);
+  const pa = new Set(a.profiles.map((p) => p.name));
+  const pb = new Set(b.profiles.map((p) => p.name));
+  const added = [...pb].filter((n) => !pa.has(n));
+  const removed = [...pa].filter((n) => !pb.has(n));
+  if (added.length) reasons.push(`directive profiles added: ${list(added)}`);
+  if (removed.length) reasons.push(`directive profiles removed: ${list(removed)}`);
   if (a.observeLatency !== b.observeLatency) reasons.push(`latency tracking for ewma turned ${b.observeLatency ? 'on' : 'off'}`);
-  if (!reasons.length && canonical(a) !== canonical(b)) reasons.push('backend set changed');
+  if (!reasons.length && canonical(a) !== canonical(b)) reasons.push('structure changed');
   return reasons;
+}
+
+/** Equal content; the same object (what the translation reuses for unchanged parts) is equal at once. */
+function same(a: unknown, b: unknown): boolean {
+  return a === b || (a !== undefined && canonical(a) === canonical(b));
 }
 
 export function diffConfig(running: GatewayConfig | null, desired: GatewayConfig): ConfigDiff {
   const reload = !running || canonical(running.structure) !== canonical(desired.structure);
   const reasons = !running ? ['initial configuration'] : reload ? structureReasons(running.structure, desired.structure) : [];
+  const rr = running?.data.routes ?? {};
+  const dr = desired.data.routes;
+  const ru: Record<string, HostRoutes> = {};
+  for (const h in dr) if (!same(rr[h], dr[h])) ru[h] = dr[h] as HostRoutes;
+  const rremove = Object.keys(rr).filter((h) => !(h in dr)).sort();
   const rb = running?.data.backends ?? {};
   const db = desired.data.backends;
   const upsert: Record<string, Backend> = {};
-  for (const [id, b] of Object.entries(db)) if (!rb[id] || canonical(rb[id]) !== canonical(b)) upsert[id] = b;
+  for (const id in db) if (!same(rb[id], db[id])) upsert[id] = db[id] as Backend;
   const remove = Object.keys(rb).filter((id) => !(id in db)).sort();
   const rc = running?.data.certificates ?? {};
   const dc = desired.data.certificates;
   const cu: Record<string, Certificate> = {};
-  for (const [h, c] of Object.entries(dc)) if (!rc[h] || canonical(rc[h]) !== canonical(c)) cu[h] = c;
+  for (const h in dc) if (!same(rc[h], dc[h])) cu[h] = dc[h] as Certificate;
   const cr = Object.keys(rc).filter((h) => !(h in dc)).sort();
   const defaultChanged = canonical(running?.data.defaultCertificate ?? null) !== canonical(desired.data.defaultCertificate);
   return {
     reload,
     reasons,
     delta: {
+      routes: { upsert: ru, remove: rremove },
       backends: { upsert, remove },
       certificates: { upsert: cu, remove: cr, defaultChanged, default: desired.data.defaultCertificate },
     },
   };
 }
 
+/** A delta with nothing in it, to fill in the parts a caller sends. */
+export function emptyDelta(): DataDelta {
+  return {
+    routes: { upsert: {}, remove: [] },
+    backends: { upsert: {}, remove: [] },
+    certificates: { upsert: {}, remove: [], defaultChanged: false, default: null },
+  };
+}
+
 export function isEmptyDelta(d: DataDelta): boolean {
   return (
+    Object.keys(d.routes.upsert).length === 0 &&
+    d.routes.remove.length === 0 &&
     Object.keys(d.backends.upsert).length === 0 &&
     d.backends.remove.length === 0 &&
     Object.keys(d.certificates.upsert).length === 0 &&

@@ -2,12 +2,7 @@
 // stay claimed (nothing falls through to a broader rule of another Ingress) and answer 503.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { renderNginxConf, runtimePaths } from '../gateway/nginx/render.ts';
-import { structureChecksum } from './diff.ts';
+import { diffConfig } from './diff.ts';
 import { translate } from './translate.ts';
 import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from './fixtures.test-helpers.ts';
 
@@ -54,15 +49,16 @@ const ACCESS_CONTROL: [string, string][] = [
 test('an Ingress with unsupported access control fails closed: paths claimed, no backend (503), Warning + status', () => {
   for (const [annotation, value] of ACCESS_CONTROL) {
     const r = scenario({ [annotation]: value });
-    const locs = r.config.structure.servers.find((s) => s.host === 'app.example.com')?.locations ?? [];
-    const adminLocs = locs.filter((l) => l.source === 'default/protected');
+    const locs = r.config.data.routes['app.example.com']?.rules ?? [];
+    const adminLocs = locs.filter((l) => l.route.source === 'Ingress/default/protected');
     assert.deepEqual(adminLocs.map((l) => `${l.match} ${l.path}`).sort(), ['exact /admin/x', 'prefix /admin'], annotation);
     for (const l of adminLocs) {
-      assert.equal(l.backendId, null, `${annotation}: ${l.path} must not proxy`);
-      assert.match(l.closedReason ?? '', new RegExp(`access control requested by ${annotation.replace(/[./]/g, '\\$&')} \\(`), annotation);
+      assert.equal(l.route.backendId, null, `${annotation}: ${l.path} must not proxy`);
+      assert.equal(l.route.action, 'unavailable', `${annotation}: ${l.path} answers 503`);
+      assert.match(l.route.closedReason ?? '', new RegExp(`access control requested by ${annotation.replace(/[./]/g, '\\$&')} \\(`), annotation);
     }
     // The broader public rule is untouched and the protected backend is not even resolved.
-    assert.equal(locs.find((l) => l.path === '/')?.backendId, 'default_web_80', annotation);
+    assert.equal(locs.find((l) => l.path === '/')?.route.backendId, 'default_web_80', annotation);
     assert.equal(r.config.data.backends.default_admin_80, undefined, annotation);
     const ev = r.events.filter((e) => e.objectKey === 'default/protected' && e.reason === 'UnsupportedAccessControl');
     assert.equal(ev.length, 1, annotation);
@@ -79,37 +75,18 @@ test('an Ingress with unsupported access control fails closed: paths claimed, no
 
 test('without the annotation the same Ingress is served (the table test above is not vacuous)', () => {
   const r = scenario({});
-  const adminLocs = r.config.structure.servers[0]?.locations.filter((l) => l.source === 'default/protected') ?? [];
-  assert.deepEqual(adminLocs.map((l) => l.backendId), ['default_admin_80', 'default_admin_80']);
+  const adminLocs = r.config.data.routes['app.example.com']?.rules.filter((l) => l.route.source === 'Ingress/default/protected') ?? [];
+  assert.deepEqual(adminLocs.map((l) => l.route.backendId), ['default_admin_80', 'default_admin_80']);
+  assert.ok(adminLocs.every((l) => l.route.action === undefined));
   assert.equal(r.events.filter((e) => e.reason === 'UnsupportedAccessControl').length, 0);
 });
 
-test('fail closed reaches nginx.conf: the protected locations render without proxy_pass and pass nginx -t', () => {
-  const r = scenario({ 'nginx.ingress.kubernetes.io/auth-url': 'http://auth' });
-  const s = r.config.structure;
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-closed-'));
-  try {
-    const rt = runtimePaths(dir);
-    mkdirSync(rt.tempDir, { recursive: true });
-    mkdirSync(path.join(dir, 'api'), { recursive: true });
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
-    const conf = renderNginxConf(s, rt, structureChecksum(s));
-    const server = conf.indexOf('server_name app.example.com;');
-    const block = (name: string) => {
-      const at = conf.indexOf(`location ${name} {`, server);
-      assert.ok(at >= 0, `no location ${name}`);
-      return conf.slice(at, conf.indexOf('\n    }', at));
-    };
-    for (const name of ['= "/admin"', '"/admin/"', '= "/admin/x"']) {
-      assert.doesNotMatch(block(name), /proxy_pass|portico_backend "/, name);
-    }
-    assert.match(block('/'), /proxy_pass/);
-    const file = path.join(dir, 'nginx.conf');
-    execFileSync('sh', ['-c', 'cat > "$1"', 'sh', file], { input: conf });
-    execFileSync('nginx', ['-t', '-q', '-p', dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+test('fail closed needs nothing in nginx.conf: the same structure with and without the annotation (the router answers 503)', () => {
+  const closed = scenario({ 'nginx.ingress.kubernetes.io/auth-url': 'http://auth' });
+  const open = scenario({});
+  assert.deepEqual(closed.config.structure, open.config.structure);
+  assert.equal(diffConfig(open.config, closed.config).reload, false);
+  assert.deepEqual(Object.keys(diffConfig(open.config, closed.config).delta.routes.upsert), ['app.example.com']);
 });
 
 test('defaultBackend of a closed Ingress is closed too; canaries never route around access control', () => {
@@ -129,9 +106,9 @@ test('defaultBackend of a closed Ingress is closed too; canaries never route aro
     }).snapshot(),
     OPTS,
   );
-  const c = r.config.structure.servers.find((s) => s.host === 'c.example.com')?.locations ?? [];
-  assert.deepEqual(c.map((l) => `${l.match} ${l.path} ${l.backendId}`), ['prefix /p null', 'prefix / null']);
-  assert.equal(r.config.structure.servers.find((s) => s.host === '_')?.locations[0]?.backendId, null);
+  const c = r.config.data.routes['c.example.com']?.rules ?? [];
+  assert.deepEqual(c.map((l) => `${l.match} ${l.path} ${l.route.backendId}`), ['prefix /p null', 'prefix / null']);
+  assert.equal(r.config.data.routes._?.rules[0]?.route.backendId, null);
   assert.match(r.events.find((e) => e.objectKey === 'default/closed-canary' && e.reason === 'CanaryWithoutMain')?.message ?? '', /main Ingress default\/closed fails closed/);
   assert.equal(r.config.data.backends.default_web_80?.canary, undefined, 'a canary with its own access control gets no traffic');
   assert.equal(r.events.filter((e) => e.objectKey === 'default/protected-canary' && e.reason === 'UnsupportedAccessControl').length, 1);
@@ -171,6 +148,6 @@ test('every other unsupported annotation, under either prefix, raises its own Wa
     ].map((a) => `annotation ${a} is not supported by Portico and is ignored`),
   );
   assert.ok(unsupported.every((e) => e.type === 'Warning' && e.objectKey === 'default/a'));
-  assert.equal(r.config.structure.servers[0]?.locations[0]?.backendId, 'default_web_80');
-  assert.equal(r.config.structure.servers[0]?.locations[0]?.proxyReadTimeoutSeconds, 30);
+  assert.equal(r.config.data.routes['a.example.com']?.rules[0]?.route.backendId, 'default_web_80');
+  assert.equal(r.config.data.routes['a.example.com']?.rules[0]?.route.timeouts?.read, 30);
 });

@@ -9,7 +9,7 @@ const web = svc('web', [{ name: 'http', port: 80, targetPort: 'http' }]);
 const webSlice = slice('web-abc', 'web', [{ name: 'http', port: 8080 }], [{ ip: '10.0.0.2' }, { ip: '10.0.0.1' }]);
 
 const locs = (r: ReturnType<typeof translate>, host: string) =>
-  r.config.structure.servers.find((s) => s.host === host)?.locations.map((l) => `${l.match} ${l.path} -> ${l.backendId}`);
+  r.config.data.routes[host]?.rules.map((l) => `${l.match} ${l.path} -> ${l.route.backendId}`);
 
 test('exact and prefix paths, named service port resolved through the slice port', () => {
   const r = translate(
@@ -44,7 +44,7 @@ test('servers sorted: exact hosts, wildcards, then the catch-all; locations exac
     }).snapshot(),
     OPTS,
   );
-  assert.deepEqual(r.config.structure.servers.map((s) => s.host), ['b.example.com', '*.example.com', '_']);
+  assert.deepEqual(Object.keys(r.config.data.routes), ['b.example.com', '*.example.com', '_']);
   assert.deepEqual(locs(r, 'b.example.com'), ['exact /a/b -> default_web_80', 'prefix /a/b/c -> default_web_80', 'prefix /a -> default_web_80']);
 });
 
@@ -122,7 +122,7 @@ test('class selection: other class ignored, no class served only when portico is
       ing('legacy', { ingressClassName: undefined, rules: [rule('l.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { 'kubernetes.io/ingress.class': 'portico' } }),
     ],
   };
-  const hosts = (r: ReturnType<typeof translate>) => r.config.structure.servers.map((s) => s.host).sort();
+  const hosts = (r: ReturnType<typeof translate>) => Object.keys(r.config.data.routes).sort();
   assert.deepEqual(hosts(translate(modelOf(objs).snapshot(), OPTS)), ['l.example.com', 'n.example.com']);
   const notDefault = modelOf({ ...objs, classes: [portico(false)] }).snapshot();
   assert.deepEqual(hosts(translate(notDefault, OPTS)), ['l.example.com']);
@@ -169,10 +169,14 @@ test('annotations override per location; use-regex turns ImplementationSpecific 
     }).snapshot(),
     OPTS,
   );
-  const l = r.config.structure.servers[0]?.locations[0];
+  const l = r.config.data.routes['a.example.com']?.rules[0];
   assert.equal(l?.match, 'regex');
-  assert.equal(l?.proxyReadTimeoutSeconds, 120);
-  assert.equal(l?.proxyBodySize, '8m');
+  assert.deepEqual(l?.route.timeouts, { connect: 5, send: 60, read: 120 }, 'the others stay global');
+  // A body size other than the global one is a directive profile: named by its content, shared, in nginx.conf.
+  const profile = r.config.structure.profiles[0];
+  assert.deepEqual(r.config.structure.profiles, [{ name: l?.route.profile, proxyBodySize: '8m' }]);
+  assert.match(profile?.name ?? '', /^p_[0-9a-f]{16}$/);
+  assert.equal(l?.route.maxBodyBytes, 8 * 1024 * 1024);
 });
 
 test('deterministic: same objects in any order give byte-identical output', () => {
@@ -185,7 +189,7 @@ test('deterministic: same objects in any order give byte-identical output', () =
   assert.equal(one, two);
 });
 
-test('diff: an endpoint change is data only, one backend in the delta; a new host reloads with a readable reason', () => {
+test('diff: endpoint changes and new hosts are data (one entry each in the delta); only a new directive profile reloads', () => {
   const base = { services: [web, svc('api', [{ port: 80 }])], slices: [webSlice], ingresses: [ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }, { path: '/api', backend: svcRef('api', 80) }])] })] };
   const before = translate(modelOf(base).snapshot(), OPTS).config;
   const scaled = translate(modelOf({ ...base, slices: [slice('web-abc', 'web', [{ name: 'http', port: 8080 }], [{ ip: '10.0.0.1' }, { ip: '10.0.0.2' }, { ip: '10.0.0.3' }])] }).snapshot(), OPTS).config;
@@ -195,8 +199,29 @@ test('diff: an endpoint change is data only, one backend in the delta; a new hos
   assert.deepEqual(d.delta.backends.remove, []);
   const more = translate(modelOf({ ...base, ingresses: [...base.ingresses, ing('b', { rules: [rule('new.example.com', [{ path: '/', backend: svcRef('web', 80) }])] })] }).snapshot(), OPTS).config;
   const d2 = diffConfig(before, more);
-  assert.equal(d2.reload, true);
-  assert.deepEqual(d2.reasons, ['hosts added: new.example.com']);
+  assert.equal(d2.reload, false, 'a new Ingress is data');
+  assert.deepEqual(Object.keys(d2.delta.routes.upsert), ['new.example.com']);
+  assert.deepEqual(Object.keys(d2.delta.backends.upsert), [], 'its backend already exists');
+  const gone = diffConfig(more, before);
+  assert.equal(gone.reload, false);
+  assert.deepEqual(gone.delta.routes.remove, ['new.example.com']);
+  const big = { 'nginx.ingress.kubernetes.io/proxy-body-size': '20m' };
+  const withProfile = translate(modelOf({ ...base, ingresses: [...base.ingresses, ing('b', { rules: [rule('new.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: big })] }).snapshot(), OPTS).config;
+  const d3 = diffConfig(before, withProfile);
+  assert.equal(d3.reload, true);
+  assert.match(d3.reasons[0] ?? '', /^directive profiles added: p_[0-9a-f]{16}$/);
+  const sameProfile = translate(
+    modelOf({
+      ...base,
+      ingresses: [
+        ...base.ingresses,
+        ing('b', { rules: [rule('new.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: big }),
+        ing('c', { rules: [rule('third.example.com', [{ path: '/', backend: svcRef('api', 80) }])] }, { annotations: big }),
+      ],
+    }).snapshot(),
+    OPTS,
+  ).config;
+  assert.equal(diffConfig(withProfile, sameProfile).reload, false, 'a second route with a profile that exists is data');
   assert.equal(diffConfig(before, before).reload, false);
   assert.equal(diffConfig(null, before).reasons[0], 'initial configuration');
 });

@@ -15,9 +15,11 @@
 //   - an Ingress with an access-control annotation Portico cannot apply fails closed: its paths are claimed but
 //     answer 503 (location without backend), so nothing protected is served and nothing falls through;
 //   - every other unsupported annotation raises a Warning; none is ignored silently;
-//   - an Exact path ending in "/" never answers the path without the slash (see slashCompanions).
+//   - hosts and paths become routes (data for the Lua router); what only nginx directives can do becomes a directive
+//     profile shared by every route with the same settings (see profileOf), so nginx.conf does not grow with Ingresses.
 import { forbiddenAddressReason, parseIp } from './addresses.ts';
-import type { Backend, Certificate, Endpoint, GatewayConfig, GlobalSettings, Location, PathMatch, Server } from '../gateway/config-types.ts';
+import { createHash } from 'node:crypto';
+import type { Backend, Certificate, Endpoint, GatewayConfig, GlobalSettings, HostRoutes, PathMatch, Profile, Route, RouteRule } from '../gateway/config-types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { IngressClassInfo, NormalizedIngress, NormalizedSlice, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
 
@@ -102,6 +104,26 @@ export function endpointsFor(slices: readonly NormalizedSlice[], servicePortName
   return endpointsOf(slices, servicePortName, own).endpoints;
 }
 
+/**
+ * What one translation may reuse from the previous one, so that a change at 10,000 Ingresses costs about what it
+ * touches: a host's routes and a backend are rebuilt only when something they are made from is a different
+ * object in the model (the model replaces a record when it changes, and keeps it otherwise). Reused results are
+ * the previous objects themselves, which also lets the diff skip them by identity. The output is the same with
+ * or without a memo (translate.memo.test.ts); nothing may mutate a result that came from it.
+ */
+export class TranslateMemo {
+  readonly hosts = new Map<string, { inputs: unknown[]; result: HostRoutes; programmed: string[]; profiles: Profile[] }>();
+  /** Certificates by the model's Secret record: one object per Secret, reused while the Secret is unchanged. */
+  readonly certificates = new WeakMap<object, Certificate>();
+  readonly backends = new Map<string, { inputs: unknown[]; result: Backend; forbidden: string | undefined; kind: 'BackendNotFound' | 'ForbiddenEndpoint' }>();
+}
+
+function sameInputs(a: readonly unknown[] | undefined, b: readonly unknown[]): boolean {
+  if (!a || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 export function isIngressServed(
   ing: Pick<NormalizedIngress, 'className' | 'classFromAnnotation'>,
   classes: ReadonlyMap<string, IngressClassInfo>,
@@ -130,46 +152,68 @@ function hostOrder(a: string, b: string): number {
   return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
 }
 
-/**
- * nginx answers a request for "/foo" with a 301 to "/foo/" when a location named "/foo/" proxies (its
- * auto-redirect), so an Exact "/foo/" would also "match" "/foo" — the Ingress spec says it must not. For every
- * Exact path ending in "/" whose slash-less form no rule claims, add an exact location for the slash-less path
- * serving what that request gets without the redirect: the longest Prefix location matching it (element-wise), or
- * 404. Repeated for the companion itself when it also ends in "/" ("/a//" → "/a/" → "/a").
- *
- * Limitation: as an exact location the companion takes "/foo" before regex locations are tried; nginx would try
- * them first. The renderer may render companions (slashCompanionOf set) as a plain prefix location "/foo" instead,
- * which makes nginx try the regex locations first and is otherwise equivalent.
- */
-export function slashCompanions(locations: readonly Location[]): Location[] {
-  const claimed = new Set(locations.filter((l) => l.match !== 'regex').map((l) => l.path));
-  const prefixes = locations.filter((l) => l.match === 'prefix');
-  const out: Location[] = [];
-  const queue = locations.filter((l) => l.match === 'exact' && l.path.length > 1 && l.path.endsWith('/'));
-  for (let l = queue.shift(); l; l = queue.shift()) {
-    const p = l.path.slice(0, -1);
-    if (p === '' || claimed.has(p)) continue;
-    claimed.add(p);
-    let target: Location | undefined;
-    for (const x of prefixes) {
-      const matches = x.path === '/' || p === x.path || p.startsWith(`${x.path}/`);
-      if (matches && (!target || x.path.length > target.path.length)) target = x;
-    }
-    const companion: Location = target
-      ? { ...target, path: p, match: 'exact', slashCompanionOf: l.path }
-      : { path: p, match: 'exact', backendId: null, source: l.source, sslRedirect: false, notFound: true, slashCompanionOf: l.path };
-    out.push(companion);
-    if (p.length > 1 && p.endsWith('/')) queue.push(companion);
-  }
-  return out;
+/** Bytes of an nginx size ("1m", "512k", "0"). */
+export function sizeBytes(v: string): number {
+  const m = /^(\d+)([kKmMgG]?)$/.exec(v);
+  if (!m) throw new Error(`invalid size ${v}`);
+  const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[(m[2] ?? '').toLowerCase()] ?? 1;
+  return Number(m[1]) * unit;
 }
 
-function locationOrder(a: Location, b: Location): number {
-  const rank = (l: Location) => (l.match === 'exact' ? 0 : l.match === 'prefix' ? 1 : 2);
+/** The profile for nginx-only settings, named by a digest of its content; null when the defaults suffice. */
+export function profileOf(settings: Omit<Profile, 'name'>): Profile | null {
+  const entries = Object.entries(settings).filter(([, v]) => v !== undefined).sort(([x], [y]) => (x < y ? -1 : 1));
+  if (!entries.length) return null;
+  const name = `p_${createHash('sha256').update(JSON.stringify(entries)).digest('hex').slice(0, 16)}`;
+  return { name, ...Object.fromEntries(entries) };
+}
+
+export const ingressRef = (key: string) => `Ingress/${key}`;
+
+/** One path an Ingress asks for, with every string the translation needs computed once per Ingress record. */
+export interface PathClaim {
+  host: string;
+  /** "<match> <path>": what two claims on one host conflict on. */
+  id: string;
+  path: string;
+  match: PathMatch;
+  ref: ServiceBackendRef;
+  backendId: string;
+  /** "<namespace>/<service>" of the backend. */
+  serviceKey: string;
+  /** Kind-qualified reference of the claiming object. */
+  source: string;
+}
+
+/**
+ * The paths of one Ingress record (its rules, and its default backend's "/" on its own hosts and on "_"), derived
+ * once per record: records are immutable and replaced on change, so this is a pure function of the record.
+ */
+const claimCache = new WeakMap<NormalizedIngress, { paths: PathClaim[]; defaults: PathClaim[] }>();
+export function claimsOfIngress(ing: NormalizedIngress): { paths: PathClaim[]; defaults: PathClaim[] } {
+  let c = claimCache.get(ing);
+  if (c) return c;
+  const source = ingressRef(ing.key);
+  const make = (host: string, path: string, match: PathMatch, ref: ServiceBackendRef): PathClaim => ({ host, id: `${match} ${path}`, path, match, ref, backendId: backendIdOf(ing.namespace, ref), serviceKey: `${ing.namespace}/${ref.service}`, source });
+  const paths: PathClaim[] = [];
+  for (const rule of ing.rules) for (const p of rule.paths) paths.push(make(rule.host ?? '_', p.path, p.match, p.backend));
+  const defaults: PathClaim[] = [];
+  if (ing.defaultBackend) {
+    const ownHosts = new Set(ing.rules.map((r) => r.host ?? '_'));
+    ownHosts.add('_');
+    for (const h of [...ownHosts].sort(hostOrder)) defaults.push(make(h, '/', 'prefix', ing.defaultBackend));
+  }
+  c = { paths, defaults };
+  claimCache.set(ing, c);
+  return c;
+}
+
+function ruleOrder(a: RouteRule, b: RouteRule): number {
+  const rank = (l: RouteRule) => (l.match === 'exact' ? 0 : l.match === 'prefix' ? 1 : 2);
   return rank(a) - rank(b) || (a.match === 'exact' ? 0 : b.path.length - a.path.length) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 }
 
-export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateResult {
+export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: TranslateMemo): TranslateResult {
   const events: TranslateEvent[] = [];
   const status = new Map<string, IngressStatus>();
   const warn = (objectKey: string, reason: string, message: string) => {
@@ -181,13 +225,17 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
     status.set(key, { served: false, programmed: false, problems: [r.reason] });
   }
   const served: NormalizedIngress[] = [];
+  // Classes are few; resolve "is it served" against them once instead of per Ingress.
+  const mine = [...snap.classes.values()].filter((c) => c.controller === o.controllerClass);
+  const classes = new Map(mine.map((c) => [c.name, c]));
   for (const ing of snap.ingresses.values()) {
-    const s = isIngressServed(ing, snap.classes, o);
+    const s = isIngressServed(ing, classes, o);
     status.set(ing.key, { served: s, programmed: false, problems: [] });
     if (s) served.push(ing);
   }
   served.sort(byAge);
   const own = new Set(o.ownAddresses ?? []);
+  const ownKey = [...own].sort().join(',');
   // Access control Portico cannot apply: the Ingress fails closed (its locations get no backend → 503).
   const closedReason = new Map<string, string>();
   for (const ing of served) {
@@ -199,46 +247,45 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
     events.push({ objectKey: key, type: 'Warning', reason: 'Rejected', message: r.reason });
   }
 
-  // ---- locations: host → (match|path) → claim -----------------------------------------------------------------
+  // ---- paths: host → (match|path) → claim ---------------------------------------------------------------------
   interface Claim {
-    loc: Location;
+    pc: PathClaim;
     ing: NormalizedIngress;
-    ref: ServiceBackendRef;
+    /** Backend id, or null when the Ingress fails closed. */
+    backendId: string | null;
+    closed: string | undefined;
   }
   const hosts = new Map<string, Map<string, Claim>>();
-  const claim = (host: string, path: string, match: PathMatch, ing: NormalizedIngress, ref: ServiceBackendRef, isDefault: boolean) => {
-    let locs = hosts.get(host);
-    if (!locs) hosts.set(host, (locs = new Map()));
-    const id = `${match} ${path}`;
-    const prev = locs.get(id);
+  const claim = (pc: PathClaim, ing: NormalizedIngress, isDefault: boolean) => {
+    let locs = hosts.get(pc.host);
+    if (!locs) hosts.set(pc.host, (locs = new Map()));
+    const prev = locs.get(pc.id);
     if (prev) {
       if (prev.ing.key !== ing.key && !isDefault) {
         warn(
           ing.key,
           'Conflict',
-          `host ${host === '_' ? '(any)' : host} path ${path} (${MATCH_LABEL[match]}) is already served by Ingress ${prev.ing.key}, which is older; this path of ${ing.key} is ignored`,
+          `host ${pc.host === '_' ? '(any)' : pc.host} path ${pc.path} (${MATCH_LABEL[pc.match]}) is already served by Ingress ${prev.ing.key}, which is older; this path of ${ing.key} is ignored`,
         );
       }
       return;
     }
     const closed = closedReason.get(ing.key);
-    const loc: Location = { path, match, backendId: closed ? null : backendIdOf(ing.namespace, ref), source: ing.key, sslRedirect: false };
-    if (closed) loc.closedReason = closed;
-    locs.set(id, { ing, ref, loc });
+    locs.set(pc.id, { pc, ing, backendId: closed ? null : pc.backendId, closed });
   };
 
   const isCanary = (i: NormalizedIngress) => i.annotations.canary === true;
   for (const ing of served) {
     if (isCanary(ing)) continue;
-    for (const rule of ing.rules) for (const p of rule.paths) claim(rule.host ?? '_', p.path, p.match, ing, p.backend, false);
+    for (const pc of claimsOfIngress(ing).paths) claim(pc, ing, false);
   }
   // Default backends fill "/" where no rule claimed it (oldest Ingress first).
   for (const ing of served) {
     if (!ing.defaultBackend || isCanary(ing)) continue;
-    const ownHosts = new Set(ing.rules.map((r) => r.host ?? '_'));
-    ownHosts.add('_');
-    for (const h of [...ownHosts].sort(hostOrder)) claim(h, '/', 'prefix', ing, ing.defaultBackend, true);
+    for (const pc of claimsOfIngress(ing).defaults) claim(pc, ing, true);
   }
+
+  const hostList = [...hosts.keys()].sort(hostOrder);
 
   // ---- canaries: attach to the main Ingress's location (ingress-nginx semantics) -----------------------------
   const canaryOf = new Map<string, { ing: NormalizedIngress; ref: ServiceBackendRef }>(); // main backend id → canary
@@ -256,7 +303,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
         // A canary whose own access control cannot be applied gets no traffic; a main that fails closed
         // answers 503 for every request, so there is nothing to split.
         if (closedReason.has(ing.key)) continue;
-        const mainId = main.loc.backendId;
+        const mainId = main.backendId;
         if (!mainId) {
           warn(ing.key, 'CanaryWithoutMain', `canary path ${p.path} on ${host === '_' ? '(any host)' : host}: main Ingress ${main.ing.key} fails closed (unsupported access control); canary not attached`);
           continue;
@@ -300,12 +347,18 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
       if (m.hosts.length && !m.hosts.some((n) => n === h || (n.startsWith('*.') && h.endsWith(n.slice(1)) && !h.slice(0, -n.length + 1).includes('.')))) {
         events.push({ objectKey: t.ing.key, type: 'Warning', reason: 'TLSHostMismatch', message: `certificate in ${t.secretKey} does not cover host ${h} (SANs: ${m.hosts.slice(0, 5).join(', ')})` });
       }
-      certificates[h] = { cert: m.cert, key: m.privateKey, source: m.key, notAfter: m.notAfter };
+      let c = memo?.certificates.get(m);
+      if (!c) {
+        c = { cert: m.cert, key: m.privateKey, source: m.key, notAfter: m.notAfter };
+        memo?.certificates.set(m, c);
+      }
+      certificates[h] = c;
     }
   }
 
   // ---- backends -------------------------------------------------------------------------------------------------
   const backends: Record<string, Backend> = {};
+  let observeLatency = false;
   const backendOwner = new Map<string, NormalizedIngress>();
   const reported = new Set<string>();
   /** Backend id → the Warning about endpoint addresses refused for it (given to every Ingress using it). */
@@ -317,7 +370,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
     warn(ing.key, 'ForbiddenEndpoint', note);
   };
   const LB_KEYS = ['load-balance', 'upstream-hash-by', 'affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age'];
-  const resolve = (ing: NormalizedIngress, ref: ServiceBackendRef, id: string): void => {
+  const resolve = (ing: NormalizedIngress, ref: ServiceBackendRef, id: string, svcKey = `${ing.namespace}/${ref.service}`): void => {
     const owner = backendOwner.get(id);
     if (owner) {
       const differs = LB_KEYS.some((k) => (ing.annotations as Record<string, unknown>)[k] !== (owner.annotations as Record<string, unknown>)[k]);
@@ -329,7 +382,20 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
       return;
     }
     backendOwner.set(id, ing);
-    const svcKey = `${ing.namespace}/${ref.service}`;
+    const svcRecord = snap.services.get(svcKey);
+    const inputs: unknown[] = [svcRecord, snap.slices.get(svcKey), ing.annotations, snap.global.loadBalance, ownKey];
+    const cached = memo?.backends.get(id);
+    if (cached && !cached.result.externalName && sameInputs(cached.inputs, inputs)) {
+      backends[id] = cached.result;
+      if (cached.result.balance === 'ewma') observeLatency = true;
+      if (cached.forbidden) forbiddenNote.set(id, cached.forbidden);
+      noteForbidden(ing, id);
+      if (cached.result.unavailableReason && !reported.has(`${ing.key} ${id}`)) {
+        reported.add(`${ing.key} ${id}`);
+        warn(ing.key, cached.kind, `${cached.result.unavailableReason}; paths using it answer 503`);
+      }
+      return;
+    }
     const ann = ing.annotations;
     const b: Backend = { id, endpoints: [], balance: ann['load-balance'] ?? snap.global.loadBalance };
     if (ann.affinity === 'cookie') {
@@ -340,7 +406,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
       b.balance = 'chash';
       b.hashBy = ann['upstream-hash-by'];
     }
-    const svc = snap.services.get(svcKey);
+    const svc = svcRecord;
     const portLabel = 'number' in ref.port ? String(ref.port.number) : ref.port.name;
     let unavailableKind: 'BackendNotFound' | 'ForbiddenEndpoint' = 'BackendNotFound';
     if (!svc) {
@@ -370,14 +436,16 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
       }
     }
     backends[id] = b;
+    if (b.balance === 'ewma') observeLatency = true;
+    memo?.backends.set(id, { inputs, result: b, forbidden: forbiddenNote.get(id), kind: unavailableKind });
     noteForbidden(ing, id);
     if (b.unavailableReason && !reported.has(`${ing.key} ${id}`)) {
       reported.add(`${ing.key} ${id}`);
       warn(ing.key, unavailableKind, `${b.unavailableReason}; paths using it answer 503`);
     }
   };
-  for (const [, locs] of [...hosts].sort(([a], [b]) => hostOrder(a, b))) {
-    for (const c of locs.values()) if (c.loc.backendId) resolve(c.ing, c.ref, c.loc.backendId);
+  for (const h of hostList) {
+    for (const c of (hosts.get(h) as Map<string, Claim>).values()) if (c.backendId) resolve(c.ing, c.pc.ref, c.backendId, c.pc.serviceKey);
   }
   for (const [mainId, c] of [...canaryOf].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const cid = backendIdOf(c.ing.namespace, c.ref);
@@ -385,32 +453,74 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
     const a = c.ing.annotations;
     const main = backends[mainId];
     if (!main || cid === mainId) continue;
-    main.canary = { backendId: cid, weight: a['canary-weight'] ?? 0, weightTotal: a['canary-weight-total'] ?? 100 };
-    if (a['canary-by-header']) main.canary.header = a['canary-by-header'];
-    if (a['canary-by-header-value'] !== undefined) main.canary.headerValue = a['canary-by-header-value'];
-    if (a['canary-by-header-pattern'] !== undefined) main.canary.headerPattern = a['canary-by-header-pattern'];
-    if (a['canary-by-cookie']) main.canary.cookie = a['canary-by-cookie'];
+    // A new object (the main backend may be a memoized one, shared with the previous configuration).
+    const inputs: unknown[] = [main, a, cid];
+    const cached = memo?.backends.get(`canary ${mainId}`);
+    if (cached && sameInputs(cached.inputs, inputs)) {
+      backends[mainId] = cached.result;
+      continue;
+    }
+    const canary: NonNullable<Backend['canary']> = { backendId: cid, weight: a['canary-weight'] ?? 0, weightTotal: a['canary-weight-total'] ?? 100 };
+    if (a['canary-by-header']) canary.header = a['canary-by-header'];
+    if (a['canary-by-header-value'] !== undefined) canary.headerValue = a['canary-by-header-value'];
+    if (a['canary-by-header-pattern'] !== undefined) canary.headerPattern = a['canary-by-header-pattern'];
+    if (a['canary-by-cookie']) canary.cookie = a['canary-by-cookie'];
+    backends[mainId] = { ...main, canary };
+    memo?.backends.set(`canary ${mainId}`, { inputs, result: backends[mainId], forbidden: undefined, kind: 'BackendNotFound' });
   }
 
-  // ---- servers --------------------------------------------------------------------------------------------------
+  // ---- routes ---------------------------------------------------------------------------------------------------
   const g = snap.global;
-  const servers: Server[] = [];
-  for (const [host, locs] of [...hosts].sort(([a], [b]) => hostOrder(a, b))) {
+  const routes: Record<string, HostRoutes> = {};
+  const profiles = new Map<string, Profile>();
+  for (const host of hostList) {
+    const locs = hosts.get(host) as Map<string, Claim>;
     const tls = tlsHosts.has(host);
-    const locations = [...locs.values()].map((c) => {
+    const inputs: unknown[] = [tls, g, o.testHooks];
+    for (const c of locs.values()) inputs.push(c.ing, c.pc, c.backendId, c.closed);
+    const cached = memo?.hosts.get(host);
+    if (cached && sameInputs(cached.inputs, inputs)) {
+      routes[host] = cached.result;
+      for (const k of cached.programmed) status.get(k)!.programmed = true;
+      for (const p of cached.profiles) profiles.set(p.name, p);
+      continue;
+    }
+    const rules: RouteRule[] = [];
+    const programmed: string[] = [];
+    const used: Profile[] = [];
+    for (const c of locs.values()) {
       const a = c.ing.annotations;
-      const loc: Location = { ...c.loc, sslRedirect: a['force-ssl-redirect'] === true || (tls && (a['ssl-redirect'] ?? g.sslRedirect)) };
-      if (a['proxy-body-size'] !== undefined) loc.proxyBodySize = a['proxy-body-size'];
-      if (a['proxy-connect-timeout'] !== undefined) loc.proxyConnectTimeoutSeconds = a['proxy-connect-timeout'];
-      if (a['proxy-read-timeout'] !== undefined) loc.proxyReadTimeoutSeconds = a['proxy-read-timeout'];
-      if (a['proxy-send-timeout'] !== undefined) loc.proxySendTimeoutSeconds = a['proxy-send-timeout'];
-      if (o.testHooks && c.ing.testInvalidDirective) loc.testInvalidDirective = true;
-      if (!loc.closedReason) status.get(c.ing.key)!.programmed = true;
-      return loc;
-    });
-    locations.push(...slashCompanions(locations));
-    locations.sort(locationOrder);
-    servers.push({ host, tls, locations });
+      const route: Route = { source: c.pc.source, backendId: c.backendId, sslRedirect: a['force-ssl-redirect'] === true || (tls && (a['ssl-redirect'] ?? g.sslRedirect)) };
+      if (c.closed) {
+        route.action = 'unavailable';
+        route.closedReason = c.closed;
+      }
+      const bodySize = a['proxy-body-size'] !== undefined && a['proxy-body-size'] !== g.proxyBodySize ? a['proxy-body-size'] : undefined;
+      const profile = profileOf({ proxyBodySize: bodySize, testInvalidDirective: o.testHooks && c.ing.testInvalidDirective ? true : undefined });
+      if (profile) {
+        profiles.set(profile.name, profile);
+        used.push(profile);
+        route.profile = profile.name;
+        route.maxBodyBytes = sizeBytes(profile.proxyBodySize ?? g.proxyBodySize);
+      }
+      const t = { connect: a['proxy-connect-timeout'], send: a['proxy-send-timeout'], read: a['proxy-read-timeout'] };
+      if (t.connect !== undefined || t.send !== undefined || t.read !== undefined) {
+        route.timeouts = { connect: t.connect ?? g.proxyConnectTimeoutSeconds, send: t.send ?? g.proxySendTimeoutSeconds, read: t.read ?? g.proxyReadTimeoutSeconds };
+      }
+      if (!route.closedReason) {
+        status.get(c.ing.key)!.programmed = true;
+        programmed.push(c.ing.key);
+      }
+      rules.push({ path: c.pc.path, match: c.pc.match, route });
+    }
+    rules.sort(ruleOrder);
+    routes[host] = { tls, rules };
+    memo?.hosts.set(host, { inputs, result: routes[host], programmed, profiles: used });
+  }
+  // Forget what no longer exists (the memo must not grow with objects that were deleted).
+  if (memo) {
+    for (const h of memo.hosts.keys()) if (!hosts.has(h)) memo.hosts.delete(h);
+    for (const id of memo.backends.keys()) if (!(id in backends) && !(id.startsWith('canary ') && id.slice(7) in backends)) memo.backends.delete(id);
   }
 
   for (const ing of served) {
@@ -449,11 +559,18 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions): TranslateRe
   const def: TlsMaterial | null = snap.defaultCertificate;
   return {
     config: {
-      structure: { global, servers, backendIds: Object.keys(backends).sort(), observeLatency: Object.values(backends).some((b) => b.balance === 'ewma') },
+      structure: {
+        global,
+        profiles: [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
+        observeLatency,
+      },
       data: {
-        backends: Object.fromEntries(Object.entries(backends).sort(([a], [b]) => (a < b ? -1 : 1))),
+        routes,
+        // In a deterministic order already (hosts sorted, claims by age, canaries sorted); not re-sorted, which
+        // would cost more than everything else at 10k backends.
+        backends,
         certificates,
-        defaultCertificate: def && def.ok ? { cert: def.cert, key: def.privateKey, source: def.key, notAfter: def.notAfter } : null,
+        defaultCertificate: def && def.ok ? (memo?.certificates.get(def) ?? { cert: def.cert, key: def.privateKey, source: def.key, notAfter: def.notAfter }) : null,
       },
     },
     ingressStatus: status,

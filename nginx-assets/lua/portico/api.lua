@@ -49,6 +49,18 @@ local function post_backends()
   return reply(200, { version = v })
 end
 
+-- Backends and routes in one version: a route never becomes visible before the backend it names.
+local function post_data()
+  local body, err = read_json()
+  if not body then return reply(400, { error = err }) end
+  err = validate.data_body(body)
+  if err then return reply(400, { error = err }) end
+  local b, r = body.backends or {}, body.routes or {}
+  local v, aerr = store.apply_all({ b = { upsert = b.upsert, remove = b.remove }, r = { upsert = r.upsert, remove = r.remove } })
+  if not v then return reply(507, { error = aerr }) end
+  return reply(200, { version = v })
+end
+
 local function post_certificates()
   local body, err = read_json()
   if not body then return reply(400, { error = err }) end
@@ -73,8 +85,14 @@ local routes = {
     end,
   },
   ["/portico/backends"] = {
-    GET = function() return reply(200, store.dump()) end,
+    GET = function() return reply(200, store.dump("b")) end,
     POST = post_backends,
+  },
+  ["/portico/routes"] = {
+    GET = function() return reply(200, store.dump("r")) end,
+  },
+  ["/portico/data"] = {
+    POST = post_data,
   },
   ["/portico/certificates"] = {
     GET = function() return reply(200, certs.hosts()) end,

@@ -1,6 +1,6 @@
--- Request-time routing, all in the balancer phase (balancer_by_lua runs without a coroutine, so there is no
--- access-phase handler on the request path at all): sync worker data, take the canary decision, pick a peer with
--- the backend's algorithm, and arrange retries on another peer. A backend without usable endpoints gets the
+-- Balancing, in the balancer phase (balancer_by_lua runs without a coroutine): the router (router.lua, earlier in
+-- the same request) synced the worker's data and set $portico_backend; here the canary decision is taken, a peer
+-- picked with the backend's algorithm, the route's timeouts applied, and retries arranged on another peer. A backend without usable endpoints gets the
 -- internal 503 socket as its peer: the client sees nginx's generic 503 page and the reason goes to the error log
 -- (at most once per backend every 10 s per worker), never to the client.
 local ngx_balancer = require("ngx.balancer")
@@ -13,7 +13,7 @@ local ewma = require("portico.ewma")
 local set_current_peer = ngx_balancer.set_current_peer
 local set_more_tries = ngx_balancer.set_more_tries
 local get_last_failure = ngx_balancer.get_last_failure
-local sync = store.sync
+local set_timeouts = ngx_balancer.set_timeouts
 local ngx_var = ngx.var
 
 local _M = {}
@@ -190,10 +190,27 @@ local function retry(id)
   return use_peer(peer)
 end
 
+-- "connect send read" (seconds) → numbers, parsed once per distinct value (a handful: one per combination used).
+local timeouts = {}
+local function route_timeouts(tk)
+  local t = timeouts[tk]
+  if t == nil then
+    local c, s, r = tk:match("^(%d+%.?%d*) (%d+%.?%d*) (%d+%.?%d*)$")
+    t = c and { tonumber(c), tonumber(s), tonumber(r) } or false
+    if t and (t[1] <= 0 or t[2] <= 0 or t[3] <= 0) then t = false end
+    timeouts[tk] = t
+  end
+  return t
+end
+
 function _M.balance()
   local id = ngx_var.portico_backend
   if get_last_failure() then return retry(id) end
-  sync()
+  local tk = ngx_var.portico_timeouts
+  if tk and tk ~= "" then
+    local t = route_timeouts(tk)
+    if t then set_timeouts(t[1], t[2], t[3]) end
+  end
   local p = pickers[id]
   if p then
     local c = p.canary

@@ -1,5 +1,6 @@
 -- Loaded once per nginx configuration (init_by_lua, in the master): remembers which configuration generation is
--- running, where the internal 503 socket is, and marks fresh shared-memory zones with a new epoch.
+-- running, where the internal 503 socket is and which directive profiles nginx.conf has, and marks fresh
+-- shared-memory zones with a new epoch.
 local _M = { checksum = "" }
 
 function _M.init(opts)
@@ -12,6 +13,7 @@ function _M.init(opts)
   require("portico.chash")
   require("portico.ewma")
   require("portico.balancer").configure({ unavailable = opts.unavailable })
+  require("portico.router").configure({ profiles = opts.profiles })
   require("portico.certs")
   require("portico.validate")
   require("portico.api")

@@ -1,10 +1,13 @@
--- Backend data shared between workers, applied per request without timers.
+-- Routing data shared between workers, applied per request without timers: backends under "b:<id>" and the
+-- routes of each host under "r:<host>".
 --
--- Writers (the configuration API, one request at a time from the controller) store each backend as JSON under
--- "b:<id>", bump the global version "v", and append the ids changed by that version to a change log "c:<v>".
--- Each worker keeps a decoded copy and its own version; on the next request it sees the version moved and
--- decodes only the backends listed in the change log entries it missed (a full re-read only when it fell
--- further behind than the log keeps, a log entry is missing, or right after start/reload).
+-- Writers (the configuration API, one request at a time from the controller) store each entry as JSON, bump the
+-- global version "v", and append the keys changed by that version to a change log "c:<v>". A backend and the
+-- routes that use it can arrive in one request and are published under one version, so no worker ever sees a
+-- route whose backend it does not have yet. Each worker keeps a decoded copy and its own version; on the next
+-- request it sees the version moved and decodes only the entries listed in the change log entries it missed (a
+-- full re-read only when it fell further behind than the log keeps, a log entry is missing, or right after
+-- start/reload).
 local cjson = require("cjson.safe")
 local peers = require("portico.peers")
 local shm = require("portico.shm")
@@ -15,18 +18,32 @@ local LOG_KEEP = 4096
 local _M = {}
 
 local local_version = -1
-local backends = {}        -- id -> decoded backend table
-local listeners = {}       -- functions(id, backend_or_nil) called when a backend changes in this worker
+-- Per kind ("b" backends, "r" routes of a host): decoded entries of this worker and change listeners.
+local entries = { b = {}, r = {} }
+local listeners = { b = {}, r = {} }
 
+-- fn(id, backend_or_nil) is called when a backend changes in this worker.
 function _M.on_change(fn)
-  listeners[#listeners + 1] = fn
+  local l = listeners.b
+  l[#l + 1] = fn
 end
 
-local function load_one(id)
-  local raw = dict:get("b:" .. id)
-  local b = raw and cjson.decode(raw) or nil
-  backends[id] = b
-  for i = 1, #listeners do listeners[i](id, b) end
+-- fn(host, routes_or_nil) is called when the routes of a host change in this worker.
+function _M.on_routes(fn)
+  local l = listeners.r
+  l[#l + 1] = fn
+end
+
+-- key: "b:<id>" or "r:<host>".
+local function load_one(key)
+  local kind, id = key:sub(1, 1), key:sub(3)
+  local have = entries[kind]
+  if not have or key:sub(2, 2) ~= ":" then return end
+  local raw = dict:get(key)
+  local v = raw and cjson.decode(raw) or nil
+  have[id] = v
+  local l = listeners[kind]
+  for i = 1, #l do l[i](id, v) end
 end
 
 local function full_reload()
@@ -34,15 +51,19 @@ local function full_reload()
   local keys = dict:get_keys(0)
   for i = 1, #keys do
     local k = keys[i]
-    if k:sub(1, 2) == "b:" then fresh[k:sub(3)] = true end
+    local kind = k:sub(1, 2)
+    if kind == "b:" or kind == "r:" then fresh[k] = true end
   end
-  for id in pairs(backends) do
-    if not fresh[id] then
-      backends[id] = nil
-      for i = 1, #listeners do listeners[i](id, nil) end
+  for kind, have in pairs(entries) do
+    for id in pairs(have) do
+      if not fresh[kind .. ":" .. id] then
+        have[id] = nil
+        local l = listeners[kind]
+        for i = 1, #l do l[i](id, nil) end
+      end
     end
   end
-  for id in pairs(fresh) do load_one(id) end
+  for k in pairs(fresh) do load_one(k) end
 end
 
 -- Called before every balancing decision: one shared-dict read when nothing changed.
@@ -55,14 +76,18 @@ function _M.sync()
     for n = local_version + 1, v do
       local ids = dict:get("c:" .. n)
       if not ids then full_reload(); break end
-      for id in ids:gmatch("[^\n]+") do load_one(id) end
+      for key in ids:gmatch("[^\n]+") do load_one(key) end
     end
   end
   local_version = v
 end
 
 function _M.get(id)
-  return backends[id]
+  return entries.b[id]
+end
+
+function _M.routes(host)
+  return entries.r[host]
 end
 
 -- Drops endpoints nginx must never be handed (see peers.lua), each with a log line and a count.
@@ -85,34 +110,43 @@ local function admit(id, b)
   return b
 end
 
--- Stores one backend. A failed safe_set has already freed the old value (nginx removes an entry before storing a
+-- Stores one entry. A failed safe_set has already freed the old value (nginx removes an entry before storing a
 -- bigger one), so the previous JSON is put back when it still fits. Returns changed (workers must re-read the
--- id), err.
-local function store_one(id, b)
-  local key = "b:" .. id
+-- key), err.
+local function store_one(key, json)
   local old = dict:get(key)
-  local ok, err = shm.set(dict, "data", key, cjson.encode(admit(id, b)))
+  local ok, err = shm.set(dict, "data", key, json)
   if ok then return true end
   if old and dict:safe_set(key, old) then
-    ngx.log(ngx.ERR, "portico: backend ", id, " keeps its previous data")
+    ngx.log(ngx.ERR, "portico: ", key, " keeps its previous data")
     return false, err
   end
   return old ~= nil, err
 end
 
--- Writer side (configuration API). upsert: id -> backend table; remove: list of ids. Returns the new version,
--- or nil and an error when some backend could not be stored (the others are applied and published).
-function _M.apply(upsert, remove)
+local WHAT = { b = "backend", r = "routes of host" }
+
+-- Writer side (configuration API): one version for everything in `changes`, which maps a kind ("b" backends,
+-- "r" routes) to { upsert = {id -> table}, remove = {id...} }. Backends are stored before routes and routes
+-- removed before backends, though workers only look once the version is published. Returns the new version, or
+-- nil and an error when some entry could not be stored (the others are applied and published).
+function _M.apply_all(changes)
   local changed, failed = {}, nil
-  for id, b in pairs(upsert or {}) do
-    local ch, err = store_one(id, b)
-    if ch then changed[#changed + 1] = id end
-    if err then failed = failed or ("shared dict portico_data is full storing backend " .. id .. ": " .. tostring(err)) end
+  local function put(kind, id, v)
+    local json = kind == "b" and cjson.encode(admit(id, v)) or cjson.encode(v)
+    local ch, err = store_one(kind .. ":" .. id, json)
+    if ch then changed[#changed + 1] = kind .. ":" .. id end
+    if err then failed = failed or ("shared dict portico_data is full storing " .. WHAT[kind] .. " " .. id .. ": " .. tostring(err)) end
   end
-  for _, id in ipairs(remove or {}) do
-    dict:delete("b:" .. id)
-    changed[#changed + 1] = id
+  local function drop(kind, id)
+    dict:delete(kind .. ":" .. id)
+    changed[#changed + 1] = kind .. ":" .. id
   end
+  local b, r = changes.b or {}, changes.r or {}
+  for id, v in pairs(b.upsert or {}) do put("b", id, v) end
+  for id, v in pairs(r.upsert or {}) do put("r", id, v) end
+  for _, id in ipairs(r.remove or {}) do drop("r", id) end
+  for _, id in ipairs(b.remove or {}) do drop("b", id) end
   local v = dict:get("v") or 0
   if #changed > 0 then
     v = v + 1
@@ -127,16 +161,23 @@ function _M.apply(upsert, remove)
   return v
 end
 
+-- Backends only (upsert: id -> backend table; remove: list of ids).
+function _M.apply(upsert, remove)
+  return _M.apply_all({ b = { upsert = upsert, remove = remove } })
+end
+
 function _M.version()
   return dict:get("v") or 0
 end
 
-function _M.dump()
+-- Every stored entry of one kind ("b" or "r"), decoded.
+function _M.dump(kind)
+  local prefix = (kind or "b") .. ":"
   local out = {}
   local keys = dict:get_keys(0)
   for i = 1, #keys do
     local k = keys[i]
-    if k:sub(1, 2) == "b:" then out[k:sub(3)] = cjson.decode(dict:get(k)) end
+    if k:sub(1, 2) == prefix then out[k:sub(3)] = cjson.decode(dict:get(k)) end
   end
   return out
 end

@@ -96,6 +96,9 @@ end
 
 local CERT_ID = "^%x+$"
 local HOST = "^[%*]?[a-z0-9.-]+$"
+local MATCH = { exact = true, prefix = true, regex = true }
+local ACTIONS = { not_found = true, unavailable = true }
+local PROFILE = "^p_[a-z0-9]+$"
 
 local function cert_id(id)
   if not str(id, 64, CERT_ID) or #id < 16 then return "invalid certificate id " .. cjson.encode(tostring(id):sub(1, 80)) end
@@ -105,6 +108,73 @@ local function host(h)
   if not str(h, 253, HOST) or h:find("*", 2, true) or (h:sub(1, 1) == "*" and h:sub(2, 2) ~= ".") then
     return "invalid host " .. cjson.encode(tostring(h):sub(1, 80))
   end
+end
+
+-- "_" (rules without host) or a host name.
+local function route_host(h)
+  if h == "_" then return nil end
+  return host(h)
+end
+
+local function timeout(v) return type(v) == "number" and v > 0 and v <= 1e6 end
+
+local function route(r)
+  if type(r) ~= "table" then return "route is not an object" end
+  if r.backendId ~= nil and r.backendId ~= cjson.null then
+    local err = _M.backend_id(r.backendId)
+    if err then return err end
+  end
+  if r.action ~= nil and not ACTIONS[r.action] then return "unknown action " .. tostring(r.action) end
+  if r.sslRedirect ~= nil and type(r.sslRedirect) ~= "boolean" then return "sslRedirect must be a boolean" end
+  if r.profile ~= nil and not str(r.profile, 64, PROFILE) then return "invalid profile name" end
+  if r.maxBodyBytes ~= nil and not is_int(r.maxBodyBytes, 0, 2 ^ 53) then return "invalid maxBodyBytes" end
+  if r.timeouts ~= nil then
+    local t = r.timeouts
+    if type(t) ~= "table" or not timeout(t.connect) or not timeout(t.send) or not timeout(t.read) then return "invalid timeouts" end
+  end
+end
+
+-- { tls, rules = [ { path, match, route } ] }
+function _M.host_routes(h, v)
+  local err = route_host(h)
+  if err then return err end
+  if type(v) ~= "table" then return "routes of " .. h .. " are not an object" end
+  if v.tls ~= nil and type(v.tls) ~= "boolean" then return "routes of " .. h .. ": tls must be a boolean" end
+  if not is_array(v.rules) then return "routes of " .. h .. ": rules must be an array" end
+  for i, rule in ipairs(v.rules) do
+    if type(rule) ~= "table" or not MATCH[rule.match] then return "routes of " .. h .. ": rule " .. i .. ": invalid match" end
+    if not str(rule.path, 4096) or (rule.match ~= "regex" and rule.path:sub(1, 1) ~= "/") then
+      return "routes of " .. h .. ": rule " .. i .. ": invalid path"
+    end
+    err = route(rule.route)
+    if err then return "routes of " .. h .. ": rule " .. i .. ": " .. err end
+  end
+end
+
+local function upsert_remove(x, what, each, key)
+  if x == nil then return nil end
+  if type(x) ~= "table" or #x > 0 then return what .. " must be an object" end
+  if x.upsert ~= nil then
+    if type(x.upsert) ~= "table" then return what .. ".upsert must be an object" end
+    for id, v in pairs(x.upsert) do
+      local err = each(id, v)
+      if err then return err end
+    end
+  end
+  if x.remove ~= nil then
+    if not is_array(x.remove) then return what .. ".remove must be an array" end
+    for _, id in ipairs(x.remove) do
+      local err = key(id)
+      if err then return err end
+    end
+  end
+end
+
+-- { backends?: {upsert?, remove?}, routes?: {upsert?, remove?} }
+function _M.data_body(body)
+  if #body > 0 then return "the body must be a JSON object" end
+  return upsert_remove(body.backends, "backends", _M.backend, _M.backend_id)
+    or upsert_remove(body.routes, "routes", _M.host_routes, route_host)
 end
 
 local function pem(v)

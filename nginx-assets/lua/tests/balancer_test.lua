@@ -24,7 +24,7 @@ local function raw_put(T, id, b)
   local d = T.ngx.shared.portico_data
   local v = (d:get("v") or 0) + 1
   d:safe_set("b:" .. id, cjson.encode(b))
-  d:safe_set("c:" .. v, id)
+  d:safe_set("c:" .. v, "b:" .. id)
   d:safe_set("v", v)
 end
 
@@ -32,6 +32,7 @@ local function request(T, balancer, id)
   T.ngx.var.portico_backend = id
   T.last_failure = nil
   local before = #T.peers
+  require("portico.store").sync() -- the router does this earlier in the same request
   balancer.balance()
   return T.peers[before + 1]
 end

@@ -44,3 +44,15 @@ test('Lua balancer: retries, forbidden peers never used, 503 socket without a re
 test('Lua API: unix socket only, malformed input refused before storing, counters in GET /portico/config', () => {
   run('api_test.lua', [/ok - a TCP client \(127\.0\.0\.1\) is refused/, /ok - no refused request changed the data/, /ok - …the shared-memory failure counters/, /ok - backends: cookie name with a header break → 400/]);
 });
+
+test('Lua router: nginx location semantics, one-label wildcards, catch-all, answers, profiles, incremental compile, 10k hosts', () => {
+  run('router_test.lua', [
+    /ok - Prefix is element-wise: \/foobar does not match \/foo/,
+    /ok - Exact \/bar\/ does not answer \/bar \(no auto-redirect\)/,
+    /ok - the first matching regex wins/,
+    /ok - two labels do not/,
+    /ok - Content-Length over the profile's limit answers 413/,
+    /ok - the other host was not compiled again/,
+    /ok - 10k hosts: every request routed to its own host/,
+  ]);
+});

@@ -86,7 +86,11 @@ function M.fresh(o)
   end
   function ngx.now() return T.clock end
   ngx.worker = { pid = function() return 4242 end }
-  ngx.re = { find = function(s, p) return s:find(p) end }
+  -- Lua patterns stand in for PCRE (tests use expressions valid in both); the "i" option is honoured.
+  ngx.re = { find = function(s, p, opts)
+    if opts and opts:find("i", 1, true) then return s:lower():find(p:lower()) end
+    return s:find(p)
+  end }
   function ngx.say(...)
     local parts = {}
     for i = 1, select("#", ...) do parts[#parts + 1] = tostring((select(i, ...))) end
@@ -109,6 +113,7 @@ function M.fresh(o)
     end,
     set_more_tries = function(n) T.tries[#T.tries + 1] = n; return true end,
     get_last_failure = function() return T.last_failure end,
+    set_timeouts = function(c, s, r) T.timeouts = { c, s, r }; return true end,
   }
   package.loaded["ngx.ssl"] = {
     server_name = function() return T.sni end,

@@ -108,17 +108,28 @@ export class DynamicClient {
     return (await this.call(listingSchema, 'GET', '/portico/certificates')).data;
   }
 
-  /** Sends one data delta; returns the bytes sent (0 when there was nothing to send). */
+  /** host → its routes as the Lua side holds them. */
+  async getRoutes(): Promise<Record<string, unknown>> {
+    return (await this.call(listingSchema, 'GET', '/portico/routes')).data;
+  }
+
+  /**
+   * Sends one data delta; returns the bytes sent (0 when there was nothing to send). Certificates go first, so a
+   * new TLS host has its certificate before its routes exist; backends and routes go together, published by Lua
+   * under one version, so no worker sees a route before its backend.
+   */
   async push(delta: DataDelta): Promise<number> {
     let bytes = 0;
-    const b = delta.backends;
-    if (Object.keys(b.upsert).length || b.remove.length) {
-      bytes += (await this.call(versionSchema, 'POST', '/portico/backends', { upsert: b.upsert, remove: b.remove })).bytes;
-    }
     const c = delta.certificates;
     if (Object.keys(c.upsert).length || c.remove.length || c.defaultChanged) {
       bytes += (await this.call(versionSchema, 'POST', '/portico/certificates', certificateBody(c))).bytes;
     }
+    const b = delta.backends;
+    const r = delta.routes;
+    const body: { backends?: unknown; routes?: unknown } = {};
+    if (Object.keys(b.upsert).length || b.remove.length) body.backends = { upsert: b.upsert, remove: b.remove };
+    if (Object.keys(r.upsert).length || r.remove.length) body.routes = { upsert: r.upsert, remove: r.remove };
+    if (body.backends || body.routes) bytes += (await this.call(versionSchema, 'POST', '/portico/data', body)).bytes;
     return bytes;
   }
 

@@ -38,6 +38,12 @@ export function luaString(v: unknown): string {
   return `"${v}"`;
 }
 
+/** A directive profile's name, used in a named location (`@portico_<name>`). */
+export function profileName(v: unknown): string {
+  if (typeof v !== 'string' || !/^p_[a-z0-9]{1,40}$/.test(v)) throw new UnsafeValueError(`invalid profile name ${JSON.stringify(v)}`);
+  return v;
+}
+
 export function integer(v: unknown): string {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new UnsafeValueError(`expected a non-negative integer, got ${JSON.stringify(v)}`);
   return String(v);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { nullLogger } from '../../../operator/log.ts';
 import { translate } from '../../translate/translate.ts';
-import { structureChecksum } from '../../translate/diff.ts';
+import { emptyDelta, structureChecksum } from '../../translate/diff.ts';
 import { OPTS, ing, modelOf, rule, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess, nginxLevel } from './process.ts';
@@ -207,8 +207,8 @@ test('a reload that resizes a shared dict (lua-shared-dicts) empties it: the own
     assert.ok(await nginx.reload(checksum));
   };
   await dynamic.push({
+    ...emptyDelta(),
     backends: { upsert: { b: { id: 'b', balance: 'round_robin', endpoints: [{ address: '192.0.2.1', port: 80, weight: 1 }] } }, remove: [] },
-    certificates: { upsert: {}, remove: [], defaultChanged: false, default: null },
   });
   const epochs = (await dynamic.getConfig()).epochs;
   await reload({ ...s0, global: { ...s0.global, keepAliveSeconds: 30 } });

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
-import type { Server, Structure } from '../config-types.ts';
-import { cidr, host, integer, listenAddress, luaPeer, luaString, quote, quoteFormat, quoteRegex, serverName, size, unixListen, workers } from './escape.ts';
+import type { Structure } from '../config-types.ts';
+import { cidr, host, integer, listenAddress, luaPeer, luaString, profileName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, workers } from './escape.ts';
 
 export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');
 
@@ -75,8 +75,8 @@ export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths 
 }
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix'] as const;
-const LOGIC_HELPERS = ['eq', 'hasExact', 'hasRoot', 'slash', 'if', 'unless', 'each', 'else'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix', 'name'] as const;
+const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
   const allowed = new Set<string>([...VALUE_HELPERS, ...LOGIC_HELPERS]);
@@ -97,10 +97,6 @@ function assertOnlyHelpers(name: string, source: string): void {
   visit(Handlebars.parse(source));
 }
 
-function hasExact(server: Server, p: string): boolean {
-  return server.locations.some((l) => l.match === 'exact' && l.path === p);
-}
-
 function makeEnv(): typeof Handlebars {
   const hb = Handlebars.create();
   hb.registerHelper('q', (v: unknown) => quote(v));
@@ -116,10 +112,8 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('servername', (v: unknown) => serverName(v));
   hb.registerHelper('listen', (a: unknown, p: unknown) => listenAddress(a, p));
   hb.registerHelper('workers', (v: unknown) => workers(v));
+  hb.registerHelper('name', (v: unknown) => profileName(v));
   hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
-  hb.registerHelper('hasExact', (s: Server, p: string) => hasExact(s, p));
-  hb.registerHelper('hasRoot', (s: Server) => s.locations.some((l) => l.path === '/' && l.match === 'prefix'));
-  hb.registerHelper('slash', (p: string) => (p.endsWith('/') ? p : `${p}/`));
   return hb;
 }
 
@@ -130,7 +124,7 @@ function load(): Handlebars.TemplateDelegate {
   if (compiled) return compiled;
   env = makeEnv();
   const dir = path.join(ASSETS_DIR, 'templates');
-  for (const partial of ['http', 'server', 'location']) {
+  for (const partial of ['http']) {
     const src = readFileSync(path.join(dir, `${partial}.hbs`), 'utf8');
     assertOnlyHelpers(`${partial}.hbs`, src);
     env.registerPartial(partial, src);
@@ -158,20 +152,6 @@ export const DEFAULT_PUBLISHED_PORTS = { http: 80, https: 443 } as const;
 export const WORKER_CONNECTIONS = 16384;
 
 /**
- * server_names_hash_bucket_size for the exact names served: nginx stores each name with a pointer and its length,
- * rounded up to the pointer size, and a bucket needs room for one such element plus a terminating pointer; the
- * bucket size is a power of two (nginx rounds it to the cache line), at least 128 (what Portico always used).
- */
-export function serverNamesBucketSize(servers: readonly Server[]): number {
-  let longest = 0;
-  for (const s of servers) if (!s.host.startsWith('*.') && s.host.length > longest) longest = s.host.length;
-  const need = 8 + Math.ceil((longest + 2) / 8) * 8 + 8;
-  let size = 128;
-  while (size < need) size *= 2;
-  return size;
-}
-
-/**
  * worker_connections and worker_rlimit_nofile: a proxied request holds two descriptors, so the limit is twice the
  * connections; both stay within the hard limit nginx inherits (raising past it fails without CAP_SYS_RESOURCE).
  */
@@ -184,23 +164,11 @@ export function connectionLimits(maxOpenFiles: number | null): { workerConnectio
 export function renderNginxConf(structure: Structure, runtime: RuntimePaths, checksum: string): string {
   const tpl = load();
   const g = structure.global;
-  // Strict mode throws on missing fields, so optional location settings are made explicit (null = not set).
-  const servers = structure.servers.map((s) => ({
-    ...s,
-    locations: s.locations.map((l) => ({
-      proxyBodySize: null,
-      proxyConnectTimeoutSeconds: null,
-      proxyReadTimeoutSeconds: null,
-      proxySendTimeoutSeconds: null,
-      testInvalidDirective: null,
-      notFound: null,
-      ...l,
-    })),
-  }));
+  // Strict mode throws on missing fields, so optional profile settings are made explicit (null = not set).
+  const profiles = structure.profiles.map((p) => ({ proxyBodySize: null, testInvalidDirective: null, ...p }));
   return tpl({
     global: g,
-    servers,
-    hasCatchAll: structure.servers.some((s) => s.host === '_'),
+    profiles,
     observeLatency: structure.observeLatency === true,
     hstsValue: hstsValue(structure),
     runtime,
@@ -209,7 +177,6 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     realIpCidrs: g.proxyRealIpCidr ?? [],
     publishedHttpPort: g.listen.publishedHttpPort ?? DEFAULT_PUBLISHED_PORTS.http,
     publishedHttpsPort: g.listen.publishedHttpsPort ?? DEFAULT_PUBLISHED_PORTS.https,
-    serverNamesHashBucketSize: serverNamesBucketSize(structure.servers),
     ...connectionLimits(runtime.maxOpenFiles),
     unavailablePeer: `unix:${runtime.unavailableSocket}`,
     accessLogBuffered: runtime.accessLog !== '/dev/stdout' && runtime.accessLog !== '/dev/stderr',
