@@ -44,12 +44,16 @@ bench: ## benchmarks: endpoint propagation and new-Ingress latency (prints figur
 	bash e2e/bench/run.sh
 
 .PHONY: bench-scale
-bench-scale: ## in-process scale benchmark: 1k/5k/10k Ingresses (build, translate, render, nginx -t, endpoint change)
-	$(NODE) --expose-gc e2e/bench/scale.ts 1000,5000,10000
+bench-scale: ## in-process, real nginx: 100/1k/10k Ingresses (translation, nginx.conf, nginx -t, nginx RSS, new Ingress, endpoint change)
+	$(NODE) --expose-gc e2e/bench/scale.ts 100,1000,10000
 
 .PHONY: bench-dataplane
-bench-dataplane: ## wrk through Portico vs plain nginx, same backends and worker count (needs make cluster-up)
-	$(NODE) e2e/bench/dataplane.ts 8 3
+bench-dataplane: ## wrk through Portico (10k routes in its router) vs plain nginx, same backends and worker count (needs make cluster-up)
+	$(NODE) e2e/bench/dataplane.ts 8 3 10000
+
+.PHONY: bench-new-ingress
+bench-new-ingress: ## new Ingress → first 200 through the API server with 100 and 10,000 Ingresses present, reloads counted (needs make cluster-up)
+	$(NODE) e2e/bench/new-ingress.ts 100,10000 50
 
 .PHONY: bench-startup
 bench-startup: ## start-up with 2,000 Ingresses already in the API server: Ready, all served, certs, RSS, endpoints during a reload (needs make cluster-up)

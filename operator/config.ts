@@ -49,7 +49,7 @@ export const FLAGS = {
   'lease-duration': { schema: duration.default(15_000), help: 'leader lease duration' },
   'renew-deadline': { schema: duration.default(10_000), help: 'leader renew deadline' },
   'retry-period': { schema: duration.default(2_000), help: 'leader election retry period' },
-  'sync-quiet': { schema: duration.default(50), help: 'gateway debounce: quiet window after the last change' },
+  'sync-quiet': { schema: duration.default(0), help: 'gateway debounce: quiet window after the last change (0: sync at once; changes arriving during a sync are coalesced into the next one)' },
   'sync-max-wait': { schema: duration.default(250), help: 'gateway debounce: maximum wait after the first change' },
   'shutdown-grace-period': { schema: duration.default(5_000), help: 'on SIGTERM: /readyz fails at once, nginx keeps serving this long (so endpoints and load balancers stop sending new connections), then nginx drains' },
   'worker-shutdown-timeout': { schema: duration.default(240_000), help: 'nginx worker_shutdown_timeout on reload/stop' },

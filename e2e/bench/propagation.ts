@@ -2,7 +2,7 @@
 // its ServiceAccount, real nginx and echo pods:
 //   1. endpoint propagation: pod becomes Ready → first 200 answered by that pod through Portico (no reload),
 //      also split at the moment Portico's informer saw the EndpointSlice change;
-//   2. new Ingress → first 200 (reload path) with 100 Ingresses already present.
+//   2. new Ingress → first 200 (data only, no reload) with 100 Ingresses already present.
 // Usage: node e2e/bench/propagation.ts [trials=50] [ingressTrials=30]
 import { readFileSync } from 'node:fs';
 import { admin, ensureCluster, kubectl, uniqueNamespace } from '../harness/cluster.ts';
@@ -16,8 +16,8 @@ import { summary } from './stats.ts';
 const trials = Number(process.argv[2] ?? 50);
 const ingressTrials = Number(process.argv[3] ?? 30);
 await ensureCluster();
-// Portico's default debounce (50 ms quiet, 250 ms max wait), not the faster one the e2e tests use.
-const p = await startPortico(38080, ['--sync-quiet', '50ms', '--sync-max-wait', '250ms']);
+// Portico's default sync settings (no quiet window, 250 ms max wait).
+const p = await startPortico(38080, ['--sync-quiet', '0ms', '--sync-max-wait', '250ms']);
 const ns = await uniqueNamespace('bench');
 const apply = (y: string) => kubectl(['apply', '-f', '-'], y);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -38,9 +38,11 @@ test('a vanished Service or port, or an ExternalName switch, needs the structura
   const m = modelOf({ services: [web], slices: [webSlice], ingresses: [ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 'http') }])] })] });
   const running = translate(m.snapshot(), OPTS).config;
   m.setService(normalizeService(svc('web', [{ port: 80, name: 'grpc', targetPort: 8080 }])));
-  assert.equal(endpointUpdates(m, running.data.backends, new Set(['default/web']), NONE).needsStructure, true);
+  // (A Service change always runs the structural lane itself; the scan over every backend notices it too.)
+  assert.equal(endpointUpdates(m, running.data.backends, null, NONE).needsStructure, true);
   m.deleteService('default/web');
   assert.equal(endpointUpdates(m, running.data.backends, null, NONE).needsStructure, true);
+  assert.equal(endpointUpdates(m, running.data.backends, new Set(['default/web']), NONE).needsStructure, true, 'slices of a Service that is gone');
 });
 
 test('a refused endpoint address is never pushed, and sends the change through the structural lane (which reports it)', () => {
