@@ -112,3 +112,33 @@ test('a change far from the others translates only its closure; other hosts keep
   assert.ok(next.config.data.routes['new.example.com']);
   assert.equal(t.translate(m.snapshot(), OPTS, new Set()), next, 'nothing changed: the previous result');
 });
+
+test('many hosts on one Service: a new Ingress brings in the backend owner only, unless it is older than the owner', () => {
+  const created = (d: number) => `2026-02-${String(d).padStart(2, '0')}T00:00:00Z`;
+  const ingresses = Array.from({ length: 300 }, (_, i) => ing(`i${i}`, { rules: [rule(`h${i}.example.com`, [{ path: '/', backend: svcRef('shared', 80) }])] }, { created: created(10) }));
+  const m = modelOf({ services: [svc('shared', [{ port: 80 }])], ingresses });
+  const t = new IncrementalTranslator();
+  t.translate(m.snapshot(), OPTS, null);
+  const add = (name: string, day: number, annotations: Record<string, string> = {}) => {
+    const n = normalizeIngress(ing(name, { rules: [rule(`${name}.example.com`, [{ path: '/', backend: svcRef('shared', 80) }])] }, { created: created(day), annotations }));
+    assert.ok(n.ok);
+    m.setIngress(n.ingress);
+    const r = t.translate(m.snapshot(), OPTS, new Set([n.ingress.key]));
+    assertSame(r, translate(m.snapshot(), OPTS), name);
+    return r;
+  };
+  const r = add('newer', 20, { 'nginx.ingress.kubernetes.io/load-balance': 'ewma' });
+  assert.ok(t.stats.lastTranslated <= 2, `${t.stats.lastTranslated} Ingresses translated (itself and the owner)`);
+  assert.equal(r.config.data.backends.default_shared_80?.balance, 'round_robin', "the owner's settings stay");
+  assert.ok(r.events.some((e) => e.objectKey === 'default/newer' && e.reason === 'BackendSettingsConflict'));
+  add('older', 1, { 'nginx.ingress.kubernetes.io/load-balance': 'ewma' });
+  assert.ok(t.stats.lastTranslated > 300, 'a new owner: every user of the backend is translated again');
+  assert.equal(t.translate(m.snapshot(), OPTS, new Set()).config.data.backends.default_shared_80?.balance, 'ewma');
+  // The owner moves to another class: the next oldest user's settings apply again.
+  const moved = normalizeIngress(ing('older', { ingressClassName: 'other', rules: [rule('older.example.com', [{ path: '/', backend: svcRef('shared', 80) }])] }, { created: created(1) }));
+  assert.ok(moved.ok);
+  m.setIngress(moved.ingress);
+  const after = t.translate(m.snapshot(), OPTS, new Set(['default/older']));
+  assertSame(after, translate(m.snapshot(), OPTS), 'owner left');
+  assert.equal(after.config.data.backends.default_shared_80?.balance, 'round_robin');
+});

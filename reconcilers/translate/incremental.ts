@@ -3,17 +3,21 @@
 //
 // The part is a closure: start from the changed Ingresses (their previous and their current version), take every
 // host and backend they claim (paths, default backends, canaries, TLS hosts), every Ingress that claims any of
-// those hosts or backends, and repeat until nothing is added. Everything the translation decides for a host (which
-// claim wins, conflicts, canaries, TLS), for a backend (its owner's balancing settings, its canary) or for an
-// Ingress (status, events) depends only on Ingresses inside that closure, so translating the closure alone — with
-// the very same `translate` — gives exactly the full translation's answer for those hosts, backends and
-// Ingresses (incremental.test.ts checks this against the full translation over random change sequences). A
-// change of any other kind (Service, Secret, IngressClass, ConfigMap, ExternalName answers) runs the full
-// translation; so does a closure larger than a quarter of all Ingresses, where the full one is as cheap.
+// those hosts, and for each backend the Ingresses its result depends on; repeat until nothing is added. A backend
+// depends on its owner (the oldest Ingress whose path to it is served: its balancing settings, and what every
+// other user's BackendSettingsConflict is measured against) and on canaries; so a backend brings in only its
+// previous owner — unless the owner may change (the owner itself changed, a changed Ingress is older than it, the
+// backend is new) or a canary is involved, when it brings in every Ingress that names it. 10,000 hosts on one
+// Service therefore cost one Ingress, not 10,000. Everything the translation decides for the hosts, backends and
+// Ingresses of the closure then depends only on Ingresses inside it, so translating the closure alone — with the
+// very same `translate` — gives exactly the full translation's answer for them (incremental.test.ts checks this
+// against the full translation over random change sequences). A change of any other kind (Service, Secret,
+// IngressClass, ConfigMap, ExternalName answers) runs the full translation; so does a closure larger than a
+// quarter of all Ingresses, where the full one is as cheap.
 import type { Backend, Certificate, GatewayConfig, HostRoutes, Profile } from '../gateway/config-types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress } from '../model/types.ts';
-import { claimsOfIngress, isIngressServed, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
+import { byAge, claimsOfIngress, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
 
 interface Touches {
   hosts: string[];
@@ -66,6 +70,8 @@ export class IncrementalTranslator {
   /** Profiles used per host, to rebuild the structure's profile list without scanning every route. */
   private readonly hostProfiles = new Map<string, Profile[]>();
   private readonly ewma = new Set<string>();
+  /** Served canary Ingresses as of the last run (a deleted canary still counts for the change that deletes it). */
+  private readonly canaries = new Set<string>();
   readonly stats: IncrementalStats = { full: 0, scoped: 0, lastTranslated: 0 };
   /** Above this share of all Ingresses a closure is translated in full instead (tests set 1 to force scoping). */
   private readonly maxShare: number;
@@ -93,12 +99,14 @@ export class IncrementalTranslator {
 
   private full(snap: ModelSnapshot, o: TranslateOptions): TranslateResult {
     const r = translate(snap, o, this.memo);
+    retainMemo(this.memo, r.config);
     this.stats.full++;
     this.stats.lastTranslated = snap.ingresses.size;
     this.touches.clear();
     this.hostIngresses.clear();
     this.backendIngresses.clear();
-    for (const ing of snap.ingresses.values()) if (this.served(ing, snap, o)) this.index(ing.key, touchesOf(ing));
+    this.canaries.clear();
+    for (const ing of snap.ingresses.values()) if (this.served(ing, snap, o)) this.index(ing.key, touchesOf(ing), ing.annotations.canary === true);
     this.lastEvents = groupEvents(r.events);
     this.hostProfiles.clear();
     const byName = new Map(r.config.structure.profiles.map((p) => [p.name, p]));
@@ -109,7 +117,9 @@ export class IncrementalTranslator {
     return r;
   }
 
-  private index(key: string, t: Touches): void {
+  private index(key: string, t: Touches, canary: boolean): void {
+    if (canary) this.canaries.add(key);
+    else this.canaries.delete(key);
     this.touches.set(key, t);
     for (const h of t.hosts) add(this.hostIngresses, h, key);
     for (const b of t.backends) add(this.backendIngresses, b, key);
@@ -121,6 +131,7 @@ export class IncrementalTranslator {
     for (const h of t.hosts) del(this.hostIngresses, h, key);
     for (const b of t.backends) del(this.backendIngresses, b, key);
     this.touches.delete(key);
+    this.canaries.delete(key);
   }
 
   private noteProfiles(host: string, hr: HostRoutes | undefined, byName: ReadonlyMap<string, Profile>): void {
@@ -135,39 +146,62 @@ export class IncrementalTranslator {
 
   /** The closed set of Ingresses, hosts and backends a change can affect (previous and current versions). */
   private closure(snap: ModelSnapshot, o: TranslateOptions, changed: ReadonlySet<string>): { ingresses: Set<string>; hosts: Set<string>; backends: Set<string> } | null {
-    const ingresses = new Set<string>();
-    const hosts = new Set<string>();
-    const backends = new Set<string>();
+    const prev = this.last as TranslateResult;
     const limit = this.maxShare >= 1 ? Infinity : Math.max(64, (snap.ingresses.size + snap.rejected.size) * this.maxShare);
-    const queue: string[] = [];
-    const visit = (t: Touches | undefined) => {
-      if (!t) return;
-      for (const h of t.hosts) {
-        if (hosts.has(h)) continue;
-        hosts.add(h);
-        for (const k of this.hostIngresses.get(h) ?? []) if (!ingresses.has(k)) (ingresses.add(k), queue.push(k));
+    const isCanary = (k: string) => snap.ingresses.get(k)?.annotations.canary === true || this.canaries.has(k);
+    // Current versions of the changed Ingresses that are served: the oldest of them decides whether one of them
+    // may become a backend's owner.
+    const changedServed = [...changed].map((k) => snap.ingresses.get(k)).filter((i): i is NormalizedIngress => this.served(i, snap, o));
+    const oldest = changedServed.length ? changedServed.reduce((a, b) => (byAge(a, b) <= 0 ? a : b)) : undefined;
+    let canaryInvolved = [...changed].some(isCanary);
+    for (;;) {
+      const ingresses = new Set<string>();
+      const hosts = new Set<string>();
+      const backends = new Set<string>();
+      const queue: string[] = [];
+      const enqueue = (k: string) => {
+        if (ingresses.has(k)) return;
+        ingresses.add(k);
+        queue.push(k);
+        if (!canaryInvolved && isCanary(k)) canaryInvolved = true;
+      };
+      const everyUser = (b: string): boolean => {
+        if (canaryInvolved || prev.config.data.backends[b]?.canary) return true;
+        const owner = this.memo.owners.get(b);
+        if (!owner || changed.has(owner)) return true;
+        const ownerRecord = snap.ingresses.get(owner);
+        return !ownerRecord || (oldest !== undefined && byAge(oldest, ownerRecord) <= 0);
+      };
+      const visit = (t: Touches | undefined) => {
+        if (!t) return;
+        for (const h of t.hosts) {
+          if (hosts.has(h)) continue;
+          hosts.add(h);
+          for (const k of this.hostIngresses.get(h) ?? []) enqueue(k);
+        }
+        for (const b of t.backends) {
+          if (backends.has(b)) continue;
+          backends.add(b);
+          if (everyUser(b)) for (const k of this.backendIngresses.get(b) ?? []) enqueue(k);
+          else enqueue(this.memo.owners.get(b) as string);
+        }
+      };
+      for (const k of changed) enqueue(k);
+      const wasCanary = canaryInvolved;
+      while (queue.length) {
+        if (ingresses.size > limit) return null;
+        const k = queue.pop() as string;
+        // The previous version's reach (to undo it) and the current one's (to apply it).
+        visit(this.touches.get(k));
+        if (changed.has(k)) {
+          const ing = snap.ingresses.get(k);
+          if (this.served(ing, snap, o)) visit(touchesOf(ing));
+        }
       }
-      for (const b of t.backends) {
-        if (backends.has(b)) continue;
-        backends.add(b);
-        for (const k of this.backendIngresses.get(b) ?? []) if (!ingresses.has(k)) (ingresses.add(k), queue.push(k));
-      }
-    };
-    for (const k of changed) {
-      ingresses.add(k);
-      queue.push(k);
+      // A canary found on the way changes what backends depend on: start over with every user of each backend.
+      if (canaryInvolved && !wasCanary) continue;
+      return { ingresses, hosts, backends };
     }
-    while (queue.length) {
-      if (ingresses.size > limit) return null;
-      const k = queue.pop() as string;
-      // The previous version's reach (to undo it) and the current one's (to apply it).
-      visit(this.touches.get(k));
-      if (changed.has(k)) {
-        const ing = snap.ingresses.get(k);
-        if (this.served(ing, snap, o)) visit(touchesOf(ing));
-      }
-    }
-    return { ingresses, hosts, backends };
   }
 
   private scoped(snap: ModelSnapshot, o: TranslateOptions, prev: TranslateResult, c: { ingresses: Set<string>; hosts: Set<string>; backends: Set<string> }): TranslateResult {
@@ -217,7 +251,7 @@ export class IncrementalTranslator {
       else this.lastEvents.delete(k);
       this.unindex(k);
       const ing = snap.ingresses.get(k);
-      if (this.served(ing, snap, o)) this.index(k, touchesOf(ing));
+      if (this.served(ing, snap, o)) this.index(k, touchesOf(ing), ing.annotations.canary === true);
     }
     const profiles = new Map<string, Profile>();
     for (const ps of this.hostProfiles.values()) for (const p of ps) profiles.set(p.name, p);

@@ -115,7 +115,17 @@ export class TranslateMemo {
   readonly hosts = new Map<string, { inputs: unknown[]; result: HostRoutes; programmed: string[]; profiles: Profile[] }>();
   /** Certificates by the model's Secret record: one object per Secret, reused while the Secret is unchanged. */
   readonly certificates = new WeakMap<object, Certificate>();
+  /** Backend id → key of the Ingress whose settings it has (the oldest one whose path to it is served). */
+  readonly owners = new Map<string, string>();
   readonly backends = new Map<string, { inputs: unknown[]; result: Backend; forbidden: string | undefined; kind: 'BackendNotFound' | 'ForbiddenEndpoint' }>();
+}
+
+/** Forgets what the configuration no longer has (the memo must not grow with objects that were deleted). */
+export function retainMemo(memo: TranslateMemo, config: GatewayConfig): void {
+  const { routes, backends } = config.data;
+  for (const h of memo.hosts.keys()) if (!(h in routes)) memo.hosts.delete(h);
+  for (const id of memo.backends.keys()) if (!(id in backends) && !(id.startsWith('canary ') && id.slice(7) in backends)) memo.backends.delete(id);
+  for (const id of memo.owners.keys()) if (!(id in backends)) memo.owners.delete(id);
 }
 
 function sameInputs(a: readonly unknown[] | undefined, b: readonly unknown[]): boolean {
@@ -137,7 +147,7 @@ export function isIngressServed(
   return o.watchWithoutClass || mine.some((c) => c.isDefault);
 }
 
-const byAge = (a: NormalizedIngress, b: NormalizedIngress) =>
+export const byAge = (a: NormalizedIngress, b: NormalizedIngress): number =>
   a.creationTimestamp < b.creationTimestamp ? -1 : a.creationTimestamp > b.creationTimestamp ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 
 const MATCH_LABEL: Record<PathMatch, string> = { exact: 'Exact', prefix: 'Prefix', regex: 'regex' };
@@ -444,9 +454,18 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       warn(ing.key, unavailableKind, `${b.unavailableReason}; paths using it answer 503`);
     }
   };
-  for (const h of hostList) {
-    for (const c of (hosts.get(h) as Map<string, Claim>).values()) if (c.backendId) resolve(c.ing, c.pc.ref, c.backendId, c.pc.serviceKey);
+  // Oldest Ingress first: a backend's balancing settings are those of the oldest Ingress whose path to it is served.
+  for (const ing of served) {
+    if (isCanary(ing)) continue;
+    const c = claimsOfIngress(ing);
+    for (const list of [c.paths, c.defaults]) {
+      for (const pc of list) {
+        const won = hosts.get(pc.host)?.get(pc.id);
+        if (won && won.ing === ing && won.pc === pc && won.backendId) resolve(ing, pc.ref, won.backendId, pc.serviceKey);
+      }
+    }
   }
+  if (memo) for (const [id, ing] of backendOwner) memo.owners.set(id, ing.key);
   for (const [mainId, c] of [...canaryOf].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const cid = backendIdOf(c.ing.namespace, c.ref);
     resolve(c.ing, c.ref, cid);
@@ -516,11 +535,6 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     rules.sort(ruleOrder);
     routes[host] = { tls, rules };
     memo?.hosts.set(host, { inputs, result: routes[host], programmed, profiles: used });
-  }
-  // Forget what no longer exists (the memo must not grow with objects that were deleted).
-  if (memo) {
-    for (const h of memo.hosts.keys()) if (!hosts.has(h)) memo.hosts.delete(h);
-    for (const id of memo.backends.keys()) if (!(id in backends) && !(id.startsWith('canary ') && id.slice(7) in backends)) memo.backends.delete(id);
   }
 
   for (const ing of served) {
