@@ -15,7 +15,7 @@ deps: ## install Debian packages, npm packages (incl. Node 24) and the control-p
 typecheck: ## tsc --noEmit (strict), every .ts file in the repository
 	$(NODE) --run typecheck
 
-unit: ## unit tests (no cluster): operator/, reconcilers/, nginx-assets/ (Lua under luajit), crds/
+unit: ## unit tests (no cluster): app/, operator/, reconcilers/, nginx-assets/ (Lua under luajit), crds/, tools/
 	$(NODE) --run test:unit
 
 e2e: ## end-to-end tests against the real control plane (brings it up, tears it down)

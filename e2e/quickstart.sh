@@ -69,7 +69,7 @@ KUBECONFIG="$SA_KUBECONFIG" kubectl config set-context c --cluster=c --user=port
 KUBECONFIG="$SA_KUBECONFIG" kubectl config use-context c >/dev/null
 chmod 600 "$SA_KUBECONFIG"
 
-setsid nohup node_modules/.bin/node operator/main.ts --kubeconfig "$SA_KUBECONFIG" --namespace portico-system \
+setsid nohup node_modules/.bin/node app/main.ts --kubeconfig "$SA_KUBECONFIG" --namespace portico-system \
   --configmap portico-system/portico --runtime-dir "$DEV/run/nginx" >"$LOG" 2>&1 </dev/null &
 echo $! > "$PID"
 for _ in $(seq 300); do

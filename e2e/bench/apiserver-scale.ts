@@ -16,7 +16,7 @@ await installPorticoRbac();
 const kubeconfig = await serviceAccountKubeconfigFile('portico-system', 'portico');
 const base = 49080;
 const child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), [
-  path.join(REPO_ROOT, 'operator/main.ts'), '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
+  path.join(REPO_ROOT, 'app/main.ts'), '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
   '--status-port', String(base + 2), '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', path.join(REPO_ROOT, '.dev', 'nginx-scale'), '--access-log-path', path.join(REPO_ROOT, '.dev', 'nginx-scale', 'access.log'),
   '--leader-elect', 'false', '--log-level', 'warn',
 ], { stdio: ['ignore', 'ignore', 'inherit'] });

@@ -17,7 +17,7 @@ import { startPortico } from '../harness/portico.ts';
 import { z } from 'zod';
 import { DynamicClient } from '../../reconcilers/gateway/nginx/dynamic.ts';
 import { emptyDelta } from '../../reconcilers/translate/diff.ts';
-import type { HostRoutes } from '../../reconcilers/gateway/config-types.ts';
+import type { HostRoutes } from '../../reconcilers/config/types.ts';
 import { haveValgrind, instructionsPerRequest } from './instructions.ts';
 
 const seconds = Number(process.argv[2] ?? 8);

@@ -92,7 +92,7 @@ try {
   const kubeconfig = await serviceAccountKubeconfigFile('portico-system', 'portico');
   const t0 = performance.now();
   child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), [
-    path.join(REPO_ROOT, 'operator/main.ts'), '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
+    path.join(REPO_ROOT, 'app/main.ts'), '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
     '--status-port', String(base + 2), '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', path.join(REPO_ROOT, '.dev', 'nginx-startup'), '--access-log-path', path.join(REPO_ROOT, '.dev', 'nginx-startup', 'access.log'),
     '--election-id', `startup-${Date.now().toString(36)}`, '--log-level', process.env.LOG_LEVEL ?? 'info',
   ], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -7,7 +7,7 @@ import { Manager } from '../../operator/manager.ts';
 import { Metrics } from '../../operator/metrics.ts';
 import { createLogger } from '../../operator/log.ts';
 import { parseConfig, type Config } from '../../operator/config.ts';
-import { setupPortico, type Portico } from '../../reconcilers/setup.ts';
+import { setupPortico, type Portico } from '../../app/setup.ts';
 import { kubectl, serviceAccountKubeConfig } from './cluster.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -3,7 +3,7 @@
 // push never sends endpoints older than one the data lane already sent). Pure: reads the model only.
 import type { Model } from '../model/model.ts';
 import { endpointsOf } from '../translate/translate.ts';
-import type { Backend } from './config-types.ts';
+import type { Backend } from '../config/types.ts';
 
 /** "<ns>_<service>_<port>" → its Service key and port label (names and port names never contain "_"). */
 export function serviceOfBackend(id: string): { serviceKey: string; port: string } | null {

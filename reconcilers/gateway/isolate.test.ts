@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { excludeProfiles, findCulprits, withoutProfiles } from './isolate.ts';
-import type { DataPlane, Structure } from './config-types.ts';
+import type { DataPlane, Structure } from '../config/types.ts';
 
 function structure(names: string[]): Structure {
   return { global: {} as Structure['global'], profiles: names.map((name) => ({ name, proxyBodySize: '1m' })), observeLatency: false };

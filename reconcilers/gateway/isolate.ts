@@ -8,7 +8,7 @@
 // prefix of the remaining profiles whose inclusion makes it fail; its last element is a culprit. Each culprit
 // costs about log2(n) `nginx -t` runs. If the configuration fails with every profile left out, the fault is
 // global (e.g. a ConfigMap value) and nothing is excluded.
-import type { DataPlane, HostRoutes, Structure } from './config-types.ts';
+import type { DataPlane, HostRoutes, Structure } from '../config/types.ts';
 
 /** The structure without the profiles named in `excluded`. */
 export function excludeProfiles(s: Structure, excluded: ReadonlySet<string>): Structure {

@@ -2,7 +2,7 @@
 // previous value of that key and is reported; the README reference is generated from this table.
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import type { GlobalSettings } from '../gateway/config-types.ts';
+import type { GlobalSettings } from '../config/types.ts';
 import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdownTimeoutSeconds'> & {

@@ -1,5 +1,5 @@
 // Normalized, validated state the reconcilers write into the model. Plain data; keys are "namespace/name".
-import type { PathMatch } from '../gateway/config-types.ts';
+import type { PathMatch } from '../config/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
 
 export interface IngressClassInfo {

@@ -3,7 +3,7 @@
 // only that is sent. Unchanged parts are usually the very same objects (the translation reuses them), which is
 // checked first so a diff at 10k hosts costs little more than the parts that changed.
 import { createHash } from 'node:crypto';
-import type { Backend, Certificate, GatewayConfig, HostRoutes, Structure } from '../gateway/config-types.ts';
+import type { Backend, Certificate, GatewayConfig, HostRoutes, Structure } from '../config/types.ts';
 
 export interface DataDelta {
   routes: { upsert: Record<string, HostRoutes>; remove: string[] };

@@ -14,7 +14,7 @@
 // against the full translation over random change sequences). A change of any other kind (Service, Secret,
 // IngressClass, ConfigMap, ExternalName answers) runs the full translation; so does a closure larger than a
 // quarter of all Ingresses, where the full one is as cheap.
-import type { Backend, Certificate, GatewayConfig, HostRoutes, Profile } from '../gateway/config-types.ts';
+import type { Backend, Certificate, GatewayConfig, HostRoutes, Profile } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress } from '../model/types.ts';
 import { byAge, claimsOfIngress, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';

@@ -19,7 +19,7 @@
 //     profile shared by every route with the same settings (see profileOf), so nginx.conf does not grow with Ingresses.
 import { forbiddenAddressReason, parseIp } from './addresses.ts';
 import { createHash } from 'node:crypto';
-import type { Backend, Certificate, Endpoint, GatewayConfig, GlobalSettings, HostRoutes, PathMatch, Profile, Route, RouteRule } from '../gateway/config-types.ts';
+import type { Backend, Certificate, Endpoint, GatewayConfig, GlobalSettings, HostRoutes, PathMatch, Profile, Route, RouteRule } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { IngressClassInfo, NormalizedIngress, NormalizedSlice, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
 

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { Pool } from 'undici';
 import { z } from 'zod';
 import type { DataDelta } from '../../translate/diff.ts';
-import type { Certificate } from '../config-types.ts';
+import type { Certificate } from '../../config/types.ts';
 
 const liveConfigSchema = z.object({
   checksum: z.string(),

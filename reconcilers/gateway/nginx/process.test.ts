@@ -17,7 +17,7 @@ import { DynamicClient } from './dynamic.ts';
 import { NginxProcess, nginxLevel } from './process.ts';
 import { groupMembers, waitGroupGone } from './procgroup.ts';
 import { renderNginxConf, runtimePaths } from './render.ts';
-import type { Structure } from '../config-types.ts';
+import type { Structure } from '../../config/types.ts';
 import { until as waitFor } from '../../../e2e/harness/http.ts';
 
 const LISTEN = { httpPort: 31084, httpsPort: 31085, statusPort: 31086, address: '127.0.0.1' };

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { checkTemplate, connectionLimits, renderNginxConf, runtimePaths, type RuntimePaths } from './render.ts';
 import { cidr, host, luaPeer, quote, quoteFormat, quoteRegex, serverName, size, unixListen, UnsafeValueError } from './escape.ts';
-import type { Structure } from '../config-types.ts';
+import type { Structure } from '../../config/types.ts';
 import { translate } from '../../translate/translate.ts';
 import { structureChecksum } from '../../translate/diff.ts';
 import { OPTS, ing, modelOf, rule, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
-import type { Structure } from '../config-types.ts';
+import type { Structure } from '../../config/types.ts';
 import { cidr, host, integer, listenAddress, luaPeer, luaString, profileName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, workers } from './escape.ts';
 
 export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');

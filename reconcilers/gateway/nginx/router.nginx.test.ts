@@ -16,7 +16,7 @@ import { OPTS, ing, modelOf, rule, svc, svcRef } from '../../translate/fixtures.
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { renderNginxConf, runtimePaths } from './render.ts';
-import type { GatewayConfig } from '../config-types.ts';
+import type { GatewayConfig } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
 
 const LISTEN = { httpPort: 31090, httpsPort: 31091, statusPort: 31092, address: '127.0.0.1' };

@@ -11,16 +11,16 @@ import type { Config } from '../operator/config.ts';
 import type { Manager } from '../operator/manager.ts';
 import { keyOf, type KubeObject } from '../operator/kube/object.ts';
 import { Resources } from '../operator/kube/resources.ts';
-import { ConfigMapReconciler } from './configmap.ts';
-import { GatewayReconciler } from './gateway/gateway.ts';
-import { IngressReconciler } from './ingress.ts';
-import { IngressClassReconciler } from './ingressclass.ts';
-import { Model, secretsOf } from './model/model.ts';
-import { serviceKeyOfSlice } from './model/normalize.ts';
-import type { TlsMaterial } from './model/types.ts';
-import { SecretReconciler, secretTransform, type SecretObject } from './secret.ts';
-import { ServiceReconciler, SLICES_BY_SERVICE } from './service.ts';
-import { StatusReconciler } from './status.ts';
+import { ConfigMapReconciler } from '../reconcilers/configmap.ts';
+import { GatewayReconciler } from '../reconcilers/gateway/gateway.ts';
+import { IngressReconciler } from '../reconcilers/ingress.ts';
+import { IngressClassReconciler } from '../reconcilers/ingressclass.ts';
+import { Model, secretsOf } from '../reconcilers/model/model.ts';
+import { serviceKeyOfSlice } from '../reconcilers/model/normalize.ts';
+import type { TlsMaterial } from '../reconcilers/model/types.ts';
+import { SecretReconciler, secretTransform, type SecretObject } from '../reconcilers/secret.ts';
+import { ServiceReconciler, SLICES_BY_SERVICE } from '../reconcilers/service.ts';
+import { StatusReconciler } from '../reconcilers/status.ts';
 
 export interface Portico {
   model: Model;

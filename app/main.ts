@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // portico: the ingress controller process. Flags: see operator/config.ts (README has the table).
 import { existsSync } from 'node:fs';
-import { ConfigError, parseConfig, type Config } from './config.ts';
-import { KubeClient, loadKubeConfig } from './kube/client.ts';
-import { createLogger } from './log.ts';
-import { Manager } from './manager.ts';
-import { Metrics } from './metrics.ts';
-import { describe } from './informer.ts';
-import { setupPortico } from '../reconcilers/setup.ts';
+import { ConfigError, parseConfig, type Config } from '../operator/config.ts';
+import { KubeClient, loadKubeConfig } from '../operator/kube/client.ts';
+import { createLogger } from '../operator/log.ts';
+import { Manager } from '../operator/manager.ts';
+import { Metrics } from '../operator/metrics.ts';
+import { describe } from '../operator/informer.ts';
+import { setupPortico } from './setup.ts';
 
 function fail(msg: string): never {
   process.stderr.write(`portico: ${msg}\n`);

@@ -1,7 +1,10 @@
 // The desired data-plane configuration: what the pure translation (reconcilers/translate) produces from the
-// model, and what the gateway reconciler applies to nginx. It has two halves:
-//   - `structure`: anything that needs nginx.conf re-rendered and nginx reloaded;
-//   - `data`: anything the Lua side applies at runtime through the loopback status port (no reload).
+// model, and what the gateway reconciler (reconcilers/gateway) applies to nginx. Both import it from here; neither
+// imports the other's types. It has two halves:
+//   - `structure`: what needs nginx.conf re-rendered and nginx reloaded — global settings and directive profiles,
+//     nothing that grows with the number of Ingresses;
+//   - `data`: what the Lua side applies at runtime, sent over the configuration API's unix socket (no reload):
+//     routes per host, backends, certificates.
 // Every string here has already passed a zod schema restricting its alphabet (see reconcilers/translate/safe.ts);
 // the renderer still emits each one through an escaping helper.
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const run = (args: string[], env: Record<string, string> = {}) =>
-  spawnSync(path.join(root, 'node_modules/.bin/node'), [path.join(root, 'operator/main.ts'), ...args], {
+  spawnSync(path.join(root, 'node_modules/.bin/node'), [path.join(root, 'app/main.ts'), ...args], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent-home', ...env },
     timeout: 20_000,
