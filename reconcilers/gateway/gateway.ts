@@ -33,7 +33,8 @@ import { renderNginxConf, runtimePaths } from './nginx/render.ts';
 import { ExternalNameResolver } from './resolver.ts';
 import { excludeProfiles, findCulprits, withoutProfiles } from './isolate.ts';
 
-const EMPTY_DATA: DataPlane = { routes: {}, backends: {}, certificates: {}, defaultCertificate: null };
+/** Nothing held (a fresh object each time: `held` is updated in place by endpoint pushes). */
+const emptyData = (): DataPlane => ({ routes: {}, backends: {}, certificates: {}, defaultCertificate: null });
 
 /** "Ingress/ns/name" → "ns/name" (Ingress events and status are keyed by namespace/name). */
 const ingressKeyOf = (ref: string): string | null => (ref.startsWith('Ingress/') ? ref.slice('Ingress/'.length) : null);
@@ -84,7 +85,7 @@ export class GatewayReconciler {
   private runningStructure: Structure | null = null;
   private runningChecksum = '';
   /** What the Lua side holds (after the last successful push). */
-  private held: DataPlane = EMPTY_DATA;
+  private held: DataPlane = emptyData();
   /** nginx (re)started since the last push: its shared memory is empty, the next push must send everything. */
   private dataLost = true;
   private pushLock: Promise<unknown> = Promise.resolve();
@@ -97,9 +98,15 @@ export class GatewayReconciler {
   /** Ingresses changed since the last translation; null = something else changed too (translate everything). */
   private changedIngresses: Set<string> | null = null;
   private started = false;
-  private reportedEvents = new Set<string>();
-  /** The status map of the last reported sync. */
-  private reportedStatus: ReadonlyMap<string, IngressStatus> | null = null;
+  /** Per Ingress: the events already recorded (key: generation, reason, message), so each is posted once. */
+  private reportedEvents = new Map<string, Set<string>>();
+  /**
+   * What may differ between what Lua holds and the next desired configuration, accumulated from the incremental
+   * translation since the last successful push (null: compare everything — after a full translation, a failed
+   * reload, while profiles are excluded, or before the first push). At 10,000 Ingresses this keeps a sync's diff
+   * and reporting proportional to what changed.
+   */
+  private scope: { ingresses: Set<string>; hosts: Set<string>; backends: Set<string> } | null = null;
   private readonly programmedGeneration = new Map<string, number>();
   private readonly own: ReadonlySet<string>;
   private readonly m: {
@@ -301,7 +308,7 @@ export class GatewayReconciler {
         const { upsert, needsStructure } = endpointUpdates(this.d.model, this.held.backends, services, this.own);
         if (Object.keys(upsert).length) {
           bytes = await this.dynamic.push({ ...emptyDelta(), backends: { upsert, remove: [] } });
-          this.held = { ...this.held, backends: { ...this.held.backends, ...upsert } };
+          this.endpointsPushed(upsert);
           this.m.dynamic.inc({ result: 'success' });
           this.m.dynamicBytes.inc(bytes);
         }
@@ -322,6 +329,16 @@ export class GatewayReconciler {
     }
   }
 
+  /**
+   * Endpoints the data lane pushed: what Lua holds (`held`) and the translator's last result take them over in
+   * place — the incremental translation rebuilds only what a change touches, so without this its result would
+   * keep older endpoints for every other backend, and a later flap back to them would look like no change.
+   */
+  private endpointsPushed(upsert: Record<string, Backend>): void {
+    Object.assign(this.held.backends, upsert);
+    this.translator.patchBackends(upsert);
+  }
+
   /** Structural lane: full translation; reload when the structure changed; then the data delta. */
   private async syncStructure(): Promise<boolean> {
     const t0 = performance.now();
@@ -340,9 +357,16 @@ export class GatewayReconciler {
         this.changedIngresses = null;
         throw e;
       }
+      const t = result.touched;
+      if (!t) this.scope = null;
+      else if (this.scope) {
+        for (const k of t.ingresses) this.scope.ingresses.add(k);
+        for (const h of t.hosts) this.scope.hosts.add(h);
+        for (const b of t.backends) this.scope.backends.add(b);
+      }
       // The translator keeps its result to build the next one on: work on shallow copies, never on it.
       const desired: GatewayConfig = { structure: result.config.structure, data: { ...result.config.data } };
-      const events = [...result.events, ...this.resolveExternalNames(desired)];
+      const events = [...result.events, ...this.resolveExternalNames(desired, this.scope?.backends)];
       const status = this.excluded.size ? new Map(result.ingressStatus) : result.ingressStatus;
       // Profiles excluded earlier stay out (same name = same content = same verdict) while routes still use them.
       for (const name of [...this.excluded.keys()]) if (!desired.structure.profiles.some((p) => p.name === name)) this.excluded.delete(name);
@@ -362,6 +386,7 @@ export class GatewayReconciler {
           // The running nginx.conf stays. Everything it can serve is still pushed — a ConfigMap value nginx
           // refuses must not hold back every Ingress — except routes that need a profile it does not have.
           desired.data.routes = this.servableRoutes(desired.data.routes, this.runningStructure);
+          this.scope = null;
         }
       } else if (this.dataLost && this.runningChecksum) {
         // nginx was restarted by the supervisor: wait for it before re-sending all data.
@@ -372,9 +397,15 @@ export class GatewayReconciler {
         // the model now. (Whatever else changed announced itself through the model and has its own sync queued.)
         const moved = this.slicesSinceTranslate ?? new Set<string>();
         this.slicesSinceTranslate = null;
-        if (moved.size) desired.data.backends = { ...desired.data.backends, ...endpointUpdates(this.d.model, desired.data.backends, moved, this.own).upsert };
-        const base = this.dataLost ? EMPTY_DATA : this.held;
-        const delta = diffConfig({ structure: desired.structure, data: base }, desired).delta;
+        let fresh: Record<string, Backend> = {};
+        if (moved.size) {
+          fresh = endpointUpdates(this.d.model, desired.data.backends, moved, this.own).upsert;
+          desired.data.backends = { ...desired.data.backends, ...fresh };
+          for (const id of Object.keys(fresh)) this.scope?.backends.add(id);
+        }
+        const base = this.dataLost ? emptyData() : this.held;
+        const scope = this.dataLost || this.excluded.size ? null : this.scope;
+        const delta = diffConfig({ structure: desired.structure, data: base }, desired, scope).delta;
         let n = 0;
         if (!isEmptyDelta(delta)) {
           try {
@@ -388,15 +419,18 @@ export class GatewayReconciler {
         }
         this.held = desired.data;
         this.dataLost = false;
+        this.translator.patchBackends(fresh);
         return n;
       });
+      // What Lua holds is now exactly `desired`: the next diff needs only what changes from here.
+      const reported = this.excluded.size ? null : this.scope;
+      this.scope = { ingresses: new Set(), hosts: new Set(), backends: new Set() };
       if (!structureOk) return false; // the reload is retried with backoff; the data is live
       ok = true;
       // The first sync after a start programs everything at once: one event on the controller instead of a
       // "Programmed" event per Ingress (a restart at 10k Ingresses would otherwise post 10k events).
-      this.reportIngresses(events, status, this.reportedStatus, reload, this.readyFlag);
-      this.updateProgrammed(status, this.reportedStatus);
-      this.reportedStatus = status;
+      this.reportIngresses(events, status, reported?.ingresses ?? null, reload, this.readyFlag);
+      this.updateProgrammed(status, reported?.ingresses ?? null);
       if (!this.readyFlag) {
         this.readyFlag = true;
         this.m.ready.set(1);
@@ -454,7 +488,7 @@ export class GatewayReconciler {
    * ExternalName backends: endpoints from DNS (resolved outside the pure translation), refused addresses dropped
    * with a Warning on every Ingress that uses the Service.
    */
-  private resolveExternalNames(desired: GatewayConfig): TranslateEvent[] {
+  private resolveExternalNames(desired: GatewayConfig, touched?: Set<string>): TranslateEvent[] {
     const events: TranslateEvent[] = [];
     const names = new Set<string>();
     const external: string[] = [];
@@ -474,6 +508,7 @@ export class GatewayReconciler {
       copied = true;
       const b: Backend = { ...original };
       desired.data.backends[id] = b;
+      touched?.add(id); // a new object every sync: the diff must look at it
       const e = this.resolver.get(b.externalName as string);
       if (!e) b.unavailableReason = `resolving ExternalName ${b.externalName}`;
       else if (e.error) b.unavailableReason = `ExternalName ${b.externalName} does not resolve: ${e.error}`;
@@ -545,26 +580,24 @@ export class GatewayReconciler {
     return true;
   }
 
-  /**
-   * Keeps `programmed` in step with the status map. A status object that is the very one of the previous sync (the
-   * incremental translation reuses them for Ingresses a change did not touch) is skipped: at 10,000 Ingresses a
-   * sync then costs what it touched.
-   */
-  private updateProgrammed(status: ReadonlyMap<string, IngressStatus>, previous: ReadonlyMap<string, IngressStatus> | null): void {
+  /** Keeps `programmed` in step with the status map: for the Ingresses in `only`, or for all (null). */
+  private updateProgrammed(status: ReadonlyMap<string, IngressStatus>, only: ReadonlySet<string> | null): void {
     const changed: string[] = [];
-    for (const [k, st] of status) {
-      if (previous?.get(k) === st) continue;
-      const on = st.served && st.programmed;
+    for (const k of only ?? status.keys()) {
+      const st = status.get(k);
+      const on = !!st && st.served && st.programmed;
       if (on !== this.programmed.has(k)) {
         changed.push(k);
         if (on) this.programmed.add(k);
         else this.programmed.delete(k);
       }
     }
-    for (const k of this.programmed) {
-      if (!status.has(k)) {
-        this.programmed.delete(k);
-        changed.push(k);
+    if (!only) {
+      for (const k of this.programmed) {
+        if (!status.has(k)) {
+          this.programmed.delete(k);
+          changed.push(k);
+        }
       }
     }
     if (changed.length) for (const cb of this.statusListeners) cb(changed);
@@ -575,22 +608,37 @@ export class GatewayReconciler {
     if (obj) this.d.events.event(obj, type, reason, reason === 'Reload' || reason === 'ReloadFailed' ? 'Reload' : 'Sync', note);
   }
 
-  /** Events on Ingresses: problems when they first appear, and "Programmed" when a generation goes live. */
-  private reportIngresses(events: TranslateEvent[], status: ReadonlyMap<string, IngressStatus>, previous: ReadonlyMap<string, IngressStatus> | null, reload: boolean, announce: boolean): void {
-    const next = new Set<string>();
+  /**
+   * Events on Ingresses: problems when they first appear, and "Programmed" when a generation goes live — for the
+   * Ingresses in `only` (what the sync touched), or for all (null).
+   */
+  private reportIngresses(events: TranslateEvent[], status: ReadonlyMap<string, IngressStatus>, only: ReadonlySet<string> | null, reload: boolean, announce: boolean): void {
+    const next = new Map<string, Set<string>>();
     for (const e of events) {
+      if (only && !only.has(e.objectKey)) continue;
       const obj = this.d.ingressObject(e.objectKey);
       // Once per generation: the same problem is reported again only for a new generation of the object.
-      const k = `${e.objectKey}\u0000${obj?.metadata.generation ?? 0}\u0000${e.reason}\u0000${e.message}`;
-      next.add(k);
-      if (this.reportedEvents.has(k)) continue;
+      const k = `${obj?.metadata.generation ?? 0}\u0000${e.reason}\u0000${e.message}`;
+      let seen = next.get(e.objectKey);
+      if (!seen) next.set(e.objectKey, (seen = new Set()));
+      seen.add(k);
+      if (this.reportedEvents.get(e.objectKey)?.has(k)) continue;
       if (obj) this.d.events.event(obj, e.type, e.reason, 'Programming', e.message);
     }
-    this.reportedEvents = next;
-    for (const [key, st] of status) {
-      if (previous?.get(key) === st) continue; // unchanged since the last sync (see updateProgrammed)
-      const obj = this.d.ingressObject(key);
-      if (!obj) continue;
+    if (only) {
+      for (const key of only) {
+        const seen = next.get(key);
+        if (seen) this.reportedEvents.set(key, seen);
+        else this.reportedEvents.delete(key);
+      }
+    } else this.reportedEvents = next;
+    for (const key of only ?? status.keys()) {
+      const st = status.get(key);
+      const obj = st && this.d.ingressObject(key);
+      if (!st || !obj) {
+        this.programmedGeneration.delete(key);
+        continue;
+      }
       const gen = obj.metadata.generation ?? 0;
       if (!st.served || !st.programmed) {
         this.programmedGeneration.delete(key);
@@ -602,6 +650,6 @@ export class GatewayReconciler {
       const how = reload ? 'with a reload' : 'dynamically';
       this.d.events.event(obj, 'Normal', 'Programmed', 'Programming', `Ingress generation ${gen} is served by nginx (applied ${how})`);
     }
-    for (const key of this.programmedGeneration.keys()) if (!status.has(key)) this.programmedGeneration.delete(key);
+    if (!only) for (const key of this.programmedGeneration.keys()) if (!status.has(key)) this.programmedGeneration.delete(key);
   }
 }

@@ -59,24 +59,40 @@ function same(a: unknown, b: unknown): boolean {
   return a === b || (a !== undefined && canonical(a) === canonical(b));
 }
 
-export function diffConfig(running: GatewayConfig | null, desired: GatewayConfig): ConfigDiff {
+/**
+ * Keys outside of which the running and desired data are known to be equal (the incremental translation knows
+ * what a change touched): only these are compared. Hosts cover both routes and certificates.
+ */
+export interface DiffScope {
+  hosts: ReadonlySet<string>;
+  backends: ReadonlySet<string>;
+}
+
+/** upsert: keys whose value differs; remove: keys only `running` has — over every key, or over `keys` only. */
+function diffRecord<T>(running: Record<string, T>, desired: Record<string, T>, keys?: ReadonlySet<string>): { upsert: Record<string, T>; remove: string[] } {
+  const upsert: Record<string, T> = {};
+  const remove: string[] = [];
+  if (keys) {
+    for (const k of keys) {
+      if (k in desired) {
+        if (!same(running[k], desired[k])) upsert[k] = desired[k] as T;
+      } else if (k in running) remove.push(k);
+    }
+  } else {
+    for (const k in desired) if (!same(running[k], desired[k])) upsert[k] = desired[k] as T;
+    for (const k in running) if (!(k in desired)) remove.push(k);
+  }
+  remove.sort();
+  return { upsert, remove };
+}
+
+export function diffConfig(running: GatewayConfig | null, desired: GatewayConfig, scope?: DiffScope | null): ConfigDiff {
   const reload = !running || canonical(running.structure) !== canonical(desired.structure);
   const reasons = !running ? ['initial configuration'] : reload ? structureReasons(running.structure, desired.structure) : [];
-  const rr = running?.data.routes ?? {};
-  const dr = desired.data.routes;
-  const ru: Record<string, HostRoutes> = {};
-  for (const h in dr) if (!same(rr[h], dr[h])) ru[h] = dr[h] as HostRoutes;
-  const rremove = Object.keys(rr).filter((h) => !(h in dr)).sort();
-  const rb = running?.data.backends ?? {};
-  const db = desired.data.backends;
-  const upsert: Record<string, Backend> = {};
-  for (const id in db) if (!same(rb[id], db[id])) upsert[id] = db[id] as Backend;
-  const remove = Object.keys(rb).filter((id) => !(id in db)).sort();
-  const rc = running?.data.certificates ?? {};
-  const dc = desired.data.certificates;
-  const cu: Record<string, Certificate> = {};
-  for (const h in dc) if (!same(rc[h], dc[h])) cu[h] = dc[h] as Certificate;
-  const cr = Object.keys(rc).filter((h) => !(h in dc)).sort();
+  const only = running && scope ? scope : undefined;
+  const { upsert: ru, remove: rremove } = diffRecord<HostRoutes>(running?.data.routes ?? {}, desired.data.routes, only?.hosts);
+  const { upsert, remove } = diffRecord<Backend>(running?.data.backends ?? {}, desired.data.backends, only?.backends);
+  const { upsert: cu, remove: cr } = diffRecord<Certificate>(running?.data.certificates ?? {}, desired.data.certificates, only?.hosts);
   const defaultChanged = canonical(running?.data.defaultCertificate ?? null) !== canonical(desired.data.defaultCertificate);
   return {
     reload,

@@ -8,6 +8,7 @@ import type { KubeObject } from '../../operator/kube/object.ts';
 import { normalizeIngress } from '../model/normalize.ts';
 import { IncrementalTranslator } from './incremental.ts';
 import { translate, type TranslateResult } from './translate.ts';
+import { diffConfig } from './diff.ts';
 import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from './fixtures.test-helpers.ts';
 
 /** A small deterministic PRNG (mulberry32), so a failure can be replayed from its seed. */
@@ -70,7 +71,7 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
       slices: SERVICES.map((s, i) => slice(`${s}-x`, s, [{ name: 'http', port: 8080 }], [{ ip: `192.0.2.${i + 1}` }])),
     });
     const t = new IncrementalTranslator({ maxClosureShare: 1 });
-    t.translate(m.snapshot(), OPTS, null);
+    let prev = t.translate(m.snapshot(), OPTS, null);
     const live = new Set<string>();
     let scoped = 0;
     let partial = 0;
@@ -92,6 +93,9 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
       scoped += t.stats.scoped - before;
       if (t.stats.lastTranslated < m.snapshot().ingresses.size) partial++;
       assertSame(inc, translate(m.snapshot(), OPTS), `seed ${seed} step ${step} (${key})`);
+      // The diff limited to what the change touched finds exactly what the whole diff finds.
+      assert.deepStrictEqual(diffConfig(prev.config, inc.config, inc.touched).delta, diffConfig(prev.config, inc.config).delta, `seed ${seed} step ${step}: scoped diff`);
+      prev = inc;
     }
     assert.equal(scoped, 60, 'every step took the scoped path');
     assert.ok(partial >= 5, `the closure was a strict part of the cluster in ${partial} of 60 steps`);

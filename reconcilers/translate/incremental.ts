@@ -93,6 +93,16 @@ export class IncrementalTranslator {
     return this.scoped(snap, o, prev, closure);
   }
 
+  /**
+   * Backends whose endpoints were pushed outside the translation (the gateway's data lane): the last result takes
+   * them over, so results built on it carry the endpoints nginx has.
+   */
+  patchBackends(upsert: Record<string, Backend>): void {
+    const backends = this.last?.config.data.backends;
+    if (!backends) return;
+    for (const id in upsert) if (id in backends) backends[id] = upsert[id] as Backend;
+  }
+
   private served(ing: NormalizedIngress | undefined, snap: ModelSnapshot, o: TranslateOptions): ing is NormalizedIngress {
     return !!ing && isIngressServed(ing, snap.classes, o);
   }
@@ -233,7 +243,8 @@ export class IncrementalTranslator {
       this.noteProfiles(h, hr, byName);
     }
     const backends: Record<string, Backend> = { ...pd.backends };
-    for (const id of new Set([...c.backends, ...Object.keys(d.backends)])) {
+    const touchedBackends = new Set([...c.backends, ...Object.keys(d.backends)]);
+    for (const id of touchedBackends) {
       const b = d.backends[id];
       if (b) backends[id] = b;
       else delete backends[id];
@@ -265,7 +276,7 @@ export class IncrementalTranslator {
     };
     const events: TranslateEvent[] = [];
     for (const ev of this.lastEvents.values()) events.push(...ev);
-    const r: TranslateResult = { config, ingressStatus: status, events };
+    const r: TranslateResult = { config, ingressStatus: status, events, touched: { ingresses: c.ingresses, hosts: c.hosts, backends: touchedBackends } };
     this.last = r;
     return r;
   }

@@ -52,6 +52,11 @@ export interface IngressStatus {
 
 export interface TranslateResult {
   config: GatewayConfig;
+  /**
+   * Set by the incremental translation: the only Ingresses (status, events), hosts (routes, certificates) and
+   * backends in which this result can differ from the previous one. Absent: anything may have changed.
+   */
+  touched?: { ingresses: ReadonlySet<string>; hosts: ReadonlySet<string>; backends: ReadonlySet<string> };
   ingressStatus: Map<string, IngressStatus>;
   events: TranslateEvent[];
 }

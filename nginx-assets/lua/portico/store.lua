@@ -18,7 +18,9 @@ local LOG_KEEP = 4096
 local _M = {}
 
 local local_version = -1
--- Per kind ("b" backends, "r" routes of a host): decoded entries of this worker and change listeners.
+-- Per kind ("b" backends, "r" routes of a host): what this worker holds, and change listeners. Backends are kept
+-- decoded (store.get); a host's routes only as `true` — the router keeps its compiled form, and a second, decoded
+-- copy of 10,000 hosts per worker would be memory for nothing.
 local entries = { b = {}, r = {} }
 local listeners = { b = {}, r = {} }
 
@@ -41,7 +43,7 @@ local function load_one(key)
   if not have or key:sub(2, 2) ~= ":" then return end
   local raw = dict:get(key)
   local v = raw and cjson.decode(raw) or nil
-  have[id] = v
+  if kind == "r" then have[id] = v ~= nil or nil else have[id] = v end
   local l = listeners[kind]
   for i = 1, #l do l[i](id, v) end
 end
@@ -86,8 +88,9 @@ function _M.get(id)
   return entries.b[id]
 end
 
-function _M.routes(host)
-  return entries.r[host]
+-- Whether this worker has routes for the host (its compiled form lives in the router).
+function _M.has_routes(host)
+  return entries.r[host] == true
 end
 
 -- Drops endpoints nginx must never be handed (see peers.lua), each with a log line and a count.
