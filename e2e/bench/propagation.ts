@@ -40,7 +40,7 @@ try {
       if (watching && eps.some((e) => e.addresses[0] === watching && e.conditions?.ready)) sliceSeenAt ||= performance.now();
     },
   });
-  await sleep(1000); // let the reload that served the Ingress finish being counted
+  await p.gateway.flush(); // every pending sync done before counting
   const reloadsBefore = await p.metric('portico_nginx_reloads_total');
   const total: number[] = [];
   const portico: number[] = [];
@@ -105,7 +105,7 @@ try {
     served.push(performance.now() - t0);
     await sleep(300);
   }
-  console.log(`[new-ingress] create Ingress → first 200 on its host, 100+ Ingresses present (reload path): ${summary(served)}`);
+  console.log(`[new-ingress] create Ingress → first 200 on its host, 100+ Ingresses present (data only): ${summary(served)}`);
   const conf = readFileSync(p.gateway.nginx.confPath, 'utf8');
   console.log(`[new-ingress] nginx.conf with ${100 + ingressTrials + 1} Ingresses: ${(conf.length / 1024).toFixed(0)} KiB`);
 } finally {

@@ -23,7 +23,9 @@ import type { Change, Model } from '../model/model.ts';
 import { diffConfig, emptyDelta, isEmptyDelta, structureChecksum } from '../translate/diff.ts';
 import type { IngressStatus, TranslateOptions, TranslateEvent } from '../translate/translate.ts';
 import { IncrementalTranslator } from '../translate/incremental.ts';
-import { endpointUpdates, serviceOfBackend } from './endpoint-updates.ts';
+import { IngressReporting } from './reporting.ts';
+import { resolveExternalNames } from './externalnames.ts';
+import { endpointUpdates } from './endpoint-updates.ts';
 import { forbiddenAddressReason } from '../translate/addresses.ts';
 import type { Backend, DataPlane, GatewayConfig, Structure } from '../config/types.ts';
 import { Lane } from './lane.ts';
@@ -98,8 +100,6 @@ export class GatewayReconciler {
   /** Ingresses changed since the last translation; null = something else changed too (translate everything). */
   private changedIngresses: Set<string> | null = null;
   private started = false;
-  /** Per Ingress: the events already recorded (key: generation, reason, message), so each is posted once. */
-  private reportedEvents = new Map<string, Set<string>>();
   /**
    * What may differ between what Lua holds and the next desired configuration, accumulated from the incremental
    * translation since the last successful push (null: compare everything — after a full translation, a failed
@@ -107,7 +107,6 @@ export class GatewayReconciler {
    * and reporting proportional to what changed.
    */
   private scope: { ingresses: Set<string>; hosts: Set<string>; backends: Set<string> } | null = null;
-  private readonly programmedGeneration = new Map<string, number>();
   private readonly own: ReadonlySet<string>;
   private readonly m: {
     reloads: Counter;
@@ -126,11 +125,14 @@ export class GatewayReconciler {
   private readonly resolver: ExternalNameResolver;
   /** Directive profiles left out because nginx -t refuses them (names are content digests), with nginx's words. */
   private excluded = new Map<string, string>();
-  /** Ingress keys programmed in nginx after the last full sync (for status publishing). */
-  readonly programmed = new Set<string>();
-  private readonly statusListeners: ((changed: string[]) => void)[] = [];
+  /** Events and status of Ingresses (see reporting.ts). */
+  private readonly reporting: IngressReporting;
+  /** Ingress keys programmed in nginx after the last sync (for status publishing). */
+  get programmed(): ReadonlySet<string> {
+    return this.reporting.programmed;
+  }
   onProgrammedChange(cb: (changed: string[]) => void): void {
-    this.statusListeners.push(cb);
+    this.reporting.onProgrammedChange(cb);
   }
   private readonly readyListeners: (() => void)[] = [];
   /** Called once, when the first complete configuration is live. */
@@ -145,6 +147,7 @@ export class GatewayReconciler {
     this.o = o;
     this.d = d;
     this.log = d.log.child({ component: 'gateway' });
+    this.reporting = new IngressReporting(d.events, d.ingressObject);
     this.own = new Set(o.translate.ownAddresses ?? []);
     this.dynamic = new DynamicClient(); // NginxProcess attaches it to its runtime's API socket
     this.nginx = new NginxProcess(
@@ -366,7 +369,7 @@ export class GatewayReconciler {
       }
       // The translator keeps its result to build the next one on: work on shallow copies, never on it.
       const desired: GatewayConfig = { structure: result.config.structure, data: { ...result.config.data } };
-      const events = [...result.events, ...this.resolveExternalNames(desired, this.scope?.backends)];
+      const events = [...result.events, ...resolveExternalNames(desired, this.resolver, this.d.model, this.scope?.backends)];
       const status = this.excluded.size ? new Map(result.ingressStatus) : result.ingressStatus;
       // Profiles excluded earlier stay out (same name = same content = same verdict) while routes still use them.
       for (const name of [...this.excluded.keys()]) if (!desired.structure.profiles.some((p) => p.name === name)) this.excluded.delete(name);
@@ -429,8 +432,7 @@ export class GatewayReconciler {
       ok = true;
       // The first sync after a start programs everything at once: one event on the controller instead of a
       // "Programmed" event per Ingress (a restart at 10k Ingresses would otherwise post 10k events).
-      this.reportIngresses(events, status, reported?.ingresses ?? null, reload, this.readyFlag);
-      this.updateProgrammed(status, reported?.ingresses ?? null);
+      this.reporting.report(events, status, reported?.ingresses ?? null, reload, this.readyFlag);
       if (!this.readyFlag) {
         this.readyFlag = true;
         this.m.ready.set(1);
@@ -482,47 +484,6 @@ export class GatewayReconciler {
       else if (this.held.routes[h]) out[h] = this.held.routes[h];
     }
     return out;
-  }
-
-  /**
-   * ExternalName backends: endpoints from DNS (resolved outside the pure translation), refused addresses dropped
-   * with a Warning on every Ingress that uses the Service.
-   */
-  private resolveExternalNames(desired: GatewayConfig, touched?: Set<string>): TranslateEvent[] {
-    const events: TranslateEvent[] = [];
-    const names = new Set<string>();
-    const external: string[] = [];
-    for (const id in desired.data.backends) {
-      const b = desired.data.backends[id] as Backend;
-      if (b.externalName && b.externalPort) {
-        names.add(b.externalName);
-        external.push(id);
-      }
-    }
-    this.resolver.use(names);
-    let copied = false;
-    for (const id of external) {
-      const original = desired.data.backends[id] as Backend;
-      // Results of the translation are shared with the next one: change copies only.
-      if (!copied) desired.data.backends = { ...desired.data.backends };
-      copied = true;
-      const b: Backend = { ...original };
-      desired.data.backends[id] = b;
-      touched?.add(id); // a new object every sync: the diff must look at it
-      const e = this.resolver.get(b.externalName as string);
-      if (!e) b.unavailableReason = `resolving ExternalName ${b.externalName}`;
-      else if (e.error) b.unavailableReason = `ExternalName ${b.externalName} does not resolve: ${e.error}`;
-      else if (!e.addresses.length && e.refused.length)
-        b.unavailableReason = `ExternalName ${b.externalName} resolves only to addresses Portico refuses to proxy to (${e.refused.map((r) => `${r.address}: ${r.reason}`).join(', ')})`;
-      else if (!e.addresses.length) b.unavailableReason = `ExternalName ${b.externalName} has no addresses`;
-      else b.endpoints = e.addresses.map((address) => ({ address, port: b.externalPort as number, weight: 1 }));
-      if (e?.refused.length) {
-        const svc = serviceOfBackend(b.id)?.serviceKey;
-        const msg = `Service ${svc} (ExternalName ${b.externalName}) resolves to ${e.refused.map((r) => `${r.address} (${r.reason})`).join(', ')}; Portico never proxies there${e.addresses.length ? '' : ', so paths using it answer 503'}`;
-        for (const ingKey of svc ? this.d.model.ingressesUsingService(svc) : []) events.push({ objectKey: ingKey, type: 'Warning', reason: 'ForbiddenEndpoint', message: msg });
-      }
-    }
-    return events;
   }
 
   /** Render → nginx -t (with fault isolation) → start or reload → confirm. False when the running config stays. */
@@ -580,76 +541,9 @@ export class GatewayReconciler {
     return true;
   }
 
-  /** Keeps `programmed` in step with the status map: for the Ingresses in `only`, or for all (null). */
-  private updateProgrammed(status: ReadonlyMap<string, IngressStatus>, only: ReadonlySet<string> | null): void {
-    const changed: string[] = [];
-    for (const k of only ?? status.keys()) {
-      const st = status.get(k);
-      const on = !!st && st.served && st.programmed;
-      if (on !== this.programmed.has(k)) {
-        changed.push(k);
-        if (on) this.programmed.add(k);
-        else this.programmed.delete(k);
-      }
-    }
-    if (!only) {
-      for (const k of this.programmed) {
-        if (!status.has(k)) {
-          this.programmed.delete(k);
-          changed.push(k);
-        }
-      }
-    }
-    if (changed.length) for (const cb of this.statusListeners) cb(changed);
-  }
-
   private controllerEvent(type: 'Normal' | 'Warning', reason: string, note: string): void {
     const obj = this.d.controllerObject();
     if (obj) this.d.events.event(obj, type, reason, reason === 'Reload' || reason === 'ReloadFailed' ? 'Reload' : 'Sync', note);
   }
 
-  /**
-   * Events on Ingresses: problems when they first appear, and "Programmed" when a generation goes live — for the
-   * Ingresses in `only` (what the sync touched), or for all (null).
-   */
-  private reportIngresses(events: TranslateEvent[], status: ReadonlyMap<string, IngressStatus>, only: ReadonlySet<string> | null, reload: boolean, announce: boolean): void {
-    const next = new Map<string, Set<string>>();
-    for (const e of events) {
-      if (only && !only.has(e.objectKey)) continue;
-      const obj = this.d.ingressObject(e.objectKey);
-      // Once per generation: the same problem is reported again only for a new generation of the object.
-      const k = `${obj?.metadata.generation ?? 0}\u0000${e.reason}\u0000${e.message}`;
-      let seen = next.get(e.objectKey);
-      if (!seen) next.set(e.objectKey, (seen = new Set()));
-      seen.add(k);
-      if (this.reportedEvents.get(e.objectKey)?.has(k)) continue;
-      if (obj) this.d.events.event(obj, e.type, e.reason, 'Programming', e.message);
-    }
-    if (only) {
-      for (const key of only) {
-        const seen = next.get(key);
-        if (seen) this.reportedEvents.set(key, seen);
-        else this.reportedEvents.delete(key);
-      }
-    } else this.reportedEvents = next;
-    for (const key of only ?? status.keys()) {
-      const st = status.get(key);
-      const obj = st && this.d.ingressObject(key);
-      if (!st || !obj) {
-        this.programmedGeneration.delete(key);
-        continue;
-      }
-      const gen = obj.metadata.generation ?? 0;
-      if (!st.served || !st.programmed) {
-        this.programmedGeneration.delete(key);
-        continue;
-      }
-      if (this.programmedGeneration.get(key) === gen) continue;
-      this.programmedGeneration.set(key, gen);
-      if (!announce) continue;
-      const how = reload ? 'with a reload' : 'dynamically';
-      this.d.events.event(obj, 'Normal', 'Programmed', 'Programming', `Ingress generation ${gen} is served by nginx (applied ${how})`);
-    }
-    if (!only) for (const key of this.programmedGeneration.keys()) if (!status.has(key)) this.programmedGeneration.delete(key);
-  }
 }

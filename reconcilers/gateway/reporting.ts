@@ -1,0 +1,97 @@
+// Events and status of Ingresses after each sync: each problem is posted once per generation of its Ingress,
+// "Programmed" when a generation goes live, and the set of programmed Ingresses (what status publishing writes)
+// kept in step. A sync reports only the Ingresses it touched (`only`), or all of them after a full translation.
+import type { EventRecorder } from '../../operator/events.ts';
+import type { KubeObject } from '../../operator/kube/object.ts';
+import type { IngressStatus, TranslateEvent } from '../translate/translate.ts';
+
+export class IngressReporting {
+  /** Ingress keys programmed in nginx after the last sync. */
+  readonly programmed = new Set<string>();
+  /** Per Ingress: the events already recorded (key: generation, reason, message), so each is posted once. */
+  private reportedEvents = new Map<string, Set<string>>();
+  private readonly programmedGeneration = new Map<string, number>();
+  private readonly listeners: ((changed: string[]) => void)[] = [];
+
+  private readonly events: EventRecorder;
+  private readonly ingressObject: (key: string) => KubeObject | undefined;
+
+  constructor(events: EventRecorder, ingressObject: (key: string) => KubeObject | undefined) {
+    this.events = events;
+    this.ingressObject = ingressObject;
+  }
+
+  /** Called with the keys whose programmed state changed. */
+  onProgrammedChange(cb: (changed: string[]) => void): void {
+    this.listeners.push(cb);
+  }
+
+  /**
+   * Events on Ingresses: problems when they first appear, and "Programmed" when a generation goes live — for the
+   * Ingresses in `only` (what the sync touched), or for all (null).
+   */
+  report(events: readonly TranslateEvent[], status: ReadonlyMap<string, IngressStatus>, only: ReadonlySet<string> | null, reload: boolean, announce: boolean): void {
+    this.updateProgrammed(status, only);
+    const next = new Map<string, Set<string>>();
+    for (const e of events) {
+      if (only && !only.has(e.objectKey)) continue;
+      const obj = this.ingressObject(e.objectKey);
+      // Once per generation: the same problem is reported again only for a new generation of the object.
+      const k = `${obj?.metadata.generation ?? 0}\u0000${e.reason}\u0000${e.message}`;
+      let seen = next.get(e.objectKey);
+      if (!seen) next.set(e.objectKey, (seen = new Set()));
+      seen.add(k);
+      if (this.reportedEvents.get(e.objectKey)?.has(k)) continue;
+      if (obj) this.events.event(obj, e.type, e.reason, 'Programming', e.message);
+    }
+    if (only) {
+      for (const key of only) {
+        const seen = next.get(key);
+        if (seen) this.reportedEvents.set(key, seen);
+        else this.reportedEvents.delete(key);
+      }
+    } else this.reportedEvents = next;
+    for (const key of only ?? status.keys()) {
+      const st = status.get(key);
+      const obj = st && this.ingressObject(key);
+      if (!st || !obj) {
+        this.programmedGeneration.delete(key);
+        continue;
+      }
+      const gen = obj.metadata.generation ?? 0;
+      if (!st.served || !st.programmed) {
+        this.programmedGeneration.delete(key);
+        continue;
+      }
+      if (this.programmedGeneration.get(key) === gen) continue;
+      this.programmedGeneration.set(key, gen);
+      if (!announce) continue;
+      const how = reload ? 'with a reload' : 'dynamically';
+      this.events.event(obj, 'Normal', 'Programmed', 'Programming', `Ingress generation ${gen} is served by nginx (applied ${how})`);
+    }
+    if (!only) for (const key of this.programmedGeneration.keys()) if (!status.has(key)) this.programmedGeneration.delete(key);
+  }
+
+  /** Keeps `programmed` in step with the status map: for the Ingresses in `only`, or for all (null). */
+  private updateProgrammed(status: ReadonlyMap<string, IngressStatus>, only: ReadonlySet<string> | null): void {
+    const changed: string[] = [];
+    for (const k of only ?? status.keys()) {
+      const st = status.get(k);
+      const on = !!st && st.served && st.programmed;
+      if (on !== this.programmed.has(k)) {
+        changed.push(k);
+        if (on) this.programmed.add(k);
+        else this.programmed.delete(k);
+      }
+    }
+    if (!only) {
+      for (const k of this.programmed) {
+        if (!status.has(k)) {
+          this.programmed.delete(k);
+          changed.push(k);
+        }
+      }
+    }
+    if (changed.length) for (const cb of this.listeners) cb(changed);
+  }
+}
