@@ -57,6 +57,11 @@ local function post_data()
   if err then return reply(400, { error = err }) end
   local b, r = body.backends or {}, body.routes or {}
   local v, aerr = store.apply_all({ b = { upsert = b.upsert, remove = b.remove }, r = { upsert = r.upsert, remove = r.remove } })
+  -- A full push (start, restart) decodes megabytes into tables that are garbage a moment later: collect them now
+  -- rather than leave this worker's heap at its peak until the collector gets round to it.
+  local big = (tonumber(ngx.var.content_length) or 0) > 1024 * 1024
+  body, b, r = nil, nil, nil
+  if big then collectgarbage() end
   if not v then return reply(507, { error = aerr }) end
   return reply(200, { version = v })
 end

@@ -121,10 +121,18 @@ local function build(id, b)
 end
 _M.build = build
 
-store.on_change(function(id, b)
-  if not b then pickers[id] = nil; return end
-  pickers[id] = build(id, b)
-end)
+-- A backend's picker is built when a request first needs it and dropped when the backend changes.
+store.on_change(function(id) pickers[id] = nil end)
+local store_get = store.get
+local function picker(id)
+  local p = pickers[id]
+  if p ~= nil or id == nil then return p end
+  local b = store_get(id)
+  if not b then return nil end
+  p = build(id, b)
+  pickers[id] = p
+  return p
+end
 
 -- Canary decision (ingress-nginx precedence: header, then cookie, then weight). Returns true for the canary.
 local function use_canary(c)
@@ -211,11 +219,11 @@ function _M.balance()
     local t = route_timeouts(tk)
     if t then set_timeouts(t[1], t[2], t[3]) end
   end
-  local p = pickers[id]
+  local p = picker(id)
   if p then
     local c = p.canary
     if c then
-      local cp = pickers[c.backendId]
+      local cp = picker(c.backendId)
       if cp and use_canary(c) then
         id = c.backendId
         ngx_var.portico_backend = id

@@ -11,7 +11,8 @@
 -- longest matching prefix (element-wise: "/foo" matches "/foo" and "/foo/...", never "/foobar"). There is no
 -- auto-redirect: an Exact "/foo/" does not answer "/foo". Hosts: exact name, then the "*.parent" wildcard of
 -- exactly one label, then "_" (rules without host); a host that has routes never falls through to another.
--- Lookups are hash lookups in the number of hosts; each worker compiles only the hosts whose routes changed.
+-- Lookups are hash lookups in the number of hosts. A worker compiles a host's routes when a request first needs
+-- them and drops that compiled form when they change, so its memory follows the hosts it serves.
 local store = require("portico.store")
 
 local ngx_var = ngx.var
@@ -22,7 +23,8 @@ local sync = store.sync
 
 local _M = {}
 
-local hosts = {}          -- host -> compiled routes
+local hosts = {}          -- host -> compiled routes (hosts requested since their last change)
+local known = {}          -- host -> true: routes exist in shared memory
 local profiles = {}       -- profile names rendered in the running nginx.conf (from init.lua)
 
 function _M.configure(opts)
@@ -83,21 +85,33 @@ local function compile(host, h)
 end
 _M.compile = compile
 
-store.on_routes(function(host, h)
-  if h then hosts[host] = compile(host, h) else hosts[host] = nil end
+store.on_routes(function(host, present)
+  known[host] = present or nil
+  hosts[host] = nil
 end)
 
+local read_routes = store.read_routes
+local function get_host(name)
+  local h = hosts[name]
+  if h or not known[name] then return h end
+  local raw = read_routes(name)
+  if not raw then return nil end
+  h = compile(name, raw)
+  hosts[name] = h
+  return h
+end
+
 local function find_host(host)
-  local h = hosts[host]
+  local h = host and get_host(host)
   if h then return h end
   if host then
     local dot = find(host, ".", 1, true)
     if dot then
-      h = hosts["*" .. sub(host, dot)]
+      h = get_host("*" .. sub(host, dot))
       if h then return h end
     end
   end
-  return hosts["_"]
+  return get_host("_")
 end
 
 local function match(h, uri)

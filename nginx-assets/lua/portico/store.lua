@@ -18,19 +18,21 @@ local LOG_KEEP = 4096
 local _M = {}
 
 local local_version = -1
--- Per kind ("b" backends, "r" routes of a host): what this worker holds, and change listeners. Backends are kept
--- decoded (store.get); a host's routes only as `true` — the router keeps its compiled form, and a second, decoded
--- copy of 10,000 hosts per worker would be memory for nothing.
+-- Per kind ("b" backends, "r" routes of a host): which entries exist (`true`), and change listeners. Nothing is
+-- decoded at sync time: a backend is decoded when store.get first asks for it (and kept until it changes), a host's
+-- routes when the router first needs them — so a worker holds what it serves, not all 10,000 hosts and backends.
 local entries = { b = {}, r = {} }
+local decoded = {}         -- backend id -> decoded backend (backends asked for since their last change)
 local listeners = { b = {}, r = {} }
 
--- fn(id, backend_or_nil) is called when a backend changes in this worker.
+-- fn(id, present) is called when a backend changes in this worker (present: true, or nil when removed).
 function _M.on_change(fn)
   local l = listeners.b
   l[#l + 1] = fn
 end
 
--- fn(host, routes_or_nil) is called when the routes of a host change in this worker.
+-- fn(host, present) is called when the routes of a host change (present: true, or nil when removed); the routes
+-- themselves are read with store.read_routes(host).
 function _M.on_routes(fn)
   local l = listeners.r
   l[#l + 1] = fn
@@ -41,9 +43,9 @@ local function load_one(key)
   local kind, id = key:sub(1, 1), key:sub(3)
   local have = entries[kind]
   if not have or key:sub(2, 2) ~= ":" then return end
-  local raw = dict:get(key)
-  local v = raw and cjson.decode(raw) or nil
-  if kind == "r" then have[id] = v ~= nil or nil else have[id] = v end
+  local v = dict:get(key) ~= nil or nil
+  have[id] = v
+  if kind == "b" then decoded[id] = nil end
   local l = listeners[kind]
   for i = 1, #l do l[i](id, v) end
 end
@@ -84,13 +86,25 @@ function _M.sync()
   local_version = v
 end
 
+-- A backend as stored now (decoded once per change), or nil.
 function _M.get(id)
-  return entries.b[id]
+  local b = decoded[id]
+  if b ~= nil or not entries.b[id] then return b end
+  local raw = dict:get("b:" .. id)
+  b = raw and cjson.decode(raw) or nil
+  decoded[id] = b
+  return b
 end
 
 -- Whether this worker has routes for the host (its compiled form lives in the router).
 function _M.has_routes(host)
   return entries.r[host] == true
+end
+
+-- The routes of a host as stored now (decoded), or nil.
+function _M.read_routes(host)
+  local raw = dict:get("r:" .. host)
+  return raw and cjson.decode(raw) or nil
 end
 
 -- Drops endpoints nginx must never be handed (see peers.lua), each with a log line and a count.

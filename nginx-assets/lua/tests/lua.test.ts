@@ -53,6 +53,7 @@ test('Lua router: nginx location semantics, one-label wildcards, catch-all, answ
     /ok - two labels do not/,
     /ok - Content-Length over the profile's limit answers 413/,
     /ok - the other host was not compiled again/,
+    /ok - only the requested host is compiled/,
     /ok - 10k hosts: every request routed to its own host/,
   ]);
 });

@@ -145,6 +145,21 @@ do -- only the hosts that changed are compiled again; removals reach the worker
   R.check("the others stay", backend_for(T, router, "b.example.com", "/") == "b1")
 end
 
+do -- a worker compiles a host only when a request needs it
+  local T, store, router = setup()
+  store.apply_all({ r = { upsert = {
+    ["a.example.com"] = { rules = { rule("prefix", "/", route("a")) } },
+    ["b.example.com"] = { rules = { rule("prefix", "/", route("b")) } },
+    ["c.example.com"] = { rules = { rule("prefix", "/", route("c")) } },
+  } } })
+  backend_for(T, router, "b.example.com", "/")
+  local compiled = {}
+  for h in pairs(router._hosts()) do compiled[#compiled + 1] = h end
+  R.check("only the requested host is compiled", #compiled == 1 and compiled[1] == "b.example.com", table.concat(compiled, ","))
+  backend_for(T, router, "zzz.example.com", "/")
+  R.check("an unknown host compiles nothing", router._hosts()["zzz.example.com"] == nil and router._hosts()["_"] == nil)
+end
+
 do -- 10,000 hosts: every lookup finds its own host's route
   local T, store, router = setup()
   local up = {}
