@@ -38,12 +38,20 @@ function _M.on_routes(fn)
   l[#l + 1] = fn
 end
 
--- key: "b:<id>" or "r:<host>".
-local function load_one(key)
+-- Whether a key exists, without copying its value out of shared memory (ttl answers "not found" for a missing
+-- key; a full re-read after a reload would otherwise copy every host's and backend's JSON just to drop it).
+local function exists(key)
+  local ttl = dict:ttl(key)
+  return ttl ~= nil
+end
+
+-- key: "b:<id>" or "r:<host>"; present: known already (full re-read) or nil (ask shared memory).
+local function load_one(key, present)
   local kind, id = key:sub(1, 1), key:sub(3)
   local have = entries[kind]
   if not have or key:sub(2, 2) ~= ":" then return end
-  local v = dict:get(key) ~= nil or nil
+  local v
+  if present ~= nil then v = present or nil else v = exists(key) or nil end
   have[id] = v
   if kind == "b" then decoded[id] = nil end
   local l = listeners[kind]
@@ -67,7 +75,7 @@ local function full_reload()
       end
     end
   end
-  for k in pairs(fresh) do load_one(k) end
+  for k in pairs(fresh) do load_one(k, true) end
 end
 
 -- Called before every balancing decision: one shared-dict read when nothing changed.

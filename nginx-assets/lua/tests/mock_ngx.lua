@@ -17,6 +17,12 @@ end
 
 function Dict:get(k) return self.data[k] end
 
+-- As nginx's: 0 for a key without expiry, nil and "not found" for a missing one (the value is not copied).
+function Dict:ttl(k)
+  if self.data[k] == nil then return nil, "not found" end
+  return 0
+end
+
 function Dict:delete(k)
   local old = self.data[k]
   if old ~= nil then
