@@ -317,7 +317,8 @@ export class GatewayReconciler {
         }
         return needsStructure;
       });
-      if (needsStructure) this.structural.trigger();
+      // A Service or port gone, a refused address to report: the full translation (Services are not Ingresses).
+      if (needsStructure) this.translateAll();
       const ms = performance.now() - t0;
       this.m.syncs.observe({ kind: 'endpoints' }, ms / 1000);
       this.record({ lane: 'data', reload: false, reasons: [], bytesSent: bytes, ms, ok: true });
