@@ -13,6 +13,7 @@ import { keyOf, type KubeObject } from '../operator/kube/object.ts';
 import { Resources } from '../operator/kube/resources.ts';
 import { ConfigMapReconciler } from '../reconcilers/configmap.ts';
 import { GatewayReconciler } from '../reconcilers/gateway/gateway.ts';
+import { ingressKeyOf, ingressRef } from '../reconcilers/translate/translate.ts';
 import { IngressReconciler } from '../reconcilers/ingress.ts';
 import { IngressClassReconciler } from '../reconcilers/ingressclass.ts';
 import { Model, secretsOf } from '../reconcilers/model/model.ts';
@@ -151,7 +152,10 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
       events: m.events,
       metrics: m.metrics,
       log: m.log,
-      ingressObject: (key) => ingresses.store.get(key),
+      objectFor: (ref) => {
+        const key = ingressKeyOf(ref);
+        return key ? ingresses.store.get(key) : undefined;
+      },
       initialReconciled: () => m.initialReconciled(),
       controllerObject: () =>
         podName && podNamespace
@@ -173,17 +177,18 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
         // Status is written only once the first complete configuration is live: before that, "not programmed"
         // means "not known yet", and clearing addresses then would make external-dns see every Ingress flap.
         isLeader: () => m.isLeader() && gateway.isReady(),
-        programmed: (k) => gateway.programmed.has(k),
+        programmed: (k) => gateway.programmed.has(ingressRef(k)),
       },
       { publishService: cfg['publish-service'], publishStatusAddress: cfg['publish-status-address'] },
     );
     const statusCtrl = m.controller({ name: 'status', reconciler: statusRec, workers: 2 });
-    gateway.onProgrammedChange((keys) => keys.forEach((k) => statusCtrl.enqueue(k)));
+    const ingressKeys = (refs: Iterable<string>) => [...refs].map(ingressKeyOf).filter((k): k is string => k !== null);
+    gateway.onProgrammedChange((refs) => ingressKeys(refs).forEach((k) => statusCtrl.enqueue(k)));
     // Our own status writes come back as Ingress updates; re-checking them is a cheap no-op.
     statusCtrl.watch(ingresses);
     if (cfg['publish-service']) {
       const pub = cfg['publish-service'];
-      statusCtrl.watch(services, (s) => (keyOf(s) === pub ? [...gateway.programmed] : []));
+      statusCtrl.watch(services, (s) => (keyOf(s) === pub ? ingressKeys(gateway.programmed) : []));
     }
     const all = () => {
       for (const k of ingresses.store.keys()) statusCtrl.enqueue(k);

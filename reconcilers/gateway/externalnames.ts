@@ -2,7 +2,7 @@
 // endpoints before each push. Addresses no tenant may reach are dropped with a Warning on every Ingress that uses
 // the Service.
 import type { Model } from '../model/model.ts';
-import type { TranslateEvent } from '../translate/translate.ts';
+import { ingressRef, type TranslateEvent } from '../translate/translate.ts';
 import type { Backend, GatewayConfig } from '../config/types.ts';
 import { serviceOfBackend } from './endpoint-updates.ts';
 import type { ExternalNameResolver } from './resolver.ts';
@@ -42,7 +42,7 @@ export function resolveExternalNames(desired: GatewayConfig, resolver: ExternalN
     if (e?.refused.length) {
       const svc = serviceOfBackend(b.id)?.serviceKey;
       const msg = `Service ${svc} (ExternalName ${b.externalName}) resolves to ${e.refused.map((r) => `${r.address} (${r.reason})`).join(', ')}; Portico never proxies there${e.addresses.length ? '' : ', so paths using it answer 503'}`;
-      for (const ingKey of svc ? model.ingressesUsingService(svc) : []) events.push({ objectKey: ingKey, type: 'Warning', reason: 'ForbiddenEndpoint', message: msg });
+      for (const ingKey of svc ? model.ingressesUsingService(svc) : []) events.push({ ref: ingressRef(ingKey), type: 'Warning', reason: 'ForbiddenEndpoint', message: msg });
     }
   }
   return events;

@@ -38,9 +38,6 @@ import { excludeProfiles, findCulprits, withoutProfiles } from './isolate.ts';
 /** Nothing held (a fresh object each time: `held` is updated in place by endpoint pushes). */
 const emptyData = (): DataPlane => ({ routes: {}, backends: {}, certificates: {}, defaultCertificate: null });
 
-/** "Ingress/ns/name" → "ns/name" (Ingress events and status are keyed by namespace/name). */
-const ingressKeyOf = (ref: string): string | null => (ref.startsWith('Ingress/') ? ref.slice('Ingress/'.length) : null);
-
 export interface GatewayOptions {
   translate: TranslateOptions;
   nginxBinary: string;
@@ -58,7 +55,7 @@ export interface GatewayDeps {
   metrics: Metrics;
   log: Logger;
   /** The Ingress object for events (from the informer cache). */
-  ingressObject: (key: string) => KubeObject | undefined;
+  objectFor: (ref: string) => KubeObject | undefined;
   /** Object that Reload events are recorded on (the controller Pod, or the IngressClass). */
   controllerObject: () => KubeObject | undefined;
   /** Resolves once every initially listed object has been reconciled into the model (default: at once). */
@@ -106,7 +103,7 @@ export class GatewayReconciler {
    * reload, while profiles are excluded, or before the first push). At 10,000 Ingresses this keeps a sync's diff
    * and reporting proportional to what changed.
    */
-  private scope: { ingresses: Set<string>; hosts: Set<string>; backends: Set<string> } | null = null;
+  private scope: { objects: Set<string>; hosts: Set<string>; backends: Set<string> } | null = null;
   private readonly own: ReadonlySet<string>;
   private readonly m: {
     reloads: Counter;
@@ -147,7 +144,7 @@ export class GatewayReconciler {
     this.o = o;
     this.d = d;
     this.log = d.log.child({ component: 'gateway' });
-    this.reporting = new IngressReporting(d.events, d.ingressObject);
+    this.reporting = new IngressReporting(d.events, d.objectFor);
     this.own = new Set(o.translate.ownAddresses ?? []);
     this.dynamic = new DynamicClient(); // NginxProcess attaches it to its runtime's API socket
     this.nginx = new NginxProcess(
@@ -364,14 +361,14 @@ export class GatewayReconciler {
       const t = result.touched;
       if (!t) this.scope = null;
       else if (this.scope) {
-        for (const k of t.ingresses) this.scope.ingresses.add(k);
+        for (const k of t.objects) this.scope.objects.add(k);
         for (const h of t.hosts) this.scope.hosts.add(h);
         for (const b of t.backends) this.scope.backends.add(b);
       }
       // The translator keeps its result to build the next one on: work on shallow copies, never on it.
       const desired: GatewayConfig = { structure: result.config.structure, data: { ...result.config.data } };
       const events = [...result.events, ...resolveExternalNames(desired, this.resolver, this.d.model, this.scope?.backends)];
-      const status = this.excluded.size ? new Map(result.ingressStatus) : result.ingressStatus;
+      const status = this.excluded.size ? new Map(result.status) : result.status;
       // Profiles excluded earlier stay out (same name = same content = same verdict) while routes still use them.
       for (const name of [...this.excluded.keys()]) if (!desired.structure.profiles.some((p) => p.name === name)) this.excluded.delete(name);
       this.exclude(desired, events, status);
@@ -428,12 +425,12 @@ export class GatewayReconciler {
       });
       // What Lua holds is now exactly `desired`: the next diff needs only what changes from here.
       const reported = this.excluded.size ? null : this.scope;
-      this.scope = { ingresses: new Set(), hosts: new Set(), backends: new Set() };
+      this.scope = { objects: new Set(), hosts: new Set(), backends: new Set() };
       if (!structureOk) return false; // the reload is retried with backoff; the data is live
       ok = true;
       // The first sync after a start programs everything at once: one event on the controller instead of a
       // "Programmed" event per Ingress (a restart at 10k Ingresses would otherwise post 10k events).
-      this.reporting.report(events, status, reported?.ingresses ?? null, reload, this.readyFlag);
+      this.reporting.report(events, status, reported?.objects ?? null, reload, this.readyFlag);
       if (!this.readyFlag) {
         this.readyFlag = true;
         this.m.ready.set(1);
@@ -468,11 +465,9 @@ export class GatewayReconciler {
     const stillServed = new Set<string>();
     for (const hr of Object.values(routes)) for (const r of hr.rules) if (sources.has(r.route.source) && !r.route.action) stillServed.add(r.route.source);
     for (const ref of sources) {
-      const key = ingressKeyOf(ref);
-      if (!key) continue;
-      const st = status.get(key);
-      if (st && !stillServed.has(ref)) status.set(key, { ...st, programmed: false });
-      events.push({ objectKey: key, type: 'Warning', reason: 'Excluded', message: `paths left out of nginx: the nginx directives they need fail nginx -t; everything else is programmed. nginx said: ${why.slice(0, 600)}` });
+      const st = status.get(ref);
+      if (st && !stillServed.has(ref)) status.set(ref, { ...st, programmed: false });
+      events.push({ ref, type: 'Warning', reason: 'Excluded', message: `paths left out of nginx: the nginx directives they need fail nginx -t; everything else is programmed. nginx said: ${why.slice(0, 600)}` });
     }
   }
 

@@ -1,12 +1,13 @@
-// Events and status of Ingresses after each sync: each problem is posted once per generation of its Ingress,
-// "Programmed" when a generation goes live, and the set of programmed Ingresses (what status publishing writes)
-// kept in step. A sync reports only the Ingresses it touched (`only`), or all of them after a full translation.
+// Events and status of the objects routes come from (Ingresses today), keyed by kind-qualified reference
+// ("Ingress/ns/name"), after each sync: each problem is posted once per generation of its object, "Programmed" when
+// a generation goes live, and the set of programmed objects (what status publishing writes) kept in step. A sync
+// reports only the objects it touched (`only`), or all of them after a full translation.
 import type { EventRecorder } from '../../operator/events.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { IngressStatus, TranslateEvent } from '../translate/translate.ts';
 
 export class IngressReporting {
-  /** Ingress keys programmed in nginx after the last sync. */
+  /** References of the objects programmed in nginx after the last sync. */
   readonly programmed = new Set<string>();
   /** Per Ingress: the events already recorded (key: generation, reason, message), so each is posted once. */
   private reportedEvents = new Map<string, Set<string>>();
@@ -14,11 +15,11 @@ export class IngressReporting {
   private readonly listeners: ((changed: string[]) => void)[] = [];
 
   private readonly events: EventRecorder;
-  private readonly ingressObject: (key: string) => KubeObject | undefined;
+  private readonly objectFor: (ref: string) => KubeObject | undefined;
 
-  constructor(events: EventRecorder, ingressObject: (key: string) => KubeObject | undefined) {
+  constructor(events: EventRecorder, objectFor: (ref: string) => KubeObject | undefined) {
     this.events = events;
-    this.ingressObject = ingressObject;
+    this.objectFor = objectFor;
   }
 
   /** Called with the keys whose programmed state changed. */
@@ -34,14 +35,14 @@ export class IngressReporting {
     this.updateProgrammed(status, only);
     const next = new Map<string, Set<string>>();
     for (const e of events) {
-      if (only && !only.has(e.objectKey)) continue;
-      const obj = this.ingressObject(e.objectKey);
+      if (only && !only.has(e.ref)) continue;
+      const obj = this.objectFor(e.ref);
       // Once per generation: the same problem is reported again only for a new generation of the object.
       const k = `${obj?.metadata.generation ?? 0}\u0000${e.reason}\u0000${e.message}`;
-      let seen = next.get(e.objectKey);
-      if (!seen) next.set(e.objectKey, (seen = new Set()));
+      let seen = next.get(e.ref);
+      if (!seen) next.set(e.ref, (seen = new Set()));
       seen.add(k);
-      if (this.reportedEvents.get(e.objectKey)?.has(k)) continue;
+      if (this.reportedEvents.get(e.ref)?.has(k)) continue;
       if (obj) this.events.event(obj, e.type, e.reason, 'Programming', e.message);
     }
     if (only) {
@@ -53,7 +54,7 @@ export class IngressReporting {
     } else this.reportedEvents = next;
     for (const key of only ?? status.keys()) {
       const st = status.get(key);
-      const obj = st && this.ingressObject(key);
+      const obj = st && this.objectFor(key);
       if (!st || !obj) {
         this.programmedGeneration.delete(key);
         continue;

@@ -49,7 +49,7 @@ test('the dropped path becomes a Warning and the configuration renders (the esca
   });
   const r = translate(m.snapshot(), OPTS);
   assert.deepEqual(r.config.data.routes['a.example.com']?.rules.map((l) => l.path), ['/ok']);
-  assert.equal(r.events.filter((e) => e.reason === 'InvalidConfiguration' && e.objectKey === 'default/i').length, 2);
+  assert.equal(r.events.filter((e) => e.reason === 'InvalidConfiguration' && e.ref === 'Ingress/default/i').length, 2);
   const dir = mkdtempSync(path.join(tmpdir(), 'portico-names-'));
   try {
     const rt = runtimePaths(dir);

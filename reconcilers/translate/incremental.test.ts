@@ -49,7 +49,7 @@ function randomIngress(r: () => number, name: string, created: string): KubeObje
 
 function eventsByKey(r: TranslateResult): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  for (const e of r.events) out.set(e.objectKey, [...(out.get(e.objectKey) ?? []), `${e.type} ${e.reason} ${e.message}`]);
+  for (const e of r.events) out.set(e.ref, [...(out.get(e.ref) ?? []), `${e.type} ${e.reason} ${e.message}`]);
   for (const v of out.values()) v.sort();
   return out;
 }
@@ -59,7 +59,7 @@ function assertSame(inc: TranslateResult, full: TranslateResult, where: string):
   assert.deepStrictEqual(inc.config.data.backends, full.config.data.backends, `${where}: backends`);
   assert.deepStrictEqual(inc.config.data.certificates, full.config.data.certificates, `${where}: certificates`);
   assert.deepStrictEqual(inc.config.structure, full.config.structure, `${where}: structure`);
-  assert.deepStrictEqual(new Map([...inc.ingressStatus].sort()), new Map([...full.ingressStatus].sort()), `${where}: status`);
+  assert.deepStrictEqual(new Map([...inc.status].sort()), new Map([...full.status].sort()), `${where}: status`);
   assert.deepStrictEqual(new Map([...eventsByKey(inc)].sort()), new Map([...eventsByKey(full)].sort()), `${where}: events`);
 }
 
@@ -134,7 +134,7 @@ test('many hosts on one Service: a new Ingress brings in the backend owner only,
   const r = add('newer', 20, { 'nginx.ingress.kubernetes.io/load-balance': 'ewma' });
   assert.ok(t.stats.lastTranslated <= 2, `${t.stats.lastTranslated} Ingresses translated (itself and the owner)`);
   assert.equal(r.config.data.backends.default_shared_80?.balance, 'round_robin', "the owner's settings stay");
-  assert.ok(r.events.some((e) => e.objectKey === 'default/newer' && e.reason === 'BackendSettingsConflict'));
+  assert.ok(r.events.some((e) => e.ref === 'Ingress/default/newer' && e.reason === 'BackendSettingsConflict'));
   add('older', 1, { 'nginx.ingress.kubernetes.io/load-balance': 'ewma' });
   assert.ok(t.stats.lastTranslated > 300, 'a new owner: every user of the backend is translated again');
   assert.equal(t.translate(m.snapshot(), OPTS, new Set()).config.data.backends.default_shared_80?.balance, 'ewma');

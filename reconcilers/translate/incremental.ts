@@ -17,7 +17,7 @@
 import type { Backend, Certificate, GatewayConfig, HostRoutes, Profile } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress } from '../model/types.ts';
-import { byAge, claimsOfIngress, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
+import { byAge, claimsOfIngress, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
 
 interface Touches {
   hosts: string[];
@@ -251,15 +251,18 @@ export class IncrementalTranslator {
       if (b?.balance === 'ewma') this.ewma.add(id);
       else this.ewma.delete(id);
     }
-    const status = new Map<string, IngressStatus>(prev.ingressStatus);
+    const status = new Map<string, IngressStatus>(prev.status);
     const partEvents = groupEvents(part.events);
+    const objects = new Set<string>();
     for (const k of c.ingresses) {
-      const st = part.ingressStatus.get(k);
-      if (st) status.set(k, st);
-      else status.delete(k);
-      const ev = partEvents.get(k);
-      if (ev) this.lastEvents.set(k, ev);
-      else this.lastEvents.delete(k);
+      const ref = ingressRef(k);
+      objects.add(ref);
+      const st = part.status.get(ref);
+      if (st) status.set(ref, st);
+      else status.delete(ref);
+      const ev = partEvents.get(ref);
+      if (ev) this.lastEvents.set(ref, ev);
+      else this.lastEvents.delete(ref);
       this.unindex(k);
       const ing = snap.ingresses.get(k);
       if (this.served(ing, snap, o)) this.index(k, touchesOf(ing), ing.annotations.canary === true);
@@ -276,7 +279,7 @@ export class IncrementalTranslator {
     };
     const events: TranslateEvent[] = [];
     for (const ev of this.lastEvents.values()) events.push(...ev);
-    const r: TranslateResult = { config, ingressStatus: status, events, touched: { ingresses: c.ingresses, hosts: c.hosts, backends: touchedBackends } };
+    const r: TranslateResult = { config, status, events, touched: { objects, hosts: c.hosts, backends: touchedBackends } };
     this.last = r;
     return r;
   }
@@ -285,8 +288,8 @@ export class IncrementalTranslator {
 function groupEvents(events: readonly TranslateEvent[]): Map<string, TranslateEvent[]> {
   const out = new Map<string, TranslateEvent[]>();
   for (const e of events) {
-    let l = out.get(e.objectKey);
-    if (!l) out.set(e.objectKey, (l = []));
+    let l = out.get(e.ref);
+    if (!l) out.set(e.ref, (l = []));
     l.push(e);
   }
   return out;

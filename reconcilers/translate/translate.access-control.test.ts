@@ -60,16 +60,16 @@ test('an Ingress with unsupported access control fails closed: paths claimed, no
     // The broader public rule is untouched and the protected backend is not even resolved.
     assert.equal(locs.find((l) => l.path === '/')?.route.backendId, 'default_web_80', annotation);
     assert.equal(r.config.data.backends.default_admin_80, undefined, annotation);
-    const ev = r.events.filter((e) => e.objectKey === 'default/protected' && e.reason === 'UnsupportedAccessControl');
+    const ev = r.events.filter((e) => e.ref === 'Ingress/default/protected' && e.reason === 'UnsupportedAccessControl');
     assert.equal(ev.length, 1, annotation);
     assert.equal(ev[0]?.type, 'Warning');
     assert.match(ev[0]?.message ?? '', new RegExp(`${annotation.replace(/[./]/g, '\\$&')}.*cannot be applied by Portico; failing closed: every path of this Ingress answers 503`), annotation);
-    assert.equal(r.events.filter((e) => e.reason === 'UnsupportedAnnotation' && e.objectKey === 'default/protected').length, 0, `${annotation}: reported once, as access control`);
-    const st = r.ingressStatus.get('default/protected');
+    assert.equal(r.events.filter((e) => e.reason === 'UnsupportedAnnotation' && e.ref === 'Ingress/default/protected').length, 0, `${annotation}: reported once, as access control`);
+    const st = r.status.get('Ingress/default/protected');
     assert.equal(st?.served, true);
     assert.equal(st?.programmed, false, `${annotation}: not reported as programmed`);
     assert.match(st?.problems.join('\n') ?? '', /failing closed/);
-    assert.equal(r.ingressStatus.get('default/public')?.programmed, true);
+    assert.equal(r.status.get('Ingress/default/public')?.programmed, true);
   }
 });
 
@@ -109,9 +109,9 @@ test('defaultBackend of a closed Ingress is closed too; canaries never route aro
   const c = r.config.data.routes['c.example.com']?.rules ?? [];
   assert.deepEqual(c.map((l) => `${l.match} ${l.path} ${l.route.backendId}`), ['prefix /p null', 'prefix / null']);
   assert.equal(r.config.data.routes._?.rules[0]?.route.backendId, null);
-  assert.match(r.events.find((e) => e.objectKey === 'default/closed-canary' && e.reason === 'CanaryWithoutMain')?.message ?? '', /main Ingress default\/closed fails closed/);
+  assert.match(r.events.find((e) => e.ref === 'Ingress/default/closed-canary' && e.reason === 'CanaryWithoutMain')?.message ?? '', /main Ingress default\/closed fails closed/);
   assert.equal(r.config.data.backends.default_web_80?.canary, undefined, 'a canary with its own access control gets no traffic');
-  assert.equal(r.events.filter((e) => e.objectKey === 'default/protected-canary' && e.reason === 'UnsupportedAccessControl').length, 1);
+  assert.equal(r.events.filter((e) => e.ref === 'Ingress/default/protected-canary' && e.reason === 'UnsupportedAccessControl').length, 1);
 });
 
 test('every other unsupported annotation, under either prefix, raises its own Warning; the Ingress is served', () => {
@@ -147,7 +147,7 @@ test('every other unsupported annotation, under either prefix, raises its own Wa
       'portico.dev/frobnicate',
     ].map((a) => `annotation ${a} is not supported by Portico and is ignored`),
   );
-  assert.ok(unsupported.every((e) => e.type === 'Warning' && e.objectKey === 'default/a'));
+  assert.ok(unsupported.every((e) => e.type === 'Warning' && e.ref === 'Ingress/default/a'));
   assert.equal(r.config.data.routes['a.example.com']?.rules[0]?.route.backendId, 'default_web_80');
   assert.equal(r.config.data.routes['a.example.com']?.rules[0]?.route.timeouts?.read, 30);
 });

@@ -33,8 +33,8 @@ test('forbidden endpoint addresses are dropped and reported on every Ingress usi
     opts,
   );
   assert.deepEqual(r.config.data.backends.default_web_80?.endpoints.map((e) => e.address), ['10.0.0.1', '198.18.0.8', '2001:db8::5']);
-  for (const key of ['default/a', 'default/b']) {
-    const ev = r.events.filter((e) => e.objectKey === key && e.reason === 'ForbiddenEndpoint');
+  for (const key of ['Ingress/default/a', 'Ingress/default/b']) {
+    const ev = r.events.filter((e) => e.ref === key && e.reason === 'ForbiddenEndpoint');
     assert.equal(ev.length, 1, key);
     assert.equal(ev[0]?.type, 'Warning');
     const msg = ev[0]?.message ?? '';
@@ -43,7 +43,7 @@ test('forbidden endpoint addresses are dropped and reported on every Ingress usi
     assert.match(msg, /127\.0\.0\.1 \(a loopback address/);
     assert.match(msg, / and 5 more$/, 'the list is bounded (10 refused, 5 named)');
   }
-  assert.equal(r.ingressStatus.get('default/a')?.programmed, true, 'the rest is served');
+  assert.equal(r.status.get('Ingress/default/a')?.programmed, true, 'the rest is served');
 });
 
 test('endpointsOf lists every refused address with its reason; endpointsFor (the fast path) gives the same endpoints', () => {

@@ -25,7 +25,7 @@ test('exact and prefix paths, named service port resolved through the slice port
     { address: '10.0.0.1', port: 8080, weight: 1 },
     { address: '10.0.0.2', port: 8080, weight: 1 },
   ]);
-  assert.equal(r.ingressStatus.get('default/a')?.programmed, true);
+  assert.equal(r.status.get('Ingress/default/a')?.programmed, true);
 });
 
 test('servers sorted: exact hosts, wildcards, then the catch-all; locations exact, longest prefix first', () => {
@@ -62,9 +62,9 @@ test('same host+path in two Ingresses: the older wins and the newer gets a Confl
   );
   assert.deepEqual(locs(r, 'x.example.com'), ['prefix /p -> default_web_80', 'prefix /q -> default_web_80']);
   const ev = r.events.find((e) => e.reason === 'Conflict');
-  assert.equal(ev?.objectKey, 'default/newer');
+  assert.equal(ev?.ref, 'Ingress/default/newer');
   assert.match(ev?.message ?? '', /already served by Ingress default\/older/);
-  assert.equal(r.events.filter((e) => e.objectKey === 'default/older').length, 0);
+  assert.equal(r.events.filter((e) => e.ref === 'Ingress/default/older').length, 0);
 });
 
 test('paths for one host merge across Ingresses', () => {
@@ -151,10 +151,10 @@ test('bad annotation and bad path: event, the rest of the Ingress still served; 
   });
   const r = translate(m.snapshot(), OPTS);
   assert.deepEqual(locs(r, 'a.example.com'), ['prefix /ok -> default_web_80']);
-  const problems = r.ingressStatus.get('default/a')?.problems.join('\n') ?? '';
+  const problems = r.status.get('Ingress/default/a')?.problems.join('\n') ?? '';
   assert.match(problems, /proxy-body-size/);
   assert.match(problems, /path may only contain/);
-  assert.match(r.ingressStatus.get('default/res')?.problems[0] ?? '', /resource backends .* not supported/);
+  assert.match(r.status.get('Ingress/default/res')?.problems[0] ?? '', /resource backends .* not supported/);
 });
 
 test('annotations override per location; use-regex turns ImplementationSpecific into regex', () => {
@@ -244,5 +244,5 @@ test('canary Ingress attaches to the main location instead of conflicting; weigh
   assert.deepEqual(r.config.data.backends.default_web_80?.canary, { backendId: 'default_web-v2_80', weight: 10, weightTotal: 100, header: 'X-Canary' });
   assert.ok(r.config.data.backends['default_web-v2_80']);
   assert.equal(r.events.filter((e) => e.reason === 'Conflict').length, 0);
-  assert.equal(r.ingressStatus.get('default/canary')?.programmed, true);
+  assert.equal(r.status.get('Ingress/default/canary')?.programmed, true);
 });

@@ -36,8 +36,8 @@ export interface TranslateOptions {
 }
 
 export interface TranslateEvent {
-  /** "namespace/name" of the Ingress the event is about. */
-  objectKey: string;
+  /** Kind-qualified reference of the object the event is about ("Ingress/namespace/name"). */
+  ref: string;
   type: 'Normal' | 'Warning';
   reason: string;
   message: string;
@@ -53,11 +53,12 @@ export interface IngressStatus {
 export interface TranslateResult {
   config: GatewayConfig;
   /**
-   * Set by the incremental translation: the only Ingresses (status, events), hosts (routes, certificates) and
+   * Set by the incremental translation: the only objects (refs; status, events), hosts (routes, certificates) and
    * backends in which this result can differ from the previous one. Absent: anything may have changed.
    */
-  touched?: { ingresses: ReadonlySet<string>; hosts: ReadonlySet<string>; backends: ReadonlySet<string> };
-  ingressStatus: Map<string, IngressStatus>;
+  touched?: { objects: ReadonlySet<string>; hosts: ReadonlySet<string>; backends: ReadonlySet<string> };
+  /** Per object, keyed by kind-qualified reference ("Ingress/namespace/name"). */
+  status: Map<string, IngressStatus>;
   events: TranslateEvent[];
 }
 
@@ -183,7 +184,10 @@ export function profileOf(settings: Omit<Profile, 'name'>): Profile | null {
   return { name, ...Object.fromEntries(entries) };
 }
 
+/** Kind-qualified reference of an Ingress ("Ingress/ns/name"): how routes, events and status name their object. */
 export const ingressRef = (key: string) => `Ingress/${key}`;
+/** "Ingress/ns/name" → "ns/name"; null for a reference to another kind. */
+export const ingressKeyOf = (ref: string): string | null => (ref.startsWith('Ingress/') ? ref.slice('Ingress/'.length) : null);
 
 /** One path an Ingress asks for, with every string the translation needs computed once per Ingress record. */
 export interface PathClaim {
@@ -231,9 +235,9 @@ function ruleOrder(a: RouteRule, b: RouteRule): number {
 export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: TranslateMemo): TranslateResult {
   const events: TranslateEvent[] = [];
   const status = new Map<string, IngressStatus>();
-  const warn = (objectKey: string, reason: string, message: string) => {
-    events.push({ objectKey, type: 'Warning', reason, message });
-    status.get(objectKey)?.problems.push(message);
+  const warn = (key: string, reason: string, message: string) => {
+    events.push({ ref: ingressRef(key), type: 'Warning', reason, message });
+    status.get(key)?.problems.push(message);
   };
 
   for (const [key, r] of snap.rejected) {
@@ -259,7 +263,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     closedReason.set(ing.key, `access control requested by ${what} cannot be applied by Portico`);
   }
   for (const [key, r] of snap.rejected) {
-    events.push({ objectKey: key, type: 'Warning', reason: 'Rejected', message: r.reason });
+    events.push({ ref: ingressRef(key), type: 'Warning', reason: 'Rejected', message: r.reason });
   }
 
   // ---- paths: host → (match|path) → claim ---------------------------------------------------------------------
@@ -360,7 +364,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       warn(t.ing.key, 'TLSSecretInvalid', `TLS secret ${t.secretKey} for host ${h} is invalid: ${m.error}; serving ${certificates[h] ? 'the previous' : 'the default'} certificate`);
     } else {
       if (m.hosts.length && !m.hosts.some((n) => n === h || (n.startsWith('*.') && h.endsWith(n.slice(1)) && !h.slice(0, -n.length + 1).includes('.')))) {
-        events.push({ objectKey: t.ing.key, type: 'Warning', reason: 'TLSHostMismatch', message: `certificate in ${t.secretKey} does not cover host ${h} (SANs: ${m.hosts.slice(0, 5).join(', ')})` });
+        events.push({ ref: ingressRef(t.ing.key), type: 'Warning', reason: 'TLSHostMismatch', message: `certificate in ${t.secretKey} does not cover host ${h} (SANs: ${m.hosts.slice(0, 5).join(', ')})` });
       }
       let c = memo?.certificates.get(m);
       if (!c) {
@@ -592,7 +596,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         defaultCertificate: def && def.ok ? (memo?.certificates.get(def) ?? { cert: def.cert, key: def.privateKey, source: def.key, notAfter: def.notAfter }) : null,
       },
     },
-    ingressStatus: status,
+    status: new Map([...status].map(([k, st]) => [ingressRef(k), st])),
     events,
   };
 }
