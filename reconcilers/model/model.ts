@@ -34,12 +34,13 @@ export interface ModelSnapshot {
   defaultCertificate: TlsMaterial | null;
 }
 
-function addIdx(idx: Map<string, Set<string>>, k: string, v: string): void {
+/** Reverse-index helpers (a key → the set of keys that refer to it), shared with the incremental translation. */
+export function addIdx(idx: Map<string, Set<string>>, k: string, v: string): void {
   let s = idx.get(k);
   if (!s) idx.set(k, (s = new Set()));
   s.add(v);
 }
-function delIdx(idx: Map<string, Set<string>>, k: string, v: string): void {
+export function delIdx(idx: Map<string, Set<string>>, k: string, v: string): void {
   const s = idx.get(k);
   if (!s) return;
   s.delete(v);

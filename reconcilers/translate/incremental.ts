@@ -15,7 +15,7 @@
 // IngressClass, ConfigMap, ExternalName answers) runs the full translation; so does a closure larger than a
 // quarter of all Ingresses, where the full one is as cheap.
 import type { Backend, Certificate, GatewayConfig, HostRoutes, Profile } from '../config/types.ts';
-import type { ModelSnapshot } from '../model/model.ts';
+import { addIdx as add, delIdx as del, type ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress } from '../model/types.ts';
 import { byAge, claimsOfIngress, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
 
@@ -38,18 +38,6 @@ function touchesOf(ing: NormalizedIngress): Touches {
   }
   for (const t of ing.tls) for (const h of t.hosts) hosts.add(h);
   return { hosts: [...hosts], backends: [...backends] };
-}
-
-function add(idx: Map<string, Set<string>>, k: string, v: string): void {
-  let s = idx.get(k);
-  if (!s) idx.set(k, (s = new Set()));
-  s.add(v);
-}
-function del(idx: Map<string, Set<string>>, k: string, v: string): void {
-  const s = idx.get(k);
-  if (!s) return;
-  s.delete(v);
-  if (!s.size) idx.delete(k);
 }
 
 export interface IncrementalStats {

@@ -83,7 +83,6 @@ local function compile(host, h)
   table.sort(c.prefix, function(a, b) if a.len ~= b.len then return a.len > b.len end return a.path < b.path end)
   return c
 end
-_M.compile = compile
 
 store.on_routes(function(host, present)
   known[host] = present or nil
@@ -132,7 +131,6 @@ local function match(h, uri)
   end
   return nil
 end
-_M.match = match
 
 -- Called by set_by_lua for every request; returns the jump target ("" = proxy from location /).
 function _M.route()

@@ -104,11 +104,6 @@ function _M.get(id)
   return b
 end
 
--- Whether this worker has routes for the host (its compiled form lives in the router).
-function _M.has_routes(host)
-  return entries.r[host] == true
-end
-
 -- The routes of a host as stored now (decoded), or nil.
 function _M.read_routes(host)
   local raw = dict:get("r:" .. host)

@@ -75,25 +75,6 @@ function _M.backend(id, b)
   if b.unavailableReason ~= nil and not str(b.unavailableReason, 2048) then return "backend " .. id .. ": invalid unavailableReason" end
 end
 
--- {upsert?: {id: backend}, remove?: [id]}
-function _M.backends_body(body)
-  if #body > 0 then return "the body must be a JSON object" end
-  if body.upsert ~= nil then
-    if type(body.upsert) ~= "table" then return "upsert must be an object" end
-    for id, b in pairs(body.upsert) do
-      local err = _M.backend(id, b)
-      if err then return err end
-    end
-  end
-  if body.remove ~= nil then
-    if not is_array(body.remove) then return "remove must be an array" end
-    for _, id in ipairs(body.remove) do
-      local err = _M.backend_id(id)
-      if err then return err end
-    end
-  end
-end
-
 local CERT_ID = "^%x+$"
 local HOST = "^[%*]?[a-z0-9.-]+$"
 local MATCH = { exact = true, prefix = true, regex = true }
@@ -151,23 +132,31 @@ function _M.host_routes(h, v)
   end
 end
 
+-- { upsert?: {id: value}, remove?: [id] }, each upserted value checked by each(id, v), each removed id by key(id).
+-- what: where it sits in the body ("backends"), or nil for the body itself.
 local function upsert_remove(x, what, each, key)
   if x == nil then return nil end
-  if type(x) ~= "table" or #x > 0 then return what .. " must be an object" end
+  local at = what and (what .. ".") or ""
+  if type(x) ~= "table" or #x > 0 then return (what or "the body") .. " must be " .. (what and "an object" or "a JSON object") end
   if x.upsert ~= nil then
-    if type(x.upsert) ~= "table" then return what .. ".upsert must be an object" end
+    if type(x.upsert) ~= "table" then return at .. "upsert must be an object" end
     for id, v in pairs(x.upsert) do
       local err = each(id, v)
       if err then return err end
     end
   end
   if x.remove ~= nil then
-    if not is_array(x.remove) then return what .. ".remove must be an array" end
+    if not is_array(x.remove) then return at .. "remove must be an array" end
     for _, id in ipairs(x.remove) do
       local err = key(id)
       if err then return err end
     end
   end
+end
+
+-- {upsert?: {id: backend}, remove?: [id]}
+function _M.backends_body(body)
+  return upsert_remove(body, nil, _M.backend, _M.backend_id)
 end
 
 -- { backends?: {upsert?, remove?}, routes?: {upsert?, remove?} }
