@@ -104,6 +104,22 @@ export interface RouteRule {
   path: string;
   match: PathMatch;
   route: Route;
+  /**
+   * Extra conditions (Route CRD `matches[]` methods/headers/queryParams). Several rules may share one path and
+   * match type: the router tries them in array order (the translation sorts by priority, then more conditions
+   * first, then age) and a rule without conditions is the path's fallback. When no rule of a path matches, the
+   * router goes on with the next candidate path (next regex, shorter prefix), as Gateway API's matching does.
+   */
+  conditions?: RouteConditions;
+}
+
+export interface RouteConditions {
+  /** Upper-case HTTP methods; any of them. */
+  methods?: string[];
+  /** Header names lower-case; all must match. Regex values are PCRE (ngx.re, anchored by the user if wanted). */
+  headers?: { name: string; type: 'exact' | 'regex'; value: string }[];
+  /** Query parameter names as sent; all must match. */
+  query?: { name: string; type: 'exact' | 'regex'; value: string }[];
 }
 
 export interface Route {
@@ -122,6 +138,24 @@ export interface Route {
   /** proxy timeouts in seconds, set per request by the balancer (absent = the global ones). */
   timeouts?: { connect: number; send: number; read: number };
   /**
+   * Weighted split across backends (Route CRD `backends[]` with more than one entry): the router picks one per
+   * request in proportion to `weight` and sets it as $portico_backend; `backendId` is then the first of them.
+   * A weight of 0 gets no traffic.
+   */
+  split?: { backendId: string; weight: number }[];
+  /**
+   * Plugin instances (keys of DataPlane.plugins) run for this route in the access/header-filter phases, already in
+   * execution order (see PLUGIN_ORDER). Present = the router jumps to a location with the plugin handlers.
+   */
+  plugins?: string[];
+  /**
+   * Some backend of the route has passive health checking: the router sends the request through the location
+   * whose log phase reports each attempt's outcome (the plugin location), even without plugins.
+   */
+  observe?: true;
+  /** false: requests asking for a protocol upgrade (WebSocket) are refused with 400 (Route CRD `websocket: false`). */
+  websocket?: false;
+  /**
    * Set when the Ingress asks for access control Portico cannot apply (e.g. auth-url): the route fails closed
    * (action "unavailable"). Why, for events and logs — never sent to clients.
    */
@@ -138,6 +172,155 @@ export interface DataPlane {
   certificates: Record<string, Certificate>;
   /** Certificate served for unknown SNI / no SNI. */
   defaultCertificate: Certificate | null;
+  /** Plugin instances by id ([a-z0-9_.-], e.g. "<namespace>_<plugin name>"). Shared by every route naming them. */
+  plugins: Record<string, PluginInstance>;
+  /** Consumers, grouped by namespace: auth plugins look up credentials among the consumers of their namespace. */
+  consumers: Record<string, ConsumerSet>;
+}
+
+/**
+ * Execution order of plugin types, fixed and documented: who may enter (ip-restriction), CORS preflight, who you
+ * are (auth), how much (rate-limit), then what is changed on the way (headers, redirect/rewrite), then proxy.
+ */
+export const PLUGIN_ORDER = [
+  'ip-restriction',
+  'cors',
+  'key-auth',
+  'basic-auth',
+  'external-auth',
+  'rate-limit',
+  'request-headers',
+  'response-headers',
+  'redirect',
+  'rewrite',
+] as const;
+export type PluginType = (typeof PLUGIN_ORDER)[number];
+
+/**
+ * A plugin as the Lua engine runs it: normalized and validated by the controller (zod), so Lua only re-checks
+ * shapes. `name` is "<namespace>/<name>" of the Plugin object (or of the Ingress/annotation it came from), for logs.
+ * Header names are lower-case tokens; header values are printable ASCII without CR/LF and are sent literally (no
+ * nginx variables are ever interpreted).
+ */
+export type PluginInstance = { name: string } & (
+  | {
+      type: 'ip-restriction';
+      /** CIDRs (IPv4/IPv6, a bare address = /32 or /128). A client in `deny` is refused; with `allow`, only those pass. */
+      allow?: string[];
+      deny?: string[];
+      /** Answer for refused clients (default 403). */
+      status: number;
+    }
+  | {
+      type: 'cors';
+      /** Exact origins ("https://a.example"), "*" (any), or one-label wildcards ("https://*.example.com"). */
+      allowOrigins: string[];
+      allowMethods: string[];
+      allowHeaders: string[];
+      exposeHeaders: string[];
+      allowCredentials: boolean;
+      maxAgeSeconds: number;
+    }
+  | {
+      type: 'key-auth';
+      /** Consumers of this namespace are searched (DataPlane.consumers[namespace]). */
+      namespace: string;
+      /** Request header carrying the key (lower-case), default "apikey". */
+      header: string;
+      /** Also accept the key from this query parameter. */
+      query?: string;
+      /** Remove the key header/parameter before proxying (default true). */
+      hideCredentials: boolean;
+    }
+  | {
+      type: 'basic-auth';
+      namespace: string;
+      realm: string;
+      hideCredentials: boolean;
+    }
+  | {
+      type: 'external-auth';
+      /** Backend (DataPlane.backends) of the auth Service; the subrequest goes there through the balancer. */
+      backendId: string;
+      /** Path (and optional query) requested on the auth service. */
+      path: string;
+      method: 'GET' | 'POST' | 'HEAD';
+      /** Client request headers sent to the auth service (lower-case); empty = all of them. */
+      forwardHeaders: string[];
+      /** Auth response headers copied onto the proxied request on success (lower-case). */
+      upstreamHeaders: string[];
+      /** Auth response headers copied onto the client's response on denial (e.g. www-authenticate, location). */
+      clientHeaders: string[];
+      timeoutMs: number;
+    }
+  | {
+      type: 'rate-limit';
+      /** Requests allowed per `periodSeconds` (1 or 60), sustained. */
+      rate: number;
+      periodSeconds: number;
+      /** Extra requests allowed in a burst above the sustained rate. */
+      burst: number;
+      /** What a counter is kept per. `consumer` falls back to the client IP when no consumer was identified. */
+      by: 'ip' | 'consumer' | 'header';
+      /** With by=header: the header (lower-case); a request without it is counted by client IP. */
+      header?: string;
+      /** Answer when limited (default 429, with Retry-After). */
+      status: number;
+      /** Counter namespace in shared memory (the plugin id), so two plugins never share counters. */
+      key: string;
+    }
+  | {
+      type: 'request-headers' | 'response-headers';
+      /** Replace (or create) these headers. */
+      set: { name: string; value: string }[];
+      /** Add these (keeping existing values). */
+      add: { name: string; value: string }[];
+      remove: string[];
+    }
+  | {
+      type: 'redirect';
+      /** 301, 302, 303, 307 or 308. */
+      status: number;
+      scheme?: 'http' | 'https';
+      host?: string;
+      port?: number;
+      /** Replace the whole path... */
+      path?: string;
+      /** ...or only a leading prefix (matched element-wise). */
+      prefix?: { from: string; to: string };
+      /** Keep the query string (default true). */
+      keepQuery: boolean;
+    }
+  | {
+      type: 'rewrite';
+      path?: string;
+      prefix?: { from: string; to: string };
+      /** PCRE on the path with $1..$9 in the replacement (no nginx variables). */
+      regex?: { pattern: string; replacement: string };
+      /** Host header sent to the backend. */
+      host?: string;
+    }
+);
+
+/** The consumers of one namespace, as auth plugins see them. */
+export interface ConsumerSet {
+  consumers: ConsumerEntry[];
+}
+
+export interface ConsumerEntry {
+  /** Consumer object name (identity for rate-limit by=consumer and X-Consumer-Username... see `username`). */
+  name: string;
+  /** spec.username: sent to the backend as X-Consumer-Username, and the rate-limit identity. */
+  username: string;
+  /** key-auth credentials: lower-case hex SHA-256 of each key (keys never reach nginx in clear). */
+  keys: string[];
+  /**
+   * basic-auth credentials: the user name and a password hash — "sha256$<salt hex>$<hex of sha256(salt .. password)>",
+   * "{SHA}<base64 sha1>" (htpasswd), or a bcrypt "$2a$/$2b$/$2y$" hash as given in the Secret.
+   */
+  basic: { username: string; hash: string }[];
+  /** Plugin ids (DataPlane.plugins) that replace the route's plugin of the same type for this consumer. */
+  plugins: string[];
 }
 
 export interface Certificate {
@@ -178,6 +361,12 @@ export interface Backend {
   externalPort?: number;
   /** Why the backend has no endpoints (for events / logs), e.g. "service default/foo not found". */
   unavailableReason?: string;
+  /**
+   * Passive health checking (Upstream CRD healthCheck.passive): an endpoint that fails `failures` times in a row
+   * (connection errors/timeouts, or a response status in `statuses`) gets no new requests for `ejectSeconds`,
+   * unless every endpoint is ejected (then all are used, as if none were). A success resets the count.
+   */
+  passiveHealth?: { failures: number; statuses: number[]; ejectSeconds: number };
 }
 
 export interface Endpoint {
