@@ -42,12 +42,17 @@ local function warn_once(key, ...)
 end
 
 -- Per-route answer, computed once per data change: { jump = string, backend = id|nil, tk = "c s r"|nil,
--- max_body = bytes|nil, https = bool }.
+-- max_body = bytes|nil, https = bool, plugins = "id,id"|nil, split = {ids, cumulative weights, total}|nil,
+-- no_upgrade = bool }.
 local function prepare(host, r)
-  local p = { https = r.sslRedirect == true, backend = r.backendId }
+  local p = { https = r.sslRedirect == true, backend = r.backendId, no_upgrade = r.websocket == false }
+  local lua = (type(r.plugins) == "table" and #r.plugins > 0) or r.observe == true
+  if type(r.plugins) == "table" and #r.plugins > 0 then p.plugins = table.concat(r.plugins, ",") end
   if r.action == "not_found" then
     p.jump = "@portico_404"
-  elseif r.action == "unavailable" or type(r.backendId) ~= "string" then
+  elseif r.action == "unavailable" or (type(r.backendId) ~= "string" and not p.plugins) then
+    -- (A rule without backends but with plugins runs them: a redirect plugin answers; otherwise the balancer
+    -- finds no backend and the answer is 503.)
     p.jump = "@portico_503"
   elseif r.profile then
     if profiles[r.profile] then
@@ -56,27 +61,101 @@ local function prepare(host, r)
     else
       -- Only possible if routes arrive before the reload that adds their profile: serve with the defaults.
       ngx.log(ngx.WARN, "portico: host ", host, ": directive profile ", tostring(r.profile), " is not in the running configuration; using the default one")
-      p.jump = ""
+      p.jump = lua and "@portico_lua" or ""
     end
   else
-    p.jump = ""
+    p.jump = lua and "@portico_lua" or ""
   end
   local t = r.timeouts
   if type(t) == "table" then p.tk = tostring(t.connect) .. " " .. tostring(t.send) .. " " .. tostring(t.read) end
+  if type(r.split) == "table" and #r.split > 1 then
+    local ids, cum, total = {}, {}, 0
+    for i, b in ipairs(r.split) do
+      total = total + (tonumber(b.weight) or 0)
+      ids[i], cum[i] = b.backendId, total
+    end
+    if total > 0 then p.split = { ids = ids, cum = cum, total = total } end
+  end
   return p
 end
 
+-- Conditions of a rule (methods, headers, query parameters), compiled: nil when the rule has none.
+local function conditions(c)
+  if type(c) ~= "table" then return nil end
+  local out = { n = 0 }
+  if type(c.methods) == "table" and #c.methods > 0 then
+    out.methods = {}
+    for _, m in ipairs(c.methods) do out.methods[m] = true end
+    out.n = out.n + 1
+  end
+  local function list(items, prefix)
+    if type(items) ~= "table" or #items == 0 then return nil end
+    local l = {}
+    for i, h in ipairs(items) do
+      l[i] = { var = prefix .. string.lower(h.name):gsub("-", "_"), regex = h.type == "regex", value = h.value }
+    end
+    out.n = out.n + #l
+    return l
+  end
+  out.headers = list(c.headers, "http_")
+  out.query = list(c.query, "arg_")
+  if out.n == 0 then return nil end
+  return out
+end
+
+local function values_match(l)
+  if not l then return true end
+  for i = 1, #l do
+    local x = l[i]
+    local v = ngx_var[x.var]
+    if v == nil then return false end
+    if x.regex then
+      if not re_find(v, x.value, "jo") then return false end
+    elseif v ~= x.value then
+      return false
+    end
+  end
+  return true
+end
+
+-- The first candidate of a path whose conditions hold (candidates are in the controller's order), or nil.
+local function pick(cands)
+  for i = 1, #cands do
+    local c = cands[i]
+    local cond = c.cond
+    if not cond then return c.r end
+    if (not cond.methods or cond.methods[ngx_var.request_method]) and values_match(cond.headers) and values_match(cond.query) then
+      return c.r
+    end
+  end
+  return nil
+end
+
+-- Rules sharing a path and match type become one entry with its candidates in order ({cond, r}); `r` is set
+-- when the only candidate has no conditions (the common case: no per-request condition work).
 local function compile(host, h)
   local c = { tls = h.tls == true, exact = {}, prefix = {}, regex = {} }
+  local seen = {}
   for _, rule in ipairs(h.rules or {}) do
-    local p = prepare(host, rule.route or {})
-    if rule.match == "exact" then
-      if c.exact[rule.path] == nil then c.exact[rule.path] = p end
-    elseif rule.match == "regex" then
-      c.regex[#c.regex + 1] = { re = rule.path, r = p }
+    local cand = { cond = conditions(rule.conditions), r = prepare(host, rule.route or {}) }
+    local key = tostring(rule.match) .. " " .. tostring(rule.path)
+    local e = seen[key]
+    if e then
+      e.cands[#e.cands + 1] = cand
+      e.r = nil
     else
-      local path = rule.path
-      c.prefix[#c.prefix + 1] = { path = path, len = path == "/" and 0 or #path, r = p }
+      e = { cands = { cand }, r = not cand.cond and cand.r or nil }
+      seen[key] = e
+      if rule.match == "exact" then
+        c.exact[rule.path] = e
+      elseif rule.match == "regex" then
+        e.re = rule.path
+        c.regex[#c.regex + 1] = e
+      else
+        local path = rule.path
+        e.path, e.len = path, path == "/" and 0 or #path
+        c.prefix[#c.prefix + 1] = e
+      end
     end
   end
   -- Longest first (the controller sends them so; a stable re-sort keeps the router right whatever arrives).
@@ -113,27 +192,50 @@ local function find_host(host)
   return get_host("_")
 end
 
+local function chosen(e)
+  return e.r or pick(e.cands)
+end
+
+-- nginx's location order; an entry whose candidates all have unmet conditions is passed over.
 local function match(h, uri)
-  local r = h.exact[uri]
+  local e = h.exact[uri]
+  local r = e and chosen(e)
   if r then return r end
   local rx = h.regex
   for i = 1, #rx do
     local x = rx[i]
-    if re_find(uri, x.re, "joi") then return x.r end
+    if re_find(uri, x.re, "joi") then
+      r = chosen(x)
+      if r then return r end
+    end
   end
   local px = h.prefix
   local n = #uri
   for i = 1, #px do
     local x = px[i]
     local len = x.len
-    if len == 0 then return x.r end
-    if n >= len and (n == len or byte(uri, len + 1) == 47) and sub(uri, 1, len) == x.path then return x.r end
+    if len == 0 or (n >= len and (n == len or byte(uri, len + 1) == 47) and sub(uri, 1, len) == x.path) then
+      r = chosen(x)
+      if r then return r end
+    end
   end
   return nil
 end
 
+local random = math.random
+local function split_pick(s)
+  local x = random() * s.total
+  local cum = s.cum
+  for i = 1, #cum do
+    if x < cum[i] then return s.ids[i] end
+  end
+  return s.ids[#cum]
+end
+
 -- Called by set_by_lua for every request; returns the jump target ("" = proxy from location /).
 function _M.route()
+  -- external-auth subrequests run the server phases again: they are not routed (their location is internal).
+  if ngx.is_subrequest then return "" end
   sync()
   local h = find_host(ngx_var.host)
   if not h then return "@portico_404" end
@@ -141,9 +243,11 @@ function _M.route()
   if not r then return "@portico_404" end
   if r.https and ngx_var.scheme == "http" then return "@portico_https" end
   if h.tls then ngx_var.portico_tls_host = "1" end
+  if r.no_upgrade and ngx_var.http_upgrade then return "@portico_400" end
   local jump = r.jump
+  if r.plugins and jump ~= "@portico_503" then ngx_var.portico_plugins = r.plugins end
   if r.backend and jump ~= "@portico_503" then
-    ngx_var.portico_backend = r.backend
+    ngx_var.portico_backend = r.split and split_pick(r.split) or r.backend
     if r.tk then ngx_var.portico_timeouts = r.tk end
     local max = r.max_body
     if max then

@@ -29,7 +29,9 @@ local function req(T, router, host, uri, o)
   local v = T.ngx.var -- the router holds on to ngx.var, as in nginx: fill the same table
   for k in pairs(v) do v[k] = nil end
   v.host, v.uri, v.scheme, v.content_length = host, uri, o.scheme or "https", o.content_length
-  v.portico_backend, v.portico_timeouts, v.portico_tls_host = "", "", ""
+  v.request_method = o.method or "GET"
+  for k, x in pairs(o.vars or {}) do v[k] = x end
+  v.portico_backend, v.portico_timeouts, v.portico_tls_host, v.portico_plugins = "", "", "", ""
   local jump = router.route()
   return jump, T.ngx.var.portico_backend, T.ngx.var
 end
@@ -158,6 +160,65 @@ do -- a worker compiles a host only when a request needs it
   R.check("only the requested host is compiled", #compiled == 1 and compiled[1] == "b.example.com", table.concat(compiled, ","))
   backend_for(T, router, "zzz.example.com", "/")
   R.check("an unknown host compiles nothing", router._hosts()["zzz.example.com"] == nil and router._hosts()["_"] == nil)
+end
+
+do -- Route CRD matches: methods, headers, query parameters; priority order; fall-through to the next path
+  local T, store, router = setup()
+  local function crule(match, path, r, cond) return { match = match, path = path, route = r, conditions = cond } end
+  store.apply_all({ r = { upsert = { ["m.example.com"] = { rules = {
+    crule("exact", "/login", route("login-post"), { methods = { "POST" } }),
+    crule("prefix", "/api", route("api-v2"), { headers = { { name = "X-Version", type = "exact", value = "2" } } }),
+    crule("prefix", "/api", route("api-beta"), { query = { { name = "beta", type = "regex", value = "^y" } } }),
+    crule("prefix", "/api", route("api")),
+    crule("prefix", "/only-get", route("only-get"), { methods = { "GET", "HEAD" } }),
+    crule("prefix", "/", route("root")),
+  } } } } })
+  local function b(uri, o) local j, be = req(T, router, "m.example.com", uri, o); return j == "" and be or j end
+  R.check("method condition met", b("/login", { method = "POST" }) == "login-post")
+  R.check("method condition unmet: falls through to the next path (prefix /)", b("/login", { method = "GET" }) == "root")
+  R.check("header condition (name case-insensitive, - as _)", b("/api/x", { vars = { http_x_version = "2" } }) == "api-v2")
+  R.check("header value must be exact", b("/api/x", { vars = { http_x_version = "22" } }) == "api")
+  R.check("query regex condition", b("/api/x", { vars = { arg_beta = "yes" } }) == "api-beta")
+  R.check("query regex unmet", b("/api/x", { vars = { arg_beta = "no" } }) == "api")
+  R.check("first candidate in controller order wins when several hold", b("/api/x", { vars = { http_x_version = "2", arg_beta = "yes" } }) == "api-v2")
+  R.check("rule without conditions is the fallback", b("/api/x") == "api")
+  R.check("HEAD allowed by methods list", b("/only-get/a", { method = "HEAD" }) == "only-get")
+  R.check("DELETE not in methods: next prefix", b("/only-get/a", { method = "DELETE" }) == "root")
+end
+
+do -- weighted split, plugins, passive-health observation, websocket refusal, subrequests
+  local T, store, router = setup({ "p_abc" })
+  store.apply_all({ r = { upsert = { ["w.example.com"] = { rules = {
+    rule("prefix", "/split", route("a", { split = { { backendId = "a", weight = 3 }, { backendId = "b", weight = 1 }, { backendId = "c", weight = 0 } } })),
+    rule("prefix", "/plug", route("p", { plugins = { "ns_auth", "ns_limit" } })),
+    rule("prefix", "/plug-profile", route("pp", { plugins = { "ns_auth" }, profile = "p_abc" })),
+    rule("prefix", "/observe", route("o", { observe = true })),
+    rule("prefix", "/redirect-only", route(nil, { plugins = { "ns_redirect" } })),
+    rule("prefix", "/nows", route("n", { websocket = false })),
+  } } } } })
+  local counts = { a = 0, b = 0, c = 0 }
+  for _ = 1, 4000 do
+    local j, be = req(T, router, "w.example.com", "/split/x")
+    if j == "" then counts[be] = (counts[be] or 0) + 1 end
+  end
+  -- 3:1 → a ~ 3000; binomial sd = sqrt(4000*.75*.25) ~ 27: 6 sd bound.
+  R.check("split 3:1 within 6 sd", math.abs(counts.a - 3000) < 165 and counts.a + counts.b == 4000, counts.a .. "/" .. counts.b)
+  R.check("weight 0 gets nothing", counts.c == 0)
+  local j, be, v = req(T, router, "w.example.com", "/plug/x")
+  R.check("plugins: jump to the plugin location with the ids", j == "@portico_lua" and v.portico_plugins == "ns_auth,ns_limit" and be == "p", j .. " " .. tostring(v.portico_plugins))
+  j, be, v = req(T, router, "w.example.com", "/plug-profile/x")
+  R.check("plugins on a profile route: the profile location (which runs plugins)", j == "@portico_p_abc" and v.portico_plugins == "ns_auth", j)
+  j, be, v = req(T, router, "w.example.com", "/observe")
+  R.check("passive health: plugin location without plugins", j == "@portico_lua" and v.portico_plugins == "" and be == "o", j)
+  j, be, v = req(T, router, "w.example.com", "/redirect-only")
+  R.check("rule without backend but with plugins runs them", j == "@portico_lua" and v.portico_plugins == "ns_redirect" and be == "", j)
+  j = req(T, router, "w.example.com", "/nows", { vars = { http_upgrade = "websocket" } })
+  R.check("websocket false: upgrade refused with 400", j == "@portico_400", j)
+  R.check("websocket false: plain request proxied", req(T, router, "w.example.com", "/nows") == "")
+  T.ngx.is_subrequest = true
+  j = req(T, router, "w.example.com", "/plug/x")
+  T.ngx.is_subrequest = false
+  R.check("subrequests are not routed", j == "")
 end
 
 do -- 10,000 hosts: every lookup finds its own host's route
