@@ -3,7 +3,7 @@
 // equivalent; the portico.dev form wins when both are set.
 import { z } from 'zod';
 import { accessControlKind } from './access-control.ts';
-import { affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
+import { pluginListSchema, affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 
 export type Scope = 'location' | 'server' | 'backend' | 'ingress';
 export type Risk = 'low' | 'medium' | 'high';
@@ -41,6 +41,7 @@ export const ANNOTATIONS = {
   'canary-by-header': row(headerNameSchema, 'backend', 'low', 'Header routing: "always" → canary, "never" → main, else weight (highest precedence)'),
   'canary-by-header-value': row(headerValueSchema, 'backend', 'low', 'With canary-by-header: this exact value routes to the canary'),
   'canary-by-header-pattern': row(headerPatternSchema, 'backend', 'medium', 'With canary-by-header: values matching this regex route to the canary'),
+  plugins: row(pluginListSchema, 'location', 'medium', 'Portico Plugin objects (portico.dev/v1alpha1, same namespace) run for every path of this Ingress, e.g. "auth,limit"; a missing or invalid one makes the paths answer 503 (fail closed)'),
   'canary-by-cookie': row(cookieNameSchema, 'backend', 'low', 'Cookie routing: "always" → canary, "never" → main (after header, before weight)'),
 } as const;
 

@@ -39,6 +39,14 @@ export interface Profile {
   name: string;
   /** client_max_body_size (nginx size syntax; "0" = unlimited). */
   proxyBodySize?: string;
+  /** proxy_next_upstream conditions (Route/Upstream retries.on), e.g. "error timeout http_502". */
+  nextUpstream?: string;
+  /** proxy_next_upstream_tries (attempts + 1). */
+  nextUpstreamTries?: number;
+  /** Upstream protocol other than plain HTTP: proxy_pass https:// or grpc_pass grpc(s)://. */
+  backendProtocol?: 'HTTPS' | 'GRPC' | 'GRPCS';
+  /** SNI / name checked for TLS to the backend (proxy_ssl_name). */
+  sslServerName?: string;
   /** Test hook only (--enable-test-hooks): render a directive nginx rejects, to exercise fault isolation. */
   testInvalidDirective?: boolean;
 }

@@ -36,7 +36,7 @@ import { ExternalNameResolver } from './resolver.ts';
 import { excludeProfiles, findCulprits, withoutProfiles } from './isolate.ts';
 
 /** Nothing held (a fresh object each time: `held` is updated in place by endpoint pushes). */
-const emptyData = (): DataPlane => ({ routes: {}, backends: {}, certificates: {}, defaultCertificate: null });
+const emptyData = (): DataPlane => ({ routes: {}, backends: {}, certificates: {}, defaultCertificate: null, plugins: {}, consumers: {} });
 
 export interface GatewayOptions {
   translate: TranslateOptions;

@@ -4,9 +4,34 @@
 // views of the live maps (no copy), and each Service's slices are kept sorted when they are written, not when
 // they are read.
 import { defaultGlobalConfig, type GlobalConfigValues } from './global-config.ts';
-import type { IngressClassInfo, NormalizedIngress, NormalizedService, NormalizedSlice, TlsMaterial } from './types.ts';
+import type {
+  IngressClassInfo,
+  NormalizedConsumer,
+  NormalizedIngress,
+  NormalizedPlugin,
+  NormalizedRoute,
+  NormalizedService,
+  NormalizedSlice,
+  NormalizedUpstream,
+  TlsMaterial,
+} from './types.ts';
 
-export type ChangeKind = 'IngressClass' | 'Ingress' | 'Service' | 'EndpointSlice' | 'Secret' | 'Config';
+export type CrdKind = 'Route' | 'Upstream' | 'Plugin' | 'Consumer';
+export type ChangeKind = 'IngressClass' | 'Ingress' | 'Service' | 'EndpointSlice' | 'Secret' | 'Config' | CrdKind;
+
+/** A CR whose spec failed its schema: not in the model, reported as Accepted=False. */
+export interface RejectedCrd {
+  key: string;
+  generation: number;
+  reason: string;
+}
+
+interface CrdRecords {
+  Route: NormalizedRoute;
+  Upstream: NormalizedUpstream;
+  Plugin: NormalizedPlugin;
+  Consumer: NormalizedConsumer;
+}
 export interface Change {
   kind: ChangeKind;
   key: string;
@@ -32,6 +57,12 @@ export interface ModelSnapshot {
   secrets: ReadonlyMap<string, TlsMaterial>;
   global: GlobalConfigValues;
   defaultCertificate: TlsMaterial | null;
+  routes: ReadonlyMap<string, NormalizedRoute>;
+  upstreams: ReadonlyMap<string, NormalizedUpstream>;
+  plugins: ReadonlyMap<string, NormalizedPlugin>;
+  consumers: ReadonlyMap<string, NormalizedConsumer>;
+  /** CRs refused by their schema, keyed by kind-qualified reference ("Route/ns/name"). */
+  rejectedCrds: ReadonlyMap<string, RejectedCrd>;
 }
 
 /** Reverse-index helpers (a key → the set of keys that refer to it), shared with the incremental translation. */
@@ -57,6 +88,14 @@ export function secretsOf(ing: NormalizedIngress): string[] {
   return [...new Set(ing.tls.filter((t) => t.secretName).map((t) => `${ing.namespace}/${t.secretName}`))].sort();
 }
 
+/** Secrets a CR reads: Route TLS Secrets (key material, like an Ingress's), a Plugin's configFrom, Consumer credentials. */
+export function crdSecretsOf(kind: CrdKind, rec: NormalizedRoute | NormalizedUpstream | NormalizedPlugin | NormalizedConsumer): string[] {
+  if (kind === 'Route') return [...new Set((rec as NormalizedRoute).tls.map((t) => `${rec.namespace}/${t.secretName}`))].sort();
+  if (kind === 'Plugin') return (rec as NormalizedPlugin).secretKey ? [(rec as NormalizedPlugin).secretKey as string] : [];
+  if (kind === 'Consumer') return (rec as NormalizedConsumer).secretKeys;
+  return [];
+}
+
 export class Model {
   private revisionN = 0;
   private readonly classes = new Map<string, IngressClassInfo>();
@@ -72,6 +111,10 @@ export class Model {
   private readonly byService = new Map<string, Set<string>>();
   private readonly bySecret = new Map<string, Set<string>>();
   private readonly listeners: ((changes: Change[]) => void)[] = [];
+  private readonly crds: { [K in CrdKind]: Map<string, CrdRecords[K]> } = { Route: new Map(), Upstream: new Map(), Plugin: new Map(), Consumer: new Map() };
+  private readonly rejectedCrds = new Map<string, RejectedCrd>();
+  /** Secret key → kind-qualified refs of the CRs that read it (Route TLS, Plugin configFrom, Consumer credentials). */
+  private readonly crdSecrets = new Map<string, Set<string>>();
 
   get revision(): number {
     return this.revisionN;
@@ -177,6 +220,48 @@ export class Model {
     return this.global;
   }
 
+  /** Stores a normalized CR (replacing its previous record and any rejection). */
+  setCrd<K extends CrdKind>(kind: K, rec: CrdRecords[K]): void {
+    const ref = `${kind}/${rec.key}`;
+    const map = this.crds[kind] as Map<string, CrdRecords[K]>;
+    const old = map.get(rec.key);
+    if (old && JSON.stringify(old) === JSON.stringify(rec) && !this.rejectedCrds.has(ref)) return;
+    this.unindexCrd(kind, rec.key);
+    this.rejectedCrds.delete(ref);
+    map.set(rec.key, rec);
+    for (const s of crdSecretsOf(kind, rec)) addIdx(this.crdSecrets, s, ref);
+    this.changed(kind, rec.key);
+  }
+  rejectCrd(kind: CrdKind, r: RejectedCrd): void {
+    const ref = `${kind}/${r.key}`;
+    const prev = this.rejectedCrds.get(ref);
+    const had = this.crds[kind].has(r.key) || prev?.reason !== r.reason || prev?.generation !== r.generation;
+    this.unindexCrd(kind, r.key);
+    this.crds[kind].delete(r.key);
+    this.rejectedCrds.set(ref, r);
+    if (had) this.changed(kind, r.key);
+  }
+  deleteCrd(kind: CrdKind, key: string): void {
+    const ref = `${kind}/${key}`;
+    const had = this.crds[kind].has(key) || this.rejectedCrds.has(ref);
+    this.unindexCrd(kind, key);
+    this.crds[kind].delete(key);
+    this.rejectedCrds.delete(ref);
+    if (had) this.changed(kind, key);
+  }
+  private unindexCrd(kind: CrdKind, key: string): void {
+    const old = this.crds[kind].get(key);
+    if (!old) return;
+    for (const s of crdSecretsOf(kind, old)) delIdx(this.crdSecrets, s, `${kind}/${key}`);
+  }
+  crd<K extends CrdKind>(kind: K, key: string): CrdRecords[K] | undefined {
+    return (this.crds[kind] as Map<string, CrdRecords[K]>).get(key);
+  }
+  /** Kind-qualified refs of the CRs reading a Secret. */
+  crdsUsingSecret(secretKey: string): string[] {
+    return [...(this.crdSecrets.get(secretKey) ?? [])].sort();
+  }
+
   ingressesUsingService(serviceKey: string): string[] {
     return [...(this.byService.get(serviceKey) ?? [])].sort();
   }
@@ -185,7 +270,7 @@ export class Model {
   }
   /** Only Secrets referenced by an Ingress (or the default certificate) are kept in memory. */
   isSecretReferenced(secretKey: string): boolean {
-    return secretKey === this.defaultCertKey || (this.bySecret.get(secretKey)?.size ?? 0) > 0;
+    return secretKey === this.defaultCertKey || (this.bySecret.get(secretKey)?.size ?? 0) > 0 || (this.crdSecrets.get(secretKey)?.size ?? 0) > 0;
   }
 
   /** Direct reads for hot paths (no full snapshot). */
@@ -225,6 +310,11 @@ export class Model {
       secrets: this.secrets,
       global: this.global,
       defaultCertificate: def,
+      routes: this.crds.Route,
+      upstreams: this.crds.Upstream,
+      plugins: this.crds.Plugin,
+      consumers: this.crds.Consumer,
+      rejectedCrds: this.rejectedCrds,
     };
   }
 }

@@ -1,5 +1,5 @@
 // Normalized, validated state the reconcilers write into the model. Plain data; keys are "namespace/name".
-import type { PathMatch } from '../config/types.ts';
+import type { PathMatch, PluginInstance, RouteConditions } from '../config/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
 
 export interface IngressClassInfo {
@@ -91,3 +91,90 @@ export interface NormalizedSlice {
 export type TlsMaterial =
   | { key: string; ok: true; cert: string; privateKey: string; hosts: string[]; notAfter: string; fingerprint: string }
   | { key: string; ok: false; error: string };
+
+// ---- Portico's CRDs (portico.dev/v1alpha1), normalized by their reconcilers ------------------------------------
+
+/** What every normalized CRD record carries for status and events. */
+export interface CrdMeta {
+  /** "namespace/name". */
+  key: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  generation: number;
+  creationTimestamp: string;
+}
+
+export interface RouteMatchN {
+  path: string;
+  match: PathMatch;
+  /** Absent when the match has only a path. */
+  conditions?: RouteConditions;
+}
+
+export interface RouteRuleN {
+  /** spec.rules[].name, or "rule-<index>" when absent. */
+  name: string;
+  matches: RouteMatchN[];
+  backends: { service: string; port: number; weight: number }[];
+  /** Plugin object names (same namespace), as written. */
+  plugins: string[];
+  /** Seconds. */
+  timeouts?: { connect?: number; read?: number; send?: number };
+  retries?: { attempts: number; on: string[] };
+  websocket: boolean;
+  priority: number;
+}
+
+export interface NormalizedRoute extends CrdMeta {
+  className: string | null;
+  /** Empty = any host (the catch-all, like an Ingress rule without host). */
+  hosts: string[];
+  tls: { hosts: string[]; secretName: string }[];
+  rules: RouteRuleN[];
+}
+
+export interface NormalizedUpstream extends CrdMeta {
+  /** "namespace/service". */
+  serviceKey: string;
+  /** Service ports (numbers) it applies to; null = all. */
+  ports: number[] | null;
+  balance?: 'round_robin' | 'ewma' | 'chash' | 'cookie';
+  /** nginx variable for chash, e.g. "$http_x_user". */
+  hashBy?: string;
+  cookie?: { name: string; maxAgeSeconds?: number; mode: 'balanced' | 'persistent' };
+  retries?: { attempts: number; on: string[] };
+  timeouts?: { connect?: number; read?: number; send?: number };
+  protocol: 'HTTP' | 'HTTPS' | 'GRPC' | 'GRPCS';
+  tls?: { caSecret?: string; serverName?: string; verify: boolean };
+  passiveHealth?: { failures: number; statuses: number[]; ejectSeconds: number };
+}
+
+/** A Plugin object: its Lua-ready instance, or why it cannot be used. */
+export interface NormalizedPlugin extends CrdMeta {
+  type: string;
+  /** Ready for the data plane (without `name`, which the translation sets); null when `error` is set. */
+  instance: DistributiveOmit<PluginInstance, 'name'> | null;
+  /** For external-auth: the Service it calls. */
+  authService?: { service: string; port: number };
+  /** Invalid config, or a configFrom Secret that is missing/unreadable (ResolvedRefs). */
+  error?: string;
+  /** The error is about a reference (Secret), not the spec itself. */
+  unresolved?: boolean;
+  /** configFrom Secret key "namespace/name", if any. */
+  secretKey?: string;
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+export interface NormalizedConsumer extends CrdMeta {
+  username: string;
+  /** Resolved credentials (hashes only). */
+  keys: string[];
+  basic: { username: string; hash: string }[];
+  /** Credential Secrets ("namespace/name") it reads. */
+  secretKeys: string[];
+  plugins: string[];
+  /** Credential Secrets missing or malformed (ResolvedRefs=False); the other credentials still work. */
+  problems: string[];
+}

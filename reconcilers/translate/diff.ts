@@ -3,12 +3,14 @@
 // only that is sent. Unchanged parts are usually the very same objects (the translation reuses them), which is
 // checked first so a diff at 10k hosts costs little more than the parts that changed.
 import { createHash } from 'node:crypto';
-import type { Backend, Certificate, GatewayConfig, HostRoutes, Structure } from '../config/types.ts';
+import type { Backend, Certificate, ConsumerSet, GatewayConfig, HostRoutes, PluginInstance, Structure } from '../config/types.ts';
 
 export interface DataDelta {
   routes: { upsert: Record<string, HostRoutes>; remove: string[] };
   backends: { upsert: Record<string, Backend>; remove: string[] };
   certificates: { upsert: Record<string, Certificate>; remove: string[]; defaultChanged: boolean; default: Certificate | null };
+  plugins: { upsert: Record<string, PluginInstance>; remove: string[] };
+  consumers: { upsert: Record<string, ConsumerSet>; remove: string[] };
 }
 
 export interface ConfigDiff {
@@ -94,6 +96,9 @@ export function diffConfig(running: GatewayConfig | null, desired: GatewayConfig
   const { upsert, remove } = diffRecord<Backend>(running?.data.backends ?? {}, desired.data.backends, only?.backends);
   const { upsert: cu, remove: cr } = diffRecord<Certificate>(running?.data.certificates ?? {}, desired.data.certificates, only?.hosts);
   const defaultChanged = canonical(running?.data.defaultCertificate ?? null) !== canonical(desired.data.defaultCertificate);
+  // Plugins and consumers are few: always compared in full (a scope only narrows routes, backends, certificates).
+  const plugins = diffRecord<PluginInstance>(running?.data.plugins ?? {}, desired.data.plugins);
+  const consumers = diffRecord<ConsumerSet>(running?.data.consumers ?? {}, desired.data.consumers);
   return {
     reload,
     reasons,
@@ -101,6 +106,8 @@ export function diffConfig(running: GatewayConfig | null, desired: GatewayConfig
       routes: { upsert: ru, remove: rremove },
       backends: { upsert, remove },
       certificates: { upsert: cu, remove: cr, defaultChanged, default: desired.data.defaultCertificate },
+      plugins,
+      consumers,
     },
   };
 }
@@ -111,6 +118,8 @@ export function emptyDelta(): DataDelta {
     routes: { upsert: {}, remove: [] },
     backends: { upsert: {}, remove: [] },
     certificates: { upsert: {}, remove: [], defaultChanged: false, default: null },
+    plugins: { upsert: {}, remove: [] },
+    consumers: { upsert: {}, remove: [] },
   };
 }
 
@@ -122,7 +131,11 @@ export function isEmptyDelta(d: DataDelta): boolean {
     d.backends.remove.length === 0 &&
     Object.keys(d.certificates.upsert).length === 0 &&
     d.certificates.remove.length === 0 &&
-    !d.certificates.defaultChanged
+    !d.certificates.defaultChanged &&
+    Object.keys(d.plugins.upsert).length === 0 &&
+    d.plugins.remove.length === 0 &&
+    Object.keys(d.consumers.upsert).length === 0 &&
+    d.consumers.remove.length === 0
   );
 }
 

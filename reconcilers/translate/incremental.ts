@@ -13,7 +13,8 @@
 // very same `translate` — gives exactly the full translation's answer for them (incremental.test.ts checks this
 // against the full translation over random change sequences). A change of any other kind (Service, Secret,
 // IngressClass, ConfigMap, ExternalName answers) runs the full translation; so does a closure larger than a
-// quarter of all Ingresses, where the full one is as cheap.
+// quarter of all Ingresses, where the full one is as cheap, and so does any change while Portico's own objects
+// (Routes, Plugins, Upstreams, Consumers) exist.
 import type { Backend, Certificate, GatewayConfig, HostRoutes, Profile } from '../config/types.ts';
 import { addIdx as add, delIdx as del, type ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress } from '../model/types.ts';
@@ -76,6 +77,9 @@ export class IncrementalTranslator {
     const prev = this.last;
     if (!prev || !changedIngresses) return this.full(snap, o);
     if (!changedIngresses.size) return prev;
+    // The closure below follows Ingress claims only: with Portico's own objects in the model (Routes claim hosts,
+    // Plugins and Upstreams change routes and backends), the full translation (memoized) runs instead.
+    if (snap.routes.size || snap.plugins.size || snap.upstreams.size || snap.consumers.size) return this.full(snap, o);
     const closure = this.closure(snap, o, changedIngresses);
     if (!closure) return this.full(snap, o);
     return this.scoped(snap, o, prev, closure);
@@ -263,7 +267,7 @@ export class IncrementalTranslator {
         profiles: [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
         observeLatency: this.ewma.size > 0,
       },
-      data: { routes, backends, certificates, defaultCertificate: d.defaultCertificate },
+      data: { routes, backends, certificates, defaultCertificate: d.defaultCertificate, plugins: {}, consumers: {} },
     };
     const events: TranslateEvent[] = [];
     for (const ev of this.lastEvents.values()) events.push(...ev);

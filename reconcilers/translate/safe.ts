@@ -148,3 +148,14 @@ export function nameProblem(schema: z.ZodType, value: unknown, what: string): st
   const r = schema.safeParse(value);
   return r.success ? null : `${what} ${JSON.stringify(typeof value === 'string' ? value.slice(0, 100) : value)} ${zodMessage(r.error)}`;
 }
+
+/** portico.dev/plugins: comma-separated names of Plugin objects in the Ingress's namespace, at most 16. */
+export const pluginListSchema = z
+  .string()
+  .transform((v) => v.split(',').map((x) => x.trim()).filter((x) => x.length > 0))
+  .pipe(
+    z
+      .array(z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'each plugin must be the name of a Plugin object (DNS-1123 subdomain)'))
+      .min(1, 'name at least one Plugin')
+      .max(16, 'at most 16 plugins'),
+  );

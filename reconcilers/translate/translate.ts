@@ -19,9 +19,10 @@
 //     profile shared by every route with the same settings (see profileOf), so nginx.conf does not grow with Ingresses.
 import { forbiddenAddressReason, parseIp } from './addresses.ts';
 import { createHash } from 'node:crypto';
-import type { Backend, Certificate, Endpoint, GatewayConfig, GlobalSettings, HostRoutes, PathMatch, Profile, Route, RouteRule } from '../config/types.ts';
+import { PLUGIN_ORDER, type Backend, type Certificate, type ConsumerSet, type Endpoint, type GatewayConfig, type GlobalSettings, type HostRoutes, type PathMatch, type PluginInstance, type Profile, type Route, type RouteConditions, type RouteRule } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
-import type { IngressClassInfo, NormalizedIngress, NormalizedSlice, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
+import type { IngressClassInfo, NormalizedIngress, NormalizedRoute, NormalizedSlice, NormalizedUpstream, RouteMatchN, RouteRuleN, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
+import type { ParsedAnnotations } from '../annotations/table.ts';
 
 export interface TranslateOptions {
   controllerClass: string;
@@ -48,6 +49,8 @@ export interface IngressStatus {
   /** At least one of its paths (or its default backend) is live in the configuration. */
   programmed: boolean;
   problems: string[];
+  /** References that could not be resolved (Plugins, Services, Secrets): ResolvedRefs=False for CRDs. */
+  unresolved?: string[];
 }
 
 export interface TranslateResult {
@@ -227,32 +230,116 @@ export function claimsOfIngress(ing: NormalizedIngress): { paths: PathClaim[]; d
   return c;
 }
 
+/** Kind-qualified reference of a Route ("Route/ns/name"). */
+export const routeRef = (key: string) => `Route/${key}`;
+
+function condCount(c: RouteConditions | undefined): number {
+  return c ? (c.methods?.length ? 1 : 0) + (c.headers?.length ?? 0) + (c.query?.length ?? 0) : 0;
+}
+
+/** One match of a Route rule, as a claim on a host (what it conflicts on includes its conditions). */
+export interface RouteClaim {
+  pc: PathClaim;
+  rule: RouteRuleN;
+  m: RouteMatchN;
+  /** false when the rule has no backends (the claim still holds its path). */
+  hasBackend: boolean;
+}
+
+const routeClaimCache = new WeakMap<NormalizedRoute, RouteClaim[]>();
+/** The claims of one Route record (every host × rule × match), derived once per record. */
+export function claimsOfRoute(rt: NormalizedRoute): RouteClaim[] {
+  let c = routeClaimCache.get(rt);
+  if (c) return c;
+  c = [];
+  const source = routeRef(rt.key);
+  const hosts = rt.hosts.length ? rt.hosts : ['_'];
+  for (const rule of rt.rules) {
+    const first = rule.backends[0];
+    const ref: ServiceBackendRef = { service: first?.service ?? '', port: { number: first?.port ?? 0 } };
+    for (const h of hosts) {
+      for (const m of rule.matches) {
+        const cond = m.conditions ? ` ${JSON.stringify(m.conditions)}` : '';
+        c.push({
+          pc: { host: h, id: `${m.match} ${m.path}${cond}`, path: m.path, match: m.match, ref, backendId: first ? backendIdOf(rt.namespace, ref) : '', serviceKey: `${rt.namespace}/${ref.service}`, source },
+          rule,
+          m,
+          hasBackend: !!first,
+        });
+      }
+    }
+  }
+  routeClaimCache.set(rt, c);
+  return c;
+}
+
+/** A contributor of paths (an Ingress or a Route), ordered by age across kinds. */
+interface Owner {
+  ref: string;
+  created: string;
+  ns: string;
+  ing?: NormalizedIngress;
+  rt?: NormalizedRoute;
+}
+const byOwnerAge = (a: Owner, b: Owner): number => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
+
+/** Plugin id in the data plane for a Plugin object. */
+export const pluginId = (namespace: string, name: string) => `${namespace}_${name}`;
+
+const PLUGIN_RANK = new Map<string, number>(PLUGIN_ORDER.map((t, i) => [t, i]));
+
 function ruleOrder(a: RouteRule, b: RouteRule): number {
   const rank = (l: RouteRule) => (l.match === 'exact' ? 0 : l.match === 'prefix' ? 1 : 2);
   return rank(a) - rank(b) || (a.match === 'exact' ? 0 : b.path.length - a.path.length) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 }
 
+/** Seconds of a Route/Upstream timeout with the global default for what is unset. */
+function fullTimeouts(t: { connect?: number; read?: number; send?: number } | undefined, g: ModelSnapshot['global']): Route['timeouts'] | undefined {
+  if (!t || (t.connect === undefined && t.read === undefined && t.send === undefined)) return undefined;
+  return { connect: t.connect ?? g.proxyConnectTimeoutSeconds, send: t.send ?? g.proxySendTimeoutSeconds, read: t.read ?? g.proxyReadTimeoutSeconds };
+}
+
 export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: TranslateMemo): TranslateResult {
   const events: TranslateEvent[] = [];
   const status = new Map<string, IngressStatus>();
-  const warn = (key: string, reason: string, message: string) => {
-    events.push({ ref: ingressRef(key), type: 'Warning', reason, message });
-    status.get(key)?.problems.push(message);
+  const warn = (ref: string, reason: string, message: string) => {
+    events.push({ ref, type: 'Warning', reason, message });
+    status.get(ref)?.problems.push(message);
+  };
+  const unresolved = (ref: string, what: string) => {
+    const st = status.get(ref);
+    if (st && !(st.unresolved ??= []).includes(what)) st.unresolved.push(what);
   };
 
   for (const [key, r] of snap.rejected) {
-    status.set(key, { served: false, programmed: false, problems: [r.reason] });
+    status.set(ingressRef(key), { served: false, programmed: false, problems: [r.reason] });
   }
   const served: NormalizedIngress[] = [];
   // Classes are few; resolve "is it served" against them once instead of per Ingress.
   const mine = [...snap.classes.values()].filter((c) => c.controller === o.controllerClass);
   const classes = new Map(mine.map((c) => [c.name, c]));
+  const owners: Owner[] = [];
   for (const ing of snap.ingresses.values()) {
     const s = isIngressServed(ing, classes, o);
-    status.set(ing.key, { served: s, programmed: false, problems: [] });
-    if (s) served.push(ing);
+    const ref = ingressRef(ing.key);
+    status.set(ref, { served: s, programmed: false, problems: [] });
+    if (s) {
+      served.push(ing);
+      owners.push({ ref, created: ing.creationTimestamp, ns: ing.namespace, ing });
+    }
+  }
+  const routesServed: NormalizedRoute[] = [];
+  for (const rt of snap.routes.values()) {
+    const s = isIngressServed({ className: rt.className, classFromAnnotation: false }, classes, o);
+    const ref = routeRef(rt.key);
+    status.set(ref, { served: s, programmed: false, problems: [] });
+    if (s) {
+      routesServed.push(rt);
+      owners.push({ ref, created: rt.creationTimestamp, ns: rt.namespace, rt });
+    }
   }
   served.sort(byAge);
+  owners.sort(byOwnerAge);
   const own = new Set(o.ownAddresses ?? []);
   const ownKey = [...own].sort().join(',');
   // Access control Portico cannot apply: the Ingress fails closed (its locations get no backend → 503).
@@ -266,42 +353,103 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     events.push({ ref: ingressRef(key), type: 'Warning', reason: 'Rejected', message: r.reason });
   }
 
-  // ---- paths: host → (match|path) → claim ---------------------------------------------------------------------
+  // ---- plugins: which Plugin objects a path names, resolved to data-plane ids (fail closed when missing) ------
+  const plugins: Record<string, PluginInstance> = {};
+  /** Auth Services of external-auth plugins: backend id → (plugin ref, service). */
+  const authBackends = new Map<string, { ref: string; ns: string; service: string; port: number }>();
+  const usePlugin = (ns: string, name: string): { id: string } | { missing: string } => {
+    const p = snap.plugins.get(`${ns}/${name}`);
+    if (!p) {
+      const rej = snap.rejectedCrds.get(`Plugin/${ns}/${name}`);
+      return { missing: rej ? `Plugin ${ns}/${name} is invalid: ${rej.reason}` : `Plugin ${ns}/${name} not found` };
+    }
+    if (!p.instance) return { missing: `Plugin ${ns}/${name} cannot be used: ${p.error ?? 'invalid'}` };
+    const id = pluginId(ns, name);
+    if (!plugins[id]) {
+      const inst = { name: `${ns}/${name}`, ...p.instance } as PluginInstance;
+      if (inst.type === 'external-auth' && p.authService) {
+        const bid = backendIdOf(ns, { service: p.authService.service, port: { number: p.authService.port } });
+        inst.backendId = bid;
+        if (!authBackends.has(bid)) authBackends.set(bid, { ref: `Plugin/${ns}/${name}`, ns, service: p.authService.service, port: p.authService.port });
+      }
+      plugins[id] = inst;
+    }
+    return { id };
+  };
+  /** Plugin ids for a path, in execution order, or why the path must fail closed. */
+  const pluginMemo = new Map<string, { ids: string[]; closed?: string }>();
+  const pluginsFor = (ns: string, names: readonly string[]): { ids: string[]; closed?: string } => {
+    if (!names.length) return { ids: [] };
+    const k = `${ns} ${names.join(',')}`;
+    const hit = pluginMemo.get(k);
+    if (hit) return hit;
+    const ids: string[] = [];
+    const missing: string[] = [];
+    for (const n of names) {
+      const r = usePlugin(ns, n);
+      if ('id' in r) {
+        if (!ids.includes(r.id)) ids.push(r.id);
+      } else missing.push(r.missing);
+    }
+    ids.sort((a, b) => (PLUGIN_RANK.get(plugins[a]!.type) ?? 99) - (PLUGIN_RANK.get(plugins[b]!.type) ?? 99) || (a < b ? -1 : 1));
+    const out = missing.length ? { ids, closed: missing.join('; ') } : { ids };
+    pluginMemo.set(k, out);
+    return out;
+  };
+
+  // ---- paths: host → (match|path[|conditions]) → claim ------------------------------------------------------
   interface Claim {
     pc: PathClaim;
-    ing: NormalizedIngress;
-    /** Backend id, or null when the Ingress fails closed. */
+    owner: Owner;
+    /** Backend id, or null when the path fails closed or has no backend. */
     backendId: string | null;
     closed: string | undefined;
+    /** Route CRD claims: the rule and match. */
+    rr?: RouteClaim;
+    pluginIds: string[];
   }
   const hosts = new Map<string, Map<string, Claim>>();
-  const claim = (pc: PathClaim, ing: NormalizedIngress, isDefault: boolean) => {
+  const describe = (ref: string) => ref.replace('/', ' ');
+  const claim = (pc: PathClaim, owner: Owner, isDefault: boolean, rr?: RouteClaim) => {
     let locs = hosts.get(pc.host);
     if (!locs) hosts.set(pc.host, (locs = new Map()));
     const prev = locs.get(pc.id);
     if (prev) {
-      if (prev.ing.key !== ing.key && !isDefault) {
+      if (prev.owner.ref !== owner.ref && !isDefault) {
+        const cond = rr?.m.conditions ? ' with the same conditions' : '';
         warn(
-          ing.key,
+          owner.ref,
           'Conflict',
-          `host ${pc.host === '_' ? '(any)' : pc.host} path ${pc.path} (${MATCH_LABEL[pc.match]}) is already served by Ingress ${prev.ing.key}, which is older; this path of ${ing.key} is ignored`,
+          `host ${pc.host === '_' ? '(any)' : pc.host} path ${pc.path} (${MATCH_LABEL[pc.match]})${cond} is already served by ${describe(prev.owner.ref)}, which is older; this path of ${describe(owner.ref)} is ignored`,
         );
       }
       return;
     }
-    const closed = closedReason.get(ing.key);
-    locs.set(pc.id, { pc, ing, backendId: closed ? null : pc.backendId, closed });
+    let closed = owner.ing ? closedReason.get(owner.ing.key) : undefined;
+    const names = owner.ing ? (owner.ing.annotations.plugins ?? []) : (rr?.rule.plugins ?? []);
+    const pl = pluginsFor(owner.ns, names);
+    if (pl.closed) {
+      closed = closed ? `${closed}; ${pl.closed}` : pl.closed;
+      for (const n of names) if (!snap.plugins.get(`${owner.ns}/${n}`)?.instance) unresolved(owner.ref, `Plugin ${n}`);
+    }
+    const backendId = closed || (rr && !rr.hasBackend) ? null : pc.backendId;
+    locs.set(pc.id, { pc, owner, backendId, closed, rr, pluginIds: pl.ids });
   };
 
   const isCanary = (i: NormalizedIngress) => i.annotations.canary === true;
-  for (const ing of served) {
-    if (isCanary(ing)) continue;
-    for (const pc of claimsOfIngress(ing).paths) claim(pc, ing, false);
+  for (const ow of owners) {
+    if (ow.ing) {
+      if (isCanary(ow.ing)) continue;
+      for (const pc of claimsOfIngress(ow.ing).paths) claim(pc, ow, false);
+    } else if (ow.rt) {
+      for (const rc of claimsOfRoute(ow.rt)) claim(rc.pc, ow, false, rc);
+    }
   }
+  const ownerOf = new Map<string, Owner>(owners.filter((x) => x.ing).map((x) => [x.ing!.key, x]));
   // Default backends fill "/" where no rule claimed it (oldest Ingress first).
   for (const ing of served) {
     if (!ing.defaultBackend || isCanary(ing)) continue;
-    for (const pc of claimsOfIngress(ing).defaults) claim(pc, ing, true);
+    for (const pc of claimsOfIngress(ing).defaults) claim(pc, ownerOf.get(ing.key)!, true);
   }
 
   const hostList = [...hosts.keys()].sort(hostOrder);
@@ -310,13 +458,14 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
   const canaryOf = new Map<string, { ing: NormalizedIngress; ref: ServiceBackendRef }>(); // main backend id → canary
   for (const ing of served) {
     if (!isCanary(ing)) continue;
+    const iref = ingressRef(ing.key);
     let attached = false;
     for (const rule of ing.rules) {
       for (const p of rule.paths) {
         const host = rule.host ?? '_';
         const main = hosts.get(host)?.get(`${p.match} ${p.path}`);
         if (!main) {
-          warn(ing.key, 'CanaryWithoutMain', `canary path ${p.path} on ${host === '_' ? '(any host)' : host} has no main Ingress serving it; ignored`);
+          warn(iref, 'CanaryWithoutMain', `canary path ${p.path} on ${host === '_' ? '(any host)' : host} has no main Ingress serving it; ignored`);
           continue;
         }
         // A canary whose own access control cannot be applied gets no traffic; a main that fails closed
@@ -324,31 +473,32 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         if (closedReason.has(ing.key)) continue;
         const mainId = main.backendId;
         if (!mainId) {
-          warn(ing.key, 'CanaryWithoutMain', `canary path ${p.path} on ${host === '_' ? '(any host)' : host}: main Ingress ${main.ing.key} fails closed (unsupported access control); canary not attached`);
+          warn(iref, 'CanaryWithoutMain', `canary path ${p.path} on ${host === '_' ? '(any host)' : host}: main ${describe(main.owner.ref)} fails closed (unsupported access control); canary not attached`);
           continue;
         }
         const prev = canaryOf.get(mainId);
         if (prev && prev.ing.key !== ing.key) {
-          warn(ing.key, 'Conflict', `backend ${mainId} already has canary Ingress ${prev.ing.key} (older); this canary is ignored for it`);
+          warn(iref, 'Conflict', `backend ${mainId} already has canary Ingress ${prev.ing.key} (older); this canary is ignored for it`);
           continue;
         }
         canaryOf.set(mainId, { ing, ref: p.backend });
         attached = true;
       }
     }
-    if (attached) status.get(ing.key)!.programmed = true;
+    if (attached) status.get(iref)!.programmed = true;
   }
 
   // ---- TLS ------------------------------------------------------------------------------------------------------
-  const tlsHosts = new Map<string, { ing: NormalizedIngress; secretKey: string | null }>();
-  for (const ing of served) {
-    for (const t of ing.tls) {
-      const secretKey = t.secretName ? `${ing.namespace}/${t.secretName}` : null;
+  const tlsHosts = new Map<string, { ref: string; secretKey: string | null }>();
+  for (const ow of owners) {
+    const sections = ow.ing ? ow.ing.tls : (ow.rt?.tls ?? []);
+    for (const t of sections) {
+      const secretKey = t.secretName ? `${ow.ns}/${t.secretName}` : null;
       for (const h of t.hosts) {
         const prev = tlsHosts.get(h);
-        if (!prev) tlsHosts.set(h, { ing, secretKey });
-        else if (prev.ing.key !== ing.key && prev.secretKey !== secretKey) {
-          warn(ing.key, 'TLSConflict', `TLS for host ${h} is already configured by Ingress ${prev.ing.key} (older, secret ${prev.secretKey ?? 'default'}); this TLS section of ${ing.key} is ignored for ${h}`);
+        if (!prev) tlsHosts.set(h, { ref: ow.ref, secretKey });
+        else if (prev.ref !== ow.ref && prev.secretKey !== secretKey) {
+          warn(ow.ref, 'TLSConflict', `TLS for host ${h} is already configured by ${describe(prev.ref)} (older, secret ${prev.secretKey ?? 'default'}); this TLS section of ${describe(ow.ref)} is ignored for ${h}`);
         }
       }
     }
@@ -359,12 +509,14 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     if (!t.secretKey) continue; // default certificate
     const m = snap.secrets.get(t.secretKey);
     if (!m) {
-      warn(t.ing.key, 'TLSSecretNotFound', `TLS secret ${t.secretKey} for host ${h} was not found (or is not a kubernetes.io/tls Secret); serving the default certificate`);
+      warn(t.ref, 'TLSSecretNotFound', `TLS secret ${t.secretKey} for host ${h} was not found (or is not a kubernetes.io/tls Secret); serving the default certificate`);
+      unresolved(t.ref, `Secret ${t.secretKey}`);
     } else if (!m.ok) {
-      warn(t.ing.key, 'TLSSecretInvalid', `TLS secret ${t.secretKey} for host ${h} is invalid: ${m.error}; serving ${certificates[h] ? 'the previous' : 'the default'} certificate`);
+      warn(t.ref, 'TLSSecretInvalid', `TLS secret ${t.secretKey} for host ${h} is invalid: ${m.error}; serving ${certificates[h] ? 'the previous' : 'the default'} certificate`);
+      unresolved(t.ref, `Secret ${t.secretKey}`);
     } else {
       if (m.hosts.length && !m.hosts.some((n) => n === h || (n.startsWith('*.') && h.endsWith(n.slice(1)) && !h.slice(0, -n.length + 1).includes('.')))) {
-        events.push({ ref: ingressRef(t.ing.key), type: 'Warning', reason: 'TLSHostMismatch', message: `certificate in ${t.secretKey} does not cover host ${h} (SANs: ${m.hosts.slice(0, 5).join(', ')})` });
+        events.push({ ref: t.ref, type: 'Warning', reason: 'TLSHostMismatch', message: `certificate in ${t.secretKey} does not cover host ${h} (SANs: ${m.hosts.slice(0, 5).join(', ')})` });
       }
       let c = memo?.certificates.get(m);
       if (!c) {
@@ -375,55 +527,96 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     }
   }
 
+  // ---- Upstreams: per Service (and port), win over Ingress balancing annotations --------------------------------
+  const upstreamsBySvc = new Map<string, NormalizedUpstream[]>();
+  for (const u of [...snap.upstreams.values()].sort((a, b) => (a.creationTimestamp < b.creationTimestamp ? -1 : a.creationTimestamp > b.creationTimestamp ? 1 : a.key < b.key ? -1 : 1))) {
+    const l = upstreamsBySvc.get(u.serviceKey);
+    if (l) l.push(u);
+    else upstreamsBySvc.set(u.serviceKey, [u]);
+  }
+  const upstreamFor = (svcKey: string, port: number | undefined): NormalizedUpstream | undefined =>
+    upstreamsBySvc.get(svcKey)?.find((u) => !u.ports || (port !== undefined && u.ports.includes(port)));
+  /** Backend id → the Upstream applied to it (for route timeouts, retries, protocol). */
+  const upstreamOf = new Map<string, NormalizedUpstream>();
+
   // ---- backends -------------------------------------------------------------------------------------------------
   const backends: Record<string, Backend> = {};
   let observeLatency = false;
-  const backendOwner = new Map<string, NormalizedIngress>();
+  const backendOwner = new Map<string, { ref: string; ann: ParsedAnnotations | undefined }>();
   const reported = new Set<string>();
   /** Backend id → the Warning about endpoint addresses refused for it (given to every Ingress using it). */
   const forbiddenNote = new Map<string, string>();
-  const noteForbidden = (ing: NormalizedIngress, id: string) => {
+  const noteForbidden = (ref: string, id: string) => {
     const note = forbiddenNote.get(id);
-    if (!note || reported.has(`forbidden ${ing.key} ${id}`)) return;
-    reported.add(`forbidden ${ing.key} ${id}`);
-    warn(ing.key, 'ForbiddenEndpoint', note);
+    if (!note || reported.has(`forbidden ${ref} ${id}`)) return;
+    reported.add(`forbidden ${ref} ${id}`);
+    warn(ref, 'ForbiddenEndpoint', note);
   };
   const LB_KEYS = ['load-balance', 'upstream-hash-by', 'affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age'];
-  const resolve = (ing: NormalizedIngress, ref: ServiceBackendRef, id: string, svcKey = `${ing.namespace}/${ref.service}`): void => {
-    const owner = backendOwner.get(id);
-    if (owner) {
-      const differs = LB_KEYS.some((k) => (ing.annotations as Record<string, unknown>)[k] !== (owner.annotations as Record<string, unknown>)[k]);
-      if (differs && owner.key !== ing.key && !reported.has(`lb ${ing.key} ${id}`)) {
-        reported.add(`lb ${ing.key} ${id}`);
-        warn(ing.key, 'BackendSettingsConflict', `balancing annotations for service backend ${id} differ from Ingress ${owner.key}, which is older and whose settings apply (balancing is per Service port)`);
+  const resolve = (ownerRef: string, ann: ParsedAnnotations | undefined, ns: string, ref: ServiceBackendRef, id: string, svcKey = `${ns}/${ref.service}`): void => {
+    const prevOwner = backendOwner.get(id);
+    if (prevOwner) {
+      const differs = LB_KEYS.some((k) => (ann as Record<string, unknown> | undefined)?.[k] !== (prevOwner.ann as Record<string, unknown> | undefined)?.[k]);
+      if (differs && ann && prevOwner.ann && prevOwner.ref !== ownerRef && !upstreamOf.has(id) && !reported.has(`lb ${ownerRef} ${id}`)) {
+        reported.add(`lb ${ownerRef} ${id}`);
+        warn(ownerRef, 'BackendSettingsConflict', `balancing annotations for service backend ${id} differ from ${describe(prevOwner.ref)}, which is older and whose settings apply (balancing is per Service port)`);
       }
-      noteForbidden(ing, id);
+      noteForbidden(ownerRef, id);
+      if (backends[id]?.unavailableReason && !reported.has(`${ownerRef} ${id}`)) {
+        reported.add(`${ownerRef} ${id}`);
+        if (!ownerRef.startsWith('Ingress/')) {
+          warn(ownerRef, 'BackendNotFound', `${backends[id]!.unavailableReason}; requests using it answer 503`);
+          unresolved(ownerRef, `Service ${svcKey}`);
+        }
+      }
       return;
     }
-    backendOwner.set(id, ing);
+    backendOwner.set(id, { ref: ownerRef, ann });
     const svcRecord = snap.services.get(svcKey);
-    const inputs: unknown[] = [svcRecord, snap.slices.get(svcKey), ing.annotations, snap.global.loadBalance, ownKey];
+    const portNumber = 'number' in ref.port ? ref.port.number : svcRecord?.ports.find((p) => p.name === (ref.port as { name: string }).name)?.port;
+    const up = upstreamFor(svcKey, portNumber);
+    if (up) upstreamOf.set(id, up);
+    const inputs: unknown[] = [svcRecord, snap.slices.get(svcKey), ann, snap.global.loadBalance, ownKey, up];
     const cached = memo?.backends.get(id);
+    const report = (b: Backend, kind: 'BackendNotFound' | 'ForbiddenEndpoint') => {
+      noteForbidden(ownerRef, id);
+      if (b.unavailableReason && !reported.has(`${ownerRef} ${id}`)) {
+        reported.add(`${ownerRef} ${id}`);
+        warn(ownerRef, kind, `${b.unavailableReason}; ${ownerRef.startsWith('Ingress/') ? 'paths' : 'requests'} using it answer 503`);
+        if (!svcRecord) unresolved(ownerRef, `Service ${svcKey}`);
+      }
+      if (up && ann && LB_KEYS.some((k) => (ann as Record<string, unknown>)[k] !== undefined) && !reported.has(`up ${ownerRef} ${id}`)) {
+        reported.add(`up ${ownerRef} ${id}`);
+        events.push({ ref: ownerRef, type: 'Normal', reason: 'UpstreamOverrides', message: `Upstream ${up.key} sets how service backend ${id} is balanced; this Ingress's balancing annotations do not apply to it` });
+      }
+    };
     if (cached && !cached.result.externalName && sameInputs(cached.inputs, inputs)) {
       backends[id] = cached.result;
       if (cached.result.balance === 'ewma') observeLatency = true;
       if (cached.forbidden) forbiddenNote.set(id, cached.forbidden);
-      noteForbidden(ing, id);
-      if (cached.result.unavailableReason && !reported.has(`${ing.key} ${id}`)) {
-        reported.add(`${ing.key} ${id}`);
-        warn(ing.key, cached.kind, `${cached.result.unavailableReason}; paths using it answer 503`);
-      }
+      report(cached.result, cached.kind);
       return;
     }
-    const ann = ing.annotations;
-    const b: Backend = { id, endpoints: [], balance: ann['load-balance'] ?? snap.global.loadBalance };
-    if (ann.affinity === 'cookie') {
+    const a: ParsedAnnotations = ann ?? {};
+    const b: Backend = { id, endpoints: [], balance: a['load-balance'] ?? snap.global.loadBalance };
+    if (a.affinity === 'cookie') {
       b.balance = 'cookie';
-      b.cookie = { name: ann['session-cookie-name'] ?? 'INGRESSCOOKIE', mode: ann['affinity-mode'] ?? 'balanced' };
-      if (ann['session-cookie-max-age'] !== undefined) b.cookie.maxAgeSeconds = ann['session-cookie-max-age'];
-    } else if (ann['upstream-hash-by']) {
+      b.cookie = { name: a['session-cookie-name'] ?? 'INGRESSCOOKIE', mode: a['affinity-mode'] ?? 'balanced' };
+      if (a['session-cookie-max-age'] !== undefined) b.cookie.maxAgeSeconds = a['session-cookie-max-age'];
+    } else if (a['upstream-hash-by']) {
       b.balance = 'chash';
-      b.hashBy = ann['upstream-hash-by'];
+      b.hashBy = a['upstream-hash-by'];
+    }
+    if (up) {
+      // The Upstream wins over annotations for this Service port.
+      if (up.balance) {
+        b.balance = up.balance;
+        delete b.cookie;
+        delete b.hashBy;
+        if (up.balance === 'chash') b.hashBy = up.hashBy ?? '$request_uri';
+        if (up.balance === 'cookie') b.cookie = up.cookie ?? { name: 'INGRESSCOOKIE', mode: 'balanced' };
+      }
+      if (up.passiveHealth) b.passiveHealth = up.passiveHealth;
     }
     const svc = svcRecord;
     const portLabel = 'number' in ref.port ? String(ref.port.number) : ref.port.name;
@@ -457,27 +650,35 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     backends[id] = b;
     if (b.balance === 'ewma') observeLatency = true;
     memo?.backends.set(id, { inputs, result: b, forbidden: forbiddenNote.get(id), kind: unavailableKind });
-    noteForbidden(ing, id);
-    if (b.unavailableReason && !reported.has(`${ing.key} ${id}`)) {
-      reported.add(`${ing.key} ${id}`);
-      warn(ing.key, unavailableKind, `${b.unavailableReason}; paths using it answer 503`);
-    }
+    report(b, unavailableKind);
   };
-  // Oldest Ingress first: a backend's balancing settings are those of the oldest Ingress whose path to it is served.
-  for (const ing of served) {
-    if (isCanary(ing)) continue;
-    const c = claimsOfIngress(ing);
-    for (const list of [c.paths, c.defaults]) {
-      for (const pc of list) {
-        const won = hosts.get(pc.host)?.get(pc.id);
-        if (won && won.ing === ing && won.pc === pc && won.backendId) resolve(ing, pc.ref, won.backendId, pc.serviceKey);
+  // Oldest first: a backend's balancing settings are those of the oldest Ingress whose path to it is served.
+  for (const ow of owners) {
+    if (ow.ing) {
+      const ing = ow.ing;
+      if (isCanary(ing)) continue;
+      const c = claimsOfIngress(ing);
+      for (const list of [c.paths, c.defaults]) {
+        for (const pc of list) {
+          const won = hosts.get(pc.host)?.get(pc.id);
+          if (won && won.owner === ow && won.pc === pc && won.backendId) resolve(ow.ref, ing.annotations, ing.namespace, pc.ref, won.backendId, pc.serviceKey);
+        }
+      }
+    } else if (ow.rt) {
+      for (const rc of claimsOfRoute(ow.rt)) {
+        const won = hosts.get(rc.pc.host)?.get(rc.pc.id);
+        if (!won || won.owner !== ow || won.pc !== rc.pc || !won.backendId) continue;
+        for (const be of rc.rule.backends) {
+          const ref: ServiceBackendRef = { service: be.service, port: { number: be.port } };
+          resolve(ow.ref, undefined, ow.ns, ref, backendIdOf(ow.ns, ref));
+        }
       }
     }
   }
-  if (memo) for (const [id, ing] of backendOwner) memo.owners.set(id, ing.key);
+  if (memo) for (const [id, ow] of backendOwner) if (ow.ref.startsWith('Ingress/')) memo.owners.set(id, ow.ref.slice('Ingress/'.length));
   for (const [mainId, c] of [...canaryOf].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const cid = backendIdOf(c.ing.namespace, c.ref);
-    resolve(c.ing, c.ref, cid);
+    resolve(ingressRef(c.ing.key), c.ing.annotations, c.ing.namespace, c.ref, cid);
     const a = c.ing.annotations;
     const main = backends[mainId];
     if (!main || cid === mainId) continue;
@@ -497,6 +698,22 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     memo?.backends.set(`canary ${mainId}`, { inputs, result: backends[mainId], forbidden: undefined, kind: 'BackendNotFound' });
   }
 
+  // ---- consumers (auth plugins look them up by namespace) and the plugins they carry ----------------------------
+  const consumers: Record<string, ConsumerSet> = {};
+  for (const c of [...snap.consumers.values()].sort((a, b) => (a.key < b.key ? -1 : 1))) {
+    const ids: string[] = [];
+    for (const n of c.plugins) {
+      const r = usePlugin(c.namespace, n);
+      if ('id' in r) ids.push(r.id);
+      else events.push({ ref: `Consumer/${c.key}`, type: 'Warning', reason: 'PluginNotFound', message: `${r.missing}; this consumer's requests use the route's plugins instead` });
+    }
+    (consumers[c.namespace] ??= { consumers: [] }).consumers.push({ name: c.name, username: c.username, keys: c.keys, basic: c.basic, plugins: ids });
+  }
+  // external-auth services are backends like any other.
+  for (const [id, a] of [...authBackends].sort(([x], [y]) => (x < y ? -1 : 1))) {
+    resolve(a.ref, undefined, a.ns, { service: a.service, port: { number: a.port } }, id);
+  }
+
   // ---- routes ---------------------------------------------------------------------------------------------------
   const g = snap.global;
   const routes: Record<string, HostRoutes> = {};
@@ -505,7 +722,11 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     const locs = hosts.get(host) as Map<string, Claim>;
     const tls = tlsHosts.has(host);
     const inputs: unknown[] = [tls, g, o.testHooks];
-    for (const c of locs.values()) inputs.push(c.ing, c.pc, c.backendId, c.closed);
+    for (const c of locs.values()) {
+      inputs.push(c.owner.ing ?? c.owner.rt, c.pc, c.backendId, c.closed);
+      if (c.rr || c.pluginIds.length) inputs.push(NaN); // plugins, upstreams and splits are not memoized per host
+      else if (c.backendId && upstreamOf.has(c.backendId)) inputs.push(upstreamOf.get(c.backendId));
+    }
     const cached = memo?.hosts.get(host);
     if (cached && sameInputs(cached.inputs, inputs)) {
       routes[host] = cached.result;
@@ -513,50 +734,94 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       for (const p of cached.profiles) profiles.set(p.name, p);
       continue;
     }
-    const rules: RouteRule[] = [];
+    const rules: (RouteRule & { prio: number; conds: number; order: number })[] = [];
     const programmed: string[] = [];
     const used: Profile[] = [];
+    let order = 0;
     for (const c of locs.values()) {
-      const a = c.ing.annotations;
-      const route: Route = { source: c.pc.source, backendId: c.backendId, sslRedirect: a['force-ssl-redirect'] === true || (tls && (a['ssl-redirect'] ?? g.sslRedirect)) };
+      const up = c.backendId ? upstreamOf.get(c.backendId) : undefined;
+      let route: Route;
+      let bodySize: string | undefined;
+      let retries: { attempts: number; on: string[] } | undefined = up?.retries;
+      if (c.owner.ing) {
+        const a = c.owner.ing.annotations;
+        route = { source: c.pc.source, backendId: c.backendId, sslRedirect: a['force-ssl-redirect'] === true || (tls && (a['ssl-redirect'] ?? g.sslRedirect)) };
+        bodySize = a['proxy-body-size'] !== undefined && a['proxy-body-size'] !== g.proxyBodySize ? a['proxy-body-size'] : undefined;
+        const t = { connect: a['proxy-connect-timeout'], send: a['proxy-send-timeout'], read: a['proxy-read-timeout'] };
+        const tt = fullTimeouts(up?.timeouts, g) ?? fullTimeouts(t, g);
+        if (tt) route.timeouts = tt;
+      } else {
+        const rule = c.rr!.rule;
+        route = { source: c.pc.source, backendId: c.backendId, sslRedirect: tls && g.sslRedirect };
+        const tt = fullTimeouts(rule.timeouts, g) ?? fullTimeouts(up?.timeouts, g);
+        if (tt) route.timeouts = tt;
+        if (rule.retries) retries = rule.retries;
+        if (c.backendId && rule.backends.length > 1) {
+          route.split = rule.backends.map((be) => ({ backendId: backendIdOf(c.owner.ns, { service: be.service, port: { number: be.port } }), weight: be.weight }));
+        }
+        if (!rule.websocket) route.websocket = false;
+        if (!c.rr!.hasBackend && !c.pluginIds.length) route.action = 'unavailable';
+      }
       if (c.closed) {
         route.action = 'unavailable';
         route.closedReason = c.closed;
       }
-      const bodySize = a['proxy-body-size'] !== undefined && a['proxy-body-size'] !== g.proxyBodySize ? a['proxy-body-size'] : undefined;
-      const profile = profileOf({ proxyBodySize: bodySize, testInvalidDirective: o.testHooks && c.ing.testInvalidDirective ? true : undefined });
+      if (c.pluginIds.length && !c.closed) route.plugins = c.pluginIds;
+      const ids = route.split ? route.split.map((x) => x.backendId) : c.backendId ? [c.backendId] : [];
+      if (ids.some((id) => backends[id]?.passiveHealth)) route.observe = true;
+      const proto = up && up.protocol !== 'HTTP' ? up.protocol : undefined;
+      const profile = profileOf({
+        proxyBodySize: bodySize,
+        testInvalidDirective: o.testHooks && c.owner.ing?.testInvalidDirective ? true : undefined,
+        nextUpstream: retries ? (retries.on.length ? retries.on.join(' ') : 'error timeout') : undefined,
+        nextUpstreamTries: retries ? retries.attempts + 1 : undefined,
+        backendProtocol: proto,
+        sslServerName: proto && up?.tls?.serverName ? up.tls.serverName : undefined,
+      });
       if (profile) {
         profiles.set(profile.name, profile);
         used.push(profile);
         route.profile = profile.name;
         route.maxBodyBytes = sizeBytes(profile.proxyBodySize ?? g.proxyBodySize);
       }
-      const t = { connect: a['proxy-connect-timeout'], send: a['proxy-send-timeout'], read: a['proxy-read-timeout'] };
-      if (t.connect !== undefined || t.send !== undefined || t.read !== undefined) {
-        route.timeouts = { connect: t.connect ?? g.proxyConnectTimeoutSeconds, send: t.send ?? g.proxySendTimeoutSeconds, read: t.read ?? g.proxyReadTimeoutSeconds };
-      }
       if (!route.closedReason) {
-        status.get(c.ing.key)!.programmed = true;
-        programmed.push(c.ing.key);
+        status.get(c.owner.ref)!.programmed = true;
+        programmed.push(c.owner.ref);
       }
-      rules.push({ path: c.pc.path, match: c.pc.match, route });
+      const rule: RouteRule & { prio: number; conds: number; order: number } = { path: c.pc.path, match: c.pc.match, route, prio: c.rr?.rule.priority ?? 0, conds: condCount(c.rr?.m.conditions), order: order++ };
+      if (c.rr?.m.conditions) rule.conditions = c.rr.m.conditions;
+      rules.push(rule);
     }
-    rules.sort(ruleOrder);
-    routes[host] = { tls, rules };
+    // Same path and match: higher priority first, then more conditions, then older.
+    rules.sort((a, b) => ruleOrder(a, b) || b.prio - a.prio || b.conds - a.conds || a.order - b.order);
+    routes[host] = { tls, rules: rules.map(({ prio: _p, conds: _c, order: _o, ...r }) => r) };
     memo?.hosts.set(host, { inputs, result: routes[host], programmed, profiles: used });
   }
 
   for (const ing of served) {
-    for (const p of ing.problems) warn(ing.key, 'InvalidConfiguration', p);
+    const iref = ingressRef(ing.key);
+    for (const p of ing.problems) warn(iref, 'InvalidConfiguration', p);
     const closed = closedReason.get(ing.key);
     if (closed) {
       const them = ing.accessControl.length > 1 ? 'these annotations are' : 'the annotation is';
-      warn(ing.key, 'UnsupportedAccessControl', `${closed}; failing closed: every path of this Ingress answers 503 until ${them} supported or removed`);
+      warn(iref, 'UnsupportedAccessControl', `${closed}; failing closed: every path of this Ingress answers 503 until ${them} supported or removed`);
     }
     const ac = new Set(ing.accessControl.map((a) => a.annotation));
     for (const a of ing.unsupportedAnnotations) {
-      if (!ac.has(a)) warn(ing.key, 'UnsupportedAnnotation', `annotation ${a} is not supported by Portico and is ignored`);
+      if (!ac.has(a)) warn(iref, 'UnsupportedAnnotation', `annotation ${a} is not supported by Portico and is ignored`);
     }
+  }
+  // Paths failing closed for a plugin reason: one Warning per object.
+  const closedSeen = new Set<string>();
+  for (const locs of hosts.values()) {
+    for (const c of locs.values()) {
+      if (!c.closed || closedSeen.has(c.owner.ref) || (c.owner.ing && closedReason.get(c.owner.ing.key) === c.closed)) continue;
+      closedSeen.add(c.owner.ref);
+      warn(c.owner.ref, 'PluginUnavailable', `${c.closed}; failing closed: the paths using it answer 503 until it is fixed`);
+    }
+  }
+  for (const [ref, r] of snap.rejectedCrds) {
+    if (ref.startsWith('Route/')) status.set(ref, { served: false, programmed: false, problems: [r.reason] });
   }
 
   const global: GlobalSettings = {
@@ -594,9 +859,11 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         backends,
         certificates,
         defaultCertificate: def && def.ok ? (memo?.certificates.get(def) ?? { cert: def.cert, key: def.privateKey, source: def.key, notAfter: def.notAfter }) : null,
+        plugins,
+        consumers,
       },
     },
-    status: new Map([...status].map(([k, st]) => [ingressRef(k), st])),
+    status,
     events,
   };
 }

@@ -126,10 +126,15 @@ export class DynamicClient {
     }
     const b = delta.backends;
     const r = delta.routes;
-    const body: { backends?: unknown; routes?: unknown } = {};
+    const body: { backends?: unknown; routes?: unknown; plugins?: unknown; consumers?: unknown } = {};
     if (Object.keys(b.upsert).length || b.remove.length) body.backends = { upsert: b.upsert, remove: b.remove };
     if (Object.keys(r.upsert).length || r.remove.length) body.routes = { upsert: r.upsert, remove: r.remove };
-    if (body.backends || body.routes) bytes += (await this.call(versionSchema, 'POST', '/portico/data', body)).bytes;
+    // Plugins and consumers travel with the routes naming them: one version, so no route sees a missing plugin.
+    const p = delta.plugins;
+    const k = delta.consumers;
+    if (Object.keys(p.upsert).length || p.remove.length) body.plugins = { upsert: p.upsert, remove: p.remove };
+    if (Object.keys(k.upsert).length || k.remove.length) body.consumers = { upsert: k.upsert, remove: k.remove };
+    if (body.backends || body.routes || body.plugins || body.consumers) bytes += (await this.call(versionSchema, 'POST', '/portico/data', body)).bytes;
     return bytes;
   }
 

@@ -44,6 +44,13 @@ export function profileName(v: unknown): string {
   return v;
 }
 
+const NEXT_UPSTREAM = new Set(['error', 'timeout', 'invalid_header', 'http_500', 'http_502', 'http_503', 'http_504', 'http_403', 'http_404', 'http_429', 'non_idempotent', 'off']);
+/** proxy_next_upstream conditions: space-separated tokens from nginx's list, nothing else. */
+export function nextUpstream(v: unknown): string {
+  if (typeof v !== 'string' || !v.split(' ').every((t) => NEXT_UPSTREAM.has(t))) throw new UnsafeValueError(`invalid proxy_next_upstream ${JSON.stringify(v)}`);
+  return v;
+}
+
 export function integer(v: unknown): string {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new UnsafeValueError(`expected a non-negative integer, got ${JSON.stringify(v)}`);
   return String(v);

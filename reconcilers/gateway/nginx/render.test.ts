@@ -60,7 +60,7 @@ test('nginx.conf holds no host or path: one router server, a named location per 
   assert.match(conf, /error_page 418 = \$portico_jump;/);
   assert.equal(s.profiles.length, 1);
   const name = s.profiles[0]?.name ?? '';
-  assert.match(conf, new RegExp(`location @portico_${name} \\{\\n      client_max_body_size 64m;\\n      proxy_pass http://portico_upstream;`));
+  assert.match(conf, new RegExp(`location @portico_${name} \\{\\n      client_max_body_size 64m;\\n[^}]*access_by_lua_block[\\s\\S]*?\\n      proxy_pass http://portico_upstream;\\n    \\}`));
   assert.match(conf, new RegExp(`profiles = \\{ "${name}", +\\}`), 'the router is told which profiles exist');
   nginxTest(rt, conf);
 });
@@ -125,7 +125,13 @@ test('the configuration API is only on a unix socket; the TCP status port serves
   assert.equal(conf.split('require("portico.api")').length, 2);
   const api = conf.slice(conf.indexOf(`listen unix:${rt.apiSocket};`));
   assert.ok(api.indexOf('require("portico.api")') < api.indexOf('\n  }\n'), 'the API location belongs to the unix-socket server');
-  assert.doesNotMatch(conf, /access_by_lua/, 'no access-phase handler on the request path');
+  // The plugin engine runs only in named locations the router sends plugin routes to; `location /` (every
+  // plugin-free route) has no access-phase handler.
+  const root = /\n    location \/ \{[\s\S]*?\n    \}/.exec(conf)?.[0] ?? '';
+  assert.match(root, /proxy_pass/);
+  assert.doesNotMatch(root, /_by_lua/, 'no Lua phase handler for plugin-free routes');
+  assert.match(conf, /location @portico_lua \{\n      access_by_lua_block \{ require\("portico.plugins"\).access\(\) \}/);
+  assert.match(conf, /location = \/_portico_internal\/auth \{\n      internal;/);
   nginxTest(rt, conf);
 });
 

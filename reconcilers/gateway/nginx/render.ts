@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
-import { cidr, host, integer, listenAddress, luaPeer, luaString, profileName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, workers } from './escape.ts';
+import { cidr, host, integer, nextUpstream, listenAddress, luaPeer, luaString, profileName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, workers } from './escape.ts';
 
 export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');
 
@@ -75,7 +75,7 @@ export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths 
 }
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix', 'name'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix', 'name', 'nextup'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -113,6 +113,7 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('listen', (a: unknown, p: unknown) => listenAddress(a, p));
   hb.registerHelper('workers', (v: unknown) => workers(v));
   hb.registerHelper('name', (v: unknown) => profileName(v));
+  hb.registerHelper('nextup', (v: unknown) => nextUpstream(v));
   hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
   return hb;
 }
@@ -165,7 +166,7 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
   const tpl = load();
   const g = structure.global;
   // Strict mode throws on missing fields, so optional profile settings are made explicit (null = not set).
-  const profiles = structure.profiles.map((p) => ({ proxyBodySize: null, testInvalidDirective: null, ...p }));
+  const profiles = structure.profiles.map((p) => ({ proxyBodySize: null, testInvalidDirective: null, nextUpstream: null, nextUpstreamTries: null, backendProtocol: null, sslServerName: null, ...p }));
   return tpl({
     global: g,
     profiles,

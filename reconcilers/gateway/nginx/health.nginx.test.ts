@@ -1,0 +1,175 @@
+// Passive health checking inside a real nginx (Debian's, as in production): two HTTP backends, one answering 503
+// to everything, behind a backend with passiveHealth {failures: 3, statuses: [503], ejectSeconds: 30}. Once the
+// failing endpoint is ejected, clients only get 200s and it receives nothing; removing passiveHealth (a data push,
+// no reload) sends it traffic again.
+// The Lua side never proxies to loopback (peers.lua), so the backends listen on a non-loopback address of this
+// host. The route uses the default location with an ewma backend: the http-level log handler (rendered while some
+// backend balances with ewma) reports each request to health.lua.
+// Ports 31300-31304 belong to this file: nginx 31300-31302, backends 31303 (healthy) and 31304 (failing).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import http from 'node:http';
+import { networkInterfaces, tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import winston from 'winston';
+import { translate } from '../../translate/translate.ts';
+import { diffConfig, structureChecksum } from '../../translate/diff.ts';
+import { OPTS, modelOf } from '../../translate/fixtures.test-helpers.ts';
+import { DynamicClient } from './dynamic.ts';
+import { NginxProcess } from './process.ts';
+import { renderNginxConf, runtimePaths } from './render.ts';
+import type { Backend, GatewayConfig } from '../../config/types.ts';
+import { until } from '../../../e2e/harness/http.ts';
+
+const LISTEN = { httpPort: 31300, httpsPort: 31301, statusPort: 31302, address: '127.0.0.1' };
+const GOOD_PORT = 31303;
+const BAD_PORT = 31304;
+const HOST = 'health.example.com';
+const ID = 'default_flaky_80';
+
+/** An IPv4 address of this host that nginx may proxy to (not loopback, not link-local), or undefined. */
+function routableLocalAddress(): string | undefined {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) {
+      if (a.family === 'IPv4' && !a.internal && !a.address.startsWith('169.254.')) return a.address;
+    }
+  }
+  return undefined;
+}
+const IP = routableLocalAddress();
+
+// nginx's error log (its stderr) arrives through the logger: kept to see when an endpoint was ejected.
+const nginxLines: string[] = [];
+const logger = winston.createLogger({
+  level: 'info',
+  format: winston.format.json(),
+  transports: [
+    new winston.transports.Stream({
+      stream: new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          nginxLines.push(chunk.toString());
+          cb();
+        },
+      }),
+    }),
+  ],
+});
+
+const dir = mkdtempSync(path.join(tmpdir(), 'portico-health-'));
+const dynamic = new DynamicClient();
+const nginx = new NginxProcess({ binary: '/usr/sbin/nginx', runtime: runtimePaths(dir), shutdownTimeoutMs: 2_000 }, dynamic, logger);
+
+const hits = { good: 0, bad: 0 };
+const servers: http.Server[] = [];
+function backendServer(port: number, status: number, name: 'good' | 'bad'): Promise<void> {
+  const s = http.createServer((req, res) => {
+    hits[name]++;
+    req.resume();
+    res.writeHead(status, { 'content-type': 'text/plain' }).end(`${name}\n`);
+  });
+  servers.push(s);
+  return new Promise((resolve, reject) => {
+    s.once('error', reject);
+    s.listen(port, IP, () => resolve());
+  });
+}
+
+function backend(passiveHealth: Backend['passiveHealth']): Backend {
+  return {
+    id: ID,
+    endpoints: [
+      { address: IP ?? '', port: GOOD_PORT, weight: 1 },
+      { address: IP ?? '', port: BAD_PORT, weight: 1 },
+    ],
+    balance: 'ewma',
+    ...(passiveHealth ? { passiveHealth } : {}),
+  };
+}
+
+function configWith(b: Backend): GatewayConfig {
+  const base = translate(modelOf({}).snapshot(), { ...OPTS, listen: LISTEN }).config;
+  return {
+    // observeLatency: an ewma backend exists, so nginx runs the http-level log handler.
+    structure: { ...base.structure, observeLatency: true },
+    data: {
+      ...base.data,
+      routes: { [HOST]: { tls: false, rules: [{ path: '/', match: 'prefix', route: { source: 'Ingress/default/flaky', backendId: ID, sslRedirect: false } }] } },
+      backends: { [ID]: b },
+    },
+  };
+}
+
+let running: GatewayConfig;
+
+before(async () => {
+  if (!IP) return;
+  await backendServer(GOOD_PORT, 200, 'good');
+  await backendServer(BAD_PORT, 503, 'bad');
+  running = configWith(backend({ failures: 3, statuses: [503], ejectSeconds: 30 }));
+  nginx.prepare();
+  const checksum = structureChecksum(running.structure);
+  const v = await nginx.writeValidated(renderNginxConf(running.structure, nginx.runtime, checksum));
+  assert.ok(v.ok, v.output);
+  nginx.start();
+  assert.ok(await nginx.waitLive(checksum));
+  await dynamic.push(diffConfig(null, running).delta);
+});
+after(async () => {
+  if (!IP) return;
+  await nginx.stop();
+  await dynamic.close();
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+});
+
+function get(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: LISTEN.httpPort, path: '/', headers: { host: HOST }, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const ejectedLine = () => nginxLines.find((l) => l.includes(`backend ${ID}: endpoint ${IP}:${BAD_PORT} ejected for 30 s after 3 failure`));
+
+test('an endpoint answering 503 is ejected after 3 failures: then every request gets 200 and it gets none', { skip: IP ? false : 'no non-loopback IPv4 address on this host' }, async () => {
+  const pid = nginx.pid;
+  // Traffic until the failing endpoint has failed 3 times in a row and nginx logged its ejection (the log phase
+  // runs after the client has its answer, so the log line, not the third 503, says it happened).
+  let sent = 0;
+  await until('the failing endpoint to be ejected', async () => {
+    if (ejectedLine()) return true;
+    sent++;
+    await get();
+    return false;
+  }, 15_000, 0);
+  assert.ok(hits.bad >= 3, `the failing endpoint got ${hits.bad} requests before its ejection`);
+  assert.ok(sent < 40, `ejected after ${sent} requests`);
+
+  const badBefore = hits.bad;
+  const N = 40;
+  const statuses: number[] = [];
+  for (let i = 0; i < N; i++) statuses.push(await get());
+  assert.deepEqual(statuses, new Array<number>(N).fill(200), 'no client error while the endpoint is ejected');
+  assert.equal(hits.bad, badBefore, 'the ejected endpoint receives no requests');
+  assert.equal(nginx.pid, pid, 'no reload');
+});
+
+test('removing passiveHealth is a data push that stops the ejection at once', { skip: IP ? false : 'no non-loopback IPv4 address on this host' }, async () => {
+  const pid = nginx.pid;
+  const next = configWith(backend(undefined));
+  const d = diffConfig(running, next);
+  assert.equal(d.reload, false, 'passive health settings are data');
+  assert.deepEqual(Object.keys(d.delta.backends.upsert), [ID]);
+  const badBefore = hits.bad;
+  await dynamic.push(d.delta);
+  running = next;
+  // ewma prefers the faster endpoint, so it may take a few requests until the 503 one is drawn again.
+  await until('the formerly ejected endpoint to get traffic again', async () => (await get()) === 503, 10_000, 0);
+  assert.ok(hits.bad > badBefore);
+  assert.equal(nginx.pid, pid, 'no reload');
+});
