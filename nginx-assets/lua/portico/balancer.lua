@@ -2,13 +2,16 @@
 -- the same request) synced the worker's data and set $portico_backend; here the canary decision is taken, a peer
 -- picked with the backend's algorithm, the route's timeouts applied, and retries arranged on another peer. A backend without usable endpoints gets the
 -- internal 503 socket as its peer: the client sees nginx's generic 503 page and the reason goes to the error log
--- (at most once per backend every 10 s per worker), never to the client.
+-- (at most once per backend every 10 s per worker), never to the client. For a backend with passive health
+-- checking (health.lua), every algorithm skips ejected endpoints while some endpoint is not ejected (a sticky or
+-- hashed request falls over to the next endpoint of the ring), and the failure that made nginx retry is counted.
 local ngx_balancer = require("ngx.balancer")
 local store = require("portico.store")
 local peers = require("portico.peers")
 local rr = require("portico.rr")
 local chash = require("portico.chash")
 local ewma = require("portico.ewma")
+local health = require("portico.health")
 
 local set_current_peer = ngx_balancer.set_current_peer
 local set_more_tries = ngx_balancer.set_more_tries
@@ -25,8 +28,8 @@ function _M.configure(opts)
 end
 
 -- Per-worker balancer state per backend, rebuilt when the backend's data changes:
---   { algo = object with :next(skip), n = usable endpoints, canary = table|nil, stick = fn|nil,
---     observe = fn|nil, reason = string|nil }
+--   { algo = object with :next(skip), n = usable endpoints, canary = table|nil, stick = fn(skip)|nil,
+--     observe = fn|nil, reason = string|nil, health = true|nil (passive health checking), keys = {"host:port"} }
 local pickers = {}
 
 local seeded = false
@@ -74,14 +77,18 @@ local function sticky(eps, b, entry)
     ngx.header["Set-Cookie"] = header
     ngx_var.portico_set_cookie = header
   end
-  -- First attempt: the peer named by the cookie (or a new cookie is set); retries use round-robin.
-  entry.stick = function()
+  -- First attempt: the peer named by the cookie (or a new cookie is set); retries use round-robin. skip(peer)
+  -- (ejected endpoints) sends the client elsewhere for now without changing its cookie, so it comes back to its
+  -- endpoint once the ejection ends.
+  entry.stick = function(skip)
     local v = ngx_var[cookie_var]
     if c.mode == "persistent" then
       local peer = v and byid[v]
       if not peer then
-        peer = robin:next()
+        peer = skip and robin:next(skip) or robin:next()
         if peer then set_cookie(string.format("%08x", chash.hash(peer.address .. ":" .. peer.port))) end
+      elseif skip and skip(peer) then
+        peer = robin:next(skip) or peer
       end
       return peer
     end
@@ -89,7 +96,7 @@ local function sticky(eps, b, entry)
       v = string.format("%08x%08x", math.random(0, 0x7fffffff), math.random(0, 0x7fffffff))
       set_cookie(v)
     end
-    return ring:find(v)
+    return skip and ring:find(v, skip) or ring:find(v)
   end
   return robin
 end
@@ -115,6 +122,11 @@ local function build(id, b)
     c.cookie_var = c.cookie and ("cookie_" .. c.cookie) or nil
   end
   local entry = { n = #eps, canary = c, reason = b.unavailableReason }
+  if health.settings(id) then
+    local keys = {}
+    for i = 1, #eps do keys[i] = eps[i].address .. ":" .. eps[i].port end
+    entry.health, entry.keys = true, keys
+  end
   local make = algorithms[b.balance or "round_robin"] or algorithms.round_robin
   entry.algo = make(eps, b, entry)
   return entry
@@ -188,12 +200,30 @@ local function use_peer(peer)
   end
 end
 
-local function retry(id)
+-- Ejected peers of the backend being balanced (set by balance/retry just before picking: the balancer phase never
+-- yields, so no other request runs in between), and the skip function reading it.
+local ejected_now = nil
+local function skip_ejected(x) return ejected_now[peer_key(x)] end
+
+-- state, status: what get_last_failure() said about the attempt that made nginx retry; the peer of that attempt is
+-- the last one in $upstream_addr (the attempt being set up has no address yet: "a:1 : ").
+local function retry(id, state, status)
   local p = pickers[id]
   if not p or p.n == 0 then return unavailable(id, p) end
-  local tried = {}
-  for a in (ngx_var.upstream_addr or ""):gmatch("[^%s,]+") do tried[a] = true end
-  local peer = p.algo:next(function(x) return tried[peer_key(x)] end) or p.algo:next()
+  local tried, last = {}, nil
+  for a in (ngx_var.upstream_addr or ""):gmatch("[^%s,]+") do
+    if a ~= ":" then tried[a] = true; last = a end
+  end
+  local ej
+  if p.health then
+    if last and (state == "failed" or health.failure_status(id, status)) then health.failed(id, last) end
+    ej = health.ejected_set(id, p.keys)
+  end
+  local peer
+  if ej then
+    peer = p.algo:next(function(x) local k = peer_key(x); return tried[k] or ej[k] end)
+  end
+  peer = peer or p.algo:next(function(x) return tried[peer_key(x)] end) or p.algo:next()
   if not peer then return unavailable(id, p) end
   return use_peer(peer)
 end
@@ -213,7 +243,8 @@ end
 
 function _M.balance()
   local id = ngx_var.portico_backend
-  if get_last_failure() then return retry(id) end
+  local state, status = get_last_failure()
+  if state then return retry(id, state, status) end
   local tk = ngx_var.portico_timeouts
   if tk and tk ~= "" then
     local t = route_timeouts(tk)
@@ -233,15 +264,27 @@ function _M.balance()
   end
   if not p or p.n == 0 then return unavailable(id, p) end
   local peer
-  if p.stick then peer = p.stick() else peer = p.algo:next() end
+  local ej = p.health and health.ejected_set(id, p.keys)
+  if ej then
+    ejected_now = ej
+    if p.stick then peer = p.stick(skip_ejected) else peer = p.algo:next(skip_ejected) or p.algo:next() end
+    ejected_now = nil
+  elseif p.stick then
+    peer = p.stick()
+  else
+    peer = p.algo:next()
+  end
   if not peer then return unavailable(id, p) end
   local n = p.n
   if n > 1 then set_more_tries(n > 3 and 2 or n - 1) end
   return use_peer(peer)
 end
 
--- Log phase (rendered only while some backend uses ewma): feed response times to latency-aware pickers.
+-- Log phase (rendered only while some backend uses ewma): feed response times to latency-aware pickers, and report
+-- attempts to passive health checking (health.log returns at once for backends without it; the plugin location's
+-- log handler calls it too, which counts once).
 function _M.log()
+  health.log()
   local id = ngx.var.portico_backend
   if id == nil or id == "" then return end
   local p = pickers[id]

@@ -1,6 +1,7 @@
 -- Unit tests for portico.balancer with a mocked ngx: peer choice and retries, forbidden peers never handed to
 -- nginx even when they are in shared memory, the internal 503 socket for backends without endpoints (the reason
--- goes to the error log, rate-limited), and canary routing.
+-- goes to the error log, rate-limited), canary routing, and ejected endpoints (passive health) skipped by every
+-- algorithm.
 local here = arg[1]
 package.path = here .. "/?.lua;" .. here .. "/tests/?.lua;/usr/share/lua/5.1/?.lua;" .. package.path
 package.cpath = "/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;" .. package.cpath
@@ -125,6 +126,86 @@ do -- cookie affinity: a new client gets the cookie header from the balancer; a 
   for _ = 1, 20 do same = same and request(T, balancer, "sticky") == first end
   R.check("the cookie keeps the client on its peer", same)
   R.check("no new cookie for a returning client", T.ngx.header["Set-Cookie"] == nil)
+end
+
+-- Passive health checking: every algorithm skips ejected endpoints (health_test.lua covers the counting).
+local PH = { failures = 1, statuses = { 503 }, ejectSeconds = 30 }
+local function eject(peer, id)
+  require("portico.store").sync() -- as in a request: the router synced before anything is observed
+  require("portico.health").failed(id or "web", peer)
+end
+
+do -- round robin and ewma skip an ejected endpoint
+  for _, algo in ipairs({ "round_robin", "ewma" }) do
+    local T, balancer, store = setup()
+    store.apply({ web = { balance = algo, passiveHealth = PH, endpoints = { ep("10.0.0.1"), ep("10.0.0.2"), ep("10.0.0.3") } } })
+    eject("10.0.0.1:80")
+    local seen = {}
+    for _ = 1, 30 do local p = request(T, balancer, "web"); seen[p] = (seen[p] or 0) + 1 end
+    R.check(algo .. ": the ejected endpoint is skipped", seen["10.0.0.1:80"] == nil and seen["10.0.0.2:80"] and seen["10.0.0.3:80"], cjson.encode(seen))
+    T.clock = T.clock + 31
+    seen = {}
+    for _ = 1, 30 do local p = request(T, balancer, "web"); seen[p] = (seen[p] or 0) + 1 end
+    R.check(algo .. ": used again once the ejection ends", (seen["10.0.0.1:80"] or 0) > 0, cjson.encode(seen))
+  end
+end
+
+do -- chash: a key whose endpoint is ejected falls over to one other endpoint, and comes back
+  local T, balancer, store = setup()
+  store.apply({ web = { balance = "chash", hashBy = "$request_uri", passiveHealth = PH, endpoints = { ep("10.0.0.1"), ep("10.0.0.2"), ep("10.0.0.3") } } })
+  local uri
+  for i = 1, 200 do
+    T.ngx.var.request_uri = "/item/" .. i
+    if request(T, balancer, "web") == "10.0.0.1:80" then uri = T.ngx.var.request_uri; break end
+  end
+  T.ngx.var.request_uri = uri
+  eject("10.0.0.1:80")
+  local other = request(T, balancer, "web")
+  local same = true
+  for _ = 1, 10 do same = same and request(T, balancer, "web") == other end
+  R.check("chash: an ejected endpoint's keys fall over to one other endpoint", other ~= "10.0.0.1:80" and same, tostring(other))
+  T.clock = T.clock + 31
+  R.check("chash: the key returns to its endpoint after the ejection", request(T, balancer, "web") == "10.0.0.1:80")
+end
+
+do -- cookie affinity (balanced and persistent): an ejected sticky endpoint falls over, the cookie is kept
+  for _, mode in ipairs({ "balanced", "persistent" }) do
+    local T, balancer, store = setup()
+    store.apply({ web = { balance = "cookie", cookie = { name = "S", mode = mode }, passiveHealth = PH, endpoints = { ep("10.0.0.1"), ep("10.0.0.2"), ep("10.0.0.3") } } })
+    local first = request(T, balancer, "web")
+    T.ngx.var.cookie_S = T.ngx.header["Set-Cookie"]:match("^S=(%x+)")
+    T.ngx.header["Set-Cookie"] = nil
+    eject(first)
+    local moved = true
+    for _ = 1, 10 do local p = request(T, balancer, "web"); moved = moved and p ~= first and p ~= nil end
+    R.check("cookie " .. mode .. ": an ejected sticky endpoint falls over to another", moved)
+    R.check("cookie " .. mode .. ": the client's cookie is not replaced", T.ngx.header["Set-Cookie"] == nil)
+    T.clock = T.clock + 31
+    R.check("cookie " .. mode .. ": back to its endpoint after the ejection", request(T, balancer, "web") == first)
+  end
+end
+
+do -- retries skip ejected endpoints, and the failure that made nginx retry is counted
+  local T, balancer, store = setup()
+  store.apply({ web = { passiveHealth = { failures = 2, statuses = {}, ejectSeconds = 30 }, endpoints = { ep("10.0.0.1"), ep("10.0.0.2"), ep("10.0.0.3") } } })
+  local health = require("portico.health")
+  health.failed("web", "10.0.0.3:80")
+  health.failed("web", "10.0.0.3:80")
+  local first = request(T, balancer, "web")
+  T.ngx.var.upstream_addr = first .. " : "
+  T.last_failure, T.last_status = "failed", 502
+  balancer.balance()
+  local second = T.peers[#T.peers]
+  R.check("a retry skips tried and ejected endpoints", second ~= first and second ~= "10.0.0.3:80", first .. " then " .. second)
+  R.check("the retried failure is counted for the peer that failed", T.ngx.shared.portico_health:get("f:web " .. first) == 1)
+  T.ngx.var.upstream_addr = first .. ", " .. second .. " : "
+  balancer.balance()
+  R.check("with every other endpoint tried, an ejected one is still better than none", T.peers[#T.peers] == "10.0.0.3:80", T.peers[#T.peers])
+  local before = T.ngx.shared.portico_health:get("f:web " .. first)
+  T.last_failure, T.last_status = "next", 404
+  T.ngx.var.upstream_addr = first .. " : "
+  balancer.balance()
+  R.check("nginx's 403/404 retries only count when the status is in the list", T.ngx.shared.portico_health:get("f:web " .. first) == before)
 end
 
 R.done()

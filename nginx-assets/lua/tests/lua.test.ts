@@ -58,3 +58,27 @@ test('Lua router: nginx location semantics, one-label wildcards, catch-all, answ
     /ok - 10k hosts: every request routed to its own host/,
   ]);
 });
+
+test('Lua passive health: ejection after N failures, success resets, expiry, all-ejected fallback, multi-attempt logs, every algorithm skips', () => {
+  run('health_test.lua', [
+    /ok - the third failure in a row ejects it/,
+    /ok - an ejected endpoint gets no new requests/,
+    /ok - success resets: 2 \+ 2 failures do not eject/,
+    /ok - expiry after ejectSeconds: not ejected any more/,
+    /ok - old failures expire \(2 x ejectSeconds\)/,
+    /ok - all-ejected fallback: every endpoint is used, no 503 socket/,
+    /ok - 502, 200: the retried attempt is not counted again in the log phase/,
+    /ok - 502, 503: the last attempt's listed status is a failure/,
+    /ok - no-op without passiveHealth: nothing stored/,
+    /ok - passiveHealth removed: the endpoint is used again at once/,
+    /ok - another worker's ejection is seen at once/,
+  ]);
+  run('balancer_test.lua', [
+    /ok - round_robin: the ejected endpoint is skipped/,
+    /ok - ewma: the ejected endpoint is skipped/,
+    /ok - chash: an ejected endpoint's keys fall over to one other endpoint/,
+    /ok - cookie balanced: an ejected sticky endpoint falls over to another/,
+    /ok - cookie persistent: an ejected sticky endpoint falls over to another/,
+    /ok - a retry skips tried and ejected endpoints/,
+  ]);
+});

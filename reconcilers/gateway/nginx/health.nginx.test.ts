@@ -1,14 +1,16 @@
 // Passive health checking inside a real nginx (Debian's, as in production): two HTTP backends, one answering 503
 // to everything, behind a backend with passiveHealth {failures: 3, statuses: [503], ejectSeconds: 30}. Once the
 // failing endpoint is ejected, clients only get 200s and it receives nothing; removing passiveHealth (a data push,
-// no reload) sends it traffic again.
+// no reload) sends it traffic again. A second backend has an endpoint refusing connections: nginx retries those
+// requests on the healthy endpoint and the balancer counts the refusals until it is ejected too.
 // The Lua side never proxies to loopback (peers.lua), so the backends listen on a non-loopback address of this
 // host. The route uses the default location with an ewma backend: the http-level log handler (rendered while some
 // backend balances with ewma) reports each request to health.lua.
-// Ports 31300-31304 belong to this file: nginx 31300-31302, backends 31303 (healthy) and 31304 (failing).
+// Ports 31300-31305 belong to this file: nginx 31300-31302, backends 31303 (healthy) and 31304 (failing), and
+// 31305 where nothing listens.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,8 +28,12 @@ import { until } from '../../../e2e/harness/http.ts';
 const LISTEN = { httpPort: 31300, httpsPort: 31301, statusPort: 31302, address: '127.0.0.1' };
 const GOOD_PORT = 31303;
 const BAD_PORT = 31304;
+const CLOSED_PORT = 31305;
 const HOST = 'health.example.com';
 const ID = 'default_flaky_80';
+const HOST2 = 'refused.example.com';
+const ID2 = 'default_refused_80';
+const PH = { failures: 3, statuses: [503], ejectSeconds: 30 };
 
 /** An IPv4 address of this host that nginx may proxy to (not loopback, not link-local), or undefined. */
 function routableLocalAddress(): string | undefined {
@@ -76,28 +82,26 @@ function backendServer(port: number, status: number, name: 'good' | 'bad'): Prom
   });
 }
 
-function backend(passiveHealth: Backend['passiveHealth']): Backend {
+function backend(id: string, failingPort: number, passiveHealth: Backend['passiveHealth']): Backend {
   return {
-    id: ID,
+    id,
     endpoints: [
       { address: IP ?? '', port: GOOD_PORT, weight: 1 },
-      { address: IP ?? '', port: BAD_PORT, weight: 1 },
+      { address: IP ?? '', port: failingPort, weight: 1 },
     ],
     balance: 'ewma',
     ...(passiveHealth ? { passiveHealth } : {}),
   };
 }
 
-function configWith(b: Backend): GatewayConfig {
+const route = (id: string) => ({ tls: false, rules: [{ path: '/', match: 'prefix' as const, route: { source: `Ingress/default/${id}`, backendId: id, sslRedirect: false } }] });
+
+function configWith(flaky: Backend, refused: Backend): GatewayConfig {
   const base = translate(modelOf({}).snapshot(), { ...OPTS, listen: LISTEN }).config;
   return {
     // observeLatency: an ewma backend exists, so nginx runs the http-level log handler.
     structure: { ...base.structure, observeLatency: true },
-    data: {
-      ...base.data,
-      routes: { [HOST]: { tls: false, rules: [{ path: '/', match: 'prefix', route: { source: 'Ingress/default/flaky', backendId: ID, sslRedirect: false } }] } },
-      backends: { [ID]: b },
-    },
+    data: { ...base.data, routes: { [HOST]: route(ID), [HOST2]: route(ID2) }, backends: { [ID]: flaky, [ID2]: refused } },
   };
 }
 
@@ -107,7 +111,7 @@ before(async () => {
   if (!IP) return;
   await backendServer(GOOD_PORT, 200, 'good');
   await backendServer(BAD_PORT, 503, 'bad');
-  running = configWith(backend({ failures: 3, statuses: [503], ejectSeconds: 30 }));
+  running = configWith(backend(ID, BAD_PORT, PH), backend(ID2, CLOSED_PORT, PH));
   nginx.prepare();
   const checksum = structureChecksum(running.structure);
   const v = await nginx.writeValidated(renderNginxConf(running.structure, nginx.runtime, checksum));
@@ -123,9 +127,9 @@ after(async () => {
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
 });
 
-function get(): Promise<number> {
+function get(host = HOST, p = '/'): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: LISTEN.httpPort, path: '/', headers: { host: HOST }, agent: false }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port: LISTEN.httpPort, path: p, headers: { host }, agent: false }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
@@ -134,7 +138,7 @@ function get(): Promise<number> {
   });
 }
 
-const ejectedLine = () => nginxLines.find((l) => l.includes(`backend ${ID}: endpoint ${IP}:${BAD_PORT} ejected for 30 s after 3 failure`));
+const ejectedLine = (id = ID, port = BAD_PORT) => nginxLines.find((l) => l.includes(`backend ${id}: endpoint ${IP}:${port} ejected for 30 s after 3 failure`));
 
 test('an endpoint answering 503 is ejected after 3 failures: then every request gets 200 and it gets none', { skip: IP ? false : 'no non-loopback IPv4 address on this host' }, async () => {
   const pid = nginx.pid;
@@ -161,7 +165,7 @@ test('an endpoint answering 503 is ejected after 3 failures: then every request 
 
 test('removing passiveHealth is a data push that stops the ejection at once', { skip: IP ? false : 'no non-loopback IPv4 address on this host' }, async () => {
   const pid = nginx.pid;
-  const next = configWith(backend(undefined));
+  const next = configWith(backend(ID, BAD_PORT, undefined), running.data.backends[ID2] as Backend);
   const d = diffConfig(running, next);
   assert.equal(d.reload, false, 'passive health settings are data');
   assert.deepEqual(Object.keys(d.delta.backends.upsert), [ID]);
@@ -172,4 +176,22 @@ test('removing passiveHealth is a data push that stops the ejection at once', { 
   await until('the formerly ejected endpoint to get traffic again', async () => (await get()) === 503, 10_000, 0);
   assert.ok(hits.bad > badBefore);
   assert.equal(nginx.pid, pid, 'no reload');
+});
+
+test('connection errors seen by the balancer on retries eject an endpoint: clients never noticed, then it is not tried', { skip: IP ? false : 'no non-loopback IPv4 address on this host' }, async () => {
+  let n = 0;
+  await until('the refusing endpoint to be ejected', async () => {
+    if (ejectedLine(ID2, CLOSED_PORT)) return true;
+    assert.equal(await get(HOST2, `/?r${++n}`), 200, 'a refused connection is retried on the healthy endpoint');
+    return false;
+  }, 15_000, 0);
+  // Tagged requests after the ejection: the access log (flushed once a second) lists each one's upstream attempts.
+  const tags = Array.from({ length: 20 }, (_, i) => `after${i}`);
+  for (const t of tags) assert.equal(await get(HOST2, `/?${t}`), 200);
+  const lines = await until('access log lines', () => {
+    const log = readFileSync(nginx.runtime.accessLog, 'utf8').split('\n');
+    const found = tags.map((t) => log.find((l) => l.includes(`?${t} `)));
+    return found.every((l) => l !== undefined) ? (found as string[]) : undefined;
+  }, 5_000);
+  for (const l of lines) assert.doesNotMatch(l, new RegExp(`:${CLOSED_PORT}\\b`), `the ejected endpoint was tried: ${l}`);
 });
