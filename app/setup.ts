@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Config } from '../operator/config.ts';
 import type { Manager } from '../operator/manager.ts';
 import { keyOf, type KubeObject } from '../operator/kube/object.ts';
-import { Resources } from '../operator/kube/resources.ts';
+import { resourcePath, Resources } from '../operator/kube/resources.ts';
 import { ConfigMapReconciler } from '../reconcilers/configmap.ts';
 import { GatewayReconciler } from '../reconcilers/gateway/gateway.ts';
 import { ingressKeyOf, ingressRef } from '../reconcilers/translate/translate.ts';
@@ -22,6 +22,12 @@ import type { TlsMaterial } from '../reconcilers/model/types.ts';
 import { SecretReconciler, secretTransform, type SecretObject } from '../reconcilers/secret.ts';
 import { ServiceReconciler, SLICES_BY_SERVICE } from '../reconcilers/service.ts';
 import { StatusReconciler } from '../reconcilers/status.ts';
+import { CrdReconciler } from '../reconcilers/crds/reconcilers.ts';
+import { CrdStatusReconciler } from '../reconcilers/crds/status.ts';
+import { isNotFound } from '../operator/kube/client.ts';
+import { crdSecretsOf, type CrdKind } from '../reconcilers/model/model.ts';
+import type { SecretData } from '../reconcilers/crds/normalize.ts';
+import type { Reconciler } from '../operator/controller.ts';
 
 export interface Portico {
   model: Model;
@@ -78,6 +84,16 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     fieldSelector: 'type=kubernetes.io/tls',
     transform: secretTransform(model),
   });
+  // Portico's CRDs. Routes, Upstreams, Plugins and Consumers are listed with the Ingresses (stage 1), so the
+  // Secrets they read are known to be referenced before Secrets are listed.
+  const CRD_KINDS: CrdKind[] = ['Route', 'Upstream', 'Plugin', 'Consumer'];
+  const crdInformers = Object.fromEntries(CRD_KINDS.map((k) => [k, m.informer<KubeObject>(Resources[k], { stage: 1 })])) as Record<CrdKind, ReturnType<typeof m.informer<KubeObject>>>;
+  // Credential and plugin-config Secrets (any type but TLS): data kept only for Secrets a Consumer or Plugin names.
+  const otherSecrets = m.informer<SecretObject>(Resources.Secret, {
+    stage: 2,
+    fieldSelector: 'type!=kubernetes.io/tls',
+    transform: secretTransform(model),
+  });
 
   const classCtrl = m.controller({ name: 'ingressclass', reconciler: new IngressClassReconciler(classes, model), stage: 0 });
   classCtrl.watch(classes);
@@ -91,11 +107,68 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   const secretCtrl = m.controller({ name: 'secret', reconciler: new SecretReconciler(secrets, model, m.client, m.events), stage: 2 });
   secretCtrl.watch(secrets);
 
+  // CRD reconcilers. Secrets a Plugin or Consumer reads come from `loaded` (fetched when the cache dropped their
+  // data because nothing referenced them when they were listed).
+  const loaded = new Map<string, SecretData>();
+  const secretLookup = (key: string): SecretData | undefined => {
+    const l = loaded.get(key);
+    if (l) return l;
+    const o = otherSecrets.store.get(key) ?? secrets.store.get(key);
+    return o?.data ? o : undefined;
+  };
+  const crdCtrls = {} as Record<CrdKind, ReturnType<typeof m.controller>>;
+  for (const kind of CRD_KINDS) {
+    const ctrl = m.controller({ name: kind.toLowerCase(), reconciler: new CrdReconciler(kind, crdInformers[kind], model, secretLookup, classOptions), stage: 1 });
+    ctrl.watch(crdInformers[kind]);
+    crdCtrls[kind] = ctrl;
+  }
+  crdCtrls.Route.watch(classes, () => crdInformers.Route.store.keys());
+  const credentialReconciler: Reconciler = {
+    async reconcile(_ctx, key) {
+      const users = model.crdsUsingSecret(key);
+      if (!users.length) {
+        loaded.delete(key);
+        return;
+      }
+      const obj = otherSecrets.store.get(key);
+      if (!obj) loaded.delete(key);
+      else if (obj.data) loaded.set(key, { type: obj.type, data: obj.data });
+      else {
+        const [ns, name] = key.split('/') as [string, string];
+        try {
+          const full = await m.client.request<SecretObject>('GET', resourcePath(Resources.Secret, ns, name));
+          loaded.set(key, { type: full.type, data: full.data ?? {} });
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+          loaded.delete(key);
+        }
+      }
+      for (const ref of users) {
+        const [kind, ...rest] = ref.split('/');
+        if (kind === 'Plugin' || kind === 'Consumer') crdCtrls[kind].enqueue(rest.join('/'));
+      }
+    },
+  };
+  const credentialCtrl = m.controller({ name: 'credential-secret', reconciler: credentialReconciler, stage: 2 });
+  credentialCtrl.watch(otherSecrets);
+
   // A Secret becomes (un)referenced when an Ingress changes in the model: re-check the Secrets it names now and
   // the ones it named before.
   const lastSecrets = new Map<string, string[]>();
+  const lastCrdSecrets = new Map<string, string[]>();
   model.onChange((changes) => {
     for (const c of changes) {
+      if (c.kind === 'Route' || c.kind === 'Plugin' || c.kind === 'Consumer') {
+        const ref = `${c.kind}/${c.key}`;
+        const rec = model.crd(c.kind, c.key);
+        const now = rec ? crdSecretsOf(c.kind, rec) : [];
+        for (const s of new Set([...(lastCrdSecrets.get(ref) ?? []), ...now])) {
+          if (c.kind === 'Route') secretCtrl.enqueue(s);
+          else credentialCtrl.enqueue(s);
+        }
+        if (now.length) lastCrdSecrets.set(ref, now);
+        else lastCrdSecrets.delete(ref);
+      }
       if (c.kind !== 'Ingress') continue;
       const ing = model.ingress(c.key);
       const now = ing ? secretsOf(ing) : [];
@@ -154,7 +227,10 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
       log: m.log,
       objectFor: (ref) => {
         const key = ingressKeyOf(ref);
-        return key ? ingresses.store.get(key) : undefined;
+        if (key) return ingresses.store.get(key);
+        const slash = ref.indexOf('/');
+        const inf = crdInformers[ref.slice(0, slash) as CrdKind];
+        return inf?.store.get(ref.slice(slash + 1));
       },
       initialReconciled: () => m.initialReconciled(),
       controllerObject: () =>
@@ -196,6 +272,30 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     m.leader?.onStartedLeading(all);
     gateway.onReady(all);
   }
+  // CRD status conditions (leader only).
+  const crdStatus = new CrdStatusReconciler({
+    informers: crdInformers,
+    model,
+    client: m.client,
+    isLeader: () => (m.leader ? m.isLeader() : true) && gateway.isReady(),
+    routeStatus: (ref) => gateway.statusOf(ref),
+    programmed: (ref) => gateway.programmed.has(ref),
+    synced: () => gateway.isReady(),
+  });
+  const crdStatusCtrl = m.controller({ name: 'crd-status', reconciler: crdStatus, workers: 2 });
+  for (const kind of CRD_KINDS) crdStatusCtrl.watch(crdInformers[kind], (o) => [`${kind}/${keyOf(o)}`]);
+  model.onChange((changes) => {
+    for (const c of changes) if (c.kind === 'Route' || c.kind === 'Upstream' || c.kind === 'Plugin' || c.kind === 'Consumer') crdStatusCtrl.enqueue(`${c.kind}/${c.key}`);
+    // An Upstream's ResolvedRefs follows its Service.
+    for (const c of changes) if (c.kind === 'Service') for (const u of model.snapshot().upstreams.values()) if (u.serviceKey === c.key) crdStatusCtrl.enqueue(`Upstream/${u.key}`);
+  });
+  gateway.onReported((refs) => refs.forEach((r) => crdStatusCtrl.enqueue(r)));
+  const allCrds = () => {
+    for (const kind of CRD_KINDS) for (const k of crdInformers[kind].store.keys()) crdStatusCtrl.enqueue(`${kind}/${k}`);
+  };
+  m.leader?.onStartedLeading(allCrds);
+  gateway.onReady(allCrds);
+
   m.addReadyCheck('nginx', () => gateway.isReady());
   return { model, gateway };
 }

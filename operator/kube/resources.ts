@@ -35,6 +35,10 @@ export const Resources = {
   },
   Lease: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
   Event: { group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
+  Route: { group: 'portico.dev', version: 'v1alpha1', plural: 'routes', kind: 'Route', namespaced: true },
+  Upstream: { group: 'portico.dev', version: 'v1alpha1', plural: 'upstreams', kind: 'Upstream', namespaced: true },
+  Plugin: { group: 'portico.dev', version: 'v1alpha1', plural: 'plugins', kind: 'Plugin', namespaced: true },
+  Consumer: { group: 'portico.dev', version: 'v1alpha1', plural: 'consumers', kind: 'Consumer', namespaced: true },
 } as const satisfies Record<string, ResourceType>;
 
 /**

@@ -128,6 +128,14 @@ export class GatewayReconciler {
   get programmed(): ReadonlySet<string> {
     return this.reporting.programmed;
   }
+  /** Last reported status of a Route (kind-qualified reference), for its status conditions. */
+  statusOf(ref: string): IngressStatus | undefined {
+    return this.reporting.crdStatus.get(ref);
+  }
+  /** Called after each sync with the Routes it reported on. */
+  onReported(cb: (refs: string[]) => void): void {
+    this.reporting.onReported(cb);
+  }
   onProgrammedChange(cb: (changed: string[]) => void): void {
     this.reporting.onProgrammedChange(cb);
   }

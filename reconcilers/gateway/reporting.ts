@@ -13,6 +13,9 @@ export class IngressReporting {
   private reportedEvents = new Map<string, Set<string>>();
   private readonly programmedGeneration = new Map<string, number>();
   private readonly listeners: ((changed: string[]) => void)[] = [];
+  /** Last reported status of each object other than an Ingress (Routes): what their status conditions show. */
+  readonly crdStatus = new Map<string, IngressStatus>();
+  private readonly reportedListeners: ((refs: string[]) => void)[] = [];
 
   private readonly events: EventRecorder;
   private readonly objectFor: (ref: string) => KubeObject | undefined;
@@ -20,6 +23,11 @@ export class IngressReporting {
   constructor(events: EventRecorder, objectFor: (ref: string) => KubeObject | undefined) {
     this.events = events;
     this.objectFor = objectFor;
+  }
+
+  /** Called after each sync with the references of the non-Ingress objects (Routes) it reported on. */
+  onReported(cb: (refs: string[]) => void): void {
+    this.reportedListeners.push(cb);
   }
 
   /** Called with the keys whose programmed state changed. */
@@ -33,6 +41,22 @@ export class IngressReporting {
    */
   report(events: readonly TranslateEvent[], status: ReadonlyMap<string, IngressStatus>, only: ReadonlySet<string> | null, reload: boolean, announce: boolean): void {
     this.updateProgrammed(status, only);
+    const crds: string[] = [];
+    for (const k of only ?? status.keys()) {
+      if (k.startsWith('Ingress/')) continue;
+      const st = status.get(k);
+      if (st) this.crdStatus.set(k, st);
+      else this.crdStatus.delete(k);
+      crds.push(k);
+    }
+    if (!only) {
+      for (const k of this.crdStatus.keys()) {
+        if (!status.has(k)) {
+          this.crdStatus.delete(k);
+          crds.push(k);
+        }
+      }
+    }
     const next = new Map<string, Set<string>>();
     for (const e of events) {
       if (only && !only.has(e.ref)) continue;
@@ -68,9 +92,10 @@ export class IngressReporting {
       this.programmedGeneration.set(key, gen);
       if (!announce) continue;
       const how = reload ? 'with a reload' : 'dynamically';
-      this.events.event(obj, 'Normal', 'Programmed', 'Programming', `Ingress generation ${gen} is served by nginx (applied ${how})`);
+      this.events.event(obj, 'Normal', 'Programmed', 'Programming', `${obj.kind ?? 'Ingress'} generation ${gen} is served by nginx (applied ${how})`);
     }
     if (!only) for (const key of this.programmedGeneration.keys()) if (!status.has(key)) this.programmedGeneration.delete(key);
+    if (crds.length) for (const cb of this.reportedListeners) cb(crds);
   }
 
   /** Keeps `programmed` in step with the status map: for the Ingresses in `only`, or for all (null). */

@@ -1,0 +1,56 @@
+// Reconcilers for Portico's CRDs: one small level-based reconciler per kind that reads the informer cache,
+// normalizes the object with the schema its CRD was generated from (normalize.ts) and writes the model — the
+// normalized record, or the rejection with the schema's message (reported as Accepted=False by status.ts). Routes
+// of another class are dropped before anything else happens, as Ingresses are. They never touch nginx.
+import type { Reconciler, ReconcileContext } from '../../operator/controller.ts';
+import type { Informer } from '../../operator/informer.ts';
+import type { KubeObject } from '../../operator/kube/object.ts';
+import type { CrdKind, Model } from '../model/model.ts';
+import { isIngressServed } from '../translate/translate.ts';
+import type { ClassOptions } from '../ingress.ts';
+import { normalizeConsumer, normalizePlugin, normalizeRoute, normalizeUpstream, type CrdResult, type SecretLookup } from './normalize.ts';
+import type { CrdMeta } from '../model/types.ts';
+
+type Normalizer = (obj: KubeObject, secrets: SecretLookup) => CrdResult<CrdMeta>;
+
+const NORMALIZERS: Record<CrdKind, Normalizer> = {
+  Route: (o) => normalizeRoute(o),
+  Upstream: (o) => normalizeUpstream(o),
+  Plugin: (o, s) => normalizePlugin(o, s),
+  Consumer: (o, s) => normalizeConsumer(o, s),
+};
+
+/** The class a Route asks for (spec.ingressClassName), read before any validation. */
+export function routeClass(obj: KubeObject): string | null {
+  const c = (obj as { spec?: { ingressClassName?: unknown } }).spec?.ingressClassName;
+  return typeof c === 'string' && c ? c : null;
+}
+
+export class CrdReconciler implements Reconciler {
+  private readonly kind: CrdKind;
+  private readonly informer: Informer<KubeObject>;
+  private readonly model: Model;
+  private readonly secrets: SecretLookup;
+  private readonly classes: ClassOptions;
+  constructor(kind: CrdKind, informer: Informer<KubeObject>, model: Model, secrets: SecretLookup, classes: ClassOptions) {
+    this.kind = kind;
+    this.informer = informer;
+    this.model = model;
+    this.secrets = secrets;
+    this.classes = classes;
+  }
+  async reconcile(_ctx: ReconcileContext, key: string): Promise<void> {
+    const obj = this.informer.store.get(key);
+    if (!obj) {
+      this.model.deleteCrd(this.kind, key);
+      return;
+    }
+    if (this.kind === 'Route' && !isIngressServed({ className: routeClass(obj), classFromAnnotation: false }, this.model.classList(), this.classes)) {
+      this.model.deleteCrd(this.kind, key);
+      return;
+    }
+    const r = NORMALIZERS[this.kind](obj, this.secrets);
+    if (r.ok) this.model.setCrd(this.kind, r.record as never);
+    else this.model.rejectCrd(this.kind, { key, generation: obj.metadata.generation ?? 0, reason: r.reason });
+  }
+}
