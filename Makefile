@@ -23,6 +23,10 @@ e2e: ## end-to-end tests against the real control plane (brings it up, tears it 
 
 test: deps typecheck unit e2e ## everything CI runs
 
+.PHONY: crds
+crds: ## regenerate crds/*.yaml from the zod schemas
+	$(NODE) crds/generate.ts
+
 .PHONY: cluster-up cluster-down build-controlplane
 build-controlplane: ## build (once) etcd, kube-apiserver, kube-controller-manager from Go modules
 	bash e2e/controlplane/build.sh

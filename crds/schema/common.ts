@@ -123,7 +123,7 @@ export const headerValue = () => z.string().max(4096).regex(PRINTABLE, 'must be 
 export const queryParamName = () => z.string().min(1).max(256).regex(QUERY_NAME, 'must be letters, digits, "._~-", "[]" or %-escapes');
 export const urlPath = () => z.string().min(1).max(1024).regex(URL_PATH, 'must start with "/" and contain only URL path characters (RFC 3986; %-escape others)');
 export const port = () => z.int().min(1).max(65535);
-export const duration = () => z.string().min(2).max(8).regex(DURATION, 'must be a duration: up to 6 digits followed by ms, s or m (e.g. "100ms", "5s", "2m")');
+export const duration = () => z.string().max(8).regex(DURATION, 'must be a duration: up to 6 digits followed by ms, s or m (e.g. "100ms", "5s", "2m")');
 
 /** Parses a duration ("100ms", "5s", "2m") into milliseconds. */
 export function durationMs(d: string): number {

@@ -12,6 +12,23 @@ export { routeSpecSchema, type RouteSpec, type RouteSpecInput, type RouteRule, t
 export { upstreamSpecSchema, type UpstreamSpec, type UpstreamSpecInput, type LoadBalancer, type HashOn, LB_ALGORITHMS, HASH_VARIABLES, UPSTREAM_PROTOCOLS } from './upstream.ts';
 export { pluginSpecSchema, type PluginSpec, type PluginSpecInput, type PluginType, PLUGIN_TYPES } from './plugin.ts';
 export { consumerSpecSchema, type ConsumerSpec, type ConsumerSpecInput, type Credential, CREDENTIAL_TYPES } from './consumer.ts';
+export {
+  pluginConfigSchema,
+  parsePluginConfig,
+  isCidr,
+  type ParsedPluginConfig,
+  type PluginConfig,
+  type RateLimitConfig,
+  type KeyAuthConfig,
+  type BasicAuthConfig,
+  type IpRestrictionConfig,
+  type CorsConfig,
+  type RequestHeadersConfig,
+  type ResponseHeadersConfig,
+  type ExternalAuthConfig,
+  type RedirectConfig,
+  type RewriteConfig,
+} from './plugin-config.ts';
 export { statusSchema, conditionSchema, type Status, type Condition, type Timeouts, type Retries, type CelRule, CONDITION_TYPES, HTTP_METHODS, RETRY_ON, durationMs } from './common.ts';
 
 export const GROUP = 'portico.dev';
