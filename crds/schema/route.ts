@@ -104,6 +104,13 @@ export const ruleSchema = z
       .describe('Names of Plugin objects in the same namespace applied to this rule, in addition to the Route\'s plugins.'),
     timeouts: timeoutsSchema.optional(),
     retries: retriesSchema.optional(),
+    websocket: z.boolean().optional().describe('Whether WebSocket (HTTP Upgrade) requests matching this rule are proxied; false answers them with 400. Absent: spec.websocket.'),
+    priority: z
+      .int()
+      .min(0)
+      .max(1000)
+      .optional()
+      .describe('Order among rules (of any Route) matching the same host and path: the higher priority is tried first, then the rule with more conditions, then the older Route. Absent: spec.priority.'),
   })
   .describe('Requests matching one of matches are sent to backends, through plugins.');
 

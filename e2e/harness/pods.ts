@@ -36,6 +36,8 @@ export interface AddPodOptions {
   ready?: boolean;
   /** Every answer of this pod is delayed (a slow replica). */
   delayMs?: number;
+  /** Answer every request with this status (a failing pod). */
+  status?: number;
 }
 
 const podPath = (ns: string, name?: string, sub?: string) =>
@@ -54,7 +56,7 @@ function readyConditions(ready: boolean, now: string) {
 /** Starts an echo backend and its Pod; resolves with the pod IP once the Pod is Running (and Ready). */
 export async function addPod(namespace: string, name: string, o: AddPodOptions = {}): Promise<string> {
   const port = o.port ?? 8080;
-  const { ip } = await podhost<{ ip: string }>('POST', '/pods', { namespace, name, port, delayMs: o.delayMs });
+  const { ip } = await podhost<{ ip: string }>('POST', '/pods', { namespace, name, port, delayMs: o.delayMs, status: o.status });
   await admin().request('POST', podPath(namespace), {
     body: {
       apiVersion: 'v1',

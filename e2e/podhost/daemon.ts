@@ -65,7 +65,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
     return send(res, 200, [...pods.values()].map(({ namespace, name, ip, port }) => ({ namespace, name, ip, port })));
   }
   if (req.method === 'POST' && url.pathname === '/pods') {
-    const b = (await readBody(req)) as { namespace?: string; name?: string; port?: number; delayMs?: number };
+    const b = (await readBody(req)) as { namespace?: string; name?: string; port?: number; delayMs?: number; status?: number };
     if (!b.namespace || !b.name) return send(res, 400, { error: 'namespace and name required' });
     const key = `${b.namespace}/${b.name}`;
     const existing = pods.get(key);
@@ -75,7 +75,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
     try {
       ipAddr('add', ip);
       const port = b.port ?? 8080;
-      const server = await startEcho({ ip, port, pod: b.name, namespace: b.namespace, delayMs: b.delayMs });
+      const server = await startEcho({ ip, port, pod: b.name, namespace: b.namespace, delayMs: b.delayMs, status: b.status });
       pods.set(key, { namespace: b.namespace, name: b.name, ip, port, server });
       return send(res, 201, { ip });
     } catch (e) {

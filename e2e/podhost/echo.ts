@@ -1,6 +1,7 @@
 // The echo backend: answers every request with JSON describing the pod and the request it received (including
 // the client port of the connection it came on, so tests can see upstream keep-alive reuse).
-//   ?status=NNN  answer with that status;  ?delay=MS  answer after a delay.
+//   ?status=NNN or header X-Echo-Status: NNN  answer with that status;  ?delay=MS  answer after a delay. A pod
+//   started with `status` answers every request with it (a failing pod).
 // WebSocket upgrades are accepted (see websocket.ts): a first message describes the pod and the handshake
 // request, then every message is echoed back.
 import http from 'node:http';
@@ -10,10 +11,11 @@ export interface EchoServer {
   close(): Promise<void>;
 }
 
-export function startEcho(o: { ip: string; port: number; pod: string; namespace: string; delayMs?: number }): Promise<EchoServer> {
+export function startEcho(o: { ip: string; port: number; pod: string; namespace: string; delayMs?: number; status?: number }): Promise<EchoServer> {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    const status = Number(url.searchParams.get('status') ?? 200);
+    const hdr = req.headers['x-echo-status'];
+    const status = Number(url.searchParams.get('status') ?? (typeof hdr === 'string' ? hdr : undefined) ?? o.status ?? 200);
     const delay = Number(url.searchParams.get('delay') ?? 0) + (o.delayMs ?? 0);
     const body = JSON.stringify({
       pod: o.pod,

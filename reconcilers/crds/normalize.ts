@@ -80,14 +80,13 @@ export function normalizeRoute(obj: KubeObject): CrdResult<NormalizedRoute> {
       if (m.queryParams?.length) conditions.query = values(m.queryParams, 'queryParams', false);
       return Object.keys(conditions).length ? { path, match, conditions } : { path, match };
     }) as RouteRuleN['matches'];
-    const ruleX = rule as typeof rule & { websocket?: boolean; priority?: number };
     const out: RouteRuleN = {
       name: rule.name ?? `rule-${i}`,
       matches,
       backends: (rule.backends ?? []).map((b) => ({ service: b.service.name, port: b.service.port, weight: b.weight })),
       plugins: [...new Set([...(spec.plugins ?? []), ...(rule.plugins ?? [])])],
-      websocket: ruleX.websocket ?? spec.websocket,
-      priority: ruleX.priority ?? spec.priority,
+      websocket: rule.websocket ?? spec.websocket,
+      priority: rule.priority ?? spec.priority,
     };
     const t = timeoutsOf(rule.timeouts ?? spec.timeouts);
     if (t) out.timeouts = t;

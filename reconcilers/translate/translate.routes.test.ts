@@ -193,12 +193,12 @@ test('Plugin config errors name the field; configFrom reads a Secret (missing â†
 });
 
 test('Consumer: keys hashed (never in clear), plain passwords salted+hashed, bcrypt kept, missing Secrets reported; consumers are data per namespace', () => {
-  const secrets: SecretLookup = (k) =>
-    ({
+  const table: Record<string, { data: Record<string, string> }> = {
       'default/k': { data: { key: b64('s3cret-key-123') } },
       'default/b': { data: { username: b64('alice'), password: b64('wonderland') } },
       'default/bc': { data: { username: b64('bob'), password: b64('$2y$05$abcdefghijklmnopqrstuuJ1Q0m3h4nB0nA7dQeXw7n0QJk2V6p0e') } },
-    })[k];
+  };
+  const secrets: SecretLookup = (k) => table[k];
   const c = normalizeConsumer(
     cr('Consumer', 'alice', {
       username: 'alice',
