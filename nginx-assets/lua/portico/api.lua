@@ -49,18 +49,24 @@ local function post_backends()
   return reply(200, { version = v })
 end
 
--- Backends and routes in one version: a route never becomes visible before the backend it names.
+-- Backends, plugins, consumers and routes in one version: a route never becomes visible before the backend or
+-- the plugins it names.
 local function post_data()
   local body, err = read_json()
   if not body then return reply(400, { error = err }) end
   err = validate.data_body(body)
   if err then return reply(400, { error = err }) end
-  local b, r = body.backends or {}, body.routes or {}
-  local v, aerr = store.apply_all({ b = { upsert = b.upsert, remove = b.remove }, r = { upsert = r.upsert, remove = r.remove } })
+  local b, r, p, k = body.backends or {}, body.routes or {}, body.plugins or {}, body.consumers or {}
+  local v, aerr = store.apply_all({
+    b = { upsert = b.upsert, remove = b.remove },
+    r = { upsert = r.upsert, remove = r.remove },
+    p = { upsert = p.upsert, remove = p.remove },
+    k = { upsert = k.upsert, remove = k.remove },
+  })
   -- A full push (start, restart) decodes megabytes into tables that are garbage a moment later: collect them now
   -- rather than leave this worker's heap at its peak until the collector gets round to it.
   local big = (tonumber(ngx.var.content_length) or 0) > 1024 * 1024
-  body, b, r = nil, nil, nil
+  body, b, r, p, k = nil, nil, nil, nil, nil
   if big then collectgarbage() end
   if not v then return reply(507, { error = aerr }) end
   return reply(200, { version = v })
@@ -74,6 +80,28 @@ local function post_certificates()
   local v, aerr = certs.apply(body.certificates, body.hosts, body.remove, body.default)
   if not v then return reply(507, { error = aerr }) end
   return reply(200, { version = v })
+end
+
+-- Consumers as GET /portico/consumers shows them: names, user names and counts — never a key or password hash.
+-- (lua-cjson encodes an empty list as {}.)
+local function consumers_summary()
+  local out = {}
+  for ns, set in pairs(store.dump("k")) do
+    local list = {}
+    for i, c in ipairs(type(set) == "table" and set.consumers or {}) do
+      local users = {}
+      for j, b in ipairs(c.basic or {}) do users[j] = b.username end
+      list[i] = {
+        name = c.name,
+        username = c.username,
+        keys = #(c.keys or {}),
+        basic = users,
+        plugins = c.plugins,
+      }
+    end
+    out[ns] = { consumers = list }
+  end
+  return out
 end
 
 local routes = {
@@ -95,6 +123,12 @@ local routes = {
   },
   ["/portico/routes"] = {
     GET = function() return reply(200, store.dump("r")) end,
+  },
+  ["/portico/plugins"] = {
+    GET = function() return reply(200, store.dump("p")) end,
+  },
+  ["/portico/consumers"] = {
+    GET = function() return reply(200, consumers_summary()) end,
   },
   ["/portico/data"] = {
     POST = post_data,

@@ -1,5 +1,6 @@
--- Routing data shared between workers, applied per request without timers: backends under "b:<id>" and the
--- routes of each host under "r:<host>".
+-- Routing data shared between workers, applied per request without timers: backends under "b:<id>", the
+-- routes of each host under "r:<host>", plugin instances under "p:<id>" and the consumers of a namespace under
+-- "k:<namespace>".
 --
 -- Writers (the configuration API, one request at a time from the controller) store each entry as JSON, bump the
 -- global version "v", and append the keys changed by that version to a change log "c:<v>". A backend and the
@@ -21,9 +22,11 @@ local local_version = -1
 -- Per kind ("b" backends, "r" routes of a host): which entries exist (`true`), and change listeners. Nothing is
 -- decoded at sync time: a backend is decoded when store.get first asks for it (and kept until it changes), a host's
 -- routes when the router first needs them — so a worker holds what it serves, not all 10,000 hosts and backends.
-local entries = { b = {}, r = {} }
+-- Plugins and consumer sets follow the backends' pattern: decoded on first use, dropped when they change.
+local entries = { b = {}, r = {}, p = {}, k = {} }
 local decoded = {}         -- backend id -> decoded backend (backends asked for since their last change)
-local listeners = { b = {}, r = {} }
+local decoded_of = { b = decoded, p = {}, k = {} }
+local listeners = { b = {}, r = {}, p = {}, k = {} }
 
 -- fn(id, present) is called when a backend changes in this worker (present: true, or nil when removed).
 function _M.on_change(fn)
@@ -38,6 +41,17 @@ function _M.on_routes(fn)
   l[#l + 1] = fn
 end
 
+-- fn(id, present) when a plugin instance changes; fn(namespace, present) when a namespace's consumers change.
+function _M.on_plugins(fn)
+  local l = listeners.p
+  l[#l + 1] = fn
+end
+
+function _M.on_consumers(fn)
+  local l = listeners.k
+  l[#l + 1] = fn
+end
+
 -- Whether a key exists, without copying its value out of shared memory (ttl answers "not found" for a missing
 -- key; a full re-read after a reload would otherwise copy every host's and backend's JSON just to drop it).
 local function exists(key)
@@ -45,7 +59,7 @@ local function exists(key)
   return ttl ~= nil
 end
 
--- key: "b:<id>" or "r:<host>"; present: known already (full re-read) or nil (ask shared memory).
+-- key: "b:<id>", "r:<host>", "p:<id>" or "k:<namespace>"; present: known already (full re-read) or nil (ask shared memory).
 local function load_one(key, present)
   local kind, id = key:sub(1, 1), key:sub(3)
   local have = entries[kind]
@@ -53,7 +67,8 @@ local function load_one(key, present)
   local v
   if present ~= nil then v = present or nil else v = exists(key) or nil end
   have[id] = v
-  if kind == "b" then decoded[id] = nil end
+  local d = decoded_of[kind]
+  if d then d[id] = nil end
   local l = listeners[kind]
   for i = 1, #l do l[i](id, v) end
 end
@@ -64,12 +79,14 @@ local function full_reload()
   for i = 1, #keys do
     local k = keys[i]
     local kind = k:sub(1, 2)
-    if kind == "b:" or kind == "r:" then fresh[k] = true end
+    if kind == "b:" or kind == "r:" or kind == "p:" or kind == "k:" then fresh[k] = true end
   end
   for kind, have in pairs(entries) do
     for id in pairs(have) do
       if not fresh[kind .. ":" .. id] then
         have[id] = nil
+        local d = decoded_of[kind]
+        if d then d[id] = nil end
         local l = listeners[kind]
         for i = 1, #l do l[i](id, nil) end
       end
@@ -102,6 +119,26 @@ function _M.get(id)
   b = raw and cjson.decode(raw) or nil
   decoded[id] = b
   return b
+end
+
+local function get_decoded(kind, id)
+  local d = decoded_of[kind]
+  local v = d[id]
+  if v ~= nil or not entries[kind][id] then return v end
+  local raw = dict:get(kind .. ":" .. id)
+  v = raw and cjson.decode(raw) or nil
+  d[id] = v
+  return v
+end
+
+-- A plugin instance (PluginInstance) as stored now, or nil. The table is shared: callers must not change it.
+function _M.get_plugin(id)
+  return get_decoded("p", id)
+end
+
+-- The ConsumerSet of a namespace as stored now, or nil. Shared, read-only.
+function _M.get_consumers(ns)
+  return get_decoded("k", ns)
 end
 
 -- The routes of a host as stored now (decoded), or nil.
@@ -144,11 +181,12 @@ local function store_one(key, json)
   return old ~= nil, err
 end
 
-local WHAT = { b = "backend", r = "routes of host" }
+local WHAT = { b = "backend", r = "routes of host", p = "plugin", k = "consumers of namespace" }
 
 -- Writer side (configuration API): one version for everything in `changes`, which maps a kind ("b" backends,
--- "r" routes) to { upsert = {id -> table}, remove = {id...} }. Backends are stored before routes and routes
--- removed before backends, though workers only look once the version is published. Returns the new version, or
+-- "r" routes, "p" plugins, "k" consumer sets) to { upsert = {id -> table}, remove = {id...} }. What is referred
+-- to is stored before what refers to it (backends, plugins, consumers, then routes) and removed after it, though
+-- workers only look once the version is published. Returns the new version, or
 -- nil and an error when some entry could not be stored (the others are applied and published).
 function _M.apply_all(changes)
   local changed, failed = {}, nil
@@ -162,10 +200,14 @@ function _M.apply_all(changes)
     dict:delete(kind .. ":" .. id)
     changed[#changed + 1] = kind .. ":" .. id
   end
-  local b, r = changes.b or {}, changes.r or {}
+  local b, r, p, k = changes.b or {}, changes.r or {}, changes.p or {}, changes.k or {}
   for id, v in pairs(b.upsert or {}) do put("b", id, v) end
+  for id, v in pairs(p.upsert or {}) do put("p", id, v) end
+  for id, v in pairs(k.upsert or {}) do put("k", id, v) end
   for id, v in pairs(r.upsert or {}) do put("r", id, v) end
   for _, id in ipairs(r.remove or {}) do drop("r", id) end
+  for _, id in ipairs(k.remove or {}) do drop("k", id) end
+  for _, id in ipairs(p.remove or {}) do drop("p", id) end
   for _, id in ipairs(b.remove or {}) do drop("b", id) end
   local v = dict:get("v") or 0
   if #changed > 0 then
@@ -190,7 +232,7 @@ function _M.version()
   return dict:get("v") or 0
 end
 
--- Every stored entry of one kind ("b" or "r"), decoded.
+-- Every stored entry of one kind ("b", "r", "p" or "k"), decoded.
 function _M.dump(kind)
   local prefix = (kind or "b") .. ":"
   local out = {}

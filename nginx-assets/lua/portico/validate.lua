@@ -2,6 +2,7 @@
 -- check on the nginx side: anything malformed is refused as a whole (400) before a byte is stored. Fields the
 -- Lua side does not use are ignored. Each function returns nil when the value is fine, else a message.
 local cjson = require("cjson.safe")
+local ip_restriction = require("portico.plugins.ip_restriction")
 
 local _M = {}
 
@@ -99,6 +100,69 @@ end
 
 local function timeout(v) return type(v) == "number" and v > 0 and v <= 1e6 end
 
+-- Plugin ids ("<namespace>_<name>" and the like) and header names (lower-case RFC 9110 tokens).
+local PLUGIN_ID = "^[a-z0-9][a-z0-9_.-]*$"
+local HEADER = "^[a-z0-9!#%$%%&'%*%+%.%^_`|~%-]+$"
+-- Header values: printable ASCII (and tab), never CR/LF — they are sent literally. May be empty.
+local VALUE = "^[\t\32-\126]*$"
+local METHOD = "^[A-Z][A-Z0-9_-]*$"
+local NAMESPACE = "^[a-z0-9][a-z0-9-]*$"
+-- A URI path (as nginx has it in $uri or sends it): RFC 3986 path characters and percent.
+local PATH = "^/[%w%-%._~!%$&'%(%)%*%+,;=:@/%%]*$"
+
+function _M.plugin_id(id)
+  if not str(id, 253, PLUGIN_ID) then return "invalid plugin id " .. cjson.encode(tostring(id):sub(1, 80)) end
+end
+
+local function namespace(ns)
+  if not str(ns, 63, NAMESPACE) or ns:sub(-1) == "-" then return "invalid namespace " .. cjson.encode(tostring(ns):sub(1, 80)) end
+end
+
+-- Whether PCRE (ngx.re, as the router and plugins use it) compiles the pattern.
+local function compiles(pattern)
+  local ok, _, err = pcall(ngx.re.find, "", pattern, "j")
+  return ok and err == nil
+end
+
+local function array_of(v, max, each)
+  if not is_array(v) or #v > max then return false end
+  for i = 1, #v do
+    if not each(v[i]) then return false end
+  end
+  return true
+end
+
+local function header_name(v) return str(v, 256, HEADER) end
+local function plugin_ref(v) return str(v, 253, PLUGIN_ID) end
+
+-- RouteRule.conditions: { methods?: [METHOD], headers?: [{name, type, value}], query?: [{name, type, value}] }
+local MATCH_TYPES = { exact = true, regex = true }
+local function conditions(c)
+  if type(c) ~= "table" or #c > 0 then return "conditions must be an object" end
+  if c.methods ~= nil and not array_of(c.methods, 32, function(m) return str(m, 32, METHOD) end) then
+    return "conditions: methods must be upper-case method names"
+  end
+  for _, what in ipairs({ "headers", "query" }) do
+    local list = c[what]
+    if list ~= nil then
+      if not is_array(list) or #list > 32 then return "conditions: " .. what .. " must be an array" end
+      for i, m in ipairs(list) do
+        local at = "conditions: " .. what .. " " .. i .. ": "
+        if type(m) ~= "table" then return at .. "not an object" end
+        if what == "headers" then
+          if not header_name(m.name) then return at .. "invalid header name" end
+        elseif not str(m.name, 256, "^[%w%-%._~%[%]]+$") then
+          return at .. "invalid parameter name"
+        end
+        if not MATCH_TYPES[m.type] then return at .. "type must be exact or regex" end
+        if type(m.value) ~= "string" or #m.value > 4096 then return at .. "invalid value" end
+        if m.type == "regex" and (m.value == "" or not compiles(m.value)) then return at .. "the regex does not compile" end
+      end
+    end
+  end
+end
+_M.conditions = conditions
+
 local function route(r)
   if type(r) ~= "table" then return "route is not an object" end
   if r.backendId ~= nil and r.backendId ~= cjson.null then
@@ -113,6 +177,24 @@ local function route(r)
     local t = r.timeouts
     if type(t) ~= "table" or not timeout(t.connect) or not timeout(t.send) or not timeout(t.read) then return "invalid timeouts" end
   end
+  if r.split ~= nil then
+    if not is_array(r.split) or #r.split == 0 or #r.split > 64 then return "split must be a non-empty array" end
+    for i, s in ipairs(r.split) do
+      if type(s) ~= "table" then return "split " .. i .. " is not an object" end
+      local err = _M.backend_id(s.backendId)
+      if err then return "split " .. i .. ": " .. err end
+      if not is_int(s.weight, 0, 10000) then return "split " .. i .. ": weight must be 0-10000" end
+    end
+  end
+  if r.plugins ~= nil then
+    if not is_array(r.plugins) or #r.plugins > 64 then return "plugins must be an array" end
+    for _, id in ipairs(r.plugins) do
+      local err = _M.plugin_id(id)
+      if err then return "plugins: " .. err end
+    end
+  end
+  if r.observe ~= nil and r.observe ~= true then return "observe must be true when present" end
+  if r.websocket ~= nil and r.websocket ~= false then return "websocket must be false when present" end
 end
 
 -- { tls, rules = [ { path, match, route } ] }
@@ -126,6 +208,10 @@ function _M.host_routes(h, v)
     if type(rule) ~= "table" or not MATCH[rule.match] then return "routes of " .. h .. ": rule " .. i .. ": invalid match" end
     if not str(rule.path, 4096) or (rule.match ~= "regex" and rule.path:sub(1, 1) ~= "/") then
       return "routes of " .. h .. ": rule " .. i .. ": invalid path"
+    end
+    if rule.conditions ~= nil then
+      err = conditions(rule.conditions)
+      if err then return "routes of " .. h .. ": rule " .. i .. ": " .. err end
     end
     err = route(rule.route)
     if err then return "routes of " .. h .. ": rule " .. i .. ": " .. err end
@@ -159,10 +245,212 @@ function _M.backends_body(body)
   return upsert_remove(body, nil, _M.backend, _M.backend_id)
 end
 
--- { backends?: {upsert?, remove?}, routes?: {upsert?, remove?} }
+-- Plugin instances (PluginInstance in reconcilers/config/types.ts), per type. Optional fields may be absent;
+-- lists may be empty.
+local REDIRECT_STATUS = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true }
+-- Headers whose values frame the message or the connection: a plugin must not change them.
+local FRAMING = { ["content-length"] = true, ["transfer-encoding"] = true, ["connection"] = true, ["keep-alive"] = true,
+  ["upgrade"] = true, ["te"] = true, ["trailer"] = true, ["proxy-connection"] = true }
+local REQUEST_ONLY = { ["host"] = true, ["expect"] = true }
+
+local function bool_or_nil(v) return v == nil or type(v) == "boolean" end
+local function refusal_status(v) return v == nil or is_int(v, 400, 599) end
+
+local function origin(o)
+  if o == "*" then return true end
+  if not str(o, 512) then return false end
+  local scheme, rest = o:match("^(%a[%w+.-]*)://(.+)$")
+  if not scheme then return false end
+  rest = rest:gsub("^%*%.", "", 1)
+  local host, port = rest:match("^(.-)(:%d+)$")
+  if not host then host = rest end
+  if port and not is_int(tonumber(port:sub(2)), 1, 65535) then return false end
+  return host:match("^[%w.-]+$") ~= nil or host:match("^%[[%x:.]+%]$") ~= nil
+end
+
+local function hostname(h) return str(h, 253, "^[%w.-]+$") or str(h, 64, "^%[[%x:.]+%]$") end
+
+local function prefix_pair(p)
+  return type(p) == "table" and str(p.from, 2048, PATH) and str(p.to, 2048, PATH)
+end
+
+-- A replacement template for ngx.re.sub: literal text with $0-$9, ${n} and $$ only.
+local function replacement(r)
+  if type(r) ~= "string" or #r > 2048 or not r:match("^[\32-\126]*$") then return false end
+  local rest = r:gsub("%$%$", ""):gsub("%${%d+}", ""):gsub("%$%d", "")
+  return not rest:find("$", 1, true)
+end
+
+local function name_values(list, forbidden)
+  if not is_array(list) or #list > 64 then return false end
+  for _, h in ipairs(list) do
+    if type(h) ~= "table" or not header_name(h.name) or forbidden[h.name] or FRAMING[h.name] then return false end
+    if type(h.value) ~= "string" or #h.value > 4096 or not h.value:match(VALUE) then return false end
+  end
+  return true
+end
+
+local checks = {
+  ["ip-restriction"] = function(p)
+    for _, what in ipairs({ "allow", "deny" }) do
+      local list = p[what]
+      if list ~= nil then
+        if not is_array(list) or #list > 4096 then return what .. " must be an array" end
+        for _, c in ipairs(list) do
+          local ok, why = ip_restriction.parse_cidr(c)
+          if not ok then return what .. ": " .. cjson.encode(tostring(c):sub(1, 80)) .. " " .. why end
+        end
+      end
+    end
+    if not refusal_status(p.status) then return "status must be 400-599" end
+  end,
+  ["cors"] = function(p)
+    if not array_of(p.allowOrigins, 256, origin) or #p.allowOrigins == 0 then return "allowOrigins must be a non-empty array of origins" end
+    if p.allowMethods ~= nil and not array_of(p.allowMethods, 32, function(m) return str(m, 32, TOKEN) end) then return "invalid allowMethods" end
+    if p.allowHeaders ~= nil and not array_of(p.allowHeaders, 128, header_name) then return "invalid allowHeaders" end
+    if p.exposeHeaders ~= nil and not array_of(p.exposeHeaders, 128, header_name) then return "invalid exposeHeaders" end
+    if not bool_or_nil(p.allowCredentials) then return "allowCredentials must be a boolean" end
+    if p.maxAgeSeconds ~= nil and not is_int(p.maxAgeSeconds, 0, 31536000) then return "invalid maxAgeSeconds" end
+  end,
+  ["key-auth"] = function(p)
+    local err = namespace(p.namespace)
+    if err then return err end
+    if p.header ~= nil and not header_name(p.header) then return "invalid header" end
+    if p.query ~= nil and not str(p.query, 256, "^[%w%-%._~]+$") then return "invalid query parameter name" end
+    if not bool_or_nil(p.hideCredentials) then return "hideCredentials must be a boolean" end
+  end,
+  ["basic-auth"] = function(p)
+    local err = namespace(p.namespace)
+    if err then return err end
+    if p.realm ~= nil and (not str(p.realm, 256, "^[\32-\126]+$") or p.realm:find('["\\]')) then return "invalid realm" end
+    if not bool_or_nil(p.hideCredentials) then return "hideCredentials must be a boolean" end
+  end,
+  ["external-auth"] = function(p)
+    local err = _M.backend_id(p.backendId)
+    if err then return err end
+    if not str(p.path, 2048, "^/[%w%-%._~!%$&'%(%)%*%+,;=:@/%%?]*$") then return "invalid path" end
+    if p.method ~= nil and p.method ~= "GET" and p.method ~= "POST" and p.method ~= "HEAD" then return "method must be GET, POST or HEAD" end
+    for _, what in ipairs({ "forwardHeaders", "upstreamHeaders", "clientHeaders" }) do
+      if p[what] ~= nil and not array_of(p[what], 128, header_name) then return "invalid " .. what end
+    end
+    for _, h in ipairs(p.upstreamHeaders or {}) do
+      if FRAMING[h] or REQUEST_ONLY[h] then return "upstreamHeaders: " .. h .. " cannot be set" end
+    end
+    for _, h in ipairs(p.clientHeaders or {}) do
+      if FRAMING[h] then return "clientHeaders: " .. h .. " cannot be set" end
+    end
+    if p.timeoutMs ~= nil and not is_int(p.timeoutMs, 1, 600000) then return "timeoutMs must be 1-600000" end
+  end,
+  ["rate-limit"] = function(p)
+    if not is_int(p.rate, 1, 1000000) then return "rate must be 1-1000000" end
+    if p.periodSeconds ~= 1 and p.periodSeconds ~= 60 then return "periodSeconds must be 1 or 60" end
+    if p.burst ~= nil and not is_int(p.burst, 0, 1000000) then return "burst must be 0-1000000" end
+    if p.by ~= nil and p.by ~= "ip" and p.by ~= "consumer" and p.by ~= "header" then return "by must be ip, consumer or header" end
+    if p.by == "header" and not header_name(p.header) then return "by=header needs a header name" end
+    if p.header ~= nil and not header_name(p.header) then return "invalid header" end
+    if not refusal_status(p.status) then return "status must be 400-599" end
+    if not str(p.key, 253, PLUGIN_ID) then return "invalid key" end
+  end,
+  ["request-headers"] = function(p)
+    for _, what in ipairs({ "set", "add" }) do
+      if p[what] ~= nil and not name_values(p[what], REQUEST_ONLY) then return "invalid " .. what .. " (header names, printable values; framing headers and Host cannot be set)" end
+    end
+    if p.remove ~= nil and not array_of(p.remove, 64, function(h) return header_name(h) and not FRAMING[h] and not REQUEST_ONLY[h] end) then return "invalid remove" end
+  end,
+  ["response-headers"] = function(p)
+    for _, what in ipairs({ "set", "add" }) do
+      if p[what] ~= nil and not name_values(p[what], {}) then return "invalid " .. what .. " (header names, printable values; framing headers cannot be set)" end
+    end
+    if p.remove ~= nil and not array_of(p.remove, 64, function(h) return header_name(h) and not FRAMING[h] end) then return "invalid remove" end
+  end,
+  ["redirect"] = function(p)
+    if not REDIRECT_STATUS[p.status] then return "status must be 301, 302, 303, 307 or 308" end
+    if p.scheme ~= nil and p.scheme ~= "http" and p.scheme ~= "https" then return "scheme must be http or https" end
+    if p.host ~= nil and not hostname(p.host) then return "invalid host" end
+    if p.port ~= nil and not is_int(p.port, 1, 65535) then return "invalid port" end
+    if p.path ~= nil and not str(p.path, 2048, PATH) then return "invalid path" end
+    if p.prefix ~= nil and not prefix_pair(p.prefix) then return "invalid prefix" end
+    if p.path ~= nil and p.prefix ~= nil then return "path and prefix exclude each other" end
+    if not bool_or_nil(p.keepQuery) then return "keepQuery must be a boolean" end
+  end,
+  ["rewrite"] = function(p)
+    local n = (p.path ~= nil and 1 or 0) + (p.prefix ~= nil and 1 or 0) + (p.regex ~= nil and 1 or 0)
+    if n > 1 then return "path, prefix and regex exclude each other" end
+    if n == 0 and p.host == nil then return "nothing to rewrite" end
+    if p.path ~= nil and not str(p.path, 2048, PATH) then return "invalid path" end
+    if p.prefix ~= nil and not prefix_pair(p.prefix) then return "invalid prefix" end
+    if p.regex ~= nil then
+      local r = p.regex
+      if type(r) ~= "table" or not str(r.pattern, 1024, "^[\32-\126]+$") or not compiles(r.pattern) then return "regex: the pattern does not compile" end
+      if not replacement(r.replacement) then return "regex: invalid replacement ($0-$9, ${n} and $$ only)" end
+    end
+    if p.host ~= nil and not str(p.host, 253, "^[%w.-]+$") and not str(p.host, 253, "^[%w.-]+:%d+$") then return "invalid host" end
+  end,
+}
+
+function _M.plugin(id, p)
+  local err = _M.plugin_id(id)
+  if err then return err end
+  if type(p) ~= "table" or #p > 0 then return "plugin " .. id .. " is not an object" end
+  if not str(p.name, 512, "^[\32-\126]+$") then return "plugin " .. id .. ": invalid name" end
+  local check = checks[p.type]
+  if not check then return "plugin " .. id .. ": unknown type " .. cjson.encode(tostring(p.type):sub(1, 40)) end
+  err = check(p)
+  if err then return "plugin " .. id .. " (" .. p.type .. "): " .. err end
+end
+
+local HASHES = {
+  function(h) -- sha256$<salt hex>$<64 hex>
+    local salt, hex = h:match("^sha256%$(%x+)%$(%x+)$")
+    return salt ~= nil and #salt <= 128 and #hex == 64
+  end,
+  function(h) return #h == 33 and h:match("^{SHA}[%w+/]+=*$") ~= nil end,
+  function(h)
+    local cost = h:match("^%$2[aby]%$(%d%d)%$[./%w]+$")
+    return cost ~= nil and #h == 60 and tonumber(cost) >= 4 and tonumber(cost) <= 31
+  end,
+}
+local function password_hash(h)
+  if type(h) ~= "string" then return false end
+  for _, f in ipairs(HASHES) do
+    if f(h) then return true end
+  end
+  return false
+end
+
+-- ConsumerSet: { consumers: [{ name, username, keys: [sha256 hex], basic: [{username, hash}], plugins: [id] }] }
+function _M.consumer_set(ns, set)
+  local err = namespace(ns)
+  if err then return "consumers: " .. err end
+  local at = "consumers of " .. ns .. ": "
+  if type(set) ~= "table" or not is_array(set.consumers) then return at .. "consumers must be an array" end
+  for i, c in ipairs(set.consumers) do
+    local where = at .. "consumer " .. i .. ": "
+    if type(c) ~= "table" then return where .. "not an object" end
+    if not str(c.name, 253, "^[a-z0-9][a-z0-9.-]*$") then return where .. "invalid name" end
+    if not str(c.username, 256, "^[\32-\126]+$") then return where .. "invalid username" end
+    if c.keys ~= nil and not array_of(c.keys, 1024, function(k) return str(k, 64, "^[0-9a-f]+$") and #k == 64 end) then
+      return where .. "keys must be lower-case hex SHA-256 digests"
+    end
+    if c.basic ~= nil then
+      if not is_array(c.basic) or #c.basic > 64 then return where .. "basic must be an array" end
+      for _, b in ipairs(c.basic) do
+        if type(b) ~= "table" or not str(b.username, 256, "^[\32-\126]+$") or b.username:find(":", 1, true) then
+          return where .. "invalid basic-auth user name"
+        end
+        if not password_hash(b.hash) then return where .. "unsupported password hash for " .. b.username .. " (sha256$<salt hex>$<hex>, {SHA}<base64>, bcrypt $2a$/$2b$/$2y$)" end
+      end
+    end
+    if c.plugins ~= nil and not array_of(c.plugins, 64, plugin_ref) then return where .. "invalid plugins" end
+  end
+end
+
+-- { backends?, routes?, plugins?, consumers? }, each {upsert?, remove?}
 function _M.data_body(body)
   if #body > 0 then return "the body must be a JSON object" end
   return upsert_remove(body.backends, "backends", _M.backend, _M.backend_id)
+    or upsert_remove(body.plugins, "plugins", _M.plugin, _M.plugin_id)
+    or upsert_remove(body.consumers, "consumers", _M.consumer_set, namespace)
     or upsert_remove(body.routes, "routes", _M.host_routes, route_host)
 end
 

@@ -82,3 +82,43 @@ test('Lua passive health: ejection after N failures, success resets, expiry, all
     /ok - a retry skips tried and ejected endpoints/,
   ]);
 });
+
+test('Lua plugin engine: fixed order, fail closed on unknown ids, per-worker chains dropped on change, consumer overrides, and the ten plugins', () => {
+  run('plugins_test.lua', [
+    /ok - engine: handlers run in PLUGIN_ORDER whatever the route's order/,
+    /ok - engine: an id the store does not have fails closed with 503/,
+    /ok - engine: a changed plugin drops the chains using it and is compiled again/,
+    /ok - engine: a consumer's plugin of the same type replaces the route's/,
+    /ok - ip-restriction: deny wins over allow/,
+    /ok - ip-restriction: an IPv4-mapped IPv6 client is matched as IPv4/,
+    /ok - cors: a preflight from an allowed origin is answered 204 by Portico/,
+    /ok - cors: …not the parent domain itself, another scheme, or a look-alike/,
+    /ok - key-auth: …client-sent X-Consumer-\* are removed/,
+    /ok - basic-auth: sha256\$salt\$hex/,
+    /ok - basic-auth: bcrypt \$2a\$ and \$2y\$ pass/,
+    /ok - basic-auth: at most 200 ms of bcrypt per second per worker/,
+    /ok - basic-auth: passwords are never logged/,
+    /ok - external-auth: 2xx → proxied with the auth response's upstreamHeaders/,
+    /ok - external-auth: auth service answering 504 → 503 \(fails closed\)/,
+    /ok - rate-limit: the next one gets 429 with Retry-After/,
+    /ok - rate-limit: counters expire once the bucket has drained/,
+    /ok - request-headers: set replaces with the literal value/,
+    /ok - response-headers: also on Portico's own answers/,
+    /ok - redirect: a query cannot break the Location header/,
+    /ok - rewrite: regex with \$1\.\. captures/,
+    /ok - rewrite: host sets \$portico_upstream_host/,
+  ]);
+});
+
+test('Lua plugins and consumers as data: one store version, lazy decode, API without credentials, validation of plugins, consumers and route fields', () => {
+  run('plugin_data_test.lua', [
+    /ok - store: backends, plugins, consumers and routes are published as one version/,
+    /ok - store: a full re-read finds plugins and consumers/,
+    /ok - API: …never a key or password hash/,
+    /ok - API: …and nothing refused was stored/,
+    /ok - validate: rewrite with an nginx variable in the replacement/,
+    /ok - validate: the three hash formats are accepted/,
+    /ok - validate: a route with split, plugins, observe, websocket and conditions/,
+    /ok - validate: route regex condition that does not compile is refused/,
+  ]);
+});

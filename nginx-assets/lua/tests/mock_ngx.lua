@@ -148,6 +148,7 @@ function M.fresh(o)
   }
   _G.ngx = ngx
   T.ngx = ngx
+  M.http(T, ngx, o)
 
   package.loaded["ngx.balancer"] = {
     set_current_peer = function(addr, port)
@@ -176,6 +177,132 @@ function M.fresh(o)
     return false
   end
   return T
+end
+
+-- The request/response side of the API, for the plugin tests: request headers in T.headers (lower-case name ->
+-- string or list), query arguments in T.args, `ngx.var.http_*` / `ngx.var.arg_*` read from them (unless a test
+-- set the variable itself), case-insensitive response headers in ngx.header, ngx.location.capture answered by
+-- T.capture(uri, opts) (each call recorded in T.captures with the request headers it carried), ngx.print into
+-- T.printed, ngx.re.sub on Lua patterns, base64 and SHA-1 as nginx has them, and the rate-limit zone
+-- portico_limits, whose evicting `set` is allowed (counters may be evicted; see plugins/rate_limit.lua).
+local function b64enc(s)
+  local chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+  return ((s:gsub(".", function(x)
+    local r, b = "", x:byte()
+    for i = 8, 1, -1 do r = r .. (b % 2 ^ i - b % 2 ^ (i - 1) > 0 and "1" or "0") end
+    return r
+  end) .. "0000"):gsub("%d%d%d?%d?%d?%d?", function(x)
+    if #x < 6 then return "" end
+    local c = 0
+    for i = 1, 6 do c = c + (x:sub(i, i) == "1" and 2 ^ (6 - i) or 0) end
+    return chars:sub(c + 1, c + 1)
+  end) .. ({ "", "==", "=" })[#s % 3 + 1])
+end
+
+local function b64dec(s)
+  local chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+  if #s % 4 ~= 0 or s:find("[^%w+/=]") or s:find("=[^=]") then return nil end
+  s = s:gsub("=", "")
+  return (s:gsub(".", function(x)
+    local r, f = "", (chars:find(x, 1, true) - 1)
+    for i = 6, 1, -1 do r = r .. (f % 2 ^ i - f % 2 ^ (i - 1) > 0 and "1" or "0") end
+    return r
+  end):gsub("%d%d%d?%d?%d?%d?%d?%d?", function(x)
+    if #x ~= 8 then return "" end
+    local c = 0
+    for i = 1, 8 do c = c + (x:sub(i, i) == "1" and 2 ^ (8 - i) or 0) end
+    return string.char(c)
+  end))
+end
+M.b64enc, M.b64dec = b64enc, b64dec
+
+local sha1_lib
+local function sha1_bin(s)
+  local ffi = require("ffi")
+  if not sha1_lib then
+    ffi.cdef("unsigned char *SHA1(const unsigned char *d, size_t n, unsigned char *md);")
+    local ok, l = pcall(ffi.load, "libcrypto.so.3")
+    sha1_lib = ok and l or ffi.load("crypto")
+  end
+  local out = ffi.new("unsigned char[20]")
+  sha1_lib.SHA1(s, #s, out)
+  return ffi.string(out, 20)
+end
+
+function M.http(T, ngx, o)
+  T.headers, T.args, T.printed, T.captures = {}, {}, {}, {}
+  local clock = function() return T.clock end
+  local limits = M.dict(o and o.limits, clock)
+  function limits:set(k, v, exptime) return self:safe_set(k, v, exptime) end
+  ngx.shared.portico_limits = limits
+
+  local function first(v) if type(v) == "table" then return v[1] end return v end
+  setmetatable(ngx.var, { __index = function(_, k)
+    if type(k) ~= "string" then return nil end
+    if k:sub(1, 5) == "http_" then return first(T.headers[k:sub(6):gsub("_", "-")]) end
+    if k:sub(1, 4) == "arg_" then return first(T.args[k:sub(5)]) end
+    return nil
+  end })
+
+  local resp = {}
+  T.resp_headers = resp
+  local function norm(k) return (tostring(k):lower():gsub("_", "-")) end
+  ngx.header = setmetatable({}, {
+    __index = function(_, k) return resp[norm(k)] end,
+    __newindex = function(_, k, v) resp[norm(k)] = v end,
+  })
+
+  local req = ngx.req
+  function req.get_headers()
+    local out = {}
+    for k, v in pairs(T.headers) do out[k] = v end
+    return out
+  end
+  function req.set_header(name, value)
+    if type(value) == "table" and #value == 0 then value = nil end
+    T.headers[name:lower()] = value
+  end
+  function req.clear_header(name) T.headers[name:lower()] = nil end
+  function req.get_uri_args()
+    local out = {}
+    for k, v in pairs(T.args) do out[k] = v end
+    return out
+  end
+  function req.set_uri_args(args) T.args = args end
+  function req.set_uri(uri, jump)
+    if jump then error("jump is not allowed in this phase") end
+    ngx.var.uri = uri
+    T.new_uri = uri
+  end
+
+  ngx.location = { capture = function(uri, opts)
+    local seen = {}
+    for k, v in pairs(T.headers) do seen[k] = v end
+    T.captures[#T.captures + 1] = { uri = uri, opts = opts, headers = seen }
+    return T.capture and T.capture(uri, opts) or { status = 500, header = {}, body = "" }
+  end }
+
+  function ngx.print(...)
+    local parts = {}
+    for i = 1, select("#", ...) do parts[#parts + 1] = tostring((select(i, ...))) end
+    T.printed[#T.printed + 1] = table.concat(parts)
+  end
+
+  -- Lua patterns stand in for PCRE; the replacement's $n / ${n} / $$ are translated.
+  ngx.re.sub = function(s, p, repl)
+    local r = repl:gsub("%%", "%%%%"):gsub("%$%$", "\1"):gsub("%${(%d)}", "%%%1"):gsub("%$(%d)", "%%%1"):gsub("\1", "$")
+    local ok, out, n = pcall(string.gsub, s, p, r, 1)
+    if not ok then return nil, nil, out end
+    return out, n
+  end
+
+  ngx.OK, ngx.HTTP_OK = 0, 200
+  ngx.HTTP_GET, ngx.HTTP_HEAD, ngx.HTTP_POST = 2, 4, 8
+  ngx.is_subrequest = false
+  ngx.encode_base64, ngx.decode_base64 = b64enc, b64dec
+  ngx.sha1_bin = sha1_bin
+  function ngx.unescape_uri(s) return (s:gsub("%+", " "):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)) end
+  function ngx.time() return math.floor(T.clock) end
 end
 
 -- A tiny test reporter in the style of the other Lua tests: "ok - name" / "not ok - name: why".

@@ -1,0 +1,196 @@
+-- The plugin engine. Routes with plugins are sent by the router to the plugin location (@portico_lua, or a
+-- directive profile's location) with $portico_plugins = the route's plugin ids joined by ",". There:
+--   access()         runs the access handlers in the fixed order (PLUGIN_ORDER in reconcilers/config/types.ts:
+--                    ip-restriction, cors, key-auth, basic-auth, external-auth, rate-limit, request-headers,
+--                    response-headers, redirect, rewrite; re-sorted here whatever order the ids arrive in, ties
+--                    kept in route order); a handler that answers (401, 429, a redirect...) ends the chain;
+--   header_filter()  runs the response-header handlers (cors, response-headers), on Portico's own answers too;
+--   log()            feeds the balancer's EWMA latencies and passive health (a location-level log handler
+--                    replaces the http-level one).
+-- Plugin instances are data (store "p:<id>"): each worker compiles an instance when a request first needs it and
+-- a chain per distinct id string, and drops both when one of its plugins changes. An id the store does not have
+-- (or an instance that cannot be compiled) fails the request closed: 503, and an error log line naming it.
+--
+-- Consumers: an auth plugin that identifies a consumer sets ngx.ctx.portico_consumer ({ ns, name, username,
+-- plugins }). The consumer's own plugins (ConsumerEntry.plugins) then apply to the rest of the chain: one of the
+-- same type replaces the route's, one of a type the route lacks is added in its place in the order; those of a
+-- type that runs before or with auth (ip-restriction, cors, the auth plugins) are ignored.
+local store = require("portico.store")
+local util = require("portico.plugins.util")
+
+local _M = {}
+
+local ORDER = {
+  ["ip-restriction"] = 1, ["cors"] = 2, ["key-auth"] = 3, ["basic-auth"] = 4, ["external-auth"] = 5,
+  ["rate-limit"] = 6, ["request-headers"] = 7, ["response-headers"] = 8, ["redirect"] = 9, ["rewrite"] = 10,
+}
+local LAST_AUTH = ORDER["external-auth"]
+local MODULES = {
+  ["ip-restriction"] = "portico.plugins.ip_restriction", ["cors"] = "portico.plugins.cors",
+  ["key-auth"] = "portico.plugins.key_auth", ["basic-auth"] = "portico.plugins.basic_auth",
+  ["external-auth"] = "portico.plugins.external_auth", ["rate-limit"] = "portico.plugins.rate_limit",
+  ["request-headers"] = "portico.plugins.headers", ["response-headers"] = "portico.plugins.headers",
+  ["redirect"] = "portico.plugins.redirect", ["rewrite"] = "portico.plugins.rewrite",
+}
+_M.ORDER = ORDER
+
+local instances = {} -- plugin id -> compiled instance, or false (cannot be compiled; cleared when it changes)
+local chains = {}    -- "$portico_plugins" value -> { steps, filters } or { missing = id, why }
+local users = {}     -- plugin id -> { [chain string] = true }: the chains to drop when the plugin changes
+
+store.on_plugins(function(id)
+  instances[id] = nil
+  local u = users[id]
+  if u then
+    for s in pairs(u) do chains[s] = nil end
+    users[id] = nil
+  end
+end)
+
+-- A compiled instance: the module's table plus id, type, order, name. nil, why when it cannot be had.
+local function instance(id)
+  local inst = instances[id]
+  if inst then return inst end
+  if inst == false then return nil, "cannot be compiled" end
+  local conf = store.get_plugin(id)
+  if not conf then return nil, "is not programmed" end
+  local order, mod = ORDER[conf.type], MODULES[conf.type]
+  local ok, res
+  if order then
+    ok, res = pcall(function() return require(mod).new(conf, id) end)
+  else
+    ok, res = false, "unknown type " .. tostring(conf.type)
+  end
+  if not ok or type(res) ~= "table" then
+    instances[id] = false
+    ngx.log(ngx.ERR, "portico: plugin ", id, " cannot be compiled: ", tostring(res))
+    return nil, "cannot be compiled"
+  end
+  res.id, res.type, res.order, res.name = id, conf.type, order, conf.name or id
+  instances[id] = res
+  return res
+end
+_M.instance = instance
+
+local function by_order(list)
+  local keyed = {}
+  for i = 1, #list do keyed[i] = { list[i], i } end
+  table.sort(keyed, function(a, b)
+    if a[1].order ~= b[1].order then return a[1].order < b[1].order end
+    return a[2] < b[2]
+  end)
+  for i = 1, #keyed do list[i] = keyed[i][1] end
+  return list
+end
+
+local function filters_of(steps, out)
+  out = out or {}
+  for i = 1, #steps do
+    if steps[i].header_filter then out[#out + 1] = steps[i] end
+  end
+  return out
+end
+
+local function compile(s)
+  local chain
+  local steps = {}
+  for id in s:gmatch("[^,%s]+") do
+    local u = users[id]
+    if not u then u = {}; users[id] = u end
+    u[s] = true
+    local inst, why = instance(id)
+    if inst then
+      steps[#steps + 1] = inst
+    elseif not chain then
+      chain = { missing = id, why = why }
+    end
+  end
+  if not chain then
+    by_order(steps)
+    chain = { steps = steps, filters = filters_of(steps) }
+  end
+  chains[s] = chain
+  return chain
+end
+
+-- The rest of a chain after step i once a consumer with its own plugins is known. nil, id, why when one of the
+-- consumer's plugins cannot be had.
+local function with_consumer(steps, i, consumer)
+  local own, types = {}, {}
+  for _, id in ipairs(consumer.plugins) do
+    local inst, why = instance(id)
+    if not inst then return nil, id, why end
+    if inst.order > LAST_AUTH then
+      own[#own + 1] = inst
+      types[inst.type] = true
+    end
+  end
+  local out = {}
+  for j = 1, i do out[j] = steps[j] end
+  local tail = {}
+  for j = i + 1, #steps do
+    if not types[steps[j].type] then tail[#tail + 1] = steps[j] end
+  end
+  for _, inst in ipairs(own) do tail[#tail + 1] = inst end
+  by_order(tail)
+  for _, inst in ipairs(tail) do out[#out + 1] = inst end
+  return out
+end
+
+local function unavailable(id, why)
+  util.log_every("missing:" .. id, ngx.ERR, "portico: plugin ", id, " ", why or "is not programmed",
+    "; answering 503")
+  return util.deny(503)
+end
+
+function _M.access()
+  local ids = ngx.var.portico_plugins
+  if ids == nil or ids == "" then return end
+  store.sync()
+  local chain = chains[ids] or compile(ids)
+  if chain.missing then return unavailable(chain.missing, chain.why) end
+  local ctx = ngx.ctx
+  local steps = chain.steps
+  ctx.portico_filters = chain.filters
+  local consumer
+  local i, n = 1, #steps
+  while i <= n do
+    local inst = steps[i]
+    if inst.access and inst:access(ctx) then return end
+    local c = ctx.portico_consumer
+    if c ~= consumer then
+      consumer = c
+      if c and c.plugins and #c.plugins > 0 then
+        local merged, missing, why = with_consumer(steps, i, c)
+        if not merged then return unavailable(missing, "(of consumer " .. c.ns .. "/" .. tostring(c.name) .. ") " .. why) end
+        steps, n = merged, #merged
+        ctx.portico_filters = filters_of(steps)
+      end
+    end
+    i = i + 1
+  end
+end
+
+function _M.header_filter()
+  local ctx = ngx.ctx
+  local f = ctx.portico_filters
+  if not f then return end
+  for i = 1, #f do f[i]:header_filter(ctx) end
+end
+
+local balancer = require("portico.balancer")
+local health -- portico.health (passive health checking), when that module exists; false when it does not
+function _M.log()
+  balancer.log()
+  if health == nil then
+    local ok, m = pcall(require, "portico.health")
+    health = ok and type(m) == "table" and type(m.log) == "function" and m or false
+  end
+  if health then health.log() end
+end
+
+-- For tests.
+function _M._chains() return chains end
+function _M._instances() return instances end
+
+return _M

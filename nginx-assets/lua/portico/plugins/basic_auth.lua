@@ -1,0 +1,98 @@
+-- basic-auth: "Authorization: Basic base64(user:password)" checked against the consumers of the plugin's
+-- namespace (ConsumerEntry.basic). Password hash formats:
+--   sha256$<salt>$<hex>  hex = lower-case hex SHA-256 of the bytes of <salt> exactly as written in the hash
+--                        (the hex text itself, not the bytes it encodes) followed by the password's bytes;
+--   {SHA}<base64>        htpasswd's SHA-1: base64 of SHA-1(password);
+--   $2a$ / $2b$ / $2y$   bcrypt, verified with libxcrypt.
+-- bcrypt costs milliseconds to seconds of the worker's event loop, so a worker remembers outcomes for 60 s, keyed
+-- by (user name, SHA-256 of the password) and tied to the stored hash (a changed hash is verified again), and
+-- spends at most BCRYPT_BUDGET seconds of each second computing new ones: past that the client gets 429 with
+-- Retry-After: 1 rather than every other request on the worker waiting (whatever the hashes' cost). Failure → 401 with WWW-Authenticate: Basic realm="<realm>".
+-- Only the consumer's name is ever logged, never a user's password.
+local consumers = require("portico.plugins.consumers")
+local crypto = require("portico.plugins.crypto")
+local util = require("portico.plugins.util")
+
+local _M = {}
+
+local CACHE_SECONDS = 60
+local CACHE_MAX = 4096
+local BCRYPT_BUDGET = 0.2 -- seconds of bcrypt per second and worker
+
+local cache, cached = {}, 0           -- key -> { hash, ok, until }
+local window, spent = 0, 0            -- bcrypt time spent in the current second
+
+local function bcrypt_verify(username, password, hash)
+  local now = ngx.now()
+  local key = username .. "\0" .. crypto.sha256(password)
+  local c = cache[key]
+  if c and c.hash == hash and c.until_ > now then return c.ok end
+  local sec = math.floor(now)
+  if sec ~= window then window, spent = sec, 0 end
+  if spent >= BCRYPT_BUDGET then return nil, "busy" end
+  local out = crypto.bcrypt(password, hash)
+  if ngx.update_time then ngx.update_time() end
+  spent = spent + (ngx.now() - now)
+  local ok = out ~= nil and crypto.equal(out, hash)
+  if cached >= CACHE_MAX then cache, cached = {}, 0 end
+  if not c then cached = cached + 1 end
+  cache[key] = { hash = hash, ok = ok, until_ = now + CACHE_SECONDS }
+  return ok
+end
+
+-- True when password matches the stored hash; nil, "busy" when the bcrypt budget is spent.
+function _M.verify(username, password, hash)
+  local salt, hex = hash:match("^sha256%$([^$]+)%$(%x+)$")
+  if salt then return crypto.equal(crypto.sha256_hex(salt .. password), hex:lower()) end
+  local b64 = hash:match("^{SHA}(.+)$")
+  if b64 then return crypto.equal(crypto.sha1_base64(password), b64) end
+  if hash:match("^%$2[aby]%$") then return bcrypt_verify(username, password, hash) end
+  return false
+end
+
+local function credentials()
+  local h = ngx.var.http_authorization
+  if not h then return nil end
+  local b64 = h:match("^%s*[Bb][Aa][Ss][Ii][Cc]%s+([%w+/=]+)%s*$")
+  if not b64 then return nil end
+  local plain = ngx.decode_base64(b64)
+  if not plain then return nil end
+  local user, pass = plain:match("^([^:]*):(.*)$")
+  return user, pass
+end
+
+local function access(self, ctx)
+  local user, pass = credentials()
+  if not user then return util.deny(401, self.challenge) end
+  local entry = consumers.by_user(self.ns, user)
+  if not entry then return util.deny(401, self.challenge) end
+  local ok, err = _M.verify(user, pass, entry.hash)
+  if err == "busy" then
+    util.log_every("basic-auth:busy", ngx.WARN, "portico: basic-auth ", self.name, ": ", BCRYPT_BUDGET * 1000,
+      " ms of bcrypt per second spent in this worker; answering 429")
+    return util.deny(429, { ["Retry-After"] = "1" })
+  end
+  if not ok then
+    util.log_every("basic-auth:" .. entry.consumer.name, ngx.INFO, "portico: basic-auth ", self.name,
+      ": wrong password for consumer ", entry.consumer.name)
+    return util.deny(401, self.challenge)
+  end
+  consumers.identify(ctx, entry.consumer)
+  if self.hide then ngx.req.clear_header("Authorization") end
+  return false
+end
+
+function _M.new(conf)
+  return {
+    ns = conf.namespace,
+    name = conf.name or "",
+    challenge = { ["WWW-Authenticate"] = 'Basic realm="' .. (conf.realm or "portico") .. '"' },
+    hide = conf.hideCredentials == true,
+    access = access,
+  }
+end
+
+-- For tests.
+function _M._cache() return cache end
+
+return _M

@@ -1,0 +1,63 @@
+-- Per-worker lookup index of a namespace's consumers (DataPlane.consumers[namespace]), built when an auth plugin
+-- first asks and dropped when that namespace's consumers change:
+--   keys[sha256 hex of a key]  -> consumer          (key-auth: the key is hashed, then looked up)
+--   basic[user name]           -> { hash, consumer } (basic-auth; the first consumer listing a user name wins)
+-- A consumer is { ns, name, username, plugins } — what the engine and rate-limit need, no credentials.
+local store = require("portico.store")
+
+local _M = {}
+
+local index = {} -- namespace -> compiled index, or false (no consumers)
+
+store.on_consumers(function(ns) index[ns] = nil end)
+
+local function build(ns, set)
+  local keys, basic = {}, {}
+  for _, c in ipairs(set.consumers or {}) do
+    local consumer = { ns = ns, name = c.name, username = c.username, plugins = c.plugins or {} }
+    for _, k in ipairs(c.keys or {}) do
+      if keys[k] == nil then keys[k] = consumer end
+    end
+    for _, b in ipairs(c.basic or {}) do
+      if basic[b.username] == nil then basic[b.username] = { hash = b.hash, consumer = consumer } end
+    end
+  end
+  return { keys = keys, basic = basic }
+end
+
+function _M.get(ns)
+  local ix = index[ns]
+  if ix ~= nil then return ix or nil end
+  local set = store.get_consumers(ns)
+  ix = set and build(ns, set) or false
+  index[ns] = ix
+  return ix or nil
+end
+
+-- The consumer owning a key (given as lower-case sha256 hex), or nil.
+function _M.by_key(ns, hex)
+  local ix = _M.get(ns)
+  return ix and ix.keys[hex] or nil
+end
+
+-- { hash, consumer } for a basic-auth user name, or nil.
+function _M.by_user(ns, username)
+  local ix = _M.get(ns)
+  return ix and ix.basic[username] or nil
+end
+
+-- Sets the identified consumer for the rest of the request: ngx.ctx (rate-limit by=consumer, the engine's
+-- per-consumer plugins) and X-Consumer-Username for the backend, after removing any X-Consumer-* the client sent.
+function _M.identify(ctx, consumer)
+  ctx.portico_consumer = consumer
+  local headers = ngx.req.get_headers(200)
+  for name in pairs(headers) do
+    if type(name) == "string" and name:sub(1, 11):lower() == "x-consumer-" then ngx.req.clear_header(name) end
+  end
+  ngx.req.set_header("X-Consumer-Username", consumer.username)
+end
+
+-- For tests.
+function _M._index() return index end
+
+return _M

@@ -1,0 +1,85 @@
+-- Hashes the auth plugins need, through libraries nginx already links (no Lua crypto code):
+--   sha256 / sha256_hex  OpenSSL's libcrypto (SHA256), by LuaJIT FFI;
+--   sha1_base64          ngx.sha1_bin + ngx.encode_base64 (htpasswd "{SHA}");
+--   bcrypt               libxcrypt's crypt_rn ("$2a$", "$2b$", "$2y$"), which Debian's libcrypt.so.1 implements;
+--   equal                comparison whose time does not depend on where two strings differ.
+-- bcrypt is slow by design and runs on the nginx worker's event loop, so basic_auth.lua caches verified
+-- passwords and bounds how many it computes per second (see there).
+local ffi = require("ffi")
+
+local _M = {}
+
+ffi.cdef [[
+unsigned char *SHA256(const unsigned char *d, size_t n, unsigned char *md);
+char *crypt_rn(const char *phrase, const char *setting, void *data, int size);
+]]
+
+-- nginx links libcrypto and libcrypt, so their symbols are usually in the process already (ffi.C); plain luajit
+-- (unit tests) loads them by name.
+local function lib(names, symbol)
+  local ok = pcall(function() return ffi.C[symbol] end)
+  if ok then return ffi.C end
+  local last
+  for _, n in ipairs(names) do
+    local okl, l = pcall(ffi.load, n)
+    if okl then
+      local oks = pcall(function() return l[symbol] end)
+      if oks then return l end
+    end
+    last = l
+  end
+  error("portico: cannot load " .. table.concat(names, " or ") .. " for " .. symbol .. ": " .. tostring(last))
+end
+
+local libcrypto, libcrypt
+local digest = ffi.new("unsigned char[32]")
+
+function _M.sha256(s)
+  libcrypto = libcrypto or lib({ "libcrypto.so.3", "crypto" }, "SHA256")
+  libcrypto.SHA256(s, #s, digest)
+  return ffi.string(digest, 32)
+end
+
+local hexbyte = {}
+for i = 0, 255 do hexbyte[string.char(i)] = string.format("%02x", i) end
+
+function _M.hex(bin)
+  return (bin:gsub(".", hexbyte))
+end
+
+-- Lower-case hex of SHA-256(s): what ConsumerEntry.keys holds.
+function _M.sha256_hex(s)
+  return _M.hex(_M.sha256(s))
+end
+
+-- Base64 of SHA-1(s): the part of an htpasswd "{SHA}..." hash after the prefix.
+function _M.sha1_base64(s)
+  return ngx.encode_base64(ngx.sha1_bin(s))
+end
+
+-- libxcrypt's struct crypt_data is 32768 bytes; one scratch area per worker (calls never overlap: no yield).
+local CRYPT_DATA = 32768
+local scratch
+
+-- crypt(3) of password with the settings (salt, cost) taken from `hash`; nil when the library refuses them.
+function _M.bcrypt(password, hash)
+  libcrypt = libcrypt or lib({ "libcrypt.so.1", "crypt" }, "crypt_rn")
+  scratch = scratch or ffi.new("char[?]", CRYPT_DATA)
+  local out = libcrypt.crypt_rn(password, hash, scratch, CRYPT_DATA)
+  if out == nil then return nil end
+  local s = ffi.string(out)
+  if s:sub(1, 1) == "*" then return nil end -- libxcrypt's failure token
+  return s
+end
+
+-- Constant-time equality for equal-length strings (digests); a length mismatch is not secret here.
+local bit = require("bit")
+local byte, bxor, bor = string.byte, bit.bxor, bit.bor
+function _M.equal(a, b)
+  if type(a) ~= "string" or type(b) ~= "string" or #a ~= #b then return false end
+  local acc = 0
+  for i = 1, #a do acc = bor(acc, bxor(byte(a, i), byte(b, i))) end
+  return acc == 0
+end
+
+return _M

@@ -1,0 +1,55 @@
+-- redirect: answers with `status` (301/302/303/307/308) and a Location built from the request:
+--   scheme, host, port  replace the request's (when any of them is configured the Location is absolute:
+--                       <scheme or the request's>://<host or the request's Host>[:<port>]; else it is a path
+--                       only, which the client resolves against the URL it asked for, port included);
+--   path                replaces the whole path, or
+--   prefix {from, to}   replaces a leading prefix matched element-wise ("/old" matches "/old" and "/old/x", not
+--                       "/older"); a request whose path does not start with `from` is not redirected;
+--   keepQuery           appends the client's query string.
+-- Configured paths are URL paths (already %-escaped) and are written as they are; what comes from the request
+-- ($uri, decoded) is percent-encoded where a URI needs it. Nothing is read as an nginx variable.
+local util = require("portico.plugins.util")
+
+local _M = {}
+
+local function access(self)
+  local var = ngx.var
+  local path = var.uri
+  if self.path then
+    path = self.path
+  elseif self.from then
+    local rest = util.strip_prefix(path, self.from)
+    if not rest then return false end
+    path = util.join(self.to, util.escape_path(rest))
+  else
+    path = util.escape_path(path)
+  end
+  local loc = path
+  if self.absolute then
+    local host = self.host or var.host
+    loc = (self.scheme or var.scheme) .. "://" .. host .. self.port .. path
+  end
+  if self.keep_query then
+    local args = var.args
+    if args and args ~= "" then loc = loc .. "?" .. util.escape_query(args) end
+  end
+  ngx.header["Location"] = loc
+  return util.deny(self.status, nil, "Redirecting")
+end
+
+function _M.new(conf)
+  local self = {
+    status = conf.status,
+    scheme = conf.scheme,
+    host = conf.host,
+    port = conf.port and (":" .. conf.port) or "",
+    path = conf.path,
+    keep_query = conf.keepQuery ~= false,
+    access = access,
+  }
+  if conf.prefix then self.from, self.to = util.unescape_path(conf.prefix.from), conf.prefix.to end
+  self.absolute = conf.scheme ~= nil or conf.host ~= nil or conf.port ~= nil
+  return self
+end
+
+return _M
