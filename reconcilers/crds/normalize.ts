@@ -272,7 +272,10 @@ export function normalizePlugin(obj: KubeObject, secrets: SecretLookup): CrdResu
     const p = regexPathProblem(pc.config.regex.pattern);
     if (p) return { ok: true, record: { ...base, instance: null, error: `spec.config.regex.pattern: regular expression ${p}` } };
   }
-  const rec: NormalizedPlugin = { ...base, ...pluginInstanceOf(pc.config, meta.namespace, `${meta.namespace}_${meta.name}`) };
+  // Rate-limit counters are keyed by the plugin and its limits: a changed limit starts from fresh counters (a
+  // bucket filled under a lower limit would otherwise keep refusing for as long as that limit said).
+  const limits = pc.config.type === 'rate-limit' ? `_${createHash('sha256').update(`${pc.config.requestsPerSecond}/${pc.config.requestsPerMinute}/${pc.config.burst}/${pc.config.by}/${pc.config.header}`).digest('hex').slice(0, 8)}` : '';
+  const rec: NormalizedPlugin = { ...base, ...pluginInstanceOf(pc.config, meta.namespace, `${meta.namespace}_${meta.name}${limits}`) };
   if (secretKey) rec.secretKey = secretKey;
   return { ok: true, record: rec };
 }

@@ -108,7 +108,9 @@ test('plugins: resolved to data in the fixed order; a missing or invalid Plugin 
   const r = translate(m.snapshot(), OPTS);
   const byPath = Object.fromEntries((r.config.data.routes['p.example.com']?.rules ?? []).map((x) => [x.path, x.route]));
   assert.deepEqual(byPath['/ok']?.plugins, ['default_allow', 'default_auth', 'default_limit'], 'ip-restriction → auth → rate-limit');
-  assert.deepEqual(r.config.data.plugins.default_limit, { name: 'default/limit', type: 'rate-limit', rate: 5, periodSeconds: 1, burst: 10, by: 'consumer', status: 429, key: 'default_limit' });
+  const { key, ...limit } = r.config.data.plugins.default_limit as { key: string };
+  assert.deepEqual(limit, { name: 'default/limit', type: 'rate-limit', rate: 5, periodSeconds: 1, burst: 10, by: 'consumer', status: 429 });
+  assert.match(key, /^default_limit_[0-9a-f]{8}$/, 'counters keyed by the plugin and its limits');
   assert.deepEqual(r.config.data.plugins.default_auth, { name: 'default/auth', type: 'key-auth', namespace: 'default', header: 'apikey', hideCredentials: true });
   assert.equal(byPath['/missing']?.action, 'unavailable');
   assert.equal(byPath['/missing']?.backendId, null, 'never proxied without its auth');
