@@ -180,6 +180,7 @@ end
 
 local balancer = require("portico.balancer")
 local health -- portico.health (passive health checking), when that module exists; false when it does not
+-- (balancer.log reports to health.log as well; health.log counts a request once, so the second call is a no-op.)
 function _M.log()
   balancer.log()
   if health == nil then

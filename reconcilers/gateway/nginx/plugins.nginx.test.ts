@@ -214,6 +214,10 @@ test('key-auth: 401 without or with a wrong key; the right key reaches the backe
   const got = seen(await send('ka.example.com', '/', { headers: { apikey: 'alice-key-0001', 'x-consumer-username': 'root' } }));
   assert.equal(got.headers['x-consumer-username'], 'alice@team', 'the identified consumer, not the client-sent header');
   assert.equal(got.headers.apikey, undefined, 'hideCredentials');
+  const many: Record<string, string> = {};
+  for (let i = 0; i < 120; i++) many[`x-filler-${i}`] = 'x';
+  const crowded = seen(await send('ka.example.com', '/', { headers: { ...many, 'x-consumer-id': 'forged', apikey: 'alice-key-0001' } }));
+  assert.equal(crowded.headers['x-consumer-id'], undefined, 'a client-sent X-Consumer-* cannot hide behind 100 other headers');
 });
 
 test('basic-auth: 401 with the realm challenge; sha256 and bcrypt passwords pass', { skip }, async () => {

@@ -50,7 +50,8 @@ end
 -- per-consumer plugins) and X-Consumer-Username for the backend, after removing any X-Consumer-* the client sent.
 function _M.identify(ctx, consumer)
   ctx.portico_consumer = consumer
-  local headers = ngx.req.get_headers(200)
+  -- 0: every header (the default stops at 100, and a client could hide an X-Consumer-* behind 100 others).
+  local headers = ngx.req.get_headers(0)
   for name in pairs(headers) do
     if type(name) == "string" and name:sub(1, 11):lower() == "x-consumer-" then ngx.req.clear_header(name) end
   end

@@ -21,7 +21,7 @@ end
 -- Changes the request headers the subrequest will copy; returns what to put back.
 local function prepare(self)
   local saved = {}
-  local get = ngx.req.get_headers(200, true)
+  local get = ngx.req.get_headers(0, true)
   local set, clear = ngx.req.set_header, ngx.req.clear_header
   local function change(name, value)
     local lname = name:lower()

@@ -17,7 +17,7 @@ local function request(self)
   for _, name in ipairs(self.remove) do req.clear_header(name) end
   for _, h in ipairs(self.set) do req.set_header(h.name, h.value) end
   if #self.add > 0 then
-    local current = ngx.req.get_headers(200)
+    local current = ngx.req.get_headers(0)
     for _, h in ipairs(self.add) do
       local list = as_list(current[h.name])
       local copy = {}

@@ -30,7 +30,7 @@ local function access(self, ctx)
   if self.hide then
     ngx.req.clear_header(self.header)
     if self.query then
-      local args = ngx.req.get_uri_args(100)
+      local args = ngx.req.get_uri_args(0)
       if args[self.query] ~= nil then
         args[self.query] = nil
         ngx.req.set_uri_args(args)
