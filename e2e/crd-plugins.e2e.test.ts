@@ -9,7 +9,10 @@ import assert from 'node:assert/strict';
 import { admin, ensureCluster, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, until, type Reply } from './harness/http.ts';
-import { startPortico, type RunningPortico } from './harness/portico.ts';
+import { REPO_ROOT, startPortico, type RunningPortico } from './harness/portico.ts';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadAllYaml } from '@kubernetes/client-node';
 import { isNotFound } from '../operator/kube/client.ts';
 
 let p: RunningPortico;
@@ -259,6 +262,33 @@ describe('Portico CRDs and plugins', () => {
     assert.match(bad.message, /requestsPer/);
     const ok = await condition('Plugin', 'keys', 'Accepted');
     assert.equal(ok?.status, 'True');
+  });
+
+  test('kubectl get events explains decisions on the CRs: a Route losing a path to an older Ingress is told who won', async () => {
+    await admin().request('POST', `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, {
+      body: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'first' }, spec: { ingressClassName: CLASS, rules: [{ host: H('contested'), http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'echo', port: { number: 80 } } } }] } }] } },
+    });
+    await until('Ingress served', async () => (await get(H('contested'), '/')).status === 200);
+    await create('Route', 'second', { ingressClassName: CLASS, hosts: [H('contested')], rules: [{ backends: [backend('echo-b')] }] });
+    const ev = await until('Conflict event on the Route', async () => {
+      const l = await admin().request<{ items: { type: string; reason: string; note: string; regarding: { kind: string; name: string } }[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+      return l.items.find((e) => e.regarding.kind === 'Route' && e.regarding.name === 'second' && e.reason === 'Conflict');
+    });
+    assert.equal(ev.type, 'Warning');
+    assert.match(ev.note, new RegExp(`already served by Ingress ${ns}/first, which is older`));
+    assert.equal((await get(H('contested'), '/')).json().pod, 'echo-1', 'the older Ingress keeps the path');
+  });
+
+  test('the ClusterRole\'s portico.dev rules are exactly what Portico used here (least privilege, nothing missing)', async () => {
+    const used = new Set(p.client.calls);
+    const granted = new Set<string>();
+    for (const doc of loadAllYaml(readFileSync(path.join(REPO_ROOT, 'kustomize/rbac.yaml'), 'utf8'))) {
+      const o = doc as { kind: string; rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
+      for (const r of o.rules ?? []) for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) granted.add(`${v} ${g}/${res}`);
+    }
+    const mine = (x: string) => x.includes(' portico.dev/');
+    assert.deepEqual([...used].filter((u) => !granted.has(u)).sort(), [], 'calls the role does not grant');
+    assert.deepEqual([...granted].filter((g) => mine(g) && !used.has(g)).sort(), [], 'portico.dev rules the code never used');
   });
 
   test('zero reloads across every dynamic edit above', async () => {

@@ -505,7 +505,8 @@ describe('configuration and resilience', () => {
       const o = doc as { kind: string; rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
       for (const r of o.rules ?? []) for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) granted.add(`${v} ${g}/${res}`);
     }
-    const unused = [...granted].filter((g) => !used.has(g)).sort();
+    // This suite has no Route, Upstream, Plugin or Consumer: crd-plugins.e2e.test.ts checks the portico.dev rules.
+    const unused = [...granted].filter((g) => !used.has(g) && !g.includes(' portico.dev/')).sort();
     const ungranted = [...used].filter((u) => !granted.has(u)).sort();
     console.log(`[rbac] used: ${[...used].sort().join(', ')}`);
     assert.deepEqual(ungranted, [], 'calls the role does not grant (would be 403 in a real cluster)');

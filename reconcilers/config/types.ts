@@ -221,7 +221,7 @@ export type PluginInstance = { name: string } & (
     }
   | {
       type: 'cors';
-      /** Exact origins ("https://a.example"), "*" (any), or one-label wildcards ("https://*.example.com"). */
+      /** Exact origins ("https://a.example"), "*" (any), or subdomain wildcards ("https://*.example.com": one or more labels, never the apex). */
       allowOrigins: string[];
       allowMethods: string[];
       allowHeaders: string[];

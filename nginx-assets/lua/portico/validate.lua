@@ -74,6 +74,20 @@ function _M.backend(id, b)
     if c.mode ~= nil and c.mode ~= "balanced" and c.mode ~= "persistent" then return "backend " .. id .. ": invalid cookie mode" end
   end
   if b.unavailableReason ~= nil and not str(b.unavailableReason, 2048) then return "backend " .. id .. ": invalid unavailableReason" end
+  if b.passiveHealth ~= nil then
+    local h = b.passiveHealth
+    if type(h) ~= "table" or #h > 0 then return "backend " .. id .. ": passiveHealth must be an object" end
+    if not is_int(h.failures, 1, 100) then return "backend " .. id .. ": passiveHealth.failures must be 1-100" end
+    if type(h.ejectSeconds) ~= "number" or h.ejectSeconds < 0.001 or h.ejectSeconds > 1e8 then
+      return "backend " .. id .. ": passiveHealth.ejectSeconds must be a number of seconds > 0"
+    end
+    if h.statuses ~= nil then
+      if not is_array(h.statuses) or #h.statuses > 100 then return "backend " .. id .. ": passiveHealth.statuses must be an array (at most 100)" end
+      for _, st in ipairs(h.statuses) do
+        if not is_int(st, 100, 599) then return "backend " .. id .. ": passiveHealth.statuses: invalid status " .. tostring(st) end
+      end
+    end
+  end
 end
 
 local CERT_ID = "^%x+$"
