@@ -3,16 +3,17 @@
 // failing endpoint is ejected, clients only get 200s and it receives nothing; removing passiveHealth (a data push,
 // no reload) sends it traffic again. A second backend has an endpoint refusing connections: nginx retries those
 // requests on the healthy endpoint and the balancer counts the refusals until it is ejected too.
-// The Lua side never proxies to loopback (peers.lua), so the backends listen on a non-loopback address of this
-// host. The route uses the default location with an ewma backend: the http-level log handler (rendered while some
-// backend balances with ewma) reports each request to health.lua.
+// The Lua side never proxies to loopback (peers.lua), so the backends run in this file's own network namespace
+// (testnet.ts, subnet 198.19.254.0/30) and listen on its address. The route uses the default location with an
+// ewma backend: the http-level log handler (rendered while some backend balances with ewma) reports each request
+// to health.lua.
 // Ports 31300-31305 belong to this file: nginx 31300-31302, backends 31303 (healthy) and 31304 (failing), and
 // 31305 where nothing listens.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import winston from 'winston';
@@ -24,6 +25,7 @@ import { NginxProcess } from './process.ts';
 import { renderNginxConf, runtimePaths } from './render.ts';
 import type { Backend, GatewayConfig } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
+import { TestNet } from './testnet.ts';
 
 const LISTEN = { httpPort: 31300, httpsPort: 31301, statusPort: 31302, address: '127.0.0.1' };
 const GOOD_PORT = 31303;
@@ -35,16 +37,9 @@ const HOST2 = 'refused.example.com';
 const ID2 = 'default_refused_80';
 const PH = { failures: 3, statuses: [503], ejectSeconds: 30 };
 
-/** An IPv4 address of this host that nginx may proxy to (not loopback, not link-local), or undefined. */
-function routableLocalAddress(): string | undefined {
-  for (const list of Object.values(networkInterfaces())) {
-    for (const a of list ?? []) {
-      if (a.family === 'IPv4' && !a.internal && !a.address.startsWith('169.254.')) return a.address;
-    }
-  }
-  return undefined;
-}
-const IP = routableLocalAddress();
+// This file's network namespace (subnet 254 of testnet.ts; plugins.nginx.test.ts uses 253).
+const net = new TestNet(254);
+const IP = net.ip;
 
 // nginx's error log (its stderr) arrives through the logger: kept to see when an endpoint was ejected.
 const nginxLines: string[] = [];
@@ -67,27 +62,15 @@ const dir = mkdtempSync(path.join(tmpdir(), 'portico-health-'));
 const dynamic = new DynamicClient();
 const nginx = new NginxProcess({ binary: '/usr/sbin/nginx', runtime: runtimePaths(dir), shutdownTimeoutMs: 2_000 }, dynamic, logger);
 
-const hits = { good: 0, bad: 0 };
-const servers: http.Server[] = [];
-function backendServer(port: number, status: number, name: 'good' | 'bad'): Promise<void> {
-  const s = http.createServer((req, res) => {
-    hits[name]++;
-    req.resume();
-    res.writeHead(status, { 'content-type': 'text/plain' }).end(`${name}\n`);
-  });
-  servers.push(s);
-  return new Promise((resolve, reject) => {
-    s.once('error', reject);
-    s.listen(port, IP, () => resolve());
-  });
-}
+/** Requests the failing endpoint has received so far. */
+const badHits = () => net.count('bad');
 
 function backend(id: string, failingPort: number, passiveHealth: Backend['passiveHealth']): Backend {
   return {
     id,
     endpoints: [
-      { address: IP ?? '', port: GOOD_PORT, weight: 1 },
-      { address: IP ?? '', port: failingPort, weight: 1 },
+      { address: IP, port: GOOD_PORT, weight: 1 },
+      { address: IP, port: failingPort, weight: 1 },
     ],
     balance: 'ewma',
     ...(passiveHealth ? { passiveHealth } : {}),
@@ -108,9 +91,9 @@ function configWith(flaky: Backend, refused: Backend): GatewayConfig {
 let running: GatewayConfig;
 
 before(async () => {
-  if (!IP) return;
-  await backendServer(GOOD_PORT, 200, 'good');
-  await backendServer(BAD_PORT, 503, 'bad');
+  net.up(); // throws (the tests fail) when the namespace cannot be made
+  await net.start('good', GOOD_PORT, 'status', { status: 200 });
+  await net.start('bad', BAD_PORT, 'status', { status: 503 });
   running = configWith(backend(ID, BAD_PORT, PH), backend(ID2, CLOSED_PORT, PH));
   nginx.prepare();
   const checksum = structureChecksum(running.structure);
@@ -121,10 +104,12 @@ before(async () => {
   await dynamic.push(diffConfig(null, running).delta);
 });
 after(async () => {
-  if (!IP) return;
-  await nginx.stop();
-  await dynamic.close();
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  try {
+    await nginx.stop();
+    await dynamic.close();
+  } finally {
+    await net.close();
+  }
 });
 
 function get(host = HOST, p = '/'): Promise<number> {
@@ -140,7 +125,7 @@ function get(host = HOST, p = '/'): Promise<number> {
 
 const ejectedLine = (id = ID, port = BAD_PORT) => nginxLines.find((l) => l.includes(`backend ${id}: endpoint ${IP}:${port} ejected for 30 s after 3 failure`));
 
-test('an endpoint answering 503 is ejected after 3 failures: then every request gets 200 and it gets none', { skip: IP ? false : 'no non-loopback IPv4 address on this host' }, async () => {
+test('an endpoint answering 503 is ejected after 3 failures: then every request gets 200 and it gets none', async () => {
   const pid = nginx.pid;
   // Traffic until the failing endpoint has failed 3 times in a row and nginx logged its ejection (the log phase
   // runs after the client has its answer, so the log line, not the third 503, says it happened).
@@ -151,34 +136,34 @@ test('an endpoint answering 503 is ejected after 3 failures: then every request 
     await get();
     return false;
   }, 15_000, 0);
-  assert.ok(hits.bad >= 3, `the failing endpoint got ${hits.bad} requests before its ejection`);
+  const badBefore = await badHits();
+  assert.ok(badBefore >= 3, `the failing endpoint got ${badBefore} requests before its ejection`);
   assert.ok(sent < 40, `ejected after ${sent} requests`);
 
-  const badBefore = hits.bad;
   const N = 40;
   const statuses: number[] = [];
   for (let i = 0; i < N; i++) statuses.push(await get());
   assert.deepEqual(statuses, new Array<number>(N).fill(200), 'no client error while the endpoint is ejected');
-  assert.equal(hits.bad, badBefore, 'the ejected endpoint receives no requests');
+  assert.equal(await badHits(), badBefore, 'the ejected endpoint receives no requests');
   assert.equal(nginx.pid, pid, 'no reload');
 });
 
-test('removing passiveHealth is a data push that stops the ejection at once', { skip: IP ? false : 'no non-loopback IPv4 address on this host' }, async () => {
+test('removing passiveHealth is a data push that stops the ejection at once', async () => {
   const pid = nginx.pid;
   const next = configWith(backend(ID, BAD_PORT, undefined), running.data.backends[ID2] as Backend);
   const d = diffConfig(running, next);
   assert.equal(d.reload, false, 'passive health settings are data');
   assert.deepEqual(Object.keys(d.delta.backends.upsert), [ID]);
-  const badBefore = hits.bad;
+  const badBefore = await badHits();
   await dynamic.push(d.delta);
   running = next;
   // ewma prefers the faster endpoint, so it may take a few requests until the 503 one is drawn again.
   await until('the formerly ejected endpoint to get traffic again', async () => (await get()) === 503, 10_000, 0);
-  assert.ok(hits.bad > badBefore);
+  assert.ok((await badHits()) > badBefore);
   assert.equal(nginx.pid, pid, 'no reload');
 });
 
-test('connection errors seen by the balancer on retries eject an endpoint: clients never noticed, then it is not tried', { skip: IP ? false : 'no non-loopback IPv4 address on this host' }, async () => {
+test('connection errors seen by the balancer on retries eject an endpoint: clients never noticed, then it is not tried', async () => {
   let n = 0;
   await until('the refusing endpoint to be ejected', async () => {
     if (ejectedLine(ID2, CLOSED_PORT)) return true;

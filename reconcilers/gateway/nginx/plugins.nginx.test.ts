@@ -3,8 +3,9 @@
 // configuration socket, and real requests proving each plugin's effect — on the client's answer and on what the
 // backend received (an echo server answering with the request it got as JSON). Plugin changes are data: the
 // last test changes one and sees the effect without a reload.
-// The Lua side never proxies to loopback (peers.lua), so the echo and auth servers listen on a non-loopback
-// address of this host; clients connect to nginx on 127.0.0.1 (the address ip-restriction sees).
+// The Lua side never proxies to loopback (peers.lua), so the echo and auth servers run in this file's own network
+// namespace (testnet.ts, subnet 198.19.253.0/30) and listen on its address; clients connect to nginx on 127.0.0.1
+// (the address ip-restriction sees).
 // Ports 31200-31205 belong to this file: nginx 31200-31202, the echo backend 31203, the auth service 31204, and
 // 31205 where nothing listens.
 import { after, before, test } from 'node:test';
@@ -12,7 +13,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import { createHash } from 'node:crypto';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import winston from 'winston';
@@ -24,23 +25,16 @@ import { NginxProcess } from './process.ts';
 import { renderNginxConf, runtimePaths } from './render.ts';
 import type { Backend, ConsumerSet, GatewayConfig, HostRoutes, PluginInstance } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
+import { TestNet, type Seen } from './testnet.ts';
 
 const LISTEN = { httpPort: 31200, httpsPort: 31201, statusPort: 31202, address: '127.0.0.1' };
 const ECHO_PORT = 31203;
 const AUTH_PORT = 31204;
 const DOWN_PORT = 31205; // nothing listens
 
-/** An IPv4 address of this host that nginx may proxy to (not loopback, not link-local), or undefined. */
-function routableLocalAddress(): string | undefined {
-  for (const list of Object.values(networkInterfaces())) {
-    for (const a of list ?? []) {
-      if (a.family === 'IPv4' && !a.internal && !a.address.startsWith('169.254.')) return a.address;
-    }
-  }
-  return undefined;
-}
-const IP = routableLocalAddress();
-const skip = IP ? false : 'no non-loopback IPv4 address on this host';
+// This file's network namespace (subnet 253 of testnet.ts; health.nginx.test.ts uses 254).
+const net = new TestNet(253);
+const IP = net.ip;
 
 // nginx's error log (its stderr) arrives through the logger.
 const nginxLines: string[] = [];
@@ -54,41 +48,11 @@ const dir = mkdtempSync(path.join(tmpdir(), 'portico-plugins-'));
 const dynamic = new DynamicClient();
 const nginx = new NginxProcess({ binary: '/usr/sbin/nginx', runtime: runtimePaths(dir), shutdownTimeoutMs: 2_000 }, dynamic, logger);
 
-interface Seen { method: string; url: string; headers: http.IncomingHttpHeaders }
-let echoHits = 0;
-const authSeen: Seen[] = [];
-const servers: http.Server[] = [];
-
-function listen(port: number, handler: http.RequestListener): Promise<void> {
-  const s = http.createServer(handler);
-  servers.push(s);
-  return new Promise((resolve, reject) => {
-    s.once('error', reject);
-    s.listen(port, IP, () => resolve());
-  });
-}
-
-// The backend: answers with the request it received.
-const echo: http.RequestListener = (req, res) => {
-  echoHits++;
-  req.resume();
-  req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'application/json', 'x-powered-by': 'node' });
-    res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers }));
-  });
-};
-
-// The auth service: "Bearer good" passes (X-User: alice), "Bearer forbidden" gets 403, anything else 401; /slow
-// answers too late.
-const auth: http.RequestListener = (req, res) => {
-  authSeen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-  req.resume();
-  const a = req.headers.authorization;
-  if (req.url?.startsWith('/slow')) setTimeout(() => res.writeHead(200).end(), 3_000).unref(); // past the plugin's timeout
-  else if (a === 'Bearer good') res.writeHead(200, { 'x-user': 'alice', 'x-internal': 'secret' }).end();
-  else if (a === 'Bearer forbidden') res.writeHead(403, { 'content-type': 'text/plain' }).end('no');
-  else res.writeHead(401, { 'www-authenticate': 'Bearer realm="portico-test"', 'x-internal': 'secret' }).end('who?');
-};
+// The backend ('echo') answers with the request it received as JSON. The auth service ('auth'): "Bearer good"
+// passes (X-User: alice), "Bearer forbidden" gets 403, anything else 401; /slow answers too late (3 s, past the
+// plugin's timeout). Both run in the namespace (testnet-backend.ts), which records what each received.
+/** Requests the echo backend has received so far. */
+const echoHits = () => net.count('echo');
 
 const sha256hex = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 // A bcrypt hash of "s3cret-pw" (cost 5), made once with Debian's libxcrypt through Python:
@@ -156,7 +120,7 @@ function routes(): Record<string, HostRoutes> {
   return out;
 }
 
-const backend = (id: string, port: number): Backend => ({ id, endpoints: [{ address: IP ?? '', port, weight: 1 }], balance: 'round_robin' });
+const backend = (id: string, port: number): Backend => ({ id, endpoints: [{ address: IP, port, weight: 1 }], balance: 'round_robin' });
 
 function config(p: Record<string, PluginInstance>): GatewayConfig {
   const base = translate(modelOf({}).snapshot(), { ...OPTS, listen: LISTEN }).config;
@@ -169,9 +133,9 @@ function config(p: Record<string, PluginInstance>): GatewayConfig {
 let running: GatewayConfig;
 
 before(async () => {
-  if (!IP) return;
-  await listen(ECHO_PORT, echo);
-  await listen(AUTH_PORT, auth);
+  net.up(); // throws (the tests fail) when the namespace cannot be made
+  await net.start('echo', ECHO_PORT, 'echo');
+  await net.start('auth', AUTH_PORT, 'auth');
   running = config(plugins);
   nginx.prepare();
   const checksum = structureChecksum(running.structure);
@@ -182,10 +146,12 @@ before(async () => {
   await dynamic.push(diffConfig(null, running).delta);
 });
 after(async () => {
-  if (!IP) return;
-  await nginx.stop();
-  await dynamic.close();
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  try {
+    await nginx.stop();
+    await dynamic.close();
+  } finally {
+    await net.close();
+  }
 });
 
 interface Answer { status: number; headers: http.IncomingHttpHeaders; body: string }
@@ -206,7 +172,7 @@ function seen(a: Answer): Seen {
   return JSON.parse(a.body) as Seen;
 }
 
-test('key-auth: 401 without or with a wrong key; the right key reaches the backend as its consumer, without the key', { skip }, async () => {
+test('key-auth: 401 without or with a wrong key; the right key reaches the backend as its consumer, without the key', async () => {
   const none = await send('ka.example.com', '/');
   assert.equal(none.status, 401);
   assert.equal(none.body, 'Unauthorized\n', 'a short plain-text body');
@@ -220,7 +186,7 @@ test('key-auth: 401 without or with a wrong key; the right key reaches the backe
   assert.equal(crowded.headers['x-consumer-id'], undefined, 'a client-sent X-Consumer-* cannot hide behind 100 other headers');
 });
 
-test('basic-auth: 401 with the realm challenge; sha256 and bcrypt passwords pass', { skip }, async () => {
+test('basic-auth: 401 with the realm challenge; sha256 and bcrypt passwords pass', async () => {
   const basic = (u: string, p: string) => ({ authorization: `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}` });
   const bad = await send('ba.example.com', '/', { headers: basic('alice', 'nope') });
   assert.equal(bad.status, 401);
@@ -234,7 +200,7 @@ test('basic-auth: 401 with the realm challenge; sha256 and bcrypt passwords pass
   assert.equal((await send('ba.example.com', '/', { headers: basic('bob', 's3cret-px') })).status, 401);
 });
 
-test('rate-limit: 1 + burst requests pass, then 429 with Retry-After', { skip }, async () => {
+test('rate-limit: 1 + burst requests pass, then 429 with Retry-After', async () => {
   const statuses: number[] = [];
   let limited: Answer | undefined;
   for (let i = 0; i < 4; i++) {
@@ -247,14 +213,14 @@ test('rate-limit: 1 + burst requests pass, then 429 with Retry-After', { skip },
   assert.ok(Number.isInteger(retry) && retry >= 1 && retry <= 60, `Retry-After ${limited?.headers['retry-after']}`);
 });
 
-test('ip-restriction: 127.0.0.1 in deny gets 403 and the backend sees nothing', { skip }, async () => {
-  const before = echoHits;
+test('ip-restriction: 127.0.0.1 in deny gets 403 and the backend sees nothing', async () => {
+  const before = await echoHits();
   assert.equal((await send('ip.example.com', '/')).status, 403);
-  assert.equal(echoHits, before);
+  assert.equal(await echoHits(), before);
 });
 
-test('cors: the preflight is answered by Portico; a normal request gets Allow-Origin on the backend response', { skip }, async () => {
-  const before = echoHits;
+test('cors: the preflight is answered by Portico; a normal request gets Allow-Origin on the backend response', async () => {
+  const before = await echoHits();
   const pre = await send('cors.example.com', '/x', { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'PUT' } });
   assert.equal(pre.status, 204);
   assert.equal(pre.headers['access-control-allow-origin'], 'https://app.example.com');
@@ -263,7 +229,7 @@ test('cors: the preflight is answered by Portico; a normal request gets Allow-Or
   assert.equal(pre.headers['access-control-max-age'], '600');
   assert.equal(pre.headers['access-control-allow-credentials'], 'true');
   assert.match(String(pre.headers.vary), /Origin/);
-  assert.equal(echoHits, before, 'the backend never sees the preflight');
+  assert.equal(await echoHits(), before, 'the backend never sees the preflight');
   const normal = await send('cors.example.com', '/x', { headers: { origin: 'https://app.example.com' } });
   assert.equal(normal.status, 200);
   assert.equal(normal.headers['access-control-allow-origin'], 'https://app.example.com');
@@ -273,7 +239,7 @@ test('cors: the preflight is answered by Portico; a normal request gets Allow-Or
   assert.equal(other.headers['access-control-allow-origin'], undefined, 'an origin that does not match gets no CORS headers');
 });
 
-test('request-headers and response-headers: literal values upstream, set/remove on the response', { skip }, async () => {
+test('request-headers and response-headers: literal values upstream, set/remove on the response', async () => {
   const a = await send('hdr.example.com', '/', { headers: { 'x-drop': 'gone', 'x-env': 'dev' } });
   const got = seen(a);
   assert.equal(got.headers['x-env'], 'prod $host', 'the literal value: no nginx variable is interpreted');
@@ -282,15 +248,15 @@ test('request-headers and response-headers: literal values upstream, set/remove 
   assert.equal(a.headers['x-powered-by'], undefined);
 });
 
-test('external-auth: allow with upstream headers, 401/403 with client headers, through the balancer to the auth service', { skip }, async () => {
-  authSeen.length = 0;
+test('external-auth: allow with upstream headers, 401/403 with client headers, through the balancer to the auth service', async () => {
+  const asked = (await net.requests('auth')).length;
   const ok = await send('ea.example.com', '/doc?page=2', { headers: { authorization: 'Bearer good', 'x-user': 'forged' } });
   const got = seen(ok);
   assert.equal(got.headers['x-user'], 'alice', "the auth service's X-User replaces the client's");
   assert.equal(got.headers['x-internal'], undefined, 'only upstreamHeaders are copied');
   assert.equal(got.headers.authorization, 'Bearer good', 'the client request is otherwise unchanged');
   assert.equal(got.headers['x-forwarded-uri'], undefined, 'the X-Forwarded-* for the auth service do not leak upstream');
-  const a = authSeen[0];
+  const a = (await net.requests('auth'))[asked];
   assert.ok(a, 'the auth service was asked');
   assert.equal(a.method, 'GET');
   assert.equal(a.url, '/check?from=portico');
@@ -306,17 +272,17 @@ test('external-auth: allow with upstream headers, 401/403 with client headers, t
   assert.equal((await send('ea.example.com', '/doc', { headers: { authorization: 'Bearer forbidden' } })).status, 403);
 });
 
-test('external-auth fails closed: an auth service that answers too late or cannot be reached → 503, with the reason logged', { skip }, async () => {
-  const before = echoHits;
+test('external-auth fails closed: an auth service that answers too late or cannot be reached → 503, with the reason logged', async () => {
+  const before = await echoHits();
   const t0 = Date.now();
   assert.equal((await send('ea-slow.example.com', '/', { headers: { authorization: 'Bearer good' } })).status, 503);
   assert.ok(Date.now() - t0 < 2_500, 'the plugin timeout applies, not the global proxy timeouts');
   assert.equal((await send('ea-down.example.com', '/')).status, 503);
-  assert.equal(echoHits, before, 'nothing reached the backend');
+  assert.equal(await echoHits(), before, 'nothing reached the backend');
   await until('the reasons in the error log', () => nginxLines.some((l) => l.includes('auth service t_auth_80 timed out')) && nginxLines.some((l) => l.includes('auth service t_down_80 cannot be reached')), 5_000);
 });
 
-test('redirect: status and Location from the configured scheme/host and prefix, query kept', { skip }, async () => {
+test('redirect: status and Location from the configured scheme/host and prefix, query kept', async () => {
   const r = await send('redir.example.com', '/old/a/b?x=1');
   assert.equal(r.status, 301);
   assert.equal(r.headers.location, 'https://new.example.com/new/a/b?x=1');
@@ -326,7 +292,7 @@ test('redirect: status and Location from the configured scheme/host and prefix, 
   assert.equal(rel.headers.location, '/landing', 'without scheme/host/port the Location stays a path (nginx does not make it absolute)');
 });
 
-test('rewrite: the backend sees the rewritten path and Host; regex captures', { skip }, async () => {
+test('rewrite: the backend sees the rewritten path and Host; regex captures', async () => {
   const got = seen(await send('rw.example.com', '/api/users/7?q=1'));
   assert.equal(got.url, '/users/7?q=1');
   assert.equal(got.headers.host, 'internal.example');
@@ -336,14 +302,14 @@ test('rewrite: the backend sees the rewritten path and Host; regex captures', { 
   assert.equal(seen(await send('rx.example.com', '/other')).url, '/other', 'no match: the path is kept');
 });
 
-test('an unknown plugin id fails the route closed with 503 and an error log line naming it', { skip }, async () => {
+test('an unknown plugin id fails the route closed with 503 and an error log line naming it', async () => {
   const r = await send('missing.example.com', '/', { headers: { apikey: 'alice-key-0001' } });
   assert.equal(r.status, 503);
   assert.doesNotMatch(r.body, /ghost/);
   await until('the error log line', () => nginxLines.some((l) => l.includes('plugin t_ghost is not programmed')), 5_000);
 });
 
-test('a plugin change is data: applied without a reload', { skip }, async () => {
+test('a plugin change is data: applied without a reload', async () => {
   const pid = nginx.pid;
   const next = config({ ...plugins, t_rs: { name: 'team/rs', type: 'response-headers', set: [{ name: 'x-frame-options', value: 'SAMEORIGIN' }], add: [], remove: [] } });
   const d = diffConfig(running, next);

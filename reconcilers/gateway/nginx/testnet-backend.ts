@@ -1,0 +1,80 @@
+// One HTTP backend for the real-nginx tests, run by testnet.ts inside the test's own network namespace
+// (`ip netns exec <ns> node testnet-backend.ts '<json>'`) and listening on the namespace's veth address.
+// Argument: {name, ip, port, kind, status?, parentPid}. Kinds:
+//   echo    200 with the request it received as JSON {method, url, headers} (and X-Powered-By: node)
+//   status  the fixed `status` for every request, body "<name>\n"
+//   auth    an auth service: "Bearer good" → 200 with X-User: alice; "Bearer forbidden" → 403; anything else → 401
+//           with a Bearer challenge; paths under /slow answer only after 3 s
+// Every request is recorded, except those to the control path CONTROL, which answers the recorded requests as JSON
+// (the test counts and inspects them through it; it is also the readiness probe).
+// The backend exits on its own when the test process that started it is gone (it never outlives its test).
+import http from 'node:http';
+
+export const CONTROL = '/__portico_testnet/requests';
+
+export type BackendKind = 'echo' | 'status' | 'auth';
+export interface BackendArgs {
+  name: string;
+  ip: string;
+  port: number;
+  kind: BackendKind;
+  status?: number;
+  parentPid: number;
+}
+export interface Seen {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+const SLOW_MS = 3_000;
+
+function handler(a: BackendArgs, seen: Seen[]): http.RequestListener {
+  return (req, res) => {
+    if (req.url === CONTROL) {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(seen));
+      return;
+    }
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    req.resume();
+    switch (a.kind) {
+      case 'echo':
+        req.on('end', () => {
+          res.writeHead(200, { 'content-type': 'application/json', 'x-powered-by': 'node' });
+          res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers }));
+        });
+        return;
+      case 'status':
+        res.writeHead(a.status ?? 200, { 'content-type': 'text/plain' }).end(`${a.name}\n`);
+        return;
+      case 'auth': {
+        const auth = req.headers.authorization;
+        if (req.url?.startsWith('/slow')) setTimeout(() => res.writeHead(200).end(), SLOW_MS);
+        else if (auth === 'Bearer good') res.writeHead(200, { 'x-user': 'alice', 'x-internal': 'secret' }).end();
+        else if (auth === 'Bearer forbidden') res.writeHead(403, { 'content-type': 'text/plain' }).end('no');
+        else res.writeHead(401, { 'www-authenticate': 'Bearer realm="portico-test"', 'x-internal': 'secret' }).end('who?');
+        return;
+      }
+    }
+  };
+}
+
+function main(): void {
+  const a = JSON.parse(process.argv[2] ?? '') as BackendArgs;
+  const seen: Seen[] = [];
+  const server = http.createServer(handler(a, seen));
+  server.on('error', (e) => {
+    process.stderr.write(`backend ${a.name} on ${a.ip}:${a.port}: ${String(e)}\n`);
+    process.exit(1);
+  });
+  server.listen(a.port, a.ip);
+  // `ip netns exec` execs this process in place, so the test process is the parent: once it is gone (killed
+  // without running its teardown) the parent changes, and this backend goes too.
+  setInterval(() => {
+    if (process.ppid !== a.parentPid) process.exit(0);
+  }, 500).unref();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => process.exit(0));
+}
+
+if (import.meta.main) main();
