@@ -11,12 +11,12 @@ export function haveValgrind(): boolean {
   return spawnSync('valgrind', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
-function requests(port: number, host: string, n: number): Promise<void> {
+function requests(port: number, host: string, n: number, headers: Record<string, string> = {}): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const one = () =>
     new Promise<number>((resolve, reject) => {
       http
-        .get({ host: '127.0.0.1', port, path: '/', agent, headers: { host } }, (res) => {
+        .get({ host: '127.0.0.1', port, path: '/', agent, headers: { ...headers, host } }, (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));
         })
@@ -31,12 +31,12 @@ function requests(port: number, host: string, n: number): Promise<void> {
   })();
 }
 
-async function answers(port: number, host: string, timeoutMs: number): Promise<void> {
+async function answers(port: number, host: string, timeoutMs: number, headers: Record<string, string> = {}): Promise<void> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
       http
-        .get({ host: '127.0.0.1', port, path: '/', agent: false, headers: { host } }, (res) => {
+        .get({ host: '127.0.0.1', port, path: '/', agent: false, headers: { ...headers, host } }, (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode === 200));
         })
@@ -52,7 +52,7 @@ async function answers(port: number, host: string, timeoutMs: number): Promise<v
  * conf: a complete nginx.conf for one process (the function forces master_process off and one worker) whose
  * listener `port` serves `host`; ready(): called once nginx runs, before counting (e.g. to push backends).
  */
-export async function instructionsPerRequest(o: { dir: string; conf: string; port: number; host: string; ready?: () => Promise<void>; few?: number; many?: number }): Promise<number> {
+export async function instructionsPerRequest(o: { dir: string; conf: string; port: number; host: string; headers?: Record<string, string>; ready?: () => Promise<void>; few?: number; many?: number }): Promise<number> {
   const few = o.few ?? 200;
   const many = o.many ?? 2200;
   const file = path.join(o.dir, 'callgrind.conf');
@@ -76,8 +76,8 @@ export async function instructionsPerRequest(o: { dir: string; conf: string; por
           }
         }
       }
-      await answers(o.port, o.host, 15 * 60_000);
-      await requests(o.port, o.host, n);
+      await answers(o.port, o.host, 15 * 60_000, o.headers);
+      await requests(o.port, o.host, n, o.headers);
     } finally {
       vg.kill('SIGQUIT');
       await exited;

@@ -128,6 +128,10 @@ export class GatewayReconciler {
   get programmed(): ReadonlySet<string> {
     return this.reporting.programmed;
   }
+  /** The data Lua holds (what was last pushed): read-only, for diagnostics and benchmarks. */
+  get heldData(): Readonly<DataPlane> {
+    return this.held;
+  }
   /** Last reported status of a Route (kind-qualified reference), for its status conditions. */
   statusOf(ref: string): IngressStatus | undefined {
     return this.reporting.crdStatus.get(ref);

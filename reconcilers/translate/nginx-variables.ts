@@ -34,7 +34,7 @@ const NGINX = [
 export const PORTICO_VARIABLES = [
   'portico_backend', 'portico_set_cookie', 'portico_client_ip', 'portico_forwarded_for', 'portico_forwarded_proto',
   'portico_forwarded_host', 'portico_forwarded_port', 'portico_forwarded_port_published', 'portico_connection_upgrade',
-  'portico_hsts', 'portico_request_id', 'portico_timeouts', 'portico_tls_host', 'portico_plugins', 'portico_upstream_host',
+  'portico_hsts', 'portico_request_id', 'portico_timeouts', 'portico_tls_host', 'portico_plugins', 'portico_filters', 'portico_deny', 'portico_upstream_host',
   'portico_proxy_host', 'portico_auth_backend', 'portico_auth_timeouts', 'portico_auth_uri', 'portico_auth_method',
 ] as const;
 

@@ -25,6 +25,9 @@ local ORDER = {
   ["rate-limit"] = 6, ["request-headers"] = 7, ["response-headers"] = 8, ["redirect"] = 9, ["rewrite"] = 10,
 }
 local LAST_AUTH = ORDER["external-auth"]
+-- Plugin types that need the access phase (a subrequest yields); every other chain runs synchronously in the
+-- router (run_sync).
+local ASYNC = { ["external-auth"] = true }
 local MODULES = {
   ["ip-restriction"] = "portico.plugins.ip_restriction", ["cors"] = "portico.plugins.cors",
   ["key-auth"] = "portico.plugins.key_auth", ["basic-auth"] = "portico.plugins.basic_auth",
@@ -107,7 +110,14 @@ local function compile(s)
   end
   if not chain then
     by_order(steps)
-    chain = { steps = steps, filters = filters_of(steps) }
+    local sync = true
+    for i = 1, #steps do
+      if ASYNC[steps[i].type] then sync = false end
+    end
+    local filters = filters_of(steps)
+    local fids = {}
+    for i = 1, #filters do fids[i] = filters[i].id end
+    chain = { steps = steps, filters = filters, sync = sync, filter_ids = #fids > 0 and table.concat(fids, ",") or nil }
   end
   chains[s] = chain
   return chain
@@ -171,11 +181,97 @@ function _M.access()
   end
 end
 
+-- Response-header handlers: those the access phase chose (ngx.ctx), or, after a synchronous run in the router,
+-- the plugin ids it left in $portico_filters.
+local filter_lists = {} -- "$portico_filters" value -> instances
 function _M.header_filter()
   local ctx = ngx.ctx
   local f = ctx.portico_filters
-  if not f then return end
+  if not f then
+    local ids = ngx.var.portico_filters
+    if ids == nil or ids == "" then return end
+    f = filter_lists[ids]
+    if not f then
+      f = {}
+      for id in ids:gmatch("[^,]+") do
+        local inst = instance(id)
+        if inst and inst.header_filter then f[#f + 1] = inst end
+      end
+      filter_lists[ids] = f
+    end
+  end
   for i = 1, #f do f[i]:header_filter(ctx) end
+end
+
+-- ---- synchronous run, from the router's set_by_lua handler -----------------------------------------------------
+-- Chains without a plugin that must yield run right where the route is found: no access-phase coroutine and, when
+-- no response header is to be changed, no jump at all (the request is proxied from `location /`). A refusal is
+-- recorded by util (begin_sync/end_sync) and sent by the @portico_deny location (answer()).
+local function clean(v) return (tostring(v):gsub("[%c]", " ")) end
+
+local function deny_jump(p)
+  local out = { tostring(p.status or 500), p.body and clean(p.body) or "" }
+  for _, h in ipairs(p.headers or {}) do out[#out + 1] = clean(h[1]) .. "\t" .. clean(h[2]) end
+  ngx.var.portico_deny = table.concat(out, "\n")
+  return "@portico_deny"
+end
+
+-- Returns "async" (the chain needs the access phase: set $portico_plugins and go to the plugin location), a jump
+-- target to answer with (the request is refused, redirected or a preflight), or nil and the plugin ids whose
+-- response-header handlers must run (nil when none).
+function _M.run_sync(ids)
+  local chain = chains[ids] or compile(ids)
+  if chain.missing then
+    util.begin_sync()
+    unavailable(chain.missing, chain.why)
+    return deny_jump(util.end_sync())
+  end
+  if not chain.sync then return "async" end
+  local ctx = {}
+  local steps = chain.steps
+  local consumer, merged
+  util.begin_sync()
+  local i, n = 1, #steps
+  while i <= n do
+    local inst = steps[i]
+    if inst.access and inst:access(ctx) then return deny_jump(util.end_sync()) end
+    local c = ctx.portico_consumer
+    if c ~= consumer then
+      consumer = c
+      if c and c.plugins and #c.plugins > 0 then
+        local m, missing, why = with_consumer(steps, i, c)
+        if not m then
+          unavailable(missing, "(of consumer " .. c.ns .. "/" .. tostring(c.name) .. ") " .. why)
+          return deny_jump(util.end_sync())
+        end
+        steps, n, merged = m, #m, true
+      end
+    end
+    i = i + 1
+  end
+  util.end_sync()
+  if not merged then return nil, chain.filter_ids end
+  local fids = {}
+  for _, inst in ipairs(filters_of(steps)) do fids[#fids + 1] = inst.id end
+  return nil, #fids > 0 and table.concat(fids, ",") or nil
+end
+
+-- content handler of @portico_deny: sends what run_sync recorded in $portico_deny.
+function _M.answer()
+  local d = ngx.var.portico_deny or ""
+  local status, body, rest = d:match("^(%d+)\n([^\n]*)\n?(.*)$")
+  status = tonumber(status) or 500
+  ngx.status = status
+  local h = ngx.header
+  for line in (rest or ""):gmatch("[^\n]+") do
+    local name, value = line:match("^([^\t]+)\t(.*)$")
+    if name then h[name] = value end
+  end
+  if body == nil or body == "" then return ngx.exit(status) end
+  h["Content-Type"] = "text/plain; charset=utf-8"
+  h["Cache-Control"] = "no-store"
+  ngx.print(body, "\n")
+  return ngx.exit(ngx.HTTP_OK)
 end
 
 local balancer = require("portico.balancer")

@@ -14,6 +14,7 @@
 -- Lookups are hash lookups in the number of hosts. A worker compiles a host's routes when a request first needs
 -- them and drops that compiled form when they change, so its memory follows the hosts it serves.
 local store = require("portico.store")
+local plugins = require("portico.plugins")
 
 local ngx_var = ngx.var
 local re_find = ngx.re.find
@@ -57,6 +58,7 @@ local function prepare(host, r)
   elseif r.profile then
     if profiles[r.profile] then
       p.jump = "@portico_" .. r.profile
+      p.plain_jump = p.jump
       if type(r.maxBodyBytes) == "number" and r.maxBodyBytes > 0 then p.max_body = r.maxBodyBytes end
     else
       -- Only possible if routes arrive before the reload that adds their profile: serve with the defaults.
@@ -66,6 +68,9 @@ local function prepare(host, r)
   else
     p.jump = lua and "@portico_lua" or ""
   end
+  -- Where the request goes once its plugins ran in the router: its profile's location, the plugin location when
+  -- responses must be observed (passive health) or have headers changed (decided per request), else location /.
+  if p.plain_jump == nil then p.plain_jump = r.observe == true and "@portico_lua" or "" end
   local t = r.timeouts
   if type(t) == "table" then p.tk = tostring(t.connect) .. " " .. tostring(t.send) .. " " .. tostring(t.read) end
   if type(r.split) == "table" and #r.split > 1 then
@@ -223,6 +228,7 @@ local function match(h, uri)
 end
 
 local random = math.random
+local run_sync = plugins.run_sync
 local function split_pick(s)
   local x = random() * s.total
   local cum = s.cum
@@ -245,7 +251,6 @@ function _M.route()
   if h.tls then ngx_var.portico_tls_host = "1" end
   if r.no_upgrade and ngx_var.http_upgrade then return "@portico_400" end
   local jump = r.jump
-  if r.plugins and jump ~= "@portico_503" then ngx_var.portico_plugins = r.plugins end
   if r.backend and jump ~= "@portico_503" then
     ngx_var.portico_backend = r.split and split_pick(r.split) or r.backend
     if r.tk then ngx_var.portico_timeouts = r.tk end
@@ -256,6 +261,20 @@ function _M.route()
         warn_once("413", "portico: request body of ", cl, " bytes exceeds the route's limit of ", max)
         return "@portico_413"
       end
+    end
+  end
+  if r.plugins and jump ~= "@portico_503" then
+    local answer, filters = run_sync(r.plugins)
+    if answer == "async" then
+      ngx_var.portico_plugins = r.plugins -- the plugin location's access phase runs them
+    elseif answer then
+      return answer
+    elseif filters then
+      ngx_var.portico_filters = filters
+      if r.plain_jump == "" then return "@portico_lua" end
+      return r.plain_jump
+    else
+      return r.plain_jump
     end
   end
   return jump

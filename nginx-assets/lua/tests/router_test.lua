@@ -31,7 +31,7 @@ local function req(T, router, host, uri, o)
   v.host, v.uri, v.scheme, v.content_length = host, uri, o.scheme or "https", o.content_length
   v.request_method = o.method or "GET"
   for k, x in pairs(o.vars or {}) do v[k] = x end
-  v.portico_backend, v.portico_timeouts, v.portico_tls_host, v.portico_plugins = "", "", "", ""
+  v.portico_backend, v.portico_timeouts, v.portico_tls_host, v.portico_plugins, v.portico_filters = "", "", "", "", ""
   local jump = router.route()
   return jump, T.ngx.var.portico_backend, T.ngx.var
 end
@@ -188,10 +188,20 @@ end
 
 do -- weighted split, plugins, passive-health observation, websocket refusal, subrequests
   local T, store, router = setup({ "p_abc" })
-  store.apply_all({ r = { upsert = { ["w.example.com"] = { rules = {
+  store.apply_all({ p = { upsert = {
+    ns_ext = { name = "ns/ext", type = "external-auth", backendId = "auth", path = "/", method = "GET", forwardHeaders = {}, upstreamHeaders = {}, clientHeaders = {}, timeoutMs = 1000 },
+    ns_req = { name = "ns/req", type = "request-headers", set = { { name = "x-a", value = "1" } }, add = {}, remove = {} },
+    ns_resp = { name = "ns/resp", type = "response-headers", set = { { name = "x-b", value = "2" } }, add = {}, remove = {} },
+    ns_deny = { name = "ns/deny", type = "ip-restriction", deny = { "0.0.0.0/0" }, status = 403 },
+    ns_redirect = { name = "ns/redirect", type = "redirect", status = 301, scheme = "https", keepQuery = true },
+  } }, r = { upsert = { ["w.example.com"] = { rules = {
     rule("prefix", "/split", route("a", { split = { { backendId = "a", weight = 3 }, { backendId = "b", weight = 1 }, { backendId = "c", weight = 0 } } })),
-    rule("prefix", "/plug", route("p", { plugins = { "ns_auth", "ns_limit" } })),
-    rule("prefix", "/plug-profile", route("pp", { plugins = { "ns_auth" }, profile = "p_abc" })),
+    rule("prefix", "/plug-async", route("p", { plugins = { "ns_req", "ns_ext" } })),
+    rule("prefix", "/plug-sync", route("p", { plugins = { "ns_req" } })),
+    rule("prefix", "/plug-filter", route("p", { plugins = { "ns_req", "ns_resp" } })),
+    rule("prefix", "/plug-deny", route("p", { plugins = { "ns_deny" } })),
+    rule("prefix", "/plug-missing", route("p", { plugins = { "ns_gone" } })),
+    rule("prefix", "/plug-profile", route("pp", { plugins = { "ns_req" }, profile = "p_abc" })),
     rule("prefix", "/observe", route("o", { observe = true })),
     rule("prefix", "/redirect-only", route(nil, { plugins = { "ns_redirect" } })),
     rule("prefix", "/nows", route("n", { websocket = false })),
@@ -204,19 +214,28 @@ do -- weighted split, plugins, passive-health observation, websocket refusal, su
   -- 3:1 → a ~ 3000; binomial sd = sqrt(4000*.75*.25) ~ 27: 6 sd bound.
   R.check("split 3:1 within 6 sd", math.abs(counts.a - 3000) < 165 and counts.a + counts.b == 4000, counts.a .. "/" .. counts.b)
   R.check("weight 0 gets nothing", counts.c == 0)
-  local j, be, v = req(T, router, "w.example.com", "/plug/x")
-  R.check("plugins: jump to the plugin location with the ids", j == "@portico_lua" and v.portico_plugins == "ns_auth,ns_limit" and be == "p", j .. " " .. tostring(v.portico_plugins))
+  local j, be, v = req(T, router, "w.example.com", "/plug-async/x")
+  R.check("a chain that must yield (external-auth): the plugin location's access phase runs it", j == "@portico_lua" and v.portico_plugins == "ns_req,ns_ext" and be == "p", j .. " " .. tostring(v.portico_plugins))
+  j, be, v = req(T, router, "w.example.com", "/plug-sync/x")
+  R.check("a synchronous chain runs in the router: proxied from location / with no plugin phase left", j == "" and v.portico_plugins == "" and be == "p", j)
+  R.check("  ...and its request header was set", T.headers and T.headers["x-a"] == "1", tostring(T.headers and T.headers["x-a"]))
+  j, be, v = req(T, router, "w.example.com", "/plug-filter/x")
+  R.check("response-header handlers left for the plugin location", j == "@portico_lua" and v.portico_filters == "ns_resp" and v.portico_plugins == "", j .. " " .. tostring(v.portico_filters))
+  j, be, v = req(T, router, "w.example.com", "/plug-deny/x", { vars = { remote_addr = "198.51.100.7" } })
+  R.check("a refusal is answered by @portico_deny with the status recorded", j == "@portico_deny" and tostring(v.portico_deny):match("^403\n") ~= nil, j .. " " .. tostring(v.portico_deny))
+  j, be, v = req(T, router, "w.example.com", "/plug-missing/x")
+  R.check("an unknown plugin id fails closed (503)", j == "@portico_deny" and tostring(v.portico_deny):match("^503\n") ~= nil, j)
   j, be, v = req(T, router, "w.example.com", "/plug-profile/x")
-  R.check("plugins on a profile route: the profile location (which runs plugins)", j == "@portico_p_abc" and v.portico_plugins == "ns_auth", j)
+  R.check("plugins on a profile route: proxied from the profile location", j == "@portico_p_abc" and v.portico_plugins == "", j)
   j, be, v = req(T, router, "w.example.com", "/observe")
   R.check("passive health: plugin location without plugins", j == "@portico_lua" and v.portico_plugins == "" and be == "o", j)
-  j, be, v = req(T, router, "w.example.com", "/redirect-only")
-  R.check("rule without backend but with plugins runs them", j == "@portico_lua" and v.portico_plugins == "ns_redirect" and be == "", j)
+  j, be, v = req(T, router, "w.example.com", "/redirect-only", { vars = { scheme = "http", host = "w.example.com", args = "" } })
+  R.check("rule without backend but with plugins runs them (redirect answered)", j == "@portico_deny" and tostring(v.portico_deny):match("^301\n") ~= nil and tostring(v.portico_deny):find("Location\thttps://w.example.com/redirect%-only") ~= nil, j .. " " .. tostring(v.portico_deny))
   j = req(T, router, "w.example.com", "/nows", { vars = { http_upgrade = "websocket" } })
   R.check("websocket false: upgrade refused with 400", j == "@portico_400", j)
   R.check("websocket false: plain request proxied", req(T, router, "w.example.com", "/nows") == "")
   T.ngx.is_subrequest = true
-  j = req(T, router, "w.example.com", "/plug/x")
+  j = req(T, router, "w.example.com", "/plug-sync/x")
   T.ngx.is_subrequest = false
   R.check("subrequests are not routed", j == "")
 end

@@ -78,16 +78,34 @@ local function access(self, ctx)
   if ngx.req.get_method() ~= "OPTIONS" or not method or method == "" then return false end
   -- Preflight: answered here. The header filter adds Allow-Origin/-Credentials/Vary; the rest is set now.
   ctx.portico_cors_preflight = true
-  local h = ngx.header
-  h["Access-Control-Allow-Methods"] = self.methods or clean_list(method)
+  -- The preflight's answer carries every CORS header itself (no header filter runs for it in synchronous mode).
+  local set = util.resp_header
+  set("Access-Control-Allow-Origin", allow)
+  if self.credentials then set("Access-Control-Allow-Credentials", "true") end
+  if allow ~= "*" then set("Vary", "Origin") end
+  set("Access-Control-Allow-Methods", self.methods or clean_list(method))
   local hdrs = self.headers or clean_list(var.http_access_control_request_headers)
-  if hdrs then h["Access-Control-Allow-Headers"] = hdrs end
-  if self.max_age then h["Access-Control-Max-Age"] = self.max_age end
+  if hdrs then set("Access-Control-Allow-Headers", hdrs) end
+  if self.max_age then set("Access-Control-Max-Age", self.max_age) end
   return util.answer(204)
 end
 
-local function header_filter(self, ctx)
+-- The origin to allow for this request, or nil (also computed here when the access handler ran synchronously in
+-- the router, whose per-request table does not reach the header filter).
+local function allowed(self, ctx)
   local allow = ctx.portico_cors
+  if allow ~= nil then return allow or nil end
+  local origin = ngx.var.http_origin
+  if origin and origin ~= "" and (self.any or matches(self, origin)) then
+    allow = (self.any and not self.credentials) and "*" or origin
+  end
+  ctx.portico_cors = allow or false
+  return allow
+end
+
+local function header_filter(self, ctx)
+  if ctx.portico_cors_preflight then return end -- the preflight answer set its own headers
+  local allow = allowed(self, ctx)
   if not allow then return end
   local h = ngx.header
   h["Access-Control-Allow-Origin"] = allow

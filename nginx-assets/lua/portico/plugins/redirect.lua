@@ -33,8 +33,7 @@ local function access(self)
     local args = var.args
     if args and args ~= "" then loc = loc .. "?" .. util.escape_query(args) end
   end
-  ngx.header["Location"] = loc
-  return util.deny(self.status, nil, "Redirecting")
+  return util.deny(self.status, { Location = loc }, "Redirecting")
 end
 
 function _M.new(conf)

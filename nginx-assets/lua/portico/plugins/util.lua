@@ -8,8 +8,38 @@ local REASONS = {
 
 -- Answers the request from Portico with a short plain-text body (no JSON, nothing about why beyond the status
 -- line's words) and the given response headers. Returns true: access handlers return it to stop the chain.
+-- Synchronous mode: the router runs a chain of plugins that need no subrequest straight from its set_by_lua
+-- handler (no access-phase coroutine, no jump for plugin-free answers). There nothing can be sent yet: a denial and
+-- the response headers an access handler sets are recorded in `pending`, and the router jumps to @portico_deny,
+-- whose content handler sends them (plugins.answer).
+local pending
+function _M.begin_sync() pending = {} end
+function _M.end_sync()
+  local p = pending
+  pending = nil
+  return p
+end
+
+-- A response header set by an access handler (a preflight's, a redirect's Location).
+function _M.resp_header(name, value)
+  if pending then
+    local h = pending.headers
+    if not h then h = {}; pending.headers = h end
+    h[#h + 1] = { name, value }
+  else
+    ngx.header[name] = value
+  end
+end
+
 function _M.deny(status, headers, body)
   body = body or REASONS[status] or (status < 500 and "Request refused" or "Unavailable")
+  if pending then
+    pending.status, pending.body = status, body
+    if headers then
+      for name, value in pairs(headers) do _M.resp_header(name, value) end
+    end
+    return true
+  end
   ngx.status = status
   if headers then
     for name, value in pairs(headers) do ngx.header[name] = value end
@@ -17,18 +47,20 @@ function _M.deny(status, headers, body)
   ngx.header["Content-Type"] = "text/plain; charset=utf-8"
   ngx.header["Cache-Control"] = "no-store"
   ngx.print(body, "\n")
-  -- Output was sent: HTTP_OK finishes the request with what was written (a status here would be ignored).
   ngx.exit(200)
   return true
 end
 
--- An answer with nginx's own empty body (204 preflight). Returns true.
+-- An answer without a body (a CORS preflight's 204).
 function _M.answer(status)
+  if pending then
+    pending.status, pending.body = status, nil
+    return true
+  end
   ngx.exit(status)
   return true
 end
 
--- The nginx variable holding a request header: "x-api-key" -> "http_x_api_key".
 function _M.header_var(name)
   return "http_" .. name:lower():gsub("-", "_")
 end
