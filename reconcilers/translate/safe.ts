@@ -74,7 +74,7 @@ export const nginxVariableSchema = z
  */
 export const logFormatSchema = z
   .string()
-  .max(2048, 'log format is longer than 2048 characters')
+  .max(4096, 'log format is longer than 4096 characters')
   .regex(/^[A-Za-z0-9 $_.,:/\-[\]()|=@+*#<>!?%&^~]*$/, 'log format may contain text and $variables only (no quotes, braces, ";", backslashes or newlines)')
   .superRefine((v, ctx) => {
     const problem = logFormatProblem(v);
