@@ -41,8 +41,11 @@ local instances = {} -- plugin id -> compiled instance, or false (cannot be comp
 local chains = {}    -- "$portico_plugins" value -> { steps, filters } or { missing = id, why }
 local users = {}     -- plugin id -> { [chain string] = true }: the chains to drop when the plugin changes
 
+local filter_lists = {} -- "$portico_filters" value -> instances (header_filter after a synchronous run)
+
 store.on_plugins(function(id)
   instances[id] = nil
+  filter_lists = {}
   local u = users[id]
   if u then
     for s in pairs(u) do chains[s] = nil end
@@ -183,7 +186,6 @@ end
 
 -- Response-header handlers: those the access phase chose (ngx.ctx), or, after a synchronous run in the router,
 -- the plugin ids it left in $portico_filters.
-local filter_lists = {} -- "$portico_filters" value -> instances
 function _M.header_filter()
   local ctx = ngx.ctx
   local f = ctx.portico_filters
