@@ -22,12 +22,7 @@ export interface Structure {
   global: GlobalSettings;
   /** The directive profiles some route uses, sorted by name. Only a never-seen profile reloads nginx. */
   profiles: Profile[];
-  /**
-   * Some backend balances with ewma, so nginx runs a log-phase handler feeding response times to Lua. Kept off
-   * otherwise (it costs every request), so switching the first backend to ewma is the one balancing change that
-   * reloads.
-   */
-  observeLatency: boolean;
+
 }
 
 /**
@@ -157,8 +152,9 @@ export interface Route {
    */
   plugins?: string[];
   /**
-   * Some backend of the route has passive health checking: the router sends the request through the location
-   * whose log phase reports each attempt's outcome (the plugin location), even without plugins.
+   * Some backend of the route has passive health checking or balances with ewma: the router sends the request
+   * through the location whose log phase reports each attempt's outcome (the plugin location), even without
+   * plugins. (The router also decides this per request from the backend data, so this flag is a hint.)
    */
   observe?: true;
   /** false: requests asking for a protocol upgrade (WebSocket) are refused with 400 (Route CRD `websocket: false`). */

@@ -4,7 +4,7 @@ import { excludeProfiles, findCulprits, withoutProfiles } from './isolate.ts';
 import type { DataPlane, Structure } from '../config/types.ts';
 
 function structure(names: string[]): Structure {
-  return { global: {} as Structure['global'], profiles: names.map((name) => ({ name, proxyBodySize: '1m' })), observeLatency: false };
+  return { global: {} as Structure['global'], profiles: names.map((name) => ({ name, proxyBodySize: '1m' })) };
 }
 
 test('finds every failing profile among many with few nginx -t runs', async () => {

@@ -51,7 +51,6 @@ function structureReasons(a: Structure, b: Structure): string[] {
   const removed = [...pa].filter((n) => !pb.has(n));
   if (added.length) reasons.push(`directive profiles added: ${list(added)}`);
   if (removed.length) reasons.push(`directive profiles removed: ${list(removed)}`);
-  if (a.observeLatency !== b.observeLatency) reasons.push(`latency tracking for ewma turned ${b.observeLatency ? 'on' : 'off'}`);
   if (!reasons.length && canonical(a) !== canonical(b)) reasons.push('structure changed');
   return reasons;
 }

@@ -58,7 +58,6 @@ export class IncrementalTranslator {
   private readonly backendIngresses = new Map<string, Set<string>>();
   /** Profiles used per host, to rebuild the structure's profile list without scanning every route. */
   private readonly hostProfiles = new Map<string, Profile[]>();
-  private readonly ewma = new Set<string>();
   /** Served canary Ingresses as of the last run (a deleted canary still counts for the change that deletes it). */
   private readonly canaries = new Set<string>();
   readonly stats: IncrementalStats = { full: 0, scoped: 0, lastTranslated: 0 };
@@ -113,8 +112,6 @@ export class IncrementalTranslator {
     this.hostProfiles.clear();
     const byName = new Map(r.config.structure.profiles.map((p) => [p.name, p]));
     for (const [h, hr] of Object.entries(r.config.data.routes)) this.noteProfiles(h, hr, byName);
-    this.ewma.clear();
-    for (const [id, b] of Object.entries(r.config.data.backends)) if (b.balance === 'ewma') this.ewma.add(id);
     this.last = r;
     return r;
   }
@@ -240,8 +237,6 @@ export class IncrementalTranslator {
       const b = d.backends[id];
       if (b) backends[id] = b;
       else delete backends[id];
-      if (b?.balance === 'ewma') this.ewma.add(id);
-      else this.ewma.delete(id);
     }
     const status = new Map<string, IngressStatus>(prev.status);
     const partEvents = groupEvents(part.events);
@@ -265,7 +260,6 @@ export class IncrementalTranslator {
       structure: {
         global: part.config.structure.global,
         profiles: [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
-        observeLatency: this.ewma.size > 0,
       },
       data: { routes, backends, certificates, defaultCertificate: d.defaultCertificate, plugins: {}, consumers: {} },
     };

@@ -160,7 +160,6 @@ test('Upstream wins over Ingress balancing annotations for its Service (with an 
   const route = r.config.data.routes['u.example.com']?.rules[0]?.route;
   assert.equal(route?.observe, true);
   assert.equal(route?.timeouts?.read, 90);
-  assert.equal(r.config.structure.observeLatency, false, 'ewma annotation overridden');
   assert.ok(r.events.some((e) => e.ref === 'Ingress/default/i' && e.reason === 'UpstreamOverrides'));
 });
 

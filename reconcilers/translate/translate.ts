@@ -541,7 +541,6 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
 
   // ---- backends -------------------------------------------------------------------------------------------------
   const backends: Record<string, Backend> = {};
-  let observeLatency = false;
   const backendOwner = new Map<string, { ref: string; ann: ParsedAnnotations | undefined }>();
   const reported = new Set<string>();
   /** Backend id → the Warning about endpoint addresses refused for it (given to every Ingress using it). */
@@ -592,7 +591,6 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     };
     if (cached && !cached.result.externalName && sameInputs(cached.inputs, inputs)) {
       backends[id] = cached.result;
-      if (cached.result.balance === 'ewma') observeLatency = true;
       if (cached.forbidden) forbiddenNote.set(id, cached.forbidden);
       report(cached.result, cached.kind);
       return;
@@ -648,7 +646,6 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       }
     }
     backends[id] = b;
-    if (b.balance === 'ewma') observeLatency = true;
     memo?.backends.set(id, { inputs, result: b, forbidden: forbiddenNote.get(id), kind: unavailableKind });
     report(b, unavailableKind);
   };
@@ -850,7 +847,6 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       structure: {
         global,
         profiles: [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
-        observeLatency,
       },
       data: {
         routes,

@@ -280,7 +280,7 @@ function _M.balance()
   return use_peer(peer)
 end
 
--- Log phase (rendered only while some backend uses ewma): feed response times to latency-aware pickers, and report
+-- Log phase (of the plugin location, where the router sends requests to ewma or health-checked backends): feed response times to latency-aware pickers, and report
 -- attempts to passive health checking (health.log returns at once for backends without it; the plugin location's
 -- log handler calls it too, which counts once).
 function _M.log()

@@ -229,6 +229,28 @@ end
 
 local random = math.random
 local run_sync = plugins.run_sync
+local store_get = store.get
+
+-- Whether a backend's responses must be observed in the log phase (ewma latencies, passive health), decided per
+-- request from the backend data — so switching a backend to ewma or adding health checking is data, never a
+-- reload, and plugin-free routes to other backends keep the location without Lua phases. Cached on the decoded
+-- backend (dropped when it changes); a canary backend is checked each time (it changes on its own).
+local function observed(id)
+  local b = store_get(id)
+  if not b then return false end
+  local o = b._portico_observe
+  if o == nil then
+    o = b.balance == "ewma" or type(b.passiveHealth) == "table"
+    b._portico_observe = o
+  end
+  if o then return true end
+  local c = b.canary
+  if type(c) == "table" then
+    local cb = store_get(c.backendId)
+    return cb ~= nil and (cb.balance == "ewma" or type(cb.passiveHealth) == "table")
+  end
+  return false
+end
 local function split_pick(s)
   local x = random() * s.total
   local cum = s.cum
@@ -251,8 +273,14 @@ function _M.route()
   if h.tls then ngx_var.portico_tls_host = "1" end
   if r.no_upgrade and ngx_var.http_upgrade then return "@portico_400" end
   local jump = r.jump
+  local plain_jump = r.plain_jump
   if r.backend and jump ~= "@portico_503" then
-    ngx_var.portico_backend = r.split and split_pick(r.split) or r.backend
+    local id = r.split and split_pick(r.split) or r.backend
+    ngx_var.portico_backend = id
+    if jump == "" and observed(id) then
+      jump = "@portico_lua"
+      if plain_jump == "" then plain_jump = "@portico_lua" end
+    end
     if r.tk then ngx_var.portico_timeouts = r.tk end
     local max = r.max_body
     if max then
@@ -271,10 +299,10 @@ function _M.route()
       return answer
     elseif filters then
       ngx_var.portico_filters = filters
-      if r.plain_jump == "" then return "@portico_lua" end
-      return r.plain_jump
+      if plain_jump == "" then return "@portico_lua" end
+      return plain_jump
     else
-      return r.plain_jump
+      return plain_jump
     end
   end
   return jump

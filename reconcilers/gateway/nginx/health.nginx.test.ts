@@ -4,9 +4,9 @@
 // no reload) sends it traffic again. A second backend has an endpoint refusing connections: nginx retries those
 // requests on the healthy endpoint and the balancer counts the refusals until it is ejected too.
 // The Lua side never proxies to loopback (peers.lua), so the backends run in this file's own network namespace
-// (testnet.ts, subnet 198.19.254.0/30) and listen on its address. The route uses the default location with an
-// ewma backend: the http-level log handler (rendered while some backend balances with ewma) reports each request
-// to health.lua.
+// (testnet.ts, subnet 198.19.254.0/30) and listen on its address. The backend balances with ewma and has passive
+// health checking, so the router sends its requests through the plugin location, whose log handler reports each
+// attempt to health.lua (and latencies to ewma) — decided per request from the backend data, never by a reload.
 // Ports 31300-31305 belong to this file: nginx 31300-31302, backends 31303 (healthy) and 31304 (failing), and
 // 31305 where nothing listens.
 import { after, before, test } from 'node:test';
@@ -82,8 +82,7 @@ const route = (id: string) => ({ tls: false, rules: [{ path: '/', match: 'prefix
 function configWith(flaky: Backend, refused: Backend): GatewayConfig {
   const base = translate(modelOf({}).snapshot(), { ...OPTS, listen: LISTEN }).config;
   return {
-    // observeLatency: an ewma backend exists, so nginx runs the http-level log handler.
-    structure: { ...base.structure, observeLatency: true },
+    structure: base.structure,
     data: { ...base.data, routes: { [HOST]: route(ID), [HOST2]: route(ID2) }, backends: { [ID]: flaky, [ID2]: refused } },
   };
 }

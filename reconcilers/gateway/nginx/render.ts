@@ -170,7 +170,6 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
   return tpl({
     global: g,
     profiles,
-    observeLatency: structure.observeLatency === true,
     hstsValue: hstsValue(structure),
     runtime,
     checksum,
