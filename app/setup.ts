@@ -118,7 +118,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   };
   const crdCtrls = {} as Record<CrdKind, ReturnType<typeof m.controller>>;
   for (const kind of CRD_KINDS) {
-    const ctrl = m.controller({ name: kind.toLowerCase(), reconciler: new CrdReconciler(kind, crdInformers[kind], model, secretLookup, classOptions), stage: 1 });
+    const ctrl = m.controller({ name: kind.toLowerCase(), reconciler: new CrdReconciler(kind, crdInformers[kind], model, secretLookup, classOptions, m.events), stage: 1 });
     ctrl.watch(crdInformers[kind]);
     crdCtrls[kind] = ctrl;
   }

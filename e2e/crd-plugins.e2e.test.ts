@@ -10,7 +10,10 @@ import { admin, ensureCluster, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, until, type Reply } from './harness/http.ts';
 import { REPO_ROOT, startPortico, type RunningPortico } from './harness/portico.ts';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import tls from 'node:tls';
 import path from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { isNotFound } from '../operator/kube/client.ts';
@@ -237,6 +240,12 @@ describe('Portico CRDs and plugins', () => {
     let errors = 0;
     for (let i = 0; i < 100; i++) if ((await get(H('flaky'), '/')).status !== 200) errors++;
     assert.equal(errors, 0, 'no client error after ejection');
+    // Balancing changed on the Upstream (round robin → EWMA, then consistent hash): data, like the rest.
+    await patch('Upstream', 'flaky', { loadBalancer: { algorithm: 'EWMA' } });
+    await until('ewma backend live', async () => ((await p.gateway.dynamic.getBackends())[`${ns}_flaky_80`] as { balance?: string } | undefined)?.balance === 'ewma');
+    for (let i = 0; i < 20; i++) assert.equal((await get(H('flaky'), '/')).status, 200);
+    await patch('Upstream', 'flaky', { loadBalancer: { algorithm: 'ConsistentHash', hashOn: { header: 'X-User' } } });
+    await until('chash backend live', async () => ((await p.gateway.dynamic.getBackends())[`${ns}_flaky_80`] as { balance?: string } | undefined)?.balance === 'chash');
   });
 
   test('status: Accepted/ResolvedRefs/Programmed with observedGeneration; a missing Plugin fails closed (503); invalid Plugin config is reported', async () => {
@@ -260,8 +269,51 @@ describe('Portico CRDs and plugins', () => {
     });
     assert.equal(bad.reason, 'InvalidConfig');
     assert.match(bad.message, /requestsPer/);
+    const ev = await until('InvalidConfig event on the Plugin', async () => {
+      const l = await admin().request<{ items: { type: string; reason: string; note: string; regarding: { kind: string; name: string } }[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+      return l.items.find((e) => e.regarding.kind === 'Plugin' && e.regarding.name === 'bad-limit' && e.reason === 'InvalidConfig');
+    });
+    assert.match(ev.note, /spec\.config\.requestsPer/);
     const ok = await condition('Plugin', 'keys', 'Accepted');
     assert.equal(ok?.status, 'True');
+  });
+
+  test('a Consumer\'s own plugin replaces the route\'s of the same type (a higher rate limit for one consumer)', async () => {
+    await secret('carol-key', { key: 'carol-secret-key-9' });
+    await secret('dave-key', { key: 'dave-secret-key-77' });
+    await create('Plugin', 'strict', { type: 'rate-limit', config: { requestsPerMinute: 1, burst: 1, by: 'consumer' } });
+    await create('Plugin', 'generous', { type: 'rate-limit', config: { requestsPerSecond: 1000, burst: 1000, by: 'consumer' } });
+    await create('Consumer', 'carol', { username: 'carol', credentials: [{ type: 'key-auth', secretRef: { name: 'carol-key' } }], plugins: ['generous'] });
+    await create('Consumer', 'dave', { username: 'dave', credentials: [{ type: 'key-auth', secretRef: { name: 'dave-key' } }] });
+    await create('Route', 'tiered', { ingressClassName: CLASS, hosts: [H('tiered')], rules: [{ backends: [backend('echo')], plugins: ['keys', 'strict'] }] });
+    await until('dave is limited by the route\'s plugin', async () => {
+      for (let i = 0; i < 4; i++) if ((await get(H('tiered'), '/', { apikey: 'dave-secret-key-77' })).status === 429) return true;
+      return false;
+    });
+    for (let i = 0; i < 10; i++) assert.equal((await get(H('tiered'), '/', { apikey: 'carol-secret-key-9' })).status, 200, 'carol has her own, higher limit');
+  });
+
+  test('Route TLS: its Secret\'s certificate is served by SNI', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'portico-crd-tls-'));
+    const host = H('secure');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', `/CN=${host}`, '-addext', `subjectAltName=DNS:${host}`,
+      '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem')], { stdio: 'ignore' });
+    await admin().request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'route-tls' }, type: 'kubernetes.io/tls', data: { 'tls.crt': readFileSync(path.join(dir, 'c.pem')).toString('base64'), 'tls.key': readFileSync(path.join(dir, 'k.pem')).toString('base64') } },
+    });
+    await create('Route', 'secure', { ingressClassName: CLASS, hosts: [host], tls: [{ hosts: [host], secretName: 'route-tls' }], rules: [{ backends: [backend('echo')] }] });
+    const cn = await until('certificate served by SNI', async () => {
+      const got = await new Promise<string>((resolve) => {
+        const s = tls.connect({ host: '127.0.0.1', port: p.httpsPort, servername: host, rejectUnauthorized: false }, () => {
+          const c = String(s.getPeerCertificate().subject?.CN ?? '');
+          s.end();
+          resolve(c);
+        });
+        s.on('error', () => resolve(''));
+      });
+      return got === host ? got : undefined;
+    });
+    assert.equal(cn, host);
   });
 
   test('kubectl get events explains decisions on the CRs: a Route losing a path to an older Ingress is told who won', async () => {

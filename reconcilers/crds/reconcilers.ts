@@ -9,7 +9,8 @@ import type { CrdKind, Model } from '../model/model.ts';
 import { isIngressServed } from '../translate/translate.ts';
 import type { ClassOptions } from '../ingress.ts';
 import { normalizeConsumer, normalizePlugin, normalizeRoute, normalizeUpstream, type CrdResult, type SecretLookup } from './normalize.ts';
-import type { CrdMeta } from '../model/types.ts';
+import type { CrdMeta, NormalizedConsumer, NormalizedPlugin } from '../model/types.ts';
+import type { EventRecorder } from '../../operator/events.ts';
 
 type Normalizer = (obj: KubeObject, secrets: SecretLookup) => CrdResult<CrdMeta>;
 
@@ -32,8 +33,12 @@ export class CrdReconciler implements Reconciler {
   private readonly model: Model;
   private readonly secrets: SecretLookup;
   private readonly classes: ClassOptions;
-  constructor(kind: CrdKind, informer: Informer<KubeObject>, model: Model, secrets: SecretLookup, classes: ClassOptions) {
+  private readonly events: EventRecorder | undefined;
+  /** Per object: the problem last reported (generation + message), so each is posted once per generation. */
+  private readonly reported = new Map<string, string>();
+  constructor(kind: CrdKind, informer: Informer<KubeObject>, model: Model, secrets: SecretLookup, classes: ClassOptions, events?: EventRecorder) {
     this.kind = kind;
+    this.events = events;
     this.informer = informer;
     this.model = model;
     this.secrets = secrets;
@@ -43,6 +48,7 @@ export class CrdReconciler implements Reconciler {
     const obj = this.informer.store.get(key);
     if (!obj) {
       this.model.deleteCrd(this.kind, key);
+      this.reported.delete(key);
       return;
     }
     if (this.kind === 'Route' && !isIngressServed({ className: routeClass(obj), classFromAnnotation: false }, this.model.classList(), this.classes)) {
@@ -52,5 +58,18 @@ export class CrdReconciler implements Reconciler {
     const r = NORMALIZERS[this.kind](obj, this.secrets);
     if (r.ok) this.model.setCrd(this.kind, r.record as never);
     else this.model.rejectCrd(this.kind, { key, generation: obj.metadata.generation ?? 0, reason: r.reason });
+    // `kubectl get events` explains why an object is not (fully) used, once per generation and problem.
+    let problem: { reason: string; message: string } | null = null;
+    if (!r.ok) problem = { reason: 'Invalid', message: `${r.reason}; not used (Accepted=False)` };
+    else if (this.kind === 'Plugin' && (r.record as NormalizedPlugin).error) {
+      const p = r.record as NormalizedPlugin;
+      problem = { reason: p.unresolved ? 'RefNotFound' : 'InvalidConfig', message: `${p.error}; routes using this plugin answer 503 (fail closed)` };
+    } else if (this.kind === 'Consumer' && (r.record as NormalizedConsumer).problems.length) {
+      problem = { reason: 'InvalidCredentials', message: `${(r.record as NormalizedConsumer).problems.join('; ')}; the other credentials work` };
+    }
+    const stamp = problem ? `${obj.metadata.generation ?? 0}\u0000${problem.message}` : '';
+    if (problem && this.reported.get(key) !== stamp) this.events?.event(obj, 'Warning', problem.reason, 'Validating', problem.message);
+    if (problem) this.reported.set(key, stamp);
+    else this.reported.delete(key);
   }
 }
