@@ -65,7 +65,7 @@ bench-startup: ## start-up with 2,000 Ingresses already in the API server: Ready
 
 .PHONY: bench-plugins
 bench-plugins: ## req/s through a Route with key-auth + rate-limit vs none (same run), plugin config change → enforced latency and reloads (needs make cluster-up)
-	$(NODE) e2e/bench/plugins.ts 8 3 30
+	$(NODE) e2e/bench/plugins.ts 8 5 30
 
 .PHONY: bench-apiserver
 bench-apiserver: ## 2,000 Ingresses + Services + pods through the API server (needs make cluster-up)

@@ -10,10 +10,13 @@ APISERVER_PORT=16443
 NETNS=portico-pods
 VETH_HOST=portico-h0
 VETH_NS=portico-p0
-HOST_ADDR=192.0.2.1      # root-namespace end of the veth (TEST-NET-1, documentation range)
-NS_ADDR=192.0.2.2        # netns end of the veth; also the Node's InternalIP
+HOST_ADDR=198.19.255.1   # root-namespace end of the veth (RFC 2544 range; never an address the machine may use)
+NS_ADDR=198.19.255.2     # netns end of the veth; also the Node's InternalIP
 POD_CIDR=198.51.100.0/24 # pod IPs (TEST-NET-2), /32s on the netns loopback
-POD_CIDRS="198.51.100.0/24 203.0.113.0/24 198.18.0.0/15" # all pools the pod host allocates from
+POD_CIDRS="198.51.100.0/24 203.0.113.0/24 198.18.0.0/16" # all pools the pod host allocates from
+# Service cluster IPs (virtual: nothing routes them) from the other half of RFC 2544's 198.18.0.0/15 — never from
+# 10/8, 172.16/12 or 192.168/16, which may be real networks wherever this runs.
+SERVICE_CIDR="198.19.0.0/17"
 NODE_NAME=portico-node-0
 KUBECONFIG_ADMIN="$DEV/kubeconfig"
 NODE_BIN="$ROOT/node_modules/.bin/node"
@@ -46,7 +49,7 @@ apiserver_args() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$CERTS/sa.pub" --service-account-signing-key-file="$CERTS/sa.key" \
     --api-audiences=https://kubernetes.default.svc.cluster.local \
-    --service-cluster-ip-range=10.96.0.0/16 \
+    --service-cluster-ip-range="$SERVICE_CIDR" \
     --disable-admission-plugins=ServiceAccount \
     --allow-privileged=true \
     --cert-dir="$CERTS/apiserver-tmp"

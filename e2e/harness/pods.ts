@@ -77,7 +77,7 @@ export async function addPod(namespace: string, name: string, o: AddPodOptions =
     body: {
       status: {
         phase: 'Running',
-        hostIP: '192.0.2.2',
+        hostIP: '198.19.255.2',
         podIP: ip,
         podIPs: [{ ip }],
         startTime: now,

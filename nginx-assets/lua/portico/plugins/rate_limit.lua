@@ -23,7 +23,15 @@ local function ident(self, ctx)
   local by = self.by
   if by == "consumer" then
     local c = ctx.portico_consumer
-    if c then return "c:" .. c.ns .. "/" .. c.username end
+    if c then
+      -- Built once per consumer record (dropped with it when consumers change).
+      local k = c.rate_key
+      if not k then
+        k = "c:" .. c.ns .. "/" .. c.username
+        c.rate_key = k
+      end
+      return k
+    end
   elseif by == "header" then
     local v = ngx.var[self.header_var]
     if v and v ~= "" then
