@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import { normalizeIngress } from '../model/normalize.ts';
+import { normalizeConsumer, normalizePlugin, normalizeRoute, normalizeUpstream } from '../crds/normalize.ts';
 import { IncrementalTranslator } from './incremental.ts';
 import { translate, type TranslateResult } from './translate.ts';
 import { diffConfig } from './diff.ts';
@@ -145,4 +146,89 @@ test('many hosts on one Service: a new Ingress brings in the backend owner only,
   const after = t.translate(m.snapshot(), OPTS, new Set(['default/older']));
   assertSame(after, translate(m.snapshot(), OPTS), 'owner left');
   assert.equal(after.config.data.backends.default_shared_80?.balance, 'round_robin');
+});
+
+// With Portico's own objects in the model — a Route sharing hosts and a Service with the Ingresses, an Upstream on
+// another Service, a Plugin some Ingresses name, a Consumer — every change still gives the full translation's
+// answer (plugins and consumers included), and changes that none of them reach still take the scoped path.
+for (const seed of [11, 12, 13, 14]) {
+  test(`incremental translation equals the full one with Routes, Upstreams, Plugins and Consumers present (seed ${seed})`, () => {
+    const r = rng(seed);
+    const m = modelOf({
+      services: SERVICES.map((s) => svc(s, [{ name: 'http', port: 80, targetPort: 8080 }])),
+      slices: SERVICES.map((s, i) => slice(`${s}-x`, s, [{ name: 'http', port: 8080 }], [{ ip: `192.0.2.${i + 1}` }])),
+    });
+    const cr = (kind: string, name: string, spec: unknown) =>
+      ({ apiVersion: 'portico.dev/v1alpha1', kind, metadata: { name, namespace: 'default', uid: `u-${name}`, generation: 1, creationTimestamp: '2026-01-15T00:00:00Z' }, spec }) as KubeObject;
+    const route = normalizeRoute(cr('Route', 'rt', { hosts: ['g.example.com', 'z.example.com'], rules: [{ matches: [{ path: { value: '/api' } }], backends: [{ service: { name: 's8', port: 80 } }], plugins: ['lim'] }] }));
+    const up = normalizeUpstream(cr('Upstream', 'up', { service: { name: 's9' }, loadBalancer: { algorithm: 'EWMA' } }));
+    const lim = normalizePlugin(cr('Plugin', 'lim', { type: 'rate-limit', config: { requestsPerSecond: 10 } }), () => undefined);
+    const cons = normalizeConsumer(cr('Consumer', 'c', { username: 'c' }), () => undefined);
+    assert.ok(route.ok && up.ok && lim.ok && cons.ok);
+    m.setCrd('Route', route.record);
+    m.setCrd('Upstream', up.record);
+    m.setCrd('Plugin', lim.record);
+    m.setCrd('Consumer', cons.record);
+    const t = new IncrementalTranslator({ maxClosureShare: 1 });
+    t.translate(m.snapshot(), OPTS, null);
+    let scoped = 0;
+    for (let step = 0; step < 60; step++) {
+      const name = `i${Math.floor(r() * 30)}`;
+      const key = `default/${name}`;
+      const created = `2026-01-${String(1 + Math.floor(r() * 28)).padStart(2, '0')}T00:00:00Z`;
+      const obj = randomIngress(r, name, created);
+      if (r() < 0.2) obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), 'portico.dev/plugins': 'lim' };
+      const n = normalizeIngress(obj);
+      if (n.ok) m.setIngress(n.ingress);
+      else m.rejectIngress({ key: n.key, reason: n.reason });
+      const before = t.stats.scoped;
+      const inc = t.translate(m.snapshot(), OPTS, new Set([key]));
+      scoped += t.stats.scoped - before;
+      const full = translate(m.snapshot(), OPTS);
+      assertSame(inc, full, `seed ${seed} step ${step} (${key})`);
+      assert.deepStrictEqual(inc.config.data.plugins, full.config.data.plugins, `seed ${seed} step ${step}: plugins`);
+      assert.deepStrictEqual(inc.config.data.consumers, full.config.data.consumers, `seed ${seed} step ${step}: consumers`);
+    }
+    // (This small, densely shared cluster mostly reaches the CRDs: exactness is what this test is for; the scoped
+    // path with CRDs present is checked by the next test.)
+    assert.ok(scoped >= 0);
+  });
+}
+
+test('with CRDs present, an Ingress change they do not reach is translated alone; one on a Route\'s host is not', () => {
+  const m = modelOf({
+    services: [svc('web', [{ port: 80 }]), svc('tuned', [{ port: 80 }])],
+    ingresses: Array.from({ length: 50 }, (_, i) => ing(`i${i}`, { rules: [rule(`h${i}.example.com`, [{ path: '/', backend: svcRef('web', 80) }])] }, { created: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z` })),
+  });
+  const cr = (kind: string, name: string, spec: unknown) =>
+    ({ apiVersion: 'portico.dev/v1alpha1', kind, metadata: { name, namespace: 'default', uid: `u-${name}`, generation: 1, creationTimestamp: '2025-12-01T00:00:00Z' }, spec }) as KubeObject;
+  const route = normalizeRoute(cr('Route', 'rt', { hosts: ['route.example.com'], rules: [{ backends: [{ service: { name: 'tuned', port: 80 } }], plugins: ['lim'] }] }));
+  const up = normalizeUpstream(cr('Upstream', 'up', { service: { name: 'tuned' }, loadBalancer: { algorithm: 'EWMA' } }));
+  const lim = normalizePlugin(cr('Plugin', 'lim', { type: 'rate-limit', config: { requestsPerSecond: 10 } }), () => undefined);
+  assert.ok(route.ok && up.ok && lim.ok);
+  m.setCrd('Route', route.record);
+  m.setCrd('Upstream', up.record);
+  m.setCrd('Plugin', lim.record);
+  const t = new IncrementalTranslator();
+  t.translate(m.snapshot(), OPTS, null);
+  const add = (name: string, host: string, svcName = 'web') => {
+    const n = normalizeIngress(ing(name, { rules: [rule(host, [{ path: '/new', backend: svcRef(svcName, 80) }])] }, { created: '2026-02-01T00:00:00Z' }));
+    assert.ok(n.ok);
+    m.setIngress(n.ingress);
+    return t.translate(m.snapshot(), OPTS, new Set([n.ingress.key]));
+  };
+  let scopedBefore = t.stats.scoped;
+  let r = add('far', 'far.example.com');
+  assert.equal(t.stats.scoped, scopedBefore + 1, 'not reached by any CRD: scoped');
+  assert.ok(t.stats.lastTranslated <= 2, `${t.stats.lastTranslated} Ingresses translated`);
+  assertSame(r, translate(m.snapshot(), OPTS), 'far');
+  assert.deepStrictEqual(r.config.data.plugins, translate(m.snapshot(), OPTS).config.data.plugins, 'plugins kept');
+  scopedBefore = t.stats.scoped;
+  r = add('near', 'route.example.com');
+  assert.equal(t.stats.scoped, scopedBefore, "on a Route's host: the full translation");
+  assertSame(r, translate(m.snapshot(), OPTS), 'near');
+  scopedBefore = t.stats.scoped;
+  r = add('tuned', 'tuned.example.com', 'tuned');
+  assert.equal(t.stats.scoped, scopedBefore, 'on a Service an Upstream tunes: the full translation');
+  assertSame(r, translate(m.snapshot(), OPTS), 'tuned');
 });

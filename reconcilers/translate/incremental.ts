@@ -13,12 +13,12 @@
 // very same `translate` — gives exactly the full translation's answer for them (incremental.test.ts checks this
 // against the full translation over random change sequences). A change of any other kind (Service, Secret,
 // IngressClass, ConfigMap, ExternalName answers) runs the full translation; so does a closure larger than a
-// quarter of all Ingresses, where the full one is as cheap, and so does any change while Portico's own objects
-// (Routes, Plugins, Upstreams, Consumers) exist.
+// quarter of all Ingresses, where the full one is as cheap, and so does a closure that Portico's own objects
+// (Routes, Plugins, Upstreams) reach (see clearOfCrds).
 import type { Backend, Certificate, GatewayConfig, HostRoutes, Profile } from '../config/types.ts';
 import { addIdx as add, delIdx as del, type ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress } from '../model/types.ts';
-import { byAge, claimsOfIngress, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
+import { byAge, claimsOfIngress, claimsOfRoute, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
 
 interface Touches {
   hosts: string[];
@@ -60,6 +60,8 @@ export class IncrementalTranslator {
   private readonly hostProfiles = new Map<string, Profile[]>();
   /** Served canary Ingresses as of the last run (a deleted canary still counts for the change that deletes it). */
   private readonly canaries = new Set<string>();
+  /** Served Ingresses naming Plugins (portico.dev/plugins) as of the last run. */
+  private readonly withPlugins = new Set<string>();
   readonly stats: IncrementalStats = { full: 0, scoped: 0, lastTranslated: 0 };
   /** Above this share of all Ingresses a closure is translated in full instead (tests set 1 to force scoping). */
   private readonly maxShare: number;
@@ -76,11 +78,8 @@ export class IncrementalTranslator {
     const prev = this.last;
     if (!prev || !changedIngresses) return this.full(snap, o);
     if (!changedIngresses.size) return prev;
-    // The closure below follows Ingress claims only: with Portico's own objects in the model (Routes claim hosts,
-    // Plugins and Upstreams change routes and backends), the full translation (memoized) runs instead.
-    if (snap.routes.size || snap.plugins.size || snap.upstreams.size || snap.consumers.size) return this.full(snap, o);
     const closure = this.closure(snap, o, changedIngresses);
-    if (!closure) return this.full(snap, o);
+    if (!closure || !this.clearOfCrds(snap, closure)) return this.full(snap, o);
     return this.scoped(snap, o, prev, closure);
   }
 
@@ -92,6 +91,33 @@ export class IncrementalTranslator {
     const backends = this.last?.config.data.backends;
     if (!backends) return;
     for (const id in upsert) if (id in backends) backends[id] = upsert[id] as Backend;
+  }
+
+  /**
+   * The closure follows Ingress claims only. Portico's own objects are outside it, so it is translated alone only
+   * when none of them can change its answer: no Route claims one of its hosts or serves one of its backends, no
+   * Upstream tunes one of its Services, no external-auth Plugin calls one of its backends, and none of its
+   * Ingresses names Plugins (now or before). Otherwise — and only then — the full translation runs. Plugins and
+   * Consumers themselves did not change (only Ingresses did), so the previous ones are kept.
+   */
+  private clearOfCrds(snap: ModelSnapshot, c: { ingresses: Set<string>; hosts: Set<string>; backends: Set<string> }): boolean {
+    if (!snap.routes.size && !snap.plugins.size && !snap.upstreams.size && !snap.consumers.size) return true;
+    for (const k of c.ingresses) if (this.withPlugins.has(k) || snap.ingresses.get(k)?.annotations.plugins) return false;
+    for (const rt of snap.routes.values()) {
+      for (const h of rt.hosts.length ? rt.hosts : ['_']) if (c.hosts.has(h)) return false;
+      for (const t of rt.tls) for (const h of t.hosts) if (c.hosts.has(h)) return false;
+      for (const rc of claimsOfRoute(rt)) for (const be of rc.rule.backends) if (c.backends.has(`${rt.namespace}_${be.service}_${be.port}`)) return false;
+    }
+    if (snap.upstreams.size) {
+      const tuned = new Set([...snap.upstreams.values()].map((u) => u.serviceKey));
+      // Backend ids are "<namespace>_<service>_<port>"; Kubernetes names never contain "_".
+      for (const b of c.backends) {
+        const [ns, svc] = b.split('_');
+        if (tuned.has(`${ns}/${svc}`)) return false;
+      }
+    }
+    for (const p of Object.values(this.last?.config.data.plugins ?? {})) if (p.type === 'external-auth' && c.backends.has(p.backendId)) return false;
+    return true;
   }
 
   private served(ing: NormalizedIngress | undefined, snap: ModelSnapshot, o: TranslateOptions): ing is NormalizedIngress {
@@ -107,7 +133,9 @@ export class IncrementalTranslator {
     this.hostIngresses.clear();
     this.backendIngresses.clear();
     this.canaries.clear();
+    this.withPlugins.clear();
     for (const ing of snap.ingresses.values()) if (this.served(ing, snap, o)) this.index(ing.key, touchesOf(ing), ing.annotations.canary === true);
+    for (const ing of snap.ingresses.values()) if (ing.annotations.plugins && this.served(ing, snap, o)) this.withPlugins.add(ing.key);
     this.lastEvents = groupEvents(r.events);
     this.hostProfiles.clear();
     const byName = new Map(r.config.structure.profiles.map((p) => [p.name, p]));
@@ -212,7 +240,8 @@ export class IncrementalTranslator {
       const rj = snap.rejected.get(k);
       if (rj) rejected.set(k, rj);
     }
-    const part = translate({ ...snap, ingresses, rejected }, o, this.memo);
+    // Routes are left out: none touches the closure (clearOfCrds), and the previous result holds theirs.
+    const part = translate({ ...snap, ingresses, rejected, routes: new Map() }, o, this.memo);
     this.stats.scoped++;
     this.stats.lastTranslated = ingresses.size;
 
@@ -261,7 +290,7 @@ export class IncrementalTranslator {
         global: part.config.structure.global,
         profiles: [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
       },
-      data: { routes, backends, certificates, defaultCertificate: d.defaultCertificate, plugins: {}, consumers: {} },
+      data: { routes, backends, certificates, defaultCertificate: d.defaultCertificate, plugins: pd.plugins, consumers: pd.consumers },
     };
     const events: TranslateEvent[] = [];
     for (const ev of this.lastEvents.values()) events.push(...ev);
