@@ -130,7 +130,8 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
         loaded.delete(key);
         return;
       }
-      const obj = otherSecrets.store.get(key);
+      // (A CA bundle may sit in a kubernetes.io/tls Secret, cached by the TLS informer.)
+      const obj = otherSecrets.store.get(key) ?? secrets.store.get(key);
       if (!obj) loaded.delete(key);
       else if (obj.data) loaded.set(key, { type: obj.type, data: obj.data });
       else {
@@ -145,12 +146,13 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
       }
       for (const ref of users) {
         const [kind, ...rest] = ref.split('/');
-        if (kind === 'Plugin' || kind === 'Consumer') crdCtrls[kind].enqueue(rest.join('/'));
+        if (kind === 'Plugin' || kind === 'Consumer' || kind === 'Upstream') crdCtrls[kind].enqueue(rest.join('/'));
       }
     },
   };
   const credentialCtrl = m.controller({ name: 'credential-secret', reconciler: credentialReconciler, stage: 2 });
   credentialCtrl.watch(otherSecrets);
+  credentialCtrl.watch(secrets);
 
   // A Secret becomes (un)referenced when an Ingress changes in the model: re-check the Secrets it names now and
   // the ones it named before.
@@ -158,7 +160,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   const lastCrdSecrets = new Map<string, string[]>();
   model.onChange((changes) => {
     for (const c of changes) {
-      if (c.kind === 'Route' || c.kind === 'Plugin' || c.kind === 'Consumer') {
+      if (c.kind === 'Route' || c.kind === 'Plugin' || c.kind === 'Consumer' || c.kind === 'Upstream') {
         const ref = `${c.kind}/${c.key}`;
         const rec = model.crd(c.kind, c.key);
         const now = rec ? crdSecretsOf(c.kind, rec) : [];

@@ -42,6 +42,11 @@ export interface Profile {
   backendProtocol?: 'HTTPS' | 'GRPC' | 'GRPCS';
   /** SNI / name checked for TLS to the backend (proxy_ssl_name). */
   sslServerName?: string;
+  /**
+   * Verify the backend's certificate against this PEM bundle of CA certificates (Upstream tls.verify): written to a
+   * file named by its digest in the runtime directory (proxy_ssl_trusted_certificate) before nginx -t.
+   */
+  trustedCa?: string;
   /** Test hook only (--enable-test-hooks): render a directive nginx rejects, to exercise fault isolation. */
   testInvalidDirective?: boolean;
 }

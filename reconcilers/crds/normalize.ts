@@ -9,6 +9,7 @@ import type { PluginInstance, RouteConditions } from '../config/types.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { CrdMeta, NormalizedConsumer, NormalizedPlugin, NormalizedRoute, NormalizedUpstream, RouteRuleN } from '../model/types.ts';
 import { regexPathProblem } from '../translate/regex-path.ts';
+import { caBundleProblem } from '../translate/safe.ts';
 import type { z } from 'zod';
 
 export type CrdResult<T> = { ok: true; record: T } | { ok: false; reason: string };
@@ -109,7 +110,7 @@ export function normalizeRoute(obj: KubeObject): CrdResult<NormalizedRoute> {
 
 const ALGORITHM = { RoundRobin: 'round_robin', EWMA: 'ewma', ConsistentHash: 'chash', Cookie: 'cookie' } as const;
 
-export function normalizeUpstream(obj: KubeObject): CrdResult<NormalizedUpstream> {
+export function normalizeUpstream(obj: KubeObject, secrets: SecretLookup = () => undefined): CrdResult<NormalizedUpstream> {
   const r = upstreamSpecSchema.safeParse((obj as { spec?: unknown }).spec ?? {});
   if (!r.success) return { ok: false, reason: issuesText(r.error) };
   const s = r.data;
@@ -136,14 +137,17 @@ export function normalizeUpstream(obj: KubeObject): CrdResult<NormalizedUpstream
   const t = timeoutsOf(s.timeouts);
   if (t) rec.timeouts = t;
   if (s.tls) {
-    if (s.tls.verify) {
-      // Verifying needs the CA on disk for nginx (proxy_ssl_trusted_certificate); not built yet. Refused rather
-      // than silently not verifying.
-      return { ok: false, reason: 'spec.tls.verify: verifying backend certificates is not supported yet; set verify: false (traffic is encrypted but the backend is not authenticated) or remove tls' };
-    }
-    rec.tls = { verify: false };
+    rec.tls = { verify: s.tls.verify === true };
     if (s.tls.serverName) rec.tls.serverName = s.tls.serverName;
     if (s.tls.caSecret) rec.tls.caSecret = s.tls.caSecret;
+    if (rec.tls.verify && s.tls.caSecret) {
+      const key = `${meta.namespace}/${s.tls.caSecret}`;
+      const sec = secrets(key);
+      const pem = decode(sec?.data?.['ca.crt']);
+      const problem = !sec ? `Secret ${key} not found` : pem === undefined ? `Secret ${key} has no ca.crt` : caBundleProblem(pem);
+      if (problem) rec.tls.caError = `spec.tls.caSecret: ${problem}`;
+      else rec.tls.caPem = (pem as string).trim() + '\n';
+    }
   }
   const p = s.healthCheck?.passive;
   if (p) {

@@ -9,14 +9,14 @@ import type { CrdKind, Model } from '../model/model.ts';
 import { isIngressServed } from '../translate/translate.ts';
 import type { ClassOptions } from '../ingress.ts';
 import { normalizeConsumer, normalizePlugin, normalizeRoute, normalizeUpstream, type CrdResult, type SecretLookup } from './normalize.ts';
-import type { CrdMeta, NormalizedConsumer, NormalizedPlugin } from '../model/types.ts';
+import type { CrdMeta, NormalizedConsumer, NormalizedPlugin, NormalizedUpstream } from '../model/types.ts';
 import type { EventRecorder } from '../../operator/events.ts';
 
 type Normalizer = (obj: KubeObject, secrets: SecretLookup) => CrdResult<CrdMeta>;
 
 const NORMALIZERS: Record<CrdKind, Normalizer> = {
   Route: (o) => normalizeRoute(o),
-  Upstream: (o) => normalizeUpstream(o),
+  Upstream: (o, s) => normalizeUpstream(o, s),
   Plugin: (o, s) => normalizePlugin(o, s),
   Consumer: (o, s) => normalizeConsumer(o, s),
 };
@@ -64,6 +64,8 @@ export class CrdReconciler implements Reconciler {
     else if (this.kind === 'Plugin' && (r.record as NormalizedPlugin).error) {
       const p = r.record as NormalizedPlugin;
       problem = { reason: p.unresolved ? 'RefNotFound' : 'InvalidConfig', message: `${p.error}; routes using this plugin answer 503 (fail closed)` };
+    } else if (this.kind === 'Upstream' && (r.record as NormalizedUpstream).tls?.caError) {
+      problem = { reason: 'RefNotFound', message: `${(r.record as NormalizedUpstream).tls?.caError}; requests to this Service answer 503 until the CA can be read (never unverified)` };
     } else if (this.kind === 'Consumer' && (r.record as NormalizedConsumer).problems.length) {
       problem = { reason: 'InvalidCredentials', message: `${(r.record as NormalizedConsumer).problems.join('; ')}; the other credentials work` };
     }

@@ -75,6 +75,12 @@ export function desiredConditions(kind: CrdKind, key: string, model: Model, rout
       const u = model.crd('Upstream', key);
       if (!u) return null;
       const svc = model.service(u.serviceKey);
+      if (u.tls?.caError) {
+        return [
+          { type: 'Accepted', status: 'True', reason: 'Accepted', message: `applies to service ${u.serviceKey}` },
+          { type: 'ResolvedRefs', status: 'False', reason: 'RefNotFound', message: clip(`${u.tls.caError}; requests to this Service answer 503 until the CA can be read (never unverified)`) },
+        ];
+      }
       return [
         { type: 'Accepted', status: 'True', reason: 'Accepted', message: `applies to service ${u.serviceKey}${u.ports ? ` ports ${u.ports.join(', ')}` : ''}` },
         svc

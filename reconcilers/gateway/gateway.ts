@@ -31,7 +31,7 @@ import type { Backend, DataPlane, GatewayConfig, Structure } from '../config/typ
 import { Lane } from './lane.ts';
 import { DynamicClient } from './nginx/dynamic.ts';
 import { NginxProcess } from './nginx/process.ts';
-import { renderNginxConf, runtimePaths } from './nginx/render.ts';
+import { renderNginxConf, runtimePaths, writeTrustedCas } from './nginx/render.ts';
 import { ExternalNameResolver } from './resolver.ts';
 import { excludeProfiles, findCulprits, withoutProfiles } from './isolate.ts';
 
@@ -498,6 +498,7 @@ export class GatewayReconciler {
   private async applyStructure(desired: GatewayConfig, running: GatewayConfig | null): Promise<boolean> {
     const t0 = performance.now();
     let checksum = structureChecksum(desired.structure);
+    writeTrustedCas(desired.structure, this.nginx.runtime);
     let conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);
     const tTest = performance.now();
     let v = await this.nginx.writeValidated(conf);

@@ -88,11 +88,13 @@ export function secretsOf(ing: NormalizedIngress): string[] {
   return [...new Set(ing.tls.filter((t) => t.secretName).map((t) => `${ing.namespace}/${t.secretName}`))].sort();
 }
 
-/** Secrets a CR reads: Route TLS Secrets (key material, like an Ingress's), a Plugin's configFrom, Consumer credentials. */
+/** Secrets a CR reads: Route TLS Secrets (key material, like an Ingress's), a Plugin's configFrom, Consumer credentials, an Upstream's CA bundle. */
 export function crdSecretsOf(kind: CrdKind, rec: NormalizedRoute | NormalizedUpstream | NormalizedPlugin | NormalizedConsumer): string[] {
   if (kind === 'Route') return [...new Set((rec as NormalizedRoute).tls.map((t) => `${rec.namespace}/${t.secretName}`))].sort();
   if (kind === 'Plugin') return (rec as NormalizedPlugin).secretKey ? [(rec as NormalizedPlugin).secretKey as string] : [];
   if (kind === 'Consumer') return (rec as NormalizedConsumer).secretKeys;
+  const ca = (rec as NormalizedUpstream).tls?.caSecret;
+  if (kind === 'Upstream' && ca && (rec as NormalizedUpstream).tls?.verify) return [`${rec.namespace}/${ca}`];
   return [];
 }
 

@@ -146,7 +146,12 @@ export interface NormalizedUpstream extends CrdMeta {
   retries?: { attempts: number; on: string[] };
   timeouts?: { connect?: number; read?: number; send?: number };
   protocol: 'HTTP' | 'HTTPS' | 'GRPC' | 'GRPCS';
-  tls?: { caSecret?: string; serverName?: string; verify: boolean };
+  /**
+   * TLS to the backend (protocol HTTPS/GRPCS). serverName: SNI and the name verified (default
+   * "<service>.<namespace>.svc"). With verify, `caPem` is the CA bundle read from caSecret's ca.crt, or `caError`
+   * says why it could not be read — then the backend fails closed (503), never unverified.
+   */
+  tls?: { caSecret?: string; serverName?: string; verify: boolean; caPem?: string; caError?: string };
   passiveHealth?: { failures: number; statuses: number[]; ejectSeconds: number };
 }
 

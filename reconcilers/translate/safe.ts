@@ -159,3 +159,15 @@ export const pluginListSchema = z
       .min(1, 'name at least one Plugin')
       .max(16, 'at most 16 plugins'),
   );
+
+/** A PEM bundle of certificates only (what proxy_ssl_trusted_certificate reads), at most 256 KiB. */
+export function caBundleProblem(pem: string): string | null {
+  if (pem.length > 256 * 1024) return 'the CA bundle is larger than 256 KiB';
+  const blocks = pem.trim().split(/(?<=-----END CERTIFICATE-----)\s*/).filter((b) => b.trim());
+  if (!blocks.length) return 'no certificate in the CA bundle';
+  for (const b of blocks) {
+    if (!/^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----$/.test(b.trim())) return 'the CA bundle must hold only PEM certificates';
+  }
+  return null;
+}
+

@@ -4,6 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../operator/kube/object.ts';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { normalizeConsumer, normalizePlugin, normalizeRoute, normalizeUpstream, passwordHash, type SecretLookup } from '../crds/normalize.ts';
 import type { Model } from '../model/model.ts';
 import { ing, modelOf, OPTS, rule, slice, svc, svcRef } from './fixtures.test-helpers.ts';
@@ -176,12 +180,6 @@ test('Route retries and an HTTPS Upstream become a directive profile; timeouts f
   assert.deepEqual(route?.timeouts, { connect: 0.5, send: 60, read: 60 });
 });
 
-test('Upstream tls.verify is refused (not silently unverified)', () => {
-  const u = normalizeUpstream(cr('Upstream', 'x', { service: { name: 'x' }, protocol: 'HTTPS', tls: { verify: true, caSecret: 'ca' } }));
-  assert.equal(u.ok, false);
-  assert.match(u.ok ? '' : u.reason, /verify/);
-});
-
 test('Plugin config errors name the field; configFrom reads a Secret (missing → unresolved)', () => {
   const bad = normalizePlugin(cr('Plugin', 'p', { type: 'rate-limit', config: { requestsPerSecond: 0 } }), noSecrets);
   assert.ok(bad.ok && bad.record.instance === null);
@@ -226,4 +224,33 @@ test('Consumer: keys hashed (never in clear), plain passwords salted+hashed, bcr
   m.setCrd('Consumer', rec);
   const r = translate(m.snapshot(), OPTS);
   assert.deepEqual(r.config.data.consumers.default?.consumers[0]?.username, 'alice');
+});
+
+test('Upstream tls.verify: the CA from caSecret verifies the backend (profile with the bundle, SNI = the Service name by default); without a readable CA the backend fails closed', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-ca-'));
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=test-ca', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem')], { stdio: 'ignore' });
+  const ca = readFileSync(path.join(dir, 'c.pem'), 'utf8');
+  const secrets: SecretLookup = (k) => (k === 'default/api-ca' ? { data: { 'ca.crt': b64(ca) } } : k === 'default/junk' ? { data: { 'ca.crt': b64('not a pem') } } : undefined);
+  const m = base();
+  const u = normalizeUpstream(cr('Upstream', 'api', { service: { name: 'api' }, protocol: 'HTTPS', tls: { verify: true, caSecret: 'api-ca' } }), secrets);
+  assert.ok(u.ok && u.record.tls?.caPem?.includes('BEGIN CERTIFICATE'));
+  m.setCrd('Upstream', u.record);
+  addRoute(m, cr('Route', 'r', { hosts: ['v.example.com'], rules: [{ backends: [{ service: { name: 'api', port: 8080 } }] }] }));
+  let r = translate(m.snapshot(), OPTS);
+  const route = r.config.data.routes['v.example.com']?.rules[0]?.route;
+  const prof = r.config.structure.profiles.find((p) => p.name === route?.profile);
+  assert.equal(prof?.backendProtocol, 'HTTPS');
+  assert.equal(prof?.sslServerName, 'api.default.svc');
+  assert.equal(prof?.trustedCa, ca.trim() + '\n');
+  assert.equal(r.config.data.backends.default_api_8080?.endpoints.length, 1);
+  for (const [secret, why] of [['missing', /Secret default\/missing not found/], ['junk', /only PEM certificates|no certificate/]] as const) {
+    const bad = normalizeUpstream(cr('Upstream', 'api', { service: { name: 'api' }, protocol: 'HTTPS', tls: { verify: true, caSecret: secret } }), secrets);
+    assert.ok(bad.ok && bad.record.tls?.caError);
+    m.setCrd('Upstream', bad.record);
+    r = translate(m.snapshot(), OPTS);
+    const b = r.config.data.backends.default_api_8080;
+    assert.deepEqual(b?.endpoints, [], 'fails closed: never proxied unverified');
+    assert.match(b?.unavailableReason ?? '', why);
+    assert.ok(!r.config.structure.profiles.some((p) => p.trustedCa), 'no profile verifies against nothing');
+  }
 });

@@ -645,6 +645,11 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         }
       }
     }
+    if (up?.tls?.verify && (up.protocol === 'HTTPS' || up.protocol === 'GRPCS') && !up.tls.caPem) {
+      // Asked to verify the backend but without a CA to verify against: fail closed, never unverified.
+      b.endpoints = [];
+      b.unavailableReason = `${up.tls.caError ?? 'no CA bundle'} (Upstream ${up.key} verifies the backend's certificate)`;
+    }
     backends[id] = b;
     memo?.backends.set(id, { inputs, result: b, forbidden: forbiddenNote.get(id), kind: unavailableKind });
     report(b, unavailableKind);
@@ -767,13 +772,16 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       const ids = route.split ? route.split.map((x) => x.backendId) : c.backendId ? [c.backendId] : [];
       if (ids.some((id) => backends[id]?.passiveHealth)) route.observe = true;
       const proto = up && up.protocol !== 'HTTP' ? up.protocol : undefined;
+      const overTls = proto === 'HTTPS' || proto === 'GRPCS';
+      const [upNs, upSvc] = (up?.serviceKey ?? '/').split('/');
       const profile = profileOf({
         proxyBodySize: bodySize,
         testInvalidDirective: o.testHooks && c.owner.ing?.testInvalidDirective ? true : undefined,
         nextUpstream: retries ? (retries.on.length ? retries.on.join(' ') : 'error timeout') : undefined,
         nextUpstreamTries: retries ? retries.attempts + 1 : undefined,
         backendProtocol: proto,
-        sslServerName: proto && up?.tls?.serverName ? up.tls.serverName : undefined,
+        sslServerName: overTls ? (up?.tls?.serverName ?? `${upSvc}.${upNs}.svc`) : undefined,
+        trustedCa: overTls && up?.tls?.verify && up.tls.caPem ? up.tls.caPem : undefined,
       });
       if (profile) {
         profiles.set(profile.name, profile);

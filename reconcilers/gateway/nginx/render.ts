@@ -1,12 +1,14 @@
 // Renders nginx.conf from the Handlebars templates in nginx-assets/templates. Handlebars runs with noEscape and
 // strict mode, and the templates are checked at load time: every {{value}} must go through one of the escaping
 // helpers below — a bare {{x}} makes loading fail, so a raw value can never slip into the config.
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
-import { cidr, host, integer, nextUpstream, listenAddress, luaPeer, luaString, profileName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, workers } from './escape.ts';
+import { caBundleProblem } from '../../translate/safe.ts';
+import { UnsafeValueError, cidr, host, integer, nextUpstream, listenAddress, luaPeer, luaString, profileName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, workers } from './escape.ts';
 
 export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');
 
@@ -162,11 +164,42 @@ export function connectionLimits(maxOpenFiles: number | null): { workerConnectio
   return { workerConnections, workerRlimitNofile: 2 * workerConnections };
 }
 
+/** Where a profile's CA bundle lives: named by its digest, so a file nginx uses is never rewritten. */
+export function trustedCaFile(runtime: RuntimePaths, pem: string): string {
+  return path.join(runtime.dir, 'ca', `${createHash('sha256').update(pem).digest('hex').slice(0, 32)}.pem`);
+}
+
+/**
+ * Writes the CA bundles the structure's profiles verify backends against (before `nginx -t` reads them). Each is
+ * checked again to be PEM certificates only. Files no profile uses any more are left (a running nginx may use them;
+ * they are small and named by content).
+ */
+export function writeTrustedCas(structure: Structure, runtime: RuntimePaths): void {
+  for (const p of structure.profiles) {
+    if (!p.trustedCa) continue;
+    const problem = caBundleProblem(p.trustedCa);
+    if (problem) throw new UnsafeValueError(`profile ${p.name}: ${problem}`);
+    const file = trustedCaFile(runtime, p.trustedCa);
+    if (existsSync(file)) continue;
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(file, p.trustedCa, { mode: 0o600 });
+  }
+}
+
 export function renderNginxConf(structure: Structure, runtime: RuntimePaths, checksum: string): string {
   const tpl = load();
   const g = structure.global;
   // Strict mode throws on missing fields, so optional profile settings are made explicit (null = not set).
-  const profiles = structure.profiles.map((p) => ({ proxyBodySize: null, testInvalidDirective: null, nextUpstream: null, nextUpstreamTries: null, backendProtocol: null, sslServerName: null, ...p }));
+  const profiles = structure.profiles.map(({ trustedCa, ...p }) => ({
+    proxyBodySize: null,
+    testInvalidDirective: null,
+    nextUpstream: null,
+    nextUpstreamTries: null,
+    backendProtocol: null,
+    sslServerName: null,
+    ...p,
+    trustedCaFile: trustedCa ? trustedCaFile(runtime, trustedCa) : null,
+  }));
   return tpl({
     global: g,
     profiles,

@@ -5,20 +5,26 @@
 //   status  the fixed `status` for every request, body "<name>\n"
 //   auth    an auth service: "Bearer good" → 200 with X-User: alice; "Bearer forbidden" → 403; anything else → 401
 //           with a Bearer challenge; paths under /slow answer only after 3 s
+//   tls-echo  echo over HTTPS with the certificate and key files `cert`/`key` (the control path too)
 // Every request is recorded, except those to the control path CONTROL, which answers the recorded requests as JSON
 // (the test counts and inspects them through it; it is also the readiness probe).
 // The backend exits on its own when the test process that started it is gone (it never outlives its test).
 import http from 'node:http';
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
 
 export const CONTROL = '/__portico_testnet/requests';
 
-export type BackendKind = 'echo' | 'status' | 'auth';
+export type BackendKind = 'echo' | 'status' | 'auth' | 'tls-echo';
 export interface BackendArgs {
   name: string;
   ip: string;
   port: number;
   kind: BackendKind;
   status?: number;
+  /** tls-echo: PEM files of the server certificate and key. */
+  cert?: string;
+  key?: string;
   parentPid: number;
 }
 export interface Seen {
@@ -40,6 +46,7 @@ function handler(a: BackendArgs, seen: Seen[]): http.RequestListener {
     req.resume();
     switch (a.kind) {
       case 'echo':
+      case 'tls-echo':
         req.on('end', () => {
           res.writeHead(200, { 'content-type': 'application/json', 'x-powered-by': 'node' });
           res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers }));
@@ -63,7 +70,10 @@ function handler(a: BackendArgs, seen: Seen[]): http.RequestListener {
 function main(): void {
   const a = JSON.parse(process.argv[2] ?? '') as BackendArgs;
   const seen: Seen[] = [];
-  const server = http.createServer(handler(a, seen));
+  const server =
+    a.kind === 'tls-echo'
+      ? https.createServer({ cert: readFileSync(a.cert ?? ''), key: readFileSync(a.key ?? '') }, handler(a, seen))
+      : http.createServer(handler(a, seen));
   server.on('error', (e) => {
     process.stderr.write(`backend ${a.name} on ${a.ip}:${a.port}: ${String(e)}\n`);
     process.exit(1);

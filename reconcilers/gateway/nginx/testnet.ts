@@ -19,6 +19,7 @@
 // up() throws (never skips) when the namespace cannot be made: these tests need root and iproute2.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CONTROL, type BackendArgs, type BackendKind, type Seen } from './testnet-backend.ts';
@@ -151,10 +152,10 @@ export class TestNet {
   }
 
   /** Starts a backend in the namespace on ip:port and waits (polling, with a deadline) until it answers. */
-  async start(name: string, port: number, kind: BackendKind, o: { status?: number } = {}): Promise<void> {
+  async start(name: string, port: number, kind: BackendKind, o: { status?: number; cert?: string; key?: string } = {}): Promise<void> {
     if (!this.made) throw new Error('TestNet.start before up()');
     if (this.backends.has(name)) throw new Error(`backend ${name} already started`);
-    const args: BackendArgs = { name, ip: this.ip, port, kind, parentPid: process.pid, ...(o.status !== undefined ? { status: o.status } : {}) };
+    const args: BackendArgs = { name, ip: this.ip, port, kind, parentPid: process.pid, ...(o.status !== undefined ? { status: o.status } : {}), ...(o.cert ? { cert: o.cert, key: o.key } : {}) };
     const child = spawn('ip', ['netns', 'exec', this.netns, NODE, BACKEND_SCRIPT, JSON.stringify(args)], { stdio: ['ignore', 'ignore', 'pipe'] });
     const b: Backend = { args, child, stderr: '' };
     this.backends.set(name, b);
@@ -201,7 +202,8 @@ export class TestNet {
 
   private control(b: Backend): Promise<Seen[]> {
     return new Promise((resolve, reject) => {
-      const req = http.get({ host: this.ip, port: b.args.port, path: CONTROL, agent: false, timeout: 2_000 }, (res) => {
+      const get = b.args.kind === 'tls-echo' ? https.get : http.get;
+      const req = get({ host: this.ip, port: b.args.port, path: CONTROL, agent: false, timeout: 2_000, rejectUnauthorized: false }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
