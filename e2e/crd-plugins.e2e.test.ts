@@ -316,6 +316,33 @@ describe('Portico CRDs and plugins', () => {
     assert.equal(cn, host);
   });
 
+  test('ingress-nginx annotations that are plugins run on the same engine: IP lists (403), CORS preflight, limit-rps (503)', async () => {
+    const ingress = (name: string, host: string, annotations: Record<string, string>) =>
+      admin().request('POST', `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, {
+        body: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name, annotations }, spec: { ingressClassName: CLASS, rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'echo', port: { number: 80 } } } }] } }] } },
+      });
+    const N = 'nginx.ingress.kubernetes.io/';
+    await ingress('ann-deny', H('ann-deny'), { [`${N}whitelist-source-range`]: '198.51.100.0/24' });
+    await ingress('ann-allow', H('ann-allow'), { [`${N}whitelist-source-range`]: '127.0.0.1/32, 198.51.100.0/24' });
+    await ingress('ann-cors', H('ann-cors'), { [`${N}enable-cors`]: 'true', [`${N}cors-allow-origin`]: 'https://app.example.com' });
+    await ingress('ann-limit', H('ann-limit'), { [`${N}limit-rpm`]: '1', [`${N}limit-burst-multiplier`]: '2' });
+    await until('allowlist without the client: 403', async () => (await get(H('ann-deny'), '/')).status === 403);
+    await until('allowlist with the client: 200', async () => (await get(H('ann-allow'), '/')).status === 200);
+    const pre = await until('CORS preflight answered', async () => {
+      const r = await get(H('ann-cors'), '/', { origin: 'https://app.example.com', 'access-control-request-method': 'POST' }, 'OPTIONS');
+      return r.status === 204 ? r : undefined;
+    });
+    assert.equal(pre.headers['access-control-allow-origin'], 'https://app.example.com');
+    assert.equal(pre.headers['access-control-allow-credentials'], 'true', "ingress-nginx's default");
+    const codes: number[] = [];
+    await until('limit-rpm enforced with 503 after the burst', async () => {
+      const r = await get(H('ann-limit'), '/');
+      codes.push(r.status);
+      return r.status === 503;
+    });
+    assert.ok(codes.filter((c) => c === 200).length >= 1, `some requests passed first: ${codes.join(',')}`);
+  });
+
   test('kubectl get events explains decisions on the CRs: a Route losing a path to an older Ingress is told who won', async () => {
     await admin().request('POST', `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, {
       body: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'first' }, spec: { ingressClassName: CLASS, rules: [{ host: H('contested'), http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'echo', port: { number: 80 } } } }] } }] } },

@@ -28,6 +28,20 @@ function rule<S extends z.ZodType>(schema: S, check: (v: z.output<S>) => boolean
 
 const headerList = (max: number) => z.array(headerName()).max(max);
 
+/** An IPv4 or IPv6 address with an optional prefix length (/0-32, /0-128), as nginx allow/deny take it. */
+export function isCidr(s: string): boolean {
+  const slash = s.indexOf('/');
+  const addr = slash < 0 ? s : s.slice(0, slash);
+  if (addr.includes('%')) return false; // zone ids mean nothing to allow/deny
+  const family = isIP(addr);
+  if (family === 0) return false;
+  if (slash < 0) return true;
+  const len = s.slice(slash + 1);
+  if (!/^(0|[1-9][0-9]{0,2})$/.test(len)) return false;
+  return Number(len) <= (family === 4 ? 32 : 128);
+}
+const cidr = () => z.string().max(64).refine(isCidr, 'must be an IPv4 or IPv6 address with an optional prefix length (e.g. 10.0.0.0/8, 2001:db8::/32)');
+
 // ---- rate-limit ----
 
 export const rateLimitConfigSchema = rule(
@@ -40,6 +54,7 @@ export const rateLimitConfigSchema = rule(
       by: z.enum(['ip', 'consumer', 'header']).default('ip'),
       header: headerName().optional(),
       status: z.int().min(400).max(599).default(429),
+      exempt: z.array(cidr()).max(1024).optional(),
     }),
     (c) => (c.requestsPerSecond === undefined) !== (c.requestsPerMinute === undefined),
     'set exactly one of requestsPerSecond and requestsPerMinute',
@@ -72,19 +87,6 @@ export const basicAuthConfigSchema = z.strictObject({
 
 // ---- ip-restriction ----
 
-/** An IPv4 or IPv6 address with an optional prefix length (/0-32, /0-128), as nginx allow/deny take it. */
-export function isCidr(s: string): boolean {
-  const slash = s.indexOf('/');
-  const addr = slash < 0 ? s : s.slice(0, slash);
-  if (addr.includes('%')) return false; // zone ids mean nothing to allow/deny
-  const family = isIP(addr);
-  if (family === 0) return false;
-  if (slash < 0) return true;
-  const len = s.slice(slash + 1);
-  if (!/^(0|[1-9][0-9]{0,2})$/.test(len)) return false;
-  return Number(len) <= (family === 4 ? 32 : 128);
-}
-const cidr = () => z.string().max(64).refine(isCidr, 'must be an IPv4 or IPv6 address with an optional prefix length (e.g. 10.0.0.0/8, 2001:db8::/32)');
 
 export const ipRestrictionConfigSchema = rule(
   z.strictObject({

@@ -61,6 +61,7 @@ test('parseAnnotations: every unknown key under either prefix is unsupported; ac
   const r = parseAnnotations({
     'nginx.ingress.kubernetes.io/auth-url': 'http://auth',
     'portico.dev/whitelist-source-range': '10.0.0.0/8',
+    'nginx.ingress.kubernetes.io/denylist-source-range': '',
     'nginx.ingress.kubernetes.io/rewrite-target': '/',
     'portico.dev/frobnicate': 'yes',
     'nginx.ingress.kubernetes.io/constructor': 'x',
@@ -73,11 +74,13 @@ test('parseAnnotations: every unknown key under either prefix is unsupported; ac
     'nginx.ingress.kubernetes.io/constructor',
     'nginx.ingress.kubernetes.io/rewrite-target',
     'portico.dev/frobnicate',
-    'portico.dev/whitelist-source-range',
   ]);
+  // The IP lists are supported (ip-restriction plugin): a readable one is a value; an unreadable one is not
+  // ignored but fails the Ingress closed.
+  assert.deepEqual(r.values['whitelist-source-range'], ['10.0.0.0/8']);
   assert.deepEqual(r.accessControl, [
     { annotation: 'nginx.ingress.kubernetes.io/auth-url', kind: 'external authentication' },
-    { annotation: 'portico.dev/whitelist-source-range', kind: 'a client IP allowlist' },
+    { annotation: 'nginx.ingress.kubernetes.io/denylist-source-range', kind: 'a client IP denylist with an invalid value: the list is empty' },
   ]);
   assert.equal(r.values['proxy-read-timeout'], 30);
 });

@@ -3,7 +3,7 @@
 // equivalent; the portico.dev form wins when both are set.
 import { z } from 'zod';
 import { accessControlKind } from './access-control.ts';
-import { pluginListSchema, affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
+import { commaListSchema, pluginListSchema, affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 
 export type Scope = 'location' | 'server' | 'backend' | 'ingress';
 export type Risk = 'low' | 'medium' | 'high';
@@ -41,6 +41,20 @@ export const ANNOTATIONS = {
   'canary-by-header': row(headerNameSchema, 'backend', 'low', 'Header routing: "always" → canary, "never" → main, else weight (highest precedence)'),
   'canary-by-header-value': row(headerValueSchema, 'backend', 'low', 'With canary-by-header: this exact value routes to the canary'),
   'canary-by-header-pattern': row(headerPatternSchema, 'backend', 'medium', 'With canary-by-header: values matching this regex route to the canary'),
+  'whitelist-source-range': row(commaListSchema, 'ingress', 'medium', 'Client IP allowlist (CIDRs, comma-separated; older name of allowlist-source-range): others get 403. Runs as an ip-restriction plugin; an invalid list makes the Ingress fail closed (503)'),
+  'allowlist-source-range': row(commaListSchema, 'ingress', 'medium', 'Client IP allowlist (CIDRs, comma-separated): others get 403; wins over whitelist-source-range. An invalid list makes the Ingress fail closed (503)'),
+  'denylist-source-range': row(commaListSchema, 'ingress', 'medium', 'Client IP denylist (CIDRs, comma-separated): those get 403 (deny wins over allow). An invalid list makes the Ingress fail closed (503)'),
+  'enable-cors': row(boolSchema, 'ingress', 'low', 'CORS with the cors-* settings: preflights answered with 204 by Portico, CORS headers on responses (cors plugin)'),
+  'cors-allow-origin': row(commaListSchema, 'ingress', 'medium', 'Allowed origins, comma-separated: "*" (default), "https://a.example" or "https://*.example.com"; with "*", credentials are not allowed (browsers refuse that pair anyway)'),
+  'cors-allow-methods': row(commaListSchema, 'ingress', 'medium', 'Allowed methods (default GET, PUT, POST, DELETE, PATCH, OPTIONS)'),
+  'cors-allow-headers': row(commaListSchema, 'ingress', 'medium', 'Allowed request headers (default DNT, Keep-Alive, User-Agent, X-Requested-With, If-Modified-Since, Cache-Control, Content-Type, Range, Authorization)'),
+  'cors-expose-headers': row(commaListSchema, 'ingress', 'medium', 'Response headers exposed to the page (default none)'),
+  'cors-allow-credentials': row(boolSchema, 'ingress', 'low', 'Access-Control-Allow-Credentials (default true, except with origin "*")'),
+  'cors-max-age': row(intSchema(0, 2_592_000), 'ingress', 'low', 'Access-Control-Max-Age in seconds (default 1728000)'),
+  'limit-rps': row(intSchema(1, 1_000_000), 'ingress', 'low', 'Requests per second per client IP, burst limit-rps × limit-burst-multiplier; over it: 503 (rate-limit plugin, counters per node)'),
+  'limit-rpm': row(intSchema(1, 100_000_000), 'ingress', 'low', 'Requests per minute per client IP, burst limit-rpm × limit-burst-multiplier; over it: 503'),
+  'limit-burst-multiplier': row(intSchema(1, 1000), 'ingress', 'low', 'Burst of limit-rps / limit-rpm as a multiple of the rate (default 5)'),
+  'limit-whitelist': row(commaListSchema, 'ingress', 'low', 'Client CIDRs never rate limited (comma-separated)'),
   plugins: row(pluginListSchema, 'location', 'medium', 'Portico Plugin objects (portico.dev/v1alpha1, same namespace) run for every path of this Ingress, e.g. "auth,limit"; a missing or invalid one makes the paths answer 503 (fail closed)'),
   'canary-by-cookie': row(cookieNameSchema, 'backend', 'low', 'Cookie routing: "always" → canary, "never" → main (after header, before weight)'),
 } as const;
@@ -86,7 +100,12 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
     if (raw === undefined) continue;
     const parsed = (r.schema as z.ZodType).safeParse(raw);
     if (parsed.success) (out.values as Record<string, unknown>)[name] = parsed.data;
-    else out.errors.push({ annotation: full, message: `${full}=${JSON.stringify(raw.slice(0, 100))}: ${zodMessage(parsed.error)}` });
+    else {
+      // Access control with a value Portico cannot read is not ignored: the Ingress fails closed.
+      const kind = accessControlKind(name, raw);
+      if (kind) out.accessControl.push({ annotation: full, kind: `${kind} with an invalid value: ${zodMessage(parsed.error)}` });
+      else out.errors.push({ annotation: full, message: `${full}=${JSON.stringify(raw.slice(0, 100))}: ${zodMessage(parsed.error)}` });
+    }
   }
   return out;
 }

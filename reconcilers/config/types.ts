@@ -277,6 +277,8 @@ export type PluginInstance = { name: string } & (
       status: number;
       /** Counter namespace in shared memory (the plugin id), so two plugins never share counters. */
       key: string;
+      /** Client CIDRs never limited (ingress-nginx's limit-whitelist). */
+      exempt?: string[];
     }
   | {
       type: 'request-headers' | 'response-headers';

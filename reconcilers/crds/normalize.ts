@@ -161,6 +161,15 @@ function decode(b64: string | undefined): string | undefined {
   return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
 }
 
+/**
+ * Rate-limit counters are keyed by the plugin and its limits: a changed limit starts from fresh counters (a bucket
+ * filled under a lower limit would otherwise keep refusing for as long as that limit said).
+ */
+export function limitKey(base: string, c: PluginConfig): string {
+  if (c.type !== 'rate-limit') return base;
+  return `${base}_${createHash('sha256').update(`${c.requestsPerSecond}/${c.requestsPerMinute}/${c.burst}/${c.by}/${c.header}`).digest('hex').slice(0, 8)}`;
+}
+
 /** PluginConfig (validated) → what the Lua plugin runs. `key` namespaces rate-limit counters. */
 export function pluginInstanceOf(c: PluginConfig, namespace: string, key: string): Omit<NormalizedPlugin, keyof CrdMeta | 'type'> {
   const lower = (xs: readonly string[] | undefined) => (xs ?? []).map((x) => x.toLowerCase());
@@ -177,6 +186,7 @@ export function pluginInstanceOf(c: PluginConfig, namespace: string, key: string
         status: c.status,
         key,
         ...(c.header ? { header: c.header.toLowerCase() } : {}),
+        ...(c.exempt?.length ? { exempt: [...c.exempt] } : {}),
       };
       break;
     case 'key-auth':
@@ -276,10 +286,7 @@ export function normalizePlugin(obj: KubeObject, secrets: SecretLookup): CrdResu
     const p = regexPathProblem(pc.config.regex.pattern);
     if (p) return { ok: true, record: { ...base, instance: null, error: `spec.config.regex.pattern: regular expression ${p}` } };
   }
-  // Rate-limit counters are keyed by the plugin and its limits: a changed limit starts from fresh counters (a
-  // bucket filled under a lower limit would otherwise keep refusing for as long as that limit said).
-  const limits = pc.config.type === 'rate-limit' ? `_${createHash('sha256').update(`${pc.config.requestsPerSecond}/${pc.config.requestsPerMinute}/${pc.config.burst}/${pc.config.by}/${pc.config.header}`).digest('hex').slice(0, 8)}` : '';
-  const rec: NormalizedPlugin = { ...base, ...pluginInstanceOf(pc.config, meta.namespace, `${meta.namespace}_${meta.name}${limits}`) };
+  const rec: NormalizedPlugin = { ...base, ...pluginInstanceOf(pc.config, meta.namespace, limitKey(`${meta.namespace}_${meta.name}`, pc.config)) };
   if (secretKey) rec.secretKey = secretKey;
   return { ok: true, record: rec };
 }

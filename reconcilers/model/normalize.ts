@@ -3,6 +3,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 import type { KubeObject } from '../../operator/kube/object.ts';
+import { annotationPlugins } from '../annotations/plugins.ts';
 import { parseAnnotations } from '../annotations/table.ts';
 import { parseIpv4, parseIpv6 } from '../translate/addresses.ts';
 import {
@@ -142,6 +143,9 @@ export function normalizeIngress(obj: KubeObject): IngressResult {
   const problems: string[] = [];
   const ann = parseAnnotations(o.metadata.annotations);
   for (const e of ann.errors) problems.push(`annotation ignored: ${e.message}`);
+  const ap = annotationPlugins(ann.values);
+  problems.push(...ap.problems);
+  const accessControl = [...ann.accessControl, ...ap.closed];
   const useRegex = ann.values['use-regex'] === true;
   const rules: IngressRule[] = [];
   (o.spec?.rules ?? []).forEach((r, ri) => {
@@ -220,7 +224,8 @@ export function normalizeIngress(obj: KubeObject): IngressResult {
       annotations: ann.values,
       problems,
       unsupportedAnnotations: ann.unsupported,
-      accessControl: ann.accessControl,
+      accessControl,
+      annotationPlugins: ap.plugins,
       testInvalidDirective: o.metadata.annotations?.['portico.dev/test-invalid-directive'] === 'true',
     },
   };

@@ -1,6 +1,7 @@
 // Normalized, validated state the reconcilers write into the model. Plain data; keys are "namespace/name".
 import type { PathMatch, PluginInstance, RouteConditions } from '../config/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
+import type { AnnotationPlugin } from '../annotations/plugins.ts';
 
 export interface IngressClassInfo {
   name: string;
@@ -53,6 +54,8 @@ export interface NormalizedIngress {
    * its paths are claimed but answer 503 until the annotations are supported or removed.
    */
   accessControl: { annotation: string; kind: string }[];
+  /** ingress-nginx annotations that are plugins (IP lists, CORS, rate limits), as validated plugin configurations. */
+  annotationPlugins: AnnotationPlugin[];
   /** portico.dev/test-invalid-directive: "true" (only honoured with --enable-test-hooks). */
   testInvalidDirective: boolean;
 }

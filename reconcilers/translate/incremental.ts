@@ -101,8 +101,8 @@ export class IncrementalTranslator {
    * Consumers themselves did not change (only Ingresses did), so the previous ones are kept.
    */
   private clearOfCrds(snap: ModelSnapshot, c: { ingresses: Set<string>; hosts: Set<string>; backends: Set<string> }): boolean {
-    if (!snap.routes.size && !snap.plugins.size && !snap.upstreams.size && !snap.consumers.size) return true;
-    for (const k of c.ingresses) if (this.withPlugins.has(k) || snap.ingresses.get(k)?.annotations.plugins) return false;
+    if (!snap.routes.size && !snap.plugins.size && !snap.upstreams.size && !snap.consumers.size && !this.withPlugins.size && ![...c.ingresses].some((k) => hasPlugins(snap.ingresses.get(k)))) return true;
+    for (const k of c.ingresses) if (this.withPlugins.has(k) || hasPlugins(snap.ingresses.get(k))) return false;
     for (const rt of snap.routes.values()) {
       for (const h of rt.hosts.length ? rt.hosts : ['_']) if (c.hosts.has(h)) return false;
       for (const t of rt.tls) for (const h of t.hosts) if (c.hosts.has(h)) return false;
@@ -135,7 +135,7 @@ export class IncrementalTranslator {
     this.canaries.clear();
     this.withPlugins.clear();
     for (const ing of snap.ingresses.values()) if (this.served(ing, snap, o)) this.index(ing.key, touchesOf(ing), ing.annotations.canary === true);
-    for (const ing of snap.ingresses.values()) if (ing.annotations.plugins && this.served(ing, snap, o)) this.withPlugins.add(ing.key);
+    for (const ing of snap.ingresses.values()) if (hasPlugins(ing) && this.served(ing, snap, o)) this.withPlugins.add(ing.key);
     this.lastEvents = groupEvents(r.events);
     this.hostProfiles.clear();
     const byName = new Map(r.config.structure.profiles.map((p) => [p.name, p]));
@@ -298,6 +298,11 @@ export class IncrementalTranslator {
     this.last = r;
     return r;
   }
+}
+
+/** The Ingress runs plugins: named ones (portico.dev/plugins) or ingress-nginx annotations that are plugins. */
+function hasPlugins(ing: NormalizedIngress | undefined): boolean {
+  return !!ing && (ing.annotations.plugins !== undefined || ing.annotationPlugins.length > 0);
 }
 
 function groupEvents(events: readonly TranslateEvent[]): Map<string, TranslateEvent[]> {

@@ -171,3 +171,9 @@ export function caBundleProblem(pem: string): string | null {
   return null;
 }
 
+
+/** A comma-separated list (blanks around items dropped), at most 1024 items of 300 characters; items are checked where they are used. */
+export const commaListSchema = z
+  .string()
+  .transform((v) => v.split(',').map((x) => x.trim()).filter((x) => x.length > 0))
+  .pipe(z.array(z.string().max(300, 'an item is longer than 300 characters')).min(1, 'the list is empty').max(1024, 'at most 1024 items'));

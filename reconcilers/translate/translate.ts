@@ -23,6 +23,7 @@ import { PLUGIN_ORDER, type Backend, type Certificate, type ConsumerSet, type En
 import type { ModelSnapshot } from '../model/model.ts';
 import type { IngressClassInfo, NormalizedIngress, NormalizedRoute, NormalizedSlice, NormalizedUpstream, RouteMatchN, RouteRuleN, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
+import { limitKey, pluginInstanceOf } from '../crds/normalize.ts';
 
 export interface TranslateOptions {
   controllerClass: string;
@@ -283,6 +284,21 @@ interface Owner {
 }
 const byOwnerAge = (a: Owner, b: Owner): number => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
 
+const annotationCache = new WeakMap<NormalizedIngress, { id: string; inst: PluginInstance }[]>();
+/** The plugin instances an Ingress's ingress-nginx annotations ask for (derived once per Ingress record). */
+export function annotationInstances(ing: NormalizedIngress): { id: string; inst: PluginInstance }[] {
+  let out = annotationCache.get(ing);
+  if (out) return out;
+  out = ing.annotationPlugins.map((ap) => {
+    const base = `ing.${ing.namespace}.${ing.name}`;
+    const id = `${base.length <= 230 ? base : `ing.${createHash('sha256').update(ing.key).digest('hex').slice(0, 24)}`}.${ap.suffix}`;
+    const { instance } = pluginInstanceOf(ap.config, ing.namespace, limitKey(id, ap.config));
+    return { id, inst: { name: `${ing.key} (annotations)`, ...instance } as PluginInstance };
+  });
+  annotationCache.set(ing, out);
+  return out;
+}
+
 /** Plugin id in the data plane for a Plugin object. */
 export const pluginId = (namespace: string, name: string) => `${namespace}_${name}`;
 
@@ -433,7 +449,17 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       for (const n of names) if (!snap.plugins.get(`${owner.ns}/${n}`)?.instance) unresolved(owner.ref, `Plugin ${n}`);
     }
     const backendId = closed || (rr && !rr.hasBackend) ? null : pc.backendId;
-    locs.set(pc.id, { pc, owner, backendId, closed, rr, pluginIds: pl.ids });
+    let pluginIds = pl.ids;
+    if (owner.ing?.annotationPlugins.length) {
+      // ingress-nginx annotations that are plugins (IP lists, CORS, rate limits): the same engine, own ids.
+      pluginIds = [...pluginIds];
+      for (const e of annotationInstances(owner.ing)) {
+        plugins[e.id] ??= e.inst;
+        if (!pluginIds.includes(e.id)) pluginIds.push(e.id);
+      }
+      pluginIds.sort((a, b) => (PLUGIN_RANK.get(plugins[a]!.type) ?? 99) - (PLUGIN_RANK.get(plugins[b]!.type) ?? 99) || (a < b ? -1 : 1));
+    }
+    locs.set(pc.id, { pc, owner, backendId, closed, rr, pluginIds });
   };
 
   const isCanary = (i: NormalizedIngress) => i.annotations.canary === true;

@@ -364,6 +364,13 @@ local checks = {
     if p.header ~= nil and not header_name(p.header) then return "invalid header" end
     if not refusal_status(p.status) then return "status must be 400-599" end
     if not str(p.key, 253, PLUGIN_ID) then return "invalid key" end
+    if p.exempt ~= nil then
+      if not is_array(p.exempt) or #p.exempt > 4096 then return "exempt must be an array" end
+      for _, c in ipairs(p.exempt) do
+        local ok, why = ip_restriction.parse_cidr(c)
+        if not ok then return "exempt: " .. cjson.encode(tostring(c):sub(1, 80)) .. " " .. why end
+      end
+    end
   end,
   ["request-headers"] = function(p)
     for _, what in ipairs({ "set", "add" }) do

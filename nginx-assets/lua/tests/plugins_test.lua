@@ -366,6 +366,7 @@ do
     rl = plugin("rate-limit", { rate = 1, periodSeconds = 1, burst = 2, by = "ip", status = 429, key = "rl" }),
     minute = plugin("rate-limit", { rate = 1, periodSeconds = 60, burst = 0, by = "ip", status = 429, key = "minute" }),
     hdr = plugin("rate-limit", { rate = 1, periodSeconds = 1, burst = 0, by = "header", header = "x-tenant", status = 503, key = "hdr" }),
+    ex = plugin("rate-limit", { rate = 1, periodSeconds = 60, burst = 0, by = "ip", status = 503, key = "ex", exempt = { "198.51.100.0/24" } }),
   })
   local function go(p, o) o = o or {}; o.plugins = p; return request(T, engine, o) end
   local a, b, c = go("rl"), go("rl"), go("rl")
@@ -391,6 +392,9 @@ do
   local h2 = go("hdr", { headers = { ["x-tenant"] = "t2" } })
   R.check("rate-limit: by=header counts per header value, with the configured status", h1.proxied and h1b.status == 503 and h2.proxied)
   R.check("rate-limit: …a request without the header is counted by client address", go("hdr").proxied and go("hdr").status == 503 and go("hdr", { ip = "192.0.2.50" }).proxied)
+  local e1, e2 = go("ex", { ip = "198.51.100.7" }), go("ex", { ip = "198.51.100.7" })
+  local o1, o2 = go("ex", { ip = "203.0.113.9" }), go("ex", { ip = "203.0.113.9" })
+  R.check("rate-limit: exempt clients (limit-whitelist) are never limited, others are", e1.proxied and e2.proxied and o1.proxied and o2.status == 503, tostring(o2.status))
 end
 
 do -- by=consumer, and a consumer's own rate-limit replacing the route's

@@ -13,6 +13,7 @@
 -- same instant can read the same value and both pass: at most one extra request per other worker at any moment,
 -- never a lasting overshoot (the next request sees the later value).
 local crypto = require("portico.plugins.crypto")
+local ip_restriction = require("portico.plugins.ip_restriction")
 local util = require("portico.plugins.util")
 
 local _M = {}
@@ -62,6 +63,7 @@ function _M.take(self, key)
 end
 
 local function access(self, ctx)
+  if self.exempt and ip_restriction.allowed(self.exempt, ngx.var.remote_addr) then return false end
   local wait = _M.take(self, self.prefix .. ident(self, ctx))
   if not wait then return false end
   return util.deny(self.status, { ["Retry-After"] = tostring(wait) })
@@ -77,6 +79,8 @@ function _M.new(conf, id)
     by = conf.by or "ip",
     header_var = conf.header and util.header_var(conf.header) or nil,
     status = conf.status or 429,
+    -- Clients never limited (ingress-nginx's limit-whitelist): an allow-list matcher over these CIDRs.
+    exempt = (type(conf.exempt) == "table" and #conf.exempt > 0) and ip_restriction.new({ allow = conf.exempt }) or nil,
     access = access,
   }
 end

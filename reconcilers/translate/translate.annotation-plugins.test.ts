@@ -1,0 +1,80 @@
+// ingress-nginx annotations that are plugins in disguise (IP allow/deny lists, CORS, rate limits) become the same
+// plugin instances Portico's Plugin objects give, validated by the same schemas — table tests, no cluster.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ing, modelOf, OPTS, rule, svc, svcRef } from './fixtures.test-helpers.ts';
+import { translate } from './translate.ts';
+
+const web = svc('web', [{ port: 80 }]);
+const N = 'nginx.ingress.kubernetes.io/';
+function one(annotations: Record<string, string>) {
+  const r = translate(modelOf({ services: [web], ingresses: [ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations })] }).snapshot(), OPTS);
+  const route = r.config.data.routes['a.example.com']?.rules[0]?.route;
+  const plugins = (route?.plugins ?? []).map((id) => ({ id, ...r.config.data.plugins[id] }) as { id: string; type: string } & Record<string, unknown>);
+  return { r, route, plugins };
+}
+
+test('allow- and denylist → one ip-restriction plugin (deny wins, others 403); allowlist-source-range wins over its older name', () => {
+  const { route, plugins } = one({ [`${N}whitelist-source-range`]: '10.0.0.0/8, 192.0.2.0/24', [`${N}allowlist-source-range`]: '198.51.100.0/24', [`${N}denylist-source-range`]: '198.51.100.7' });
+  assert.equal(route?.backendId, 'default_web_80', 'served (not failing closed)');
+  assert.deepEqual(plugins, [{ id: 'ing.default.a.ip', name: 'default/a (annotations)', type: 'ip-restriction', status: 403, allow: ['198.51.100.0/24'], deny: ['198.51.100.7'] }]);
+});
+
+test('an IP list Portico cannot apply fails the Ingress closed (503), never open', () => {
+  const { route, r } = one({ [`${N}whitelist-source-range`]: '10.0.0.0/8, 300.1.1.1' });
+  assert.equal(route?.backendId, null);
+  assert.equal(route?.action, 'unavailable');
+  assert.match(route?.closedReason ?? '', /client IP (allowlist|list).*(invalid|cannot be applied)/);
+  assert.ok(r.events.some((e) => e.reason === 'UnsupportedAccessControl'));
+});
+
+test("enable-cors → cors plugin with ingress-nginx's defaults; origin \"*\" never with credentials; cors-* without enable-cors is reported", () => {
+  let { plugins } = one({ [`${N}enable-cors`]: 'true' });
+  assert.deepEqual(plugins, [
+    {
+      id: 'ing.default.a.cors',
+      name: 'default/a (annotations)',
+      type: 'cors',
+      allowOrigins: ['*'],
+      allowMethods: ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS'],
+      allowHeaders: ['dnt', 'keep-alive', 'user-agent', 'x-requested-with', 'if-modified-since', 'cache-control', 'content-type', 'range', 'authorization'],
+      exposeHeaders: [],
+      allowCredentials: false,
+      maxAgeSeconds: 1728000,
+    },
+  ]);
+  ({ plugins } = one({ [`${N}enable-cors`]: 'true', [`${N}cors-allow-origin`]: 'https://app.example.com, https://*.example.org', [`${N}cors-allow-methods`]: 'get, post', [`${N}cors-max-age`]: '600' }));
+  const c = plugins[0] as unknown as { allowOrigins: string[]; allowMethods: string[]; allowCredentials: boolean; maxAgeSeconds: number };
+  assert.deepEqual(c.allowOrigins, ['https://app.example.com', 'https://*.example.org']);
+  assert.deepEqual(c.allowMethods, ['GET', 'POST']);
+  assert.equal(c.allowCredentials, true, 'ingress-nginx default with explicit origins');
+  assert.equal(c.maxAgeSeconds, 600);
+  const stray = one({ [`${N}cors-allow-origin`]: 'https://x.example' });
+  assert.deepEqual(stray.plugins, []);
+  assert.ok(stray.r.events.some((e) => e.reason === 'InvalidConfiguration' && /has no effect without .*enable-cors/.test(e.message)));
+  const bad = one({ [`${N}enable-cors`]: 'true', [`${N}cors-allow-origin`]: 'not an origin' });
+  assert.deepEqual(bad.plugins, [], 'an invalid CORS setting leaves the plugin out (as ingress-nginx ignores it)');
+  assert.equal(bad.route?.backendId, 'default_web_80');
+  assert.ok(bad.r.events.some((e) => e.reason === 'InvalidConfiguration' && /allowOrigins/.test(e.message)));
+});
+
+test('limit-rps / limit-rpm → rate-limit per client IP, burst = rate × multiplier (default 5), 503, limit-whitelist exempt; after CORS and IP lists', () => {
+  const { plugins } = one({ [`${N}limit-rps`]: '10', [`${N}limit-rpm`]: '300', [`${N}limit-burst-multiplier`]: '3', [`${N}limit-whitelist`]: '10.0.0.0/8', [`${N}enable-cors`]: 'true', [`${N}denylist-source-range`]: '203.0.113.0/24' });
+  assert.deepEqual(plugins.map((p) => p.type), ['ip-restriction', 'cors', 'rate-limit', 'rate-limit'], 'the fixed plugin order');
+  type RL = { rate: number; periodSeconds: number; burst: number; by: string; status: number; exempt: string[]; key: string };
+  const rps = plugins.find((p) => p.id === 'ing.default.a.rps') as unknown as RL;
+  const rpm = plugins.find((p) => p.id === 'ing.default.a.rpm') as unknown as RL;
+  assert.deepEqual({ ...rps, key: undefined }, { id: 'ing.default.a.rps', name: 'default/a (annotations)', type: 'rate-limit', rate: 10, periodSeconds: 1, burst: 30, by: 'ip', status: 503, exempt: ['10.0.0.0/8'], key: undefined });
+  assert.equal(rpm?.rate, 300);
+  assert.equal(rpm?.periodSeconds, 60);
+  assert.equal(rpm?.burst, 900);
+  assert.match(rps?.key ?? '', /^ing\.default\.a\.rps_[0-9a-f]{8}$/, 'counters keyed by the limits');
+  assert.deepEqual(one({ [`${N}limit-rps`]: '7' }).plugins.map((p) => (p as { burst?: number }).burst), [35]);
+  const stray = one({ [`${N}limit-whitelist`]: '10.0.0.0/8' });
+  assert.ok(stray.r.events.some((e) => /has no effect without .*limit-rps/.test(e.message)));
+});
+
+test('annotation plugins and named Plugins mix on one route; no annotation plugin → the fast path (no plugins)', () => {
+  assert.equal(one({}).route?.plugins, undefined);
+  assert.equal(one({ [`${N}limit-connections`]: '5' }).r.events.filter((e) => e.reason === 'UnsupportedAnnotation').length, 1, 'limit-connections is not supported yet: a Warning, never silence');
+});
