@@ -1,4 +1,5 @@
-// Annotations that restrict who may reach an Ingress's paths. While Portico cannot apply one of them, the Ingress
+// Annotations that restrict who may reach an Ingress's paths. While Portico cannot apply one of them (not supported
+// yet, or — for the IP allow/denylists, which are supported as plugins — a value it cannot read), the Ingress
 // fails closed: its paths stay claimed (so requests do not fall through to another Ingress's broader rule) and
 // answer 503, instead of serving to the world what was protected under ingress-nginx.
 //
