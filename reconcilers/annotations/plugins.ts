@@ -17,7 +17,7 @@ export interface AnnotationPlugin {
 
 const CORS_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS'];
 const CORS_HEADERS = ['DNT', 'Keep-Alive', 'User-Agent', 'X-Requested-With', 'If-Modified-Since', 'Cache-Control', 'Content-Type', 'Range', 'Authorization'];
-/** ingress-nginx's limit-req-status-code default (the ConfigMap key is not read yet). */
+/** ingress-nginx's limit-req-status-code default; the translation applies the ConfigMap's value. */
 const LIMIT_STATUS = 503;
 
 export function annotationPlugins(v: ParsedAnnotations): { plugins: AnnotationPlugin[]; problems: string[]; closed: { annotation: string; kind: string }[] } {

@@ -8,6 +8,8 @@ import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchem
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdownTimeoutSeconds'> & {
   loadBalance: 'round_robin' | 'ewma';
   workerShutdownTimeoutSeconds: number;
+  /** Status of requests refused by the limit-rps / limit-rpm annotations (ingress-nginx's limit-req-status-code). */
+  limitReqStatusCode: number;
 };
 
 interface Key<F extends keyof GlobalConfigValues> {
@@ -101,6 +103,7 @@ export const CONFIG_KEYS = {
   'use-forwarded-headers': key('useForwardedHeaders', boolSchema, false, 'Trust incoming X-Forwarded-* headers (set when behind another L7 proxy)'),
   'log-format-upstream': key('logFormatUpstream', logFormatSchema, '', 'Access log format (text and $variables); empty = Portico default'),
   'load-balance': key('loadBalance', loadBalanceSchema, 'round_robin', 'Default balancing algorithm: round_robin or ewma (latency-aware)'),
+  'limit-req-status-code': key('limitReqStatusCode', intSchema(400, 599), 503, 'Status for requests over the limit-rps / limit-rpm annotations (Plugin objects set their own, default 429)'),
   'ssl-redirect': key('sslRedirect', boolSchema, true, 'Redirect HTTP to HTTPS for hosts with TLS'),
   hsts: key('hsts', boolSchema, true, 'Send Strict-Transport-Security on HTTPS responses'),
   'hsts-max-age': key('hstsMaxAgeSeconds', intSchema(0, 1_000_000_000), 31536000, 'HSTS max-age (s)'),

@@ -74,6 +74,13 @@ test('limit-rps / limit-rpm → rate-limit per client IP, burst = rate × multip
   assert.ok(stray.r.events.some((e) => /has no effect without .*limit-rps/.test(e.message)));
 });
 
+test('ConfigMap limit-req-status-code sets the status of the limit-rps / limit-rpm rate limits', () => {
+  const m = modelOf({ services: [web], ingresses: [ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { [`${N}limit-rps`]: '5' } })] });
+  m.setGlobalConfig({ ...m.globalConfig(), limitReqStatusCode: 429 });
+  const r = translate(m.snapshot(), OPTS);
+  assert.equal((r.config.data.plugins['ing.default.a.rps'] as { status?: number }).status, 429);
+});
+
 test('annotation plugins and named Plugins mix on one route; no annotation plugin → the fast path (no plugins)', () => {
   assert.equal(one({}).route?.plugins, undefined);
   assert.equal(one({ [`${N}limit-connections`]: '5' }).r.events.filter((e) => e.reason === 'UnsupportedAnnotation').length, 1, 'limit-connections is not supported yet: a Warning, never silence');

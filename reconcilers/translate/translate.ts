@@ -284,19 +284,23 @@ interface Owner {
 }
 const byOwnerAge = (a: Owner, b: Owner): number => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
 
-const annotationCache = new WeakMap<NormalizedIngress, { id: string; inst: PluginInstance }[]>();
-/** The plugin instances an Ingress's ingress-nginx annotations ask for (derived once per Ingress record). */
-export function annotationInstances(ing: NormalizedIngress): { id: string; inst: PluginInstance }[] {
-  let out = annotationCache.get(ing);
-  if (out) return out;
-  out = ing.annotationPlugins.map((ap) => {
+const annotationCache = new WeakMap<NormalizedIngress, { limitStatus: number; list: { id: string; inst: PluginInstance }[] }>();
+/**
+ * The plugin instances an Ingress's ingress-nginx annotations ask for (derived once per Ingress record and
+ * ConfigMap limit-req-status-code, which the rate limits of limit-rps / limit-rpm answer with).
+ */
+export function annotationInstances(ing: NormalizedIngress, limitStatus: number): { id: string; inst: PluginInstance }[] {
+  const hit = annotationCache.get(ing);
+  if (hit && hit.limitStatus === limitStatus) return hit.list;
+  const list = ing.annotationPlugins.map((ap) => {
     const base = `ing.${ing.namespace}.${ing.name}`;
     const id = `${base.length <= 230 ? base : `ing.${createHash('sha256').update(ing.key).digest('hex').slice(0, 24)}`}.${ap.suffix}`;
-    const { instance } = pluginInstanceOf(ap.config, ing.namespace, limitKey(id, ap.config));
+    const config = ap.config.type === 'rate-limit' ? { ...ap.config, status: limitStatus } : ap.config;
+    const { instance } = pluginInstanceOf(config, ing.namespace, limitKey(id, config));
     return { id, inst: { name: `${ing.key} (annotations)`, ...instance } as PluginInstance };
   });
-  annotationCache.set(ing, out);
-  return out;
+  annotationCache.set(ing, { limitStatus, list });
+  return list;
 }
 
 /** Plugin id in the data plane for a Plugin object. */
@@ -453,7 +457,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     if (owner.ing?.annotationPlugins.length) {
       // ingress-nginx annotations that are plugins (IP lists, CORS, rate limits): the same engine, own ids.
       pluginIds = [...pluginIds];
-      for (const e of annotationInstances(owner.ing)) {
+      for (const e of annotationInstances(owner.ing, snap.global.limitReqStatusCode)) {
         plugins[e.id] ??= e.inst;
         if (!pluginIds.includes(e.id)) pluginIds.push(e.id);
       }
