@@ -97,7 +97,16 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
 
   const classCtrl = m.controller({ name: 'ingressclass', reconciler: new IngressClassReconciler(classes, model), stage: 0 });
   classCtrl.watch(classes);
-  const ingressCtrl = m.controller({ name: 'ingress', reconciler: new IngressReconciler(ingresses, model, classOptions), workers: 2, stage: 1 });
+  // Secrets a Plugin, Consumer, Upstream or an Ingress's auth-secret reads come from `loaded` (fetched when the
+  // cache dropped their data because nothing referenced them when they were listed).
+  const loaded = new Map<string, SecretData>();
+  const secretLookup = (key: string): SecretData | undefined => {
+    const l = loaded.get(key);
+    if (l) return l;
+    const o = otherSecrets.store.get(key) ?? secrets.store.get(key);
+    return o?.data ? o : undefined;
+  };
+  const ingressCtrl = m.controller({ name: 'ingress', reconciler: new IngressReconciler(ingresses, model, classOptions, secretLookup), workers: 2, stage: 1 });
   ingressCtrl.watch(ingresses);
   // Which Ingresses Portico owns depends on the classes: re-check every Ingress when a class changes.
   ingressCtrl.watch(classes, () => ingresses.store.keys());
@@ -107,15 +116,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   const secretCtrl = m.controller({ name: 'secret', reconciler: new SecretReconciler(secrets, model, m.client, m.events), stage: 2 });
   secretCtrl.watch(secrets);
 
-  // CRD reconcilers. Secrets a Plugin or Consumer reads come from `loaded` (fetched when the cache dropped their
-  // data because nothing referenced them when they were listed).
-  const loaded = new Map<string, SecretData>();
-  const secretLookup = (key: string): SecretData | undefined => {
-    const l = loaded.get(key);
-    if (l) return l;
-    const o = otherSecrets.store.get(key) ?? secrets.store.get(key);
-    return o?.data ? o : undefined;
-  };
+  // CRD reconcilers.
   const crdCtrls = {} as Record<CrdKind, ReturnType<typeof m.controller>>;
   for (const kind of CRD_KINDS) {
     const ctrl = m.controller({ name: kind.toLowerCase(), reconciler: new CrdReconciler(kind, crdInformers[kind], model, secretLookup, classOptions, m.events), stage: 1 });
@@ -147,6 +148,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
       for (const ref of users) {
         const [kind, ...rest] = ref.split('/');
         if (kind === 'Plugin' || kind === 'Consumer' || kind === 'Upstream') crdCtrls[kind].enqueue(rest.join('/'));
+        else if (kind === 'Ingress') ingressCtrl.enqueue(rest.join('/'));
       }
     },
   };
@@ -158,6 +160,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   // the ones it named before.
   const lastSecrets = new Map<string, string[]>();
   const lastCrdSecrets = new Map<string, string[]>();
+  const lastAuth = new Map<string, string>();
   model.onChange((changes) => {
     for (const c of changes) {
       if (c.kind === 'Route' || c.kind === 'Plugin' || c.kind === 'Consumer' || c.kind === 'Upstream') {
@@ -173,6 +176,15 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
       }
       if (c.kind !== 'Ingress') continue;
       const ing = model.ingress(c.key);
+      // Its auth-secret (basic auth): loaded by the credential controller, which re-reconciles the Ingress.
+      const auth = ing?.authSecret;
+      const prevAuth = lastAuth.get(c.key);
+      if (auth !== prevAuth) {
+        if (prevAuth) credentialCtrl.enqueue(prevAuth);
+        if (auth) credentialCtrl.enqueue(auth);
+        if (auth) lastAuth.set(c.key, auth);
+        else lastAuth.delete(c.key);
+      }
       const now = ing ? secretsOf(ing) : [];
       for (const s of new Set([...(lastSecrets.get(c.key) ?? []), ...now])) secretCtrl.enqueue(s);
       if (now.length) lastSecrets.set(c.key, now);

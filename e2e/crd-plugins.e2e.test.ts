@@ -341,6 +341,23 @@ describe('Portico CRDs and plugins', () => {
       return r.status === 503;
     });
     assert.ok(codes.filter((c) => c === 200).length >= 1, `some requests passed first: ${codes.join(',')}`);
+
+    // auth-type basic with an htpasswd auth-secret (apr1, htpasswd's default), created after the Ingress: the
+    // Ingress fails closed until the Secret is there, then its users get in.
+    const apr1 = execFileSync('openssl', ['passwd', '-apr1', 'staff-pass'], { encoding: 'utf8' }).trim();
+    await ingress('ann-basic', H('ann-basic'), { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'htpasswd', [`${N}auth-realm`]: 'Staff' });
+    await until('fails closed without its Secret', async () => (await get(H('ann-basic'), '/')).status === 503);
+    await secret('htpasswd', { auth: `staff:${apr1}\n` });
+    const challenge = await until('basic auth enforced once the Secret exists', async () => {
+      const r = await get(H('ann-basic'), '/');
+      return r.status === 401 ? r : undefined;
+    });
+    assert.match(String(challenge.headers['www-authenticate']), /Basic realm="Staff"/);
+    const basic = (u: string, pw: string) => ({ authorization: `Basic ${Buffer.from(`${u}:${pw}`).toString('base64')}` });
+    assert.equal((await get(H('ann-basic'), '/', basic('staff', 'wrong'))).status, 401);
+    const ok = await get(H('ann-basic'), '/', basic('staff', 'staff-pass'));
+    assert.equal(ok.status, 200);
+    assert.ok(ok.json().headers.authorization, 'Authorization goes upstream, as with nginx auth_basic');
   });
 
   test('kubectl get events explains decisions on the CRs: a Route losing a path to an older Ingress is told who won', async () => {

@@ -7,6 +7,7 @@ import type { Informer } from '../operator/informer.ts';
 import type { KubeObject } from '../operator/kube/object.ts';
 import type { Model } from './model/model.ts';
 import { normalizeIngress } from './model/normalize.ts';
+import type { SecretReader } from './annotations/plugins.ts';
 import { isIngressServed } from './translate/translate.ts';
 
 export interface ClassOptions {
@@ -33,10 +34,13 @@ export class IngressReconciler implements Reconciler {
   private readonly informer: Informer<KubeObject>;
   private readonly model: Model;
   private readonly o: ClassOptions;
-  constructor(informer: Informer<KubeObject>, model: Model, o: ClassOptions) {
+  private readonly secrets: SecretReader;
+  /** secrets: reads the auth-secret of ingress-nginx basic auth (loaded once the model says it is referenced). */
+  constructor(informer: Informer<KubeObject>, model: Model, o: ClassOptions, secrets: SecretReader = () => undefined) {
     this.informer = informer;
     this.model = model;
     this.o = o;
+    this.secrets = secrets;
   }
   async reconcile(_ctx: ReconcileContext, key: string): Promise<void> {
     const obj = this.informer.store.get(key);
@@ -44,7 +48,7 @@ export class IngressReconciler implements Reconciler {
       this.model.deleteIngress(key);
       return;
     }
-    const r = normalizeIngress(obj);
+    const r = normalizeIngress(obj, this.secrets);
     if (r.ok) this.model.setIngress(r.ingress);
     else this.model.rejectIngress({ key, reason: r.reason });
     // Warnings about the content (conflicts, missing backends, bad annotations) and rejections are reported by

@@ -9,10 +9,82 @@
 import { parsePluginConfig, type PluginConfig } from '../../crds/schema/index.ts';
 import { NGINX_PREFIX, type ParsedAnnotations } from './table.ts';
 
-export interface AnnotationPlugin {
-  /** Suffix of the data-plane plugin id ("ip", "cors", "rps", "rpm"). */
-  suffix: string;
-  config: PluginConfig;
+/**
+ * Suffix of the data-plane plugin id ("ip", "cors", "rps", "rpm", "auth") and either a plugin configuration (the
+ * Plugin schemas validated it) or, for basic auth from an auth-secret, the instance itself (its users come from a
+ * Secret, which a Plugin object cannot name inline).
+ */
+export type AnnotationPlugin = { suffix: string; config: PluginConfig } | { suffix: string; basicAuth: { realm: string; users: { username: string; hash: string }[] } };
+
+/** Reads a Secret ("namespace/name") from the cache; undefined when it does not exist or was not loaded. */
+export type SecretReader = (key: string) => { data?: Record<string, string> } | undefined;
+
+/** Password hashes an htpasswd file or auth-map may hold and the data plane verifies. */
+const HASH = [
+  /^\$apr1\$[./0-9A-Za-z]{1,8}\$[./0-9A-Za-z]{22}$/, // Apache MD5 (htpasswd's default)
+  /^\$2[aby]\$\d\d\$[./0-9A-Za-z]{53}$/, // bcrypt (htpasswd -B)
+  /^\{SHA\}[A-Za-z0-9+/]{27}=$/, // htpasswd -s
+  /^\$[156]\$[^:\s$]{1,16}\$[./0-9A-Za-z]{22,86}$/, // crypt(3) md5 / sha256 / sha512
+  /^(?:\$[156]\$rounds=\d{4,9}\$)[^:\s$]{1,16}\$[./0-9A-Za-z]{43,86}$/, // … with rounds
+  /^[./0-9A-Za-z]{13}$/, // traditional DES crypt (htpasswd -d)
+];
+const USER = /^[\x21-\x39\x3b-\x7e]{1,128}$/;
+
+/**
+ * auth-type: basic with auth-secret (ingress-nginx): the users of an htpasswd file ("auth" key) or of an auth-map
+ * (a key per user). Any problem that leaves no usable user fails the Ingress closed; a line Portico cannot use is
+ * reported and skipped. Only a Secret of the Ingress's own namespace is read.
+ */
+export function basicAuthPlugin(
+  v: ParsedAnnotations,
+  namespace: string,
+  secrets: SecretReader,
+): { plugin?: AnnotationPlugin; secretKey?: string; problems: string[]; closed: { annotation: string; kind: string }[] } {
+  const problems: string[] = [];
+  const closed: { annotation: string; kind: string }[] = [];
+  const secretName = v['auth-secret'];
+  if (v['auth-type'] !== 'basic') {
+    if (secretName !== undefined || v['auth-secret-type'] !== undefined || v['auth-realm'] !== undefined) {
+      problems.push(`annotation ignored: ${NGINX_PREFIX}auth-secret/-secret-type/-realm have no effect without ${NGINX_PREFIX}auth-type: basic`);
+    }
+    return { problems, closed };
+  }
+  const fail = (why: string) => {
+    closed.push({ annotation: `${NGINX_PREFIX}auth-type`, kind: `basic authentication that cannot be applied (${why})` });
+    return { problems, closed };
+  };
+  if (!secretName) return fail(`${NGINX_PREFIX}auth-secret is missing`);
+  const [ns, name] = secretName.includes('/') ? (secretName.split('/') as [string, string]) : [namespace, secretName];
+  if (ns !== namespace) return fail(`auth-secret ${secretName} is in another namespace; only the Ingress's own namespace is read`);
+  const secretKey = `${ns}/${name}`;
+  const sec = secrets(secretKey);
+  if (!sec?.data) return { ...fail(`Secret ${secretKey} not found`), secretKey };
+  const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
+  const entries: [string, string][] = [];
+  if ((v['auth-secret-type'] ?? 'auth-file') === 'auth-file') {
+    const file = sec.data.auth;
+    if (file === undefined) return { ...fail(`Secret ${secretKey} has no "auth" key (an htpasswd file)`), secretKey };
+    for (const raw of decode(file).split(/\r?\n/)) {
+      const line = raw.trim();
+      if (!line || line.startsWith('#')) continue;
+      const i = line.indexOf(':');
+      entries.push(i < 0 ? [line, ''] : [line.slice(0, i), line.slice(i + 1)]);
+    }
+  } else {
+    for (const [user, b64] of Object.entries(sec.data).sort(([a], [b]) => (a < b ? -1 : 1))) entries.push([user, decode(b64).trim()]);
+  }
+  const users: { username: string; hash: string }[] = [];
+  const seen = new Set<string>();
+  for (const [user, hash] of entries) {
+    if (!USER.test(user)) problems.push(`auth-secret ${secretKey}: a user name is not printable ASCII without ":" (skipped)`);
+    else if (!HASH.some((re) => re.test(hash))) problems.push(`auth-secret ${secretKey}: user ${user} has a password hash Portico cannot verify (apr1, bcrypt, {SHA}, crypt md5/sha256/sha512/DES); skipped`);
+    else if (!seen.has(user)) {
+      seen.add(user);
+      users.push({ username: user, hash });
+    }
+  }
+  if (!users.length) return { ...fail(`Secret ${secretKey} holds no usable user`), secretKey };
+  return { plugin: { suffix: 'auth', basicAuth: { realm: v['auth-realm'] ?? 'Authentication Required', users } }, secretKey, problems, closed };
 }
 
 const CORS_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS'];

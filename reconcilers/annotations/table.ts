@@ -3,7 +3,7 @@
 // equivalent; the portico.dev form wins when both are set.
 import { z } from 'zod';
 import { accessControlKind } from './access-control.ts';
-import { commaListSchema, pluginListSchema, affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
+import { authSecretSchema, commaListSchema, pluginListSchema, realmSchema, affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 
 export type Scope = 'location' | 'server' | 'backend' | 'ingress';
 export type Risk = 'low' | 'medium' | 'high';
@@ -55,6 +55,10 @@ export const ANNOTATIONS = {
   'limit-rpm': row(intSchema(1, 100_000_000), 'ingress', 'low', 'Requests per minute per client IP, burst limit-rpm × limit-burst-multiplier; over it: 503'),
   'limit-burst-multiplier': row(intSchema(1, 1000), 'ingress', 'low', 'Burst of limit-rps / limit-rpm as a multiple of the rate (default 5)'),
   'limit-whitelist': row(commaListSchema, 'ingress', 'low', 'Client CIDRs never rate limited (comma-separated)'),
+  'auth-type': row(z.enum(['basic'], { error: () => 'Portico supports auth-type "basic" (digest is not supported: the Ingress fails closed)' }), 'ingress', 'high', 'HTTP basic authentication against the users of auth-secret (basic-auth plugin); "digest" is refused and fails closed'),
+  'auth-secret': row(authSecretSchema, 'ingress', 'high', 'Secret with the users: its name, or "namespace/name" of the Ingress\'s own namespace (another namespace is refused and fails closed)'),
+  'auth-secret-type': row(z.enum(['auth-file', 'auth-map'], { error: () => 'auth-secret-type must be auth-file or auth-map' }), 'ingress', 'high', 'auth-file (default: an htpasswd file under the key "auth") or auth-map (a key per user, the value its password hash)'),
+  'auth-realm': row(realmSchema, 'ingress', 'low', 'Realm of the Basic challenge (default "Authentication Required")'),
   plugins: row(pluginListSchema, 'location', 'medium', 'Portico Plugin objects (portico.dev/v1alpha1, same namespace) run for every path of this Ingress, e.g. "auth,limit"; a missing or invalid one makes the paths answer 503 (fail closed)'),
   'canary-by-cookie': row(cookieNameSchema, 'backend', 'low', 'Cookie routing: "always" → canary, "never" → main (after header, before weight)'),
 } as const;

@@ -246,6 +246,8 @@ export type PluginInstance = { name: string } & (
       namespace: string;
       realm: string;
       hideCredentials: boolean;
+      /** Users of the plugin itself (an ingress-nginx auth-secret); absent = the Consumers of `namespace`. */
+      users?: { username: string; hash: string }[];
     }
   | {
       type: 'external-auth';

@@ -149,6 +149,8 @@ export class Model {
     this.ingresses.set(ing.key, ing);
     for (const s of servicesOf(ing)) addIdx(this.byService, s, ing.key);
     for (const s of secretsOf(ing)) addIdx(this.bySecret, s, ing.key);
+    // An auth-secret (basic auth) is read like a CR's credentials: same index, the Ingress's kind-qualified ref.
+    if (ing.authSecret) addIdx(this.crdSecrets, ing.authSecret, `Ingress/${ing.key}`);
     this.changed('Ingress', ing.key);
   }
   rejectIngress(r: RejectedIngress): void {
@@ -170,6 +172,7 @@ export class Model {
     if (!old) return;
     for (const s of servicesOf(old)) delIdx(this.byService, s, key);
     for (const s of secretsOf(old)) delIdx(this.bySecret, s, key);
+    if (old.authSecret) delIdx(this.crdSecrets, old.authSecret, `Ingress/${key}`);
   }
 
   setService(svc: NormalizedService): void {

@@ -3,7 +3,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 import type { KubeObject } from '../../operator/kube/object.ts';
-import { annotationPlugins } from '../annotations/plugins.ts';
+import { annotationPlugins, basicAuthPlugin, type SecretReader } from '../annotations/plugins.ts';
 import { parseAnnotations } from '../annotations/table.ts';
 import { parseIpv4, parseIpv6 } from '../translate/addresses.ts';
 import {
@@ -126,7 +126,7 @@ function backendRef(b: z.infer<typeof backendSchema>, where: string, problems: s
 
 export type IngressResult = { ok: true; ingress: NormalizedIngress } | { ok: false; key: string; reason: string };
 
-export function normalizeIngress(obj: KubeObject): IngressResult {
+export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => undefined): IngressResult {
   const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
   const parsed = ingressSchema.safeParse(obj);
   if (!parsed.success) return { ok: false, key, reason: `malformed Ingress: ${zodMessage(parsed.error)}` };
@@ -144,8 +144,10 @@ export function normalizeIngress(obj: KubeObject): IngressResult {
   const ann = parseAnnotations(o.metadata.annotations);
   for (const e of ann.errors) problems.push(`annotation ignored: ${e.message}`);
   const ap = annotationPlugins(ann.values);
-  problems.push(...ap.problems);
-  const accessControl = [...ann.accessControl, ...ap.closed];
+  const ba = basicAuthPlugin(ann.values, o.metadata.namespace ?? 'default', secrets);
+  problems.push(...ap.problems, ...ba.problems);
+  const accessControl = [...ann.accessControl, ...ap.closed, ...ba.closed];
+  const pluginsFromAnnotations = ba.plugin ? [...ap.plugins, ba.plugin] : ap.plugins;
   const useRegex = ann.values['use-regex'] === true;
   const rules: IngressRule[] = [];
   (o.spec?.rules ?? []).forEach((r, ri) => {
@@ -225,7 +227,8 @@ export function normalizeIngress(obj: KubeObject): IngressResult {
       problems,
       unsupportedAnnotations: ann.unsupported,
       accessControl,
-      annotationPlugins: ap.plugins,
+      annotationPlugins: pluginsFromAnnotations,
+      ...(ba.secretKey ? { authSecret: ba.secretKey } : {}),
       testInvalidDirective: o.metadata.annotations?.['portico.dev/test-invalid-directive'] === 'true',
     },
   };

@@ -56,6 +56,8 @@ export interface NormalizedIngress {
   accessControl: { annotation: string; kind: string }[];
   /** ingress-nginx annotations that are plugins (IP lists, CORS, rate limits), as validated plugin configurations. */
   annotationPlugins: AnnotationPlugin[];
+  /** "namespace/name" of the auth-secret (basic auth) it reads, if any. */
+  authSecret?: string;
   /** portico.dev/test-invalid-directive: "true" (only honoured with --enable-test-hooks). */
   testInvalidDirective: boolean;
 }

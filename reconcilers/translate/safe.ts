@@ -177,3 +177,12 @@ export const commaListSchema = z
   .string()
   .transform((v) => v.split(',').map((x) => x.trim()).filter((x) => x.length > 0))
   .pipe(z.array(z.string().max(300, 'an item is longer than 300 characters')).min(1, 'the list is empty').max(1024, 'at most 1024 items'));
+
+/** auth-secret: a Secret name, or "namespace/name" (the namespace is checked against the Ingress's where it is used). */
+export const authSecretSchema = z
+  .string()
+  .trim()
+  .regex(/^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'must be a Secret name or "namespace/name"');
+
+/** A Basic realm: printable ASCII without quotes or backslashes, at most 128 characters. */
+export const realmSchema = z.string().max(128, 'realm is longer than 128 characters').regex(/^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/, 'realm must be printable ASCII without quotes or backslashes');

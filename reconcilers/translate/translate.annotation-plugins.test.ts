@@ -4,6 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ing, modelOf, OPTS, rule, svc, svcRef } from './fixtures.test-helpers.ts';
 import { translate } from './translate.ts';
+import { Model } from '../model/model.ts';
+import { normalizeIngress, normalizeIngressClass, normalizeService } from '../model/normalize.ts';
+import { portico } from './fixtures.test-helpers.ts';
 
 const web = svc('web', [{ port: 80 }]);
 const N = 'nginx.ingress.kubernetes.io/';
@@ -84,4 +87,44 @@ test('ConfigMap limit-req-status-code sets the status of the limit-rps / limit-r
 test('annotation plugins and named Plugins mix on one route; no annotation plugin → the fast path (no plugins)', () => {
   assert.equal(one({}).route?.plugins, undefined);
   assert.equal(one({ [`${N}limit-connections`]: '5' }).r.events.filter((e) => e.reason === 'UnsupportedAnnotation').length, 1, 'limit-connections is not supported yet: a Warning, never silence');
+});
+
+const APR1 = '$apr1$Ab3dEf9h$uOfqhQrHMNaJeurM74PYM0'; // openssl passwd -apr1 -salt Ab3dEf9h pa55word
+const b64 = (x: string) => Buffer.from(x).toString('base64');
+function withSecret(annotations: Record<string, string>, data: Record<string, string> | undefined, secretNs = 'default') {
+  const m = new Model();
+  m.setIngressClass(normalizeIngressClass(portico()));
+  m.setService(normalizeService(web));
+  const secrets = (k: string) => (data && k === `${secretNs}/users` ? { data } : undefined);
+  const n = normalizeIngress(ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations }), secrets);
+  assert.ok(n.ok);
+  m.setIngress(n.ingress);
+  const r = translate(m.snapshot(), OPTS);
+  return { n: n.ingress, r, route: r.config.data.routes['a.example.com']?.rules[0]?.route };
+}
+
+test('auth-type basic + auth-secret (htpasswd auth-file or auth-map) → basic-auth plugin with those users; Authorization kept', () => {
+  const file = withSecret({ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users', [`${N}auth-realm`]: 'Staff only' }, { auth: b64(`# staff\nann:${APR1}\nbad line without colon\nbob:plaintext\n`) });
+  assert.equal(file.n.authSecret, 'default/users', 'the Secret is indexed so it is loaded');
+  assert.equal(file.route?.backendId, 'default_web_80');
+  const id = file.route?.plugins?.[0] ?? '';
+  assert.deepEqual(file.r.config.data.plugins[id], { name: 'default/a (annotations)', type: 'basic-auth', namespace: 'default', realm: 'Staff only', hideCredentials: false, users: [{ username: 'ann', hash: APR1 }] });
+  assert.ok(file.r.events.some((e) => /user bob has a password hash Portico cannot verify/.test(e.message)), 'a plaintext line is reported, not used');
+  const map = withSecret({ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'default/users', [`${N}auth-secret-type`]: 'auth-map' }, { zed: b64(APR1) });
+  assert.deepEqual((map.r.config.data.plugins[map.route?.plugins?.[0] ?? ''] as { users: unknown }).users, [{ username: 'zed', hash: APR1 }]);
+});
+
+test('basic auth that cannot be applied fails closed: missing Secret, no usable user, another namespace, digest', () => {
+  for (const [ann, data, why] of [
+    [{ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users' }, undefined, /Secret default\/users not found/],
+    [{ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users' }, { auth: b64('x:plain\n') }, /no usable user/],
+    [{ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'other/users' }, { auth: b64(`ann:${APR1}`) }, /another namespace/],
+    [{ [`${N}auth-type`]: 'basic' }, undefined, /auth-secret is missing/],
+    [{ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, { auth: b64(`ann:${APR1}`) }, /digest is not supported/],
+  ] as const) {
+    const { route } = withSecret(ann, data as Record<string, string> | undefined);
+    assert.equal(route?.backendId, null, String(why));
+    assert.equal(route?.action, 'unavailable');
+    assert.match(route?.closedReason ?? '', why);
+  }
 });

@@ -295,6 +295,12 @@ export function annotationInstances(ing: NormalizedIngress, limitStatus: number)
   const list = ing.annotationPlugins.map((ap) => {
     const base = `ing.${ing.namespace}.${ing.name}`;
     const id = `${base.length <= 230 ? base : `ing.${createHash('sha256').update(ing.key).digest('hex').slice(0, 24)}`}.${ap.suffix}`;
+    if ('basicAuth' in ap) {
+      // ingress-nginx auth-type basic: the users of its auth-secret; the Authorization header goes upstream as
+      // with nginx's auth_basic.
+      const inst: PluginInstance = { name: `${ing.key} (annotations)`, type: 'basic-auth', namespace: ing.namespace, realm: ap.basicAuth.realm, hideCredentials: false, users: ap.basicAuth.users };
+      return { id, inst };
+    }
     const config = ap.config.type === 'rate-limit' ? { ...ap.config, status: limitStatus } : ap.config;
     const { instance } = pluginInstanceOf(config, ing.namespace, limitKey(id, config));
     return { id, inst: { name: `${ing.key} (annotations)`, ...instance } as PluginInstance };

@@ -304,6 +304,29 @@ local function name_values(list, forbidden)
   return true
 end
 
+local HASHES = {
+  function(h) -- sha256$<salt hex>$<64 hex>
+    local salt, hex = h:match("^sha256%$(%x+)%$(%x+)$")
+    return salt ~= nil and #salt <= 128 and #hex == 64
+  end,
+  function(h) return #h == 33 and h:match("^{SHA}[%w+/]+=*$") ~= nil end,
+  function(h)
+    local cost = h:match("^%$2[aby]%$(%d%d)%$[./%w]+$")
+    return cost ~= nil and #h == 60 and tonumber(cost) >= 4 and tonumber(cost) <= 31
+  end,
+  -- htpasswd files (ingress-nginx auth-secret): Apache "$apr1$", crypt(3) md5/sha256/sha512, traditional DES.
+  function(h) return #h <= 64 and h:match("^%$apr1%$[./%w]+%$[./%w]+$") ~= nil end,
+  function(h) return #h <= 256 and h:match("^%$[156]%$[^:%s]+$") ~= nil end,
+  function(h) return #h == 13 and h:match("^[./%w]+$") ~= nil end,
+}
+local function password_hash(h)
+  if type(h) ~= "string" then return false end
+  for _, f in ipairs(HASHES) do
+    if f(h) then return true end
+  end
+  return false
+end
+
 local checks = {
   ["ip-restriction"] = function(p)
     for _, what in ipairs({ "allow", "deny" }) do
@@ -338,6 +361,13 @@ local checks = {
     if err then return err end
     if p.realm ~= nil and (not str(p.realm, 256, "^[\32-\126]+$") or p.realm:find('["\\]')) then return "invalid realm" end
     if not bool_or_nil(p.hideCredentials) then return "hideCredentials must be a boolean" end
+    if p.users ~= nil then
+      if not is_array(p.users) or #p.users == 0 or #p.users > 10000 then return "users must be a non-empty array" end
+      for _, u in ipairs(p.users) do
+        if type(u) ~= "table" or not str(u.username, 128, "^[\33-\57\59-\126]+$") then return "invalid user name" end
+        if not password_hash(u.hash) then return "unsupported password hash for " .. u.username end
+      end
+    end
   end,
   ["external-auth"] = function(p)
     local err = _M.backend_id(p.backendId)
@@ -420,24 +450,6 @@ function _M.plugin(id, p)
   if err then return "plugin " .. id .. " (" .. p.type .. "): " .. err end
 end
 
-local HASHES = {
-  function(h) -- sha256$<salt hex>$<64 hex>
-    local salt, hex = h:match("^sha256%$(%x+)%$(%x+)$")
-    return salt ~= nil and #salt <= 128 and #hex == 64
-  end,
-  function(h) return #h == 33 and h:match("^{SHA}[%w+/]+=*$") ~= nil end,
-  function(h)
-    local cost = h:match("^%$2[aby]%$(%d%d)%$[./%w]+$")
-    return cost ~= nil and #h == 60 and tonumber(cost) >= 4 and tonumber(cost) <= 31
-  end,
-}
-local function password_hash(h)
-  if type(h) ~= "string" then return false end
-  for _, f in ipairs(HASHES) do
-    if f(h) then return true end
-  end
-  return false
-end
 
 -- ConsumerSet: { consumers: [{ name, username, keys: [sha256 hex], basic: [{username, hash}], plugins: [id] }] }
 function _M.consumer_set(ns, set)

@@ -173,7 +173,7 @@ do
     if cs(c) ~= nil then all = false; print("# refused " .. h .. ": " .. cs(c)) end
   end
   R.check("validate: the three hash formats are accepted", all)
-  local refused = { "sha256$xyz$" .. HEX, "sha256$00$abc", "{SHA}short", "$1$abc$def", "$2b$05$short", "plain" }
+  local refused = { "sha256$xyz$" .. HEX, "sha256$00$abc", "{SHA}short", "$7$abc$def", "$apr1$only", "$2b$05$short", "plain", "has space 13c" }
   local none = true
   for _, h in ipairs(refused) do
     if cs({ name = "a", username = "a", keys = {}, basic = { { username = "u", hash = h } }, plugins = {} }) == nil then none = false; print("# accepted " .. h) end

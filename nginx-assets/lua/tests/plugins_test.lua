@@ -244,6 +244,26 @@ do
 end
 
 ----------------------------------------------------------------------------------------------------- basic-auth
+do -- users of the plugin itself (ingress-nginx auth-secret: htpasswd apr1 and crypt(3) sha512), no consumers
+  local T, engine = setup({
+    own = plugin("basic-auth", { namespace = "team", realm = "Own", hideCredentials = false, users = {
+      { username = "ann", hash = "$apr1$Xy1.z/$sGfCQmdkAWdv/qehfFZVh1" },
+      { username = "sam", hash = "$6$abcdefgh$rP8HGKCp.1XL6v4/dKJWt8.Mje.Xx588Q58o5Hfy3wyttFxf99.pN6DeqPRQPaOGw195uNwfom.plH0ubplAr0" },
+    } }),
+  }, {})
+  local function auth(user, pass) return { authorization = "Basic " .. mock.b64enc(user .. ":" .. pass) } end
+  local crypto = require("portico.plugins.crypto")
+  R.check("basic-auth: apr1 equals openssl passwd -apr1", crypto.apr1("password", "saltsalt") == "$apr1$saltsalt$yAAkm4libquA.ZWLHbSBq/")
+  local r = request(T, engine, { plugins = "own", headers = auth("ann", "open-sesame") })
+  R.check("basic-auth: an htpasswd $apr1$ user passes, no consumer identity asserted", r.proxied and r.req["x-consumer-username"] == nil)
+  r = request(T, engine, { plugins = "own", headers = auth("ann", "open-sesame!") })
+  R.check("basic-auth: …a wrong apr1 password → 401", r.status == 401)
+  r = request(T, engine, { plugins = "own", headers = auth("sam", "letmein") })
+  R.check("basic-auth: a crypt(3) $6$ (sha512) user passes", r.proxied)
+  r = request(T, engine, { plugins = "own", headers = auth("alice", "wonderland") })
+  R.check("basic-auth: the plugin's own users only (no consumers)", r.status == 401)
+end
+
 do
   local T, engine = setup({
     ba = plugin("basic-auth", { namespace = "team", realm = "Team area", hideCredentials = true }),

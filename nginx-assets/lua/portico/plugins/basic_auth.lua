@@ -46,7 +46,13 @@ function _M.verify(username, password, hash)
   if salt then return crypto.equal(crypto.sha256_hex(salt .. password), hex:lower()) end
   local b64 = hash:match("^{SHA}(.+)$")
   if b64 then return crypto.equal(crypto.sha1_base64(password), b64) end
-  if hash:match("^%$2[aby]%$") then return bcrypt_verify(username, password, hash) end
+  local asalt = hash:match("^%$apr1%$([^$]+)%$")
+  if asalt then return crypto.equal(crypto.apr1(password, asalt), hash) end
+  -- bcrypt, and the crypt(3) schemes of htpasswd files (md5 "$1$", sha256 "$5$", sha512 "$6$", DES): libxcrypt,
+  -- slow by design — cached and bounded per worker.
+  if hash:match("^%$2[aby]%$") or hash:match("^%$[156]%$") or hash:match("^[./%w][./%w]" .. string.rep("[./%w]", 11) .. "$") then
+    return bcrypt_verify(username, password, hash)
+  end
   return false
 end
 
@@ -64,7 +70,14 @@ end
 local function access(self, ctx)
   local user, pass = credentials()
   if not user then return util.deny(401, self.challenge) end
-  local entry = consumers.by_user(self.ns, user)
+  -- Users of the plugin itself (an ingress-nginx auth-secret), else the Consumers of the namespace.
+  local entry
+  if self.users then
+    local h = self.users[user]
+    entry = h and { hash = h } or nil
+  else
+    entry = consumers.by_user(self.ns, user)
+  end
   if not entry then return util.deny(401, self.challenge) end
   local ok, err = _M.verify(user, pass, entry.hash)
   if err == "busy" then
@@ -73,13 +86,22 @@ local function access(self, ctx)
     return util.deny(429, { ["Retry-After"] = "1" })
   end
   if not ok then
-    util.log_every("basic-auth:" .. entry.consumer.name, ngx.INFO, "portico: basic-auth ", self.name,
-      ": wrong password for consumer ", entry.consumer.name)
+    local who = entry.consumer and ("consumer " .. entry.consumer.name) or "a user of the plugin"
+    util.log_every("basic-auth:" .. who, ngx.INFO, "portico: basic-auth ", self.name, ": wrong password for ", who)
     return util.deny(401, self.challenge)
   end
-  consumers.identify(ctx, entry.consumer)
+  if entry.consumer then consumers.identify(ctx, entry.consumer) end
   if self.hide then ngx.req.clear_header("Authorization") end
   return false
+end
+
+local function users_of(list)
+  if type(list) ~= "table" then return nil end
+  local out = {}
+  for _, u in ipairs(list) do
+    if out[u.username] == nil then out[u.username] = u.hash end
+  end
+  return out
 end
 
 function _M.new(conf)
@@ -88,6 +110,7 @@ function _M.new(conf)
     name = conf.name or "",
     challenge = { ["WWW-Authenticate"] = 'Basic realm="' .. (conf.realm or "portico") .. '"' },
     hide = conf.hideCredentials == true,
+    users = users_of(conf.users),
     access = access,
   }
 end

@@ -11,6 +11,7 @@ local _M = {}
 
 ffi.cdef [[
 unsigned char *SHA256(const unsigned char *d, size_t n, unsigned char *md);
+unsigned char *MD5(const unsigned char *d, size_t n, unsigned char *md);
 char *crypt_rn(const char *phrase, const char *setting, void *data, int size);
 ]]
 
@@ -88,6 +89,57 @@ function _M.bcrypt(password, hash)
   local s = ffi.string(out)
   if s:sub(1, 1) == "*" then return nil end -- libxcrypt's failure token
   return s
+end
+
+local md5buf = ffi.new("unsigned char[16]")
+function _M.md5(s)
+  libcrypto = libcrypto or lib({ "libcrypto.so.3", "crypto" }, "SHA256")
+  libcrypto.MD5(s, #s, md5buf)
+  return ffi.string(md5buf, 16)
+end
+
+-- Apache's "$apr1$" MD5-crypt (htpasswd's default): the md5crypt algorithm with the "$apr1$" magic, 1,000 rounds.
+-- Written from the algorithm's description (FreeBSD md5crypt as used by APR); checked against `openssl passwd -apr1`.
+local ITOA64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+local function to64(v, n)
+  local out = {}
+  for i = 1, n do
+    local k = v % 64
+    out[i] = ITOA64:sub(k + 1, k + 1)
+    v = math.floor(v / 64)
+  end
+  return table.concat(out)
+end
+
+function _M.apr1(password, salt)
+  local magic = "$apr1$"
+  salt = salt:sub(1, 8)
+  local md5 = _M.md5
+  local alt = md5(password .. salt .. password)
+  local ctx = { password, magic, salt }
+  local pl = #password
+  while pl > 0 do
+    ctx[#ctx + 1] = alt:sub(1, pl > 16 and 16 or pl)
+    pl = pl - 16
+  end
+  local i = #password
+  while i > 0 do
+    ctx[#ctx + 1] = (i % 2 == 1) and "\0" or password:sub(1, 1)
+    i = math.floor(i / 2)
+  end
+  local final = md5(table.concat(ctx))
+  for r = 0, 999 do
+    local c = {}
+    c[#c + 1] = (r % 2 == 1) and password or final
+    if r % 3 ~= 0 then c[#c + 1] = salt end
+    if r % 7 ~= 0 then c[#c + 1] = password end
+    c[#c + 1] = (r % 2 == 1) and final or password
+    final = md5(table.concat(c))
+  end
+  local b = { final:byte(1, 16) }
+  return magic .. salt .. "$" .. to64(b[1] * 65536 + b[7] * 256 + b[13], 4) .. to64(b[2] * 65536 + b[8] * 256 + b[14], 4)
+    .. to64(b[3] * 65536 + b[9] * 256 + b[15], 4) .. to64(b[4] * 65536 + b[10] * 256 + b[16], 4)
+    .. to64(b[5] * 65536 + b[11] * 256 + b[6], 4) .. to64(b[12], 2)
 end
 
 -- Constant-time equality for equal-length strings (digests); a length mismatch is not secret here.
