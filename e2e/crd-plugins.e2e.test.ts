@@ -358,6 +358,13 @@ describe('Portico CRDs and plugins', () => {
     const ok = await get(H('ann-basic'), '/', basic('staff', 'staff-pass'));
     assert.equal(ok.status, 200);
     assert.ok(ok.json().headers.authorization, 'Authorization goes upstream, as with nginx auth_basic');
+
+    await ingress('ann-moved', H('ann-moved'), { [`${N}permanent-redirect`]: 'https://www.example.com/new-home' });
+    const moved = await until('permanent-redirect answers', async () => {
+      const r = await get(H('ann-moved'), '/old/page?x=1');
+      return r.status === 301 ? r : undefined;
+    });
+    assert.equal(moved.headers.location, 'https://www.example.com/new-home', 'the URL as given (ingress-nginx: return 301 <url>)');
   });
 
   test('kubectl get events explains decisions on the CRs: a Route losing a path to an older Ingress is told who won', async () => {

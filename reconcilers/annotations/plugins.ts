@@ -147,5 +147,30 @@ export function annotationPlugins(v: ParsedAnnotations): { plugins: AnnotationPl
     const stray = ['limit-burst-multiplier', 'limit-whitelist'].filter((n) => (v as Record<string, unknown>)[n] !== undefined);
     if (stray.length) problems.push(`annotation ignored: ${stray.map((n) => `${NGINX_PREFIX}${n}`).join(', ')}: has no effect without ${NGINX_PREFIX}limit-rps or limit-rpm`);
   }
+  // permanent-redirect / temporal-redirect: every request answered with a redirect to the URL (as ingress-nginx's
+  // `return <code> <url>`: the request's path and query are not appended).
+  const perm = v['permanent-redirect'];
+  const temp = v['temporal-redirect'];
+  const target = perm ?? temp;
+  if (target !== undefined) {
+    const name = perm !== undefined ? 'permanent-redirect' : 'temporal-redirect';
+    if (perm !== undefined && temp !== undefined) problems.push(`annotation ignored: ${NGINX_PREFIX}temporal-redirect: ${NGINX_PREFIX}permanent-redirect wins`);
+    const code = perm !== undefined ? (v['permanent-redirect-code'] ?? 301) : (v['temporal-redirect-code'] ?? 302);
+    let url: URL | null = null;
+    try {
+      url = new URL(target);
+    } catch {
+      url = null;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.hash) {
+      problems.push(`annotation ignored: ${NGINX_PREFIX}${name}: must be an absolute http(s) URL without user info or fragment`);
+    } else if (url.search) {
+      problems.push(`annotation ignored: ${NGINX_PREFIX}${name}: a query string in the redirect URL is not supported`);
+    } else {
+      const port = url.port ? Number(url.port) : undefined;
+      const codeName = `${name}-code` as 'permanent-redirect-code' | 'temporal-redirect-code';
+      add('redirect', 'redirect', { statusCode: code, scheme: url.protocol.slice(0, -1), hostname: url.hostname, ...(port ? { port } : {}), path: url.pathname || '/', keepQuery: false }, [name, ...(v[codeName] !== undefined ? [codeName] : [])], null);
+    }
+  }
   return { plugins, problems, closed };
 }

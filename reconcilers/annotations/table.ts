@@ -59,6 +59,10 @@ export const ANNOTATIONS = {
   'auth-secret': row(authSecretSchema, 'ingress', 'high', 'Secret with the users: its name, or "namespace/name" of the Ingress\'s own namespace (another namespace is refused and fails closed)'),
   'auth-secret-type': row(z.enum(['auth-file', 'auth-map'], { error: () => 'auth-secret-type must be auth-file or auth-map' }), 'ingress', 'high', 'auth-file (default: an htpasswd file under the key "auth") or auth-map (a key per user, the value its password hash)'),
   'auth-realm': row(realmSchema, 'ingress', 'low', 'Realm of the Basic challenge (default "Authentication Required")'),
+  'permanent-redirect': row(z.string().max(2048, 'URL is longer than 2048 characters'), 'ingress', 'medium', 'Answer every request with a redirect to this URL (http/https, a DNS host name, no query): 301, or permanent-redirect-code (redirect plugin)'),
+  'permanent-redirect-code': row(intSchema(300, 308), 'ingress', 'low', 'Status of permanent-redirect (default 301; 301, 302, 303, 307 or 308)'),
+  'temporal-redirect': row(z.string().max(2048, 'URL is longer than 2048 characters'), 'ingress', 'medium', 'Answer every request with a redirect to this URL: 302, or temporal-redirect-code; permanent-redirect wins when both are set'),
+  'temporal-redirect-code': row(intSchema(300, 308), 'ingress', 'low', 'Status of temporal-redirect (default 302; 301, 302, 303, 307 or 308)'),
   plugins: row(pluginListSchema, 'location', 'medium', 'Portico Plugin objects (portico.dev/v1alpha1, same namespace) run for every path of this Ingress, e.g. "auth,limit"; a missing or invalid one makes the paths answer 503 (fail closed)'),
   'canary-by-cookie': row(cookieNameSchema, 'backend', 'low', 'Cookie routing: "always" → canary, "never" → main (after header, before weight)'),
 } as const;

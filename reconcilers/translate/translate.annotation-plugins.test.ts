@@ -128,3 +128,20 @@ test('basic auth that cannot be applied fails closed: missing Secret, no usable 
     assert.match(route?.closedReason ?? '', why);
   }
 });
+
+test('permanent-redirect / temporal-redirect (+ -code) → a redirect plugin answering every request with that URL', () => {
+  let { plugins, route } = one({ [`${N}permanent-redirect`]: 'https://www.example.com/new-home' });
+  assert.equal(route?.backendId, 'default_web_80');
+  assert.deepEqual(plugins, [{ id: 'ing.default.a.redirect', name: 'default/a (annotations)', type: 'redirect', status: 301, keepQuery: false, scheme: 'https', host: 'www.example.com', path: '/new-home' }]);
+  ({ plugins } = one({ [`${N}temporal-redirect`]: 'http://other.example.com:8443/', [`${N}temporal-redirect-code`]: '307' }));
+  assert.deepEqual(plugins.map((p) => [p.status, p.scheme, p.host, p.port, p.path]), [[307, 'http', 'other.example.com', 8443, '/']]);
+  const both = one({ [`${N}permanent-redirect`]: 'https://a.example.com', [`${N}temporal-redirect`]: 'https://b.example.com' });
+  assert.equal(both.plugins[0]?.host, 'a.example.com');
+  assert.ok(both.r.events.some((e) => /permanent-redirect wins/.test(e.message)));
+  for (const bad of ['ftp://x.example.com/', 'https://user:pw@x.example.com/', 'https://x.example.com/?q=1', 'not a url']) {
+    const r = one({ [`${N}permanent-redirect`]: bad });
+    assert.deepEqual(r.plugins, [], bad);
+    assert.ok(r.r.events.some((e) => e.reason === 'InvalidConfiguration' && /permanent-redirect/.test(e.message)), bad);
+  }
+  assert.deepEqual(one({ [`${N}permanent-redirect`]: 'https://x.example.com', [`${N}permanent-redirect-code`]: '304' }).plugins, [], 'a code that is not a redirect is refused');
+});
