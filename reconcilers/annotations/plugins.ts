@@ -147,6 +147,12 @@ export function annotationPlugins(v: ParsedAnnotations): { plugins: AnnotationPl
     const stray = ['limit-burst-multiplier', 'limit-whitelist'].filter((n) => (v as Record<string, unknown>)[n] !== undefined);
     if (stray.length) problems.push(`annotation ignored: ${stray.map((n) => `${NGINX_PREFIX}${n}`).join(', ')}: has no effect without ${NGINX_PREFIX}limit-rps or limit-rpm`);
   }
+  // x-forwarded-prefix → X-Forwarded-Prefix on the proxied request; upstream-vhost → the Host sent upstream.
+  const prefix = v['x-forwarded-prefix'];
+  if (prefix !== undefined) add('fwdprefix', 'request-headers', { set: [{ name: 'X-Forwarded-Prefix', value: prefix }] }, ['x-forwarded-prefix'], null);
+  const vhost = v['upstream-vhost'];
+  if (vhost !== undefined) add('vhost', 'rewrite', { host: vhost }, ['upstream-vhost'], null);
+
   // permanent-redirect / temporal-redirect: every request answered with a redirect to the URL (as ingress-nginx's
   // `return <code> <url>`: the request's path and query are not appended).
   const perm = v['permanent-redirect'];

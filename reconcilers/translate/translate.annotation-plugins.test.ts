@@ -145,3 +145,14 @@ test('permanent-redirect / temporal-redirect (+ -code) → a redirect plugin ans
   }
   assert.deepEqual(one({ [`${N}permanent-redirect`]: 'https://x.example.com', [`${N}permanent-redirect-code`]: '304' }).plugins, [], 'a code that is not a redirect is refused');
 });
+
+test('x-forwarded-prefix → request-headers; upstream-vhost → rewrite of the Host sent upstream; invalid values reported', () => {
+  const { plugins } = one({ [`${N}x-forwarded-prefix`]: '/shop', [`${N}upstream-vhost`]: 'backend.internal' });
+  assert.deepEqual(plugins.map((p) => [p.type, JSON.stringify(p.type === 'rewrite' ? p.host : p.set)]), [
+    ['request-headers', JSON.stringify([{ name: 'x-forwarded-prefix', value: '/shop' }])],
+    ['rewrite', JSON.stringify('backend.internal')],
+  ]);
+  const bad = one({ [`${N}upstream-vhost`]: 'bad host!', [`${N}x-forwarded-prefix`]: 'a\u0007b' });
+  assert.deepEqual(bad.plugins, []);
+  assert.equal(bad.r.events.filter((e) => e.reason === 'InvalidConfiguration').length, 2);
+});
