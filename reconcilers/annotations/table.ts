@@ -65,6 +65,7 @@ export const ANNOTATIONS = {
   'temporal-redirect-code': row(intSchema(300, 308), 'ingress', 'low', 'Status of temporal-redirect (default 302; 301, 302, 303, 307 or 308)'),
   'x-forwarded-prefix': row(z.string().max(1024, 'longer than 1024 characters'), 'ingress', 'low', 'Send X-Forwarded-Prefix with this value to the backend (request-headers plugin; printable ASCII, sent literally)'),
   'upstream-vhost': row(z.string().max(253, 'longer than 253 characters'), 'ingress', 'low', 'Host header sent to the backend instead of the client\'s (a DNS name; rewrite plugin)'),
+  'backend-protocol': row(z.enum(['HTTP', 'HTTPS', 'GRPC', 'GRPCS', 'AUTO_HTTP'], { error: () => 'backend-protocol must be HTTP, HTTPS, GRPC, GRPCS or AUTO_HTTP (FCGI is not supported)' }), 'location', 'low', 'Protocol to the backend: HTTP (default; AUTO_HTTP is the same), HTTPS, GRPC or GRPCS (a directive profile: the first route with a new combination reloads once); an Upstream object for the Service wins'),
   plugins: row(pluginListSchema, 'location', 'medium', 'Portico Plugin objects (portico.dev/v1alpha1, same namespace) run for every path of this Ingress, e.g. "auth,limit"; a missing or invalid one makes the paths answer 503 (fail closed)'),
   'canary-by-cookie': row(cookieNameSchema, 'backend', 'low', 'Cookie routing: "always" → canary, "never" → main (after header, before weight)'),
 } as const;

@@ -156,3 +156,15 @@ test('x-forwarded-prefix → request-headers; upstream-vhost → rewrite of the 
   assert.deepEqual(bad.plugins, []);
   assert.equal(bad.r.events.filter((e) => e.reason === 'InvalidConfiguration').length, 2);
 });
+
+test('backend-protocol → the route\'s directive profile (https / grpc / grpcs); HTTP and AUTO_HTTP need none; an invalid one is reported', () => {
+  for (const [value, proto] of [['HTTPS', 'HTTPS'], ['GRPC', 'GRPC'], ['GRPCS', 'GRPCS'], ['HTTP', undefined], ['AUTO_HTTP', undefined]] as const) {
+    const { r, route } = one({ [`${N}backend-protocol`]: value });
+    const prof = r.config.structure.profiles.find((p) => p.name === route?.profile);
+    assert.equal(prof?.backendProtocol, proto, value);
+    assert.equal(prof?.sslServerName, undefined, 'no SNI without an Upstream (ingress-nginx default)');
+  }
+  const bad = one({ [`${N}backend-protocol`]: 'FCGI' });
+  assert.equal(bad.route?.profile, undefined);
+  assert.ok(bad.r.events.some((e) => /FCGI is not supported/.test(e.message)));
+});

@@ -807,8 +807,13 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       if (c.pluginIds.length && !c.closed) route.plugins = c.pluginIds;
       const ids = route.split ? route.split.map((x) => x.backendId) : c.backendId ? [c.backendId] : [];
       if (ids.some((id) => backends[id]?.passiveHealth)) route.observe = true;
-      const proto = up && up.protocol !== 'HTTP' ? up.protocol : undefined;
-      const overTls = proto === 'HTTPS' || proto === 'GRPCS';
+      // The Upstream's protocol wins; else an Ingress's backend-protocol annotation (ingress-nginx; AUTO_HTTP = HTTP).
+      const annProto = c.owner.ing?.annotations['backend-protocol'];
+      const fromAnn = annProto === 'HTTPS' || annProto === 'GRPC' || annProto === 'GRPCS' ? annProto : undefined;
+      const proto = up ? (up.protocol !== 'HTTP' ? up.protocol : undefined) : fromAnn;
+      // SNI and verification come with an Upstream's tls settings; the annotation alone proxies without SNI, as
+      // ingress-nginx does by default (proxy_ssl_server_name off).
+      const overTls = !!up && (proto === 'HTTPS' || proto === 'GRPCS');
       const [upNs, upSvc] = (up?.serviceKey ?? '/').split('/');
       const profile = profileOf({
         proxyBodySize: bodySize,

@@ -201,3 +201,28 @@ test('socket, CIDR and Lua peer helpers refuse what could break out of their tok
   assert.equal(cidr('192.0.2.1'), '192.0.2.1');
   for (const bad of ['10.0.0.0/33', '::/129', '10.0.0/8', '0.0.0.0/0; include /etc/passwd', 'all', '']) assert.throws(() => cidr(bad), UnsafeValueError);
 });
+
+test('backend protocols render and pass nginx -t: https, grpc and grpcs profiles (with SNI and a CA file)', async () => {
+  const { writeTrustedCas } = await import('./render.ts');
+  const { execFileSync } = await import('node:child_process');
+  const { mkdtempSync: mk, readFileSync: rf } = await import('node:fs');
+  const { tmpdir: td } = await import('node:os');
+  const d = mk(path.join(td(), 'portico-ca-'));
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=ca', '-keyout', path.join(d, 'k'), '-out', path.join(d, 'c')], { stdio: 'ignore' });
+  const base = structureWith(['a.example.com']);
+  const s = {
+    ...base,
+    profiles: [
+      { name: 'p_aaaa', backendProtocol: 'HTTPS' as const },
+      { name: 'p_bbbb', backendProtocol: 'GRPC' as const },
+      { name: 'p_cccc', backendProtocol: 'GRPCS' as const, sslServerName: 'api.default.svc', trustedCa: rf(path.join(d, 'c'), 'utf8') },
+    ],
+  };
+  const rt = runtimeDir();
+  writeTrustedCas(s, rt);
+  const conf = renderNginxConf(s, rt, 'c');
+  assert.match(conf, /location @portico_p_aaaa \{[\s\S]*?proxy_pass https:\/\/portico_upstream;/);
+  assert.match(conf, /location @portico_p_bbbb \{[\s\S]*?grpc_pass grpc:\/\/portico_upstream;/);
+  assert.match(conf, /location @portico_p_cccc \{[\s\S]*?grpc_ssl_verify on;[\s\S]*?grpc_pass grpcs:\/\/portico_upstream;/);
+  nginxTest(rt, conf);
+});
