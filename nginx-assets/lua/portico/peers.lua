@@ -95,4 +95,8 @@ function _M.valid_port(p)
   return type(p) == "number" and p >= 1 and p <= 65535 and p % 1 == 0
 end
 
+-- The literal parsers, for modules that match client addresses (plugins/ip_restriction.lua).
+_M.ipv4_octets = octets
+_M.ipv6_groups = v6
+
 return _M

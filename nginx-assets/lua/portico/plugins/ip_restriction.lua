@@ -5,53 +5,18 @@
 -- instance; a client address is parsed once per request.
 local bit = require("bit")
 local util = require("portico.plugins.util")
+local peers = require("portico.peers")
 local band, rshift, lshift = bit.band, bit.rshift, bit.lshift
 
 local _M = {}
 
+-- IP literals are parsed by peers.lua (the same parser that vets endpoint addresses).
 local function ipv4(s)
-  local a, b, c, d = s:match("^(%d%d?%d?)%.(%d%d?%d?)%.(%d%d?%d?)%.(%d%d?%d?)$")
+  local a, b, c, d = peers.ipv4_octets(s)
   if not a then return nil end
-  a, b, c, d = tonumber(a), tonumber(b), tonumber(c), tonumber(d)
-  if a > 255 or b > 255 or c > 255 or d > 255 then return nil end
-  return { a * 256 + b, c * 256 + d }  -- two 16-bit halves
+  return { a * 256 + b, c * 256 + d } -- two 16-bit halves
 end
-
-local function hex_groups(s, out)
-  if s == "" then return out end
-  for g in (s .. ":"):gmatch("([^:]*):") do
-    if not g:match("^%x%x?%x?%x?$") then return nil end
-    out[#out + 1] = tonumber(g, 16)
-  end
-  return out
-end
-
--- An IPv6 literal as eight 16-bit numbers, or nil.
-local function ipv6(s)
-  if #s > 45 or not s:find(":", 1, true) or s:find("%%") then return nil end
-  local tail
-  local pre, dotted = s:match("^(.*:)(%d+%.%d+%.%d+%.%d+)$")
-  if pre then
-    tail = ipv4(dotted)
-    if not tail then return nil end
-    s = pre .. "0:0"
-  end
-  local g
-  local dbl = s:find("::", 1, true)
-  if dbl then
-    if s:find("::", dbl + 1, true) then return nil end
-    local left, right = hex_groups(s:sub(1, dbl - 1), {}), hex_groups(s:sub(dbl + 2), {})
-    if not left or not right or #left + #right > 7 then return nil end
-    g = left
-    for _ = 1, 8 - #left - #right do g[#g + 1] = 0 end
-    for i = 1, #right do g[#g + 1] = right[i] end
-  else
-    g = hex_groups(s, {})
-    if not g or #g ~= 8 then return nil end
-  end
-  if tail then g[7], g[8] = tail[1], tail[2] end
-  return g
-end
+local ipv6 = peers.ipv6_groups
 
 -- An address as family (4 or 6), groups of 16 bits (2 or 8); IPv4-mapped IPv6 becomes IPv4 (third value true).
 local function address(s)
