@@ -6,8 +6,8 @@
 // the configuration socket, as the gateway would push 10,000 Ingresses, so the run needs no 10k API objects —
 // what is measured is the lookup in a table of that size.
 // Usage: node e2e/bench/dataplane.ts [seconds=8] [rounds=3] [routes=10000]
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ensureCluster, kubectl, uniqueNamespace } from '../harness/cluster.ts';
@@ -19,6 +19,7 @@ import { DynamicClient } from '../../reconcilers/gateway/nginx/dynamic.ts';
 import { emptyDelta } from '../../reconcilers/translate/diff.ts';
 import type { HostRoutes } from '../../reconcilers/config/types.ts';
 import { haveValgrind, instructionsPerRequest } from './instructions.ts';
+import { relocatedConf, wrk, type WrkResult } from './wrk.ts';
 
 const seconds = Number(process.argv[2] ?? 8);
 const rounds = Number(process.argv[3] ?? 3);
@@ -76,24 +77,16 @@ http { keepalive_requests 1000;
   if (extraHosts) await p.gateway.dynamic.push({ ...emptyDelta(), routes: { upsert: extra, remove: [] } });
   const loaded = Object.keys(await p.gateway.dynamic.getRoutes()).length;
   console.log(`[dataplane] router table: ${loaded} hosts`);
-  const wrk = (port: number) => {
-    // wrk on the second core, so the load generator and the measured nginx worker do not take turns on one.
-    const out = execFileSync('taskset', ['-c', '1', 'wrk', '-t1', '-c32', `-d${seconds}s`, '--latency', '-H', 'Host: bench.test', `http://127.0.0.1:${port}/`], { encoding: 'utf8' });
-    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-    const p99raw = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
-    const p99 = p99raw ? Number(p99raw[1]) * (p99raw[2] === 'us' ? 0.001 : p99raw[2] === 's' ? 1000 : 1) : NaN;
-    const errors = /Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? '0';
-    return { rps, p99, errors: Number(errors) };
-  };
-  wrk(p.httpPort); // warm-up
-  wrk(39380);
-  wrk(39381);
-  type R = { rps: number; p99: number; errors: number };
+  const run = (port: number) => wrk(port, seconds, { Host: 'bench.test' });
+  run(p.httpPort); // warm-up
+  run(39380);
+  run(39381);
+  type R = WrkResult;
   const res: { portico: R[]; plain: R[]; plainLog: R[] } = { portico: [], plain: [], plainLog: [] };
   for (let r = 0; r < rounds; r++) {
-    res.plain.push(wrk(39380));
-    res.portico.push(wrk(p.httpPort));
-    res.plainLog.push(wrk(39381));
+    res.plain.push(run(39380));
+    res.portico.push(run(p.httpPort));
+    res.plainLog.push(run(39381));
   }
   const avg = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   const show = (name: string, xs: typeof res.plain) =>
@@ -122,19 +115,12 @@ http { keepalive_requests 1000;
     const iPlainLog = await cgPlain('pl', 39391, `access_log ${dir}/cg-pl/access.log l buffer=64k flush=1s;`);
     // Portico's own rendered configuration, moved to other ports, sockets, pid and log file; its backend is
     // pushed over the copy's own configuration socket (a fresh nginx holds no data).
-    const rt = p.gateway.nginx.runtime;
     const d = path.join(dir, 'cg-portico');
-    mkdirSync(path.join(d, 'api'), { recursive: true, mode: 0o700 });
-    const conf = readFileSync(p.gateway.nginx.confPath, 'utf8')
-      .replaceAll(rt.pidFile, path.join(d, 'nginx.pid'))
-      .replaceAll(rt.apiSocket, path.join(d, 'api', 'config.sock'))
-      .replaceAll(rt.unavailableSocket, path.join(d, 'unavailable.sock'))
-      .replaceAll(rt.accessLog, path.join(d, 'access.log'))
-      .replace(/127\.0\.0\.1:(\d+)\b/g, (all, port: string) => ({ [p.httpPort]: '127.0.0.1:39392', [p.httpsPort]: '127.0.0.1:39393', [p.httpPort + 2]: '127.0.0.1:39394' })[Number(port)] ?? all);
+    const { conf, apiSocket } = relocatedConf(p, d, 39392);
     const id = `${ns}_static_80`;
     const live = z.object({ endpoints: z.array(z.object({ address: z.string(), port: z.number(), weight: z.number() })) }).parse((await p.gateway.dynamic.getBackends())[id]);
     const hostRoutes = (await p.gateway.dynamic.getRoutes())['bench.test'] as HostRoutes;
-    const client = new DynamicClient(path.join(d, 'api', 'config.sock'));
+    const client = new DynamicClient(apiSocket);
     const iPortico = await instructionsPerRequest({
       dir: d,
       conf,

@@ -8,8 +8,8 @@
 //     showing the new limit (429, then 200 again) is measured by requests sent back to back. Goal: p99 ≤ 100 ms,
 //     0 nginx reloads.
 // Usage: node e2e/bench/plugins.ts [seconds=8] [rounds=3] [changes=30]   (needs make cluster-up)
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { admin, ensureCluster, uniqueNamespace } from '../harness/cluster.ts';
@@ -18,6 +18,7 @@ import { request, until } from '../harness/http.ts';
 import { startPortico } from '../harness/portico.ts';
 import { percentile } from './stats.ts';
 import { haveValgrind, instructionsPerRequest } from './instructions.ts';
+import { relocatedConf, wrk, type WrkResult } from './wrk.ts';
 import { DynamicClient } from '../../reconcilers/gateway/nginx/dynamic.ts';
 import { emptyDelta } from '../../reconcilers/translate/diff.ts';
 
@@ -76,24 +77,15 @@ http { access_log off; keepalive_requests 100000;
   if (denied !== 401) throw new Error(`key-auth not enforced (got ${denied})`);
 
   // ---- 1. throughput --------------------------------------------------------------------------------------------
-  const wrk = (host: string, auth: boolean) => {
-    const args = ['-t1', '-c32', `-d${seconds}s`, '--latency', '-H', `Host: ${host}`, ...(auth ? ['-H', `apikey: ${KEY}`] : []), `http://127.0.0.1:${p.httpPort}/`];
-    // wrk on the second core, so the load generator and nginx's worker do not take turns on one.
-    const out = execFileSync('taskset', ['-c', '1', 'wrk', ...args], { encoding: 'utf8' });
-    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-    const p99raw = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
-    const p99 = p99raw ? Number(p99raw[1]) * (p99raw[2] === 'us' ? 0.001 : p99raw[2] === 's' ? 1000 : 1) : NaN;
-    const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? '0');
-    return { rps, p99, errors };
-  };
-  wrk('plain.bench.test', false); // warm-up
-  wrk('plugins.bench.test', true);
-  type R = ReturnType<typeof wrk>;
+  const run = (host: string, auth: boolean) => wrk(p.httpPort, seconds, { Host: host, ...(auth ? { apikey: KEY } : {}) });
+  run('plain.bench.test', false); // warm-up
+  run('plugins.bench.test', true);
+  type R = WrkResult;
   const plain: R[] = [];
   const plug: R[] = [];
   for (let r = 0; r < rounds; r++) {
-    plain.push(wrk('plain.bench.test', false));
-    plug.push(wrk('plugins.bench.test', true));
+    plain.push(run('plain.bench.test', false));
+    plug.push(run('plugins.bench.test', true));
   }
   const avg = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   const show = (name: string, xs: R[]) =>
@@ -101,7 +93,7 @@ http { access_log off; keepalive_requests 100000;
   if (detail) {
     for (const [host, auth, label] of [['hdr.bench.test', false, 'plugin location + response-headers'], ['auth.bench.test', true, 'key-auth only'], ['limit.bench.test', false, 'rate-limit only']] as const) {
       const xs: R[] = [];
-      for (let r = 0; r < rounds; r++) xs.push(wrk(host, auth));
+      for (let r = 0; r < rounds; r++) xs.push(run(host, auth));
       console.log(`[plugins] ${show(label, xs)}`);
     }
   }
@@ -120,18 +112,11 @@ http { access_log off; keepalive_requests 100000;
   else {
     // Portico's rendered nginx.conf, moved to other ports, sockets, pid and log; the data Lua holds is pushed to the
     // copy over its own configuration socket (a fresh nginx holds none).
-    const rt = p.gateway.nginx.runtime;
     const held = p.gateway.heldData;
     const count = async (name: string, host: string, headers?: Record<string, string>) => {
       const d = path.join(dir, `cg-${name}`);
-      mkdirSync(path.join(d, 'api'), { recursive: true, mode: 0o700 });
-      const conf = readFileSync(p.gateway.nginx.confPath, 'utf8')
-        .replaceAll(rt.pidFile, path.join(d, 'nginx.pid'))
-        .replaceAll(rt.apiSocket, path.join(d, 'api', 'config.sock'))
-        .replaceAll(rt.unavailableSocket, path.join(d, 'unavailable.sock'))
-        .replaceAll(rt.accessLog, path.join(d, 'access.log'))
-        .replace(/127\.0\.0\.1:(\d+)\b/g, (all, port: string) => ({ [p.httpPort]: '127.0.0.1:40392', [p.httpsPort]: '127.0.0.1:40393', [p.httpPort + 2]: '127.0.0.1:40394' })[Number(port)] ?? all);
-      const client = new DynamicClient(path.join(d, 'api', 'config.sock'));
+      const { conf, apiSocket } = relocatedConf(p, d, 40392);
+      const client = new DynamicClient(apiSocket);
       const n = await instructionsPerRequest({
         dir: d,
         conf,
