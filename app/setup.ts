@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Config } from '../operator/config.ts';
 import type { Manager } from '../operator/manager.ts';
 import { keyOf, type KubeObject } from '../operator/kube/object.ts';
-import { resourcePath, Resources } from '../operator/kube/resources.ts';
+import { Resources } from '../operator/kube/resources.ts';
 import { ConfigMapReconciler } from '../reconcilers/configmap.ts';
 import { GatewayReconciler } from '../reconcilers/gateway/gateway.ts';
 import { ingressKeyOf, ingressRef } from '../reconcilers/translate/translate.ts';
@@ -24,14 +24,26 @@ import { ServiceReconciler, SLICES_BY_SERVICE } from '../reconcilers/service.ts'
 import { StatusReconciler } from '../reconcilers/status.ts';
 import { CrdReconciler } from '../reconcilers/crds/reconcilers.ts';
 import { CrdStatusReconciler } from '../reconcilers/crds/status.ts';
-import { isNotFound } from '../operator/kube/client.ts';
-import { crdSecretsOf, type CrdKind } from '../reconcilers/model/model.ts';
-import type { SecretData } from '../reconcilers/crds/normalize.ts';
-import type { Reconciler } from '../operator/controller.ts';
+import { crdSecretsOf, type ChangeKind, type CrdKind } from '../reconcilers/model/model.ts';
+import { CredentialSecretReconciler } from '../reconcilers/credentials.ts';
 
 export interface Portico {
   model: Model;
   gateway: GatewayReconciler;
+}
+
+/** The Secrets an object in the model reads: TLS ones (certificates) and the others (credentials and the like). */
+function secretsReadBy(model: Model, kind: ChangeKind, key: string): { tls: string[]; other: string[] } {
+  if (kind === 'Ingress') {
+    const ing = model.ingress(key);
+    return { tls: ing ? secretsOf(ing) : [], other: ing?.authSecret ? [ing.authSecret] : [] };
+  }
+  if (kind === 'Route' || kind === 'Plugin' || kind === 'Consumer' || kind === 'Upstream') {
+    const rec = model.crd(kind, key);
+    const list = rec ? crdSecretsOf(kind, rec) : [];
+    return kind === 'Route' ? { tls: list, other: [] } : { tls: [], other: list };
+  }
+  return { tls: [], other: [] };
 }
 
 /** A self-signed certificate for unknown SNI when no --default-ssl-certificate is given (fixed subject). */
@@ -97,15 +109,20 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
 
   const classCtrl = m.controller({ name: 'ingressclass', reconciler: new IngressClassReconciler(classes, model), stage: 0 });
   classCtrl.watch(classes);
-  // Secrets a Plugin, Consumer, Upstream or an Ingress's auth-secret reads come from `loaded` (fetched when the
-  // cache dropped their data because nothing referenced them when they were listed).
-  const loaded = new Map<string, SecretData>();
-  const secretLookup = (key: string): SecretData | undefined => {
-    const l = loaded.get(key);
-    if (l) return l;
-    const o = otherSecrets.store.get(key) ?? secrets.store.get(key);
-    return o?.data ? o : undefined;
-  };
+  // Secrets a Plugin, Consumer, Upstream or an Ingress's auth-secret reads (see reconcilers/credentials.ts).
+  const credentials = new CredentialSecretReconciler({
+    model,
+    informers: [otherSecrets, secrets],
+    client: m.client,
+    enqueue: (ref) => {
+      const slash = ref.indexOf('/');
+      const kind = ref.slice(0, slash);
+      const key = ref.slice(slash + 1);
+      if (kind === 'Ingress') ingressCtrl.enqueue(key);
+      else if (kind === 'Plugin' || kind === 'Consumer' || kind === 'Upstream') crdCtrls[kind].enqueue(key);
+    },
+  });
+  const secretLookup = credentials.lookup;
   const ingressCtrl = m.controller({ name: 'ingress', reconciler: new IngressReconciler(ingresses, model, classOptions, secretLookup), workers: 2, stage: 1 });
   ingressCtrl.watch(ingresses);
   // Which Ingresses Portico owns depends on the classes: re-check every Ingress when a class changes.
@@ -124,71 +141,24 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     crdCtrls[kind] = ctrl;
   }
   crdCtrls.Route.watch(classes, () => crdInformers.Route.store.keys());
-  const credentialReconciler: Reconciler = {
-    async reconcile(_ctx, key) {
-      const users = model.crdsUsingSecret(key);
-      if (!users.length) {
-        loaded.delete(key);
-        return;
-      }
-      // (A CA bundle may sit in a kubernetes.io/tls Secret, cached by the TLS informer.)
-      const obj = otherSecrets.store.get(key) ?? secrets.store.get(key);
-      if (!obj) loaded.delete(key);
-      else if (obj.data) loaded.set(key, { type: obj.type, data: obj.data });
-      else {
-        const [ns, name] = key.split('/') as [string, string];
-        try {
-          const full = await m.client.request<SecretObject>('GET', resourcePath(Resources.Secret, ns, name));
-          loaded.set(key, { type: full.type, data: full.data ?? {} });
-        } catch (e) {
-          if (!isNotFound(e)) throw e;
-          loaded.delete(key);
-        }
-      }
-      for (const ref of users) {
-        const [kind, ...rest] = ref.split('/');
-        if (kind === 'Plugin' || kind === 'Consumer' || kind === 'Upstream') crdCtrls[kind].enqueue(rest.join('/'));
-        else if (kind === 'Ingress') ingressCtrl.enqueue(rest.join('/'));
-      }
-    },
-  };
-  const credentialCtrl = m.controller({ name: 'credential-secret', reconciler: credentialReconciler, stage: 2 });
+  const credentialCtrl = m.controller({ name: 'credential-secret', reconciler: credentials, stage: 2 });
   credentialCtrl.watch(otherSecrets);
   credentialCtrl.watch(secrets);
 
-  // A Secret becomes (un)referenced when an Ingress changes in the model: re-check the Secrets it names now and
-  // the ones it named before.
-  const lastSecrets = new Map<string, string[]>();
-  const lastCrdSecrets = new Map<string, string[]>();
-  const lastAuth = new Map<string, string>();
+  // A Secret becomes (un)referenced when an object that reads it changes in the model: re-check the Secrets it names
+  // now and the ones it named before — TLS Secrets (Ingress and Route TLS) with the TLS reconciler, the others
+  // (credentials, plugin configs, CA bundles, auth-secrets) with the credential reconciler.
+  const lastRead = new Map<string, { tls: string[]; other: string[] }>();
   model.onChange((changes) => {
     for (const c of changes) {
-      if (c.kind === 'Route' || c.kind === 'Plugin' || c.kind === 'Consumer' || c.kind === 'Upstream') {
-        const ref = `${c.kind}/${c.key}`;
-        const rec = model.crd(c.kind, c.key);
-        const now = rec ? crdSecretsOf(c.kind, rec) : [];
-        for (const s of new Set([...(lastCrdSecrets.get(ref) ?? []), ...now])) {
-          if (c.kind === 'Route') secretCtrl.enqueue(s);
-          else credentialCtrl.enqueue(s);
-        }
-        if (now.length) lastCrdSecrets.set(ref, now);
-        else lastCrdSecrets.delete(ref);
-      }
-      if (c.kind !== 'Ingress') continue;
-      const ing = model.ingress(c.key);
-      // Its auth-secret (basic auth): loaded by the credential controller, which re-reconciles the Ingress.
-      const auth = ing?.authSecret;
-      const prevAuth = lastAuth.get(c.key);
-      if (auth !== prevAuth) {
-        if (prevAuth) credentialCtrl.enqueue(prevAuth);
-        if (auth) credentialCtrl.enqueue(auth);
-        if (auth) lastAuth.set(c.key, auth);
-        else lastAuth.delete(c.key);
-      }
-      const now = ing ? secretsOf(ing) : [];
-      for (const s of new Set([...(lastSecrets.get(c.key) ?? []), ...now])) secretCtrl.enqueue(s);
-      if (now.length) lastSecrets.set(c.key, now);
-      else lastSecrets.delete(c.key);
+      if (c.kind !== 'Ingress' && c.kind !== 'Route' && c.kind !== 'Plugin' && c.kind !== 'Consumer' && c.kind !== 'Upstream') continue;
+      const ref = `${c.kind}/${c.key}`;
+      const now = secretsReadBy(model, c.kind, c.key);
+      const before = lastRead.get(ref) ?? { tls: [], other: [] };
+      for (const s of new Set([...before.tls, ...now.tls])) secretCtrl.enqueue(s);
+      for (const s of new Set([...before.other, ...now.other])) credentialCtrl.enqueue(s);
+      if (now.tls.length || now.other.length) lastRead.set(ref, now);
+      else lastRead.delete(ref);
     }
   });
 
