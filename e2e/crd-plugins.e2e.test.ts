@@ -6,7 +6,7 @@
 // Isolation as in routes-no-reload: an IngressClass and hosts of this run, Portico on its own ports.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admin, ensureCluster, uniqueNamespace } from './harness/cluster.ts';
+import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, until, type Reply } from './harness/http.ts';
 import { REPO_ROOT, startPortico, type RunningPortico } from './harness/portico.ts';
@@ -16,14 +16,13 @@ import { tmpdir } from 'node:os';
 import tls from 'node:tls';
 import path from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
-import { isNotFound } from '../operator/kube/client.ts';
 
 let p: RunningPortico;
 let ns: string;
 const RUN = Date.now().toString(36);
 const H = (name: string) => `${name}.crd${RUN}.test`;
-const CLASS = `portico-crd-${RUN}`;
-const CONTROLLER = `portico.dev/crd-${RUN}`;
+let CLASS = '';
+let removeClass: (() => Promise<void>) | undefined;
 const PLURAL = { Route: 'routes', Upstream: 'upstreams', Plugin: 'plugins', Consumer: 'consumers' } as const;
 type Kind = keyof typeof PLURAL;
 const crdPath = (kind: Kind, name = '') => `/apis/portico.dev/v1alpha1/namespaces/${ns}/${PLURAL[kind]}${name ? `/${name}` : ''}`;
@@ -44,10 +43,10 @@ let reloads0 = 0;
 before(async () => {
   await ensureCluster();
   ns = await uniqueNamespace('crdp');
-  await admin().request('POST', '/apis/networking.k8s.io/v1/ingressclasses', {
-    body: { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: CLASS }, spec: { controller: CONTROLLER } },
-  });
-  p = await startPortico(53080, ['--controller-class', CONTROLLER, '--ingress-class', CLASS, '--configmap', `${ns}/portico`]);
+  const cls = await ownIngressClass('crd');
+  CLASS = cls.name;
+  removeClass = cls.remove;
+  p = await startPortico(53080, [...cls.flags, '--configmap', `${ns}/portico`]);
   await until('portico ready', async () => (await request(p.healthPort, 'x', '/readyz')).status === 200);
   await service('echo', 'echo');
   await service('echo-b', 'echo-b');
@@ -68,11 +67,7 @@ before(async () => {
 after(async () => {
   await p?.stop();
   if (ns) await deleteNamespace(ns);
-  try {
-    await admin().request('DELETE', `/apis/networking.k8s.io/v1/ingressclasses/${CLASS}`);
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
-  }
+  await removeClass?.();
 });
 
 describe('Portico CRDs and plugins', () => {

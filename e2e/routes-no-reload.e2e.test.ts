@@ -9,19 +9,18 @@
 // be blamed on routes here (and cannot hide in this test's counts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admin, ensureCluster, uniqueNamespace } from './harness/cluster.ts';
+import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, resetConnections, until } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
-import { isNotFound } from '../operator/kube/client.ts';
 
 let p: RunningPortico;
 let ns: string;
 // Hosts and the class are unique per run so leftovers of an earlier run in a reused cluster cannot interfere.
 const RUN = Date.now().toString(36);
 const SUF = `rnr${RUN}.test`;
-const CLASS = `portico-rnr-${RUN}`;
-const CONTROLLER = `portico.dev/rnr-${RUN}`;
+let CLASS = '';
+let removeClass: (() => Promise<void>) | undefined;
 const ingPath = (name = '') => `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses${name ? `/${name}` : ''}`;
 const get = (host: string, path: string) => request(p.httpPort, host, path);
 const status = async (host: string, path: string) => (await get(host, path)).status;
@@ -42,21 +41,17 @@ const reloads = () => p.metric('portico_nginx_reloads_total', { result: 'success
 before(async () => {
   await ensureCluster();
   ns = await uniqueNamespace('rnr');
-  await admin().request('POST', '/apis/networking.k8s.io/v1/ingressclasses', {
-    body: { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: CLASS }, spec: { controller: CONTROLLER } },
-  });
-  p = await startPortico(52080, ['--controller-class', CONTROLLER, '--ingress-class', CLASS, '--configmap', `${ns}/portico`]);
+  const cls = await ownIngressClass('rnr');
+  CLASS = cls.name;
+  removeClass = cls.remove;
+  p = await startPortico(52080, [...cls.flags, '--configmap', `${ns}/portico`]);
   await until('portico ready', async () => (await request(p.healthPort, 'x', '/readyz')).status === 200);
 });
 
 after(async () => {
   await p?.stop();
   if (ns) await deleteNamespace(ns);
-  try {
-    await admin().request('DELETE', `/apis/networking.k8s.io/v1/ingressclasses/${CLASS}`);
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
-  }
+  await removeClass?.();
 });
 
 describe('routes are data', () => {

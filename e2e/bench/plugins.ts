@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { admin, ensureCluster, uniqueNamespace } from '../harness/cluster.ts';
+import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from '../harness/cluster.ts';
 import { addPod, deleteNamespace } from '../harness/pods.ts';
 import { request, until } from '../harness/http.ts';
 import { startPortico } from '../harness/portico.ts';
@@ -27,9 +27,6 @@ const rounds = Number(process.argv[3] ?? 3);
 const changes = Number(process.argv[4] ?? 30);
 /** "detail": also measure each part alone (the plugin location with a trivial plugin, key-auth only, rate-limit only). */
 const detail = process.argv[5] === 'detail';
-const RUN = Date.now().toString(36);
-const CLASS = `portico-bp-${RUN}`;
-const CONTROLLER = `portico.dev/bp-${RUN}`;
 const KEY = 'bench-key-0123456789';
 
 await ensureCluster();
@@ -41,10 +38,11 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.
 const api = admin();
 const post = (p: string, body: unknown) => api.request('POST', p, { body });
 const crd = (plural: string) => `/apis/portico.dev/v1alpha1/namespaces/${ns}/${plural}`;
-await post('/apis/networking.k8s.io/v1/ingressclasses', { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: CLASS }, spec: { controller: CONTROLLER } });
+const cls = await ownIngressClass('bp');
+const CLASS = cls.name;
 await post(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'portico' }, data: { 'worker-processes': '1' } });
 // Production's sync settings (no debounce; the e2e harness adds 20 ms of quiet).
-const p = await startPortico(40080, ['--controller-class', CONTROLLER, '--ingress-class', CLASS, '--configmap', `${ns}/portico`, '--sync-quiet', '0ms']);
+const p = await startPortico(40080, [...cls.flags, '--configmap', `${ns}/portico`, '--sync-quiet', '0ms']);
 try {
   const ips = [await addPod(ns, 'static-1', { labels: { app: 'static' } }), await addPod(ns, 'static-2', { labels: { app: 'static' } })];
   mkdirSync(path.join(dir, 'b'), { recursive: true });
@@ -182,10 +180,6 @@ http { access_log off; keepalive_requests 100000;
   for (const c of children) c.kill('SIGQUIT');
   await p.stop();
   await deleteNamespace(ns);
-  try {
-    await api.request('DELETE', `/apis/networking.k8s.io/v1/ingressclasses/${CLASS}`);
-  } catch {
-    // already gone
-  }
+  await cls.remove();
 }
 process.exit(0);

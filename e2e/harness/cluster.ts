@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient, isAlreadyExists } from '../../operator/kube/client.ts';
+import { KubeClient, isAlreadyExists, isNotFound } from '../../operator/kube/client.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const DEV = path.join(ROOT, '.dev');
@@ -86,4 +86,29 @@ export async function uniqueNamespace(prefix: string): Promise<string> {
     if (!isAlreadyExists(e)) throw e;
   }
   return name;
+}
+
+/**
+ * An IngressClass of this run (its own controller value), so a test's Portico serves only the objects of that class
+ * and a shared cluster's other objects cannot be blamed on it. Pass `flags` to startPortico; `remove()` in `after`.
+ */
+export async function ownIngressClass(prefix: string): Promise<{ name: string; controller: string; flags: string[]; remove: () => Promise<void> }> {
+  const run = `${Date.now().toString(36)}${seq++}`;
+  const name = `portico-${prefix}-${run}`;
+  const controller = `portico.dev/${prefix}-${run}`;
+  await admin().request('POST', '/apis/networking.k8s.io/v1/ingressclasses', {
+    body: { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name }, spec: { controller } },
+  });
+  return {
+    name,
+    controller,
+    flags: ['--controller-class', controller, '--ingress-class', name],
+    remove: async () => {
+      try {
+        await admin().request('DELETE', `/apis/networking.k8s.io/v1/ingressclasses/${name}`);
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+    },
+  };
 }
