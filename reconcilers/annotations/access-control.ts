@@ -8,8 +8,10 @@
 //   (denylist-source-range), BasicDigestAuth (auth-type, auth-secret, auth-secret-type, auth-realm), ExternalAuth
 //   (auth-url, auth-signin, auth-method, auth-response-headers, auth-snippet, auth-cache-*, ...), CertificateAuth
 //   (auth-tls-*) — and, so that a newer ingress-nginx option is not missed, every other `auth-*` name.
-// Snippets (configuration-snippet, server-snippet) are raw nginx; one that holds an access directive (allow, deny,
-// auth_basic, auth_request, satisfy, ssl_verify_client, access_by_lua, return 401/403) counts as access control.
+// Snippets (configuration-snippet, server-snippet) are compiled from an allowlist when the ConfigMap allows them
+// (snippets.ts, risk.ts); one that is refused — by the ConfigMap's switches or for a directive off the allowlist —
+// and holds an access directive (allow, deny, auth_basic, auth_request, satisfy, ssl_verify_client, access_by_lua,
+// return 401/403) counts as access control, so the Ingress fails closed instead of serving what it protected.
 // Not on the list, with why:
 //   - satisfy: only chooses how auth and the allowlist combine; alone it restricts nothing, and with either of
 //     them present the Ingress already fails closed;

@@ -4,17 +4,61 @@
 //   allowlist-source-range / whitelist-source-range / denylist-source-range → ip-restriction (403);
 //   enable-cors + cors-*                                                     → cors (ingress-nginx's defaults);
 //   limit-rps / limit-rpm (+ limit-burst-multiplier, limit-whitelist)        → rate-limit per client IP, 503.
+//   configuration-snippet / server-snippet                                  → snippet (compiled, see snippets.ts)
 // An allow- or denylist that cannot be applied (an invalid CIDR) makes the Ingress fail closed; an invalid CORS or
 // rate-limit setting is reported and that plugin is left out (as ingress-nginx ignores an invalid annotation).
+// Snippets are compiled here (once per Ingress record) but applied only when the ConfigMap allows them, which the
+// translation decides (risk.ts): so their refusals are carried in the plugin, not reported yet.
 import { parsePluginConfig, type PluginConfig } from '../../crds/schema/index.ts';
+import type { SnippetStatement } from '../config/types.ts';
+import { compileSnippet } from './snippets.ts';
 import { NGINX_PREFIX, type ParsedAnnotations } from './table.ts';
+
+/** The snippet annotations, what each compiles to (auth-snippet is always refused: it needs auth-url). */
+export const SNIPPET_ANNOTATIONS = ['server-snippet', 'configuration-snippet', 'auth-snippet'] as const;
+export type SnippetAnnotation = (typeof SNIPPET_ANNOTATIONS)[number];
+
+/** The compiled snippets of an Ingress, and the ones refused (annotation name without prefix, why). */
+export interface CompiledSnippets {
+  server?: SnippetStatement[];
+  location?: SnippetStatement[];
+  refused: { annotation: SnippetAnnotation; message: string }[];
+}
 
 /**
  * Suffix of the data-plane plugin id ("ip", "cors", "rps", "rpm", "auth") and either a plugin configuration (the
  * Plugin schemas validated it) or, for basic auth from an auth-secret, the instance itself (its users come from a
  * Secret, which a Plugin object cannot name inline).
  */
-export type AnnotationPlugin = { suffix: string; config: PluginConfig } | { suffix: string; basicAuth: { realm: string; users: { username: string; hash: string }[] } };
+export type AnnotationPlugin =
+  | { suffix: string; config: PluginConfig }
+  | { suffix: string; basicAuth: { realm: string; users: { username: string; hash: string }[] } }
+  /** `allowed`: set only by the translation's gate (risk.ts) once the ConfigMap allows snippets; only then run. */
+  | { suffix: 'snippet'; snippets: CompiledSnippets; allowed?: true };
+
+/**
+ * Compiles the snippet annotations present (undefined when there is none). auth-snippet is refused: in
+ * ingress-nginx it runs inside the external-auth subrequest of auth-url, which Portico does not support yet.
+ */
+export function snippetPlugin(v: ParsedAnnotations): AnnotationPlugin | undefined {
+  if (SNIPPET_ANNOTATIONS.every((n) => v[n] === undefined)) return undefined;
+  const out: CompiledSnippets = { refused: [] };
+  // The server snippet first: the variables it sets are known to the configuration snippet (it runs first).
+  let vars: ReadonlySet<string> = new Set();
+  for (const [name, kind] of [['server-snippet', 'server'], ['configuration-snippet', 'location']] as const) {
+    const src = v[name];
+    if (src === undefined) continue;
+    const r = compileSnippet(src, kind, vars);
+    if (r.ok) {
+      vars = r.vars;
+      if (r.statements.length) out[kind] = r.statements;
+    } else out.refused.push({ annotation: name, message: `${r.error}; nothing of this snippet is applied` });
+  }
+  if (v['auth-snippet'] !== undefined) {
+    out.refused.push({ annotation: 'auth-snippet', message: `it applies to the external-auth subrequest of ${NGINX_PREFIX}auth-url, which Portico does not support yet; not applied` });
+  }
+  return { suffix: 'snippet', snippets: out };
+}
 
 /** Reads a Secret ("namespace/name") from the cache; undefined when it does not exist or was not loaded. */
 export type SecretReader = (key: string) => { data?: Record<string, string> } | undefined;
@@ -178,5 +222,7 @@ export function annotationPlugins(v: ParsedAnnotations): { plugins: AnnotationPl
       add('redirect', 'redirect', { statusCode: code, scheme: url.protocol.slice(0, -1), hostname: url.hostname, ...(port ? { port } : {}), path: url.pathname || '/', keepQuery: false }, [name, ...(v[codeName] !== undefined ? [codeName] : [])], null);
     }
   }
+  const snippet = snippetPlugin(v);
+  if (snippet) plugins.push(snippet);
   return { plugins, problems, closed };
 }

@@ -4,13 +4,26 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { GlobalSettings } from '../config/types.ts';
 import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
+import { RISKS, type Risk } from '../annotations/table.ts';
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdownTimeoutSeconds'> & {
   loadBalance: 'round_robin' | 'ewma';
   workerShutdownTimeoutSeconds: number;
   /** Status of requests refused by the limit-rps / limit-rpm annotations (ingress-nginx's limit-req-status-code). */
   limitReqStatusCode: number;
+  /** ingress-nginx's allow-snippet-annotations: the snippet annotations are refused unless true. */
+  allowSnippetAnnotations: boolean;
+  /** ingress-nginx's annotations-risk-level: annotations of a higher risk are refused (reconcilers/annotations/risk.ts). */
+  annotationsRiskLevel: Risk;
 };
+
+/** Low, Medium, High or Critical, as ingress-nginx spells them (any case). */
+const riskLevelSchema = z
+  .string()
+  .trim()
+  .transform((v) => v.toLowerCase())
+  .refine((v): v is Risk => (RISKS as readonly string[]).includes(v), { message: 'expected Low, Medium, High or Critical' })
+  .transform((v) => v as Risk);
 
 interface Key<F extends keyof GlobalConfigValues> {
   field: F;
@@ -110,6 +123,8 @@ export const CONFIG_KEYS = {
   'hsts-include-subdomains': key('hstsIncludeSubdomains', boolSchema, true, 'HSTS includeSubDomains'),
   'hsts-preload': key('hstsPreload', boolSchema, false, 'HSTS preload'),
   'lua-shared-dicts': key('luaSharedDicts', luaSharedDictsSchema, DEFAULT_LUA_SHARED_DICTS, 'Shared memory for backends and certificates, e.g. "configuration_data: 256, certificate_data: 64" (MB, or k/m suffix; 1 MB–1 GB). A full zone refuses writes (logged, counted), never evicts'),
+  'allow-snippet-annotations': key('allowSnippetAnnotations', boolSchema, false, 'Allow the configuration-snippet / server-snippet annotations (as ingress-nginx ≥ 1.9, off by default); they also need annotations-risk-level: Critical. Snippets are parsed and compiled from an allowlist, never pasted into nginx.conf'),
+  'annotations-risk-level': key('annotationsRiskLevel', riskLevelSchema, 'high', 'Low, Medium, High or Critical (ingress-nginx ≥ 1.12; default High): annotations of a higher risk (see the annotation table) are refused with a RiskyAnnotation Warning and not applied; refused access control fails the Ingress closed'),
   'proxy-real-ip-cidr': key('proxyRealIpCidr', realIpCidrSchema, [], 'With use-forwarded-headers: comma-separated CIDRs of the proxies trusted to set X-Forwarded-*; empty = none (ingress-nginx trusts 0.0.0.0/0)'),
 } as const;
 

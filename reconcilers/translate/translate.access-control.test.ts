@@ -114,7 +114,7 @@ test('defaultBackend of a closed Ingress is closed too; canaries never route aro
   assert.equal(r.events.filter((e) => e.ref === 'Ingress/default/protected-canary' && e.reason === 'UnsupportedAccessControl').length, 1);
 });
 
-test('every other unsupported annotation, under either prefix, raises its own Warning; the Ingress is served', () => {
+test('every other unsupported annotation, under either prefix, raises its own Warning; the Ingress is served (a snippet is refused by the ConfigMap\'s defaults instead)', () => {
   const r = translate(
     modelOf({
       services: [web],
@@ -139,7 +139,6 @@ test('every other unsupported annotation, under either prefix, raises its own Wa
   assert.deepEqual(
     unsupported.map((e) => e.message),
     [
-      'nginx.ingress.kubernetes.io/configuration-snippet',
       'nginx.ingress.kubernetes.io/enable-global-auth',
       'nginx.ingress.kubernetes.io/limit-connections',
       'nginx.ingress.kubernetes.io/rewrite-target',
@@ -148,6 +147,10 @@ test('every other unsupported annotation, under either prefix, raises its own Wa
     ].map((a) => `annotation ${a} is not supported by Portico and is ignored`),
   );
   assert.ok(unsupported.every((e) => e.type === 'Warning' && e.ref === 'Ingress/default/a'));
+  // Snippets are supported behind ingress-nginx's switches, which are off by default (risk.ts).
+  assert.deepEqual(r.events.filter((e) => e.reason === 'RiskyAnnotation').map((e) => e.message), [
+    'annotation nginx.ingress.kubernetes.io/configuration-snippet (risk Critical) is refused and not applied: the ConfigMap does not set allow-snippet-annotations: "true" (and its annotations-risk-level is High); snippets also need annotations-risk-level: Critical',
+  ]);
   assert.equal(r.config.data.routes['a.example.com']?.rules[0]?.route.backendId, 'default_web_80');
   assert.equal(r.config.data.routes['a.example.com']?.rules[0]?.route.timeouts?.read, 30);
 });

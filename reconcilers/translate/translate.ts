@@ -23,6 +23,7 @@ import { PLUGIN_ORDER, type Backend, type Certificate, type ConsumerSet, type En
 import type { ModelSnapshot } from '../model/model.ts';
 import type { IngressClassInfo, NormalizedIngress, NormalizedRoute, NormalizedSlice, NormalizedUpstream, RouteMatchN, RouteRuleN, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
+import { annotationRefusals, gateAnnotations } from '../annotations/risk.ts';
 import { limitKey, pluginInstanceOf } from '../crds/normalize.ts';
 
 export interface TranslateOptions {
@@ -292,9 +293,15 @@ const annotationCache = new WeakMap<NormalizedIngress, { limitStatus: number; li
 export function annotationInstances(ing: NormalizedIngress, limitStatus: number): { id: string; inst: PluginInstance }[] {
   const hit = annotationCache.get(ing);
   if (hit && hit.limitStatus === limitStatus) return hit.list;
-  const list = ing.annotationPlugins.map((ap) => {
+  const list = ing.annotationPlugins.filter((ap) => !('snippets' in ap) || ap.allowed).map((ap) => {
     const base = `ing.${ing.namespace}.${ing.name}`;
     const id = `${base.length <= 230 ? base : `ing.${createHash('sha256').update(ing.key).digest('hex').slice(0, 24)}`}.${ap.suffix}`;
+    if ('snippets' in ap) {
+      // Compiled ingress-nginx snippets (reconcilers/annotations/snippets.ts); only those the gate allowed (risk.ts).
+      const { server, location } = ap.snippets;
+      const inst: PluginInstance = { name: `${ing.key} (annotations)`, type: 'snippet', ...(server ? { server } : {}), ...(location ? { location } : {}) };
+      return { id, inst };
+    }
     if ('basicAuth' in ap) {
       // ingress-nginx auth-type basic: the users of its auth-secret; the Authorization header goes upstream as
       // with nginx's auth_basic.
@@ -345,7 +352,10 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
   const mine = [...snap.classes.values()].filter((c) => c.controller === o.controllerClass);
   const classes = new Map(mine.map((c) => [c.name, c]));
   const owners: Owner[] = [];
-  for (const ing of snap.ingresses.values()) {
+  // The ConfigMap's annotations-risk-level / allow-snippet-annotations decide which annotations apply (risk.ts).
+  const risk = { allowSnippetAnnotations: snap.global.allowSnippetAnnotations, annotationsRiskLevel: snap.global.annotationsRiskLevel };
+  for (const raw of snap.ingresses.values()) {
+    const ing = gateAnnotations(raw, risk);
     const s = isIngressServed(ing, classes, o);
     const ref = ingressRef(ing.key);
     status.set(ref, { served: s, programmed: false, problems: [] });
@@ -847,6 +857,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
   for (const ing of served) {
     const iref = ingressRef(ing.key);
     for (const p of ing.problems) warn(iref, 'InvalidConfiguration', p);
+    for (const r of annotationRefusals(ing)) warn(iref, r.reason, r.message);
     const closed = closedReason.get(ing.key);
     if (closed) {
       const them = ing.accessControl.length > 1 ? 'these annotations are' : 'the annotation is';

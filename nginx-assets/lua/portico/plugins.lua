@@ -2,7 +2,7 @@
 -- directive profile's location) with $portico_plugins = the route's plugin ids joined by ",". There:
 --   access()         runs the access handlers in the fixed order (PLUGIN_ORDER in reconcilers/config/types.ts:
 --                    ip-restriction, cors, key-auth, basic-auth, external-auth, rate-limit, request-headers,
---                    response-headers, redirect, rewrite; re-sorted here whatever order the ids arrive in, ties
+--                    response-headers, redirect, rewrite, snippet; re-sorted here whatever order the ids arrive in, ties
 --                    kept in route order); a handler that answers (401, 429, a redirect...) ends the chain;
 --   header_filter()  runs the response-header handlers (cors, response-headers), on Portico's own answers too;
 --   log()            feeds the balancer's EWMA latencies and passive health (a location-level log handler
@@ -23,6 +23,9 @@ local _M = {}
 local ORDER = {
   ["ip-restriction"] = 1, ["cors"] = 2, ["key-auth"] = 3, ["basic-auth"] = 4, ["external-auth"] = 5,
   ["rate-limit"] = 6, ["request-headers"] = 7, ["response-headers"] = 8, ["redirect"] = 9, ["rewrite"] = 10,
+  -- ingress-nginx snippets compiled by the controller (made only from annotations, never a Plugin object): last,
+  -- after every access decision.
+  ["snippet"] = 11,
 }
 local LAST_AUTH = ORDER["external-auth"]
 -- Plugin types that need the access phase (a subrequest yields); every other chain runs synchronously in the
@@ -34,6 +37,7 @@ local MODULES = {
   ["external-auth"] = "portico.plugins.external_auth", ["rate-limit"] = "portico.plugins.rate_limit",
   ["request-headers"] = "portico.plugins.headers", ["response-headers"] = "portico.plugins.headers",
   ["redirect"] = "portico.plugins.redirect", ["rewrite"] = "portico.plugins.rewrite",
+  ["snippet"] = "portico.plugins.snippet",
 }
 _M.ORDER = ORDER
 
@@ -210,9 +214,19 @@ end
 -- no response header is to be changed, no jump at all (the request is proxied from `location /`). A refusal is
 -- recorded by util (begin_sync/end_sync) and sent by the @portico_deny location (answer()).
 local function clean(v) return (tostring(v):gsub("[%c]", " ")) end
+-- A body sent exactly as given (util.answer_raw): "%" and control characters percent-encoded for the one-line slot.
+local function enc(v) return (tostring(v):gsub("[%%%c]", function(c) return string.format("%%%02X", c:byte()) end)) end
+local function dec(v) return (v:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)) end
 
 local function deny_jump(p)
-  local out = { tostring(p.status or 500), p.body and clean(p.body) or "" }
+  local head = tostring(p.status or 500)
+  local body
+  if p.raw then
+    head, body = head .. " raw", enc(p.body or "")
+  else
+    body = p.body and clean(p.body) or ""
+  end
+  local out = { head, body }
   for _, h in ipairs(p.headers or {}) do out[#out + 1] = clean(h[1]) .. "\t" .. clean(h[2]) end
   ngx.var.portico_deny = table.concat(out, "\n")
   return "@portico_deny"
@@ -261,13 +275,32 @@ end
 -- content handler of @portico_deny: sends what run_sync recorded in $portico_deny.
 function _M.answer()
   local d = ngx.var.portico_deny or ""
-  local status, body, rest = d:match("^(%d+)\n([^\n]*)\n?(.*)$")
-  status = tonumber(status) or 500
+  local head, body, rest = d:match("^([^\n]*)\n([^\n]*)\n?(.*)$")
+  local status = tonumber(head and head:match("^(%d+)")) or 500
   ngx.status = status
   local h = ngx.header
+  local seen = {}
   for line in (rest or ""):gmatch("[^\n]+") do
     local name, value = line:match("^([^\t]+)\t(.*)$")
-    if name then h[name] = value end
+    if name then
+      -- A name recorded twice (the snippet's add_header) keeps both values.
+      local k = name:lower()
+      local prev = seen[k]
+      if prev then
+        if type(prev) ~= "table" then prev = { prev } end
+        prev[#prev + 1] = value
+        seen[k] = prev
+        h[name] = prev
+      else
+        seen[k] = value
+        h[name] = value
+      end
+    end
+  end
+  if head and head:find(" raw", 1, true) then
+    if h["Content-Type"] == nil then h["Content-Type"] = "text/plain" end
+    ngx.print(dec(body or ""))
+    return ngx.exit(ngx.HTTP_OK)
   end
   if body == nil or body == "" then return ngx.exit(status) end
   h["Content-Type"] = "text/plain; charset=utf-8"
@@ -281,6 +314,9 @@ local health -- portico.health (passive health checking), when that module exist
 -- (balancer.log reports to health.log as well; health.log counts a request once, so the second call is a no-op.)
 function _M.log()
   balancer.log()
+  -- A snippet's response headers waiting for a header filter that never ran (the request ended first).
+  local snippet = package.loaded["portico.plugins.snippet"]
+  if snippet then snippet.forget() end
   if health == nil then
     local ok, m = pcall(require, "portico.health")
     health = ok and type(m) == "table" and type(m.log) == "function" and m or false

@@ -122,3 +122,25 @@ test('Lua plugins and consumers as data: one store version, lazy decode, API wit
     /ok - validate: route regex condition that does not compile is refused/,
   ]);
 });
+
+test('Lua snippet plugin: compiled ingress-nginx snippets — headers, if/return, rewrite/set, the router run and its jump, validation', () => {
+  run('snippet_test.lua', [
+    /ok - response: more_set_headers sets, add_header adds with \$host/,
+    /ok - response: add_header without always skips a 404; with always it is there/,
+    /ok - router: the header filter after the jump applies the values evaluated in the router/,
+    /ok - router: the log phase drops headers a request left behind/,
+    /ok - if: a true condition's return is answered through @portico_deny/,
+    /ok - if: …with exactly its text \(newline kept, nothing added\)/,
+    /ok - if: ~ sets \$1 for its block/,
+    /ok - rewrite: \$1 into the new path; break stops the later rewrites/,
+    /ok - rewrite: a replacement with a query sets it, followed by the client's/,
+    /ok - rewrite: a URL replacement with permanent answers 301/,
+    /ok - values read from the request cannot break a header/,
+    /ok - return: header directives after it still apply/,
+    /ok - order: the snippet runs after ip-restriction/,
+    /ok - a snippet whose regex PCRE refuses fails closed \(503\)/,
+    /ok - validate: a compiled snippet is accepted/,
+    /ok - validate: refused: nested if/,
+    /ok - validate: refused: a variable outside the allowlist/,
+  ]);
+});

@@ -51,6 +51,23 @@ function _M.deny(status, headers, body)
   return true
 end
 
+-- Whether handlers run synchronously in the router (answers are recorded for @portico_deny).
+function _M.in_sync() return pending ~= nil end
+
+-- An answer with exactly this body (the snippet plugin's `return code text`): no newline added, Content-Type
+-- text/plain unless a header of the answer set one, no Cache-Control.
+function _M.answer_raw(status, body)
+  if pending then
+    pending.status, pending.body, pending.raw = status, body, true
+    return true
+  end
+  ngx.status = status
+  if ngx.header["Content-Type"] == nil then ngx.header["Content-Type"] = "text/plain" end
+  ngx.print(body)
+  ngx.exit(200)
+  return true
+end
+
 -- An answer without a body (a CORS preflight's 204).
 function _M.answer(status)
   if pending then

@@ -1,0 +1,403 @@
+-- snippet: runs the ingress-nginx snippets (server-snippet, then configuration-snippet) that the controller
+-- compiled from its allowlist into data (reconcilers/annotations/snippets.ts; SnippetStatement in
+-- reconcilers/config/types.ts). Nothing here interprets nginx syntax or reads a variable outside the allowlist:
+-- the data says which request variable, capture or snippet variable each value part is.
+--
+-- Per request, like nginx's phases:
+--   1. rewrite-module statements run in order: set (a per-request table, not nginx variables), rewrite (PCRE on
+--      $uri: the path, and the query, change as the rewrite plugin changes them; a redirect answers), return
+--      (answered through the engine's deny path: util.deny / util.answer_raw), break, if (the body runs when the
+--      condition holds; its captures $1..$9 are those of the last successful regex). A return or redirect ends
+--      everything; break, rewrite ... last|break end that snippet (the server snippet's end lets the
+--      configuration snippet run, as nginx's server and location rewrite phases do);
+--   2. the header directives are declarative, as in nginx: those at the top level of a snippet always apply, those
+--      of an if block when it held; their values are evaluated once the statements ran (final variables). Request
+--      headers (proxy_set_header, more_set_input_headers, more_clear_input_headers) are set before proxying;
+--   3. response headers (add_header, more_set_headers, more_clear_headers) are applied in the header filter — to
+--      the backend's answer, or to the snippet's own return. add_header applies to 200, 201, 204, 206, 301, 302,
+--      303, 304, 307 and 308 unless `always`; more_set_headers -s/-t restrict by status and Content-Type.
+-- A value that reads the request can hold anything the client sent ($uri is decoded): control characters are
+-- percent-encoded before a value becomes a header, and a Location also gets spaces and non-ASCII encoded.
+--
+-- The router runs this plugin in set_by_lua (run_sync) and then jumps to the plugin location for the header
+-- filter, which loses ngx.ctx: the evaluated response headers wait in a per-worker table keyed by the request
+-- (its nginx request pointer), taken by the header filter and dropped in the log phase at the latest.
+local util = require("portico.plugins.util")
+
+local _M = {}
+
+local ADD_STATUSES = { [200] = true, [201] = true, [204] = true, [206] = true, [301] = true, [302] = true, [303] = true,
+  [304] = true, [307] = true, [308] = true }
+
+-- ---- per-request state across the jump to the plugin location --------------------------------------------------
+local base_ok, base = pcall(require, "resty.core.base")
+local get_request = base_ok and type(base) == "table" and base.get_request or nil
+local waiting, waiting_n = {}, 0
+local MAX_WAITING = 16384
+
+local ffi_ok, ffi = pcall(require, "ffi")
+
+-- The key of the current request: the address of nginx's request (the same before and after a named-location
+-- jump; a number, since two cdata pointers to one address are different table keys), or ngx.ctx where that is not
+-- available (tests; and it is right within one location).
+function _M._key()
+  local r = get_request and get_request()
+  if r ~= nil then
+    if type(r) == "cdata" and ffi_ok then return tonumber(ffi.cast("uintptr_t", r)) end
+    return r
+  end
+  return ngx.ctx
+end
+
+local function keep(list)
+  local k = _M._key()
+  if waiting[k] == nil then
+    if waiting_n >= MAX_WAITING then
+      -- Requests that ended without a log phase of ours never took theirs: start over rather than grow.
+      util.log_every("snippet-waiting", ngx.WARN, "portico: snippet: ", waiting_n, " pending header sets; dropped")
+      waiting, waiting_n = {}, 0
+    end
+    waiting_n = waiting_n + 1
+  end
+  waiting[k] = list
+end
+
+local function take()
+  local k = _M._key()
+  local list = waiting[k]
+  if list ~= nil then
+    waiting[k] = nil
+    waiting_n = waiting_n - 1
+  end
+  return list
+end
+
+-- Log phase (plugins.log): a request that never reached the header filter leaves nothing behind.
+function _M.forget()
+  if waiting_n > 0 then take() end
+end
+function _M._waiting() return waiting_n end
+
+-- ---- values ------------------------------------------------------------------------------------------------------
+local function var(name)
+  if name == "server_name" then name = "host" end -- one nginx server serves every host: the request's host
+  local v = ngx.var[name]
+  if type(v) == "table" then v = v[1] end
+  if v == nil then return "" end
+  return tostring(v)
+end
+
+local function eval(parts, st)
+  local n = #parts
+  if n == 1 and type(parts[1]) == "string" then return parts[1] end
+  local buf = {}
+  for i = 1, n do
+    local p = parts[i]
+    if type(p) == "string" then
+      buf[i] = p
+    elseif p.v then
+      buf[i] = var(p.v)
+    elseif p.c then
+      local c = st.caps and st.caps[p.c]
+      buf[i] = (c and tostring(c)) or ""
+    else
+      buf[i] = st.vars[p.s] or ""
+    end
+  end
+  return table.concat(buf)
+end
+
+-- A header value: control characters (other than tab) percent-encoded, so nothing a client sent can end a header.
+local function header_value(s)
+  return (s:gsub("[%z\1-\8\10-\31\127]", function(c) return string.format("%%%02X", c:byte()) end))
+end
+
+local function content_type(v)
+  if type(v) == "table" then v = v[1] end
+  if not v then return "" end
+  return (tostring(v):lower():gsub(";.*$", ""):gsub("%s+$", ""))
+end
+
+local function type_ok(op, ctype)
+  if not op.types then return true end
+  for _, t in ipairs(op.types) do
+    if t == ctype then return true end
+  end
+  return false
+end
+
+local function status_ok(op, status)
+  if not op.statuses then return true end
+  for _, s in ipairs(op.statuses) do
+    if s == status then return true end
+  end
+  return false
+end
+
+-- ---- statements ----------------------------------------------------------------------------------------------------
+local function re_match(s, regex, opts)
+  local m, err = ngx.re.match(s, regex, opts)
+  if err then
+    util.log_every("snippet-re:" .. regex, ngx.ERR, "portico: snippet: regex ", regex, " failed: ", err, "; taken as no match")
+    return nil
+  end
+  return m
+end
+
+local function test(cond, st)
+  local t = cond.test
+  if t == "nonempty" then
+    local v = eval(cond.value, st)
+    return v ~= "" and v ~= "0"
+  elseif t == "eq" or t == "ne" then
+    local same = eval(cond.left, st) == eval(cond.right, st)
+    if t == "eq" then return same end
+    return not same
+  end
+  local m = re_match(eval(cond.left, st), cond.regex, cond.caseless and "joi" or "jo")
+  if cond.negate then return m == nil end
+  if m then st.caps = m end
+  return m ~= nil
+end
+
+-- Collects the header directives of a block (not those of its if blocks: they count only when their if holds).
+local function declare(block, st)
+  for _, s in ipairs(block) do
+    if s.op == "response" then
+      st.resp[#st.resp + 1] = s
+    elseif s.op == "request" then
+      st.req[#st.req + 1] = s
+    end
+  end
+end
+
+local function redirect_answer(st, status, loc)
+  st.answer = { status = status, location = util.escape_query(loc) }
+end
+
+-- Runs a block's rewrite-module statements. Returns "answer" (a return or redirect), "stop" (break, rewrite
+-- last/break) or nil.
+local function run(block, st)
+  for _, s in ipairs(block) do
+    local op = s.op
+    if op == "set" then
+      st.vars[s.name] = eval(s.value, st)
+    elseif op == "if" then
+      if test(s.cond, st) then
+        declare(s.body, st)
+        local r = run(s.body, st)
+        if r then return r end
+      end
+    elseif op == "return" then
+      if s.location then
+        redirect_answer(st, s.status, eval(s.location, st))
+      else
+        st.answer = { status = s.status, text = s.text and eval(s.text, st) }
+      end
+      return "answer"
+    elseif op == "rewrite" then
+      local m = re_match(ngx.var.uri or "/", s.regex, "jo")
+      if m then
+        st.caps = m
+        local path = eval(s.path, st)
+        local args = s.args and eval(s.args, st)
+        local client = ngx.var.args
+        if s.keepArgs and client and client ~= "" then
+          args = (args and args ~= "") and (args .. "&" .. client) or client
+        end
+        if s.redirect then
+          redirect_answer(st, s.redirect, (args and args ~= "") and (path .. "?" .. args) or path)
+          return "answer"
+        end
+        if path:sub(1, 1) ~= "/" then path = "/" .. path end
+        if path ~= ngx.var.uri then ngx.req.set_uri(path, false) end
+        if s.args or not s.keepArgs then ngx.req.set_uri_args(args or "") end
+        if s.stop then return "stop" end
+      end
+    elseif op == "break" then
+      return "stop"
+    end
+  end
+end
+
+local HOST = "^[%w.-]+$"
+local HOST_PORT = "^[%w.-]+:%d+$"
+
+local function request_headers(ops, st)
+  local ctype = content_type(ngx.var.content_type)
+  for _, op in ipairs(ops) do
+    if type_ok(op, ctype) then
+      local name = op.name
+      if op.action == "clear" then
+        if name:sub(-1) == "*" then
+          local prefix = name:sub(1, -2):lower()
+          for h in pairs(ngx.req.get_headers(0, true)) do
+            if h:lower():sub(1, #prefix) == prefix then ngx.req.clear_header(h) end
+          end
+        else
+          ngx.req.clear_header(name)
+        end
+      else
+        local v = eval(op.value, st)
+        if name == "host" then
+          -- proxy_set_header Host: the Host sent upstream (as upstream-vhost), only when it is a host[:port].
+          if v ~= "" and (v:match(HOST) or v:match(HOST_PORT)) then
+            ngx.var.portico_upstream_host = v
+          elseif v ~= "" then
+            util.log_every("snippet-host", ngx.WARN, "portico: snippet: proxy_set_header Host value is not a host name; not set")
+          end
+        elseif not op.replaceOnly or ngx.var[util.header_var(name)] ~= nil then
+          if v == "" then ngx.req.clear_header(name) else ngx.req.set_header(name, header_value(v)) end
+        end
+      end
+    end
+  end
+end
+
+-- The response headers with their values, evaluated now (the request's variables no longer change).
+local function response_list(ops, st)
+  local out = {}
+  for i, op in ipairs(ops) do
+    out[i] = { op = op, value = op.value and header_value(eval(op.value, st)) }
+  end
+  return out
+end
+
+-- Applies evaluated response headers to a header table (ngx.header, or the record of a synchronous answer).
+-- get(name) / set(name, value) / names() abstract the two.
+local function apply(list, status, ctype, get, set, names)
+  for _, e in ipairs(list) do
+    local op = e.op
+    if status_ok(op, status) and type_ok(op, ctype) then
+      local name = op.name
+      if op.action == "clear" then
+        if name:sub(-1) == "*" then
+          local prefix = name:sub(1, -2):lower()
+          for _, h in ipairs(names()) do
+            if h:lower():sub(1, #prefix) == prefix then set(h, nil) end
+          end
+        else
+          set(name, nil)
+        end
+      elseif op.action == "set" then
+        set(name, e.value ~= "" and e.value or nil)
+      elseif (op.always or ADD_STATUSES[status]) and e.value ~= "" then
+        local cur = get(name)
+        if cur == nil then
+          set(name, e.value)
+        else
+          local copy = {}
+          if type(cur) == "table" then
+            for j = 1, #cur do copy[j] = cur[j] end
+          else
+            copy[1] = cur
+          end
+          copy[#copy + 1] = e.value
+          set(name, copy)
+        end
+      end
+    end
+  end
+end
+
+-- The snippet's own answer: recorded for @portico_deny (synchronous run in the router: the response headers are
+-- applied to the record here, as @portico_deny has no header filter) or sent at once (access phase: the plugin
+-- location's header filter then applies them, like to a backend's answer).
+local function answer(a, list)
+  local loc = a.location
+  if util.in_sync() and #list > 0 then
+    local headers, order = {}, {}
+    local function get(n)
+      local h = headers[n:lower()]
+      return h and h[2] or nil
+    end
+    local function set(n, v)
+      local k = n:lower()
+      if headers[k] == nil then order[#order + 1] = k end
+      headers[k] = v ~= nil and { n, v } or false
+    end
+    local function names()
+      local out = {}
+      for _, k in ipairs(order) do
+        if headers[k] then out[#out + 1] = headers[k][1] end
+      end
+      return out
+    end
+    if loc then set("Location", loc) end
+    apply(list, a.status, (loc or a.text == nil) and "" or "text/plain", get, set, names)
+    for _, k in ipairs(order) do
+      local h = headers[k]
+      if h then
+        if type(h[2]) == "table" then
+          for _, x in ipairs(h[2]) do util.resp_header(h[1], x) end
+        else
+          util.resp_header(h[1], h[2])
+        end
+      end
+    end
+    loc = nil -- recorded above (or removed by the snippet itself)
+  elseif #list > 0 then
+    keep(list)
+  end
+  if a.location then return util.deny(a.status, loc and { Location = loc } or nil) end
+  if a.text ~= nil or a.status < 300 then return util.answer_raw(a.status, a.text or "") end
+  return util.deny(a.status)
+end
+
+local function access(self)
+  local st = { vars = {}, resp = {}, req = {} }
+  local r
+  if self.server then
+    declare(self.server, st)
+    r = run(self.server, st)
+  end
+  if r ~= "answer" and self.location then
+    declare(self.location, st)
+    r = run(self.location, st)
+  end
+  local list = response_list(st.resp, st)
+  if r == "answer" then return answer(st.answer, list) end
+  request_headers(st.req, st)
+  if #list > 0 then keep(list) end
+  return false
+end
+
+local function header_filter()
+  local list = take()
+  if not list then return end
+  local h = ngx.header
+  local function names()
+    local out = {}
+    for k in pairs(ngx.resp.get_headers(0, true)) do out[#out + 1] = k end
+    return out
+  end
+  apply(list, ngx.status, content_type(h["Content-Type"]),
+    function(n) return h[n] end, function(n, v) h[n] = v end, names)
+end
+
+local function walk(block, f)
+  for _, s in ipairs(block or {}) do
+    f(s)
+    if s.op == "if" then walk(s.body, f) end
+  end
+end
+
+function _M.new(conf)
+  local self = { server = conf.server, location = conf.location, access = access }
+  local has_response = false
+  for _, block in ipairs({ conf.server or {}, conf.location or {} }) do
+    walk(block, function(s)
+      if s.op == "response" then has_response = true end
+      local re = s.regex or (s.op == "if" and s.cond.regex)
+      if re then
+        -- Compile once now: a pattern PCRE refuses fails the instance (the engine answers 503 and logs it).
+        local _, err = ngx.re.find("", re, "jo")
+        if err then error("invalid regex: " .. err) end
+      end
+    end)
+  end
+  if has_response then self.header_filter = header_filter end
+  return self
+end
+
+return _M

@@ -1,0 +1,134 @@
+// ingress-nginx's two switches for risky annotations, applied by the translation (they come from the ConfigMap,
+// so they cannot be decided when an Ingress is normalized):
+//   annotations-risk-level (Low | Medium | High | Critical, default High as in ingress-nginx ≥ 1.12): an annotation
+//     whose risk (table.ts, ingress-nginx's levels) is above it is refused — not applied, with a RiskyAnnotation
+//     Warning naming the annotation, its risk and the setting;
+//   allow-snippet-annotations (default false, as in ingress-nginx ≥ 1.9): the snippets (Critical) are refused
+//     unless it is "true" (and the level is Critical).
+// ingress-nginx rejects the whole Ingress in both cases (its admission webhook refuses it, its sync loop skips it);
+// Portico serves the rest of the Ingress, except where leaving an annotation out would open access: refused access
+// control (an IP list, basic auth, a snippet with access rules) makes the Ingress fail closed, and the annotations
+// of a group that only make sense together (CORS, the canary rules, a redirect and its code, basic auth) are
+// refused together, so that e.g. a refused cors-allow-origin never turns into CORS for any origin.
+// The compiled snippets' own refusals (snippets.ts) are reported here too, once the snippets are allowed.
+import type { NormalizedIngress } from '../model/types.ts';
+import { accessControlKind } from './access-control.ts';
+import { annotationPlugins, SNIPPET_ANNOTATIONS, type AnnotationPlugin, type CompiledSnippets } from './plugins.ts';
+import { ANNOTATIONS, NGINX_PREFIX, RISKS, riskLabel, riskRank, type AnnotationName, type ParsedAnnotations, type Risk } from './table.ts';
+
+export interface RiskSettings {
+  /** ConfigMap allow-snippet-annotations. */
+  allowSnippetAnnotations: boolean;
+  /** ConfigMap annotations-risk-level. */
+  annotationsRiskLevel: Risk;
+}
+
+export interface Refusal {
+  /** Event reason: RiskyAnnotation (refused by the ConfigMap's switches) or InvalidSnippet (not on the allowlist). */
+  reason: 'RiskyAnnotation' | 'InvalidSnippet';
+  message: string;
+}
+
+/** Annotations refused together: partial application would change their meaning (or loosen it). */
+const GROUPS: readonly (readonly AnnotationName[])[] = [
+  ['enable-cors', 'cors-allow-origin', 'cors-allow-methods', 'cors-allow-headers', 'cors-expose-headers', 'cors-allow-credentials', 'cors-max-age'],
+  // not `canary` itself (Low, never refused): a canary without its rules gets no traffic, never the main's.
+  ['canary-by-header', 'canary-by-header-value', 'canary-by-header-pattern', 'canary-by-cookie', 'canary-weight', 'canary-weight-total'],
+  ['permanent-redirect', 'permanent-redirect-code'],
+  ['temporal-redirect', 'temporal-redirect-code'],
+  ['auth-type', 'auth-secret', 'auth-secret-type', 'auth-realm'],
+  ['affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age'],
+];
+const BASIC_AUTH = new Set<string>(['auth-type', 'auth-secret', 'auth-secret-type', 'auth-realm']);
+const SNIPPETS = new Set<string>(SNIPPET_ANNOTATIONS);
+
+const refusals = new WeakMap<NormalizedIngress, Refusal[]>();
+const memo = new WeakMap<NormalizedIngress, { key: string; out: NormalizedIngress }>();
+
+/** The RiskyAnnotation / InvalidSnippet Warnings of a record gateAnnotations returned. */
+export function annotationRefusals(ing: NormalizedIngress): readonly Refusal[] {
+  return refusals.get(ing) ?? [];
+}
+
+const isSnippetPlugin = (p: AnnotationPlugin): p is Extract<AnnotationPlugin, { snippets: CompiledSnippets }> => 'snippets' in p;
+
+/**
+ * The Ingress as the ConfigMap's switches let it be applied: the same record when nothing is refused, else a
+ * derived one (memoized per record and settings, so the translation's memo sees a stable object) without the
+ * refused annotations and their plugins, with refused access control added to `accessControl` (fail closed).
+ * A snippet plugin that survives is marked `allowed`; annotationInstances runs only those.
+ */
+export function gateAnnotations(ing: NormalizedIngress, settings: RiskSettings): NormalizedIngress {
+  // A snapshot made without these keys (an older caller) gets ingress-nginx's defaults, never "refuse everything".
+  const s: RiskSettings = {
+    allowSnippetAnnotations: settings.allowSnippetAnnotations === true,
+    annotationsRiskLevel: RISKS.includes(settings.annotationsRiskLevel) ? settings.annotationsRiskLevel : 'high',
+  };
+  const snippetPlugin = ing.annotationPlugins.find(isSnippetPlugin);
+  const values = ing.annotations as Record<string, unknown>;
+  const present = (Object.keys(ANNOTATIONS) as AnnotationName[]).filter((n) => values[n] !== undefined);
+  const level = riskRank(s.annotationsRiskLevel);
+  const over = present.filter((n) => riskRank(ANNOTATIONS[n].risk) > level);
+  const snippetsOff = !s.allowSnippetAnnotations && present.some((n) => SNIPPETS.has(n));
+  if (!over.length && !snippetsOff && !snippetPlugin) return ing;
+  const key = `${s.allowSnippetAnnotations}/${s.annotationsRiskLevel}`;
+  const hit = memo.get(ing);
+  if (hit && hit.key === key) return hit.out;
+
+  const out: Refusal[] = [];
+  const refused = new Map<AnnotationName, string>(); // name → why
+  const setting = `annotations-risk-level is ${riskLabel(s.annotationsRiskLevel)}`;
+  for (const n of over) refused.set(n, `the ConfigMap's ${setting}`);
+  for (const g of GROUPS) {
+    const hitIn = g.find((n) => refused.has(n) && !SNIPPETS.has(n));
+    if (!hitIn) continue;
+    for (const n of g) if (values[n] !== undefined && !refused.has(n)) refused.set(n, `it belongs with ${NGINX_PREFIX}${hitIn}, which is refused (${refused.get(hitIn)})`);
+  }
+  if (!s.allowSnippetAnnotations) {
+    for (const n of present) {
+      if (!SNIPPETS.has(n)) continue;
+      const also = refused.has(n) ? ` (and its ${setting})` : '';
+      refused.set(n, `the ConfigMap does not set allow-snippet-annotations: "true"${also}; snippets also need annotations-risk-level: Critical`);
+    }
+  }
+  const accessControl = [...ing.accessControl];
+  for (const [n, why] of refused) {
+    const full = `${NGINX_PREFIX}${n}`;
+    out.push({ reason: 'RiskyAnnotation', message: `annotation ${full} (risk ${riskLabel(ANNOTATIONS[n].risk)}) is refused and not applied: ${why}` });
+    // auth-snippet restricts nothing without auth-url, and an Ingress with auth-url fails closed already.
+    const kind = n === 'auth-snippet' ? null : accessControlKind(n, typeof values[n] === 'string' ? (values[n] as string) : '');
+    if (kind) accessControl.push({ annotation: full, kind: `${kind}, refused by the ConfigMap (risk ${riskLabel(ANNOTATIONS[n].risk)})` });
+  }
+
+  const kept: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(values)) if (!refused.has(k as AnnotationName)) kept[k] = v;
+  let plugins = ing.annotationPlugins;
+  if ([...refused.keys()].some((n) => !SNIPPETS.has(n) && !BASIC_AUTH.has(n))) {
+    // Recompute the plugins of the annotations that are left (without the snippets, handled below).
+    const rest: Record<string, unknown> = { ...kept };
+    for (const n of SNIPPETS) delete rest[n];
+    const basic = ing.annotationPlugins.filter((p) => 'basicAuth' in p);
+    plugins = [...annotationPlugins(rest as ParsedAnnotations).plugins, ...basic];
+  } else plugins = plugins.filter((p) => !isSnippetPlugin(p));
+  if ([...refused.keys()].some((n) => BASIC_AUTH.has(n))) plugins = plugins.filter((p) => !('basicAuth' in p));
+
+  if (snippetPlugin) {
+    const c = snippetPlugin.snippets;
+    const gated: CompiledSnippets = { refused: [] };
+    if (c.server && !refused.has('server-snippet')) gated.server = c.server;
+    if (c.location && !refused.has('configuration-snippet')) gated.location = c.location;
+    for (const r of c.refused) {
+      if (refused.has(r.annotation)) continue;
+      const full = `${NGINX_PREFIX}${r.annotation}`;
+      out.push({ reason: 'InvalidSnippet', message: `annotation ${full} is refused: ${r.message}` });
+      const raw = values[r.annotation];
+      const kind = r.annotation === 'auth-snippet' ? null : accessControlKind(r.annotation, typeof raw === 'string' ? raw : '');
+      if (kind) accessControl.push({ annotation: full, kind: `${kind} in a snippet Portico refused` });
+    }
+    if (gated.server || gated.location) plugins = [...plugins, { suffix: 'snippet', snippets: gated, allowed: true }];
+  }
+  const result: NormalizedIngress = { ...ing, annotations: kept as ParsedAnnotations, annotationPlugins: plugins, accessControl };
+  refusals.set(result, out);
+  memo.set(ing, { key, out: result });
+  return result;
+}
