@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // portico: the ingress controller process. Flags: see operator/config.ts (README has the table).
+// `portico migrate …` runs the migration report instead (app/migrate.ts).
 import { existsSync } from 'node:fs';
 import { ConfigError, parseConfig, type Config } from '../operator/config.ts';
 import { KubeClient, loadKubeConfig } from '../operator/kube/client.ts';
@@ -12,6 +13,12 @@ import { setupPortico } from './setup.ts';
 function fail(msg: string): never {
   process.stderr.write(`portico: ${msg}\n`);
   process.exit(2);
+}
+
+// `portico migrate …`: a report on moving from ingress-nginx (app/migrate.ts), not the controller.
+if (process.argv[2] === 'migrate') {
+  const { runMigrate } = await import('./migrate.ts');
+  process.exit(await runMigrate(process.argv.slice(3)));
 }
 
 let cfg: Config;

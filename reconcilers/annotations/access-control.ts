@@ -3,7 +3,7 @@
 // fails closed: its paths stay claimed (so requests do not fall through to another Ingress's broader rule) and
 // answer 503, instead of serving to the world what was protected under ingress-nginx.
 //
-// The list follows the groups of ingress-nginx's annotation reference (annotations-risk.md):
+// The list (the table's `access` column) follows the groups of ingress-nginx's annotation reference (annotations-risk.md):
 //   Allowlist (allowlist-source-range, and its older name whitelist-source-range), Denylist
 //   (denylist-source-range), BasicDigestAuth (auth-type, auth-secret, auth-secret-type, auth-realm), ExternalAuth
 //   (auth-url, auth-signin, auth-method, auth-response-headers, auth-snippet, auth-cache-*, ...), CertificateAuth
@@ -19,19 +19,15 @@
 //   - limit-* (rate limits), enable-modsecurity / enable-owasp-core-rules / modsecurity-snippet (a WAF, detection
 //     only unless configured): they throttle or filter abuse but do not decide who is allowed in.
 // All of these still raise an UnsupportedAnnotation Warning.
+import { CATALOGUE } from './table.ts';
 
-const GROUPS = new Map<string, string>(Object.entries({
-  'allowlist-source-range': 'a client IP allowlist',
-  'whitelist-source-range': 'a client IP allowlist',
-  'denylist-source-range': 'a client IP denylist',
-  'auth-type': 'basic/digest authentication',
-  'auth-secret': 'basic/digest authentication',
-  'auth-secret-type': 'basic/digest authentication',
-  'auth-realm': 'basic/digest authentication',
-  'auth-url': 'external authentication',
-  'auth-signin': 'external authentication',
-  'auth-snippet': 'external authentication',
-}));
+// The groups are the table's `access` column (table.ts): one place says which annotation is access control. Built
+// on first use, as table.ts imports this module too.
+let groups: Map<string, string> | undefined;
+const groupOf = (name: string): string | undefined => {
+  groups ??= new Map(Object.entries(CATALOGUE).flatMap(([n, r]) => (r.access ? [[n, r.access] as const] : [])));
+  return groups.get(name);
+};
 
 const SNIPPETS = new Set(['configuration-snippet', 'server-snippet']);
 
@@ -44,7 +40,7 @@ const ACCESS_DIRECTIVE =
  * control. `value` matters only for snippets.
  */
 export function accessControlKind(name: string, value: string): string | null {
-  const g = GROUPS.get(name);
+  const g = groupOf(name);
   if (g) return g;
   if (name.startsWith('auth-tls-')) return 'client-certificate authentication';
   if (name.startsWith('auth-')) return 'authentication';

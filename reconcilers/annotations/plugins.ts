@@ -3,7 +3,7 @@
 // Lua plugins, so an allowlist from an annotation and one from a Plugin object behave identically.
 //   allowlist-source-range / whitelist-source-range / denylist-source-range → ip-restriction (403);
 //   enable-cors + cors-*                                                     → cors (ingress-nginx's defaults);
-//   limit-rps / limit-rpm (+ limit-burst-multiplier, limit-whitelist)        → rate-limit per client IP, 503.
+//   limit-rps / limit-rpm (+ limit-burst-multiplier, limit-allowlist)        → rate-limit per client IP, 503.
 //   configuration-snippet / server-snippet                                  → snippet (compiled, see snippets.ts)
 // An allow- or denylist that cannot be applied (an invalid CIDR) makes the Ingress fail closed; an invalid CORS or
 // rate-limit setting is reported and that plugin is left out (as ingress-nginx ignores an invalid annotation).
@@ -181,14 +181,15 @@ export function annotationPlugins(v: ParsedAnnotations): { plugins: AnnotationPl
   }
 
   const mult = v['limit-burst-multiplier'] ?? 5;
-  const exempt = v['limit-whitelist'];
+  const exemptName = v['limit-allowlist'] !== undefined ? 'limit-allowlist' : 'limit-whitelist';
+  const exempt = v[exemptName];
   for (const [suffix, name, key] of [['rps', 'limit-rps', 'requestsPerSecond'], ['rpm', 'limit-rpm', 'requestsPerMinute']] as const) {
     const rate = v[name];
     if (rate === undefined) continue;
-    add(suffix, 'rate-limit', { [key]: rate, burst: Math.min(rate * mult, 1_000_000), by: 'ip', status: LIMIT_STATUS, ...(exempt ? { exempt } : {}) }, [name, ...(exempt ? ['limit-whitelist'] : [])], null);
+    add(suffix, 'rate-limit', { [key]: rate, burst: Math.min(rate * mult, 1_000_000), by: 'ip', status: LIMIT_STATUS, ...(exempt ? { exempt } : {}) }, [name, ...(exempt ? [exemptName] : [])], null);
   }
   if (v['limit-rps'] === undefined && v['limit-rpm'] === undefined) {
-    const stray = ['limit-burst-multiplier', 'limit-whitelist'].filter((n) => (v as Record<string, unknown>)[n] !== undefined);
+    const stray = ['limit-burst-multiplier', 'limit-whitelist', 'limit-allowlist'].filter((n) => (v as Record<string, unknown>)[n] !== undefined);
     if (stray.length) problems.push(`annotation ignored: ${stray.map((n) => `${NGINX_PREFIX}${n}`).join(', ')}: has no effect without ${NGINX_PREFIX}limit-rps or limit-rpm`);
   }
   // x-forwarded-prefix → X-Forwarded-Prefix on the proxied request; upstream-vhost → the Host sent upstream.

@@ -1,6 +1,8 @@
-// Per-Ingress annotations Portico understands: one row each with its schema, scope, risk and meaning (the README
-// reference is generated from this table). `nginx.ingress.kubernetes.io/<name>` and `portico.dev/<name>` are
-// equivalent; the portico.dev form wins when both are set.
+// Per-Ingress annotations: one row for every annotation ingress-nginx documents (and Portico's own), with its scope,
+// risk, status (supported / difference / refused, with the difference or why in one line) and, for those Portico
+// parses, its schema and meaning. The README reference and `portico migrate` are generated from this table.
+// `nginx.ingress.kubernetes.io/<name>` and `portico.dev/<name>` are equivalent; the portico.dev form wins when both
+// are set.
 import { z } from 'zod';
 import { accessControlKind } from './access-control.ts';
 import { MAX_SNIPPET } from './snippets.ts';
@@ -17,24 +19,80 @@ export const riskRank = (r: Risk): number => RISKS.indexOf(r);
 /** "Critical", as ingress-nginx spells the level in its ConfigMap and documentation. */
 export const riskLabel = (r: Risk): string => r[0]!.toUpperCase() + r.slice(1);
 
-interface Row<T> {
-  schema: z.ZodType<T, string>;
+/**
+ * What Portico does with an annotation: `supported` (as ingress-nginx does), `difference` (supported, with the
+ * difference in one line) or `refused` (never applied: an UnsupportedAnnotation Warning, or — access control —
+ * the Ingress fails closed; why in one line).
+ */
+export type Status = 'supported' | 'difference' | 'refused';
+export const STATUSES: readonly Status[] = ['supported', 'difference', 'refused'];
+
+interface Common {
   scope: Scope;
+  /** ingress-nginx's level (annotations-risk.md); Portico's own annotations carry Portico's choice. */
   risk: Risk;
+  status: Status;
+  /** status difference: the difference with ingress-nginx, one line. */
+  difference?: string;
+  /** status refused: why, one line. */
+  refusedWhy?: string;
+  /** The access control it asks for (access-control.ts): when Portico cannot apply it, the Ingress fails closed. */
+  access?: string;
+  /** ingress-nginx's annotation (both prefixes accepted) or Portico's own (portico.dev/ only makes sense). */
+  origin: 'ingress-nginx' | 'portico';
+  /** Documented by ingress-nginx once, since removed from it (no risk level there: Low assumed). */
+  removed?: true;
+}
+/** A row Portico parses: its schema validates the value (`ANNOTATIONS` holds exactly these rows). */
+interface Row<T> extends Common {
+  schema: z.ZodType<T, string>;
   description: string;
 }
-const row = <T>(schema: z.ZodType<T, string>, scope: Scope, risk: Risk, description: string): Row<T> => ({
+/** An annotation Portico does not parse: reported as unsupported, never applied. */
+export interface RefusedRow extends Common {
+  status: 'refused';
+  refusedWhy: string;
+  schema?: undefined;
+}
+export type CatalogueRow = Row<unknown> | RefusedRow;
+
+interface RowOptions {
+  difference?: string;
+  refusedWhy?: string;
+  access?: string;
+  origin?: 'portico';
+}
+const row = <T>(schema: z.ZodType<T, string>, scope: Scope, risk: Risk, description: string, o: RowOptions = {}): Row<T> => ({
   schema,
   scope,
   risk,
   description,
+  status: o.refusedWhy ? 'refused' : o.difference ? 'difference' : 'supported',
+  ...(o.difference ? { difference: o.difference } : {}),
+  ...(o.refusedWhy ? { refusedWhy: o.refusedWhy } : {}),
+  ...(o.access ? { access: o.access } : {}),
+  origin: o.origin ?? 'ingress-nginx',
+});
+const refused = (scope: Scope, risk: Risk, why: string, o: { access?: string; removed?: true } = {}): RefusedRow => ({
+  scope,
+  risk,
+  status: 'refused',
+  refusedWhy: why,
+  ...(o.access ? { access: o.access } : {}),
+  origin: 'ingress-nginx',
+  ...(o.removed ? { removed: true as const } : {}),
 });
 
 // Snippets are compiled by plugins.ts (snippets.ts), once the ConfigMap allows them; here only their size.
 const snippetSchema = z.string().max(MAX_SNIPPET * 4, `longer than ${MAX_SNIPPET * 4} characters`);
 
-export const ANNOTATIONS = {
-  'use-regex': row(boolSchema, 'ingress', 'low', 'Treat ImplementationSpecific paths of this Ingress as case-insensitive regular expressions'),
+/**
+ * THE annotation table: every annotation ingress-nginx documents (its annotations.md and annotations-risk.md) and
+ * Portico's own, with what Portico does with it. Rows with a schema are parsed (`ANNOTATIONS`); the others are
+ * reported as unsupported by parseAnnotations.
+ */
+export const ANNOTATION_TABLE = {
+  'use-regex': row(boolSchema, 'ingress', 'low', 'Treat ImplementationSpecific paths of this Ingress as case-insensitive regular expressions', { difference: 'applies to the ImplementationSpecific paths of this Ingress only; ingress-nginx turns every path of the host (of all its Ingresses) into a regex' }),
   'ssl-redirect': row(boolSchema, 'location', 'low', 'Redirect HTTP to HTTPS when the host has TLS (default: ConfigMap ssl-redirect, true)'),
   'force-ssl-redirect': row(boolSchema, 'location', 'medium', 'Redirect HTTP to HTTPS even when the host has no TLS section'),
   'proxy-body-size': row(sizeSchema, 'location', 'medium', 'Maximum request body size (client_max_body_size), e.g. 8m; 0 = unlimited'),
@@ -42,7 +100,7 @@ export const ANNOTATIONS = {
   'proxy-read-timeout': row(secondsSchema, 'location', 'low', 'Upstream read timeout in seconds'),
   'proxy-send-timeout': row(secondsSchema, 'location', 'low', 'Upstream send timeout in seconds'),
   'load-balance': row(loadBalanceSchema, 'backend', 'low', 'Balancing algorithm for this Ingress\'s backends: round_robin or ewma'),
-  'upstream-hash-by': row(nginxVariableSchema, 'backend', 'high', 'Consistent hashing on an nginx variable, e.g. $request_uri or $remote_addr (adding an endpoint moves about 1/N of the keys)'),
+  'upstream-hash-by': row(nginxVariableSchema, 'backend', 'high', 'Consistent hashing on an nginx variable, e.g. $request_uri or $remote_addr (adding an endpoint moves about 1/N of the keys)', { difference: 'one nginx variable only; ingress-nginx also hashes on text combining several, e.g. "$host$request_uri"' }),
   affinity: row(affinitySchema, 'backend', 'low', 'Session affinity: "cookie" (takes precedence over upstream-hash-by)'),
   'affinity-mode': row(affinityModeSchema, 'backend', 'medium', 'balanced (default: the cookie holds a key hashed onto the endpoints, so scaling moves about 1/N of sessions) or persistent (the cookie names the endpoint; it moves only when that endpoint goes away)'),
   'session-cookie-name': row(cookieNameSchema, 'backend', 'medium', 'Affinity cookie name (default INGRESSCOOKIE)'),
@@ -53,39 +111,150 @@ export const ANNOTATIONS = {
   'canary-by-header': row(headerNameSchema, 'backend', 'medium', 'Header routing: "always" → canary, "never" → main, else weight (highest precedence)'),
   'canary-by-header-value': row(headerValueSchema, 'backend', 'medium', 'With canary-by-header: this exact value routes to the canary'),
   'canary-by-header-pattern': row(headerPatternSchema, 'backend', 'medium', 'With canary-by-header: values matching this regex route to the canary'),
-  'whitelist-source-range': row(commaListSchema, 'ingress', 'medium', 'Client IP allowlist (CIDRs, comma-separated; older name of allowlist-source-range): others get 403. Runs as an ip-restriction plugin; an invalid list makes the Ingress fail closed (503)'),
-  'allowlist-source-range': row(commaListSchema, 'ingress', 'medium', 'Client IP allowlist (CIDRs, comma-separated): others get 403; wins over whitelist-source-range. An invalid list makes the Ingress fail closed (503)'),
-  'denylist-source-range': row(commaListSchema, 'ingress', 'medium', 'Client IP denylist (CIDRs, comma-separated): those get 403 (deny wins over allow). An invalid list makes the Ingress fail closed (503)'),
+  'whitelist-source-range': row(commaListSchema, 'ingress', 'medium', 'Client IP allowlist (CIDRs, comma-separated; older name of allowlist-source-range): others get 403. Runs as an ip-restriction plugin; an invalid list makes the Ingress fail closed (503)', { access: 'a client IP allowlist' }),
+  'allowlist-source-range': row(commaListSchema, 'ingress', 'medium', 'Client IP allowlist (CIDRs, comma-separated): others get 403; wins over whitelist-source-range. An invalid list makes the Ingress fail closed (503)', { access: 'a client IP allowlist' }),
+  'denylist-source-range': row(commaListSchema, 'ingress', 'medium', 'Client IP denylist (CIDRs, comma-separated): those get 403 (deny wins over allow). An invalid list makes the Ingress fail closed (503)', { access: 'a client IP denylist' }),
   'enable-cors': row(boolSchema, 'ingress', 'low', 'CORS with the cors-* settings: preflights answered with 204 by Portico, CORS headers on responses (cors plugin)'),
   'cors-allow-origin': row(commaListSchema, 'ingress', 'medium', 'Allowed origins, comma-separated: "*" (default), "https://a.example" or "https://*.example.com"; with "*", credentials are not allowed (browsers refuse that pair anyway)'),
   'cors-allow-methods': row(commaListSchema, 'ingress', 'medium', 'Allowed methods (default GET, PUT, POST, DELETE, PATCH, OPTIONS)'),
   'cors-allow-headers': row(commaListSchema, 'ingress', 'medium', 'Allowed request headers (default DNT, Keep-Alive, User-Agent, X-Requested-With, If-Modified-Since, Cache-Control, Content-Type, Range, Authorization)'),
   'cors-expose-headers': row(commaListSchema, 'ingress', 'medium', 'Response headers exposed to the page (default none)'),
-  'cors-allow-credentials': row(boolSchema, 'ingress', 'low', 'Access-Control-Allow-Credentials (default true, except with origin "*")'),
+  'cors-allow-credentials': row(boolSchema, 'ingress', 'low', 'Access-Control-Allow-Credentials (default true, except with origin "*")', { difference: 'never sent with cors-allow-origin "*" (ingress-nginx sends it, and browsers then reject the response)' }),
   'cors-max-age': row(intSchema(0, 2_592_000), 'ingress', 'low', 'Access-Control-Max-Age in seconds (default 1728000)'),
   'limit-rps': row(intSchema(1, 1_000_000), 'ingress', 'low', 'Requests per second per client IP, burst limit-rps × limit-burst-multiplier; over it: 503 (rate-limit plugin, counters per node)'),
   'limit-rpm': row(intSchema(1, 100_000_000), 'ingress', 'low', 'Requests per minute per client IP, burst limit-rpm × limit-burst-multiplier; over it: 503'),
   'limit-burst-multiplier': row(intSchema(1, 1000), 'ingress', 'low', 'Burst of limit-rps / limit-rpm as a multiple of the rate (default 5)'),
-  'limit-whitelist': row(commaListSchema, 'ingress', 'low', 'Client CIDRs never rate limited (comma-separated)'),
-  'auth-type': row(z.enum(['basic'], { error: () => 'Portico supports auth-type "basic" (digest is not supported: the Ingress fails closed)' }), 'ingress', 'low', 'HTTP basic authentication against the users of auth-secret (basic-auth plugin); "digest" is refused and fails closed'),
-  'auth-secret': row(authSecretSchema, 'ingress', 'medium', 'Secret with the users: its name, or "namespace/name" of the Ingress\'s own namespace (another namespace is refused and fails closed)'),
-  'auth-secret-type': row(z.enum(['auth-file', 'auth-map'], { error: () => 'auth-secret-type must be auth-file or auth-map' }), 'ingress', 'low', 'auth-file (default: an htpasswd file under the key "auth") or auth-map (a key per user, the value its password hash)'),
-  'auth-realm': row(realmSchema, 'ingress', 'medium', 'Realm of the Basic challenge (default "Authentication Required")'),
-  'permanent-redirect': row(z.string().max(2048, 'URL is longer than 2048 characters'), 'ingress', 'medium', 'Answer every request with a redirect to this URL (http/https, a DNS host name, no query): 301, or permanent-redirect-code (redirect plugin)'),
+  'limit-whitelist': row(commaListSchema, 'ingress', 'low', 'Client CIDRs never rate limited (comma-separated; older name of limit-allowlist)'),
+  'limit-allowlist': row(commaListSchema, 'ingress', 'low', 'Client CIDRs never rate limited (comma-separated); wins over limit-whitelist'),
+  'auth-type': row(z.enum(['basic'], { error: () => 'Portico supports auth-type "basic" (digest is not supported: the Ingress fails closed)' }), 'ingress', 'low', 'HTTP basic authentication against the users of auth-secret (basic-auth plugin); "digest" is refused and fails closed', { access: 'basic/digest authentication', difference: 'basic only: "digest" is refused and the Ingress fails closed' }),
+  'auth-secret': row(authSecretSchema, 'ingress', 'medium', 'Secret with the users: its name, or "namespace/name" of the Ingress\'s own namespace (another namespace is refused and fails closed)', { access: 'basic/digest authentication', difference: 'only a Secret of the Ingress\'s own namespace; one in another namespace makes the Ingress fail closed' }),
+  'auth-secret-type': row(z.enum(['auth-file', 'auth-map'], { error: () => 'auth-secret-type must be auth-file or auth-map' }), 'ingress', 'low', 'auth-file (default: an htpasswd file under the key "auth") or auth-map (a key per user, the value its password hash)', { access: 'basic/digest authentication' }),
+  'auth-realm': row(realmSchema, 'ingress', 'medium', 'Realm of the Basic challenge (default "Authentication Required")', { access: 'basic/digest authentication' }),
+  'permanent-redirect': row(z.string().max(2048, 'URL is longer than 2048 characters'), 'ingress', 'medium', 'Answer every request with a redirect to this URL (http/https, a DNS host name, no query): 301, or permanent-redirect-code (redirect plugin)', { difference: 'a literal http(s) URL: one with a query string, user info or a fragment is ignored with a Warning' }),
   'permanent-redirect-code': row(intSchema(300, 308), 'ingress', 'low', 'Status of permanent-redirect (default 301; 301, 302, 303, 307 or 308)'),
-  'temporal-redirect': row(z.string().max(2048, 'URL is longer than 2048 characters'), 'ingress', 'medium', 'Answer every request with a redirect to this URL: 302, or temporal-redirect-code; permanent-redirect wins when both are set'),
+  'temporal-redirect': row(z.string().max(2048, 'URL is longer than 2048 characters'), 'ingress', 'medium', 'Answer every request with a redirect to this URL: 302, or temporal-redirect-code; permanent-redirect wins when both are set', { difference: 'a literal http(s) URL, as permanent-redirect; when both are set, permanent-redirect wins (ingress-nginx applies temporal-redirect)' }),
   'temporal-redirect-code': row(intSchema(300, 308), 'ingress', 'low', 'Status of temporal-redirect (default 302; 301, 302, 303, 307 or 308)'),
   'x-forwarded-prefix': row(z.string().max(1024, 'longer than 1024 characters'), 'ingress', 'medium', 'Send X-Forwarded-Prefix with this value to the backend (request-headers plugin; printable ASCII, sent literally)'),
-  'upstream-vhost': row(z.string().max(253, 'longer than 253 characters'), 'ingress', 'low', 'Host header sent to the backend instead of the client\'s (a DNS name; rewrite plugin)'),
-  'backend-protocol': row(z.enum(['HTTP', 'HTTPS', 'GRPC', 'GRPCS', 'AUTO_HTTP'], { error: () => 'backend-protocol must be HTTP, HTTPS, GRPC, GRPCS or AUTO_HTTP (FCGI is not supported)' }), 'location', 'low', 'Protocol to the backend: HTTP (default; AUTO_HTTP is the same), HTTPS, GRPC or GRPCS (a directive profile: the first route with a new combination reloads once); an Upstream object for the Service wins'),
-  plugins: row(pluginListSchema, 'location', 'medium', 'Portico Plugin objects (portico.dev/v1alpha1, same namespace) run for every path of this Ingress, e.g. "auth,limit"; a missing or invalid one makes the paths answer 503 (fail closed)'),
+  'upstream-vhost': row(z.string().max(253, 'longer than 253 characters'), 'ingress', 'low', 'Host header sent to the backend instead of the client\'s (a DNS name; rewrite plugin)', { difference: 'a DNS name only; ingress-nginx also accepts nginx variables such as $host' }),
+  'backend-protocol': row(z.enum(['HTTP', 'HTTPS', 'GRPC', 'GRPCS', 'AUTO_HTTP'], { error: () => 'backend-protocol must be HTTP, HTTPS, GRPC, GRPCS or AUTO_HTTP (FCGI is not supported)' }), 'location', 'low', 'Protocol to the backend: HTTP (default; AUTO_HTTP is the same), HTTPS, GRPC or GRPCS (a directive profile: the first route with a new combination reloads once); an Upstream object for the Service wins', { difference: 'FCGI is not supported (the value is ignored with a Warning); AUTO_HTTP is plain HTTP' }),
+  plugins: row(pluginListSchema, 'location', 'medium', 'Portico Plugin objects (portico.dev/v1alpha1, same namespace) run for every path of this Ingress, e.g. "auth,limit"; a missing or invalid one makes the paths answer 503 (fail closed)', { origin: 'portico' }),
   'canary-by-cookie': row(cookieNameSchema, 'backend', 'medium', 'Cookie routing: "always" → canary, "never" → main (after header, before weight)'),
-  'configuration-snippet': row(snippetSchema, 'location', 'critical', 'Only with the ConfigMap\'s allow-snippet-annotations: "true" and annotations-risk-level: Critical (else refused with a Warning). Parsed with nginx\'s lexical rules and compiled to data for the snippet plugin (it runs after every other plugin) for every path of this Ingress; allowed: more_set_headers (-s, -t), more_clear_headers, more_set_input_headers (-r, -t), more_clear_input_headers, add_header [always], proxy_set_header, set, return, rewrite (last = break: the route is not chosen again), break, if (($v), =, !=, ~, ~*, !~, !~*); values may read $host, $uri, $request_uri, $args, $scheme, $remote_addr, $request_method, $server_name (= $host), $http_*, $arg_*, $cookie_*, $1-$9 and variables set before. Anything else (Lua, include, file paths, proxy_pass, access directives, other variables) refuses the whole snippet with the line; one refused for access rules makes the Ingress fail closed. Differences: rewrite-module directives run after auth and rate limits (nginx runs them before), and headers of an if block add to the others (nginx replaces them)'),
-  'server-snippet': row(snippetSchema, 'ingress', 'critical', 'As configuration-snippet, but runs first; difference: in ingress-nginx it is the host\'s server block (every Ingress on the host, 404s included) — in Portico it applies to every path of that host served by this Ingress. location blocks are refused'),
-  'auth-snippet': row(snippetSchema, 'location', 'critical', 'Refused with a Warning: it applies to the external-auth subrequest of auth-url, which Portico does not support yet (an Ingress with auth-url fails closed)'),
-} as const;
+  'configuration-snippet': row(snippetSchema, 'location', 'critical', 'Only with the ConfigMap\'s allow-snippet-annotations: "true" and annotations-risk-level: Critical (else refused with a Warning). Parsed with nginx\'s lexical rules and compiled to data for the snippet plugin (it runs after every other plugin) for every path of this Ingress; allowed: more_set_headers (-s, -t), more_clear_headers, more_set_input_headers (-r, -t), more_clear_input_headers, add_header [always], proxy_set_header, set, return, rewrite (last = break: the route is not chosen again), break, if (($v), =, !=, ~, ~*, !~, !~*); values may read $host, $uri, $request_uri, $args, $scheme, $remote_addr, $request_method, $server_name (= $host), $http_*, $arg_*, $cookie_*, $1-$9 and variables set before. Anything else (Lua, include, file paths, proxy_pass, access directives, other variables) refuses the whole snippet with the line; one refused for access rules makes the Ingress fail closed. Differences: rewrite-module directives run after auth and rate limits (nginx runs them before), and headers of an if block add to the others (nginx replaces them)', { difference: 'compiled from an allowlist of directives, never pasted into nginx.conf: anything else refuses the whole snippet' }),
+  'server-snippet': row(snippetSchema, 'ingress', 'critical', 'As configuration-snippet, but runs first; difference: in ingress-nginx it is the host\'s server block (every Ingress on the host, 404s included) — in Portico it applies to every path of that host served by this Ingress. location blocks are refused', { difference: 'applies to the paths of this Ingress on the host, not to the whole server block; location blocks are refused' }),
+  'auth-snippet': row(snippetSchema, 'location', 'critical', 'Refused with a Warning: it applies to the external-auth subrequest of auth-url, which Portico does not support yet (an Ingress with auth-url fails closed)', { access: 'external authentication', refusedWhy: 'it runs in the external-auth subrequest of auth-url, which Portico does not support yet (an Ingress with auth-url fails closed)' }),
+  // ---- ingress-nginx annotations Portico refuses: each raises an UnsupportedAnnotation Warning and is not applied;
+  // the access-control ones make the Ingress fail closed (503) instead.
+  'rewrite-target': refused('ingress', 'medium', 'not supported yet: the path is sent to the backend unchanged; use a Plugin of type rewrite (regex) instead'),
+  'app-root': refused('location', 'medium', 'not supported yet: "/" is not redirected to the application root'),
+  'preserve-trailing-slash': refused('location', 'medium', 'not supported yet: the redirect to HTTPS does not take this option'),
+  'from-to-www-redirect': refused('location', 'low', 'not supported yet: add a redirect Plugin on the host to redirect instead'),
+  'use-port-in-redirects': refused('location', 'low', 'not supported yet: redirects Portico sends are not given the port'),
+  'server-alias': refused('ingress', 'high', 'not supported yet: list the extra host names as rules of the Ingress instead'),
+  'default-backend': refused('location', 'low', 'not supported yet: there is no per-Ingress fallback Service for errors (spec.defaultBackend is supported)'),
+  'custom-http-errors': refused('location', 'low', 'custom error pages are not supported yet: backend error responses reach the client unchanged'),
+  'disable-proxy-intercept-errors': refused('location', 'low', 'not supported: Portico never intercepts backend errors (custom-http-errors is not supported)'),
+  'custom-headers': refused('location', 'medium', 'not supported yet: set response headers with a Plugin of type response-headers instead'),
+  'client-body-buffer-size': refused('location', 'low', 'not supported: the request body buffer is not tunable per Ingress (nginx\'s default applies)'),
+  'connection-proxy-header': refused('location', 'low', 'not supported: the Connection header sent to the backend cannot be overridden per Ingress'),
+  'proxy-buffering': refused('location', 'low', 'not supported: response buffering is not tunable per Ingress (nginx\'s default applies)'),
+  'proxy-buffer-size': refused('location', 'low', 'not supported: proxy buffers are not tunable per Ingress (nginx\'s default applies)'),
+  'proxy-buffers-number': refused('location', 'low', 'not supported: proxy buffers are not tunable per Ingress (nginx\'s default applies)'),
+  'proxy-max-temp-file-size': refused('location', 'low', 'not supported: proxy temporary files are not tunable per Ingress (nginx\'s default applies)'),
+  'proxy-request-buffering': refused('location', 'low', 'not supported: request buffering is not tunable per Ingress (nginx\'s default applies)'),
+  'proxy-http-version': refused('location', 'low', 'not supported: the HTTP version to the backend is not settable per Ingress'),
+  'proxy-cookie-domain': refused('location', 'medium', 'not supported yet: Set-Cookie domains from the backend are passed through unchanged'),
+  'proxy-cookie-path': refused('location', 'medium', 'not supported yet: Set-Cookie paths from the backend are passed through unchanged'),
+  'proxy-redirect-from': refused('location', 'medium', 'not supported yet: Location headers from the backend are passed through unchanged'),
+  'proxy-redirect-to': refused('location', 'medium', 'not supported yet: Location headers from the backend are passed through unchanged'),
+  'proxy-next-upstream': refused('location', 'medium', 'not supported yet: the retry policy is not settable per Ingress'),
+  'proxy-next-upstream-timeout': refused('location', 'low', 'not supported yet: the retry policy is not settable per Ingress'),
+  'proxy-next-upstream-tries': refused('location', 'low', 'not supported yet: the retry policy is not settable per Ingress'),
+  'proxy-ssl-secret': refused('ingress', 'medium', 'not supported as an annotation: backend TLS (CA, SNI, verification) is set on an Upstream object'),
+  'proxy-ssl-verify': refused('ingress', 'low', 'not supported as an annotation: backend TLS (CA, SNI, verification) is set on an Upstream object'),
+  'proxy-ssl-verify-depth': refused('ingress', 'low', 'not supported as an annotation: backend TLS (CA, SNI, verification) is set on an Upstream object'),
+  'proxy-ssl-name': refused('ingress', 'high', 'not supported as an annotation: backend TLS (CA, SNI, verification) is set on an Upstream object'),
+  'proxy-ssl-server-name': refused('ingress', 'low', 'not supported as an annotation: backend TLS (CA, SNI, verification) is set on an Upstream object'),
+  'proxy-ssl-ciphers': refused('ingress', 'medium', 'not supported: ciphers and protocols towards backends are not settable per Ingress'),
+  'proxy-ssl-protocols': refused('ingress', 'low', 'not supported: ciphers and protocols towards backends are not settable per Ingress'),
+  'ssl-ciphers': refused('ingress', 'low', 'not supported: TLS ciphers are set for the whole controller, not per Ingress'),
+  'ssl-prefer-server-ciphers': refused('ingress', 'low', 'not supported: TLS ciphers are set for the whole controller, not per Ingress'),
+  'ssl-passthrough': refused('ingress', 'low', 'TLS passthrough is not supported: Portico terminates TLS'),
+  'service-upstream': refused('ingress', 'low', 'not supported yet: Portico balances over the endpoints, never the Service\'s cluster IP'),
+  'affinity-canary-behavior': refused('ingress', 'low', 'not supported: the sticky/legacy choice for canaries with affinity cannot be made'),
+  'session-cookie-path': refused('ingress', 'medium', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
+  'session-cookie-domain': refused('ingress', 'medium', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
+  'session-cookie-expires': refused('ingress', 'medium', 'not supported yet: of the affinity cookie, only name and max-age can be set (use session-cookie-max-age)'),
+  'session-cookie-samesite': refused('ingress', 'low', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
+  'session-cookie-conditional-samesite-none': refused('ingress', 'low', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
+  'session-cookie-secure': refused('ingress', 'low', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
+  'session-cookie-partitioned': refused('ingress', 'low', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
+  'session-cookie-change-on-failure': refused('ingress', 'low', 'not supported yet: the affinity cookie is not reissued when its endpoint fails'),
+  'upstream-hash-by-subset': refused('location', 'low', 'not supported: hashing onto subsets of endpoints'),
+  'upstream-hash-by-subset-size': refused('location', 'low', 'not supported: hashing onto subsets of endpoints'),
+  'limit-connections': refused('location', 'low', 'not supported yet: there is no per-client connection limit'),
+  'limit-rate': refused('location', 'low', 'not supported yet: response bandwidth is not throttled'),
+  'limit-rate-after': refused('location', 'low', 'not supported yet: response bandwidth is not throttled'),
+  'mirror-target': refused('ingress', 'high', 'request mirroring is not supported yet'),
+  'mirror-host': refused('ingress', 'high', 'request mirroring is not supported yet'),
+  'mirror-request-body': refused('ingress', 'low', 'request mirroring is not supported yet'),
+  'enable-access-log': refused('location', 'low', 'not supported: access logging is not switched per Ingress'),
+  'enable-rewrite-log': refused('location', 'low', 'not supported: there is no rewrite log to enable'),
+  'enable-opentelemetry': refused('location', 'low', 'OpenTelemetry tracing is not supported yet'),
+  'opentelemetry-operation-name': refused('location', 'medium', 'OpenTelemetry tracing is not supported yet'),
+  'opentelemetry-trust-incoming-span': refused('location', 'low', 'OpenTelemetry tracing is not supported yet'),
+  'enable-modsecurity': refused('ingress', 'low', 'ModSecurity (WAF) is not part of Portico\'s data plane'),
+  'enable-owasp-core-rules': refused('ingress', 'low', 'ModSecurity (WAF) is not part of Portico\'s data plane'),
+  'modsecurity-transaction-id': refused('ingress', 'high', 'ModSecurity (WAF) is not part of Portico\'s data plane'),
+  'modsecurity-snippet': refused('ingress', 'critical', 'ModSecurity (WAF) is not part of Portico\'s data plane'),
+  'stream-snippet': refused('ingress', 'critical', 'not supported: Portico has no TCP/UDP (stream) proxying'),
+  'http2-push-preload': refused('location', 'low', 'not supported: HTTP/2 server push is obsolete (browsers and nginx dropped it)'),
+  'fastcgi-index': refused('location', 'medium', 'FastCGI backends are not supported'),
+  'fastcgi-params-configmap': refused('location', 'medium', 'FastCGI backends are not supported'),
+  satisfy: refused('location', 'low', 'not supported: basic auth and the IP allowlist must both pass (as satisfy: all)'),
+  'enable-global-auth': refused('location', 'low', 'not supported: Portico has no global external authentication to opt out of'),
+  'auth-url': refused('location', 'high', 'auth-url: not yet supported, the Ingress fails closed; a Plugin of type external-auth does the same job', { access: 'external authentication' }),
+  'auth-signin': refused('location', 'high', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-signin-redirect-param': refused('location', 'medium', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-method': refused('location', 'low', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-response-headers': refused('location', 'medium', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-proxy-set-headers': refused('location', 'medium', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-request-redirect': refused('location', 'medium', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-cache-key': refused('location', 'medium', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-cache-duration': refused('location', 'medium', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-always-set-cookie': refused('location', 'low', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-keepalive': refused('location', 'low', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-keepalive-requests': refused('location', 'low', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-keepalive-share-vars': refused('location', 'low', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-keepalive-timeout': refused('location', 'low', 'external authentication (auth-url) is not supported yet: the Ingress fails closed', { access: 'external authentication' }),
+  'auth-tls-secret': refused('location', 'medium', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
+  'auth-tls-verify-client': refused('location', 'medium', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
+  'auth-tls-verify-depth': refused('location', 'low', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
+  'auth-tls-error-page': refused('location', 'high', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
+  'auth-tls-match-cn': refused('location', 'high', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
+  'auth-tls-pass-certificate-to-upstream': refused('location', 'low', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
+  // Documented by ingress-nginx but since removed from it (so absent from its risk table: Low is assumed).
+  'global-rate-limit': refused('location', 'low', 'removed from ingress-nginx (it needed memcached) and not supported: use limit-rps / limit-rpm', { removed: true }),
+  'global-rate-limit-window': refused('location', 'low', 'removed from ingress-nginx (it needed memcached) and not supported: use limit-rps / limit-rpm', { removed: true }),
+  'global-rate-limit-key': refused('location', 'low', 'removed from ingress-nginx (it needed memcached) and not supported: use limit-rps / limit-rpm', { removed: true }),
+  'global-rate-limit-ignored-cidrs': refused('location', 'low', 'removed from ingress-nginx (it needed memcached) and not supported: use limit-rps / limit-rpm', { removed: true }),
+  'enable-opentracing': refused('location', 'low', 'removed from ingress-nginx (replaced by OpenTelemetry) and not supported', { removed: true }),
+  'opentracing-trust-incoming-span': refused('location', 'low', 'removed from ingress-nginx (replaced by OpenTelemetry) and not supported', { removed: true }),
+  'enable-influxdb': refused('location', 'low', 'removed from ingress-nginx and not supported', { removed: true }),
+  'influxdb-measurement': refused('location', 'low', 'removed from ingress-nginx and not supported', { removed: true }),
+  'influxdb-port': refused('location', 'low', 'removed from ingress-nginx and not supported', { removed: true }),
+  'influxdb-host': refused('location', 'low', 'removed from ingress-nginx and not supported', { removed: true }),
+  'influxdb-server-name': refused('location', 'low', 'removed from ingress-nginx and not supported', { removed: true }),
+};
 
-export type AnnotationName = keyof typeof ANNOTATIONS;
+type Table = typeof ANNOTATION_TABLE;
+/** Annotations Portico parses (a schema): the supported and difference rows, and auth-snippet (refused by plugins.ts). */
+export type AnnotationName = { [K in keyof Table]: Table[K] extends { schema: z.ZodType } ? K : never }[keyof Table];
+export const ANNOTATIONS = Object.fromEntries(Object.entries(ANNOTATION_TABLE).filter(([, r]) => r.schema !== undefined)) as {
+  [K in AnnotationName]: Table[K];
+};
+/** Every row, as the common shape (for the reference, `portico migrate` and the tests). */
+export const CATALOGUE: Readonly<Record<string, CatalogueRow>> = ANNOTATION_TABLE;
+
 export type ParsedAnnotations = { [K in AnnotationName]?: z.output<(typeof ANNOTATIONS)[K]['schema']> };
 
 export const NGINX_PREFIX = 'nginx.ingress.kubernetes.io/';
@@ -136,9 +305,41 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
   return out;
 }
 
+/** Rows per status. */
+export function statusCounts(origin: CatalogueRow['origin'] = 'ingress-nginx'): Record<Status, number> {
+  const out: Record<Status, number> = { supported: 0, difference: 0, refused: 0 };
+  for (const r of Object.values(CATALOGUE)) if (r.origin === origin) out[r.status]++;
+  return out;
+}
+
+const cell = (s: string) => s.replace(/\|/g, '\\|');
+
 export function annotationsMarkdown(): string {
-  const rows = Object.entries(ANNOTATIONS).map(
-    ([n, r]) => `| \`${NGINX_PREFIX}${n}\` / \`${PORTICO_PREFIX}${n}\` | ${r.scope} | ${r.risk} | ${r.description} |`,
-  );
-  return ['| annotation | scope | risk | meaning |', '|---|---|---|---|', ...rows].join('\n');
+  const c = statusCounts();
+  const total = c.supported + c.difference + c.refused;
+  const order = (r: CatalogueRow) => STATUSES.indexOf(r.status);
+  const rows = Object.entries(CATALOGUE)
+    .map(([n, r], i) => ({ n, r, i }))
+    .sort((a, b) => order(a.r) - order(b.r) || a.i - b.i)
+    .map(({ n, r }) => {
+      const name = r.origin === 'portico' ? `\`${PORTICO_PREFIX}${n}\` (Portico's own)` : `\`${NGINX_PREFIX}${n}\``;
+      const text =
+        r.status === 'refused'
+          ? `${r.refusedWhy}${r.removed ? ' (risk: not in ingress-nginx\'s table, Low assumed)' : ''}`
+          : r.status === 'difference'
+            ? `${r.schema ? (r as Row<unknown>).description : ''} **Difference:** ${r.difference}`
+            : (r as Row<unknown>).description;
+      return `| ${name} | ${r.status} | ${r.scope} | ${r.risk} | ${cell(text)} |`;
+    });
+  const traefik = 86;
+  const ours = c.supported + c.difference;
+  return [
+    `Of the ${total} \`${NGINX_PREFIX}*\` annotations ingress-nginx documents (including ${Object.values(CATALOGUE).filter((r) => r.removed).length} it has since removed), Portico applies ${ours}: **${c.supported} supported** as ingress-nginx does, **${c.difference} with a difference** (stated below), and **${c.refused} refused** (an \`UnsupportedAnnotation\` Warning, or for access control the Ingress fails closed). The \`${PORTICO_PREFIX}\` form of each supported name works too.`,
+    '',
+    `For comparison, Traefik's kubernetesIngressNGINX provider documents support for ${traefik} of the 131 ingress-nginx annotations its documentation lists; Portico applies ${ours} of ${total} (${ours - traefik >= 0 ? `${ours - traefik} more` : `${traefik - ours} fewer`} in absolute terms; the two lists differ slightly in which legacy names they include). Run \`portico migrate\` to see what this means for your Ingresses.`,
+    '',
+    '| annotation | status | scope | risk | meaning / difference / why refused |',
+    '|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }

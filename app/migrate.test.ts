@@ -1,0 +1,193 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { CATALOGUE, NGINX_PREFIX } from '../reconcilers/annotations/table.ts';
+import { analyze, loadManifests, parseMigrateArgs, runMigrate, UsageError, type Input, type Report } from './migrate.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CORPUS = path.join(root, 'app/migrate-corpus');
+
+const corpus = (opts: Parameters<typeof loadManifests>[1] = { ingressClass: 'nginx' }) => loadManifests([CORPUS], opts);
+const byName = (r: Report, key: string) => {
+  const i = r.ingresses.find((x) => `${x.namespace}/${x.name}` === key);
+  assert.ok(i, key);
+  return i;
+};
+const statusOf = (r: Report, key: string) => Object.fromEntries(byName(r, key).annotations.map((a) => [a.name, a.valid === false ? 'invalid' : a.status]));
+
+test('the corpus uses every ingress-nginx annotation of the catalogue at least once', () => {
+  const used = new Set<string>();
+  for (const f of readdirSync(CORPUS)) {
+    for (const d of loadAllYaml(readFileSync(path.join(CORPUS, f), 'utf8')) as { kind?: string; metadata?: { annotations?: Record<string, string> } }[]) {
+      if (d?.kind !== 'Ingress') continue;
+      for (const k of Object.keys(d.metadata?.annotations ?? {})) if (k.startsWith(NGINX_PREFIX)) used.add(k.slice(NGINX_PREFIX.length));
+    }
+  }
+  const missing = Object.entries(CATALOGUE).filter(([n, r]) => r.origin === 'ingress-nginx' && !used.has(n)).map(([n]) => n);
+  assert.deepEqual(missing, []);
+});
+
+test('corpus: which Ingresses can move as-is, which need changes, and why', () => {
+  const r = analyze(corpus());
+  const verdicts = Object.fromEntries(r.ingresses.map((i) => [`${i.namespace}/${i.name}`, i.verdict === 'ready' ? 'ready' : [...new Set(i.issues.map((x) => x.code))].sort().join(',')]));
+  assert.deepEqual(verdicts, {
+    'api/grpc-api': 'ready',
+    'api/legacy-api': 'refused-annotation',
+    'api/public-api': 'ready',
+    'internal/dashboard': 'fails-closed,refused-annotation',
+    'internal/partner-mtls': 'fails-closed',
+    'legacy/erp': 'refused-annotation',
+    'legacy/vault': 'refused-annotation',
+    'legacy/wiki': 'invalid-value,refused-annotation',
+    'ops/grafana': 'ready',
+    'ops/prometheus': 'annotation-ignored,invalid-value,refused-annotation',
+    'shop/assets': 'invalid-value,refused-annotation',
+    'shop/checkout': 'ready',
+    'shop/checkout-canary': 'ready',
+    'shop/search-canary': 'refused-annotation',
+    'shop/storefront': 'ready',
+    'web/blog': 'not-served,refused-annotation',
+    'web/docs': 'ready',
+    'web/legacy-admin': 'fails-closed,snippet-refused',
+    'web/maintenance': 'invalid-value,refused-annotation',
+    'web/old-domain': 'ready',
+    'web/waf-protected': 'refused-annotation',
+  });
+  assert.equal(r.summary.ingresses, 21);
+  assert.equal(r.summary.ready, 8);
+  assert.equal(r.summary.needsChanges, 13);
+  assert.equal(r.summary.exitCode, 1);
+  assert.ok(r.summary.topReasons.length > 0 && r.summary.topReasons.length <= 10);
+  // Rows sharing a why (a family such as client-certificate auth) are one reason; the most frequent come first.
+  assert.ok(r.summary.topReasons.some((t) => t.reason === 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed'));
+  assert.deepEqual(analyze(corpus({})).summary.topReasons[0], { reason: 'rewrite-target: not supported yet: the path is sent to the backend unchanged; use a Plugin of type rewrite (regex) instead', ingresses: 2 });
+  // Every annotation of every Ingress carries its table status.
+  for (const i of r.ingresses) for (const a of i.annotations) assert.equal(a.status, CATALOGUE[a.name]?.status ?? 'unknown', a.annotation);
+});
+
+test('corpus: per-annotation statuses, differences and values Portico cannot use', () => {
+  const r = analyze(corpus());
+  assert.deepEqual(statusOf(r, 'shop/storefront'), {
+    'force-ssl-redirect': 'supported', 'load-balance': 'supported', 'proxy-body-size': 'supported', 'proxy-connect-timeout': 'supported',
+    'proxy-read-timeout': 'supported', 'proxy-send-timeout': 'supported', 'ssl-redirect': 'supported',
+  });
+  assert.equal(statusOf(r, 'shop/assets')['proxy-body-size'], 'invalid');
+  assert.equal(statusOf(r, 'api/public-api')['cors-allow-credentials'], 'difference');
+  assert.match(byName(r, 'api/public-api').annotations.find((a) => a.name === 'cors-allow-credentials')?.note ?? '', /never sent with cors-allow-origin "\*"/);
+  assert.equal(statusOf(r, 'api/legacy-api')['whitelist-source-range'], 'supported');
+  assert.equal(statusOf(r, 'api/legacy-api')['global-rate-limit'], 'refused');
+  // External auth: refused and the Ingress fails closed, with the table's one-line why.
+  const dash = byName(r, 'internal/dashboard');
+  const authUrl = dash.issues.find((i) => i.annotation === `${NGINX_PREFIX}auth-url`);
+  assert.equal(authUrl?.code, 'fails-closed');
+  assert.match(authUrl?.message ?? '', /auth-url: not yet supported, the Ingress fails closed/);
+  assert.equal(dash.issues.find((i) => i.annotation === `${NGINX_PREFIX}enable-global-auth`)?.code, 'refused-annotation');
+  // Basic auth: the htpasswd Secret of the manifests is checked; digest is invalid and fails closed.
+  assert.deepEqual(byName(r, 'ops/grafana').notes, []);
+  assert.match(byName(r, 'ops/prometheus').issues.find((i) => i.annotation === `${NGINX_PREFIX}auth-type`)?.message ?? '', /digest.*fails closed/);
+  // Redirects: a query string is not usable (downstream check, not the schema).
+  const m = byName(r, 'web/maintenance').annotations.find((a) => a.name === 'temporal-redirect');
+  assert.equal(m?.valid, false);
+  assert.match(m?.error ?? '', /query string/);
+  // FCGI: the value is invalid (ingress-nginx's FastCGI).
+  assert.equal(statusOf(r, 'legacy/wiki')['backend-protocol'], 'invalid');
+  assert.equal(statusOf(r, 'legacy/erp')['erp-legacy-flag'], 'unknown');
+  // The regex path of the classic rewrite example is refused by Portico's path rules: nothing to serve.
+  assert.match(byName(r, 'web/blog').issues.find((i) => i.code === 'not-served')?.message ?? '', /regex path/);
+});
+
+test('snippets: compiled with the ConfigMap\'s switches; unsafe ones refused with why, access rules fail closed', () => {
+  const r = analyze(corpus());
+  assert.deepEqual(r.settings, { allowSnippetAnnotations: true, annotationsRiskLevel: 'Critical' });
+  assert.equal(byName(r, 'web/docs').verdict, 'ready');
+  const admin = byName(r, 'web/legacy-admin');
+  assert.match(admin.issues.find((i) => i.code === 'snippet-refused' && i.annotation?.endsWith('configuration-snippet'))?.message ?? '', /access_by_lua_block/);
+  assert.match(admin.issues.find((i) => i.code === 'snippet-refused' && i.annotation?.endsWith('server-snippet'))?.message ?? '', /"location" blocks/);
+  assert.match(admin.issues.find((i) => i.code === 'fails-closed')?.message ?? '', /access rules in a snippet/);
+  // Without the ConfigMap (ingress-nginx's defaults: snippets off, risk level High) the safe snippet is refused too.
+  const defaults = analyze({ ...corpus(), configMap: null });
+  assert.deepEqual(defaults.settings, { allowSnippetAnnotations: false, annotationsRiskLevel: 'High' });
+  const docs = byName(defaults, 'web/docs');
+  assert.deepEqual([...new Set(docs.issues.map((i) => i.code))], ['refused-by-configmap']);
+  assert.match(docs.issues[0]?.message ?? '', /allow-snippet-annotations/);
+  // annotations-risk-level Medium refuses upstream-hash-by (High) on shop/assets.
+  const input: Input = { ...corpus(), configMap: { namespace: 'ingress-nginx', name: 'c', data: { 'annotations-risk-level': 'Medium' } } };
+  const assets = byName(analyze(input), 'shop/assets');
+  assert.match(assets.issues.find((i) => i.code === 'refused-by-configmap')?.message ?? '', /upstream-hash-by \(risk High\).*annotations-risk-level is Medium/);
+});
+
+test('the ConfigMap: known keys with the same meaning, differences, invalid values, keys Portico ignores', () => {
+  const r = analyze(corpus());
+  const cm = r.configMap;
+  assert.ok(cm);
+  assert.equal(cm.keys.length, 25);
+  const st = Object.fromEntries(cm.keys.map((k) => [k.key, k.valid === false ? 'invalid' : k.status]));
+  assert.equal(st['proxy-body-size'], 'supported');
+  assert.equal(st['worker-shutdown-timeout'], 'supported');
+  assert.equal(st['proxy-real-ip-cidr'], 'difference');
+  assert.equal(st['log-format-upstream'], 'invalid');
+  assert.equal(st['use-gzip'], 'refused');
+  assert.match(cm.keys.find((k) => k.key === 'global-auth-url')?.note ?? '', /served without it/);
+  assert.equal(cm.verdict, 'needs-changes');
+  assert.deepEqual(r.summary.configMap, { supported: 15, difference: 4, refused: 6, invalid: 1 });
+});
+
+test('--ingress-class filters; without it every Ingress is read', () => {
+  assert.equal(analyze(corpus({})).summary.ingresses, 22);
+  assert.equal(analyze(corpus({ ingressClass: 'traefik' })).summary.ingresses, 1);
+});
+
+const capture = async (argv: string[], stdin?: string) => {
+  let out = '';
+  let err = '';
+  const code = await runMigrate(argv, { stdout: async (s) => void (out += s), stderr: async (s) => void (err += s), ...(stdin !== undefined ? { stdin: () => stdin } : {}) });
+  return { code, out, err };
+};
+
+test('exit status: 0 when everything moves as-is (stdin), 1 when something needs changes, 2 on usage errors', async () => {
+  const ready = readFileSync(path.join(CORPUS, '02-canary.yaml'), 'utf8').split(/^---$/m).slice(0, 2).join('---\n');
+  const ok = await capture(['-f', '-'], ready);
+  assert.equal(ok.code, 0, ok.out);
+  assert.match(ok.out, /2 Ingress\(es\): 2 ready to move as-is, 0 need changes/);
+  assert.match(ok.out, /everything can move as-is/);
+  const needs = await capture(['-f', CORPUS, '--ingress-class', 'nginx']);
+  assert.equal(needs.code, 1);
+  assert.match(needs.out, /21 Ingress\(es\): 8 ready to move as-is, 13 need changes/);
+  assert.match(needs.out, /top reasons/);
+  for (const bad of [['--bogus'], ['-o', 'yaml', '-f', CORPUS], ['-f'], ['-f', '/nonexistent/x.yaml'], ['-f', CORPUS, '--configmap', 'nope'], ['-f', CORPUS, '--configmap', 'ingress-nginx/absent'], ['-f', CORPUS, '--kubeconfig', '/x']]) {
+    const r = await capture(bad);
+    assert.equal(r.code, 2, bad.join(' '));
+    assert.match(r.err, /^portico migrate: /, bad.join(' '));
+  }
+  const broken = await capture(['-f', '-'], 'kind: Ingress\n  bad: [indent');
+  assert.equal(broken.code, 2);
+  assert.match(broken.err, /not valid YAML/);
+  assert.throws(() => parseMigrateArgs(['--configmap', 'a']), UsageError);
+  assert.deepEqual(parseMigrateArgs(['-f', 'a', '--filename=b', '--configmap=ns/cm', '-o', 'json']), { files: ['a', 'b'], configmap: { namespace: 'ns', name: 'cm' }, output: 'json' });
+});
+
+test('`portico migrate` through the binary: JSON for CI (stable schema), no cluster needed with -f', () => {
+  const run = (args: string[]) =>
+    spawnSync(path.join(root, 'node_modules/.bin/node'), [path.join(root, 'app/main.ts'), 'migrate', ...args], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent-home' },
+      timeout: 30_000,
+    });
+  const r = run(['-f', CORPUS, '--ingress-class', 'nginx', '-o', 'json']);
+  assert.equal(r.status, 1, r.stderr);
+  const j = JSON.parse(r.stdout) as Report;
+  assert.equal(j.schemaVersion, 1);
+  assert.deepEqual(Object.keys(j), ['schemaVersion', 'source', 'settings', 'ingresses', 'configMap', 'summary']);
+  assert.deepEqual(Object.keys(j.summary), ['ingresses', 'ready', 'needsChanges', 'annotations', 'configMap', 'topReasons', 'exitCode']);
+  assert.deepEqual(Object.keys(j.ingresses[0] ?? {}), ['namespace', 'name', 'ingressClass', 'verdict', 'annotations', 'issues', 'notes']);
+  assert.deepEqual(Object.keys(j.ingresses[0]?.annotations[0] ?? {}), ['annotation', 'name', 'value', 'status', 'note', 'risk', 'valid', 'error']);
+  assert.equal(j.summary.exitCode, 1);
+  // Without -f it reads a cluster: none here, so a usage error (2) — the controller's flags are not involved.
+  const noCluster = run([]);
+  assert.equal(noCluster.status, 2);
+  assert.match(noCluster.stderr, /^portico migrate: cannot load a kubeconfig/);
+});

@@ -1,0 +1,560 @@
+// `portico migrate`: what moving from ingress-nginx to Portico means for a cluster's Ingresses and controller
+// ConfigMap — read from a cluster (list, never write) or from manifests — judged by the very code Portico serves
+// with: the annotation table (reconcilers/annotations/table.ts), the Ingress normalizer, the plugins built from
+// annotations, the risk gate with the ConfigMap's allow-snippet-annotations / annotations-risk-level, the snippet
+// compiler, and the ConfigMap key table (reconcilers/model/global-config.ts).
+//
+// Usage: portico migrate [-f FILE|DIR|-]... [--kubeconfig FILE] [--ingress-class NAME] [--configmap NS/NAME] [-o text|json]
+// Exit status: 0 everything can move as-is, 1 something needs changes, 2 usage error or unreadable input.
+// The JSON output (-o json) is versioned by `schemaVersion`; README ("Migrating from ingress-nginx") documents it.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { loadAllYaml } from '@kubernetes/client-node';
+import type { z } from 'zod';
+import type { KubeObject } from '../operator/kube/object.ts';
+import { annotationRefusals, gateAnnotations, type RiskSettings } from '../reconcilers/annotations/risk.ts';
+import { basicAuthPlugin, type SecretReader } from '../reconcilers/annotations/plugins.ts';
+import { CATALOGUE, NGINX_PREFIX, PORTICO_PREFIX, parseAnnotations, riskLabel, type Status } from '../reconcilers/annotations/table.ts';
+import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig } from '../reconcilers/model/global-config.ts';
+import { normalizeIngress } from '../reconcilers/model/normalize.ts';
+import { zodMessage } from '../reconcilers/translate/safe.ts';
+
+export const SCHEMA_VERSION = 1;
+
+export class UsageError extends Error {}
+
+export interface MigrateOptions {
+  files: string[];
+  kubeconfig?: string;
+  ingressClass?: string;
+  configmap?: { namespace: string; name: string };
+  output: 'text' | 'json';
+}
+
+const USAGE = `usage: portico migrate [-f FILE|DIR|-]... [--kubeconfig FILE] [--ingress-class NAME] [--configmap NAMESPACE/NAME] [-o text|json]
+  -f, --filename       manifests to read (multi-document YAML or JSON; a directory: its .yaml/.yml/.json files; - = stdin); repeatable.
+                       Without -f, the cluster of --kubeconfig (or $KUBECONFIG, ~/.kube/config, in-cluster) is read.
+  --ingress-class      only Ingresses of this class (spec.ingressClassName or kubernetes.io/ingress.class)
+  --configmap          the ingress-nginx controller ConfigMap (with -f: found among the manifests; default: one named
+                       ingress-nginx-controller or labelled app.kubernetes.io/name=ingress-nginx)
+  -o, --output         text (default) or json
+exit status: 0 ready to move as-is, 1 something needs changes, 2 usage error or unreadable input`;
+
+export function parseMigrateArgs(argv: readonly string[]): MigrateOptions {
+  const o: MigrateOptions = { files: [], output: 'text' };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const value = (): string => {
+      if (eq > 0) return arg.slice(eq + 1);
+      const v = argv[++i];
+      if (v === undefined) throw new UsageError(`${flag} needs a value`);
+      return v;
+    };
+    switch (flag) {
+      case '-f':
+      case '--filename':
+        o.files.push(value());
+        break;
+      case '--kubeconfig':
+        o.kubeconfig = value();
+        break;
+      case '--ingress-class':
+        o.ingressClass = value();
+        break;
+      case '--configmap': {
+        const v = value();
+        const m = /^([a-z0-9][-a-z0-9]{0,62})\/([a-z0-9][-a-z0-9.]{0,252})$/.exec(v);
+        if (!m) throw new UsageError(`--configmap must be NAMESPACE/NAME, got ${JSON.stringify(v)}`);
+        o.configmap = { namespace: m[1] as string, name: m[2] as string };
+        break;
+      }
+      case '-o':
+      case '--output': {
+        const v = value();
+        if (v !== 'text' && v !== 'json') throw new UsageError(`-o must be text or json, got ${JSON.stringify(v)}`);
+        o.output = v;
+        break;
+      }
+      case '-h':
+      case '--help':
+        throw new UsageError(USAGE);
+      default:
+        throw new UsageError(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
+    }
+  }
+  if (o.files.length && o.kubeconfig) throw new UsageError('give either -f (manifests) or --kubeconfig (a cluster), not both');
+  return o;
+}
+
+// ---- input --------------------------------------------------------------------------------------------------------
+
+interface ConfigMapInput {
+  namespace: string;
+  name: string;
+  data: Record<string, string>;
+}
+
+export interface Input {
+  source: { kind: 'manifests'; files: string[] } | { kind: 'cluster'; server: string };
+  ingresses: KubeObject[];
+  configMap: ConfigMapInput | null;
+  /** Secrets available to check basic-auth users ("namespace/name"). */
+  secrets: Map<string, { data?: Record<string, string> }>;
+  /** Secrets known not to exist (a cluster answered 404): basic auth on them fails closed. */
+  missingSecrets: Set<string>;
+}
+
+type Obj = KubeObject & { spec?: { ingressClassName?: string }; data?: Record<string, unknown> };
+
+const isObj = (v: unknown): v is Obj =>
+  typeof v === 'object' && v !== null && typeof (v as Obj).metadata === 'object' && (v as Obj).metadata !== null && typeof (v as Obj).metadata.name === 'string';
+
+function classOf(o: Obj): string | null {
+  return o.spec?.ingressClassName ?? o.metadata.annotations?.['kubernetes.io/ingress.class'] ?? null;
+}
+
+const stringData = (d: Record<string, unknown> | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(d ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : String(v)]));
+
+const looksLikeControllerConfigMap = (o: Obj) =>
+  o.metadata.name === 'ingress-nginx-controller' || o.metadata.labels?.['app.kubernetes.io/name'] === 'ingress-nginx';
+
+/** Reads manifests: files, directories (their .yaml/.yml/.json files, sorted, not recursive) and "-" (stdin). */
+export function loadManifests(paths: readonly string[], opts: Pick<MigrateOptions, 'ingressClass' | 'configmap'>, stdin: () => string = () => readFileSync(0, 'utf8')): Input {
+  const files: string[] = [];
+  for (const p of paths) {
+    if (p === '-') {
+      files.push(p);
+      continue;
+    }
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      throw new UsageError(`${p}: no such file or directory`);
+    }
+    if (st.isDirectory()) {
+      for (const f of readdirSync(p).sort()) if (/\.(ya?ml|json)$/.test(f)) files.push(path.join(p, f));
+    } else files.push(p);
+  }
+  const objects: Obj[] = [];
+  for (const f of files) {
+    const text = f === '-' ? stdin() : readFileSync(f, 'utf8');
+    let docs: unknown[];
+    try {
+      docs = loadAllYaml(text);
+    } catch (e) {
+      throw new UsageError(`${f}: not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+    }
+    for (const d of docs) {
+      // A List (kubectl get -o yaml) holds its objects in items.
+      const items = typeof d === 'object' && d !== null && Array.isArray((d as { items?: unknown }).items) ? (d as { items: unknown[] }).items : [d];
+      for (const it of items) if (isObj(it)) objects.push(it);
+    }
+  }
+  const ns = (o: Obj) => o.metadata.namespace ?? 'default';
+  const ingresses = objects
+    .filter((o) => o.kind === 'Ingress')
+    .map((o) => ({ ...o, metadata: { ...o.metadata, namespace: ns(o) } }))
+    .filter((o) => !opts.ingressClass || classOf(o) === opts.ingressClass);
+  const configMaps = objects.filter((o) => o.kind === 'ConfigMap');
+  let cm: Obj | undefined;
+  if (opts.configmap) {
+    const want = opts.configmap;
+    cm = configMaps.find((o) => o.metadata.name === want.name && ns(o) === want.namespace);
+    if (!cm) throw new UsageError(`ConfigMap ${want.namespace}/${want.name} is not among the manifests`);
+  } else cm = configMaps.find(looksLikeControllerConfigMap);
+  const secrets = new Map<string, { data?: Record<string, string> }>();
+  for (const o of objects) if (o.kind === 'Secret') secrets.set(`${ns(o)}/${o.metadata.name}`, { data: secretData(o) });
+  return {
+    source: { kind: 'manifests', files },
+    ingresses,
+    configMap: cm ? { namespace: ns(cm), name: cm.metadata.name, data: stringData(cm.data) } : null,
+    secrets,
+    missingSecrets: new Set(),
+  };
+}
+
+/** A Secret's data, base64 as the API serves it (stringData of a manifest is encoded here). */
+function secretData(o: Obj & { stringData?: Record<string, string> }): Record<string, string> {
+  const out = stringData(o.data);
+  for (const [k, v] of Object.entries(o.stringData ?? {})) out[k] = Buffer.from(String(v)).toString('base64');
+  return out;
+}
+
+/** Reads a cluster: every Ingress (all namespaces), the ConfigMap, and the Secrets named by basic-auth Ingresses. */
+export async function loadCluster(opts: MigrateOptions): Promise<Input> {
+  const { KubeClient, loadKubeConfig, isNotFound } = await import('../operator/kube/client.ts');
+  let client: InstanceType<typeof KubeClient>;
+  try {
+    client = new KubeClient(loadKubeConfig(opts.kubeconfig), { rateLimit: false });
+  } catch (e) {
+    throw new UsageError(`cannot load a kubeconfig: ${(e as Error).message} (pass --kubeconfig, set KUBECONFIG, or use -f)`);
+  }
+  const ingresses: Obj[] = [];
+  try {
+    let cont: string | undefined;
+    do {
+      const page = await client.request<{ items: Obj[]; metadata?: { continue?: string } }>('GET', '/apis/networking.k8s.io/v1/ingresses', { query: { limit: 500, continue: cont } });
+      ingresses.push(...page.items);
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+  } catch (e) {
+    throw new UsageError(`cannot list Ingresses from ${client.server}: ${(e as Error).message}`);
+  }
+  let configMap: ConfigMapInput | null = null;
+  if (opts.configmap) {
+    const { namespace, name } = opts.configmap;
+    try {
+      const cm = await client.request<Obj>('GET', `/api/v1/namespaces/${namespace}/configmaps/${name}`);
+      configMap = { namespace, name, data: stringData(cm.data) };
+    } catch (e) {
+      throw new UsageError(`cannot read ConfigMap ${namespace}/${name}: ${(e as Error).message}`);
+    }
+  }
+  const selected = ingresses.filter((o) => !opts.ingressClass || classOf(o) === opts.ingressClass);
+  const secrets = new Map<string, { data?: Record<string, string> }>();
+  const missingSecrets = new Set<string>();
+  for (const ing of selected) {
+    const a = ing.metadata.annotations ?? {};
+    const ref = a[`${PORTICO_PREFIX}auth-secret`] ?? a[`${NGINX_PREFIX}auth-secret`];
+    if (!ref || !/^([a-z0-9-]+\/)?[a-z0-9.-]+$/.test(ref)) continue;
+    const key = ref.includes('/') ? ref : `${ing.metadata.namespace}/${ref}`;
+    if (secrets.has(key) || missingSecrets.has(key)) continue;
+    const [ns, name] = key.split('/') as [string, string];
+    try {
+      const s = await client.request<Obj>('GET', `/api/v1/namespaces/${ns}/secrets/${name}`);
+      secrets.set(key, { data: stringData(s.data) });
+    } catch (e) {
+      if (isNotFound(e)) missingSecrets.add(key);
+      // Forbidden or anything else: the users are not checked (a note says so).
+    }
+  }
+  return { source: { kind: 'cluster', server: client.server }, ingresses: selected, configMap, secrets, missingSecrets };
+}
+
+// ---- analysis -------------------------------------------------------------------------------------------------------
+
+export type AnnotationStatus = Status | 'unknown';
+
+export interface AnnotationReport {
+  /** The annotation as written, e.g. nginx.ingress.kubernetes.io/rewrite-target. */
+  annotation: string;
+  /** Name without the prefix. */
+  name: string;
+  value: string;
+  /** From the table; "unknown" when neither ingress-nginx nor Portico documents the name. */
+  status: AnnotationStatus;
+  /** The difference (status difference), why it is refused (refused, unknown), else null. */
+  note: string | null;
+  risk: string | null;
+  /** Whether Portico accepts the value: null when the annotation is not parsed at all (refused, unknown). */
+  valid: boolean | null;
+  /** Why the value is not accepted (valid false). */
+  error: string | null;
+}
+
+export type IssueCode = 'refused-annotation' | 'fails-closed' | 'invalid-value' | 'annotation-ignored' | 'refused-by-configmap' | 'snippet-refused' | 'ingress-problem' | 'not-served';
+
+export interface Issue {
+  code: IssueCode;
+  /** The annotation concerned, when there is one. */
+  annotation: string | null;
+  message: string;
+  /** Short, shared by every Ingress with the same cause: what the summary counts. */
+  reason: string;
+}
+
+export interface IngressReport {
+  namespace: string;
+  name: string;
+  ingressClass: string | null;
+  verdict: 'ready' | 'needs-changes';
+  annotations: AnnotationReport[];
+  issues: Issue[];
+  /** Not blocking: differences to know about, things that could not be checked. */
+  notes: string[];
+}
+
+export interface ConfigKeyReport {
+  key: string;
+  value: string;
+  /** supported = known to Portico with the same meaning; difference; refused = not supported (ignored). */
+  status: Status;
+  note: string | null;
+  valid: boolean | null;
+  error: string | null;
+}
+
+export interface ConfigMapReport {
+  namespace: string;
+  name: string;
+  verdict: 'ready' | 'needs-changes';
+  keys: ConfigKeyReport[];
+}
+
+export interface Report {
+  schemaVersion: number;
+  source: Input['source'];
+  settings: { allowSnippetAnnotations: boolean; annotationsRiskLevel: string };
+  ingresses: IngressReport[];
+  configMap: ConfigMapReport | null;
+  summary: {
+    ingresses: number;
+    ready: number;
+    needsChanges: number;
+    annotations: Record<AnnotationStatus, number>;
+    configMap: { supported: number; difference: number; refused: number; invalid: number } | null;
+    topReasons: { reason: string; ingresses: number }[];
+    exitCode: 0 | 1;
+  };
+}
+
+/** ConfigMap keys Portico reads with a meaning that differs from ingress-nginx's (one line each). */
+export const CONFIG_DIFFERENCES: Partial<Record<keyof typeof CONFIG_KEYS, string>> = {
+  'proxy-real-ip-cidr': 'empty means no proxy is trusted (ingress-nginx trusts 0.0.0.0/0)',
+  'limit-req-status-code': 'applies to the limit-rps / limit-rpm annotations only (Plugin objects set their own status)',
+  'lua-shared-dicts': 'only configuration_data and certificate_data are sized (Portico has no other zones)',
+  'allow-snippet-annotations': 'snippets are compiled from an allowlist of directives, never pasted into nginx.conf',
+  'log-format-upstream': 'text and $variables only: quotes, braces, semicolons and backslashes are refused',
+};
+
+/** ConfigMap keys ingress-nginx has and Portico does not, whose absence changes who gets in: say so. */
+const CONFIG_REFUSED_WHY: [RegExp, string][] = [
+  [/^global-auth-/, 'global external authentication is not supported: Ingresses it protected are served without it'],
+  [/^(http|main|server|location|stream)-snippet$/, 'configuration snippets in the ConfigMap are not supported (nginx.conf is never pasted into)'],
+  [/^(enable-)?(opentelemetry|otlp|opentracing|zipkin|jaeger|datadog)/, 'tracing is not supported yet'],
+  [/^(enable-modsecurity|enable-owasp-modsecurity-crs|modsecurity-snippet)$/, 'ModSecurity (WAF) is not part of Portico\'s data plane'],
+  [/^(ssl-protocols|ssl-ciphers|ssl-ecdh-curve|ssl-session-.*|ssl-buffer-size|ssl-dh-param)$/, 'TLS settings are Portico\'s own (TLS 1.2 and 1.3, modern ciphers), not configurable'],
+  [/^(use-http2|http2-.*)$/, 'HTTP/2 is not configurable'],
+  [/^(use-gzip|gzip-.*|enable-brotli|brotli-.*)$/, 'response compression is not supported yet'],
+  [/^(custom-http-errors|default-backend-.*)$/, 'custom error pages are not supported yet'],
+];
+
+const refusedConfigWhy = (key: string) =>
+  CONFIG_REFUSED_WHY.find(([re]) => re.test(key))?.[1] ?? 'not supported by Portico: the key is ignored';
+
+function analyzeConfigMap(cm: ConfigMapInput): ConfigMapReport {
+  const parsed = parseGlobalConfig(cm.data, defaultGlobalConfig());
+  const errors = new Map(parsed.errors.map((e) => [e.key, e.message]));
+  const keys: ConfigKeyReport[] = Object.keys(cm.data)
+    .sort()
+    .map((key) => {
+      const value = cm.data[key] as string;
+      if (!Object.hasOwn(CONFIG_KEYS, key)) return { key, value, status: 'refused' as const, note: refusedConfigWhy(key), valid: null, error: null };
+      const diff = CONFIG_DIFFERENCES[key as keyof typeof CONFIG_KEYS];
+      const err = errors.get(key);
+      return { key, value, status: diff ? ('difference' as const) : ('supported' as const), note: diff ?? null, valid: !err, error: err ? err.replace(/; keeping .*$/, '') : null };
+    });
+  const verdict = keys.some((k) => k.status === 'refused' || k.valid === false) ? 'needs-changes' : 'ready';
+  return { namespace: cm.namespace, name: cm.name, verdict, keys };
+}
+
+/** Rows sharing a why (e.g. the external-auth family) count as one reason in the summary. */
+let whyCount: Map<string, number> | undefined;
+function refusalReason(name: string, why: string): string {
+  whyCount ??= Object.values(CATALOGUE).reduce((m, r) => (r.refusedWhy ? m.set(r.refusedWhy, (m.get(r.refusedWhy) ?? 0) + 1) : m), new Map<string, number>());
+  if (!Object.hasOwn(CATALOGUE, name)) return 'annotations neither ingress-nginx nor Portico documents';
+  return (whyCount.get(why) ?? 0) > 1 || why.startsWith(`${name}:`) ? why : `${name}: ${why}`;
+}
+
+const short = (v: string) => (v.length > 200 ? `${v.slice(0, 200)}…` : v);
+
+function analyzeIngress(obj: KubeObject, input: Input, settings: RiskSettings): IngressReport {
+  const namespace = obj.metadata.namespace ?? 'default';
+  const raw = obj.metadata.annotations ?? {};
+  const parsed = parseAnnotations(raw);
+  const issues: Issue[] = [];
+  const notes: string[] = [];
+  const add = (code: IssueCode, annotation: string | null, message: string, reason: string) => {
+    if (!issues.some((i) => i.code === code && i.annotation === annotation && i.message === message)) issues.push({ code, annotation, message, reason });
+  };
+  const reader: SecretReader = (key) => input.secrets.get(key);
+  const res = normalizeIngress(obj, reader);
+  const annotations: AnnotationReport[] = [];
+  for (const full of Object.keys(raw).sort()) {
+    const prefix = full.startsWith(NGINX_PREFIX) ? NGINX_PREFIX : full.startsWith(PORTICO_PREFIX) ? PORTICO_PREFIX : null;
+    if (!prefix || full === 'portico.dev/test-invalid-directive') continue;
+    const name = full.slice(prefix.length);
+    const row = Object.hasOwn(CATALOGUE, name) ? CATALOGUE[name] : undefined;
+    const value = raw[full] ?? '';
+    const status: AnnotationStatus = row?.status ?? 'unknown';
+    const note = row ? (row.status === 'difference' ? row.difference ?? null : row.status === 'refused' ? row.refusedWhy ?? null : null) : `neither ingress-nginx nor Portico documents ${prefix}${name}`;
+    let valid: boolean | null = null;
+    let error: string | null = null;
+    if (row?.schema) {
+      const r = (row.schema as z.ZodType).safeParse(value);
+      valid = r.success;
+      if (!r.success) error = zodMessage(r.error);
+      const shadowed = prefix === NGINX_PREFIX && raw[`${PORTICO_PREFIX}${name}`] !== undefined;
+      if (shadowed) notes.push(`${full} is overridden by ${PORTICO_PREFIX}${name}`);
+      else if (!r.success) add('invalid-value', full, `${full}=${JSON.stringify(short(value))}: ${error}${row.access ? ' — the Ingress fails closed' : ''}`, `invalid value for ${name}`);
+    }
+    annotations.push({ annotation: full, name, value: short(value), status, note, risk: row ? row.risk : null, valid, error });
+    if (status === 'refused' || status === 'unknown') {
+      const access = row?.access;
+      const reason = refusalReason(name, note ?? '');
+      if (access) add('fails-closed', full, `${full}: ${note} (it asks for ${access})`, reason);
+      else add('refused-annotation', full, `${full}: ${note}`, reason);
+    }
+  }
+
+  if (!res.ok) {
+    add('not-served', null, res.reason, 'nothing Portico can serve');
+  } else {
+    const gated = gateAnnotations(res.ingress, settings);
+    // Basic auth whose Secret is not in the input: its users cannot be checked here (not a reason to change).
+    const ba = basicAuthPlugin(parsed.values, namespace, reader);
+    const unchecked = ba.secretKey && !input.secrets.has(ba.secretKey) && !input.missingSecrets.has(ba.secretKey) ? new Set(ba.closed) : new Set<(typeof ba.closed)[number]>();
+    if (unchecked.size) notes.push(`Secret ${ba.secretKey} is not in the input: the basic-auth users were not checked`);
+    const closedSeen = new Set(issues.filter((i) => i.code === 'fails-closed').map((i) => i.annotation));
+    for (const ac of gated.accessControl) {
+      if ([...unchecked].some((c) => c.annotation === ac.annotation && c.kind === ac.kind)) continue;
+      const annotationsIn = ac.annotation.split(', ');
+      if (annotationsIn.every((a) => closedSeen.has(a))) continue; // already reported as a refused access-control annotation
+      if (annotationsIn.some((a) => issues.some((i) => i.code === 'invalid-value' && i.annotation === a)) && !/refused/.test(ac.kind)) continue;
+      add('fails-closed', ac.annotation, `${ac.annotation}: ${ac.kind}; every path answers 503`, `${ac.annotation.replace(/^[^/]+\//, '').split(', ')[0]}: the Ingress fails closed`);
+    }
+    for (const r of annotationRefusals(gated)) {
+      const m = /annotation (\S+)/.exec(r.message);
+      const a = m ? (m[1] as string) : null;
+      const n = a ? a.replace(/^[^/]+\//, '') : '';
+      if (n === 'auth-snippet') continue; // reported as a refused annotation
+      if (r.reason === 'RiskyAnnotation') add('refused-by-configmap', a, r.message, `${n} refused by the ConfigMap (allow-snippet-annotations / annotations-risk-level)`);
+      else add('snippet-refused', a, r.message, `${n}: a directive outside Portico's snippet allowlist`);
+    }
+    for (const p of res.ingress.problems) {
+      const m = /^annotation ignored: ((?:nginx\.ingress\.kubernetes\.io|portico\.dev)\/[a-z0-9-]+)(.)/.exec(p);
+      if (!m) add('ingress-problem', null, p, 'an Ingress field Portico cannot serve as written');
+      else {
+        const a = m[1] as string;
+        if (issues.some((i) => i.code === 'invalid-value' && i.annotation === a)) continue;
+        // "name=value: why" or "name: why" is a value Portico cannot use; anything else is an annotation without effect.
+        if (m[2] === '=' || m[2] === ':') add('invalid-value', a, p.replace(/^annotation ignored: /, ''), `value of ${a.replace(/^[^/]+\//, '')} not usable by Portico`);
+        else add('annotation-ignored', a, p.replace(/^annotation ignored: /, ''), `${a.replace(/^[^/]+\//, '')} has no effect as written`);
+      }
+    }
+  }
+  // Mark the values the downstream checks refused (e.g. a redirect URL with a query) as invalid too.
+  for (const ar of annotations) {
+    const i = issues.find((x) => x.code === 'invalid-value' && x.annotation === ar.annotation);
+    if (i && ar.valid) {
+      ar.valid = false;
+      ar.error = i.message.replace(/^\S+: /, '');
+    }
+  }
+  return {
+    namespace,
+    name: obj.metadata.name,
+    ingressClass: classOf(obj as Obj),
+    verdict: issues.length ? 'needs-changes' : 'ready',
+    annotations,
+    issues,
+    notes: [...new Set(notes)],
+  };
+}
+
+export function analyze(input: Input): Report {
+  const cfg = input.configMap ? parseGlobalConfig(input.configMap.data, defaultGlobalConfig()).values : defaultGlobalConfig();
+  const settings: RiskSettings = { allowSnippetAnnotations: cfg.allowSnippetAnnotations, annotationsRiskLevel: cfg.annotationsRiskLevel };
+  const ingresses = [...input.ingresses]
+    .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`))
+    .map((i) => analyzeIngress(i, input, settings));
+  const configMap = input.configMap ? analyzeConfigMap(input.configMap) : null;
+  const counts: Record<AnnotationStatus, number> = { supported: 0, difference: 0, refused: 0, unknown: 0 };
+  for (const i of ingresses) for (const a of i.annotations) counts[a.status]++;
+  const reasons = new Map<string, Set<string>>();
+  for (const i of ingresses) for (const is of i.issues) {
+    const set = reasons.get(is.reason) ?? new Set<string>();
+    set.add(`${i.namespace}/${i.name}`);
+    reasons.set(is.reason, set);
+  }
+  const topReasons = [...reasons]
+    .map(([reason, s]) => ({ reason, ingresses: s.size }))
+    .sort((a, b) => b.ingresses - a.ingresses || a.reason.localeCompare(b.reason))
+    .slice(0, 10);
+  const ready = ingresses.filter((i) => i.verdict === 'ready').length;
+  const cmSummary = configMap
+    ? {
+        supported: configMap.keys.filter((k) => k.status === 'supported').length,
+        difference: configMap.keys.filter((k) => k.status === 'difference').length,
+        refused: configMap.keys.filter((k) => k.status === 'refused').length,
+        invalid: configMap.keys.filter((k) => k.valid === false).length,
+      }
+    : null;
+  const exitCode = ready === ingresses.length && (!configMap || configMap.verdict === 'ready') ? 0 : 1;
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    source: input.source,
+    settings: { allowSnippetAnnotations: settings.allowSnippetAnnotations, annotationsRiskLevel: riskLabel(settings.annotationsRiskLevel) },
+    ingresses,
+    configMap,
+    summary: { ingresses: ingresses.length, ready, needsChanges: ingresses.length - ready, annotations: counts, configMap: cmSummary, topReasons, exitCode },
+  };
+}
+
+// ---- output ---------------------------------------------------------------------------------------------------------
+
+export function renderText(r: Report): string {
+  const out: string[] = [];
+  const src = r.source.kind === 'cluster' ? `the cluster at ${r.source.server}` : `${r.source.files.length} manifest file(s)`;
+  out.push(`portico migrate: ${r.ingresses.length} Ingress(es) from ${src}; ConfigMap: ${r.configMap ? `${r.configMap.namespace}/${r.configMap.name}` : 'none (ingress-nginx defaults)'}`);
+  out.push(`snippets ${r.settings.allowSnippetAnnotations ? 'allowed' : 'not allowed'} (allow-snippet-annotations), annotations-risk-level ${r.settings.annotationsRiskLevel}`);
+  for (const i of r.ingresses) {
+    out.push('', `Ingress ${i.namespace}/${i.name}${i.ingressClass ? ` (class ${i.ingressClass})` : ''}: ${i.verdict === 'ready' ? 'ready to move as-is' : 'NEEDS CHANGES'}`);
+    for (const a of i.annotations) {
+      const tag = a.valid === false ? 'INVALID' : a.status;
+      const why = a.valid === false ? a.error : a.note;
+      out.push(`  ${tag.padEnd(10)} ${a.name} = ${JSON.stringify(a.value.length > 60 ? `${a.value.slice(0, 60)}…` : a.value)}${why ? ` — ${why}` : ''}`);
+    }
+    for (const is of i.issues) out.push(`  ! ${is.code}: ${is.message}`);
+    for (const n of i.notes) out.push(`  note: ${n}`);
+  }
+  if (r.configMap) {
+    const c = r.configMap;
+    out.push('', `ConfigMap ${c.namespace}/${c.name}: ${c.verdict === 'ready' ? 'ready to move as-is' : 'NEEDS CHANGES'}`);
+    for (const k of c.keys) {
+      const tag = k.valid === false ? 'INVALID' : k.status === 'supported' ? 'same' : k.status === 'refused' ? 'ignored' : k.status;
+      const why = k.valid === false ? k.error : k.note;
+      out.push(`  ${tag.padEnd(10)} ${k.key} = ${JSON.stringify(k.value.length > 60 ? `${k.value.slice(0, 60)}…` : k.value)}${why ? ` — ${why}` : ''}`);
+    }
+  }
+  const s = r.summary;
+  out.push('', 'Summary');
+  out.push(`  ${s.ingresses} Ingress(es): ${s.ready} ready to move as-is, ${s.needsChanges} need changes`);
+  out.push(`  annotations: ${s.annotations.supported} supported, ${s.annotations.difference} with a difference, ${s.annotations.refused} refused, ${s.annotations.unknown} unknown`);
+  if (s.configMap) out.push(`  ConfigMap keys: ${s.configMap.supported} same meaning, ${s.configMap.difference} with a difference, ${s.configMap.refused} not supported, ${s.configMap.invalid} invalid`);
+  if (s.topReasons.length) {
+    out.push('  top reasons (Ingresses affected):');
+    for (const t of s.topReasons) out.push(`    ${String(t.ingresses).padStart(3)}  ${t.reason}`);
+  }
+  out.push(s.exitCode === 0 ? '  everything can move as-is' : '  something needs changes (exit status 1)');
+  return `${out.join('\n')}\n`;
+}
+
+export interface MigrateIO {
+  stdout: (s: string) => Promise<void>;
+  stderr: (s: string) => Promise<void>;
+  stdin?: () => string;
+}
+
+const write = (stream: NodeJS.WriteStream) => (s: string) => new Promise<void>((resolve) => stream.write(s, () => resolve()));
+
+/** Runs `portico migrate` with the arguments after "migrate"; resolves to the exit status. */
+export async function runMigrate(argv: readonly string[], io: MigrateIO = { stdout: write(process.stdout), stderr: write(process.stderr) }): Promise<number> {
+  try {
+    const opts = parseMigrateArgs(argv);
+    const input = opts.files.length ? loadManifests(opts.files, opts, io.stdin) : await loadCluster(opts);
+    const report = analyze(input);
+    await io.stdout(opts.output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : renderText(report));
+    return report.summary.exitCode;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      await io.stderr(`portico migrate: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,242 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { accessControlKind } from './access-control.ts';
+import { annotationPlugins } from './plugins.ts';
+import { ANNOTATIONS, CATALOGUE, NGINX_PREFIX, PORTICO_PREFIX, RISKS, STATUSES, annotationsMarkdown, parseAnnotations, statusCounts, type AnnotationName } from './table.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * Every `nginx.ingress.kubernetes.io/*` annotation ingress-nginx documents: the 135 of its annotations-risk.md
+ * (generated from its code) and the older names its annotations.md still lists — whitelist-source-range and
+ * limit-whitelist (aliases), global-rate-limit*, opentracing and influxdb (since removed from ingress-nginx).
+ */
+const INGRESS_NGINX = [
+  'affinity', 'affinity-canary-behavior', 'affinity-mode', 'allowlist-source-range', 'app-root',
+  'auth-always-set-cookie', 'auth-cache-duration', 'auth-cache-key', 'auth-keepalive', 'auth-keepalive-requests',
+  'auth-keepalive-share-vars', 'auth-keepalive-timeout', 'auth-method', 'auth-proxy-set-headers', 'auth-realm',
+  'auth-request-redirect', 'auth-response-headers', 'auth-secret', 'auth-secret-type', 'auth-signin',
+  'auth-signin-redirect-param', 'auth-snippet', 'auth-tls-error-page', 'auth-tls-match-cn',
+  'auth-tls-pass-certificate-to-upstream', 'auth-tls-secret', 'auth-tls-verify-client', 'auth-tls-verify-depth',
+  'auth-type', 'auth-url', 'backend-protocol', 'canary', 'canary-by-cookie', 'canary-by-header',
+  'canary-by-header-pattern', 'canary-by-header-value', 'canary-weight', 'canary-weight-total',
+  'client-body-buffer-size', 'configuration-snippet', 'connection-proxy-header', 'cors-allow-credentials',
+  'cors-allow-headers', 'cors-allow-methods', 'cors-allow-origin', 'cors-expose-headers', 'cors-max-age',
+  'custom-headers', 'custom-http-errors', 'default-backend', 'denylist-source-range',
+  'disable-proxy-intercept-errors', 'enable-access-log', 'enable-cors', 'enable-global-auth', 'enable-influxdb',
+  'enable-modsecurity', 'enable-opentelemetry', 'enable-opentracing', 'enable-owasp-core-rules',
+  'enable-rewrite-log', 'fastcgi-index', 'fastcgi-params-configmap', 'force-ssl-redirect', 'from-to-www-redirect',
+  'global-rate-limit', 'global-rate-limit-ignored-cidrs', 'global-rate-limit-key', 'global-rate-limit-window',
+  'http2-push-preload', 'influxdb-host', 'influxdb-measurement', 'influxdb-port', 'influxdb-server-name',
+  'limit-allowlist', 'limit-burst-multiplier', 'limit-connections', 'limit-rate', 'limit-rate-after', 'limit-rpm',
+  'limit-rps', 'limit-whitelist', 'load-balance', 'mirror-host', 'mirror-request-body', 'mirror-target',
+  'modsecurity-snippet', 'modsecurity-transaction-id', 'opentelemetry-operation-name',
+  'opentelemetry-trust-incoming-span', 'opentracing-trust-incoming-span', 'permanent-redirect',
+  'permanent-redirect-code', 'preserve-trailing-slash', 'proxy-body-size', 'proxy-buffer-size', 'proxy-buffering',
+  'proxy-buffers-number', 'proxy-connect-timeout', 'proxy-cookie-domain', 'proxy-cookie-path', 'proxy-http-version',
+  'proxy-max-temp-file-size', 'proxy-next-upstream', 'proxy-next-upstream-timeout', 'proxy-next-upstream-tries',
+  'proxy-read-timeout', 'proxy-redirect-from', 'proxy-redirect-to', 'proxy-request-buffering', 'proxy-send-timeout',
+  'proxy-ssl-ciphers', 'proxy-ssl-name', 'proxy-ssl-protocols', 'proxy-ssl-secret', 'proxy-ssl-server-name',
+  'proxy-ssl-verify', 'proxy-ssl-verify-depth', 'rewrite-target', 'satisfy', 'server-alias', 'server-snippet',
+  'service-upstream', 'session-cookie-change-on-failure', 'session-cookie-conditional-samesite-none',
+  'session-cookie-domain', 'session-cookie-expires', 'session-cookie-max-age', 'session-cookie-name',
+  'session-cookie-partitioned', 'session-cookie-path', 'session-cookie-samesite', 'session-cookie-secure',
+  'ssl-ciphers', 'ssl-passthrough', 'ssl-prefer-server-ciphers', 'ssl-redirect', 'stream-snippet',
+  'temporal-redirect', 'temporal-redirect-code', 'upstream-hash-by', 'upstream-hash-by-subset',
+  'upstream-hash-by-subset-size', 'upstream-vhost', 'use-port-in-redirects', 'use-regex', 'whitelist-source-range',
+  'x-forwarded-prefix',
+];
+
+/** ingress-nginx's risk level per annotation (annotations-risk.md). */
+const RISK_TABLE: Record<string, string> = {
+  Low: `
+    affinity affinity-canary-behavior auth-always-set-cookie auth-keepalive auth-keepalive-requests
+    auth-keepalive-share-vars auth-keepalive-timeout auth-method auth-secret-type
+    auth-tls-pass-certificate-to-upstream auth-tls-verify-depth auth-type backend-protocol canary canary-weight
+    canary-weight-total client-body-buffer-size connection-proxy-header cors-allow-credentials cors-max-age
+    custom-http-errors default-backend disable-proxy-intercept-errors enable-access-log enable-cors
+    enable-global-auth enable-modsecurity enable-opentelemetry enable-owasp-core-rules enable-rewrite-log
+    from-to-www-redirect http2-push-preload limit-allowlist limit-burst-multiplier limit-connections limit-rate
+    limit-rate-after limit-rpm limit-rps load-balance mirror-request-body opentelemetry-trust-incoming-span
+    permanent-redirect-code proxy-buffer-size proxy-buffering proxy-buffers-number proxy-connect-timeout
+    proxy-http-version proxy-max-temp-file-size proxy-next-upstream-timeout proxy-next-upstream-tries
+    proxy-read-timeout proxy-request-buffering proxy-send-timeout proxy-ssl-protocols proxy-ssl-server-name
+    proxy-ssl-verify proxy-ssl-verify-depth satisfy service-upstream session-cookie-change-on-failure
+    session-cookie-conditional-samesite-none session-cookie-partitioned session-cookie-samesite
+    session-cookie-secure ssl-ciphers ssl-passthrough ssl-prefer-server-ciphers ssl-redirect temporal-redirect-code
+    upstream-hash-by-subset upstream-hash-by-subset-size upstream-vhost use-port-in-redirects use-regex`,
+  Medium: `
+    affinity-mode allowlist-source-range app-root auth-cache-duration auth-cache-key auth-proxy-set-headers
+    auth-realm auth-request-redirect auth-response-headers auth-secret auth-signin-redirect-param auth-tls-secret
+    auth-tls-verify-client canary-by-cookie canary-by-header canary-by-header-pattern canary-by-header-value
+    cors-allow-headers cors-allow-methods cors-allow-origin cors-expose-headers custom-headers
+    denylist-source-range fastcgi-index fastcgi-params-configmap force-ssl-redirect opentelemetry-operation-name
+    permanent-redirect preserve-trailing-slash proxy-body-size proxy-cookie-domain proxy-cookie-path
+    proxy-next-upstream proxy-redirect-from proxy-redirect-to proxy-ssl-ciphers proxy-ssl-secret rewrite-target
+    session-cookie-domain session-cookie-expires session-cookie-max-age session-cookie-name session-cookie-path
+    temporal-redirect x-forwarded-prefix`,
+  High: `
+    auth-signin auth-tls-error-page auth-tls-match-cn auth-url mirror-host mirror-target modsecurity-transaction-id
+    proxy-ssl-name server-alias upstream-hash-by`,
+  Critical: `
+    auth-snippet configuration-snippet modsecurity-snippet server-snippet stream-snippet`,
+};
+const riskOf = new Map(Object.entries(RISK_TABLE).flatMap(([level, names]) => names.split(/\s+/).filter(Boolean).map((n) => [n, level.toLowerCase()] as const)));
+
+test('the table has a row for every ingress-nginx annotation, and no other ingress-nginx row', () => {
+  assert.ok(INGRESS_NGINX.length >= 131);
+  assert.equal(new Set(INGRESS_NGINX).size, INGRESS_NGINX.length);
+  const ours = Object.entries(CATALOGUE).filter(([, r]) => r.origin === 'ingress-nginx').map(([n]) => n).sort();
+  assert.deepEqual(ours, [...INGRESS_NGINX].sort());
+  assert.equal(riskOf.size, 135);
+  for (const n of riskOf.keys()) assert.ok(INGRESS_NGINX.includes(n), n);
+});
+
+test('every row has a status, a risk (ingress-nginx\'s level) and a scope; texts are one line', () => {
+  for (const [n, r] of Object.entries(CATALOGUE)) {
+    assert.ok(STATUSES.includes(r.status), `${n}: status`);
+    assert.ok(RISKS.includes(r.risk), `${n}: risk`);
+    assert.ok(['location', 'server', 'backend', 'ingress'].includes(r.scope), `${n}: scope`);
+    const expected = riskOf.get(n) ?? (n === 'whitelist-source-range' ? riskOf.get('allowlist-source-range') : n === 'limit-whitelist' ? riskOf.get('limit-allowlist') : undefined);
+    if (expected) assert.equal(r.risk, expected, `${n}: ingress-nginx's risk`);
+    else if (r.origin === 'ingress-nginx') assert.ok(r.removed && r.risk === 'low', `${n}: only removed annotations lack ingress-nginx's level`);
+    if (r.status === 'refused') assert.match(r.refusedWhy ?? '', /^[^\n]{10,200}$/, `${n}: why, in one line`);
+    else {
+      assert.ok(r.schema, `${n}: a supported row has a schema`);
+      assert.equal(r.refusedWhy, undefined, n);
+    }
+    if (r.status === 'difference') assert.match(r.difference ?? '', /^[^\n]{10,200}$/, `${n}: the difference, in one line`);
+    else assert.equal(r.difference, undefined, n);
+  }
+  const c = statusCounts();
+  assert.equal(c.supported + c.difference + c.refused, INGRESS_NGINX.length);
+  assert.ok(c.supported + c.difference >= 48, 'nothing that worked before was dropped');
+});
+
+/** A valid and an invalid value for every annotation Portico parses. */
+const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
+  'use-regex': ['true', 'yes'],
+  'ssl-redirect': ['false', 'no'],
+  'force-ssl-redirect': ['true', '1'],
+  'proxy-body-size': ['8m', '8 MB'],
+  'proxy-connect-timeout': ['5', '5m'],
+  'proxy-read-timeout': ['60s', 'sixty'],
+  'proxy-send-timeout': ['60', '-1'],
+  'load-balance': ['ewma', 'least_conn'],
+  'upstream-hash-by': ['$request_uri', '$host$request_uri'],
+  affinity: ['cookie', 'ip'],
+  'affinity-mode': ['persistent', 'sticky'],
+  'session-cookie-name': ['route', 'bad name'],
+  'session-cookie-max-age': ['3600', '-5'],
+  canary: ['true', 'maybe'],
+  'canary-weight': ['10', '10.5'],
+  'canary-weight-total': ['1000', '0'],
+  'canary-by-header': ['X-Canary', 'X Canary'],
+  'canary-by-header-value': ['always-on', 'caf\u00e9'],
+  'canary-by-header-pattern': ['^v[0-9]+$', '('],
+  'whitelist-source-range': ['10.0.0.0/8', ' , '],
+  'allowlist-source-range': ['10.0.0.0/8, 192.168.0.0/16', ','],
+  'denylist-source-range': ['192.0.2.0/24', ''],
+  'enable-cors': ['true', 'on'],
+  'cors-allow-origin': ['https://a.example', ','],
+  'cors-allow-methods': ['GET, POST', ''],
+  'cors-allow-headers': ['X-Token', ','],
+  'cors-expose-headers': ['X-Total', ','],
+  'cors-allow-credentials': ['false', 'nope'],
+  'cors-max-age': ['600', '99999999'],
+  'limit-rps': ['10', '0'],
+  'limit-rpm': ['600', 'many'],
+  'limit-burst-multiplier': ['3', '0'],
+  'limit-whitelist': ['10.0.0.0/8', ','],
+  'limit-allowlist': ['10.0.0.0/8', ''],
+  'auth-type': ['basic', 'digest'],
+  'auth-secret': ['basic-auth', 'Bad_Name'],
+  'auth-secret-type': ['auth-map', 'htpasswd'],
+  'auth-realm': ['Restricted', 'say "hi"'],
+  'permanent-redirect': ['https://new.example.com/', `https://x.example/${'a'.repeat(2048)}`],
+  'permanent-redirect-code': ['308', '200'],
+  'temporal-redirect': ['https://new.example.com/maintenance', `https://x.example/${'a'.repeat(2048)}`],
+  'temporal-redirect-code': ['307', '400'],
+  'x-forwarded-prefix': ['/app', 'x'.repeat(1025)],
+  'upstream-vhost': ['internal.example.com', 'x'.repeat(254)],
+  'backend-protocol': ['GRPC', 'FCGI'],
+  plugins: ['auth,limit', 'Bad_Plugin'],
+  'canary-by-cookie': ['canary', 'bad cookie'],
+  'configuration-snippet': ['more_set_headers "X-A: b";', 'x'.repeat(70_000)],
+  'server-snippet': ['set $tenant "a";', 'x'.repeat(70_000)],
+  'auth-snippet': ['proxy_set_header X-A b;', 'x'.repeat(70_000)],
+};
+
+test('every parsed row: a valid value is read (under both prefixes), an invalid one is reported, never applied', () => {
+  assert.deepEqual(Object.keys(VALUES).sort(), Object.keys(ANNOTATIONS).sort());
+  for (const [n, [valid, invalid]] of Object.entries(VALUES) as [AnnotationName, [string, string]][]) {
+    for (const prefix of [NGINX_PREFIX, PORTICO_PREFIX]) {
+      const ok = parseAnnotations({ [`${prefix}${n}`]: valid });
+      assert.notEqual(ok.values[n], undefined, `${prefix}${n}=${valid}`);
+      assert.deepEqual([ok.errors, ok.unsupported, ok.accessControl], [[], [], []], `${prefix}${n}=${valid}`);
+    }
+    const bad = parseAnnotations({ [`${NGINX_PREFIX}${n}`]: invalid });
+    assert.equal(bad.values[n], undefined, `${n}=${invalid.slice(0, 30)} must not be applied`);
+    if (CATALOGUE[n]?.access) assert.equal(bad.accessControl.length, 1, `${n}: invalid access control fails closed`);
+    else assert.equal(bad.errors.length, 1, `${n}: an invalid value is reported`);
+  }
+});
+
+test('refused rows are never parsed: an UnsupportedAnnotation each; access control fails closed', () => {
+  for (const [n, r] of Object.entries(CATALOGUE)) {
+    if (r.schema) continue;
+    assert.equal(r.status, 'refused', n);
+    const p = parseAnnotations({ [`${NGINX_PREFIX}${n}`]: 'x' });
+    assert.deepEqual(p.unsupported, [`${NGINX_PREFIX}${n}`], n);
+    assert.deepEqual(p.values, {}, n);
+    assert.equal(p.accessControl.length, r.access ? 1 : 0, `${n}: fails closed iff access control`);
+  }
+});
+
+test('access-control.ts follows the table\'s access column', () => {
+  for (const [n, r] of Object.entries(CATALOGUE)) {
+    if (n.endsWith('-snippet') && n !== 'auth-snippet') continue; // snippets: by their content
+    assert.equal(accessControlKind(n, 'x'), r.access ?? null, n);
+  }
+  // Every auth-* annotation is access control (basic, external or client-certificate authentication).
+  for (const n of Object.keys(CATALOGUE).filter((x) => x.startsWith('auth-'))) assert.ok(CATALOGUE[n]?.access, n);
+  // An auth-* name ingress-nginx may add later still fails closed.
+  assert.equal(accessControlKind('auth-future-option', 'x'), 'authentication');
+});
+
+test('every supported or difference row is consumed by the code that applies it', () => {
+  const consumers = [
+    'reconcilers/translate/translate.ts',
+    'reconcilers/translate/incremental.ts',
+    'reconcilers/annotations/plugins.ts',
+    'reconcilers/annotations/risk.ts',
+    'reconcilers/model/normalize.ts',
+  ].map((f) => readFileSync(path.join(root, f), 'utf8')).join('\n');
+  for (const [n, r] of Object.entries(CATALOGUE)) {
+    if (r.status === 'refused') continue;
+    assert.ok(consumers.includes(`'${n}'`) || consumers.includes(`.${n} `) || consumers.includes(`.${n}?`) || consumers.includes(`.${n})`), `${n} is read by no consumer`);
+  }
+});
+
+test('limit-allowlist (ingress-nginx\'s current name) exempts clients, and wins over limit-whitelist', () => {
+  const plugins = (a: Record<string, string>) => annotationPlugins(parseAnnotations(a).values).plugins;
+  const exempt = (a: Record<string, string>) => plugins(a).map((p) => ('config' in p ? (p.config as { exempt?: string[] }).exempt : undefined));
+  assert.deepEqual(exempt({ [`${NGINX_PREFIX}limit-rps`]: '5', [`${NGINX_PREFIX}limit-allowlist`]: '10.0.0.0/8' }), [['10.0.0.0/8']]);
+  assert.deepEqual(exempt({ [`${NGINX_PREFIX}limit-rps`]: '5', [`${NGINX_PREFIX}limit-allowlist`]: '10.0.0.0/8', [`${NGINX_PREFIX}limit-whitelist`]: '192.0.2.0/24' }), [['10.0.0.0/8']]);
+  assert.deepEqual(exempt({ [`${NGINX_PREFIX}limit-rps`]: '5', [`${NGINX_PREFIX}limit-whitelist`]: '192.0.2.0/24' }), [['192.0.2.0/24']]);
+  assert.match(annotationPlugins(parseAnnotations({ [`${NGINX_PREFIX}limit-allowlist`]: '10.0.0.0/8' }).values).problems.join(), /limit-allowlist: has no effect without/);
+});
+
+test('the generated reference has a status column and the counts per status, and README shows them', () => {
+  const md = annotationsMarkdown();
+  const c = statusCounts();
+  assert.match(md, /\| annotation \| status \| scope \| risk \|/);
+  for (const s of STATUSES) assert.ok(md.includes(`**${c[s]} ${s === 'difference' ? 'with a difference' : s}**`), s);
+  for (const n of INGRESS_NGINX) assert.ok(md.includes(`\`${NGINX_PREFIX}${n}\` |`), n);
+  assert.match(md, /Traefik's kubernetesIngressNGINX provider/);
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+  assert.ok(readme.includes(md), 'README is regenerated (node tools/readme-reference.ts)');
+});
