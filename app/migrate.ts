@@ -323,7 +323,6 @@ export const CONFIG_DIFFERENCES: Partial<Record<keyof typeof CONFIG_KEYS, string
 
 /** ConfigMap keys ingress-nginx has and Portico does not, whose absence changes who gets in: say so. */
 const CONFIG_REFUSED_WHY: [RegExp, string][] = [
-  [/^global-auth-/, 'global external authentication is not supported: Ingresses it protected are served without it'],
   [/^(http|main|server|location|stream)-snippet$/, 'configuration snippets in the ConfigMap are not supported (nginx.conf is never pasted into)'],
   [/^(enable-)?(opentelemetry|otlp|opentracing|zipkin|jaeger|datadog)/, 'tracing is not supported yet'],
   [/^(enable-modsecurity|enable-owasp-modsecurity-crs|modsecurity-snippet)$/, 'ModSecurity (WAF) is not part of Portico\'s data plane'],

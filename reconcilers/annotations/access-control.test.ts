@@ -59,10 +59,10 @@ test('not access control (still reported as unsupported): satisfy, global auth o
 
 test('parseAnnotations: every unknown key under either prefix is unsupported; access-control ones are flagged', () => {
   const r = parseAnnotations({
-    'nginx.ingress.kubernetes.io/auth-url': 'http://auth',
+    'nginx.ingress.kubernetes.io/auth-tls-verify-client': 'on',
     'portico.dev/whitelist-source-range': '10.0.0.0/8',
     'nginx.ingress.kubernetes.io/denylist-source-range': '',
-    'nginx.ingress.kubernetes.io/rewrite-target': '/',
+    'nginx.ingress.kubernetes.io/server-alias': 'b.example.com',
     'portico.dev/frobnicate': 'yes',
     'nginx.ingress.kubernetes.io/constructor': 'x',
     'nginx.ingress.kubernetes.io/proxy-read-timeout': '30',
@@ -70,16 +70,16 @@ test('parseAnnotations: every unknown key under either prefix is unsupported; ac
     'example.com/other': 'ignored: not ours',
   });
   assert.deepEqual(r.unsupported, [
-    'nginx.ingress.kubernetes.io/auth-url',
+    'nginx.ingress.kubernetes.io/auth-tls-verify-client',
     'nginx.ingress.kubernetes.io/constructor',
-    'nginx.ingress.kubernetes.io/rewrite-target',
+    'nginx.ingress.kubernetes.io/server-alias',
     'portico.dev/frobnicate',
   ]);
   // The IP lists are supported (ip-restriction plugin): a readable one is a value; an unreadable one is not
   // ignored but fails the Ingress closed.
   assert.deepEqual(r.values['whitelist-source-range'], ['10.0.0.0/8']);
   assert.deepEqual(r.accessControl, [
-    { annotation: 'nginx.ingress.kubernetes.io/auth-url', kind: 'external authentication' },
+    { annotation: 'nginx.ingress.kubernetes.io/auth-tls-verify-client', kind: 'client-certificate authentication' },
     { annotation: 'nginx.ingress.kubernetes.io/denylist-source-range', kind: 'a client IP denylist with an invalid value: the list is empty' },
   ]);
   assert.equal(r.values['proxy-read-timeout'], 30);

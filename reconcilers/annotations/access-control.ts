@@ -1,6 +1,6 @@
 // Annotations that restrict who may reach an Ingress's paths. While Portico cannot apply one of them (not supported
-// yet, or — for the IP allow/denylists, which are supported as plugins — a value it cannot read), the Ingress
-// fails closed: its paths stay claimed (so requests do not fall through to another Ingress's broader rule) and
+// yet, or — for those supported as plugins: the IP allow/denylists, basic auth, auth-url and its companions — a
+// value it cannot read), the Ingress fails closed: its paths stay claimed (so requests do not fall through to another Ingress's broader rule) and
 // answer 503, instead of serving to the world what was protected under ingress-nginx.
 //
 // The list (the table's `access` column) follows the groups of ingress-nginx's annotation reference (annotations-risk.md):
@@ -15,7 +15,8 @@
 // Not on the list, with why:
 //   - satisfy: only chooses how auth and the allowlist combine; alone it restricts nothing, and with either of
 //     them present the Ingress already fails closed;
-//   - enable-global-auth: can only switch off the ConfigMap's global external auth, which Portico does not have;
+//   - enable-global-auth: it only switches the ConfigMap's global-auth-url off for the Ingress (an invalid value is
+//     reported and global auth stays on: the safe side);
 //   - limit-* (rate limits), enable-modsecurity / enable-owasp-core-rules / modsecurity-snippet (a WAF, detection
 //     only unless configured): they throttle or filter abuse but do not decide who is allowed in.
 // All of these still raise an UnsupportedAnnotation Warning.

@@ -5,16 +5,21 @@
 //   enable-cors + cors-*                                                     → cors (ingress-nginx's defaults);
 //   limit-rps / limit-rpm (+ limit-burst-multiplier, limit-allowlist)        → rate-limit per client IP, 503.
 //   configuration-snippet / server-snippet                                  → snippet (compiled, see snippets.ts)
+//   auth-url + auth-*                                                        → external-auth in its ingress-nginx
+//                                                                              mode (auth_request semantics, auth-url.ts)
 // An allow- or denylist that cannot be applied (an invalid CIDR) makes the Ingress fail closed; an invalid CORS or
 // rate-limit setting is reported and that plugin is left out (as ingress-nginx ignores an invalid annotation).
 // Snippets are compiled here (once per Ingress record) but applied only when the ConfigMap allows them, which the
 // translation decides (risk.ts): so their refusals are carried in the plugin, not reported yet.
+import type { z } from 'zod';
 import { parsePluginConfig, type PluginConfig } from '../../crds/schema/index.ts';
 import type { SnippetStatement } from '../config/types.ts';
 import { compileSnippet } from './snippets.ts';
 import { NGINX_PREFIX, type ParsedAnnotations } from './table.ts';
+import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, DEFAULT_CACHE_TTL, redirectParamSchema, requestRedirectSchema, signinLocation, signinSchema, type AuthUrl, type Signin, type TemplatePart } from './auth-url.ts';
+import { boolSchema, zodMessage } from '../translate/safe.ts';
 
-/** The snippet annotations, what each compiles to (auth-snippet is always refused: it needs auth-url). */
+/** The snippet annotations, what each compiles to (auth-snippet is always refused: see externalAuthPlugin). */
 export const SNIPPET_ANNOTATIONS = ['server-snippet', 'configuration-snippet', 'auth-snippet'] as const;
 export type SnippetAnnotation = (typeof SNIPPET_ANNOTATIONS)[number];
 
@@ -34,11 +39,157 @@ export type AnnotationPlugin =
   | { suffix: string; config: PluginConfig }
   | { suffix: string; basicAuth: { realm: string; users: { username: string; hash: string }[] } }
   /** `allowed`: set only by the translation's gate (risk.ts) once the ConfigMap allows snippets; only then run. */
-  | { suffix: 'snippet'; snippets: CompiledSnippets; allowed?: true };
+  | { suffix: 'snippet'; snippets: CompiledSnippets; allowed?: true }
+  /** auth-url (ingress-nginx's external authentication): the translation makes it an external-auth instance. */
+  | { suffix: 'extauth'; externalAuth: ExternalAuthSpec };
+
+/**
+ * ingress-nginx's external authentication, validated: an Ingress's auth-url and companions, or the ConfigMap's
+ * global-auth-*. The translation turns it into an external-auth instance in its ingress-nginx mode and resolves
+ * the target (a Service's endpoints, or a host Portico resolves).
+ */
+export interface ExternalAuthSpec {
+  url: AuthUrl;
+  /** auth-method: the subrequest's method (absent: GET, as nginx's auth_request). */
+  method?: string;
+  /** auth-response-headers, lower-case. */
+  responseHeaders: string[];
+  /** auth-request-redirect (absent: the request URI). */
+  requestRedirect?: TemplatePart[];
+  /** auth-signin with its redirect parameter: the Location of the 302 sent instead of a 401. */
+  signin?: TemplatePart[];
+  /** auth-cache-key with auth-cache-duration: seconds per status ("any" for the others). */
+  cache?: { key: TemplatePart[]; ttl: Record<string, number> };
+  alwaysSetCookie: boolean;
+}
+
+/** The settings of one external authentication, as the annotations or the ConfigMap give them. */
+interface AuthSettings {
+  url: AuthUrl;
+  method?: string;
+  signin?: Signin;
+  signinParam?: string;
+  responseHeaders?: string[];
+  requestRedirect?: TemplatePart[];
+  cacheKey?: TemplatePart[];
+  cacheDuration?: Record<string, number>;
+  alwaysSetCookie?: boolean;
+}
+
+function authSpec(a: AuthSettings): ExternalAuthSpec {
+  const spec: ExternalAuthSpec = { url: a.url, responseHeaders: a.responseHeaders ?? [], alwaysSetCookie: a.alwaysSetCookie === true };
+  if (a.method !== undefined) spec.method = a.method;
+  if (a.requestRedirect) spec.requestRedirect = a.requestRedirect;
+  if (a.signin) spec.signin = signinLocation(a.signin, a.signinParam ?? 'rd');
+  if (a.cacheKey) spec.cache = { key: a.cacheKey, ttl: a.cacheDuration ?? DEFAULT_CACHE_TTL };
+  return spec;
+}
+
+/** Annotations that only mean something with auth-url. */
+const AUTH_COMPANIONS = [
+  'auth-method',
+  'auth-signin',
+  'auth-signin-redirect-param',
+  'auth-response-headers',
+  'auth-request-redirect',
+  'auth-cache-key',
+  'auth-cache-duration',
+  'auth-always-set-cookie',
+  'auth-keepalive',
+  'auth-keepalive-requests',
+  'auth-keepalive-share-vars',
+  'auth-keepalive-timeout',
+] as const;
+
+/**
+ * auth-url and its companions → the external-auth plugin (ingress-nginx mode). Anything that keeps the
+ * authentication from being applied as written fails the Ingress closed (`closed`); companions without auth-url
+ * are reported and have no effect, as in ingress-nginx. (Invalid values never get here: parseAnnotations already
+ * failed the Ingress closed for them, these being access control.)
+ */
+export function externalAuthPlugin(v: ParsedAnnotations): { plugin?: AnnotationPlugin; problems: string[]; closed: { annotation: string; kind: string }[] } {
+  const url = v['auth-url'];
+  if (url === undefined) {
+    const stray = AUTH_COMPANIONS.filter((n) => v[n] !== undefined);
+    return { problems: stray.length ? [`annotation ignored: ${stray.map((n) => `${NGINX_PREFIX}${n}`).join(', ')}: has no effect without ${NGINX_PREFIX}auth-url`] : [], closed: [] };
+  }
+  if (v['auth-snippet'] !== undefined) {
+    // Its directives would shape the auth subrequest (headers the auth service decides on): leaving them out
+    // could let through what ingress-nginx refused.
+    return { problems: [], closed: [{ annotation: `${NGINX_PREFIX}auth-snippet`, kind: 'external authentication with an auth-snippet, which Portico does not compile into the auth subrequest' }] };
+  }
+  const spec = authSpec({
+    url,
+    method: v['auth-method'],
+    signin: v['auth-signin'],
+    signinParam: v['auth-signin-redirect-param'],
+    responseHeaders: v['auth-response-headers'],
+    requestRedirect: v['auth-request-redirect'],
+    cacheKey: v['auth-cache-key'],
+    cacheDuration: v['auth-cache-duration'],
+    alwaysSetCookie: v['auth-always-set-cookie'],
+  });
+  const problems: string[] = [];
+  if (v['auth-cache-duration'] !== undefined && v['auth-cache-key'] === undefined) problems.push(`annotation ignored: ${NGINX_PREFIX}auth-cache-duration: has no effect without ${NGINX_PREFIX}auth-cache-key`);
+  if (v['auth-signin-redirect-param'] !== undefined && v['auth-signin'] === undefined) problems.push(`annotation ignored: ${NGINX_PREFIX}auth-signin-redirect-param: has no effect without ${NGINX_PREFIX}auth-signin`);
+  return { plugin: { suffix: 'extauth', externalAuth: spec }, problems, closed: [] };
+}
+
+/** The ConfigMap's global-auth-* keys (raw strings: validated here, so a bad one fails closed, never open). */
+export interface GlobalAuthKeys {
+  url: string;
+  method: string;
+  signin: string;
+  signinRedirectParam: string;
+  responseHeaders: string;
+  requestRedirect: string;
+  cacheKey: string;
+  cacheDuration: string;
+  alwaysSetCookie: string;
+  snippet: string;
+}
+
+/**
+ * The ConfigMap's global external authentication: null when global-auth-url is empty; `error` (every Ingress it
+ * applies to fails closed) when any global-auth-* key is invalid or global-auth-snippet is set.
+ */
+export function globalAuthSpec(k: GlobalAuthKeys): null | { spec: ExternalAuthSpec } | { error: string } {
+  if (!k.url.trim()) return null;
+  const errors: string[] = [];
+  const parse = <T>(key: string, schema: z.ZodType<T, string>, raw: string): T | undefined => {
+    if (!raw.trim()) return undefined;
+    const r = schema.safeParse(raw);
+    if (r.success) return r.data;
+    errors.push(`${key}: ${zodMessage(r.error)}`);
+    return undefined;
+  };
+  const url = parse('global-auth-url', authUrlSchema, k.url);
+  const settings = {
+    method: parse('global-auth-method', authMethodSchema, k.method),
+    signin: parse('global-auth-signin', signinSchema, k.signin),
+    signinParam: parse('global-auth-signin-redirect-param', redirectParamSchema, k.signinRedirectParam),
+    responseHeaders: parse('global-auth-response-headers', authHeaderListSchema, k.responseHeaders),
+    requestRedirect: parse('global-auth-request-redirect', requestRedirectSchema, k.requestRedirect),
+    cacheKey: parse('global-auth-cache-key', cacheKeySchema, k.cacheKey),
+    cacheDuration: parse('global-auth-cache-duration', cacheDurationSchema, k.cacheDuration),
+    alwaysSetCookie: parse('global-auth-always-set-cookie', boolSchema, k.alwaysSetCookie),
+  };
+  if (k.snippet.trim()) errors.push('global-auth-snippet: its directives are not compiled into the auth subrequest');
+  if (errors.length || !url) return { error: errors.join('; ') };
+  return { spec: authSpec({ url, ...settings }) };
+}
+
+/**
+ * no-auth-locations: Ingress paths that get no authentication (ingress-nginx compares the start of the path as
+ * written in the Ingress, not the request's path).
+ */
+export function noAuthLocation(path: string, list: readonly string[]): boolean {
+  return list.some((p) => p !== '' && path.startsWith(p));
+}
 
 /**
  * Compiles the snippet annotations present (undefined when there is none). auth-snippet is refused: in
- * ingress-nginx it runs inside the external-auth subrequest of auth-url, which Portico does not support yet.
+ * ingress-nginx it runs inside the auth subrequest of auth-url, which Portico builds from data.
  */
 export function snippetPlugin(v: ParsedAnnotations): AnnotationPlugin | undefined {
   if (SNIPPET_ANNOTATIONS.every((n) => v[n] === undefined)) return undefined;
@@ -55,7 +206,8 @@ export function snippetPlugin(v: ParsedAnnotations): AnnotationPlugin | undefine
     } else out.refused.push({ annotation: name, message: `${r.error}; nothing of this snippet is applied` });
   }
   if (v['auth-snippet'] !== undefined) {
-    out.refused.push({ annotation: 'auth-snippet', message: `it applies to the external-auth subrequest of ${NGINX_PREFIX}auth-url, which Portico does not support yet; not applied` });
+    const also = v['auth-url'] !== undefined ? `; with ${NGINX_PREFIX}auth-url the Ingress fails closed` : `, and without ${NGINX_PREFIX}auth-url it has no effect`;
+    out.refused.push({ annotation: 'auth-snippet', message: `its directives would run in the auth subrequest, which Portico does not compile snippets into${also}` });
   }
   return { suffix: 'snippet', snippets: out };
 }
@@ -223,6 +375,10 @@ export function annotationPlugins(v: ParsedAnnotations): { plugins: AnnotationPl
       add('redirect', 'redirect', { statusCode: code, scheme: url.protocol.slice(0, -1), hostname: url.hostname, ...(port ? { port } : {}), path: url.pathname || '/', keepQuery: false }, [name, ...(v[codeName] !== undefined ? [codeName] : [])], null);
     }
   }
+  const ea = externalAuthPlugin(v);
+  if (ea.plugin) plugins.push(ea.plugin);
+  problems.push(...ea.problems);
+  closed.push(...ea.closed);
   const snippet = snippetPlugin(v);
   if (snippet) plugins.push(snippet);
   return { plugins, problems, closed };

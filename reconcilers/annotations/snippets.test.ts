@@ -253,9 +253,9 @@ test('risk: a snippet off the allowlist is refused whole (InvalidSnippet naming 
   assert.deepEqual(on.route?.plugins, ['ing.default.app.snippet']);
 });
 
-test('risk: auth-snippet is refused (it needs auth-url, which Portico does not support) without failing the Ingress closed', () => {
+test('risk: auth-snippet alone is refused without failing the Ingress closed (without auth-url it has no effect)', () => {
   const r = scenario({ 'nginx.ingress.kubernetes.io/auth-snippet': 'proxy_set_header X-A b;' }, ON);
-  assert.deepEqual(r.warnings('InvalidSnippet'), ['annotation nginx.ingress.kubernetes.io/auth-snippet is refused: it applies to the external-auth subrequest of nginx.ingress.kubernetes.io/auth-url, which Portico does not support yet; not applied']);
+  assert.deepEqual(r.warnings('InvalidSnippet'), ['annotation nginx.ingress.kubernetes.io/auth-snippet is refused: its directives would run in the auth subrequest, which Portico does not compile snippets into, and without nginx.ingress.kubernetes.io/auth-url it has no effect']);
   assert.equal(r.route?.backendId, 'default_web_80');
   assert.equal(r.snippets.length, 0);
 });

@@ -119,6 +119,10 @@ test('every row has a status, a risk (ingress-nginx\'s level) and a scope; texts
 /** A valid and an invalid value for every annotation Portico parses. */
 const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'use-regex': ['true', 'yes'],
+  'rewrite-target': ['/$2', '/$host$1'],
+  'app-root': ['/app1', 'https://example.com/app'],
+  'preserve-trailing-slash': ['true', 'keep'],
+  'from-to-www-redirect': ['true', 'www'],
   'ssl-redirect': ['false', 'no'],
   'force-ssl-redirect': ['true', '1'],
   'proxy-body-size': ['8m', '8 MB'],
@@ -168,6 +172,20 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'configuration-snippet': ['more_set_headers "X-A: b";', 'x'.repeat(70_000)],
   'server-snippet': ['set $tenant "a";', 'x'.repeat(70_000)],
   'auth-snippet': ['proxy_set_header X-A b;', 'x'.repeat(70_000)],
+  'auth-url': ['http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/auth', 'http://auth.example.com/check;\nproxy_pass http://evil'],
+  'auth-method': ['POST', 'get'],
+  'auth-signin': ['https://$host/oauth2/start?rd=$escaped_request_uri', 'https://$http_x_target/start'],
+  'auth-signin-redirect-param': ['redirect_to', 'rd=x'],
+  'auth-response-headers': ['X-Auth-Request-User, X-Auth-Request-Email', 'X-User; X-Bad'],
+  'auth-request-redirect': ['$scheme://$host$request_uri', '$http_referer'],
+  'auth-cache-key': ['$remote_user$http_authorization', 'static-key'],
+  'auth-cache-duration': ['200 202 10m, 401 5m', '200 forever'],
+  'auth-always-set-cookie': ['true', 'always'],
+  'auth-keepalive': ['10', '-1'],
+  'auth-keepalive-requests': ['100', 'many'],
+  'auth-keepalive-share-vars': ['false', 'no'],
+  'auth-keepalive-timeout': ['60', '1m'],
+  'enable-global-auth': ['false', 'off'],
 };
 
 test('every parsed row: a valid value is read (under both prefixes), an invalid one is reported, never applied', () => {

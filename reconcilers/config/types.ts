@@ -119,6 +119,12 @@ export interface RouteRule {
    * router goes on with the next candidate path (next regex, shorter prefix), as Gateway API's matching does.
    */
   conditions?: RouteConditions;
+  /**
+   * Prefix rules only: the Ingress wrote the path with a trailing slash ("/foo/"). As nginx does for ingress-nginx's
+   * `location /foo/` (proxy_pass), a request for exactly the path without it ("/foo") is answered 301 to "/foo/"
+   * (query kept) — before regexes, after exact paths.
+   */
+  slashRedirect?: true;
 }
 
 export interface RouteConditions {
@@ -139,6 +145,11 @@ export interface Route {
   action?: 'not_found' | 'unavailable';
   /** Plain-HTTP requests get a redirect to HTTPS (308) instead of being proxied. */
   sslRedirect: boolean;
+  /**
+   * ingress-nginx's preserve-trailing-slash: the redirect to HTTPS keeps a final "/" of the request URI (by default
+   * it is dropped, as ingress-nginx does).
+   */
+  preserveTrailingSlash?: true;
   /** Directive profile (Structure.profiles) the request is proxied with; absent = the default location. */
   profile?: string;
   /** With a profile: the body-size limit in bytes the router checks against Content-Length (0 = unlimited). */
@@ -264,6 +275,14 @@ export type PluginInstance = { name: string } & (
       /** Auth response headers copied onto the client's response on denial (e.g. www-authenticate, location). */
       clientHeaders: string[];
       timeoutMs: number;
+      /**
+       * ingress-nginx's auth-url (from annotations or the ConfigMap's global-auth-url), with nginx auth_request's
+       * semantics instead of the Plugin's: the subrequest carries X-Original-URL/-Method, X-Auth-Request-Redirect,
+       * X-Sent-From, X-Real-IP, X-Forwarded-For (X-Forwarded-Proto removed); 2xx passes, 401/403 are answered
+       * (401 with WWW-Authenticate, or the sign-in redirect), anything else is 500. `forwardHeaders` is empty (every
+       * client header goes), `upstreamHeaders` are auth-response-headers, `clientHeaders` unused.
+       */
+      ingressNginx?: IngressNginxAuth;
     }
   | {
       type: 'rate-limit';
@@ -304,13 +323,29 @@ export type PluginInstance = { name: string } & (
       prefix?: { from: string; to: string };
       /** Keep the query string (default true). */
       keepQuery: boolean;
+      /**
+       * The path and query are the client's request URI as sent ($request_uri, not normalized) instead of `path`,
+       * `prefix` and `keepQuery` (ingress-nginx's from-to-www-redirect).
+       */
+      requestUri?: true;
+      /** With requestUri: a final "/" of the request URI is dropped (ingress-nginx's from-to-www-redirect). */
+      stripTrailingSlash?: true;
+      /**
+       * Without `host`: the Location is absolute, <scheme>://<the client's Host header><path> (ingress-nginx's
+       * app-root: `$scheme://$http_host<app-root>`).
+       */
+      hostFromRequest?: true;
     }
   | {
       type: 'rewrite';
       path?: string;
       prefix?: { from: string; to: string };
-      /** PCRE on the path with $1..$9 in the replacement (no nginx variables). */
-      regex?: { pattern: string; replacement: string };
+      /**
+       * PCRE on the path with $1..$9 in the replacement (no nginx variables). `nginx`: nginx's `rewrite` semantics
+       * (ingress-nginx's rewrite-target): case-insensitive, the first match anywhere in the path, and the WHOLE path
+       * replaced by the expanded replacement, whose "?query" (if any) comes before the client's query.
+       */
+      regex?: { pattern: string; replacement: string; nginx?: true };
       /** Host header sent to the backend. */
       host?: string;
     }
@@ -322,6 +357,28 @@ export type PluginInstance = { name: string } & (
       location?: SnippetStatement[];
     }
 );
+
+/** Request-time text: literal strings and variables of an allowlist ({ v: name }), see annotations/auth-url.ts. */
+export type AuthTemplatePart = string | { v: string };
+
+export interface IngressNginxAuth {
+  /** Scheme of the auth URL (https: TLS with the URL's host as server name, the certificate not verified). */
+  scheme: 'http' | 'https';
+  /** The auth URL's host: the Host header sent, and the TLS server name. */
+  host: string;
+  /** auth-method (proxy_method); absent = GET. */
+  method?: string;
+  /** X-Auth-Request-Redirect; absent = the request URI. */
+  requestRedirect?: AuthTemplatePart[];
+  /** The Location of the 302 answered instead of a 401 (auth-signin; `{ v: "rd" }` = the request's own URL). */
+  signin?: AuthTemplatePart[];
+  /** auth-cache-key / -duration: answers kept per key in shared memory, seconds per status ("any": the rest). */
+  cache?: { key: AuthTemplatePart[]; ttl: Record<string, number> };
+  /** Send the auth response's Set-Cookie with every answer (else only with 200, 201, 204, 206, 301-304, 307, 308). */
+  alwaysSetCookie: boolean;
+  /** proxy timeouts of the subrequest, seconds (the ConfigMap's, as ingress-nginx's auth location inherits). */
+  timeouts: { connect: number; send: number; read: number };
+}
 
 /**
  * A value of a compiled snippet, concatenated at request time: literal text, a request variable from the allowlist

@@ -15,7 +15,28 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdown
   allowSnippetAnnotations: boolean;
   /** ingress-nginx's annotations-risk-level: annotations of a higher risk are refused (reconcilers/annotations/risk.ts). */
   annotationsRiskLevel: Risk;
+  /**
+   * ingress-nginx's global external authentication (global-auth-*), kept as written: the translation validates
+   * them together (reconcilers/annotations/plugins.ts globalAuthSpec), so an invalid one fails the Ingresses it
+   * applies to closed instead of keeping an older value or none.
+   */
+  globalAuthUrl: string;
+  globalAuthMethod: string;
+  globalAuthSignin: string;
+  globalAuthSigninRedirectParam: string;
+  globalAuthResponseHeaders: string;
+  globalAuthRequestRedirect: string;
+  globalAuthCacheKey: string;
+  globalAuthCacheDuration: string;
+  globalAuthAlwaysSetCookie: string;
+  globalAuthSnippet: string;
+  /** no-auth-locations: Ingress paths starting with one of these get no authentication. */
+  noAuthLocations: string[];
 };
+
+/** A global-auth-* key: any text is accepted here (checked by the translation, which fails closed). */
+const rawText = z.string().transform((v) => v.trim());
+const locationList = z.string().transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean));
 
 /** Low, Medium, High or Critical, as ingress-nginx spells them (any case). */
 const riskLevelSchema = z
@@ -125,6 +146,17 @@ export const CONFIG_KEYS = {
   'lua-shared-dicts': key('luaSharedDicts', luaSharedDictsSchema, DEFAULT_LUA_SHARED_DICTS, 'Shared memory for backends and certificates, e.g. "configuration_data: 256, certificate_data: 64" (MB, or k/m suffix; 1 MB–1 GB). A full zone refuses writes (logged, counted), never evicts'),
   'allow-snippet-annotations': key('allowSnippetAnnotations', boolSchema, false, 'Allow the configuration-snippet / server-snippet annotations (as ingress-nginx ≥ 1.9, off by default); they also need annotations-risk-level: Critical. Snippets are parsed and compiled from an allowlist, never pasted into nginx.conf'),
   'annotations-risk-level': key('annotationsRiskLevel', riskLevelSchema, 'high', 'Low, Medium, High or Critical (ingress-nginx ≥ 1.12; default High): annotations of a higher risk (see the annotation table) are refused with a RiskyAnnotation Warning and not applied; refused access control fails the Ingress closed'),
+  'global-auth-url': key('globalAuthUrl', rawText, '', 'External authentication for every Ingress (as the auth-url annotation: an http(s) URL, a Service DNS name goes to its endpoints) unless it sets enable-global-auth: "false" or its own auth-url. An invalid value in any global-auth-* key makes every Ingress it applies to fail closed (503)'),
+  'global-auth-method': key('globalAuthMethod', rawText, '', 'Method of the global auth subrequest (as auth-method)'),
+  'global-auth-signin': key('globalAuthSignin', rawText, '', 'Sign-in URL the client is redirected to on 401 (as auth-signin)'),
+  'global-auth-signin-redirect-param': key('globalAuthSigninRedirectParam', rawText, '', 'Query parameter of global-auth-signin carrying the original URL (default rd)'),
+  'global-auth-response-headers': key('globalAuthResponseHeaders', rawText, '', 'Headers copied from the auth response onto the proxied request (as auth-response-headers)'),
+  'global-auth-request-redirect': key('globalAuthRequestRedirect', rawText, '', 'X-Auth-Request-Redirect value (as auth-request-redirect)'),
+  'global-auth-cache-key': key('globalAuthCacheKey', rawText, '', 'Cache key of global auth answers (as auth-cache-key); cached per host'),
+  'global-auth-cache-duration': key('globalAuthCacheDuration', rawText, '', 'Cache durations per status (as auth-cache-duration; default "200 202 401 5m")'),
+  'global-auth-always-set-cookie': key('globalAuthAlwaysSetCookie', rawText, '', '"true": send the auth response\'s Set-Cookie with every answer (as auth-always-set-cookie)'),
+  'global-auth-snippet': key('globalAuthSnippet', rawText, '', 'Not supported: set, it makes every Ingress under global auth fail closed (its directives are not compiled into the auth subrequest)'),
+  'no-auth-locations': key('noAuthLocations', locationList, ['/.well-known/acme-challenge'], 'Comma-separated path beginnings: Ingress paths that start with one get no external or basic authentication (compared with the path as written in the Ingress, as ingress-nginx does)'),
   'proxy-real-ip-cidr': key('proxyRealIpCidr', realIpCidrSchema, [], 'With use-forwarded-headers: comma-separated CIDRs of the proxies trusted to set X-Forwarded-*; empty = none (ingress-nginx trusts 0.0.0.0/0)'),
 } as const;
 

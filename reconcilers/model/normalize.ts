@@ -148,7 +148,9 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
   problems.push(...ap.problems, ...ba.problems);
   const accessControl = [...ann.accessControl, ...ap.closed, ...ba.closed];
   const pluginsFromAnnotations = ba.plugin ? [...ap.plugins, ba.plugin] : ap.plugins;
-  const useRegex = ann.values['use-regex'] === true;
+  // ingress-nginx: rewrite-target implies regex paths (its rewrite reads the path as a regex with captures), so the
+  // ImplementationSpecific paths of such an Ingress are regexes as with use-regex.
+  const useRegex = ann.values['use-regex'] === true || ann.values['rewrite-target'] !== undefined;
   const rules: IngressRule[] = [];
   (o.spec?.rules ?? []).forEach((r, ri) => {
     let host: string | null = null;
@@ -180,11 +182,13 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
         return;
       }
       let path = pr.data;
-      // Prefix matching is element-wise: "/foo/" and "/foo" are the same prefix.
+      // Prefix matching is element-wise: "/foo/" and "/foo" are the same prefix. The path as written is kept
+      // (`written`) for what ingress-nginx derives from it: the 301 of a location "/foo/" for "/foo", rewrite-target
+      // and host-wide regex paths.
       if (match === 'prefix' && path.length > 1) path = path.replace(/\/+$/, '') || '/';
       const backend = backendRef(p.backend, where, problems);
       if (!backend) return;
-      paths.push({ path, match, backend });
+      paths.push(path === pr.data ? { path, match, backend } : { path, match, backend, written: pr.data });
     });
     rules.push({ host, paths });
   });

@@ -19,6 +19,12 @@ export interface IngressPath {
   path: string;
   match: PathMatch;
   backend: ServiceBackendRef;
+  /**
+   * The path as written in the Ingress, when `path` differs from it (a Prefix path's trailing slash is dropped):
+   * ingress-nginx's semantics sometimes depend on it (a location "/foo/" redirects "/foo" with 301; rewrite-target
+   * and host-wide regex paths use the path as written).
+   */
+  written?: string;
 }
 
 export interface IngressRule {

@@ -37,7 +37,7 @@ function randomIngress(r: () => number, name: string, created: string): KubeObje
   const roll = r();
   if (roll < 0.15) Object.assign(annotations, { 'nginx.ingress.kubernetes.io/canary': 'true', 'nginx.ingress.kubernetes.io/canary-weight': String(Math.floor(r() * 100)) });
   else if (roll < 0.25) annotations['nginx.ingress.kubernetes.io/proxy-body-size'] = pick(['8m', '16m']);
-  else if (roll < 0.3) annotations['nginx.ingress.kubernetes.io/auth-url'] = 'http://auth.example.com/';
+  else if (roll < 0.3) annotations['nginx.ingress.kubernetes.io/auth-tls-verify-client'] = 'on';
   else if (roll < 0.4) annotations['nginx.ingress.kubernetes.io/load-balance'] = 'ewma';
   else if (roll < 0.45) annotations['nginx.ingress.kubernetes.io/proxy-read-timeout'] = '120';
   const spec: Record<string, unknown> = { rules };

@@ -38,6 +38,11 @@ function touchesOf(ing: NormalizedIngress): Touches {
     backends.add(pc.backendId);
   }
   for (const t of ing.tls) for (const h of t.hosts) hosts.add(h);
+  // from-to-www-redirect: the other name of each host gets a redirect server unless it has rules of its own, so
+  // it belongs to the closure (and with it every Ingress that claims it).
+  if (ing.annotations['from-to-www-redirect'] === true) {
+    for (const r of ing.rules) if (r.host && !r.host.startsWith('*.')) hosts.add(r.host.startsWith('www.') ? r.host.slice(4) : `www.${r.host}`);
+  }
   return { hosts: [...hosts], backends: [...backends] };
 }
 
@@ -101,6 +106,9 @@ export class IncrementalTranslator {
    * Consumers themselves did not change (only Ingresses did), so the previous ones are kept.
    */
   private clearOfCrds(snap: ModelSnapshot, c: { ingresses: Set<string>; hosts: Set<string>; backends: Set<string> }): boolean {
+    // The ConfigMap's global external authentication adds a plugin and an auth backend to every Ingress: the full
+    // translation keeps those (the merge of a scoped one keeps the previous plugins).
+    if (snap.global.globalAuthUrl) return false;
     if (!snap.routes.size && !snap.plugins.size && !snap.upstreams.size && !snap.consumers.size && !this.withPlugins.size && ![...c.ingresses].some((k) => hasPlugins(snap.ingresses.get(k)))) return true;
     for (const k of c.ingresses) if (this.withPlugins.has(k) || hasPlugins(snap.ingresses.get(k))) return false;
     for (const rt of snap.routes.values()) {
@@ -302,7 +310,10 @@ export class IncrementalTranslator {
 
 /** The Ingress runs plugins: named ones (portico.dev/plugins) or ingress-nginx annotations that are plugins. */
 function hasPlugins(ing: NormalizedIngress | undefined): boolean {
-  return !!ing && (ing.annotations.plugins !== undefined || ing.annotationPlugins.length > 0);
+  if (!ing) return false;
+  const a = ing.annotations;
+  // rewrite-target, app-root and from-to-www-redirect are plugin instances the translation makes (per path or host).
+  return a.plugins !== undefined || ing.annotationPlugins.length > 0 || a['rewrite-target'] !== undefined || a['app-root'] !== undefined || a['from-to-www-redirect'] === true;
 }
 
 function groupEvents(events: readonly TranslateEvent[]): Map<string, TranslateEvent[]> {

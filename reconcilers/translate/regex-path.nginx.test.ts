@@ -1,6 +1,7 @@
 // Differential test of regexPathSchema against the real nginx (PCRE2) Portico runs: every regex the schema accepts
-// — from a fixed corpus of tricky cases and from a seeded generator — is rendered into `location ~* "<regex>"`
-// with the renderer's escaping helper and must pass `nginx -t`; every corpus case nginx rejects must be rejected
+// — from a fixed corpus of tricky cases and from a seeded generator — is compiled by nginx's PCRE2 as
+// ingress-nginx would have it, `location ~* "^<regex>"` (the router evaluates the same PCRE2 with ngx.re), and must
+// pass `nginx -t`; every corpus case nginx rejects must be rejected
 // by the schema. Only this fixed corpus is ever given to nginx; Portico itself never runs nginx on user input
 // before it is validated.
 import { test } from 'node:test';
@@ -9,7 +10,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { quoteRegex } from '../gateway/nginx/escape.ts';
 import { regexPathSchema } from './safe.ts';
 
 const accepts = (re: string) => regexPathSchema.safeParse(re).success;
@@ -30,8 +30,11 @@ function nginxTest(regexes: readonly string[]): { ok: boolean; output: string; c
       '  server {',
       '    listen 127.0.0.1:1;',
     ];
-    // Rendered the way the templates render a regex location: through the same escaping helper.
-    const body = regexes.map((re) => `    location ~* ${quoteRegex(re)} { return 204; }`);
+    // A location's regex is never variable-interpolated by nginx; the corpus has no quote and no final backslash.
+    const body = regexes.map((re) => {
+      if (re.includes('"') || re.endsWith('\\')) throw new Error(`not renderable: ${re}`);
+      return `    location ~* "^${re}" { return 204; }`;
+    });
     const file = path.join(dir, 'nginx.conf');
     writeFileSync(file, [...head, ...body, '  }', '}', ''].join('\n'));
     const r = spawnSync('nginx', ['-t', '-q', '-p', dir, '-c', file, '-e', 'stderr'], { encoding: 'utf8' });
@@ -60,16 +63,16 @@ const NGINX_REJECTS = [
   '/a)',
   '/a(?<n>b',
   '/a[b',
-  '/a\\', // escapes the closing quote: the whole configuration breaks
   '/a((bc){1000}){1000}', // "regular expression is too large"
   '/(?:[a-z]){1900}',
   '/a(?',
   '/a\\k',
+  '/a$?',
   '/a\\c',
 ];
 
 /** nginx accepts these, but they read differently in other engines or PCRE2 versions, or are not needed in a path. */
-const STRICTER_THAN_NGINX = ['/a||b', '/a{,3}', '/a*+', '/a[[:alpha:]]', '/a(?i)b', '/a]', '/a}', '/a{', '/a{x}', '/(*ACCEPT)a', '/a?+', '/(?=a)'];
+const STRICTER_THAN_NGINX = ['/a||b', '/a{,3}', '/a*+', '/a[[:alpha:]]', '/a(?i)b', '/a]', '/a}', '/a{', '/a{x}', '/(*ACCEPT)a', '/a?+', '/(?<=a)b', '/(a)\\1'];
 
 const ACCEPTED_TRICKY = [
   '/app[a-z]',
@@ -94,11 +97,21 @@ const ACCEPTED_TRICKY = [
   '/a()b',
   '/~u/!&,=:@',
   `/${'('.repeat(32)}a${')'.repeat(32)}`,
+  // ingress-nginx's rewrite and path-matching examples, anchors inside groups and alternatives, lookaheads
+  '/something(/|$)(.*)',
+  '/foo/bar/(.+)',
+  '/(api|v1)/?(.*)',
+  '^/a$|^/b$',
+  '/(^x|y$)',
+  '/(?<id>[0-9]+)/edit',
+  '/(?!internal/).*',
+  '/(?=v[0-9])v.*',
+  '/w\\b.*\\B',
 ];
 
 /** A seeded generator biased towards operators, so most outputs probe the parser's edges. */
 function* generated(n: number): Generator<string> {
-  const tokens = ['a', 'Z', '0', '9', '-', '_', '/', '.', '*', '+', '?', '|', '(', ')', '(?:', '[', ']', '[^', '^', '$', '{', '}', '{2}', '{1,3}', '{2,}', '{,3}', '{1000}', '{1001}', '\\d', '\\.', '\\w', '\\', '\\-', 'a-z', 'z-a', '0-9', ',', '%', '~', ':'];
+  const tokens = ['(?=', '(?!', '\\b', '$)', '|^', 'a', 'Z', '0', '9', '-', '_', '/', '.', '*', '+', '?', '|', '(', ')', '(?:', '[', ']', '[^', '^', '$', '{', '}', '{2}', '{1,3}', '{2,}', '{,3}', '{1000}', '{1001}', '\\d', '\\.', '\\w', '\\', '\\-', 'a-z', 'z-a', '0-9', ',', '%', '~', ':'];
   let seed = 0x5eed;
   const rand = (k: number) => {
     seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
@@ -118,7 +131,7 @@ test('every regex the schema accepts passes nginx -t; every corpus regex nginx r
 
   const randoms = [...generated(4000)];
   const accepted = [...ACCEPTED_TRICKY, ...randoms.filter(accepts)];
-  assert.ok(accepted.length > 700, `the generator should produce enough accepted regexes (${accepted.length})`);
+  assert.ok(accepted.length > 600, `the generator should produce enough accepted regexes (${accepted.length})`);
   const all = nginxTest(accepted);
   assert.ok(all.ok, `nginx -t rejects a regex the schema accepted: ${JSON.stringify(all.culprit)}\n${all.output}`);
   // Both engines agree they are valid (compiled only; nothing is matched).

@@ -1,17 +1,25 @@
-// Regex paths (use-regex) are compiled by nginx with PCRE2, not by JavaScript, and the two engines disagree on
-// many inputs: `[]` is an empty class in JavaScript but an unterminated one in PCRE2, `[a-\d]` is a literal in
-// JavaScript and an invalid range in PCRE2, `a{,3}` changed meaning in PCRE2 10.43, and so on. Portico therefore
-// accepts only a strict subset on which both engines agree, checked by this hand-written parser. Everything
-// outside the subset is rejected with the position and what is wrong. Nothing here compiles or runs the regex.
+// Regex paths (use-regex, rewrite-target) are evaluated by the Lua router with ngx.re (nginx's PCRE2), as
+// ingress-nginx's `location ~* "^<path>"` would be: case-insensitive and anchored at the start only, so a regex
+// path is prefix-like ("/blog(/|$)(.*)" matches "/blog", "/blog/" and "/blog/2024/x"). They are data, never written
+// into nginx.conf, but PCRE2 and JavaScript still disagree on many inputs (`[]` is an empty class in JavaScript and
+// an unterminated one in PCRE2, `[a-\d]` is a literal in JavaScript and an invalid range in PCRE2, `a{,3}` changed
+// meaning in PCRE2 10.43...). Portico therefore accepts what this hand-written parser can vouch PCRE2 compiles and
+// reads one way, and refuses with the position and the reason what PCRE2 would not compile or what is unsafe in a
+// shared data plane: control verbs (*VERB) that change the engine's limits, recursion and subroutine calls, callouts,
+// conditionals, inline flags and code. How long a match may take is not decided here: catastrophic backtracking is
+// cut by lua_regex_match_limit (nginx.conf), and a request whose regex hits it simply does not match that path.
 //
-// The subset:
+// The accepted language:
 //   - literals: letters, digits and  _ ~ ! & , = : @ % / -   (the path alphabet minus regex operators)
-//   - `.`, escapes \d \D \w \W \s \S and the escaped operators \. \/ \- \( \) \[ \] \* \+ \? \|
+//   - `.`, escapes \d \D \w \W \s \S, the word boundaries \b \B and the escaped operators \. \/ \- \( \) \[ \] \* \+ \? \|
 //   - classes [...] / [^...]: literals, the escapes above, ranges between two lower-case letters, two upper-case
 //     letters or two digits in ascending order; "-" only first, last or escaped; never empty
-//   - groups (...) and (?:...) nested at most MAX_DEPTH deep; alternation a|b with no empty alternative
+//   - groups (...), (?:...), named groups (?<name>...), lookaheads (?=...) and (?!...), nested at most MAX_DEPTH
+//     deep; alternation a|b with no empty alternative
 //   - quantifiers ? * + {n} {n,} {n,m} (n ≤ m ≤ MAX_REPEAT), optionally lazy (a*?); never on nothing, never twice
-//   - anchors: "^" only as the first character, "$" only as the last
+//   - anchors: "^" at the start of the regex or of an alternative ("^/a|^/b", "(^/x)"), "$" at the end of the regex,
+//     of an alternative or of a group ("/blog(/|$)(.*)", ingress-nginx's rewrite example); a "$" followed by anything
+//     else (it would read as an nginx variable such as $host) is refused
 //
 // MAX_REPEAT is 1000, well below PCRE2's own limit of 65535: nginx reads the request line into buffers of 8 KB by
 // default, so larger counts have no use in a path, and small counts keep the compiled pattern small. Because
@@ -30,7 +38,9 @@ const LITERAL = /^[A-Za-z0-9_~!&,=:@%/-]$/;
 const CLASS_LITERAL = /^[A-Za-z0-9_~!&,=:@%/.*+?()|]$/;
 const CLASS_ESCAPES = new Set(['d', 'D', 'w', 'W', 's', 'S']);
 const LITERAL_ESCAPES = new Set(['.', '/', '-', '(', ')', '[', ']', '*', '+', '?', '|']);
-const ESCAPES_HELP = '\\. \\/ \\- \\( \\) \\[ \\] \\* \\+ \\? \\| \\d \\D \\w \\W \\s \\S';
+/** Zero-width escapes (word boundaries): allowed outside classes, never repeated. */
+const ASSERT_ESCAPES = new Set(['b', 'B']);
+const ESCAPES_HELP = '\\. \\/ \\- \\( \\) \\[ \\] \\* \\+ \\? \\| \\d \\D \\w \\W \\s \\S \\b \\B';
 
 /** A validated regex: the size estimate is exposed for tests. */
 export interface RegexPathInfo {
@@ -55,7 +65,7 @@ function notAllowed(c: string): string {
   if (c === '"' || c === "'") return `quote ${show(c)} is not allowed`;
   if (c === ' ' || c === '\t') return 'whitespace is not allowed (use \\s)';
   if (c === '\n' || c === '\r' || /[\u0000-\u001f\u007f]/.test(c)) return `control character ${show(c)} is not allowed`;
-  if (c === '$') return '"$" is only allowed as the last character (end anchor)';
+  if (c === '$') return '"$" is only allowed as an end anchor: last in the regex, an alternative or a group (a "$" followed by a name would read as an nginx variable)';
   if (c === '\\') return 'backslash is only allowed in the escapes ' + ESCAPES_HELP;
   return `character ${show(c)} is not allowed in a regex path`;
 }
@@ -63,6 +73,7 @@ function notAllowed(c: string): string {
 class Parser {
   private i = 0;
   private readonly s: string;
+  private readonly names = new Set<string>();
   constructor(s: string) {
     this.s = s;
   }
@@ -73,18 +84,18 @@ class Parser {
 
   /** Returns the estimated PCRE2 size of the whole regex. */
   parse(): number {
-    const size = this.alternation(0, -1);
+    const size = this.alternation(0);
     if (this.i < this.s.length) this.fail(this.i, 'unmatched ")"');
     return size;
   }
 
   /** alternation := sequence ("|" sequence)*; stops at ")" or the end. */
-  private alternation(depth: number, openAt: number): number {
+  private alternation(depth: number): number {
     let size = 0;
     let branches = 0;
     for (;;) {
       const start = this.i;
-      const seq = this.sequence(depth, openAt);
+      const seq = this.sequence(depth);
       branches++;
       const atBar = this.s[this.i] === '|';
       const empty = this.i === start;
@@ -96,8 +107,9 @@ class Parser {
     return size + (branches > 1 ? 6 * branches : 0);
   }
 
-  private sequence(depth: number, openAt: number): number {
+  private sequence(depth: number): number {
     let size = 0;
+    const start = this.i;
     while (this.i < this.s.length) {
       const c = this.s[this.i] as string;
       if (c === '|') break;
@@ -106,19 +118,36 @@ class Parser {
         break;
       }
       if (c === '^') {
-        if (this.i !== 0) this.fail(this.i, '"^" is only allowed as the first character (start anchor)');
+        // A start anchor opens the regex, an alternative or a group: "^/a|^/b", "(^/x)".
+        if (this.i !== start) this.fail(this.i, '"^" is only allowed at the start of the regex, of an alternative or of a group (start anchor)');
         this.i++;
+        this.noQuantifier('"^"');
+        size += 2;
         continue;
       }
       if (c === '$') {
-        if (this.i !== this.s.length - 1) this.fail(this.i, notAllowed('$'));
-        if (depth > 0) this.fail(this.i, `"$" cannot end the regex inside the group opened at character ${openAt + 1}`);
+        // An end anchor closes the regex, an alternative or a group: "/blog(/|$)(.*)", "/a$|/b$".
+        const next = this.s[this.i + 1];
+        if (next !== undefined && next !== '|' && next !== ')') this.fail(this.i, notAllowed('$'));
         this.i++;
+        size += 2;
+        continue;
+      }
+      if (c === '\\' && ASSERT_ESCAPES.has(this.s[this.i + 1] ?? '')) {
+        this.i += 2;
+        this.noQuantifier(`\\${this.s[this.i - 1]}`);
+        size += 2;
         continue;
       }
       size += this.quantified(this.atom(depth));
     }
     return size;
+  }
+
+  /** Anchors and assertions match no character: a quantifier after one is refused (PCRE2 and JavaScript differ). */
+  private noQuantifier(what: string): void {
+    const q = this.s[this.i];
+    if (q === '*' || q === '+' || q === '?' || q === '{') this.fail(this.i, `${what} matches no character and cannot be repeated`);
   }
 
   /** One repeatable item; returns its size and whether it is a group (PCRE2 copies groups per repetition). */
@@ -129,13 +158,30 @@ class Parser {
       case '(': {
         if (depth + 1 > MAX_DEPTH) this.fail(at, `groups are nested more than ${MAX_DEPTH} deep`);
         this.i++;
+        let lookahead = false;
+        if (this.s[this.i] === '*') this.fail(this.i, 'control verbs like (*ACCEPT) or (*LIMIT_MATCH=n) are not allowed');
         if (this.s[this.i] === '?') {
-          if (this.s[this.i + 1] !== ':') this.fail(this.i, 'only (...) and (?:...) groups are supported (no lookarounds, named groups, inline flags or other (? forms)');
-          this.i += 2;
+          const kind = this.s[this.i + 1];
+          const named = /^\?<([A-Za-z_][A-Za-z0-9_]{0,31})>/.exec(this.s.slice(this.i));
+          if (kind === ':') this.i += 2;
+          else if (kind === '=' || kind === '!') {
+            this.i += 2;
+            lookahead = true;
+          } else if (named && !this.names.has(named[1] as string)) {
+            this.names.add(named[1] as string);
+            this.i += named[0].length;
+          } else if (named) this.fail(this.i, `group name ${named[1]} is used twice`);
+          else {
+            this.fail(
+              this.i,
+              'only (...), (?:...), (?<name>...), (?=...) and (?!...) groups are supported (no lookbehinds, inline flags, recursion, subroutine calls, callouts, conditionals or comments)',
+            );
+          }
         }
-        const inner = this.alternation(depth + 1, at);
+        const inner = this.alternation(depth + 1);
         if (this.s[this.i] !== ')') this.fail(at, '"(" is never closed');
         this.i++;
+        if (lookahead) this.noQuantifier('a lookahead');
         return { size: 8 + inner, group: true };
       }
       case '[':

@@ -25,8 +25,9 @@ export const pathSchema = z
   });
 
 /**
- * Regex paths (use-regex): compiled by nginx with PCRE2 in `location ~*`. Validated by a parser for a strict
- * subset both PCRE2 and JavaScript agree on (see regex-path.ts); the message names the position and the problem.
+ * Regex paths (use-regex, rewrite-target): evaluated by the Lua router with nginx's PCRE2 as ingress-nginx's
+ * `location ~* "^<path>"`. Validated by a parser for what PCRE2 compiles and reads one way (see regex-path.ts);
+ * the message names the position and the problem.
  */
 export const regexPathSchema = z.string().superRefine((p, ctx) => {
   const problem = regexPathProblem(p);
@@ -186,3 +187,26 @@ export const authSecretSchema = z
 
 /** A Basic realm: printable ASCII without quotes or backslashes, at most 128 characters. */
 export const realmSchema = z.string().max(128, 'realm is longer than 128 characters').regex(/^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/, 'realm must be printable ASCII without quotes or backslashes');
+
+/**
+ * rewrite-target (ingress-nginx): the path sent to the backend, as nginx's `rewrite "(?i)<path>" <target> break`
+ * reads it: literal path characters and $1..$9 / ${1}..${9} (the path regex's captures), optionally followed by
+ * "?" and a query (the client's query is then appended after it, as nginx does; a final "?" drops it). Anything
+ * nginx would read as a variable ($host, $request_uri...) or an absolute URL (nginx would answer with a redirect)
+ * is refused.
+ */
+const TARGET_RE = /^(?:[A-Za-z0-9._~!&()*+,=:@%/-]|\$[1-9]|\$\{[1-9]\})*(?:\?(?:[A-Za-z0-9._~!&()*+,=:@%/?-]|\$[1-9]|\$\{[1-9]\})*)?$/;
+export const rewriteTargetSchema = z
+  .string()
+  .max(2048, 'longer than 2048 characters')
+  .refine((t) => t.startsWith('/') || t.startsWith('$'), { message: 'must be a path starting with "/" (or a capture such as $1); absolute URLs are not supported' })
+  .refine((t) => TARGET_RE.test(t), {
+    message: 'may only contain path characters, $1..$9 or ${1}..${9} (the captures of the path regex) and one "?" before a query; nginx variables such as $host are not supported',
+  });
+
+/** app-root (ingress-nginx): a path on the same host ("/app"); absolute URLs are refused as ingress-nginx does. */
+export const appRootSchema = z
+  .string()
+  .max(2048, 'longer than 2048 characters')
+  .refine((p) => p.startsWith('/') && !p.startsWith('//'), { message: 'must be a path starting with "/" (ingress-nginx refuses absolute URLs)' })
+  .refine((p) => PATH_RE.test(p), { message: 'may only contain letters, digits and - . _ ~ ! & ( ) * + , = : @ % / (a path; no query string)' });

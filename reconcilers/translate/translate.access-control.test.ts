@@ -29,8 +29,10 @@ function scenario(annotations: Record<string, string>) {
 }
 
 const ACCESS_CONTROL: [string, string][] = [
-  ['nginx.ingress.kubernetes.io/auth-url', 'http://auth.example.com/verify'],
-  ['nginx.ingress.kubernetes.io/auth-signin', 'https://auth.example.com/start'],
+  // auth-url is supported (the external-auth plugin, see translate.auth-url.test.ts): a value Portico cannot use, or a
+  // companion it does not support (auth-proxy-set-headers), fails closed.
+  ['nginx.ingress.kubernetes.io/auth-url', 'http://auth.example.com/verify;\nproxy_pass http://evil'],
+  ['nginx.ingress.kubernetes.io/auth-proxy-set-headers', 'default/auth-headers'],
   // Basic auth is supported (an auth-secret's users, see translate.annotation-plugins.test.ts); without a usable
   // Secret, or as digest, it fails closed. (auth-secret/-realm alone ask for nothing, as in ingress-nginx.)
   ['nginx.ingress.kubernetes.io/auth-type', 'basic'],
@@ -38,11 +40,11 @@ const ACCESS_CONTROL: [string, string][] = [
   ['nginx.ingress.kubernetes.io/auth-tls-secret', 'default/ca'],
   ['nginx.ingress.kubernetes.io/auth-tls-verify-client', 'on'],
   ['nginx.ingress.kubernetes.io/auth-tls-match-cn', 'CN=client'],
-  ['nginx.ingress.kubernetes.io/auth-method', 'GET'],
+  ['nginx.ingress.kubernetes.io/auth-method', 'get; rewrite'],
   // An IP list that cannot be applied (the lists themselves are supported: see translate.annotation-plugins.test.ts).
   ['nginx.ingress.kubernetes.io/whitelist-source-range', '10.0.0.0/33'],
   ['nginx.ingress.kubernetes.io/denylist-source-range', 'not-an-ip'],
-  ['portico.dev/auth-url', 'http://auth.example.com/verify'],
+  ['portico.dev/auth-url', 'ftp://auth.example.com/verify'],
   ['nginx.ingress.kubernetes.io/configuration-snippet', 'allow 10.0.0.0/8;\ndeny all;'],
 ];
 
@@ -82,7 +84,7 @@ test('without the annotation the same Ingress is served (the table test above is
 });
 
 test('fail closed needs nothing in nginx.conf: the same structure with and without the annotation (the router answers 503)', () => {
-  const closed = scenario({ 'nginx.ingress.kubernetes.io/auth-url': 'http://auth' });
+  const closed = scenario({ 'nginx.ingress.kubernetes.io/auth-tls-verify-client': 'on' });
   const open = scenario({});
   assert.deepEqual(closed.config.structure, open.config.structure);
   assert.equal(diffConfig(open.config, closed.config).reload, false);
@@ -121,7 +123,7 @@ test('every other unsupported annotation, under either prefix, raises its own Wa
       ingresses: [
         ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, {
           annotations: {
-            'nginx.ingress.kubernetes.io/rewrite-target': '/$2',
+            'nginx.ingress.kubernetes.io/server-alias': 'b.example.com',
             'nginx.ingress.kubernetes.io/satisfy': 'any',
             'nginx.ingress.kubernetes.io/enable-global-auth': 'false',
             'nginx.ingress.kubernetes.io/limit-connections': '5',
@@ -139,10 +141,9 @@ test('every other unsupported annotation, under either prefix, raises its own Wa
   assert.deepEqual(
     unsupported.map((e) => e.message),
     [
-      'nginx.ingress.kubernetes.io/enable-global-auth',
       'nginx.ingress.kubernetes.io/limit-connections',
-      'nginx.ingress.kubernetes.io/rewrite-target',
       'nginx.ingress.kubernetes.io/satisfy',
+      'nginx.ingress.kubernetes.io/server-alias',
       'portico.dev/frobnicate',
     ].map((a) => `annotation ${a} is not supported by Portico and is ignored`),
   );

@@ -21,10 +21,14 @@ import { forbiddenAddressReason, parseIp } from './addresses.ts';
 import { createHash } from 'node:crypto';
 import { PLUGIN_ORDER, type Backend, type Certificate, type ConsumerSet, type Endpoint, type GatewayConfig, type GlobalSettings, type HostRoutes, type PathMatch, type PluginInstance, type Profile, type Route, type RouteConditions, type RouteRule } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
-import type { IngressClassInfo, NormalizedIngress, NormalizedRoute, NormalizedSlice, NormalizedUpstream, RouteMatchN, RouteRuleN, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
+import type { IngressClassInfo, IngressPath, NormalizedIngress, NormalizedRoute, NormalizedSlice, NormalizedUpstream, RouteMatchN, RouteRuleN, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
+import { regexPathProblem } from './regex-path.ts';
+import { hostSchema } from './safe.ts';
 import { annotationRefusals, gateAnnotations } from '../annotations/risk.ts';
 import { limitKey, pluginInstanceOf } from '../crds/normalize.ts';
+import { globalAuthSpec, noAuthLocation, type ExternalAuthSpec } from '../annotations/plugins.ts';
+import type { AuthTarget } from '../annotations/auth-url.ts';
 
 export interface TranslateOptions {
   controllerClass: string;
@@ -200,6 +204,8 @@ export interface PathClaim {
   /** "<match> <path>": what two claims on one host conflict on. */
   id: string;
   path: string;
+  /** The path as the object wrote it (a Prefix path keeps its trailing slash here). */
+  written: string;
   match: PathMatch;
   ref: ServiceBackendRef;
   backendId: string;
@@ -218,9 +224,9 @@ export function claimsOfIngress(ing: NormalizedIngress): { paths: PathClaim[]; d
   let c = claimCache.get(ing);
   if (c) return c;
   const source = ingressRef(ing.key);
-  const make = (host: string, path: string, match: PathMatch, ref: ServiceBackendRef): PathClaim => ({ host, id: `${match} ${path}`, path, match, ref, backendId: backendIdOf(ing.namespace, ref), serviceKey: `${ing.namespace}/${ref.service}`, source });
+  const make = (host: string, path: string, match: PathMatch, ref: ServiceBackendRef, written = path): PathClaim => ({ host, id: `${match} ${path}`, path, written, match, ref, backendId: backendIdOf(ing.namespace, ref), serviceKey: `${ing.namespace}/${ref.service}`, source });
   const paths: PathClaim[] = [];
-  for (const rule of ing.rules) for (const p of rule.paths) paths.push(make(rule.host ?? '_', p.path, p.match, p.backend));
+  for (const rule of ing.rules) for (const p of rule.paths) paths.push(make(rule.host ?? '_', claimPathOf(p), p.match, p.backend, p.written));
   const defaults: PathClaim[] = [];
   if (ing.defaultBackend) {
     const ownHosts = new Set(ing.rules.map((r) => r.host ?? '_'));
@@ -263,7 +269,7 @@ export function claimsOfRoute(rt: NormalizedRoute): RouteClaim[] {
       for (const m of rule.matches) {
         const cond = m.conditions ? ` ${JSON.stringify(m.conditions)}` : '';
         c.push({
-          pc: { host: h, id: `${m.match} ${m.path}${cond}`, path: m.path, match: m.match, ref, backendId: first ? backendIdOf(rt.namespace, ref) : '', serviceKey: `${rt.namespace}/${ref.service}`, source },
+          pc: { host: h, id: `${m.match} ${m.path}${cond}`, path: m.path, written: m.path, match: m.match, ref, backendId: first ? backendIdOf(rt.namespace, ref) : '', serviceKey: `${rt.namespace}/${ref.service}`, source },
           rule,
           m,
           hasBackend: !!first,
@@ -285,15 +291,26 @@ interface Owner {
 }
 const byOwnerAge = (a: Owner, b: Owner): number => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
 
-const annotationCache = new WeakMap<NormalizedIngress, { limitStatus: number; list: { id: string; inst: PluginInstance }[] }>();
+/** An instance made from annotations; external authentication also names where its subrequest goes. */
+export interface AnnotationInstance {
+  id: string;
+  inst: PluginInstance;
+  auth?: { target: AuthTarget; backendId: string; url: string };
+}
+/** Proxy timeouts (seconds) of ingress-nginx's auth subrequests: the ConfigMap's, as its auth location inherits. */
+export type AuthTimeouts = { connect: number; send: number; read: number };
+
+const annotationCache = new WeakMap<NormalizedIngress, { key: string; list: AnnotationInstance[] }>();
 /**
  * The plugin instances an Ingress's ingress-nginx annotations ask for (derived once per Ingress record and
- * ConfigMap limit-req-status-code, which the rate limits of limit-rps / limit-rpm answer with).
+ * ConfigMap limit-req-status-code, which the rate limits of limit-rps / limit-rpm answer with, and proxy
+ * timeouts, which auth-url's subrequest uses).
  */
-export function annotationInstances(ing: NormalizedIngress, limitStatus: number): { id: string; inst: PluginInstance }[] {
+export function annotationInstances(ing: NormalizedIngress, limitStatus: number, authTimeouts: AuthTimeouts = { connect: 5, send: 60, read: 60 }): AnnotationInstance[] {
+  const cacheKey = `${limitStatus} ${authTimeouts.connect} ${authTimeouts.send} ${authTimeouts.read}`;
   const hit = annotationCache.get(ing);
-  if (hit && hit.limitStatus === limitStatus) return hit.list;
-  const list = ing.annotationPlugins.filter((ap) => !('snippets' in ap) || ap.allowed).map((ap) => {
+  if (hit && hit.key === cacheKey) return hit.list;
+  const list = ing.annotationPlugins.filter((ap) => !('snippets' in ap) || ap.allowed).map((ap): AnnotationInstance => {
     const base = `ing.${ing.namespace}.${ing.name}`;
     const id = `${base.length <= 230 ? base : `ing.${createHash('sha256').update(ing.key).digest('hex').slice(0, 24)}`}.${ap.suffix}`;
     if ('snippets' in ap) {
@@ -308,12 +325,116 @@ export function annotationInstances(ing: NormalizedIngress, limitStatus: number)
       const inst: PluginInstance = { name: `${ing.key} (annotations)`, type: 'basic-auth', namespace: ing.namespace, realm: ap.basicAuth.realm, hideCredentials: false, users: ap.basicAuth.users };
       return { id, inst };
     }
+    if ('externalAuth' in ap) return { id, ...externalAuthInstance(ap.externalAuth, `${ing.key} (annotations)`, authTimeouts) };
     const config = ap.config.type === 'rate-limit' ? { ...ap.config, status: limitStatus } : ap.config;
     const { instance } = pluginInstanceOf(config, ing.namespace, limitKey(id, config));
     return { id, inst: { name: `${ing.key} (annotations)`, ...instance } as PluginInstance };
   });
-  annotationCache.set(ing, { limitStatus, list });
+  annotationCache.set(ing, { key: cacheKey, list });
   return list;
+}
+
+/**
+ * Backend of an auth subrequest: a Service's own backend id (the balancer, its endpoints), or — for another host
+ * or an IP address — a backend of its own ("extauth." + host + port; no "_", so never taken for a Service's).
+ */
+export function authBackendId(t: AuthTarget): string {
+  if (t.kind === 'service') return backendIdOf(t.namespace, { service: t.service, port: { number: t.port } });
+  if (t.kind === 'host') return `extauth.${t.host}.${t.port}`;
+  return `extauth.ip.${t.address.replace(/[^0-9a-f.]/g, (c) => (c === ':' ? '-' : ''))}.${t.port}`;
+}
+
+/** ingress-nginx's external authentication (auth-url or global-auth-url) as an external-auth instance. */
+export function externalAuthInstance(spec: ExternalAuthSpec, name: string, t: AuthTimeouts): { inst: PluginInstance; auth: NonNullable<AnnotationInstance['auth']> } {
+  const backendId = authBackendId(spec.url.target);
+  const inst: PluginInstance = {
+    name,
+    type: 'external-auth',
+    backendId,
+    path: spec.url.uri,
+    method: 'GET',
+    forwardHeaders: [],
+    upstreamHeaders: spec.responseHeaders,
+    clientHeaders: [],
+    timeoutMs: Math.max(1, Math.round(t.read * 1000)),
+    ingressNginx: {
+      scheme: spec.url.scheme,
+      host: spec.url.host,
+      ...(spec.method !== undefined ? { method: spec.method } : {}),
+      ...(spec.requestRedirect ? { requestRedirect: spec.requestRedirect } : {}),
+      ...(spec.signin ? { signin: spec.signin } : {}),
+      ...(spec.cache ? { cache: spec.cache } : {}),
+      alwaysSetCookie: spec.alwaysSetCookie,
+      timeouts: { connect: t.connect, send: t.send, read: t.read },
+    },
+  };
+  return { inst, auth: { target: spec.url.target, backendId, url: spec.url.url } };
+}
+
+/** Data-plane id of the ConfigMap's global external authentication. */
+export const GLOBAL_AUTH_ID = 'portico.global-auth';
+
+/** Prefix of the data-plane ids of the plugin instances an Ingress's annotations make ("ing.<ns>.<name>"). */
+function ingressPluginBase(ing: NormalizedIngress): string {
+  const base = `ing.${ing.namespace}.${ing.name}`;
+  return base.length <= 200 ? base : `ing.${createHash('sha256').update(ing.key).digest('hex').slice(0, 24)}`;
+}
+
+// ---- ingress-nginx's path and rewrite semantics (docs/user-guide/ingress-path-matching.md, annotations.md) -------
+
+/**
+ * The path a prefix claim stands for: as written when that is the path plus one trailing slash. ingress-nginx keeps
+ * "/foo/" and "/foo" apart (its `location /foo/` and `location /foo`, or `location /foo/` + `= /foo` for Prefix):
+ * "/foo/" matches "/foo/..." only, and nginx answers "/foo" itself with a 301 to "/foo/" (slashRedirect).
+ */
+function claimPathOf(p: IngressPath): string {
+  return p.match === 'prefix' && p.written === `${p.path}/` ? p.written : p.path;
+}
+
+/**
+ * ingress-nginx's needsRewrite: an Ingress's path is rewritten when rewrite-target is set and differs from the path
+ * as written. Such a path, like any path of an Ingress with use-regex, turns every path of its host into a regex.
+ */
+function needsRewrite(a: ParsedAnnotations, written: string): boolean {
+  return a['rewrite-target'] !== undefined && a['rewrite-target'] !== written;
+}
+
+/**
+ * The regex ingress-nginx writes for a path on a host whose paths are all regexes (`~* "^<path>"`): a regex path
+ * as it is; a literal path as written (a Prefix path's trailing slash kept: "/foo/" stays "/foo/", while "/foo" —
+ * which ingress-nginx splits into "^/foo/" and "^/foo" — is "/foo"), read as a regex too ("." matches any
+ * character there as well). A literal that is not a valid regex (an unbalanced "(") is escaped instead: in
+ * ingress-nginx, nginx -t would refuse the whole configuration.
+ */
+function regexSourceOf(pc: PathClaim): string {
+  if (pc.match === 'regex') return pc.path;
+  return regexPathProblem(pc.written) === null ? pc.written : pc.written.replace(/[.*+?()[\]{}|\\^$]/g, '\\$&');
+}
+
+/**
+ * ingress-nginx's path order on a host: longest path first, ties in reverse alphabetical order (its two stable
+ * sorts of the locations); nginx then takes the first regex that matches.
+ */
+function ingressNginxOrder(a: string, b: string): number {
+  return b.length - a.length || (a < b ? 1 : a > b ? -1 : 0);
+}
+
+/**
+ * The rewrite of rewrite-target for one path: nginx's rewrite semantics (the `nginx` flag of the rewrite plugin) on
+ * the path's regex — the regex path itself, or a literal path as written read as a regex, as ingress-nginx does.
+ */
+function rewriteInstance(ing: NormalizedIngress, pc: PathClaim): { id: string; inst: PluginInstance } {
+  const pattern = regexSourceOf(pc);
+  const digest = createHash('sha256').update(`${pc.match} ${pc.written}`).digest('hex').slice(0, 16);
+  return {
+    id: `${ingressPluginBase(ing)}.rw-${digest}`,
+    inst: { name: `${ing.key} (annotations)`, type: 'rewrite', regex: { pattern, replacement: ing.annotations['rewrite-target'] as string, nginx: true } },
+  };
+}
+
+/** Whether a certificate's DNS names cover a host (exact, or a "*." wildcard for exactly one label). */
+function certCovers(names: readonly string[], host: string): boolean {
+  return names.some((n) => n === host || (n.startsWith('*.') && host.endsWith(n.slice(1)) && !host.slice(0, -n.length + 1).includes('.')));
 }
 
 /** Plugin id in the data plane for a Plugin object. */
@@ -323,6 +444,7 @@ const PLUGIN_RANK = new Map<string, number>(PLUGIN_ORDER.map((t, i) => [t, i]));
 
 function ruleOrder(a: RouteRule, b: RouteRule): number {
   const rank = (l: RouteRule) => (l.match === 'exact' ? 0 : l.match === 'prefix' ? 1 : 2);
+  if (a.match === 'regex' && b.match === 'regex') return ingressNginxOrder(a.path, b.path);
   return rank(a) - rank(b) || (a.match === 'exact' ? 0 : b.path.length - a.path.length) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 }
 
@@ -433,6 +555,46 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     return out;
   };
 
+  // ---- ingress-nginx external authentication (auth-url, global-auth-url): where each subrequest goes ---------
+  const g0 = snap.global;
+  const authTimeouts: AuthTimeouts = { connect: g0.proxyConnectTimeoutSeconds, send: g0.proxySendTimeoutSeconds, read: g0.proxyReadTimeoutSeconds };
+  const noAuthList = g0.noAuthLocations ?? [];
+  const gSpec = globalAuthSpec({
+    url: g0.globalAuthUrl ?? '',
+    method: g0.globalAuthMethod ?? '',
+    signin: g0.globalAuthSignin ?? '',
+    signinRedirectParam: g0.globalAuthSigninRedirectParam ?? '',
+    responseHeaders: g0.globalAuthResponseHeaders ?? '',
+    requestRedirect: g0.globalAuthRequestRedirect ?? '',
+    cacheKey: g0.globalAuthCacheKey ?? '',
+    cacheDuration: g0.globalAuthCacheDuration ?? '',
+    alwaysSetCookie: g0.globalAuthAlwaysSetCookie ?? '',
+    snippet: g0.globalAuthSnippet ?? '',
+  });
+  const globalAuth = !gSpec ? null : 'error' in gSpec ? { error: gSpec.error } : externalAuthInstance(gSpec.spec, 'ConfigMap global-auth-url', authTimeouts);
+  /** Auth backends that are not a Service: a host Portico resolves (externalName), or an allowed IP literal. */
+  const extAuthBackends = new Map<string, { host?: string; address?: string; port: number }>();
+  /** Registers the backend of an auth subrequest; why the paths using it must fail closed, or null. */
+  const useAuthTarget = (ref: string, a: NonNullable<AnnotationInstance['auth']>, what: string): string | null => {
+    const t = a.target;
+    if (t.kind === 'service') {
+      const key = `${t.namespace}/${t.service}`;
+      const svc = snap.services.get(key);
+      if (!svc) return `${what} ${a.url} names Service ${key}, which does not exist`;
+      if (!svc.ports.some((p) => p.port === t.port)) return `${what} ${a.url} names port ${t.port} of Service ${key}, which it does not have`;
+      if (!authBackends.has(a.backendId)) authBackends.set(a.backendId, { ref, ns: t.namespace, service: t.service, port: t.port });
+      return null;
+    }
+    if (t.kind === 'ip') {
+      const why = forbiddenAddressReason(t.address, own);
+      if (why) return `${what} ${a.url} points at ${t.address}, ${why}, which Portico never proxies to`;
+      extAuthBackends.set(a.backendId, { address: t.address, port: t.port });
+      return null;
+    }
+    extAuthBackends.set(a.backendId, { host: t.host, port: t.port });
+    return null;
+  };
+
   // ---- paths: host → (match|path[|conditions]) → claim ------------------------------------------------------
   interface Claim {
     pc: PathClaim;
@@ -468,17 +630,47 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       closed = closed ? `${closed}; ${pl.closed}` : pl.closed;
       for (const n of names) if (!snap.plugins.get(`${owner.ns}/${n}`)?.instance) unresolved(owner.ref, `Plugin ${n}`);
     }
-    const backendId = closed || (rr && !rr.hasBackend) ? null : pc.backendId;
     let pluginIds = pl.ids;
-    if (owner.ing?.annotationPlugins.length) {
-      // ingress-nginx annotations that are plugins (IP lists, CORS, rate limits): the same engine, own ids.
-      pluginIds = [...pluginIds];
-      for (const e of annotationInstances(owner.ing, snap.global.limitReqStatusCode)) {
-        plugins[e.id] ??= e.inst;
-        if (!pluginIds.includes(e.id)) pluginIds.push(e.id);
+    const ing = owner.ing;
+    if (ing) {
+      // ingress-nginx annotations that are plugins (IP lists, CORS, rate limits, auth): the same engine, own ids;
+      // and the ConfigMap's global external authentication. no-auth-locations: paths (as written) that get neither
+      // external nor basic authentication, as in ingress-nginx.
+      const noAuth = noAuthLocation(pc.path, noAuthList);
+      const extra: string[] = [];
+      const unusable = (why: string | null) => {
+        if (why) closed = closed ? `${closed}; ${why}` : why;
+      };
+      if (ing.annotationPlugins.length) {
+        for (const e of annotationInstances(ing, snap.global.limitReqStatusCode, authTimeouts)) {
+          if (noAuth && (e.auth || (e.inst.type === 'basic-auth' && e.inst.users))) continue;
+          if (e.auth) unusable(useAuthTarget(owner.ref, e.auth, 'auth-url'));
+          plugins[e.id] ??= e.inst;
+          extra.push(e.id);
+        }
       }
-      pluginIds.sort((a, b) => (PLUGIN_RANK.get(plugins[a]!.type) ?? 99) - (PLUGIN_RANK.get(plugins[b]!.type) ?? 99) || (a < b ? -1 : 1));
+      if (globalAuth && !noAuth && ing.annotations['auth-url'] === undefined && ing.annotations['enable-global-auth'] !== false) {
+        if ('error' in globalAuth) unusable(`the ConfigMap's global external authentication cannot be applied (${globalAuth.error})`);
+        else {
+          unusable(useAuthTarget(owner.ref, globalAuth.auth, 'the ConfigMap\'s global-auth-url'));
+          plugins[GLOBAL_AUTH_ID] ??= globalAuth.inst;
+          extra.push(GLOBAL_AUTH_ID);
+        }
+      }
+      // rewrite-target: ingress-nginx writes `rewrite "(?i)<path as written>" <target> break;` into each location
+      // of the Ingress — one rewrite per path, with that path's own regex and captures.
+      if (needsRewrite(ing.annotations, pc.written)) {
+        const rw = rewriteInstance(ing, pc);
+        plugins[rw.id] ??= rw.inst;
+        extra.push(rw.id);
+      }
+      if (extra.length) {
+        pluginIds = [...pluginIds];
+        for (const id of extra) if (!pluginIds.includes(id)) pluginIds.push(id);
+        pluginIds.sort((a, b) => (PLUGIN_RANK.get(plugins[a]!.type) ?? 99) - (PLUGIN_RANK.get(plugins[b]!.type) ?? 99) || (a < b ? -1 : 1));
+      }
     }
+    const backendId = closed || (rr && !rr.hasBackend) ? null : pc.backendId;
     locs.set(pc.id, { pc, owner, backendId, closed, rr, pluginIds });
   };
 
@@ -509,7 +701,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     for (const rule of ing.rules) {
       for (const p of rule.paths) {
         const host = rule.host ?? '_';
-        const main = hosts.get(host)?.get(`${p.match} ${p.path}`);
+        const main = hosts.get(host)?.get(`${p.match} ${claimPathOf(p)}`);
         if (!main) {
           warn(iref, 'CanaryWithoutMain', `canary path ${p.path} on ${host === '_' ? '(any host)' : host} has no main Ingress serving it; ignored`);
           continue;
@@ -761,6 +953,13 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
   for (const [id, a] of [...authBackends].sort(([x], [y]) => (x < y ? -1 : 1))) {
     resolve(a.ref, undefined, a.ns, { service: a.service, port: { number: a.port } }, id);
   }
+  // auth-url hosts that are not Services: resolved by the gateway like an ExternalName (its address filter).
+  for (const [id, e] of [...extAuthBackends].sort(([x], [y]) => (x < y ? -1 : 1))) {
+    if (backends[id]) continue;
+    backends[id] = e.address !== undefined
+      ? { id, endpoints: [{ address: e.address, port: e.port, weight: 1 }], balance: 'round_robin' }
+      : { id, endpoints: [], balance: 'round_robin', externalName: e.host as string, externalPort: e.port };
+  }
 
   // ---- routes ---------------------------------------------------------------------------------------------------
   const g = snap.global;
@@ -775,6 +974,20 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       if (c.rr || c.pluginIds.length) inputs.push(NaN); // plugins, upstreams and splits are not memoized per host
       else if (c.backendId && upstreamOf.has(c.backendId)) inputs.push(upstreamOf.get(c.backendId));
     }
+    // ingress-nginx (ingress-path-matching.md): use-regex or rewrite-target on ANY Ingress of a host makes every path
+    // of the host, of every Ingress, a case-insensitive regex anchored at the start (`~* "^<path>"`), Exact and
+    // Prefix paths included. Route objects (Portico's own) keep their own matching.
+    let enforceRegex = false;
+    // app-root: ingress-nginx writes `if ($uri = /) { return 302 $scheme://$http_host<app-root>; }` into the server
+    // block for each location whose Ingress sets it, in location order: the first one in that order wins.
+    let appRoot: { ing: NormalizedIngress; written: string } | undefined;
+    for (const c of locs.values()) {
+      const ci = c.owner.ing;
+      if (!ci) continue;
+      if (ci.annotations['use-regex'] === true || needsRewrite(ci.annotations, c.pc.written)) enforceRegex = true;
+      if (ci.annotations['app-root'] !== undefined && (!appRoot || ingressNginxOrder(c.pc.written, appRoot.written) < 0)) appRoot = { ing: ci, written: c.pc.written };
+    }
+    if (appRoot) inputs.push(NaN);
     const cached = memo?.hosts.get(host);
     if (cached && sameInputs(cached.inputs, inputs)) {
       routes[host] = cached.result;
@@ -844,14 +1057,61 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         status.get(c.owner.ref)!.programmed = true;
         programmed.push(c.owner.ref);
       }
-      const rule: RouteRule & { prio: number; conds: number; order: number } = { path: c.pc.path, match: c.pc.match, route, prio: c.rr?.rule.priority ?? 0, conds: condCount(c.rr?.m.conditions), order: order++ };
+      let path = c.pc.path;
+      let match = c.pc.match;
+      if (c.owner.ing && (enforceRegex || match === 'regex')) {
+        // `~* "^<path>"`: the "^" is prepended as ingress-nginx does, so "/a|/b" reads "(^/a)|(/b)" there as here.
+        match = 'regex';
+        path = `^${regexSourceOf(c.pc)}`;
+      }
+      const rule: RouteRule & { prio: number; conds: number; order: number } = { path, match, route, prio: c.rr?.rule.priority ?? 0, conds: condCount(c.rr?.m.conditions), order: order++ };
       if (c.rr?.m.conditions) rule.conditions = c.rr.m.conditions;
+      // A Prefix (or plain ImplementationSpecific) path written with a trailing slash is nginx's `location /foo/`
+      // in ingress-nginx: "/foo" itself is answered 301 to "/foo/" by nginx (proxy_pass locations), unless an exact
+      // "/foo" exists. Written without it, ingress-nginx adds `location = /foo`: no redirect.
+      if (c.owner.ing && match === 'prefix' && path.length > 1 && path.endsWith('/')) rule.slashRedirect = true;
+      if (route.sslRedirect && c.owner.ing?.annotations['preserve-trailing-slash'] === true) route.preserveTrailingSlash = true;
       rules.push(rule);
     }
     // Same path and match: higher priority first, then more conditions, then older.
     rules.sort((a, b) => ruleOrder(a, b) || b.prio - a.prio || b.conds - a.conds || a.order - b.order);
-    routes[host] = { tls, rules: rules.map(({ prio: _p, conds: _c, order: _o, ...r }) => r) };
+    const out: RouteRule[] = rules.map(({ prio: _p, conds: _c, order: _o, ...r }) => r);
+    if (appRoot) {
+      // Before any path, HTTPS redirect or access control: ingress-nginx answers it in the server's rewrite phase.
+      const id = `${ingressPluginBase(appRoot.ing)}.approot`;
+      plugins[id] ??= { name: `${appRoot.ing.key} (annotations)`, type: 'redirect', status: 302, path: appRoot.ing.annotations['app-root'] as string, keepQuery: false, hostFromRequest: true };
+      out.unshift({ path: '/', match: 'exact', route: { source: ingressRef(appRoot.ing.key), backendId: null, sslRedirect: false, plugins: [id] } });
+    }
+    routes[host] = { tls, rules: out };
     memo?.hosts.set(host, { inputs, result: routes[host], programmed, profiles: used });
+  }
+
+  // ---- from-to-www-redirect (ingress-nginx's redirect servers) -----------------------------------------------------
+  // For a host whose Ingress sets it, the other name (www.<host>, or <host> without "www.") gets a server that
+  // answers every request 308 to <scheme>://<host><request URI without its last "/">, unless that name has rules of
+  // its own (then ingress-nginx skips the redirect). HTTPS for the other name uses the host's certificate only when it
+  // covers that name; otherwise the default certificate answers (ingress-nginx logs a warning; Portico says it in a
+  // Warning event).
+  for (const h of hostList) {
+    if (h === '_' || h.startsWith('*.')) continue;
+    const owner = [...(hosts.get(h) as Map<string, Claim>).values()].find((c) => c.owner.ing?.annotations['from-to-www-redirect'] === true)?.owner;
+    if (!owner?.ing) continue;
+    const from = h.startsWith('www.') ? h.slice(4) : `www.${h}`;
+    if (hosts.has(from)) {
+      events.push({ ref: owner.ref, type: 'Normal', reason: 'RedirectSkipped', message: `from-to-www-redirect: ${from} has rules of its own, so it is not redirected to ${h} (as in ingress-nginx)` });
+      continue;
+    }
+    if (routes[from] || !hostSchema.safeParse(from).success) continue;
+    const id = `${ingressPluginBase(owner.ing)}.www-${createHash('sha256').update(h).digest('hex').slice(0, 12)}`;
+    plugins[id] ??= { name: `${owner.ing.key} (annotations)`, type: 'redirect', status: 308, host: h, keepQuery: true, requestUri: true, stripTrailingSlash: true };
+    routes[from] = { tls: false, rules: [{ path: '/', match: 'prefix', route: { source: owner.ref, backendId: null, sslRedirect: false, plugins: [id] } }] };
+    const t = tlsHosts.get(h);
+    const cert = certificates[h];
+    if (t?.secretKey && cert) {
+      const m = snap.secrets.get(t.secretKey);
+      if (m?.ok && certCovers(m.hosts, from)) certificates[from] = cert;
+      else warn(owner.ref, 'TLSHostMismatch', `from-to-www-redirect: the certificate in ${t.secretKey} does not cover ${from}; HTTPS requests for ${from} get the default certificate (as in ingress-nginx, the certificate must name both hosts)`);
+    }
   }
 
   for (const ing of served) {

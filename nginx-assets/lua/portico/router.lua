@@ -8,8 +8,14 @@
 --
 -- Matching is nginx's location algorithm on the normalized URI ($uri): an exact path wins; otherwise regexes are
 -- tried in order (case-insensitive, as ingress-nginx's `location ~*`) and the first match wins; otherwise the
--- longest matching prefix (element-wise: "/foo" matches "/foo" and "/foo/...", never "/foobar"). There is no
--- auto-redirect: an Exact "/foo/" does not answer "/foo". Hosts: exact name, then the "*.parent" wildcard of
+-- longest matching prefix (element-wise: "/foo" matches "/foo" and "/foo/...", never "/foobar"). The URI matched is
+-- nginx's normalized $uri, as ingress-nginx's locations see it: percent-decoded, "//" merged, "/./" and "/../"
+-- resolved ("/a/../admin" and "/%61dmin" are "/admin"). Regex rules of Ingresses arrive anchored ("^<path>", as
+-- ingress-nginx's `location ~* "^<path>"`). nginx's one auto-redirect is kept: a prefix rule the Ingress wrote with
+-- a trailing slash (`location /foo/` in ingress-nginx) answers "/foo" itself with 301 to "/foo/" (query kept), after
+-- exact paths and before regexes, as nginx's static location lookup does; an Exact "/foo/" does not answer "/foo".
+-- Redirects to HTTPS drop a final "/" of the request URI unless the route preserves it (ingress-nginx's
+-- preserve-trailing-slash). Hosts: exact name, then the "*.parent" wildcard of
 -- exactly one label, then "_" (rules without host); a host that has routes never falls through to another.
 -- Lookups are hash lookups in the number of hosts. A worker compiles a host's routes when a request first needs
 -- them and drops that compiled form when they change, so its memory follows the hosts it serves.
@@ -46,7 +52,7 @@ end
 -- max_body = bytes|nil, https = bool, plugins = "id,id"|nil, split = {ids, cumulative weights, total}|nil,
 -- no_upgrade = bool }.
 local function prepare(host, r)
-  local p = { https = r.sslRedirect == true, backend = r.backendId, no_upgrade = r.websocket == false }
+  local p = { https = r.sslRedirect == true, keep_slash = r.preserveTrailingSlash == true, backend = r.backendId, no_upgrade = r.websocket == false }
   local lua = (type(r.plugins) == "table" and #r.plugins > 0) or r.observe == true
   if type(r.plugins) == "table" and #r.plugins > 0 then p.plugins = table.concat(r.plugins, ",") end
   if r.action == "not_found" then
@@ -139,7 +145,7 @@ end
 -- Rules sharing a path and match type become one entry with its candidates in order ({cond, r}); `r` is set
 -- when the only candidate has no conditions (the common case: no per-request condition work).
 local function compile(host, h)
-  local c = { tls = h.tls == true, exact = {}, prefix = {}, regex = {} }
+  local c = { tls = h.tls == true, exact = {}, prefix = {}, regex = {}, slash = {} }
   local seen = {}
   for _, rule in ipairs(h.rules or {}) do
     local cand = { cond = conditions(rule.conditions), r = prepare(host, rule.route or {}) }
@@ -159,8 +165,15 @@ local function compile(host, h)
       else
         local path = rule.path
         e.path, e.len = path, path == "/" and 0 or #path
+        -- A path ending in "/" ("/foo/", from an Ingress that wrote it so) needs no boundary check after it.
+        e.dir = byte(path, #path) == 47
         c.prefix[#c.prefix + 1] = e
+        if rule.slashRedirect == true and #path > 1 and e.dir then c.slash[sub(path, 1, -2)] = true end
       end
+    end
+    -- nginx redirects "/foo" to "/foo/" only when no location is named "/foo" itself.
+    for _, e in ipairs(c.prefix) do
+      if not e.dir then c.slash[e.path] = nil end
     end
   end
   -- Longest first (the controller sends them so; a stable re-sort keeps the router right whatever arrives).
@@ -201,11 +214,15 @@ local function chosen(e)
   return e.r or pick(e.cands)
 end
 
+-- Returned by match for nginx's auto-redirect of a `location /foo/` (see the top of this file).
+local SLASH = {}
+
 -- nginx's location order; an entry whose candidates all have unmet conditions is passed over.
 local function match(h, uri)
   local e = h.exact[uri]
   local r = e and chosen(e)
   if r then return r end
+  if h.slash[uri] then return SLASH end
   local rx = h.regex
   for i = 1, #rx do
     local x = rx[i]
@@ -219,12 +236,23 @@ local function match(h, uri)
   for i = 1, #px do
     local x = px[i]
     local len = x.len
-    if len == 0 or (n >= len and (n == len or byte(uri, len + 1) == 47) and sub(uri, 1, len) == x.path) then
+    if len == 0 or (n >= len and (n == len or x.dir or byte(uri, len + 1) == 47) and sub(uri, 1, len) == x.path) then
       r = chosen(x)
       if r then return r end
     end
   end
   return nil
+end
+
+-- A redirect answered by @portico_deny (plugins.answer): status, no body (nginx's own page), a Location header.
+local function redirect(status, location)
+  ngx_var.portico_deny = status .. "\n\nLocation\t" .. location:gsub("[%c]", "")
+  return "@portico_deny"
+end
+
+-- Characters a path may not carry as they are in a Location header (the matched $uri is decoded).
+local function escape_path(s)
+  return (s:gsub("[^%w%-%._~!%$&'%(%)%*%+,;=:@/]", function(c) return string.format("%%%02X", c:byte()) end))
 end
 
 local random = math.random
@@ -267,9 +295,23 @@ function _M.route()
   sync()
   local h = find_host(ngx_var.host)
   if not h then return "@portico_404" end
-  local r = match(h, ngx_var.uri)
+  local uri = ngx_var.uri
+  local r = match(h, uri)
   if not r then return "@portico_404" end
-  if r.https and ngx_var.scheme == "http" then return "@portico_https" end
+  if r == SLASH then
+    -- nginx: Location is the location's name (escaped) and the query, made absolute by nginx's header filter.
+    local args = ngx_var.args
+    return redirect(301, escape_path(uri) .. "/" .. ((args and args ~= "") and ("?" .. args) or ""))
+  end
+  if r.https and ngx_var.scheme == "http" then
+    -- ingress-nginx's redirect to HTTPS drops a final "/" of $request_uri unless preserve-trailing-slash is set
+    -- ("/docs/" → "https://host/docs", "/" → "https://host").
+    if not r.keep_slash then
+      local ru = ngx_var.request_uri or ""
+      if byte(ru, #ru) == 47 then return redirect(308, "https://" .. ngx_var.host .. sub(ru, 1, -2)) end
+    end
+    return "@portico_https"
+  end
   if h.tls then ngx_var.portico_tls_host = "1" end
   if r.no_upgrade and ngx_var.http_upgrade then return "@portico_400" end
   local jump = r.jump

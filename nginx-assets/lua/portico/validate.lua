@@ -209,6 +209,7 @@ local function route(r)
   end
   if r.observe ~= nil and r.observe ~= true then return "observe must be true when present" end
   if r.websocket ~= nil and r.websocket ~= false then return "websocket must be false when present" end
+  if r.preserveTrailingSlash ~= nil and r.preserveTrailingSlash ~= true then return "preserveTrailingSlash must be true when present" end
 end
 
 -- { tls, rules = [ { path, match, route } ] }
@@ -222,6 +223,9 @@ function _M.host_routes(h, v)
     if type(rule) ~= "table" or not MATCH[rule.match] then return "routes of " .. h .. ": rule " .. i .. ": invalid match" end
     if not str(rule.path, 4096) or (rule.match ~= "regex" and rule.path:sub(1, 1) ~= "/") then
       return "routes of " .. h .. ": rule " .. i .. ": invalid path"
+    end
+    if rule.slashRedirect ~= nil and (rule.slashRedirect ~= true or rule.match ~= "prefix") then
+      return "routes of " .. h .. ": rule " .. i .. ": slashRedirect must be true, on a prefix rule"
     end
     if rule.conditions ~= nil then
       err = conditions(rule.conditions)
@@ -263,6 +267,47 @@ end
 -- lists may be empty.
 local REDIRECT_STATUS = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true }
 -- Headers whose values frame the message or the connection: a plugin must not change them.
+-- external-auth's ingress-nginx mode (auth-url): templates are literal text and variables of an allowlist.
+local REDIRECT_VARS = { scheme = true, host = true, http_host = true, request_uri = true, escaped_request_uri = true,
+  uri = true, rd = true }
+local KEY_VARS = { remote_user = true, remote_addr = true, host = true, http_host = true, request_uri = true, uri = true,
+  scheme = true, request_method = true }
+local function key_var(v)
+  return KEY_VARS[v] or ((v:match("^http_[a-z0-9_]+$") or v:match("^cookie_[%w_]+$") or v:match("^arg_[%w_]+$")) ~= nil and #v <= 70)
+end
+local function template(parts, allowed)
+  if not is_array(parts) or #parts == 0 or #parts > 64 then return false end
+  for _, p in ipairs(parts) do
+    if type(p) == "string" then
+      if not str(p, 2048, "^[\33-\126]+$") then return false end
+    elseif type(p) ~= "table" or type(p.v) ~= "string" or not allowed(p.v) then
+      return false
+    end
+  end
+  return true
+end
+local function ingress_nginx_auth(n)
+  if type(n) ~= "table" or #n > 0 then return "ingressNginx must be an object" end
+  if n.scheme ~= "http" and n.scheme ~= "https" then return "ingressNginx.scheme must be http or https" end
+  if not str(n.host, 253, "^[%w.:-]+$") then return "invalid ingressNginx.host" end
+  if n.method ~= nil and not str(n.method, 16, "^[A-Z]+$") then return "invalid ingressNginx.method" end
+  local redirect = function(v) return REDIRECT_VARS[v] == true end
+  if n.requestRedirect ~= nil and not template(n.requestRedirect, redirect) then return "invalid ingressNginx.requestRedirect" end
+  if n.signin ~= nil and not template(n.signin, redirect) then return "invalid ingressNginx.signin" end
+  if n.cache ~= nil then
+    if type(n.cache) ~= "table" or not template(n.cache.key, key_var) then return "invalid ingressNginx.cache.key" end
+    if type(n.cache.ttl) ~= "table" or next(n.cache.ttl) == nil then return "invalid ingressNginx.cache.ttl" end
+    for k, v in pairs(n.cache.ttl) do
+      if type(k) ~= "string" or not (k == "any" or k:match("^[1-5]%d%d$")) or type(v) ~= "number" or v <= 0 or v > 31536000 then
+        return "invalid ingressNginx.cache.ttl"
+      end
+    end
+  end
+  if type(n.alwaysSetCookie) ~= "boolean" then return "ingressNginx.alwaysSetCookie must be a boolean" end
+  local t = n.timeouts
+  if type(t) ~= "table" or not timeout(t.connect) or not timeout(t.send) or not timeout(t.read) then return "invalid ingressNginx.timeouts" end
+end
+
 local FRAMING = { ["content-length"] = true, ["transfer-encoding"] = true, ["connection"] = true, ["keep-alive"] = true,
   ["upgrade"] = true, ["te"] = true, ["trailer"] = true, ["proxy-connection"] = true }
 local REQUEST_ONLY = { ["host"] = true, ["expect"] = true }
@@ -384,6 +429,7 @@ local checks = {
       if FRAMING[h] then return "clientHeaders: " .. h .. " cannot be set" end
     end
     if p.timeoutMs ~= nil and not is_int(p.timeoutMs, 1, 600000) then return "timeoutMs must be 1-600000" end
+    if p.ingressNginx ~= nil then return ingress_nginx_auth(p.ingressNginx) end
   end,
   ["rate-limit"] = function(p)
     if not is_int(p.rate, 1, 1000000) then return "rate must be 1-1000000" end
@@ -423,6 +469,9 @@ local checks = {
     if p.prefix ~= nil and not prefix_pair(p.prefix) then return "invalid prefix" end
     if p.path ~= nil and p.prefix ~= nil then return "path and prefix exclude each other" end
     if not bool_or_nil(p.keepQuery) then return "keepQuery must be a boolean" end
+    for _, k in ipairs({ "requestUri", "stripTrailingSlash", "hostFromRequest" }) do
+      if p[k] ~= nil and p[k] ~= true then return k .. " must be true when present" end
+    end
   end,
   ["rewrite"] = function(p)
     local n = (p.path ~= nil and 1 or 0) + (p.prefix ~= nil and 1 or 0) + (p.regex ~= nil and 1 or 0)
@@ -434,6 +483,7 @@ local checks = {
       local r = p.regex
       if type(r) ~= "table" or not str(r.pattern, 1024, "^[\32-\126]+$") or not compiles(r.pattern) then return "regex: the pattern does not compile" end
       if not replacement(r.replacement) then return "regex: invalid replacement ($0-$9, ${n} and $$ only)" end
+      if r.nginx ~= nil and r.nginx ~= true then return "regex: nginx must be true when present" end
     end
     if p.host ~= nil and not str(p.host, 253, "^[%w.-]+$") and not str(p.host, 253, "^[%w.-]+:%d+$") then return "invalid host" end
   end,

@@ -235,6 +235,10 @@ function M.http(T, ngx, o)
   local limits = M.dict(o and o.limits, clock)
   function limits:set(k, v, exptime) return self:safe_set(k, v, exptime) end
   ngx.shared.portico_limits = limits
+  -- external-auth's answer cache (ingress-nginx auth-cache-key): evicting `set` allowed too.
+  local auth_cache = M.dict(nil, clock)
+  function auth_cache:set(k, v, exptime) return self:safe_set(k, v, exptime) end
+  ngx.shared.portico_auth_cache = auth_cache
 
   local function first(v) if type(v) == "table" then return v[1] end return v end
   setmetatable(ngx.var, { __index = function(_, k)
@@ -296,6 +300,17 @@ function M.http(T, ngx, o)
     return out, n
   end
 
+  -- Lua patterns stand in for PCRE; the "i" option is honoured (captures then come from the lower-cased subject).
+  ngx.re.match = function(s, p, opts)
+    local subject, pat = s, p
+    if opts and opts:find("i", 1, true) then subject, pat = s:lower(), p:lower() end
+    local r = { subject:find(pat) }
+    if not r[1] then return nil end
+    local m = { [0] = subject:sub(r[1], r[2]) }
+    for i = 3, #r do m[i - 2] = r[i] end
+    return m
+  end
+
   ngx.OK, ngx.HTTP_OK = 0, 200
   ngx.HTTP_GET, ngx.HTTP_HEAD, ngx.HTTP_POST = 2, 4, 8
   ngx.is_subrequest = false
@@ -303,6 +318,8 @@ function M.http(T, ngx, o)
   ngx.sha1_bin = sha1_bin
   function ngx.unescape_uri(s) return (s:gsub("%+", " "):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)) end
   function ngx.time() return math.floor(T.clock) end
+  -- As lua-nginx-module's default (a URI component): everything but letters, digits and - . _ ~ escaped.
+  function ngx.escape_uri(s) return (s:gsub("[^%w%-%._~]", function(c) return string.format("%%%02X", c:byte()) end)) end
 end
 
 -- A tiny test reporter in the style of the other Lua tests: "ok - name" / "not ok - name: why".

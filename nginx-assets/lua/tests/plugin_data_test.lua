@@ -136,6 +136,24 @@ bad("basic-auth with a quote in the realm", { type = "basic-auth", namespace = "
 ok("external-auth", { type = "external-auth", backendId = "team_auth_80", path = "/verify", method = "GET", forwardHeaders = {}, upstreamHeaders = { "x-user" }, clientHeaders = { "www-authenticate" }, timeoutMs = 5000 })
 bad("external-auth copying Content-Length upstream", { type = "external-auth", backendId = "team_auth_80", path = "/v", upstreamHeaders = { "content-length" } }, "cannot be set")
 bad("external-auth with a path with a space", { type = "external-auth", backendId = "team_auth_80", path = "/a b" }, "path")
+do -- external-auth in ingress-nginx mode (auth-url annotations)
+  local function nx(fields)
+    local n = { scheme = "https", host = "auth.example.com", alwaysSetCookie = false, timeouts = { connect = 5, send = 60, read = 60 },
+      signin = { "https://login.example/start?rd=", { v = "rd" } }, requestRedirect = { { v = "scheme" }, "://", { v = "host" } },
+      cache = { key = { { v = "http_authorization" }, ":", { v = "cookie_session" } }, ttl = { ["200"] = 300, any = 60 } } }
+    for k, v in pairs(fields) do n[k] = v end
+    return { type = "external-auth", backendId = "extauth.auth.example.com.443", path = "/check", upstreamHeaders = { "x-user" }, ingressNginx = n }
+  end
+  ok("external-auth ingress-nginx mode", nx({}))
+  bad("auth-url: a scheme other than http(s)", nx({ scheme = "gopher" }), "scheme")
+  bad("auth-url: a host with a space", nx({ host = "a b" }), "host")
+  bad("auth-url: a sign-in template reading a variable off the allowlist", nx({ signin = { "https://", { v = "http_x_target" } } }), "signin")
+  bad("auth-url: a sign-in literal with a newline", nx({ signin = { "https://a\r\nSet-Cookie: x" } }), "signin")
+  bad("auth-url: a cache key reading an unknown variable", nx({ cache = { key = { { v = "document_root" } }, ttl = { ["200"] = 1 } } }), "cache.key")
+  bad("auth-url: a cache ttl for a non-status", nx({ cache = { key = { { v = "remote_user" } }, ttl = { ["2000"] = 1 } } }), "cache.ttl")
+  bad("auth-url: no timeouts", nx({ timeouts = false }), "timeouts")
+  bad("auth-url: a method with a space", nx({ method = "GET /x" }), "method")
+end
 ok("rate-limit", { type = "rate-limit", rate = 100, periodSeconds = 60, burst = 10, by = "header", header = "x-tenant", status = 429, key = "team_rl" })
 bad("rate-limit per 10 s", { type = "rate-limit", rate = 1, periodSeconds = 10, burst = 0, by = "ip", status = 429, key = "k" }, "periodSeconds")
 bad("rate-limit by header without a header", { type = "rate-limit", rate = 1, periodSeconds = 1, burst = 0, by = "header", status = 429, key = "k" }, "header")

@@ -380,6 +380,110 @@ do
   R.check("external-auth: …and the proxied request still has every header", r.proxied and r.req.cookie == "c=1" and r.req["user-agent"] == "ua")
 end
 
+------------------------------------------------------------------------------- external-auth, ingress-nginx mode
+do -- auth-url with nginx auth_request's semantics
+  local function nx(fields)
+    local n = { scheme = "http", host = "auth.example", alwaysSetCookie = false, timeouts = { connect = 5, send = 60, read = 60 } }
+    for k, v in pairs(fields or {}) do n[k] = v end
+    return plugin("external-auth", { backendId = "auth_oauth2_4180", path = "/oauth2/auth", method = "GET", forwardHeaders = {},
+      upstreamHeaders = { "x-auth-request-user", "x-auth-request-email" }, clientHeaders = {}, timeoutMs = 60000, ingressNginx = n })
+  end
+  local T, engine = setup({
+    an = nx(),
+    signin = nx({ signin = { "https://login.example/start?rd=", { v = "rd" } } }),
+    always = nx({ alwaysSetCookie = true }),
+    post = nx({ method = "POST", scheme = "https", requestRedirect = { "https://", { v = "host" }, { v = "request_uri" } } }),
+    cached = nx({ cache = { key = { { v = "http_authorization" } }, ttl = { ["200"] = 300, ["401"] = 60 } } }),
+    evil = nx({ signin = { "https://login.example/start?u=", { v = "uri" } } }),
+  })
+  local answer = { status = 200, header = { ["X-Auth-Request-User"] = "alice", ["Set-Cookie"] = "_oauth2=abc; Path=/" }, body = "" }
+  T.capture = function() return answer end
+  local r = request(T, engine, { plugins = "an", method = "PUT", uri = "/doc", query = "a=1", host = "app.example",
+    headers = { host = "app.example", cookie = "s=1", authorization = "Bearer t", ["x-auth-request-email"] = "forged@x",
+      ["x-forwarded-for"] = "6.6.6.6", ["x-forwarded-proto"] = "https", ["x-forwarded-host"] = "evil.example" } })
+  local c = T.captures[1]
+  R.check("auth-url: one subrequest, GET unless auth-method, to the auth URL's scheme, host and URI",
+    c and c.uri == "/_portico_internal/auth" and c.opts.method == T.ngx.HTTP_GET and c.opts.vars.portico_auth_method == "GET"
+    and c.opts.vars.portico_auth_scheme == "http" and c.opts.vars.portico_auth_host == "auth.example"
+    and c.opts.vars.portico_auth_uri == "/oauth2/auth" and c.opts.vars.portico_auth_backend == "auth_oauth2_4180"
+    and c.opts.vars.portico_auth_timeouts == "5.000 60.000 60.000")
+  R.check("auth-url: the client's headers go, with X-Original-URL / -Method, X-Sent-From, X-Real-IP, X-Forwarded-For, X-Auth-Request-Redirect",
+    c.headers.cookie == "s=1" and c.headers.authorization == "Bearer t" and c.headers["x-original-url"] == "http://app.example/doc?a=1"
+    and c.headers["x-original-method"] == "PUT" and c.headers["x-sent-from"] == "nginx-ingress-controller"
+    and c.headers["x-real-ip"] == "192.0.2.10" and c.headers["x-forwarded-for"] == "192.0.2.10"
+    and c.headers["x-auth-request-redirect"] == "/doc?a=1")
+  R.check("auth-url: …X-Forwarded-Proto removed, a client's X-Forwarded-Host replaced, no X-Original-URI without auth-method",
+    c.headers["x-forwarded-proto"] == nil and c.headers["x-forwarded-host"] == "app.example" and c.headers["x-original-uri"] == nil)
+  R.check("auth-url: 2xx → proxied with auth-response-headers copied", r.proxied and r.req["x-auth-request-user"] == "alice")
+  R.check("auth-url: …one the auth service did not send is removed (no client forgery)", r.req["x-auth-request-email"] == nil)
+  R.check("auth-url: …the client's own headers are back as they were", r.req["x-forwarded-proto"] == "https" and r.req["x-original-url"] == nil and r.req["x-forwarded-for"] == "6.6.6.6")
+  R.check("auth-url: …and the auth response's Set-Cookie is added to the answer", r.headers["set-cookie"] and r.headers["set-cookie"][1] == "_oauth2=abc; Path=/")
+  r = request(T, engine, { plugins = "an", upstream = { status = 500, headers = { ["Set-Cookie"] = "app=1" } } })
+  R.check("auth-url: …but not to an error answer of the backend (add_header without always)", r.headers["set-cookie"] == "app=1", tostring(r.headers["set-cookie"]))
+  answer = { status = 401, header = { ["WWW-Authenticate"] = 'Bearer realm="x"', ["Set-Cookie"] = "c=1", ["X-Secret"] = "no" }, body = "who" }
+  r = request(T, engine, { plugins = "an" })
+  R.check("auth-url: 401 → 401 with the auth service's WWW-Authenticate, nothing else of its answer",
+    r.status == 401 and not r.proxied and r.headers["www-authenticate"] == 'Bearer realm="x"' and r.headers["set-cookie"] == nil and r.headers["x-secret"] == nil)
+  r = request(T, engine, { plugins = "always" })
+  R.check("auth-url: auth-always-set-cookie: the Set-Cookie comes with the 401 too", r.status == 401 and r.headers["set-cookie"] == "c=1")
+  r = request(T, engine, { plugins = "signin", uri = "/a b/c", query = "x=1&y=2", host = "app.example", headers = { host = "app.example:8443" } })
+  R.check("auth-url: auth-signin: 401 → 302 to the sign-in URL with rd = the request's own URL (escaped)",
+    r.status == 302 and r.headers["location"] == "https://login.example/start?rd=http://app.example:8443" .. "%2Fa%20b%2Fc%3Fx%3D1%26y%3D2", tostring(r.headers["location"]))
+  R.check("auth-url: …with the auth response's Set-Cookie", r.headers["set-cookie"] == "c=1")
+  r = request(T, engine, { plugins = "signin", host = "app.example", headers = { host = "evil.example" } })
+  R.check("auth-url: …rd uses $host when the Host header names another host (no open redirect)", r.headers["location"] == "https://login.example/start?rd=http://app.example%2F", tostring(r.headers["location"]))
+  r = request(T, engine, { plugins = "evil", uri = "/x\r\nSet-Cookie: pwned=1" })
+  R.check("auth-url: a variable cannot break the Location header (CR/LF and spaces are percent-encoded)",
+    r.status == 302 and r.headers["location"] == "https://login.example/start?u=/x%0D%0ASet-Cookie:%20pwned=1" and r.headers["set-cookie"] == "c=1", tostring(r.headers["location"]))
+  answer = { status = 403, header = { ["Set-Cookie"] = "c=1" }, body = "" }
+  r = request(T, engine, { plugins = "signin" })
+  R.check("auth-url: 403 → 403 (no sign-in redirect, no cookie)", r.status == 403 and r.headers["location"] == nil and r.headers["set-cookie"] == nil)
+  for _, st in ipairs({ 500, 404, 302, 504, 502, 0 }) do
+    answer = st > 0 and { status = st, header = {}, body = "" } or nil
+    r = request(T, engine, { plugins = "an" })
+    R.check("auth-url: auth service answering " .. st .. " → 500 (auth_request)", r.status == 500 and not r.proxied, r.status)
+  end
+  R.check("auth-url: …with the reason logged", T.logged(T.ngx.ERR, "auth service auth_oauth2_4180 timed out") and T.logged(T.ngx.ERR, "answering 500"))
+  answer = { status = 204, header = {}, body = "" }
+  r = request(T, engine, { plugins = "post", uri = "/p", query = "q=1", host = "app.example", scheme = "https", method = "DELETE" })
+  c = T.captures[1]
+  R.check("auth-url: auth-method → proxy_method, with X-Original-URI and X-Scheme; https auth URL",
+    r.proxied and c.opts.vars.portico_auth_method == "POST" and c.opts.method == T.ngx.HTTP_GET and c.opts.vars.portico_auth_scheme == "https"
+    and c.headers["x-original-uri"] == "/p?q=1" and c.headers["x-scheme"] == "https" and c.headers["x-original-method"] == "DELETE")
+  R.check("auth-url: auth-request-redirect with variables", c.headers["x-auth-request-redirect"] == "https://app.example/p?q=1", tostring(c.headers["x-auth-request-redirect"]))
+
+  -- auth-cache-key / auth-cache-duration
+  local calls = 0
+  T.capture = function() calls = calls + 1; return answer end
+  answer = { status = 200, header = { ["X-Auth-Request-User"] = "alice" }, body = "" }
+  local a1 = request(T, engine, { plugins = "cached", headers = { authorization = "Bearer A" } })
+  local a2 = request(T, engine, { plugins = "cached", headers = { authorization = "Bearer A", ["x-auth-request-user"] = "mallory" } })
+  R.check("auth-cache-key: the second request with the same key is answered from the cache (one subrequest)",
+    calls == 1 and a1.proxied and a2.proxied and a2.req["x-auth-request-user"] == "alice", calls)
+  answer = { status = 401, header = {}, body = "" }
+  local b1 = request(T, engine, { plugins = "cached", headers = { authorization = "Bearer B" } })
+  local b2 = request(T, engine, { plugins = "cached", headers = { authorization = "Bearer B" } })
+  R.check("auth-cache-key: another key asks the auth service; a cached 401 stays 401", calls == 2 and b1.status == 401 and b2.status == 401, calls)
+  R.check("auth-cache-key: …keys are per plugin and host, hashed", T.ngx.shared.portico_auth_cache:get("cached:a.example:" .. T.ngx.encode_base64(T.ngx.sha1_bin("Bearer A"))) ~= nil)
+  T.clock = T.clock + 61
+  request(T, engine, { plugins = "cached", headers = { authorization = "Bearer B" } })
+  local a3 = request(T, engine, { plugins = "cached", headers = { authorization = "Bearer A" } })
+  R.check("auth-cache-duration: per status (401 after 60 s expired, 200 still cached)", calls == 3 and a3.proxied, calls)
+  answer = { status = 503, header = {}, body = "" }
+  request(T, engine, { plugins = "cached", headers = { authorization = "Bearer C" } })
+  request(T, engine, { plugins = "cached", headers = { authorization = "Bearer C" } })
+  R.check("auth-cache-duration: a status not listed is not cached", calls == 5, calls)
+  local other = request(T, engine, { plugins = "cached", host = "b.example", headers = { authorization = "Bearer A" } })
+  R.check("auth-cache-key: another host has its own keyspace", calls == 6 and other.status == 500, calls)
+  for i, hdr in ipairs({ { ["Set-Cookie"] = "s=1" }, { ["Cache-Control"] = "no-store" }, { ["Cache-Control"] = "private, max-age=60" }, { Vary = "*" } }) do
+    answer = { status = 200, header = hdr, body = "" }
+    local k = "Bearer D" .. i
+    request(T, engine, { plugins = "cached", headers = { authorization = k } })
+    request(T, engine, { plugins = "cached", headers = { authorization = k } })
+  end
+  R.check("auth-cache-key: as proxy_cache, answers with Set-Cookie, no-store, private or Vary: * are not kept", calls == 14, calls)
+end
+
 ----------------------------------------------------------------------------------------------------- rate-limit
 do
   local T, engine = setup({
@@ -509,6 +613,45 @@ do
   R.check("rewrite: regex without a match leaves the path", T.new_uri == nil and r.proxied)
   request(T, engine, { plugins = "host", uri = "/" })
   R.check("rewrite: host sets $portico_upstream_host", T.ngx.var.portico_upstream_host == "internal.svc" and T.new_uri == nil)
+end
+
+do -- rewrite-target: nginx's `rewrite "(?i)<path>" <target> break` (ingress-nginx examples/rewrite)
+  local T, engine = setup({
+    rt = plugin("rewrite", { regex = { pattern = "/something/?(.*)", replacement = "/$1", nginx = true } }),
+    q = plugin("rewrite", { regex = { pattern = "/search/(.*)", replacement = "/find?q=$1", nginx = true } }),
+    drop = plugin("rewrite", { regex = { pattern = "/s/(.*)", replacement = "/$1?", nginx = true } }),
+    root = plugin("rewrite", { regex = { pattern = "/app", replacement = "/", nginx = true } }),
+  })
+  request(T, engine, { plugins = "rt", uri = "/something/new" })
+  R.check("rewrite-target: the whole path becomes the target with the path regex's captures (/something/new → /new)", T.new_uri == "/new", tostring(T.new_uri))
+  request(T, engine, { plugins = "rt", uri = "/something" })
+  R.check("rewrite-target: an empty capture gives \"/\"", T.new_uri == "/", tostring(T.new_uri))
+  request(T, engine, { plugins = "rt", uri = "/SOMETHING/x" })
+  R.check("rewrite-target: the path regex is case-insensitive (nginx's (?i))", T.new_uri == "/x", tostring(T.new_uri))
+  request(T, engine, { plugins = "root", uri = "/app/deep/path" })
+  R.check("rewrite-target \"/\": everything under the path reaches the backend as \"/\" (nginx replaces the whole URI)", T.new_uri == "/", tostring(T.new_uri))
+  request(T, engine, { plugins = "q", uri = "/search/cats", query = "page=2" })
+  R.check("rewrite-target: a query in the target comes first, the client's after it (nginx)", T.new_uri == "/find" and T.args == "q=cats&page=2", tostring(T.new_uri) .. " " .. tostring(T.args))
+  request(T, engine, { plugins = "drop", uri = "/s/a", query = "page=2" })
+  R.check("rewrite-target: a final \"?\" drops the client's query (nginx)", T.new_uri == "/a" and T.args == "", tostring(T.args))
+  request(T, engine, { plugins = "rt", uri = "/other" })
+  R.check("rewrite-target: no match keeps the path", T.new_uri == nil)
+end
+
+do -- app-root and from-to-www-redirect answers
+  local T, engine = setup({
+    approot = plugin("redirect", { status = 302, path = "/app1", keepQuery = false, hostFromRequest = true }),
+    www = plugin("redirect", { status = 308, host = "foo.com", keepQuery = true, requestUri = true, stripTrailingSlash = true }),
+  })
+  local r = request(T, engine, { plugins = "approot", uri = "/", query = "x=1", host = "approot.bar.com" })
+  R.check("app-root: 302 to <scheme>://<host><app-root>, no query (ingress-nginx's return 302 $scheme://$http_host<app-root>)",
+    r.status == 302 and r.headers["location"] == "http://approot.bar.com/app1", tostring(r.headers["location"]))
+  r = request(T, engine, { plugins = "www", uri = "/a/b/", query = "q=1", host = "www.foo.com", scheme = "https" })
+  R.check("from-to-www-redirect: 308 to the other name, same scheme, request URI and query", r.status == 308 and r.headers["location"] == "https://foo.com/a/b/?q=1", tostring(r.headers["location"]))
+  r = request(T, engine, { plugins = "www", uri = "/a/b/", host = "www.foo.com" })
+  R.check("from-to-www-redirect: the last \"/\" of the request URI is dropped (ingress-nginx)", r.headers["location"] == "http://foo.com/a/b", tostring(r.headers["location"]))
+  r = request(T, engine, { plugins = "www", uri = "/", host = "www.foo.com" })
+  R.check("from-to-www-redirect: \"/\" becomes the bare host (ingress-nginx)", r.headers["location"] == "http://foo.com", tostring(r.headers["location"]))
 end
 
 R.done()

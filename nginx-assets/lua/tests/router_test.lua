@@ -257,4 +257,34 @@ do -- 10,000 hosts: every lookup finds its own host's route
   print(string.format("# 20,000 lookups over 10,000 hosts in %.1f ms (mocked ngx)", (os.clock() - t0) * 1000))
 end
 
+do -- ingress-nginx's trailing-slash semantics: nginx's 301 for `location /foo/`, and the HTTPS redirect's dropped "/"
+  local T, store, router = setup()
+  local function srule(path, r) local x = rule("prefix", path, r); x.slashRedirect = true; return x end
+  store.apply_all({ r = { upsert = { ["s.example.com"] = { tls = true, rules = {
+    rule("exact", "/both", route("exact-both")),
+    srule("/docs/", route("docs")),
+    srule("/both/", route("both-dir")),
+    srule("/twice/", route("twice-dir")),
+    rule("prefix", "/twice", route("twice")),
+    rule("prefix", "/secure", route("secure", { sslRedirect = true })),
+    rule("prefix", "/keep", route("keep", { sslRedirect = true, preserveTrailingSlash = true })),
+    rule("regex", "^/docs$", route("regex-docs")),
+    rule("prefix", "/", route("root")),
+  } } } } })
+  local jump, _, v = req(T, router, "s.example.com", "/docs", { vars = { args = "a=1" } })
+  R.check("nginx's auto-redirect: a location written \"/docs/\" answers \"/docs\" with 301 to \"/docs/\", query kept, before regexes",
+    jump == "@portico_deny" and v.portico_deny == "301\n\nLocation\t/docs/?a=1", tostring(v.portico_deny))
+  R.check("\"/docs/\" matches what is under it", backend_for(T, router, "s.example.com", "/docs/x") == "docs")
+  R.check("\"/docs/\" is not a prefix of \"/docsx\"", backend_for(T, router, "s.example.com", "/docsx") == "root")
+  R.check("an exact \"/both\" wins over the redirect", backend_for(T, router, "s.example.com", "/both") == "exact-both")
+  R.check("a location named \"/twice\" itself wins over the redirect", backend_for(T, router, "s.example.com", "/twice") == "twice")
+  R.check("…and \"/twice/x\" goes to the longer \"/twice/\"", backend_for(T, router, "s.example.com", "/twice/x") == "twice-dir")
+  jump, _, v = req(T, router, "s.example.com", "/secure/dir/", { scheme = "http", vars = { request_uri = "/secure/dir/" } })
+  R.check("redirect to HTTPS drops a final \"/\" of the request URI (ingress-nginx)", jump == "@portico_deny" and v.portico_deny == "308\n\nLocation\thttps://s.example.com/secure/dir", tostring(v.portico_deny))
+  jump = req(T, router, "s.example.com", "/secure/dir/", { scheme = "http", vars = { request_uri = "/secure/dir/?x=1" } })
+  R.check("…only when it is the last character of the request URI (a query keeps it)", jump == "@portico_https", jump)
+  jump = req(T, router, "s.example.com", "/keep/", { scheme = "http", vars = { request_uri = "/keep/" } })
+  R.check("preserve-trailing-slash keeps it", jump == "@portico_https", jump)
+end
+
 R.done()

@@ -39,7 +39,7 @@ const objects = {
     ing('wild', { rules: [rule('*.w.example.com', [{ path: '/', backend: svcRef('api', 80) }])] }),
     ing('regex', { rules: [rule('r.example.com', [{ path: '/v[0-9]+/items', pathType: 'ImplementationSpecific', backend: svcRef('api', 80) }, { path: '/', backend: svcRef('web', 80) }])] }, { annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true' } }),
     ing('secure', { rules: [rule('s.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { 'nginx.ingress.kubernetes.io/force-ssl-redirect': 'true' } }),
-    ing('closed', { rules: [rule('c.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { 'nginx.ingress.kubernetes.io/auth-url': 'http://auth.example.com/' } }),
+    ing('closed', { rules: [rule('c.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { 'nginx.ingress.kubernetes.io/auth-tls-verify-client': 'on' } }),
     ing('small', { rules: [rule('u.example.com', [{ path: '/', backend: svcRef('upload', 80) }])] }, { annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '1k' } }),
   ],
 };

@@ -4,7 +4,8 @@
 //   echo    200 with the request it received as JSON {method, url, headers} (and X-Powered-By: node)
 //   status  the fixed `status` for every request, body "<name>\n"
 //   auth    an auth service: "Bearer good" → 200 with X-User: alice; "Bearer forbidden" → 403; anything else → 401
-//           with a Bearer challenge; paths under /slow answer only after 3 s
+//           with a Bearer challenge (200 and 401 also set a cookie when the URL holds "cookie"); paths under /slow
+//           answer only after 3 s, paths under /fail answer 500
 //   tls-echo  echo over HTTPS with the certificate and key files `cert`/`key` (the control path too)
 // Every request is recorded, except those to the control path CONTROL, which answers the recorded requests as JSON
 // (the test counts and inspects them through it; it is also the readiness probe).
@@ -57,10 +58,12 @@ function handler(a: BackendArgs, seen: Seen[]): http.RequestListener {
         return;
       case 'auth': {
         const auth = req.headers.authorization;
+        const cookie = (v: string): Record<string, string> => (req.url?.includes('cookie') ? { 'set-cookie': `portico_auth=${v}; Path=/` } : {});
         if (req.url?.startsWith('/slow')) setTimeout(() => res.writeHead(200).end(), SLOW_MS);
-        else if (auth === 'Bearer good') res.writeHead(200, { 'x-user': 'alice', 'x-internal': 'secret' }).end();
+        else if (req.url?.startsWith('/fail')) res.writeHead(500, { 'content-type': 'text/plain' }).end('broken');
+        else if (auth === 'Bearer good') res.writeHead(200, { 'x-user': 'alice', 'x-internal': 'secret', ...cookie('ok') }).end();
         else if (auth === 'Bearer forbidden') res.writeHead(403, { 'content-type': 'text/plain' }).end('no');
-        else res.writeHead(401, { 'www-authenticate': 'Bearer realm="portico-test"', 'x-internal': 'secret' }).end('who?');
+        else res.writeHead(401, { 'www-authenticate': 'Bearer realm="portico-test"', 'x-internal': 'secret', ...cookie('retry') }).end('who?');
         return;
       }
     }

@@ -9,7 +9,24 @@
 --   - anything else, a timeout or an error → 503 (fails closed), with the reason in the error log.
 -- A subrequest shares the client request's headers, and ngx_lua 0.10.23 cannot give it others: the headers are
 -- changed on the client request just before the subrequest starts (it copies them) and put back right after.
+--
+-- ingress-nginx mode (conf.ingressNginx: auth-url / global-auth-url annotations, see reconcilers/annotations/
+-- auth-url.ts): nginx auth_request's semantics instead —
+--   - every client header goes, plus X-Original-URL, X-Original-Method, X-Sent-From, X-Real-IP and X-Forwarded-For
+--     (the client address), X-Auth-Request-Redirect (auth-request-redirect, default the request URI), with
+--     auth-method also X-Original-URI and X-Scheme; X-Forwarded-Proto is removed, and a client's X-Forwarded-Host /
+--     -Port are replaced by the trusted values (use-forwarded-headers); Host is the auth URL's host;
+--   - 2xx → on, with auth-response-headers set (or removed) on the proxied request and the auth response's
+--     Set-Cookie added to the answer (200, 201, 204, 206, 301-304, 307, 308, or any with alwaysSetCookie);
+--   - 401 → 401 with the auth service's WWW-Authenticate, or with auth-signin a 302 to it (rd = the request's own
+--     URL) carrying the Set-Cookie; 403 → 403; anything else, a timeout or an error → 500 (the reason logged);
+--   - auth-cache-key: answers kept in the shared dict portico_auth_cache per plugin, host and key, for the seconds
+--     auth-cache-duration gives their status — except, as with nginx's proxy_cache, answers with Set-Cookie,
+--     Cache-Control no-store / no-cache / private / max-age=0, or Vary: *.
+-- Template values (sign-in URL, X-Auth-Request-Redirect, cache key) read only the variables the controller
+-- allowlisted; what a variable brings in is percent-encoded where it could break a header.
 local util = require("portico.plugins.util")
+local cjson = require("cjson.safe")
 
 local _M = {}
 
@@ -94,7 +111,217 @@ local function access(self)
   return util.deny(503)
 end
 
-function _M.new(conf)
+-- ---- ingress-nginx mode -----------------------------------------------------------------------------------------
+local COOKIE_STATUSES = { [200] = true, [201] = true, [204] = true, [206] = true, [301] = true, [302] = true,
+  [303] = true, [304] = true, [307] = true, [308] = true }
+
+-- Anything a header value may not hold literally (controls, space, non-ASCII), percent-encoded.
+local function header_safe(v)
+  return (tostring(v or ""):gsub("[^\33-\126]", function(c) return string.format("%%%02X", c:byte()) end))
+end
+
+-- The Host the client used when it names this host ($http_host, with its port), else $host.
+local function own_host()
+  local var = ngx.var
+  local h = var.host or ""
+  local hh = var.http_host
+  if hh then
+    hh = hh:lower()
+    local name = hh:match("^([a-z0-9.-]+):%d+$") or hh:match("^([a-z0-9.-]+)$")
+    if name and name:gsub("%.$", "") == h then return hh end
+  end
+  return h
+end
+
+local function scheme()
+  local var = ngx.var
+  return var.portico_forwarded_proto or var.scheme or "http"
+end
+
+local VARS = {
+  scheme = scheme,
+  host = function() return ngx.var.host or "" end,
+  http_host = own_host,
+  request_uri = function() return ngx.var.request_uri or "" end,
+  escaped_request_uri = function() return ngx.escape_uri(ngx.var.request_uri or "") end,
+  uri = function() return ngx.var.uri or "" end,
+  -- the request's own URL: ingress-nginx's $pass_access_scheme://$http_host$escaped_request_uri
+  rd = function() return scheme() .. "://" .. own_host() .. ngx.escape_uri(ngx.var.request_uri or "") end,
+}
+
+-- Evaluates a template (literal strings and { v = name }); `safe` percent-encodes what variables bring in.
+local function eval(parts, safe)
+  local out = {}
+  for i, p in ipairs(parts) do
+    if type(p) == "string" then
+      out[i] = p
+    else
+      local f = VARS[p.v]
+      local v
+      if f then v = f() else v = ngx.var[p.v] end
+      v = v or ""
+      if safe and p.v ~= "escaped_request_uri" and p.v ~= "rd" then v = header_safe(v) end
+      out[i] = v
+    end
+  end
+  return table.concat(out)
+end
+
+local function prepare_nginx(self)
+  local saved = {}
+  local get = ngx.req.get_headers(0, true)
+  local set, clear = ngx.req.set_header, ngx.req.clear_header
+  local function change(name, value)
+    local lname = name:lower()
+    if saved[lname] == nil then
+      local old
+      for k, v in pairs(get) do
+        if k:lower() == lname then old = v; break end
+      end
+      saved[lname] = { name = name, value = old }
+    end
+    if value == nil then clear(name) else set(name, value) end
+  end
+  local var = ngx.var
+  local method = ngx.req.get_method()
+  change("X-Original-URL", var.scheme .. "://" .. (var.http_host or var.host or "") .. (var.request_uri or ""))
+  change("X-Original-Method", method)
+  change("X-Sent-From", "nginx-ingress-controller")
+  change("X-Real-IP", var.remote_addr)
+  change("X-Forwarded-For", var.remote_addr)
+  change("X-Forwarded-Proto", nil)
+  if var.http_x_forwarded_host then change("X-Forwarded-Host", var.portico_forwarded_host or var.host) end
+  if var.http_x_forwarded_port then change("X-Forwarded-Port", var.portico_forwarded_port) end
+  change("X-Auth-Request-Redirect", self.redirect and eval(self.redirect, true) or var.request_uri)
+  if self.explicit_method then
+    change("X-Original-URI", var.request_uri)
+    change("X-Scheme", scheme())
+  end
+  return saved
+end
+
+local function cache_key(self)
+  local text = eval(self.cache_key, false)
+  return self.cache_prefix .. (ngx.var.host or "") .. ":" .. ngx.encode_base64(ngx.sha1_bin(text))
+end
+
+-- As nginx's proxy_cache: an answer that sets a cookie, says not to be stored, or varies on everything is not kept.
+local function cacheable(h)
+  if h["set-cookie"] ~= nil then return false end
+  local cc = h["cache-control"]
+  if type(cc) == "table" then cc = table.concat(cc, ",") end
+  if cc and (cc:lower():find("no%-store") or cc:lower():find("no%-cache") or cc:lower():find("private") or cc:lower():find("max%-age=0")) then return false end
+  local vary = h["vary"]
+  if type(vary) == "table" then vary = table.concat(vary, ",") end
+  return not (vary and vary:find("*", 1, true))
+end
+
+local function ttl_of(self, status)
+  local t = self.ttl[tostring(status)]
+  if t then return t end
+  if status >= 500 and status <= 504 then return nil end -- nginx's own answers (no auth service reached)
+  return self.ttl.any
+end
+
+local function access_nginx(self, ctx)
+  local status, h, key
+  local dict = self.cache_key and ngx.shared.portico_auth_cache
+  if dict then
+    key = cache_key(self)
+    local v = dict:get(key)
+    local c = v and cjson.decode(v)
+    if type(c) == "table" and type(c.s) == "number" and type(c.h) == "table" then status, h = c.s, c.h end
+  end
+  if not status then
+    local saved = prepare_nginx(self)
+    local res = ngx.location.capture("/_portico_internal/auth", self.opts)
+    restore(saved)
+    status = res and res.status or 0
+    h = lower_headers(res and res.header)
+    if key and status > 0 then
+      local ttl = cacheable(h) and ttl_of(self, status)
+      if ttl then
+        local keep = { ["set-cookie"] = h["set-cookie"], ["www-authenticate"] = h["www-authenticate"] }
+        for _, name in ipairs(self.upstream) do keep[name] = h[name] end
+        local ok, err = dict:set(key, cjson.encode({ s = status, h = keep }), ttl)
+        if not ok then util.log_every("auth-cache", ngx.WARN, "portico: auth cache: ", err) end
+      end
+    end
+  end
+  local cookie = h["set-cookie"]
+  if status >= 200 and status < 300 then
+    for _, name in ipairs(self.upstream) do
+      local v = h[name]
+      if v ~= nil then ngx.req.set_header(name, v) else ngx.req.clear_header(name) end
+    end
+    if cookie ~= nil then ctx.portico_auth_cookie = cookie end
+    return false
+  end
+  if status == 401 then
+    if self.signin then
+      return util.deny(302, { ["Location"] = eval(self.signin, true), ["Set-Cookie"] = cookie }, "Found")
+    end
+    return util.deny(401, { ["WWW-Authenticate"] = h["www-authenticate"], ["Set-Cookie"] = self.always and cookie or nil })
+  end
+  if status == 403 then return util.deny(403, { ["Set-Cookie"] = self.always and cookie or nil }) end
+  local why = status == 0 and "no answer" or status == 504 and "timed out (504)" or status == 502 and "cannot be reached (502)"
+    or ("it answered " .. status)
+  util.log_every("external-auth:" .. self.backend .. ":" .. status, ngx.ERR, "portico: external-auth ", self.name,
+    ": auth service ", self.backend, " ", why, "; answering 500")
+  return util.deny(500)
+end
+
+-- The auth response's Set-Cookie, added to the answer (add_header Set-Cookie, as ingress-nginx).
+local function header_filter_nginx(self, ctx)
+  local c = ctx.portico_auth_cookie
+  if c == nil or not (self.always or COOKIE_STATUSES[ngx.status]) then return end
+  local cur = ngx.header["Set-Cookie"]
+  local out = {}
+  if type(cur) == "table" then for _, v in ipairs(cur) do out[#out + 1] = v end elseif cur ~= nil then out[1] = cur end
+  if type(c) == "table" then for _, v in ipairs(c) do out[#out + 1] = v end else out[#out + 1] = c end
+  ngx.header["Set-Cookie"] = out
+end
+
+local function new_nginx(conf, n)
+  local t = n.timeouts or {}
+  local tk = string.format("%.3f %.3f %.3f", t.connect or 5, t.send or 60, t.read or 60)
+  local ttl
+  if n.cache then
+    ttl = {}
+    for k, v in pairs(n.cache.ttl or {}) do ttl[k] = v end
+  end
+  return {
+    name = conf.name or "",
+    backend = conf.backendId,
+    upstream = conf.upstreamHeaders or {},
+    explicit_method = n.method ~= nil,
+    redirect = n.requestRedirect,
+    signin = n.signin,
+    always = n.alwaysSetCookie == true,
+    cache_key = n.cache and n.cache.key,
+    ttl = ttl,
+    opts = {
+      method = ngx.HTTP_GET,
+      vars = {
+        portico_auth_backend = conf.backendId,
+        portico_auth_timeouts = tk,
+        portico_auth_uri = conf.path,
+        portico_auth_method = n.method or "GET",
+        portico_auth_scheme = n.scheme,
+        portico_auth_host = n.host,
+      },
+    },
+    access = access_nginx,
+    header_filter = header_filter_nginx,
+  }
+end
+
+function _M.new(conf, id)
+  if type(conf.ingressNginx) == "table" then
+    local inst = new_nginx(conf, conf.ingressNginx)
+    inst.cache_prefix = tostring(id or conf.name) .. ":"
+    return inst
+  end
   local t = string.format("%.3f", (conf.timeoutMs or 5000) / 1000)
   local forward
   if conf.forwardHeaders and #conf.forwardHeaders > 0 then
@@ -117,6 +344,7 @@ function _M.new(conf)
         portico_auth_timeouts = t .. " " .. t .. " " .. t,
         portico_auth_uri = conf.path,
         portico_auth_method = method,
+        portico_auth_scheme = "http",
       },
     },
     access = access,

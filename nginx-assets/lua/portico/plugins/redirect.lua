@@ -6,6 +6,10 @@
 --   prefix {from, to}   replaces a leading prefix matched element-wise ("/old" matches "/old" and "/old/x", not
 --                       "/older"); a request whose path does not start with `from` is not redirected;
 --   keepQuery           appends the client's query string.
+--   requestUri          the path and query are the client's request URI as sent ($request_uri), a final "/"
+--                       dropped with stripTrailingSlash (ingress-nginx's from-to-www-redirect);
+--   hostFromRequest     without host: the Location is absolute, <scheme>://<Host header><path> (ingress-nginx's
+--                       app-root: `return 302 $scheme://$http_host<app-root>`).
 -- Configured paths are URL paths (already %-escaped) and are written as they are; what comes from the request
 -- ($uri, decoded) is percent-encoded where a URI needs it. Nothing is read as an nginx variable.
 local util = require("portico.plugins.util")
@@ -15,6 +19,12 @@ local _M = {}
 local function access(self)
   local var = ngx.var
   local path = var.uri
+  if self.request_uri then
+    local ru = var.request_uri or "/"
+    if self.strip_slash and ru:byte(-1) == 47 then ru = ru:sub(1, -2) end
+    local loc = (self.scheme or var.scheme) .. "://" .. (self.host or var.host) .. self.port .. util.escape_query(ru)
+    return util.deny(self.status, { Location = loc }, "Redirecting")
+  end
   if self.path then
     path = self.path
   elseif self.from then
@@ -26,7 +36,7 @@ local function access(self)
   end
   local loc = path
   if self.absolute then
-    local host = self.host or var.host
+    local host = self.host or (self.host_from_request and (var.http_host or var.host)) or var.host
     loc = (self.scheme or var.scheme) .. "://" .. host .. self.port .. path
   end
   if self.keep_query then
@@ -44,10 +54,13 @@ function _M.new(conf)
     port = conf.port and (":" .. conf.port) or "",
     path = conf.path,
     keep_query = conf.keepQuery ~= false,
+    request_uri = conf.requestUri == true,
+    strip_slash = conf.stripTrailingSlash == true,
+    host_from_request = conf.hostFromRequest == true,
     access = access,
   }
   if conf.prefix then self.from, self.to = util.unescape_path(conf.prefix.from), conf.prefix.to end
-  self.absolute = conf.scheme ~= nil or conf.host ~= nil or conf.port ~= nil
+  self.absolute = conf.scheme ~= nil or conf.host ~= nil or conf.port ~= nil or self.host_from_request
   return self
 end
 

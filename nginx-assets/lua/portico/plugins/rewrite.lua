@@ -3,6 +3,12 @@
 --   prefix {from, to}    a leading prefix, matched element-wise (a path that does not start with it is kept);
 --   regex {pattern, replacement}  PCRE on the path, first match replaced, $0..$9 / ${n} in the replacement
 --                        refer to the captures (nothing else is interpreted); no match keeps the path.
+--   regex {pattern, replacement, nginx = true}  nginx's `rewrite <pattern> <replacement> break`, as ingress-nginx's
+--                        rewrite-target writes it (`rewrite "(?i)<path>" <target> break`): case-insensitive, the
+--                        first match anywhere in the path, and the WHOLE path becomes the replacement with $0..$9 /
+--                        ${n} expanded ("/something/new" with "/something(/|$)(.*)" and "/$2" becomes "/new"). A "?"
+--                        in the result starts the new query, followed by the client's ("&"), or alone when the "?"
+--                        ends it — nginx's rules; no match keeps the path.
 -- host sets the Host header sent upstream ($portico_upstream_host, which nginx.conf sends instead of $host).
 -- The path is the decoded, normalized $uri; nginx percent-encodes it again when proxying, so configured paths
 -- (URL paths, %-escapes allowed) are decoded first: "/a%20b" reaches the backend as "/a%20b". The query is kept.
@@ -10,10 +16,31 @@ local util = require("portico.plugins.util")
 
 local _M = {}
 
+-- $0..$9 and ${n} of a replacement, from a match table (an unmatched group is empty).
+local function expand(tpl, m)
+  local out = tpl:gsub("%${(%d+)}", function(d) return m[tonumber(d)] or "" end)
+  out = out:gsub("%$(%d)", function(d) return m[tonumber(d)] or "" end)
+  return out
+end
+
 local function access(self)
   local uri = ngx.var.uri
   local new
-  if self.path then
+  if self.whole then
+    local m = ngx.re.match(uri, self.pattern, "joi")
+    if m then
+      new = expand(self.replacement, m)
+      local q = new:find("?", 1, true)
+      if q then
+        local args = new:sub(q + 1)
+        new = new:sub(1, q - 1)
+        local orig = ngx.var.args
+        if args ~= "" and orig and orig ~= "" then args = args .. "&" .. orig end
+        ngx.req.set_uri_args(args)
+      end
+      if new == "" then new = "/" end
+    end
+  elseif self.path then
     new = self.path
   elseif self.from then
     local rest = util.strip_prefix(uri, self.from)
@@ -36,8 +63,9 @@ function _M.new(conf)
   if conf.prefix then self.from, self.to = dec(conf.prefix.from), dec(conf.prefix.to) end
   if conf.regex then
     self.pattern, self.replacement = conf.regex.pattern, conf.regex.replacement
+    self.whole = conf.regex.nginx == true
     -- Compile once now: a pattern PCRE refuses fails the instance (the engine answers 503 and logs it).
-    local _, err = ngx.re.find("", self.pattern, "jo")
+    local _, err = ngx.re.find("", self.pattern, self.whole and "joi" or "jo")
     if err then error("invalid regex: " .. err) end
   end
   return self
