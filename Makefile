@@ -32,8 +32,16 @@ build-controlplane: ## build (once) etcd, kube-apiserver, kube-controller-manage
 	bash e2e/controlplane/build.sh
 cluster-up: ## real control plane on loopback, RBAC on; admin kubeconfig at .dev/kubeconfig (idempotent)
 	bash e2e/controlplane/up.sh
-cluster-down: ## stop it; leaves no process, netns, veth, route or state behind
+cluster-down: ## stop it (the real node first, if up); leaves no process, netns, veth, route or state behind
 	bash e2e/controlplane/down.sh
+
+.PHONY: node-up node-down build-node
+build-node: ## build (once) kubelet, kube-proxy, kube-scheduler and containerd from Go modules
+	bash e2e/controlplane/build.sh node
+node-up: ## a real node (containerd, kubelet, kube-proxy, scheduler) in the local cluster; imports dist/*.oci.tar (idempotent)
+	bash e2e/node/up.sh
+node-down: ## remove the real node: containers, mounts, cgroups, bridge, iptables chains, sysctls, state
+	bash e2e/node/down.sh
 
 .PHONY: run up down
 run: ## quickstart: control plane + Portico + demo, in the foreground (Ctrl-C stops everything)
@@ -70,3 +78,15 @@ bench-plugins: ## req/s through a Route with key-auth + rate-limit vs none (same
 .PHONY: bench-apiserver
 bench-apiserver: ## 2,000 Ingresses + Services + pods through the API server (needs make cluster-up)
 	$(NODE) e2e/bench/apiserver-scale.ts 2000
+
+.PHONY: image images image-smoke
+image: ## Portico's image, daemonless (mmdebstrap + Go, no Docker): dist/portico-<version>.oci.tar = docker.io/portico/portico:<version>
+	bash image/build-portico.sh
+images: image ## all three images: Portico, plus the test node's dist/pause.oci.tar and dist/echo.oci.tar (localhost/portico/{pause,echo}:1)
+	bash image/build-small.sh pause echo
+image-smoke: ## run the Portico image with runc (uid 101, read-only root, own netns): Node, nginx + Lua, Portico's nginx.conf live (root)
+	bash image/smoke.sh
+
+.PHONY: migrate-report
+migrate-report: ## `portico migrate` on the sample ingress-nginx manifests in app/migrate-corpus/ (some need changes: its exit 1 is expected)
+	$(NODE) app/main.ts migrate -f app/migrate-corpus --ingress-class nginx || test $$? -eq 1

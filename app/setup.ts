@@ -13,7 +13,8 @@ import { keyOf, type KubeObject } from '../operator/kube/object.ts';
 import { Resources } from '../operator/kube/resources.ts';
 import { ConfigMapReconciler } from '../reconcilers/configmap.ts';
 import { GatewayReconciler } from '../reconcilers/gateway/gateway.ts';
-import { ingressKeyOf, ingressRef } from '../reconcilers/translate/translate.ts';
+import { ingressKeyOf, ingressRef, type TranslateOptions } from '../reconcilers/translate/translate.ts';
+import { AdmissionWebhook } from './webhook/server.ts';
 import { IngressReconciler } from '../reconcilers/ingress.ts';
 import { IngressClassReconciler } from '../reconcilers/ingressclass.ts';
 import { Model, secretsOf } from '../reconcilers/model/model.ts';
@@ -30,6 +31,7 @@ import { CredentialSecretReconciler } from '../reconcilers/credentials.ts';
 export interface Portico {
   model: Model;
   gateway: GatewayReconciler;
+  webhook?: AdmissionWebhook;
 }
 
 /** The Secrets an object in the model reads: TLS ones (certificates) and the others (credentials and the like). */
@@ -178,25 +180,26 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   model.setDefaultCertificate(defaultKey, generateFallbackCertificate());
   if (defaultKey) secretCtrl.enqueue(defaultKey);
 
+  const translateOptions: TranslateOptions = {
+    controllerClass: cfg['controller-class'],
+    ingressClassName: cfg['ingress-class'],
+    watchWithoutClass: cfg['watch-ingress-without-class'],
+    listen: {
+      httpPort: cfg['http-port'],
+      httpsPort: cfg['https-port'],
+      statusPort: cfg['status-port'],
+      address: cfg['listen-address'],
+      publishedHttpPort: cfg['published-http-port'],
+      publishedHttpsPort: cfg['published-https-port'],
+    },
+    testHooks: cfg['enable-test-hooks'],
+    ownAddresses: ownAddresses(cfg['listen-address']),
+  };
   const podName = process.env.POD_NAME;
   const podNamespace = process.env.POD_NAMESPACE;
   const gateway = new GatewayReconciler(
     {
-      translate: {
-        controllerClass: cfg['controller-class'],
-        ingressClassName: cfg['ingress-class'],
-        watchWithoutClass: cfg['watch-ingress-without-class'],
-        listen: {
-          httpPort: cfg['http-port'],
-          httpsPort: cfg['https-port'],
-          statusPort: cfg['status-port'],
-          address: cfg['listen-address'],
-          publishedHttpPort: cfg['published-http-port'],
-          publishedHttpsPort: cfg['published-https-port'],
-        },
-        testHooks: cfg['enable-test-hooks'],
-        ownAddresses: ownAddresses(cfg['listen-address']),
-      },
+      translate: translateOptions,
       nginxBinary: cfg['nginx-binary'],
       runtimeDir: cfg['runtime-dir'],
       accessLog: cfg['access-log-path'],
@@ -281,5 +284,37 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   gateway.onReady(allCrds);
 
   m.addReadyCheck('nginx', () => gateway.isReady());
-  return { model, gateway };
+
+  // Validating admission webhook (every replica serves it; the leader keeps its certificate and CA bundle current).
+  let webhook: AdmissionWebhook | undefined;
+  if (cfg['webhook-port'] > 0) {
+    const wh = new AdmissionWebhook(
+      {
+        port: cfg['webhook-port'],
+        address: cfg['listen-address'],
+        namespace: cfg.namespace,
+        secretName: cfg['webhook-secret'],
+        serviceName: cfg['webhook-service'],
+        configurationName: cfg['webhook-configuration'],
+        extraHosts: cfg['webhook-extra-hosts'],
+      },
+      { client: m.client, log: m.log.child({ component: 'webhook' }), metrics: m.metrics, model, translate: translateOptions, isLeader: () => m.isLeader() },
+    );
+    webhook = wh;
+    const certSecret = m.informer<SecretObject>(Resources.Secret, { stage: 2, namespace: cfg.namespace, fieldSelector: `metadata.name=${cfg['webhook-secret']}` });
+    const certCtrl = m.controller({
+      name: 'webhook-cert',
+      reconciler: { reconcile: async (_ctx, key) => wh.onSecret(certSecret.store.get(key) as never) },
+      stage: 2,
+    });
+    certCtrl.watch(certSecret);
+    certCtrl.enqueue(`${cfg.namespace}/${cfg['webhook-secret']}`);
+    if (m.leader) m.leader.onStartedLeading(() => wh.startUpkeep());
+    else gateway.onReady(() => wh.startUpkeep());
+    m.add('webhook', async (signal) => {
+      if (!signal.aborted) await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+      await wh.stop();
+    });
+  }
+  return { model, gateway, webhook };
 }

@@ -186,6 +186,9 @@ export class Manager {
       tasks.push(
         r.run(this.controllerAbort.signal).catch((e: unknown) => {
           this.log.error('runnable failed', { runnable: r.name, error: describe(e) });
+          // A runnable that gave up (e.g. nginx cannot start) leaves a process that can never serve: /healthz
+          // fails, so a liveness probe restarts it instead of it sitting unready forever.
+          if (!this.controllerAbort.signal.aborted) this.healthChecks.set(`runnable-${r.name}`, () => false);
         }),
       );
     }

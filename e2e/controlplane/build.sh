@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds (once) the real control-plane binaries Portico's tests run against:
-#   etcd, kube-apiserver and kube-controller-manager, from Go modules.
+#   etcd, kube-apiserver and kube-controller-manager, from Go modules;
+#   `build.sh node`: what the real node (e2e/node) adds: kubelet, kube-proxy, kube-scheduler, and containerd
+#   (containerd, ctr, containerd-shim-runc-v2).
 # Binaries are cached outside the work tree, keyed by version, so that a fresh clone
 # (as CI makes) reuses them:  ${PORTICO_CACHE:-$HOME/.cache/portico}/bin/<name>-<version>
 # A second run finds them and returns at once.
@@ -8,6 +10,7 @@ set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+CONTAINERD_VERSION="${CONTAINERD_VERSION:-v2.4.2}"
 CACHE="${PORTICO_CACHE:-$HOME/.cache/portico}"
 BIN="$CACHE/bin"
 mkdir -p "$BIN"
@@ -51,9 +54,9 @@ k8s_module_dir() {
   printf '%s' "$gomod"
 }
 
-build_k8s() {
+build_k8s() { # build_k8s <component...>: the cmd/<component> binaries of k8s.io/kubernetes
   local want=()
-  for c in kube-apiserver kube-controller-manager; do
+  for c in "$@"; do
     if [[ -x "$BIN/$c-$K8S_VERSION" ]]; then log "$c $K8S_VERSION cached"; else want+=("$c"); fi
   done
   ((${#want[@]})) || return 0
@@ -97,15 +100,48 @@ build_k8s() {
   log "kubernetes binaries built in $((SECONDS - t0))s"
 }
 
+CONTAINERD_CMDS=(containerd ctr containerd-shim-runc-v2)
+build_containerd() {
+  local want=()
+  for c in "${CONTAINERD_CMDS[@]}"; do
+    if [[ -x "$BIN/$c-$CONTAINERD_VERSION" ]]; then log "$c $CONTAINERD_VERSION cached"; else want+=("$c"); fi
+  done
+  ((${#want[@]})) || return 0
+  local t0=$SECONDS work
+  work="$(mktemp -d)"; trap 'rm -rf "$work"' RETURN
+  # A wrapper module (containerd's own go.mod is used as is: no replaces to undo). Static binaries: no cgo, and
+  # the snapshotters that need C libraries are left out by their build tags.
+  printf 'module portico.dev/containerd-wrapper\n\ngo 1.24\n' > "$work/go.mod"
+  local mod=github.com/containerd/containerd/v2
+  local ld="-s -w -X $mod/version.Version=$CONTAINERD_VERSION -X $mod/version.Revision=portico"
+  (
+    cd "$work"
+    for c in "${want[@]}"; do go get "$mod/cmd/$c@$CONTAINERD_VERSION" >&2; done
+    for c in "${want[@]}"; do
+      go build -trimpath -tags "no_btrfs no_devmapper no_zfs" -ldflags "$ld" -o "$BIN/$c-$CONTAINERD_VERSION.tmp" "$mod/cmd/$c"
+      mv "$BIN/$c-$CONTAINERD_VERSION.tmp" "$BIN/$c-$CONTAINERD_VERSION"
+    done
+  )
+  log "containerd $CONTAINERD_VERSION (${want[*]}) built in $((SECONDS - t0))s"
+}
+
 what="${1:-all}"
 case "$what" in
   etcd) build_etcd ;;
-  k8s) build_k8s ;;
-  all) build_etcd; build_k8s ;;
+  k8s) build_k8s kube-apiserver kube-controller-manager ;;
+  all) build_etcd; build_k8s kube-apiserver kube-controller-manager ;;
+  node) build_k8s kubelet kube-proxy kube-scheduler; build_containerd ;;
+  containerd) build_containerd ;;
   paths)
     echo "ETCD_BIN=$BIN/etcd-$ETCD_VERSION"
     echo "APISERVER_BIN=$BIN/kube-apiserver-$K8S_VERSION"
     echo "KCM_BIN=$BIN/kube-controller-manager-$K8S_VERSION"
+    echo "KUBELET_BIN=$BIN/kubelet-$K8S_VERSION"
+    echo "KUBE_PROXY_BIN=$BIN/kube-proxy-$K8S_VERSION"
+    echo "SCHEDULER_BIN=$BIN/kube-scheduler-$K8S_VERSION"
+    for c in "${CONTAINERD_CMDS[@]}"; do
+      v="${c//-/_}"; echo "${v^^}_BIN=$BIN/$c-$CONTAINERD_VERSION"
+    done
     ;;
-  *) echo "usage: $0 [all|etcd|k8s|paths]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|etcd|k8s|node|containerd|paths]" >&2; exit 2 ;;
 esac

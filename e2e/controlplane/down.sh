@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Stops everything up.sh started and removes its state: processes (by pid file, then any stray whose command line
-# points into .dev), the network namespace, veth and route. Idempotent; safe after a crash.
+# Stops everything up.sh started and removes its state: the real node first when it is up (e2e/node/down.sh),
+# processes (by pid file, then any stray whose command line points into .dev), the network namespace, veth, route,
+# the apiserver's advertised address and its iptables guard. Idempotent; safe after a crash.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
+
+bash "$ROOT/e2e/node/down.sh"
 
 for name in podhost kube-controller-manager kube-apiserver etcd; do stop_pid "$name"; done
 # Portico's nginx instances under .dev (tests, benchmarks, the quickstart) each run in their own process group,
@@ -29,6 +32,8 @@ if ip netns list 2>/dev/null | grep -qw "$NETNS"; then
 fi
 ip link show "$VETH_HOST" >/dev/null 2>&1 && ip link delete "$VETH_HOST" 2>/dev/null
 for cidr in $POD_CIDRS; do ip route show "$cidr" 2>/dev/null | grep -q . && ip route delete "$cidr" 2>/dev/null; done
+ip -br addr show dev lo | grep -qF " $API_ADDR/32" && ip addr delete "$API_ADDR/32" dev lo 2>/dev/null
+api_guard del
 rm -rf "$DEV/etcd" "$CERTS" "$PIDS" "$DEV/podhost.sock" "$DEV/kcm.kubeconfig" "$KUBECONFIG_ADMIN" "$DEV/sa-kubeconfigs"
 rm -rf "$LOGS"
 log "down"

@@ -13,11 +13,21 @@ VETH_NS=portico-p0
 HOST_ADDR=198.19.255.1   # root-namespace end of the veth (RFC 2544 range; never an address the machine may use)
 NS_ADDR=198.19.255.2     # netns end of the veth; also the Node's InternalIP
 POD_CIDR=198.51.100.0/24 # pod IPs (TEST-NET-2), /32s on the netns loopback
-POD_CIDRS="198.51.100.0/24 203.0.113.0/24 198.18.0.0/16" # all pools the pod host allocates from
+# 203.0.113.0/24 (TEST-NET-3) is NOT used: on CI machines the package registries (apt, npm, Go proxy) answer there,
+# and routing it into the pod netns would cut the machine off from them while the cluster is up.
+POD_CIDRS="198.51.100.0/24 198.18.0.0/16" # all pools the pod host allocates from
 # Service cluster IPs (virtual: nothing routes them) from the other half of RFC 2544's 198.18.0.0/15 — never from
 # 10/8, 172.16/12 or 192.168/16, which may be real networks wherever this runs.
 SERVICE_CIDR="198.19.0.0/17"
 NODE_NAME=portico-node-0
+# The apiserver listens on every address (so pods of the real node, e2e/node, reach it through the `kubernetes`
+# Service) but advertises this one: an RFC 2544 address, a /32 on the root namespace's loopback interface (this
+# kernel has no dummy interfaces). The PORTICO-APISERVER chain (iptables, ip6tables) drops connections to the
+# apiserver's port, and to this address, from anywhere but loopback and the real node's pod bridge, so listening on
+# 0.0.0.0 exposes nothing beyond this machine.
+API_ADDR=198.19.255.9
+API_GUARD_CHAIN=PORTICO-APISERVER
+REAL_BRIDGE=portico-br0  # the real node's CNI bridge (e2e/node/env.sh)
 KUBECONFIG_ADMIN="$DEV/kubeconfig"
 NODE_BIN="$ROOT/node_modules/.bin/node"
 eval "$(bash "$ROOT/e2e/controlplane/build.sh" paths)"
@@ -42,15 +52,16 @@ wait_for() { # wait_for <what> <seconds> <command...>
 
 apiserver_args() {
   echo --etcd-servers="http://127.0.0.1:$ETCD_CLIENT_PORT" \
-    --bind-address=127.0.0.1 --secure-port="$APISERVER_PORT" --advertise-address=127.0.0.1 \
+    --bind-address=0.0.0.0 --secure-port="$APISERVER_PORT" --advertise-address="$API_ADDR" \
     --tls-cert-file="$CERTS/apiserver.crt" --tls-private-key-file="$CERTS/apiserver.key" \
     --client-ca-file="$CERTS/ca.crt" \
-    --authorization-mode=RBAC \
+    --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+    --kubelet-client-certificate="$CERTS/apiserver-kubelet-client.crt" \
+    --kubelet-client-key="$CERTS/apiserver-kubelet-client.key" --kubelet-preferred-address-types=InternalIP \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$CERTS/sa.pub" --service-account-signing-key-file="$CERTS/sa.key" \
     --api-audiences=https://kubernetes.default.svc.cluster.local \
     --service-cluster-ip-range="$SERVICE_CIDR" \
-    --disable-admission-plugins=ServiceAccount \
     --allow-privileged=true \
     --cert-dir="$CERTS/apiserver-tmp"
 }
@@ -65,6 +76,25 @@ start_apiserver() {
   # shellcheck disable=SC2046
   start_daemon kube-apiserver "$APISERVER_BIN" $(apiserver_args)
   wait_for "kube-apiserver /readyz" 60 bash -c "[[ \"\$(curl -sS --max-time 2 --cacert '$CERTS/ca.crt' --cert '$CERTS/admin.crt' --key '$CERTS/admin.key' https://127.0.0.1:$APISERVER_PORT/readyz)\" == ok ]]"
+}
+
+api_guard() { # api_guard add|del: the PORTICO-APISERVER chain (see API_ADDR above), for both IP families
+  local ipt v4
+  for ipt in iptables ip6tables; do
+    command -v "$ipt" >/dev/null || continue
+    v4=0; [[ "$ipt" == iptables ]] && v4=1
+    while "$ipt" -w -D INPUT -p tcp --dport "$APISERVER_PORT" -j "$API_GUARD_CHAIN" 2>/dev/null; do :; done
+    if ((v4)); then while "$ipt" -w -D INPUT -d "$API_ADDR/32" -j "$API_GUARD_CHAIN" 2>/dev/null; do :; done; fi
+    "$ipt" -w -F "$API_GUARD_CHAIN" 2>/dev/null && "$ipt" -w -X "$API_GUARD_CHAIN" 2>/dev/null || true
+    [[ "$1" == add ]] || continue
+    "$ipt" -w -N "$API_GUARD_CHAIN"
+    "$ipt" -w -A "$API_GUARD_CHAIN" -i lo -j RETURN
+    if ((v4)); then "$ipt" -w -A "$API_GUARD_CHAIN" -i "$REAL_BRIDGE" -j RETURN; fi
+    "$ipt" -w -A "$API_GUARD_CHAIN" -j DROP
+    "$ipt" -w -I INPUT -p tcp --dport "$APISERVER_PORT" -j "$API_GUARD_CHAIN"
+    if ((v4)); then "$ipt" -w -I INPUT -d "$API_ADDR/32" -j "$API_GUARD_CHAIN"; fi
+  done
+  return 0
 }
 
 stop_pid() { # stop_pid <name>: TERM, then KILL after 10 s

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Brings up a real, RBAC-enforcing control plane on loopback: etcd, kube-apiserver, kube-controller-manager
-# (EndpointSlice, mirroring, GC, namespace, serviceaccount controllers), a Node object, a network namespace for
-# pod IPs and the pod host daemon that runs echo backends in it. Idempotent: returns at once when already up.
+# (EndpointSlice, mirroring, GC, namespace, serviceaccount, and for real workloads on the real node of e2e/node:
+# deployment, replicaset, disruption, root CA publisher, pod GC), a Node object (tainted NoSchedule: the harness
+# binds its pods to it by name), a network namespace for pod IPs and the pod host daemon that runs echo backends
+# in it. Idempotent: returns at once when already up.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 t0=$SECONDS
 
 healthy() {
   pid_alive etcd && pid_alive kube-apiserver && pid_alive kube-controller-manager && pid_alive podhost &&
+    ip -br addr show dev lo | grep -qF " $API_ADDR/32" &&
     [[ "$(curl_api /readyz 2>/dev/null)" == ok ]] && [[ -S "$DEV/podhost.sock" ]] && ip netns list | grep -qw "$NETNS"
 }
 if healthy; then log "already up (admin kubeconfig: $KUBECONFIG_ADMIN)"; exit 0; fi
@@ -32,11 +35,13 @@ issue() { # issue <name> <subject> [extfile-content]
     -out "$CERTS/$name.crt" ${ext:+-extfile "$CERTS/$name.ext"}
 }
 issue apiserver "/CN=kube-apiserver" \
-  "subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.96.0.1
+  "subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:198.19.0.1,IP:$API_ADDR
 extendedKeyUsage=serverAuth"
 issue admin "/O=system:masters/CN=portico-admin" "extendedKeyUsage=clientAuth"
 # kube-controller-manager runs its controllers with its own identity, which therefore needs full rights.
 issue kcm "/O=system:masters/CN=system:kube-controller-manager" "extendedKeyUsage=clientAuth"
+# The apiserver's identity towards kubelets (logs, exec, port-forward on the real node).
+issue apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "extendedKeyUsage=clientAuth"
 ossl genrsa -out "$CERTS/sa.key" 2048
 ossl rsa -in "$CERTS/sa.key" -pubout -out "$CERTS/sa.pub"
 chmod 600 "$CERTS"/*.key
@@ -51,6 +56,10 @@ kubeconfig() { # kubeconfig <file> <user-cert-name>
 }
 kubeconfig "$DEV/kcm.kubeconfig" kcm
 
+# --- the apiserver's advertised address ----------------------------------------------------------------------
+ip addr add "$API_ADDR/32" dev lo
+api_guard add
+
 # --- etcd, kube-apiserver, kube-controller-manager ---------------------------------------------------------
 t1=$SECONDS
 start_daemon etcd "$ETCD_BIN" --name portico --data-dir "$DEV/etcd" \
@@ -62,7 +71,7 @@ start_apiserver
 kubeconfig "$KUBECONFIG_ADMIN.tmp" admin
 mv "$KUBECONFIG_ADMIN.tmp" "$KUBECONFIG_ADMIN"
 start_daemon kube-controller-manager "$KCM_BIN" --kubeconfig="$DEV/kcm.kubeconfig" \
-  --controllers=endpointslice,endpointslicemirroring,garbagecollector,namespace,serviceaccount,serviceaccount-token \
+  --controllers=endpointslice,endpointslicemirroring,garbagecollector,namespace,serviceaccount,serviceaccount-token,deployment,replicaset,disruption,root-ca-cert-publisher,podgc \
   --service-account-private-key-file="$CERTS/sa.key" --root-ca-file="$CERTS/ca.crt" \
   --leader-elect=false --secure-port=0 --concurrent-service-endpoint-syncs=10 \
   --endpointslice-updates-batch-period=0s
@@ -76,6 +85,9 @@ kind: Node
 metadata:
   name: $NODE_NAME
   labels: { kubernetes.io/hostname: $NODE_NAME, topology.kubernetes.io/zone: local }
+spec:
+  # No kubelet here: the harness binds its pods by name; the scheduler (e2e/node) must never pick this node.
+  taints: [{ key: portico.dev/fake-node, value: "true", effect: NoSchedule }]
 YAML
 now="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 kubectl patch node "$NODE_NAME" --subresource=status --type=merge -p "{\"status\":{

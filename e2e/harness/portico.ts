@@ -16,6 +16,11 @@ let installed = false;
 export async function installPorticoRbac(): Promise<void> {
   if (installed) return;
   kubectl(['apply', '-k', path.join(REPO_ROOT, 'kustomize')]);
+  // The install's webhook configuration points at the portico-webhook Service, which only Portico pods back (see
+  // e2e/install.e2e.test.ts). A Portico run as a host process serves none: without this, every Ingress write of a
+  // suite would wait for the API server to give up on an unreachable Service (failurePolicy Ignore).
+  // e2e/webhook.e2e.test.ts installs a URL-based configuration of its own.
+  kubectl(['delete', 'validatingwebhookconfiguration', 'portico', '--ignore-not-found']);
   installed = true;
 }
 

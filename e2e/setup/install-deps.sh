@@ -8,7 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-PKGS=(nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lrucache lua-cjson luajit2 wrk openssl iproute2 curl)
+PKGS=(nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lrucache lua-cjson luajit2 wrk openssl iproute2 curl
+  runc containernetworking-plugins iptables conntrack) # the real node (e2e/node); iptables also guards the apiserver
+PKGS+=(mmdebstrap umoci skopeo) # container images (make image / make images, image/)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

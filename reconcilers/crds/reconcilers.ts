@@ -14,7 +14,7 @@ import type { EventRecorder } from '../../operator/events.ts';
 
 type Normalizer = (obj: KubeObject, secrets: SecretLookup) => CrdResult<CrdMeta>;
 
-const NORMALIZERS: Record<CrdKind, Normalizer> = {
+export const NORMALIZERS: Record<CrdKind, Normalizer> = {
   Route: (o) => normalizeRoute(o),
   Upstream: (o, s) => normalizeUpstream(o, s),
   Plugin: (o, s) => normalizePlugin(o, s),

@@ -6,13 +6,18 @@
 // side is reached on a unix socket in a 0700 directory (RuntimePaths.apiSocket), never over TCP.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import { Backoff, sleep } from '../../../operator/backoff.ts';
 import type { Logger } from '../../../operator/log.ts';
 import type { DynamicClient, LiveConfig } from './dynamic.ts';
 import { groupMembers, killGroup, signalGroup, waitGroupGoneSync } from './procgroup.ts';
 import type { RuntimePaths } from './render.ts';
+
+/** chmod, unless the path belongs to another user (then its mode is theirs to choose). */
+function chmodIfOwned(p: string, mode: number): void {
+  if (statSync(p).uid === process.getuid?.()) chmodSync(p, mode);
+}
 
 
 export interface NginxOptions {
@@ -69,7 +74,9 @@ export class NginxProcess {
     // 0711: when nginx starts as root its workers run as an unprivileged user and must traverse into the temp
     // directories (nginx creates and chowns those itself); nothing in here is listable or readable by others.
     mkdirSync(r.tempDir, { recursive: true, mode: 0o711 });
-    chmodSync(r.dir, 0o711);
+    // The runtime directory may be a mount point owned by someone else (a pod's emptyDir is root's, mode 0777, and
+    // Portico runs as uid 101): its mode is then the mount's business, and what must be private is below it.
+    chmodIfOwned(r.dir, 0o711);
     chmodSync(r.tempDir, 0o711);
     // The configuration API socket lives here. nginx creates unix sockets with mode 0666, so this directory's
     // 0700 is what keeps every other user (nginx's own unprivileged workers included) from connecting.

@@ -1,0 +1,256 @@
+// The validating admission webhook: an HTTPS server on every replica (POST /validate, AdmissionReview v1), its
+// certificate from one Secret that every replica watches (hot-swapped with setSecureContext, no restart), and — on
+// the leader only — the PKI upkeep: create the CA and serving certificate, rotate them before they expire, and write
+// the CA bundle into the ValidatingWebhookConfiguration. Decisions are in admission.ts (pure); keys in certs.ts.
+import https from 'node:https';
+import { isIP } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Counter, Histogram } from 'prom-client';
+import type { KubeClient } from '../../operator/kube/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../../operator/kube/client.ts';
+import type { KubeObject } from '../../operator/kube/object.ts';
+import { resourcePath, Resources } from '../../operator/kube/resources.ts';
+import type { Logger } from '../../operator/log.ts';
+import type { Metrics } from '../../operator/metrics.ts';
+import type { Model } from '../../reconcilers/model/model.ts';
+import type { SecretData } from '../../reconcilers/crds/normalize.ts';
+import { normalizeIngress } from '../../reconcilers/model/normalize.ts';
+import { NORMALIZERS } from '../../reconcilers/crds/reconcilers.ts';
+import type { TranslateOptions } from '../../reconcilers/translate/translate.ts';
+import { describe } from '../../operator/informer.ts';
+import { apply, plan, pkiFromSecretData, secretDataOf, type WebhookPki } from './certs.ts';
+import { responseOf, reviewCrd, reviewIngress, secretsWanted, subjectOf, type AdmissionRequest, type Verdict } from './admission.ts';
+
+export interface WebhookOptions {
+  port: number;
+  address: string;
+  /** Portico's namespace: the Secret and the Service live there. */
+  namespace: string;
+  secretName: string;
+  serviceName: string;
+  configurationName: string;
+  /** Extra names/addresses in the serving certificate (a webhook reached by URL, e.g. out-of-cluster tests). */
+  extraHosts: string[];
+}
+
+const WEBHOOK_CONFIGS = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false };
+const MAX_BODY = 3 * 1024 * 1024;
+const RECHECK_MS = 3_600_000;
+
+export class AdmissionWebhook {
+  private server: https.Server | null = null;
+  private loaded: string | null = null;
+  private readonly requests: Counter;
+  private readonly duration: Histogram;
+  private upkeepRunning = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly o: WebhookOptions;
+  private readonly d: { client: KubeClient; log: Logger; metrics: Metrics; model: Model; translate: TranslateOptions; isLeader: () => boolean };
+
+  constructor(o: WebhookOptions, d: AdmissionWebhook['d']) {
+    this.o = o;
+    this.d = d;
+    this.requests = new Counter({ name: 'portico_admission_requests_total', help: 'Admission reviews by kind and verdict', labelNames: ['kind', 'verdict'], registers: [d.metrics.registry] });
+    this.duration = new Histogram({ name: 'portico_admission_duration_seconds', help: 'Time to decide an admission review', buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], registers: [d.metrics.registry] });
+  }
+
+  get dnsNames(): string[] {
+    const s = `${this.o.serviceName}.${this.o.namespace}`;
+    return [...new Set([s, `${s}.svc`, `${s}.svc.cluster.local`, ...this.o.extraHosts.filter((h) => isIP(h) === 0)])];
+  }
+  get ips(): string[] {
+    return this.o.extraHosts.filter((h) => isIP(h) !== 0);
+  }
+  get serving(): boolean {
+    return this.loaded !== null;
+  }
+
+  /** The Secret changed (any replica): serve its certificate. */
+  onSecret(secret: (KubeObject & { data?: Record<string, string> }) | undefined): void {
+    const pki = pkiFromSecretData(secret?.data);
+    if (pki && pki.cert !== this.loaded) this.serve(pki);
+    if (this.d.isLeader()) void this.upkeep();
+  }
+
+  private serve(pki: WebhookPki): void {
+    try {
+      if (!this.server) {
+        this.server = https.createServer({ cert: pki.cert, key: pki.key, minVersion: 'TLSv1.2' }, (req, res) => void this.handle(req, res));
+        this.server.requestTimeout = 10_000;
+        this.server.headersTimeout = 5_000;
+        this.server.on('error', (e) => this.d.log.error('admission webhook server error', { error: describe(e) }));
+        this.server.listen(this.o.port, this.o.address);
+        this.d.log.info('admission webhook serving', { address: this.o.address, port: this.o.port });
+      } else {
+        this.server.setSecureContext({ cert: pki.cert, key: pki.key, minVersion: 'TLSv1.2' });
+        this.d.log.info('admission webhook certificate reloaded');
+      }
+      this.loaded = pki.cert;
+    } catch (e) {
+      this.d.log.error('admission webhook: the certificate in the Secret cannot be used', { secret: `${this.o.namespace}/${this.o.secretName}`, error: describe(e) });
+    }
+  }
+
+  /** Leader: hourly PKI check (and at once). */
+  startUpkeep(): void {
+    void this.upkeep();
+    this.timer ??= setInterval(() => void this.upkeep(), RECHECK_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const s = this.server;
+    this.server = null;
+    if (s) await new Promise<void>((r) => s.close(() => r()));
+  }
+
+  /**
+   * One upkeep pass (leader only): bring the Secret to a valid state step by step, publishing the bundle after
+   * each step, so a new CA is trusted by the API server before any certificate it signed is served.
+   */
+  async upkeep(): Promise<void> {
+    if (this.upkeepRunning || !this.d.isLeader()) return;
+    this.upkeepRunning = true;
+    try {
+      for (let step = 0; step < 3; step++) {
+        const current = await this.readSecret();
+        const next = plan(current.pki, this.dnsNames, this.ips, Date.now());
+        if (next.action === 'none') {
+          await this.publishBundle(current.pki!.bundle);
+          return;
+        }
+        this.d.log.info('admission webhook certificate', { action: next.action, why: next.why });
+        const pki = apply(next, current.pki, this.dnsNames, this.ips, Date.now())!;
+        if (!(await this.writeSecret(pki, current.resourceVersion))) return; // another writer: its watch event re-runs us
+        await this.publishBundle(pki.bundle);
+      }
+    } catch (e) {
+      this.d.log.error('admission webhook certificate upkeep failed; retrying within the hour', { error: describe(e) });
+    } finally {
+      this.upkeepRunning = false;
+    }
+  }
+
+  private async readSecret(): Promise<{ pki: WebhookPki | null; resourceVersion: string | null }> {
+    try {
+      const s = await this.d.client.request<KubeObject & { data?: Record<string, string> }>('GET', resourcePath(Resources.Secret, this.o.namespace, this.o.secretName));
+      return { pki: pkiFromSecretData(s.data), resourceVersion: s.metadata.resourceVersion ?? null };
+    } catch (e) {
+      if (isNotFound(e)) return { pki: null, resourceVersion: null };
+      throw e;
+    }
+  }
+
+  private async writeSecret(pki: WebhookPki, resourceVersion: string | null): Promise<boolean> {
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: { name: this.o.secretName, namespace: this.o.namespace, labels: { 'app.kubernetes.io/name': 'portico', 'app.kubernetes.io/component': 'admission-webhook' }, ...(resourceVersion ? { resourceVersion } : {}) },
+      data: secretDataOf(pki),
+    };
+    try {
+      if (resourceVersion) await this.d.client.request('PUT', resourcePath(Resources.Secret, this.o.namespace, this.o.secretName), { body });
+      else await this.d.client.request('POST', resourcePath(Resources.Secret, this.o.namespace), { body });
+      return true;
+    } catch (e) {
+      if (isConflict(e) || isAlreadyExists(e)) return false;
+      throw e;
+    }
+  }
+
+  /** Writes the CA bundle into every webhook of the configuration (only when it differs). */
+  private async publishBundle(bundle: string): Promise<void> {
+    const path = resourcePath(WEBHOOK_CONFIGS, undefined, this.o.configurationName);
+    const want = Buffer.from(bundle, 'utf8').toString('base64');
+    let cfg: KubeObject & { webhooks?: { name: string; clientConfig?: { caBundle?: string } }[] };
+    try {
+      cfg = await this.d.client.request('GET', path);
+    } catch (e) {
+      if (isNotFound(e)) {
+        this.d.log.warn('admission webhook: ValidatingWebhookConfiguration not found; nothing to publish the CA bundle to', { name: this.o.configurationName });
+        return;
+      }
+      throw e;
+    }
+    const webhooks = cfg.webhooks ?? [];
+    if (webhooks.every((w) => w.clientConfig?.caBundle === want)) return;
+    for (const w of webhooks) w.clientConfig = { ...w.clientConfig, caBundle: want };
+    await this.d.client.request('PUT', path, { body: cfg });
+    this.d.log.info('admission webhook CA bundle published', { configuration: this.o.configurationName, webhooks: webhooks.length });
+  }
+
+  // ---- requests ------------------------------------------------------------------------------------------------
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const send = (code: number, body: unknown) => {
+      res.writeHead(code, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/validate') return send(404, { error: 'POST /validate only' });
+    const t0 = process.hrtime.bigint();
+    let kind = 'unknown';
+    try {
+      const raw = await readBody(req);
+      const review = JSON.parse(raw) as { request?: AdmissionRequest };
+      const r = review.request;
+      if (!r?.uid) return send(400, { error: 'not an AdmissionReview with a request' });
+      const subject = subjectOf(r);
+      let verdict: Verdict = { allowed: true, warnings: [] };
+      if (subject) {
+        kind = subject.kind;
+        verdict = await this.review(subject.kind, subject.obj);
+      }
+      this.requests.inc({ kind, verdict: verdict.allowed ? (verdict.warnings.length ? 'warned' : 'allowed') : 'denied' });
+      send(200, responseOf(r.uid, verdict));
+    } catch (e) {
+      // The API server applies the configuration's failurePolicy to an error answer.
+      this.requests.inc({ kind, verdict: 'error' });
+      this.d.log.error('admission review failed', { error: describe(e) });
+      send(500, { error: 'admission review failed' });
+    } finally {
+      this.duration.observe(Number(process.hrtime.bigint() - t0) / 1e9);
+    }
+  }
+
+  private async review(kind: 'Ingress' | keyof typeof NORMALIZERS, obj: KubeObject): Promise<Verdict> {
+    const run = (read: (k: string) => SecretData | undefined) => (kind === 'Ingress' ? normalizeIngress(obj, read) : NORMALIZERS[kind](obj, read));
+    // The normalizers read Secrets synchronously: find which they want, fetch exactly those (same namespace only —
+    // the normalizers never ask for another), then decide.
+    const wanted = secretsWanted(run).filter((k) => k.startsWith(`${obj.metadata.namespace}/`));
+    const secrets = new Map<string, SecretData | undefined>();
+    await Promise.all(
+      wanted.map(async (k) => {
+        const [ns, name] = k.split('/') as [string, string];
+        try {
+          secrets.set(k, await this.d.client.request<SecretData>('GET', resourcePath(Resources.Secret, ns, name), { timeoutMs: 2_000 }));
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+          secrets.set(k, undefined);
+        }
+      }),
+    );
+    const snap = this.d.model.snapshot();
+    return kind === 'Ingress' ? reviewIngress(obj, snap, this.d.translate, secrets) : reviewCrd(kind, obj, snap, this.d.translate, secrets);
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(new Error('request body larger than 3 MiB'));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,3 @@
+module portico.dev/node-testimage
+
+go 1.24

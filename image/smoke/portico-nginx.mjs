@@ -1,0 +1,36 @@
+// image/smoke.sh runs this inside the Portico image (uid 101, read-only root, /run/portico and /tmp on tmpfs, a
+// network namespace with only loopback). It renders Portico's real nginx.conf (an empty cluster) and runs it the
+// way the gateway does: placeholder certificate (openssl), nginx -t, start, the configuration confirmed live over
+// the Lua API socket, graceful stop. Any write outside the runtime directory or /tmp fails (read-only root).
+import { Model } from '/app/reconcilers/model/model.ts';
+import { translate } from '/app/reconcilers/translate/translate.ts';
+import { structureChecksum } from '/app/reconcilers/translate/diff.ts';
+import { renderNginxConf, runtimePaths } from '/app/reconcilers/gateway/nginx/render.ts';
+import { NginxProcess } from '/app/reconcilers/gateway/nginx/process.ts';
+import { DynamicClient } from '/app/reconcilers/gateway/nginx/dynamic.ts';
+import { nullLogger } from '/app/operator/log.ts';
+
+const opts = {
+  controllerClass: 'portico.dev/ingress-controller',
+  ingressClassName: 'portico',
+  watchWithoutClass: false,
+  listen: { httpPort: 8080, httpsPort: 8443, statusPort: 10246, address: '0.0.0.0' },
+};
+const structure = translate(new Model().snapshot(), opts).config.structure;
+const checksum = structureChecksum(structure);
+const runtime = runtimePaths('/run/portico', { accessLog: '/dev/stdout' });
+const nginx = new NginxProcess({ binary: '/usr/sbin/nginx', runtime, shutdownTimeoutMs: 5_000 }, new DynamicClient(), nullLogger());
+nginx.prepare();
+const validated = await nginx.writeValidated(renderNginxConf(structure, runtime, checksum));
+if (!validated.ok) {
+  console.error(`nginx -t rejected Portico's nginx.conf:\n${validated.output}`);
+  process.exit(1);
+}
+nginx.start();
+const live = await nginx.waitLive(checksum, 15_000);
+await nginx.stop();
+if (!live) {
+  console.error('nginx did not confirm the configuration over the Lua API');
+  process.exit(1);
+}
+console.log(`portico smoke: nginx.conf rendered, validated, started and confirmed live in ${runtime.dir}`);

