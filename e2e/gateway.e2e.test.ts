@@ -228,7 +228,10 @@ describe('load balancing', () => {
       }
     }
     console.log(`[lb] consistent hash: ${moved}/${keys.length} keys moved when going from 3 to 4 pods (ideal 1/4)`);
-    assert.ok(moved / keys.length <= 0.3, `moved ${moved}/${keys.length} (ideal 1/4)`);
+    // The new pod takes its share of the ring (1/4 on average; the pods' addresses, and so the ring, differ per
+    // run) and 120 keys sample it with a standard deviation of about 4.7 keys: runs have seen 25–39. Modulo hashing
+    // would move about 3/4 of the keys (90); "a moved key only moves to the new pod" above is the exact property.
+    assert.ok(moved / keys.length <= 0.4, `moved ${moved}/${keys.length} (ideal 1/4)`);
     // Cookie affinity: the first answer sets the cookie, later requests with it stick to one pod.
     const first = await get(`sticky.${SUF}`, '/');
     const setCookie = String(first.headers['set-cookie'] ?? '');
