@@ -44,11 +44,11 @@ node-down: ## remove the real node: containers, mounts, cgroups, bridge, iptable
 	bash e2e/node/down.sh
 
 .PHONY: run up down
-run: ## quickstart: control plane + Portico + demo, in the foreground (Ctrl-C stops everything)
+run: ## install Portico with kubectl apply -k into the local cluster (real node) + a demo app; follows logs (Ctrl-C removes all)
 	bash e2e/quickstart.sh run
-up: ## the same in the background; returns once Portico is ready
+up: ## the same, returning once the demo is served
 	bash e2e/quickstart.sh up
-down: ## stop Portico and the local control plane
+down: ## remove the node and the local control plane
 	bash e2e/quickstart.sh down
 
 .PHONY: bench
