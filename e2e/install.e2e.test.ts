@@ -131,11 +131,24 @@ before(async () => {
 });
 
 after(async () => {
-  try {
-    kc(['delete', 'namespace', APP_NS, '--ignore-not-found', '--wait=false']);
-  } catch {
-    /* best effort */
+  // The installed Portico serves class "portico", leads with its own Lease and owns the "portico" webhook
+  // configuration and its certificate Secret: left running, it would write status on, and judge, the objects of the
+  // suites that run Portico as a host process after this one. Remove the running parts (the CRDs, namespace and RBAC
+  // stay: every suite applies them again anyway).
+  for (const args of [
+    ['delete', 'namespace', APP_NS, '--ignore-not-found', '--wait=false'],
+    ['-n', NS, 'delete', 'deployment', 'portico', '--ignore-not-found', '--wait=true', '--timeout=120s'],
+    ['delete', 'validatingwebhookconfiguration', 'portico', '--ignore-not-found'],
+    ['-n', NS, 'delete', 'secret', 'portico-webhook-tls', '--ignore-not-found'],
+    ['-n', NS, 'delete', 'lease', 'portico-leader', '--ignore-not-found'],
+  ]) {
+    try {
+      kc(args);
+    } catch (e) {
+      console.log(`[install] cleanup: kubectl ${args.join(' ')}: ${(e as Error).message.split('\n')[0]}`);
+    }
   }
+  await until('installed Portico pods gone', () => podsOf().length === 0, 120_000, 500);
 });
 
 describe('install on a real node', () => {
