@@ -128,16 +128,21 @@ test('the ConfigMap: known keys with the same meaning, differences, invalid valu
   const r = analyze(corpus());
   const cm = r.configMap;
   assert.ok(cm);
-  assert.equal(cm.keys.length, 25);
+  assert.equal(cm.keys.length, 27);
   const st = Object.fromEntries(cm.keys.map((k) => [k.key, k.valid === false ? 'invalid' : k.status]));
   assert.equal(st['proxy-body-size'], 'supported');
   assert.equal(st['worker-shutdown-timeout'], 'supported');
   assert.equal(st['proxy-real-ip-cidr'], 'difference');
   assert.equal(st['log-format-upstream'], 'invalid');
-  assert.equal(st['use-gzip'], 'refused');
+  assert.equal(st['use-gzip'], 'supported');
+  assert.equal(st['enable-real-ip'], 'supported');
+  assert.equal(st['ssl-protocols'], 'difference');
+  assert.equal(st['http-snippet'], 'refused');
+  assert.match(cm.keys.find((k) => k.key === 'http-snippet')?.note ?? '', /snippets in the ConfigMap are not supported/);
+  assert.equal(st['custom-http-errors'], 'refused');
   assert.equal(st['global-auth-url'], 'supported');
   assert.equal(cm.verdict, 'needs-changes');
-  assert.deepEqual(r.summary.configMap, { supported: 16, difference: 4, refused: 5, invalid: 1 });
+  assert.deepEqual(r.summary.configMap, { supported: 20, difference: 5, refused: 2, invalid: 1 });
 });
 
 test('--ingress-class filters; without it every Ingress is read', () => {

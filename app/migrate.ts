@@ -15,7 +15,7 @@ import type { KubeObject } from '../operator/kube/object.ts';
 import { annotationRefusals, gateAnnotations, type RiskSettings } from '../reconcilers/annotations/risk.ts';
 import { basicAuthPlugin, type SecretReader } from '../reconcilers/annotations/plugins.ts';
 import { CATALOGUE, NGINX_PREFIX, PORTICO_PREFIX, parseAnnotations, riskLabel, type Status } from '../reconcilers/annotations/table.ts';
-import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig } from '../reconcilers/model/global-config.ts';
+import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from '../reconcilers/model/global-config.ts';
 import { normalizeIngress } from '../reconcilers/model/normalize.ts';
 import { zodMessage } from '../reconcilers/translate/safe.ts';
 
@@ -319,21 +319,16 @@ export const CONFIG_DIFFERENCES: Partial<Record<keyof typeof CONFIG_KEYS, string
   'lua-shared-dicts': 'only configuration_data and certificate_data are sized (Portico has no other zones)',
   'allow-snippet-annotations': 'snippets are compiled from an allowlist of directives, never pasted into nginx.conf',
   'log-format-upstream': 'text and $variables only: quotes, braces, semicolons and backslashes are refused',
+  'ssl-protocols': 'SSLv2 and SSLv3 are refused (TLSv1 to TLSv1.3 only)',
+  'ssl-session-tickets': 'ticket keys are random per nginx process (ssl-session-ticket-key is not supported)',
+  'proxy-next-upstream': 'Routes and Upstreams with their own retry settings keep them',
+  'proxy-buffers-number': 'at least 4 (fewer fail nginx\'s busy-buffers check with the default buffer sizes)',
+  'max-worker-connections': 'lowered to half the open-files limit when that is smaller; 0 = as many as that limit allows',
+  'use-proxy-protocol': 'with an empty proxy-real-ip-cidr every peer is trusted (the listeners accept PROXY connections only)',
 };
 
-/** ConfigMap keys ingress-nginx has and Portico does not, whose absence changes who gets in: say so. */
-const CONFIG_REFUSED_WHY: [RegExp, string][] = [
-  [/^(http|main|server|location|stream)-snippet$/, 'configuration snippets in the ConfigMap are not supported (nginx.conf is never pasted into)'],
-  [/^(enable-)?(opentelemetry|otlp|opentracing|zipkin|jaeger|datadog)/, 'tracing is not supported yet'],
-  [/^(enable-modsecurity|enable-owasp-modsecurity-crs|modsecurity-snippet)$/, 'ModSecurity (WAF) is not part of Portico\'s data plane'],
-  [/^(ssl-protocols|ssl-ciphers|ssl-ecdh-curve|ssl-session-.*|ssl-buffer-size|ssl-dh-param)$/, 'TLS settings are Portico\'s own (TLS 1.2 and 1.3, modern ciphers), not configurable'],
-  [/^(use-http2|http2-.*)$/, 'HTTP/2 is not configurable'],
-  [/^(use-gzip|gzip-.*|enable-brotli|brotli-.*)$/, 'response compression is not supported yet'],
-  [/^(custom-http-errors|default-backend-.*)$/, 'custom error pages are not supported yet'],
-];
-
-const refusedConfigWhy = (key: string) =>
-  CONFIG_REFUSED_WHY.find(([re]) => re.test(key))?.[1] ?? 'not supported by Portico: the key is ignored';
+/** Why a ConfigMap key Portico does not read is refused (reconcilers/model/global-config.ts REFUSED_CONFIG_KEYS). */
+const refusedWhy = (key: string) => refusedConfigWhy(key) ?? 'not supported by Portico: the key is ignored';
 
 function analyzeConfigMap(cm: ConfigMapInput): ConfigMapReport {
   const parsed = parseGlobalConfig(cm.data, defaultGlobalConfig());
@@ -342,7 +337,7 @@ function analyzeConfigMap(cm: ConfigMapInput): ConfigMapReport {
     .sort()
     .map((key) => {
       const value = cm.data[key] as string;
-      if (!Object.hasOwn(CONFIG_KEYS, key)) return { key, value, status: 'refused' as const, note: refusedConfigWhy(key), valid: null, error: null };
+      if (!Object.hasOwn(CONFIG_KEYS, key)) return { key, value, status: 'refused' as const, note: refusedWhy(key), valid: null, error: null };
       const diff = CONFIG_DIFFERENCES[key as keyof typeof CONFIG_KEYS];
       const err = errors.get(key);
       return { key, value, status: diff ? ('difference' as const) : ('supported' as const), note: diff ?? null, valid: !err, error: err ? err.replace(/; keeping .*$/, '') : null };

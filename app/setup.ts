@@ -27,6 +27,7 @@ import { CrdReconciler } from '../reconcilers/crds/reconcilers.ts';
 import { CrdStatusReconciler } from '../reconcilers/crds/status.ts';
 import { crdSecretsOf, type ChangeKind, type CrdKind } from '../reconcilers/model/model.ts';
 import { CredentialSecretReconciler } from '../reconcilers/credentials.ts';
+import { reservedPorts, TcpUdpReconciler } from '../reconcilers/tcpudp.ts';
 
 export interface Portico {
   model: Model;
@@ -83,10 +84,12 @@ export function ownAddresses(listenAddress: string): string[] {
 export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   const model = new Model();
   if (cfg['enable-test-hooks']) m.log.warn('--enable-test-hooks is set: portico.dev/test-invalid-directive is honoured; never use this in production');
-  const classOptions = { controllerClass: cfg['controller-class'], ingressClassName: cfg['ingress-class'], watchWithoutClass: cfg['watch-ingress-without-class'] };
+  const classOptions = { controllerClass: cfg['controller-class'], ingressClassName: cfg['ingress-class'], watchWithoutClass: cfg['watch-ingress-without-class'], ingressClassByName: cfg['ingress-class-by-name'] };
+  // --watch-namespace: only that namespace's Ingresses and CRDs are listed (Services, Secrets... stay cluster-wide).
+  const watched = cfg['watch-namespace'] ? { namespace: cfg['watch-namespace'] } : {};
   // Stage 0: classes first (the Ingress reconciler filters by class), then Ingresses.
   const classes = m.informer<KubeObject>(Resources.IngressClass, { stage: 0 });
-  const ingresses = m.informer<KubeObject>(Resources.Ingress, { stage: 1 });
+  const ingresses = m.informer<KubeObject>(Resources.Ingress, { stage: 1, ...watched });
   // Stage 2: everything an Ingress refers to.
   const services = m.informer<KubeObject>(Resources.Service, { stage: 2 });
   const slices = m.informer<KubeObject>(Resources.EndpointSlice, {
@@ -101,7 +104,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   // Portico's CRDs. Routes, Upstreams, Plugins and Consumers are listed with the Ingresses (stage 1), so the
   // Secrets they read are known to be referenced before Secrets are listed.
   const CRD_KINDS: CrdKind[] = ['Route', 'Upstream', 'Plugin', 'Consumer'];
-  const crdInformers = Object.fromEntries(CRD_KINDS.map((k) => [k, m.informer<KubeObject>(Resources[k], { stage: 1 })])) as Record<CrdKind, ReturnType<typeof m.informer<KubeObject>>>;
+  const crdInformers = Object.fromEntries(CRD_KINDS.map((k) => [k, m.informer<KubeObject>(Resources[k], { stage: 1, ...watched })])) as Record<CrdKind, ReturnType<typeof m.informer<KubeObject>>>;
   // Credential and plugin-config Secrets (any type but TLS): data kept only for Secrets a Consumer or Plugin names.
   const otherSecrets = m.informer<SecretObject>(Resources.Secret, {
     stage: 2,
@@ -176,6 +179,17 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     cmCtrl.enqueue(cfg.configmap);
   }
 
+  // TCP/UDP services (ingress-nginx's --tcp-services-configmap / --udp-services-configmap), see reconcilers/tcpudp.ts.
+  for (const [protocol, key] of [['TCP', cfg['tcp-services-configmap']], ['UDP', cfg['udp-services-configmap']]] as const) {
+    if (!key) continue;
+    const [ns, name] = key.split('/') as [string, string];
+    const inf = m.informer<KubeObject & { data?: Record<string, string> }>(Resources.ConfigMap, { stage: 2, namespace: ns, fieldSelector: `metadata.name=${name}` });
+    const reconciler = new TcpUdpReconciler({ protocol, informer: inf, model, events: m.events, key, reservedPorts: reservedPorts(cfg) });
+    const ctrl = m.controller({ name: `${protocol.toLowerCase()}-services`, reconciler, stage: 2 });
+    ctrl.watch(inf);
+    ctrl.enqueue(key);
+  }
+
   const defaultKey = cfg['default-ssl-certificate'] ?? null;
   model.setDefaultCertificate(defaultKey, generateFallbackCertificate());
   if (defaultKey) secretCtrl.enqueue(defaultKey);
@@ -184,6 +198,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     controllerClass: cfg['controller-class'],
     ingressClassName: cfg['ingress-class'],
     watchWithoutClass: cfg['watch-ingress-without-class'],
+    ingressClassByName: cfg['ingress-class-by-name'],
     listen: {
       httpPort: cfg['http-port'],
       httpsPort: cfg['https-port'],
@@ -230,7 +245,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   m.add('gateway', (signal) => gateway.run(signal));
 
   // Status publishing (leader only).
-  if (cfg['publish-service'] || cfg['publish-status-address']) {
+  if (cfg['update-status'] && (cfg['publish-service'] || cfg['publish-status-address'])) {
     const statusRec = new StatusReconciler(
       {
         ingresses: ingresses as never,
@@ -258,6 +273,18 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     };
     m.leader?.onStartedLeading(all);
     gateway.onReady(all);
+    if (cfg['update-status-on-shutdown']) {
+      // When the manager stops, the leader (still holding the lease) removes the addresses it wrote.
+      m.add('status-on-shutdown', async (signal) => {
+        if (!signal.aborted) await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+        try {
+          const n = await statusRec.clearAll(() => m.isLeader());
+          if (n) m.log.info('cleared Ingress status on shutdown', { ingresses: n });
+        } catch (e) {
+          m.log.warn('could not clear Ingress status on shutdown', { error: String(e) });
+        }
+      });
+    }
   }
   // CRD status conditions (leader only).
   const crdStatus = new CrdStatusReconciler({

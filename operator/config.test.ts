@@ -46,3 +46,27 @@ test('API client rate limit flags: controller-runtime defaults, positive values 
   assert.throws(() => parseConfig(['--kube-api-burst', '1.5'], {}), /--kube-api-burst/);
   assert.throws(() => parseConfig(['--kube-api-burst', 'lots'], {}), /--kube-api-burst/);
 });
+
+test('ingress-nginx flag names: accepted where the meaning is the same, refused with a reason otherwise', () => {
+  const c = parseConfig(['--watch-namespace', 'apps', '--update-status=false', '--update-status-on-shutdown', '--ingress-class-by-name', '--healthz-port', '10300', '--annotations-prefix', 'nginx.ingress.kubernetes.io', '--tcp-services-configmap', 'ingress-nginx/tcp', '--udp-services-configmap=ingress-nginx/udp'], {});
+  assert.equal(c['watch-namespace'], 'apps');
+  assert.equal(c['update-status'], false);
+  assert.equal(c['update-status-on-shutdown'], true);
+  assert.equal(c['ingress-class-by-name'], true);
+  assert.deepEqual(c['health-addr'], { host: '127.0.0.1', port: 10300 });
+  assert.equal(c['tcp-services-configmap'], 'ingress-nginx/tcp');
+  assert.equal(c['udp-services-configmap'], 'ingress-nginx/udp');
+  const d = parseConfig([], {});
+  assert.equal(d['watch-namespace'], '');
+  assert.equal(d['update-status'], true);
+  assert.equal(d['update-status-on-shutdown'], false, 'Portico keeps addresses on shutdown by default (documented)');
+  assert.equal(d['enable-ssl-passthrough'], false);
+  assert.throws(() => parseConfig(['--enable-ssl-passthrough'], {}), /--enable-ssl-passthrough is not supported/);
+  assert.doesNotThrow(() => parseConfig(['--enable-ssl-passthrough=false'], {}));
+  assert.throws(() => parseConfig(['--annotations-prefix', 'custom.example.com'], {}), /--annotations-prefix.*nginx\.ingress\.kubernetes\.io/);
+  assert.throws(() => parseConfig(['--watch-namespace', 'Bad_NS'], {}), /--watch-namespace/);
+  assert.throws(() => parseConfig(['--tcp-services-configmap', 'no-slash'], {}), /--tcp-services-configmap.*namespace\/name/);
+  assert.throws(() => parseConfig(['--default-backend-service', 'ns/svc'], {}), /unknown flag --default-backend-service: an ingress-nginx flag Portico does not support \(.*404/);
+  assert.throws(() => parseConfig(['--v=2'], {}), /unknown flag --v: .*--log-level/);
+  assert.throws(() => parseConfig(['--made-up'], {}), /^Error: unknown flag --made-up$|unknown flag --made-up$/);
+});

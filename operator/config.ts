@@ -30,9 +30,16 @@ export const FLAGS = {
   'controller-class': { schema: z.string().default('portico.dev/ingress-controller'), help: 'IngressClass spec.controller value served' },
   'ingress-class': { schema: z.string().default('portico'), help: 'class name also accepted in the legacy kubernetes.io/ingress.class annotation' },
   'watch-ingress-without-class': { schema: bool.default(false), help: 'serve Ingresses without a class even when Portico is not the default class' },
+  'ingress-class-by-name': { schema: bool.default(false), help: 'also serve Ingresses whose spec.ingressClassName is --ingress-class, whatever that IngressClass\'s controller (as ingress-nginx)' },
+  'watch-namespace': { schema: z.string().regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/, 'expected a namespace name').default(''), help: 'serve only the Ingresses (and Routes, Upstreams, Plugins, Consumers) of this namespace; empty = all namespaces' },
+  'annotations-prefix': { schema: z.literal('nginx.ingress.kubernetes.io', { error: () => 'Portico reads ingress-nginx\'s annotations under nginx.ingress.kubernetes.io (and its own under portico.dev) only' }).default('nginx.ingress.kubernetes.io'), help: 'prefix of ingress-nginx annotations; only the default is supported (accepted for drop-in compatibility)' },
   configmap: { schema: nsName.optional(), help: 'ConfigMap with global settings (namespace/name)' },
+  'tcp-services-configmap': { schema: nsName.optional(), help: 'ConfigMap of TCP services (namespace/name), ingress-nginx format: key = port to listen on, value = namespace/service:port[:PROXY][:PROXY]' },
+  'udp-services-configmap': { schema: nsName.optional(), help: 'ConfigMap of UDP services (namespace/name), same format (PROXY ignored)' },
   'default-ssl-certificate': { schema: nsName.optional(), help: 'TLS Secret served for unknown SNI (default: a generated self-signed certificate)' },
   'publish-service': { schema: nsName.optional(), help: 'Service whose address (LoadBalancer status, else externalIPs, else clusterIP) is published in Ingress status' },
+  'update-status': { schema: bool.default(true), help: 'write the published addresses into the status of the Ingresses Portico serves (needs --publish-service or --publish-status-address)' },
+  'update-status-on-shutdown': { schema: bool.default(false), help: 'on shutdown, the leader removes its addresses from Ingress status. Off by default (ingress-nginx: on): a rolling update would otherwise withdraw every address and make external-dns flap' },
   'publish-status-address': { schema: z.string().regex(/^[A-Za-z0-9.:,-]+$/, 'expected comma-separated IPs or host names').optional(), help: 'comma-separated addresses published in Ingress status (wins over --publish-service)' },
   'http-port': { schema: port.default(8080), help: 'nginx HTTP listener port' },
   'https-port': { schema: port.default(8443), help: 'nginx HTTPS listener port' },
@@ -42,6 +49,7 @@ export const FLAGS = {
   'published-https-port': { schema: port.default(443), help: 'port clients use for HTTPS (sent as X-Forwarded-Port instead of --https-port)' },
   'access-log-path': { schema: z.string().regex(/^\/[A-Za-z0-9._/-]*$/, 'expected an absolute path').default('/dev/stdout'), help: 'nginx access log: /dev/stdout (one write per line, straight to the controller\'s stdout) or a file (buffered)' },
   'health-addr': { schema: hostPort.default({ host: '127.0.0.1', port: 10254 }), help: 'host:port for /healthz, /readyz and /metrics' },
+  'healthz-port': { schema: port.optional(), help: 'ingress-nginx\'s name for the port of --health-addr: sets that port, the host stays --health-addr\'s' },
   'runtime-dir': { schema: z.string().default('/tmp/portico'), help: 'directory for nginx.conf, pid file and temp files' },
   'nginx-binary': { schema: z.string().default('/usr/sbin/nginx'), help: 'nginx executable' },
   'leader-elect': { schema: bool.default(true), help: 'use a Lease so only one replica writes status' },
@@ -58,6 +66,7 @@ export const FLAGS = {
   'webhook-service': { schema: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).default('portico-webhook'), help: 'Service (in --namespace) the API server calls the webhook through: the certificate is issued for its DNS names' },
   'webhook-configuration': { schema: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/).default('portico'), help: 'ValidatingWebhookConfiguration whose caBundle the leader keeps current' },
   'webhook-extra-hosts': { schema: z.string().regex(/^[A-Za-z0-9.:,-]*$/, 'expected comma-separated DNS names or IPs').default('').transform((v) => v.split(',').filter(Boolean)), help: 'extra DNS names / IPs in the webhook certificate (a webhook reached by URL, e.g. from outside the cluster)' },
+  'enable-ssl-passthrough': { schema: bool.default(false), help: 'not supported: "true" is refused (Portico terminates TLS; ssl-passthrough Ingresses are reported by the annotation check)' },
   'enable-test-hooks': { schema: bool.default(false), help: 'TESTS ONLY: honour portico.dev/test-invalid-directive, which makes an Ingress render an invalid directive (to exercise fault isolation)' },
   'kube-api-qps': { schema: z.coerce.number().positive().max(10_000).default(20), help: 'client-side limit on API server requests per second (watches excluded; controller-runtime default)' },
   'kube-api-burst': { schema: z.coerce.number().int().min(1).max(10_000).default(30), help: 'requests allowed at once above --kube-api-qps' },
@@ -65,6 +74,38 @@ export const FLAGS = {
 } as const;
 
 type FlagName = keyof typeof FLAGS;
+
+/** Flags that may be given without a value ("--flag" = "--flag=true"). */
+const BOOL_FLAGS = new Set<string>(['leader-elect', 'watch-ingress-without-class', 'enable-test-hooks', 'ingress-class-by-name', 'update-status', 'update-status-on-shutdown', 'enable-ssl-passthrough']);
+
+/**
+ * ingress-nginx flags Portico does not have, with what to do instead: the unknown-flag error names them. Flags of
+ * ingress-nginx with the same meaning are accepted under their own name (see FLAGS).
+ */
+const INGRESS_NGINX_FLAGS: Record<string, string> = {
+  'default-backend-service': 'Portico answers unmatched requests itself (404); a default backend is not supported',
+  'enable-metrics': 'metrics are always served on --health-addr (/metrics)',
+  'metrics-per-host': 'metrics are always served on --health-addr (/metrics)',
+  'maxmind-license-key': 'GeoIP is not supported',
+  'maxmind-edition-ids': 'GeoIP is not supported',
+  'enable-ssl-chain-completion': 'certificates are served as given in the Secret',
+  'ssl-passthrough-proxy-port': 'SSL passthrough is not supported',
+  'validating-webhook': 'use --webhook-port (Portico manages its own webhook certificate, see --webhook-secret)',
+  'validating-webhook-certificate': 'use --webhook-port (Portico manages its own webhook certificate, see --webhook-secret)',
+  'validating-webhook-key': 'use --webhook-port (Portico manages its own webhook certificate, see --webhook-secret)',
+  'post-shutdown-grace-period': 'use --shutdown-grace-period',
+  'report-node-internal-ip-address': 'use --publish-status-address or --publish-service',
+  'sync-period': 'Portico watches; there is no periodic resync',
+  'sync-rate-limit': 'use --sync-quiet / --sync-max-wait',
+  'profiling': 'not supported',
+  'default-server-port': 'Portico has no default backend server',
+  'status-port': 'this is Portico\'s nginx health port; ingress-nginx\'s status port has no equivalent',
+  'stream-port': 'not supported',
+  'v': 'use --log-level (error, warn, info, debug)',
+  'enable-topology-aware-routing': 'not supported yet',
+  'disable-catch-all': 'not supported: Ingresses with only a default backend are served',
+  'election-ttl': 'use --lease-duration',
+};
 export type Config = { [K in FlagName]: z.output<(typeof FLAGS)[K]['schema']> };
 
 export class ConfigError extends Error {}
@@ -88,10 +129,13 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       value = name.slice(eq + 1);
       name = name.slice(0, eq);
     }
-    if (!(name in FLAGS)) throw new ConfigError(`unknown flag --${name}`);
+    if (!(name in FLAGS)) {
+      const hint = Object.hasOwn(INGRESS_NGINX_FLAGS, name) && name !== 'status-port' ? INGRESS_NGINX_FLAGS[name] : undefined;
+      throw new ConfigError(hint ? `unknown flag --${name}: an ingress-nginx flag Portico does not support (${hint})` : `unknown flag --${name}`);
+    }
     if (value === undefined) {
       const next = argv[i + 1];
-      const isBool = name === 'leader-elect' || name === 'watch-ingress-without-class' || name === 'enable-test-hooks';
+      const isBool = BOOL_FLAGS.has(name);
       if (isBool && (next === undefined || next.startsWith('--'))) value = 'true';
       else if (next === undefined) throw new ConfigError(`flag --${name} needs a value`);
       else {
@@ -111,6 +155,10 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     out[name] = r.data;
   }
   const cfg = out as Config;
+  if (cfg['enable-ssl-passthrough']) {
+    throw new ConfigError('--enable-ssl-passthrough is not supported: Portico terminates TLS itself (Ingresses with the ssl-passthrough annotation are reported as refused)');
+  }
+  if (cfg['healthz-port'] !== undefined) cfg['health-addr'] = { host: cfg['health-addr'].host, port: cfg['healthz-port'] };
   if (!(cfg['lease-duration'] > cfg['renew-deadline'] && cfg['renew-deadline'] > cfg['retry-period'])) {
     throw new ConfigError('leader election needs --lease-duration > --renew-deadline > --retry-period');
   }

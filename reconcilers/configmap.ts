@@ -5,7 +5,7 @@ import type { EventRecorder } from '../operator/events.ts';
 import type { Informer } from '../operator/informer.ts';
 import type { KubeObject } from '../operator/kube/object.ts';
 import type { Model } from './model/model.ts';
-import { defaultGlobalConfig, parseGlobalConfig } from './model/global-config.ts';
+import { defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from './model/global-config.ts';
 
 export class ConfigMapReconciler implements Reconciler {
   private readonly informer: Informer<KubeObject & { data?: Record<string, string> }>;
@@ -28,7 +28,14 @@ export class ConfigMapReconciler implements Reconciler {
     const r = parseGlobalConfig(obj.data, this.model.globalConfig());
     const ref = { ...obj, apiVersion: 'v1', kind: 'ConfigMap' };
     for (const e of r.errors) this.events.event(ref, 'Warning', 'InvalidConfiguration', 'Validating', e.message);
-    if (r.unknown.length) this.events.event(ref, 'Warning', 'UnknownKeys', 'Validating', `keys Portico does not know are ignored: ${r.unknown.join(', ')}`);
+    // ingress-nginx keys Portico refuses on purpose get their reason, one Warning each; the rest one Warning together.
+    const ignored: string[] = [];
+    for (const k of r.unknown) {
+      const why = refusedConfigWhy(k);
+      if (why) this.events.event(ref, 'Warning', 'UnsupportedKey', 'Validating', `${k} is ignored: ${why}`);
+      else ignored.push(k);
+    }
+    if (ignored.length) this.events.event(ref, 'Warning', 'UnknownKeys', 'Validating', `keys Portico does not know are ignored: ${ignored.join(', ')}`);
     this.model.setGlobalConfig(r.values);
   }
 }

@@ -1,7 +1,12 @@
 // Ingress status publishing: the leader writes status.loadBalancer.ingress on every Ingress Portico serves and
 // programs, from --publish-status-address or from the --publish-service Service (its LoadBalancer status, else its
 // externalIPs, else its clusterIP). It clears the addresses from Ingresses it stops serving — only when they are
-// the ones Portico wrote, so another controller's status is never wiped. Non-leaders never write.
+// the ones Portico wrote, so another controller's status is never wiped. Non-leaders never write. An Ingress of a
+// class Portico does not serve (ingress-nginx's, side by side) is never "programmed", so its status is left alone
+// unless it holds exactly Portico's addresses (an Ingress moved from Portico to the other controller).
+//
+// On shutdown (--update-status-on-shutdown, off by default unlike ingress-nginx: a rolling update or a restart
+// would otherwise withdraw every address and make external-dns flap), the leader clears the addresses it wrote.
 import { Counter } from 'prom-client';
 import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
 import type { Informer } from '../operator/informer.ts';
@@ -80,6 +85,28 @@ export class StatusReconciler implements Reconciler {
     else if (current.length && same(current, ours)) want = [];
     else return;
     if (same(current, want)) return;
+    await this.patch(key, want);
+  }
+
+  /**
+   * --update-status-on-shutdown: the leader removes its addresses from the Ingresses it serves (only where the
+   * status is exactly what Portico writes). Returns how many were cleared; errors are left to the caller to log.
+   */
+  async clearAll(isLeader: () => boolean = this.isLeader): Promise<number> {
+    if (!isLeader()) return 0;
+    const ours = this.addresses();
+    if (!ours.length) return 0;
+    let n = 0;
+    for (const key of this.ingresses.store.keys()) {
+      const current = this.ingresses.store.get(key)?.status?.loadBalancer?.ingress ?? [];
+      if (!this.programmed(key) || !same(current, ours)) continue;
+      await this.patch(key, []);
+      n++;
+    }
+    return n;
+  }
+
+  private async patch(key: string, want: LbIngress[]): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     try {
       await this.client.request('PATCH', resourcePath(Resources.Ingress, ns, name, 'status'), {

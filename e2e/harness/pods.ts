@@ -38,6 +38,9 @@ export interface AddPodOptions {
   delayMs?: number;
   /** Answer every request with this status (a failing pod). */
   status?: number;
+  /** Also a raw TCP / UDP echo on these ports (e2e/podhost/echo.ts startStreamEcho). */
+  tcpPort?: number;
+  udpPort?: number;
 }
 
 const podPath = (ns: string, name?: string, sub?: string) =>
@@ -56,7 +59,7 @@ function readyConditions(ready: boolean, now: string) {
 /** Starts an echo backend and its Pod; resolves with the pod IP once the Pod is Running (and Ready). */
 export async function addPod(namespace: string, name: string, o: AddPodOptions = {}): Promise<string> {
   const port = o.port ?? 8080;
-  const { ip } = await podhost<{ ip: string }>('POST', '/pods', { namespace, name, port, delayMs: o.delayMs, status: o.status });
+  const { ip } = await podhost<{ ip: string }>('POST', '/pods', { namespace, name, port, delayMs: o.delayMs, status: o.status, tcpPort: o.tcpPort, udpPort: o.udpPort });
   await admin().request('POST', podPath(namespace), {
     body: {
       apiVersion: 'v1',
@@ -66,7 +69,15 @@ export async function addPod(namespace: string, name: string, o: AddPodOptions =
         nodeName: NODE_NAME,
         automountServiceAccountToken: false,
         terminationGracePeriodSeconds: 30,
-        containers: [{ name: 'echo', image: 'portico/echo:e2e', ports: [{ name: o.portName ?? 'http', containerPort: port }] }],
+        containers: [{
+          name: 'echo',
+          image: 'portico/echo:e2e',
+          ports: [
+            { name: o.portName ?? 'http', containerPort: port },
+            ...(o.tcpPort ? [{ name: 'tcp-echo', containerPort: o.tcpPort }] : []),
+            ...(o.udpPort ? [{ name: 'udp-echo', containerPort: o.udpPort, protocol: 'UDP' }] : []),
+          ],
+        }],
       },
     },
   });

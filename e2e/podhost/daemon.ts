@@ -1,13 +1,14 @@
 // The pod host: a tiny stand-in for a kubelet, running inside the test network namespace. One process serves
 // every pod: for each pod it adds the pod IP (/32) to the namespace's loopback and binds an HTTP echo server to
 // it. Controlled over HTTP on a unix socket (filesystem sockets work across network namespaces):
-//   POST   /pods  {namespace, name, port?}   → {ip}   (allocates the lowest free IP)
+//   POST   /pods  {namespace, name, port?, tcpPort?, udpPort?}   → {ip}   (allocates the lowest free IP; tcpPort and
+//          udpPort add a raw TCP / UDP echo, see startStreamEcho in echo.ts)
 //   DELETE /pods/<ns>/<name>                 → stops the listener, removes the address
 //   GET    /pods                             → [{namespace, name, ip, port}]
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { existsSync, unlinkSync } from 'node:fs';
-import { startEcho, type EchoServer } from './echo.ts';
+import { startEcho, startStreamEcho, type EchoServer } from './echo.ts';
 
 const args = process.argv.slice(2);
 const socket = args[args.indexOf('--socket') + 1];
@@ -66,7 +67,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
     return send(res, 200, [...pods.values()].map(({ namespace, name, ip, port }) => ({ namespace, name, ip, port })));
   }
   if (req.method === 'POST' && url.pathname === '/pods') {
-    const b = (await readBody(req)) as { namespace?: string; name?: string; port?: number; delayMs?: number; status?: number };
+    const b = (await readBody(req)) as { namespace?: string; name?: string; port?: number; delayMs?: number; status?: number; tcpPort?: number; udpPort?: number };
     if (!b.namespace || !b.name) return send(res, 400, { error: 'namespace and name required' });
     const key = `${b.namespace}/${b.name}`;
     const existing = pods.get(key);
@@ -76,7 +77,15 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
     try {
       ipAddr('add', ip);
       const port = b.port ?? 8080;
-      const server = await startEcho({ ip, port, pod: b.name, namespace: b.namespace, delayMs: b.delayMs, status: b.status });
+      let server = await startEcho({ ip, port, pod: b.name, namespace: b.namespace, delayMs: b.delayMs, status: b.status });
+      if (b.tcpPort || b.udpPort) {
+        const web = server;
+        const stream = await startStreamEcho({ ip, pod: b.name, tcpPort: b.tcpPort, udpPort: b.udpPort }).catch(async (e: unknown) => {
+          await web.close();
+          throw e;
+        });
+        server = { close: async () => void (await Promise.all([web.close(), stream.close()])) };
+      }
       pods.set(key, { namespace: b.namespace, name: b.name, ip, port, server });
       return send(res, 201, { ip });
     } catch (e) {

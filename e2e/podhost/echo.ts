@@ -4,7 +4,9 @@
 //   started with `status` answers every request with it (a failing pod).
 // WebSocket upgrades are accepted (see websocket.ts): a first message describes the pod and the handshake
 // request, then every message is echoed back.
+import dgram from 'node:dgram';
 import http from 'node:http';
+import net from 'node:net';
 import { acceptWebSocket } from './websocket.ts';
 
 export interface EchoServer {
@@ -53,4 +55,41 @@ export function startEcho(o: { ip: string; port: number; pod: string; namespace:
       });
     });
   });
+}
+
+/**
+ * Optional raw TCP and UDP echo of a pod (TCP/UDP services tests). TCP: the pod's name and a newline on connect,
+ * then every byte echoed back (a PROXY protocol header comes back as text). UDP: every datagram answered with
+ * "<pod>:<datagram>".
+ */
+export async function startStreamEcho(o: { ip: string; pod: string; tcpPort?: number; udpPort?: number }): Promise<EchoServer> {
+  const closers: (() => Promise<void>)[] = [];
+  if (o.tcpPort) {
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((c) => {
+      sockets.add(c);
+      c.on('close', () => sockets.delete(c));
+      c.on('error', () => undefined);
+      c.write(`${o.pod}\n`);
+      c.pipe(c);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(o.tcpPort, o.ip, () => resolve());
+    });
+    closers.push(() => new Promise<void>((r) => {
+      server.close(() => r());
+      for (const s of sockets) s.destroy();
+    }));
+  }
+  if (o.udpPort) {
+    const sock = dgram.createSocket('udp4');
+    sock.on('message', (m, r) => sock.send(Buffer.concat([Buffer.from(`${o.pod}:`), m]), r.port, r.address));
+    await new Promise<void>((resolve, reject) => {
+      sock.once('error', reject);
+      sock.bind(o.udpPort, o.ip, () => resolve());
+    });
+    closers.push(() => new Promise<void>((r) => sock.close(() => r())));
+  }
+  return { close: async () => void (await Promise.all(closers.map((c) => c()))) };
 }

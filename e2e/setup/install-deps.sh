@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-PKGS=(nginx-light libnginx-mod-http-lua lua-resty-core lua-resty-lrucache lua-cjson luajit2 wrk openssl iproute2 curl
+PKGS=(nginx-light libnginx-mod-http-lua libnginx-mod-stream lua-resty-core lua-resty-lrucache lua-cjson luajit2 wrk openssl iproute2 curl
   runc containernetworking-plugins iptables conntrack) # the real node (e2e/node); iptables also guards the apiserver
 PKGS+=(mmdebstrap umoci skopeo) # container images (make image / make images, image/)
 missing=()

@@ -8,6 +8,8 @@
 // Every string here has already passed a zod schema restricting its alphabet (see reconcilers/translate/safe.ts);
 // the renderer still emits each one through an escaping helper.
 
+import type { NginxTuning } from './nginx-tuning.ts';
+
 export interface GatewayConfig {
   structure: Structure;
   data: DataPlane;
@@ -22,7 +24,29 @@ export interface Structure {
   global: GlobalSettings;
   /** The directive profiles some route uses, sorted by name. Only a never-seen profile reloads nginx. */
   profiles: Profile[];
+  /** TCP/UDP services (nginx's stream section); absent when there are none. Endpoint changes here reload nginx. */
+  stream?: StreamSection;
+}
 
+/** nginx's stream section: one listener per TCP/UDP service entry, its endpoints rendered into an upstream. */
+export interface StreamSection {
+  /** The stream module nginx loads (load_module). */
+  modulePath: string;
+  /** Sorted by protocol, then port. */
+  servers: StreamServer[];
+}
+
+export interface StreamServer {
+  udp: boolean;
+  /** Listen address (--listen-address) and port. */
+  address: string;
+  port: number;
+  /** Expect a PROXY protocol header from clients (TCP only). */
+  decodeProxy: boolean;
+  /** Send a PROXY protocol header to the backend (TCP only). */
+  encodeProxy: boolean;
+  /** Allowed endpoints, sorted; empty = the listener accepts and closes at once. */
+  endpoints: { address: string; port: number }[];
 }
 
 /**
@@ -51,7 +75,8 @@ export interface Profile {
   testInvalidDirective?: boolean;
 }
 
-export interface GlobalSettings {
+/** The ConfigMap's nginx tuning keys (reconcilers/config/nginx-tuning.ts): absent = ingress-nginx's default. */
+export interface GlobalSettings extends Partial<NginxTuning> {
   workerProcesses: number | 'auto';
   workerShutdownTimeoutSeconds: number;
   keepAliveSeconds: number;

@@ -34,6 +34,7 @@ import { NginxProcess } from './nginx/process.ts';
 import { renderNginxConf, runtimePaths, writeTrustedCas } from './nginx/render.ts';
 import { ExternalNameResolver } from './resolver.ts';
 import { excludeProfiles, findCulprits, withoutProfiles } from './isolate.ts';
+import { StreamServices } from './stream.ts';
 
 /** Nothing held (a fresh object each time: `held` is updated in place by endpoint pushes). */
 const emptyData = (): DataPlane => ({ routes: {}, backends: {}, certificates: {}, defaultCertificate: null, plugins: {}, consumers: {} });
@@ -47,6 +48,8 @@ export interface GatewayOptions {
   quietMs: number;
   maxWaitMs: number;
   shutdownTimeoutMs: number;
+  /** nginx's stream module (TCP/UDP services); default: Debian's path (gateway/stream.ts). */
+  streamModule?: string;
 }
 
 export interface GatewayDeps {
@@ -105,6 +108,8 @@ export class GatewayReconciler {
    */
   private scope: { objects: Set<string>; hosts: Set<string>; backends: Set<string> } | null = null;
   private readonly own: ReadonlySet<string>;
+  /** TCP/UDP services: rendered into nginx.conf, so their endpoint changes go through this (structural) lane. */
+  private readonly stream: StreamServices;
   private readonly m: {
     reloads: Counter;
     dynamic: Counter;
@@ -158,6 +163,7 @@ export class GatewayReconciler {
     this.log = d.log.child({ component: 'gateway' });
     this.reporting = new IngressReporting(d.events, d.objectFor);
     this.own = new Set(o.translate.ownAddresses ?? []);
+    this.stream = new StreamServices(d.model, d.events, this.log, { own: this.own, address: o.translate.listen.address, modulePath: o.streamModule });
     this.dynamic = new DynamicClient(); // NginxProcess attaches it to its runtime's API socket
     this.nginx = new NginxProcess(
       { binary: o.nginxBinary, runtime: runtimePaths(o.runtimeDir, { accessLog: o.accessLog }), shutdownTimeoutMs: o.shutdownTimeoutMs },
@@ -216,18 +222,21 @@ export class GatewayReconciler {
 
   private changed(changes: Change[]): void {
     let structural = false;
+    let streamEndpoints = false;
     for (const c of changes) {
       if (c.kind === 'EndpointSlice') {
         this.pendingServices.add(c.key);
         this.slicesSinceTranslate?.add(c.key);
+        // Endpoints of a TCP/UDP service live in nginx.conf: a (debounced) structural sync, no full translation.
+        if (this.stream.uses(c.key)) streamEndpoints = true;
         continue;
       }
       structural = true;
       if (c.kind === 'Ingress') this.changedIngresses?.add(c.key);
-      else this.changedIngresses = null;
+      else if (c.kind !== 'Stream') this.changedIngresses = null;
     }
     if (!this.started) return; // the first sync (after the initial reconcile) takes everything
-    if (structural) this.structural.trigger();
+    if (structural || streamEndpoints) this.structural.trigger();
     if (this.pendingServices.size) this.data.trigger();
   }
 
@@ -378,7 +387,7 @@ export class GatewayReconciler {
         for (const b of t.backends) this.scope.backends.add(b);
       }
       // The translator keeps its result to build the next one on: work on shallow copies, never on it.
-      const desired: GatewayConfig = { structure: result.config.structure, data: { ...result.config.data } };
+      const desired: GatewayConfig = { structure: this.stream.apply(result.config.structure), data: { ...result.config.data } };
       const events = [...result.events, ...resolveExternalNames(desired, this.resolver, this.d.model, this.scope?.backends)];
       const status = this.excluded.size ? new Map(result.status) : result.status;
       // Profiles excluded earlier stay out (same name = same content = same verdict) while routes still use them.

@@ -1,12 +1,14 @@
 // The controller ConfigMap (--configmap): one row per key with schema, default and meaning. A bad value keeps the
 // previous value of that key and is reported; the README reference is generated from this table.
 import { isIP } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import type { GlobalSettings } from '../config/types.ts';
+import { DEFAULT_NGINX_TUNING as T, type NginxTuning } from '../config/nginx-tuning.ts';
 import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 import { RISKS, type Risk } from '../annotations/table.ts';
 
-export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdownTimeoutSeconds'> & {
+export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
   loadBalance: 'round_robin' | 'ewma';
   workerShutdownTimeoutSeconds: number;
   /** Status of requests refused by the limit-rps / limit-rpm annotations (ingress-nginx's limit-req-status-code). */
@@ -125,6 +127,107 @@ export const realIpCidrSchema = z.string().transform((v, ctx) => {
   return out;
 });
 
+// ---- the nginx tuning keys (reconcilers/config/nginx-tuning.ts) -------------------------------------------------
+// Each schema has an explicit alphabet: nothing that could end a directive or a block (";", "{", "}"), start a
+// comment ("#"), a variable ("$"), a string (quotes), a new line (newlines, NUL, U+2028) or a second token reaches
+// the value; the renderer checks the alphabet again when it emits it.
+
+/** "on"/"off" (ingress-nginx's proxy-buffering, proxy-request-buffering) or "true"/"false". */
+export const onOffSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => v === 'on' || v === 'off' || v === 'true' || v === 'false', { message: 'expected "on" or "off"' })
+  .transform((v) => v === 'on' || v === 'true');
+
+/** A header name (forwarded-for-header): letters, digits and "-", starting with a letter, at most 64. */
+export const headerTokenSchema = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'expected a header name: letters, digits and "-" (at most 64), e.g. X-Forwarded-For');
+
+const UNIT: Record<string, number> = { '': 1, k: 1024, m: 1024 * 1024 };
+/** A buffer size in nginx syntax ("4k", "1m", "8192"), between `min` and `max` bytes. */
+export const bufferSizeSchema = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d{1,8}[kKmM]?$/, 'expected a size such as 512, 4k or 1m')
+    .refine((v) => {
+      const n = Number.parseInt(v, 10) * (UNIT[v.slice(-1).toLowerCase()] ?? 1);
+      return n >= min && n <= max;
+    }, { message: `the size must be between ${min} bytes and ${max / 1024 / 1024}m` });
+
+/** An nginx time in whole units (ssl-session-timeout): "600", "10m", "1h", "1d". */
+export const nginxTimeSchema = z
+  .string()
+  .trim()
+  .regex(/^\d{1,7}[smhd]?$/, 'expected a time such as 600, 10m, 1h or 1d');
+
+const TLS_PROTOCOLS = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'];
+/** ssl-protocols: TLSv1, TLSv1.1, TLSv1.2, TLSv1.3, space-separated (SSLv2/SSLv3 are refused). */
+export const sslProtocolsSchema = z.string().transform((v, ctx) => {
+  const items = v.trim().split(/[ \t]+/).filter(Boolean);
+  const bad = items.find((p) => !TLS_PROTOCOLS.includes(p));
+  if (bad !== undefined || !items.length) {
+    ctx.addIssue({ code: 'custom', message: `${bad === undefined ? 'no protocol' : JSON.stringify(bad.slice(0, 40))}: expected TLSv1, TLSv1.1, TLSv1.2 or TLSv1.3, space-separated` });
+    return z.NEVER;
+  }
+  return TLS_PROTOCOLS.filter((p) => items.includes(p)).join(' ');
+});
+
+/** ssl-ciphers: an OpenSSL cipher list (names, ":", "!", "+", "-", "@STRENGTH"), which OpenSSL must accept. */
+export const sslCiphersSchema = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9!+@=:._-]{1,2048}$/, 'expected an OpenSSL cipher list: cipher names joined with ":" (letters, digits and ! + @ = . _ -)')
+  .refine((v) => {
+    try {
+      createSecureContext({ ciphers: v });
+      return true;
+    } catch {
+      return false;
+    }
+  }, { message: 'OpenSSL matches no cipher in this list' });
+
+const NEXT_UPSTREAM = ['error', 'timeout', 'invalid_header', 'http_500', 'http_502', 'http_503', 'http_504', 'http_403', 'http_404', 'http_429', 'non_idempotent', 'off'];
+/** proxy-next-upstream: nginx's conditions, space-separated; "off" alone. */
+export const nextUpstreamSchema = z.string().transform((v, ctx) => {
+  const items = [...new Set(v.trim().split(/[ \t]+/).filter(Boolean))];
+  const bad = items.find((t) => !NEXT_UPSTREAM.includes(t));
+  if (bad !== undefined || !items.length || (items.includes('off') && items.length > 1)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: bad !== undefined ? `${JSON.stringify(bad.slice(0, 40))} is not one of ${NEXT_UPSTREAM.join(', ')}` : '"off" alone, or space-separated conditions such as "error timeout http_502"',
+    });
+    return z.NEVER;
+  }
+  return items.join(' ');
+});
+
+/** large-client-header-buffers: "<number> <size>", e.g. "4 8k" (1-64 buffers of 1k to 1m). */
+export const largeBuffersSchema = z.string().transform((v, ctx) => {
+  const m = /^(\d{1,2})[ \t]+(\d{1,7}[kKmM]?)$/.exec(v.trim());
+  const count = m ? Number(m[1]) : 0;
+  const size = m ? bufferSizeSchema(1024, 1024 * 1024).safeParse(m[2]) : null;
+  if (!m || count < 1 || count > 64 || !size?.success) {
+    ctx.addIssue({ code: 'custom', message: 'expected "<number> <size>" such as "4 8k": 1 to 64 buffers of 1k to 1m' });
+    return z.NEVER;
+  }
+  return `${count} ${m[2]}`;
+});
+
+/** gzip-types: MIME types ("text/css", "application/*+json" patterns are not nginx's: exact types) or "*". */
+export const mimeTypesSchema = z.string().transform((v, ctx) => {
+  const items = [...new Set(v.trim().split(/[ \t]+/).filter(Boolean))];
+  const bad = items.find((t) => t !== '*' && !/^[a-z0-9][a-z0-9.+-]{0,63}\/[a-z0-9][a-z0-9.+-]{0,127}$/i.test(t));
+  if (bad !== undefined || !items.length || items.length > 128) {
+    ctx.addIssue({ code: 'custom', message: bad !== undefined ? `${JSON.stringify(bad.slice(0, 60))} is not a MIME type such as text/css (or "*")` : 'expected 1 to 128 space-separated MIME types' });
+    return z.NEVER;
+  }
+  return items.join(' ');
+});
+
 export const CONFIG_KEYS = {
   'proxy-body-size': key('proxyBodySize', sizeSchema, '1m', 'Maximum request body size (client_max_body_size)'),
   'proxy-connect-timeout': key('proxyConnectTimeoutSeconds', secondsSchema, 5, 'Upstream connect timeout (s)'),
@@ -157,15 +260,83 @@ export const CONFIG_KEYS = {
   'global-auth-always-set-cookie': key('globalAuthAlwaysSetCookie', rawText, '', '"true": send the auth response\'s Set-Cookie with every answer (as auth-always-set-cookie)'),
   'global-auth-snippet': key('globalAuthSnippet', rawText, '', 'Not supported: set, it makes every Ingress under global auth fail closed (its directives are not compiled into the auth subrequest)'),
   'no-auth-locations': key('noAuthLocations', locationList, ['/.well-known/acme-challenge'], 'Comma-separated path beginnings: Ingress paths that start with one get no external or basic authentication (compared with the path as written in the Ingress, as ingress-nginx does)'),
-  'proxy-real-ip-cidr': key('proxyRealIpCidr', realIpCidrSchema, [], 'With use-forwarded-headers: comma-separated CIDRs of the proxies trusted to set X-Forwarded-*; empty = none (ingress-nginx trusts 0.0.0.0/0)'),
+  'proxy-real-ip-cidr': key('proxyRealIpCidr', realIpCidrSchema, [], 'With use-forwarded-headers, enable-real-ip or use-proxy-protocol: comma-separated CIDRs of the proxies trusted to set the client address (and X-Forwarded-*); empty = none, except with use-proxy-protocol, where every peer is (ingress-nginx trusts 0.0.0.0/0)'),
+  // Real client address and forwarded headers.
+  'enable-real-ip': key('enableRealIp', boolSchema, T.enableRealIp, 'Take the client address from forwarded-for-header when the peer is in proxy-real-ip-cidr (nginx realip module), without trusting the other X-Forwarded-* headers'),
+  'forwarded-for-header': key('forwardedForHeader', headerTokenSchema, T.forwardedForHeader, 'Header the client address is read from (use-forwarded-headers, enable-real-ip; not with use-proxy-protocol) and appended to (compute-full-forwarded-for)'),
+  'compute-full-forwarded-for': key('computeFullForwardedFor', boolSchema, T.computeFullForwardedFor, 'Append the peer\'s address to the incoming X-Forwarded-For instead of replacing it (the backend then picks the client address by its own trusted proxies)'),
+  'use-proxy-protocol': key('useProxyProtocol', boolSchema, T.useProxyProtocol, 'The HTTP and HTTPS listeners expect the PROXY protocol (every connection must start with it); its source address is the client\'s'),
+  // TLS.
+  'ssl-protocols': key('sslProtocols', sslProtocolsSchema, T.sslProtocols, 'TLS versions offered: TLSv1, TLSv1.1, TLSv1.2, TLSv1.3 (space-separated)'),
+  'ssl-ciphers': key('sslCiphers', sslCiphersSchema, T.sslCiphers, 'OpenSSL cipher list for TLS ≤ 1.2 (ssl_ciphers); a list OpenSSL matches nothing in is refused'),
+  'ssl-prefer-server-ciphers': key('sslPreferServerCiphers', boolSchema, T.sslPreferServerCiphers, 'Prefer the server\'s cipher order (ssl_prefer_server_ciphers)'),
+  'ssl-session-cache': key('sslSessionCache', boolSchema, T.sslSessionCache, 'Shared TLS session cache among workers'),
+  'ssl-session-cache-size': key('sslSessionCacheSize', bufferSizeSchema(1024 * 1024, 1024 * 1024 * 1024), T.sslSessionCacheSize, 'Size of the shared TLS session cache (1m to 1024m)'),
+  'ssl-session-timeout': key('sslSessionTimeout', nginxTimeSchema, T.sslSessionTimeout, 'How long a client may reuse TLS session parameters (nginx time: 600, 10m, 1h, 1d)'),
+  'ssl-session-tickets': key('sslSessionTickets', boolSchema, T.sslSessionTickets, 'TLS session tickets (session resumption without the cache); keys are per nginx process, random'),
+  'ssl-buffer-size': key('sslBufferSize', bufferSizeSchema(1024, 64 * 1024), T.sslBufferSize, 'Size of the buffer TLS data is sent in (1k to 64k)'),
+  'use-http2': key('useHttp2', boolSchema, T.useHttp2, 'HTTP/2 on the HTTPS listener'),
+  // Client side.
+  'client-header-buffer-size': key('clientHeaderBufferSize', bufferSizeSchema(512, 1024 * 1024), T.clientHeaderBufferSize, 'Buffer for reading a request header (512 bytes to 1m)'),
+  'large-client-header-buffers': key('largeClientHeaderBuffers', largeBuffersSchema, T.largeClientHeaderBuffers, 'Number and size of buffers for large request headers, "<number> <size>"'),
+  'client-body-buffer-size': key('clientBodyBufferSize', bufferSizeSchema(1024, 64 * 1024 * 1024), T.clientBodyBufferSize, 'Buffer for reading a request body; larger bodies go to a temporary file (1k to 64m)'),
+  'client-header-timeout': key('clientHeaderTimeoutSeconds', secondsSchema, T.clientHeaderTimeoutSeconds, 'Timeout for reading a request header (s)'),
+  'client-body-timeout': key('clientBodyTimeoutSeconds', secondsSchema, T.clientBodyTimeoutSeconds, 'Timeout between two reads of a request body (s)'),
+  'enable-underscores-in-headers': key('enableUnderscoresInHeaders', boolSchema, T.enableUnderscoresInHeaders, 'Accept request headers with "_" in their names'),
+  'ignore-invalid-headers': key('ignoreInvalidHeaders', boolSchema, T.ignoreInvalidHeaders, 'Drop request headers with invalid names'),
+  // Proxying.
+  'proxy-buffer-size': key('proxyBufferSize', bufferSizeSchema(1024, 16 * 1024 * 1024), T.proxyBufferSize, 'Buffer for the first part of the upstream response (its headers), and the size of each proxy buffer (1k to 16m)'),
+  'proxy-buffers-number': key('proxyBuffersNumber', intSchema(4, 1024), T.proxyBuffersNumber, 'Number of proxy buffers per connection (4 to 1024: fewer fail nginx\'s busy-buffers check)'),
+  'proxy-buffering': key('proxyBuffering', onOffSchema, T.proxyBuffering, '"on": buffer upstream responses; "off" (ingress-nginx\'s default): pass them to the client as they arrive'),
+  'proxy-request-buffering': key('proxyRequestBuffering', onOffSchema, T.proxyRequestBuffering, '"on": read the whole request body before proxying; "off": stream it'),
+  'proxy-next-upstream': key('proxyNextUpstream', nextUpstreamSchema, T.proxyNextUpstream, 'When a request is passed to the next endpoint: nginx conditions (error timeout invalid_header http_5xx http_403 http_404 http_429 non_idempotent) or off. Routes with their own retry settings keep them'),
+  'proxy-next-upstream-tries': key('proxyNextUpstreamTries', intSchema(0, 100), T.proxyNextUpstreamTries, 'Attempts at most, counting the first (0 = no limit)'),
+  'proxy-next-upstream-timeout': key('proxyNextUpstreamTimeoutSeconds', secondsSchema, T.proxyNextUpstreamTimeoutSeconds, 'Time limit for passing a request to the next endpoint (s; 0 = none)'),
+  'upstream-keepalive-connections': key('upstreamKeepaliveConnections', intSchema(0, 100_000), T.upstreamKeepaliveConnections, 'Idle keep-alive connections to backends kept per worker (0 = none)'),
+  'upstream-keepalive-timeout': key('upstreamKeepaliveTimeoutSeconds', secondsSchema, T.upstreamKeepaliveTimeoutSeconds, 'How long an idle backend connection is kept (s)'),
+  'upstream-keepalive-requests': key('upstreamKeepaliveRequests', intSchema(1, 10_000_000), T.upstreamKeepaliveRequests, 'Requests per backend keep-alive connection'),
+  // Responses and logs.
+  'server-tokens': key('serverTokens', boolSchema, T.serverTokens, 'Send the nginx version in the Server header and error pages'),
+  'use-gzip': key('useGzip', boolSchema, T.useGzip, 'Compress responses of the gzip-types (and text/html) with gzip'),
+  'gzip-level': key('gzipLevel', intSchema(1, 9), T.gzipLevel, 'gzip compression level (1-9)'),
+  'gzip-min-length': key('gzipMinLength', intSchema(0, 1_000_000_000), T.gzipMinLength, 'Smallest response compressed (bytes, from Content-Length)'),
+  'gzip-types': key('gzipTypes', mimeTypesSchema, T.gzipTypes, 'MIME types compressed besides text/html, space-separated ("*" = all)'),
+  'log-format-escape-json': key('logFormatEscapeJson', boolSchema, T.logFormatEscapeJson, 'Escape variables in the access log for JSON (log_format escape=json)'),
+  'log-format-escape-none': key('logFormatEscapeNone', boolSchema, T.logFormatEscapeNone, 'Do not escape variables in the access log (escape=none; wins over log-format-escape-json)'),
+  'disable-access-log': key('disableAccessLog', boolSchema, T.disableAccessLog, 'No access log at all'),
+  // Workers and hash tables.
+  'max-worker-connections': key('maxWorkerConnections', intSchema(0, 1_048_576).refine((n) => n === 0 || n >= 512, { message: 'expected 0 or at least 512' }), T.maxWorkerConnections, 'Connections per worker (0 = as many as the open-files limit allows); lowered to half the open-files limit when that is smaller'),
+  'server-name-hash-bucket-size': key('serverNameHashBucketSize', intSchema(32, 4096), T.serverNameHashBucketSize, 'server_names_hash_bucket_size (ingress-nginx: the CPU cache line, 64 on x86-64)'),
+  'server-name-hash-max-size': key('serverNameHashMaxSize', intSchema(512, 1_048_576), T.serverNameHashMaxSize, 'server_names_hash_max_size'),
+  'variables-hash-bucket-size': key('variablesHashBucketSize', intSchema(64, 4096), T.variablesHashBucketSize, 'variables_hash_bucket_size'),
+  'variables-hash-max-size': key('variablesHashMaxSize', intSchema(1024, 1_048_576), T.variablesHashMaxSize, 'variables_hash_max_size'),
+  'map-hash-bucket-size': key('mapHashBucketSize', intSchema(32, 4096), T.mapHashBucketSize, 'map_hash_bucket_size'),
 } as const;
+
+/**
+ * ConfigMap keys of ingress-nginx that Portico refuses on purpose, with why (the UnknownKeys Warning and the
+ * migration report say so). Other unknown keys are ignored with a generic note.
+ */
+export const REFUSED_CONFIG_KEYS: readonly [RegExp, string][] = [
+  [/^(http|main|server|location|stream)-snippet$/, 'configuration snippets in the ConfigMap are not supported: nginx.conf is never pasted into (snippet annotations are compiled from an allowlist instead)'],
+  [/^(enable-)?(opentelemetry|otlp|opentracing|zipkin|jaeger|datadog)/, 'tracing is not supported yet'],
+  [/^(enable-modsecurity|enable-owasp-modsecurity-crs|modsecurity-snippet)$/, 'ModSecurity (WAF) is not part of Portico\'s data plane'],
+  [/^(ssl-ecdh-curve|ssl-dh-param|ssl-session-ticket-key|ssl-early-data)$/, 'not configurable: Portico chooses the curves, has no DH parameters (ECDHE only), and keeps ticket keys per process'],
+  [/^(http2-.*)$/, 'HTTP/2 limits are nginx\'s defaults (use large-client-header-buffers, keep-alive-requests)'],
+  [/^(enable-brotli|brotli-.*)$/, 'brotli compression is not part of Portico\'s nginx (use use-gzip)'],
+  [/^(custom-http-errors|default-backend-.*)$/, 'custom error pages are not supported yet'],
+];
+
+export function refusedConfigWhy(key: string): string | null {
+  return REFUSED_CONFIG_KEYS.find(([re]) => re.test(key))?.[1] ?? null;
+}
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;
 
 export function defaultGlobalConfig(): GlobalConfigValues {
   const out: Record<string, unknown> = {};
   for (const k of Object.values(CONFIG_KEYS)) out[k.field] = k.default;
-  return out as GlobalConfigValues;
+  return out as unknown as GlobalConfigValues;
 }
 
 export interface GlobalConfigResult {
@@ -179,7 +350,7 @@ export interface GlobalConfigResult {
  * previous value and is reported.
  */
 export function parseGlobalConfig(data: Record<string, string> | undefined, previous: GlobalConfigValues): GlobalConfigResult {
-  const values = defaultGlobalConfig() as Record<string, unknown>;
+  const values = defaultGlobalConfig() as unknown as Record<string, unknown>;
   const errors: GlobalConfigResult['errors'] = [];
   const d = data ?? {};
   for (const [name, k] of Object.entries(CONFIG_KEYS)) {
@@ -193,7 +364,7 @@ export function parseGlobalConfig(data: Record<string, string> | undefined, prev
     }
   }
   const unknown = Object.keys(d).filter((n) => !(n in CONFIG_KEYS)).sort();
-  return { values: values as GlobalConfigValues, errors, unknown };
+  return { values: values as unknown as GlobalConfigValues, errors, unknown };
 }
 
 export function configReferenceMarkdown(): string {

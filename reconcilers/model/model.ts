@@ -15,9 +15,10 @@ import type {
   NormalizedUpstream,
   TlsMaterial,
 } from './types.ts';
+import type { StreamEntry, StreamProtocol } from '../tcpudp.ts';
 
 export type CrdKind = 'Route' | 'Upstream' | 'Plugin' | 'Consumer';
-export type ChangeKind = 'IngressClass' | 'Ingress' | 'Service' | 'EndpointSlice' | 'Secret' | 'Config' | CrdKind;
+export type ChangeKind = 'IngressClass' | 'Ingress' | 'Service' | 'EndpointSlice' | 'Secret' | 'Config' | 'Stream' | CrdKind;
 
 /** A CR whose spec failed its schema: not in the model, reported as Accepted=False. */
 export interface RejectedCrd {
@@ -117,6 +118,8 @@ export class Model {
   private readonly rejectedCrds = new Map<string, RejectedCrd>();
   /** Secret key → kind-qualified refs of the CRs that read it (Route TLS, Plugin configFrom, Consumer credentials). */
   private readonly crdSecrets = new Map<string, Set<string>>();
+  /** TCP and UDP services (--tcp-services-configmap / --udp-services-configmap), see tcpudp.ts. */
+  private readonly streams: Record<StreamProtocol, readonly StreamEntry[]> = { TCP: [], UDP: [] };
 
   get revision(): number {
     return this.revisionN;
@@ -223,6 +226,17 @@ export class Model {
   }
   globalConfig(): GlobalConfigValues {
     return this.global;
+  }
+
+  /** Replaces every TCP or UDP service entry (one ConfigMap holds them all). */
+  setStreamServices(protocol: StreamProtocol, entries: StreamEntry[]): void {
+    if (JSON.stringify(this.streams[protocol]) === JSON.stringify(entries)) return;
+    this.streams[protocol] = entries;
+    this.changed('Stream', protocol);
+  }
+  /** Every TCP entry, then every UDP entry. */
+  streamServices(): readonly StreamEntry[] {
+    return [...this.streams.TCP, ...this.streams.UDP];
   }
 
   /** Stores a normalized CR (replacing its previous record and any rejection). */

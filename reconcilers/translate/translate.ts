@@ -29,12 +29,15 @@ import { annotationRefusals, gateAnnotations } from '../annotations/risk.ts';
 import { limitKey, pluginInstanceOf } from '../crds/normalize.ts';
 import { globalAuthSpec, noAuthLocation, type ExternalAuthSpec } from '../annotations/plugins.ts';
 import type { AuthTarget } from '../annotations/auth-url.ts';
+import { nginxTuningOf } from '../config/nginx-tuning.ts';
 
 export interface TranslateOptions {
   controllerClass: string;
   /** Class name accepted in the legacy kubernetes.io/ingress.class annotation. */
   ingressClassName: string;
   watchWithoutClass: boolean;
+  /** --ingress-class-by-name: also serve spec.ingressClassName == ingressClassName whatever its controller. */
+  ingressClassByName?: boolean;
   listen: GlobalSettings['listen'];
   /** Honour the portico.dev/test-invalid-directive annotation (tests of fault isolation only). */
   testHooks?: boolean;
@@ -152,11 +155,13 @@ function sameInputs(a: readonly unknown[] | undefined, b: readonly unknown[]): b
 export function isIngressServed(
   ing: Pick<NormalizedIngress, 'className' | 'classFromAnnotation'>,
   classes: ReadonlyMap<string, IngressClassInfo>,
-  o: Pick<TranslateOptions, 'controllerClass' | 'ingressClassName' | 'watchWithoutClass'>,
+  o: Pick<TranslateOptions, 'controllerClass' | 'ingressClassName' | 'watchWithoutClass' | 'ingressClassByName'>,
 ): boolean {
   const mine = [...classes.values()].filter((c) => c.controller === o.controllerClass);
   if (ing.className) {
     if (mine.some((c) => c.name === ing.className)) return true;
+    // --ingress-class-by-name (ingress-nginx): the class named --ingress-class, whatever its controller.
+    if (o.ingressClassByName && !ing.classFromAnnotation && ing.className === o.ingressClassName) return true;
     return ing.classFromAnnotation && ing.className === o.ingressClassName;
   }
   return o.watchWithoutClass || mine.some((c) => c.isDefault);
@@ -1159,6 +1164,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     hstsPreload: g.hstsPreload,
     luaSharedDicts: g.luaSharedDicts,
     proxyRealIpCidr: g.proxyRealIpCidr,
+    ...nginxTuningOf(g),
     listen: o.listen,
   };
   const def: TlsMaterial | null = snap.defaultCertificate;

@@ -116,3 +116,35 @@ function socketPath(v: unknown): string {
   if (Buffer.byteLength(v) > 107) throw new UnsafeValueError(`socket path longer than 107 bytes (use a shorter --runtime-dir): ${v}`);
   return v;
 }
+
+/** "on" or "off" for a boolean (nothing else is accepted). */
+export function onOff(v: unknown): string {
+  if (typeof v !== 'boolean') throw new UnsafeValueError(`expected a boolean, got ${JSON.stringify(v)}`);
+  return v ? 'on' : 'off';
+}
+
+/** A header name (real_ip_header, proxy_set_header) or the keyword proxy_protocol: [A-Za-z0-9-], at most 64. */
+export function headerToken(v: unknown): string {
+  if (v === 'proxy_protocol') return v;
+  if (typeof v !== 'string' || !/^[A-Za-z][A-Za-z0-9-]{0,63}$/.test(v)) throw new UnsafeValueError(`invalid header name ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** The nginx variable of a request header: "X-Forwarded-For" → $http_x_forwarded_for. */
+export function headerVariable(v: unknown): string {
+  const h = headerToken(v);
+  if (h === 'proxy_protocol') throw new UnsafeValueError('proxy_protocol is not a header');
+  return `$http_${h.toLowerCase().replace(/-/g, '_')}`;
+}
+
+/**
+ * Space-separated unquoted tokens (ssl_protocols, ssl_ciphers, gzip_types, large_client_header_buffers, times):
+ * letters, digits and . + * / : ! @ = _ - only, single spaces between them, at most 4096 characters. Nothing that
+ * ends a directive, opens a block, a comment, a string or a variable can pass.
+ */
+export function words(v: unknown): string {
+  if (typeof v !== 'string' || v.length > 4096 || !/^[A-Za-z0-9.+*/:!@=_-]+( [A-Za-z0-9.+*/:!@=_-]+)*$/.test(v)) {
+    throw new UnsafeValueError(`unsafe words ${JSON.stringify(typeof v === 'string' ? v.slice(0, 100) : v)}`);
+  }
+  return v;
+}

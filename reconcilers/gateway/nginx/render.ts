@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../translate/safe.ts';
-import { UnsafeValueError, cidr, host, integer, nextUpstream, listenAddress, luaPeer, luaString, profileName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, workers } from './escape.ts';
+import { UnsafeValueError, cidr, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaPeer, luaString, onOff, profileName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
+import { fullNginxTuning } from '../../config/nginx-tuning.ts';
 
 export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');
 
@@ -77,7 +78,7 @@ export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths 
 }
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix', 'name', 'nextup'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -116,6 +117,10 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('workers', (v: unknown) => workers(v));
   hb.registerHelper('name', (v: unknown) => profileName(v));
   hb.registerHelper('nextup', (v: unknown) => nextUpstream(v));
+  hb.registerHelper('onoff', (v: unknown) => onOff(v));
+  hb.registerHelper('hdr', (v: unknown) => headerToken(v));
+  hb.registerHelper('hvar', (v: unknown) => headerVariable(v));
+  hb.registerHelper('words', (v: unknown) => words(v));
   hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
   return hb;
 }
@@ -127,7 +132,7 @@ function load(): Handlebars.TemplateDelegate {
   if (compiled) return compiled;
   env = makeEnv();
   const dir = path.join(ASSETS_DIR, 'templates');
-  for (const partial of ['http']) {
+  for (const partial of ['http', 'stream']) {
     const src = readFileSync(path.join(dir, `${partial}.hbs`), 'utf8');
     assertOnlyHelpers(`${partial}.hbs`, src);
     env.registerPartial(partial, src);
@@ -158,8 +163,9 @@ export const WORKER_CONNECTIONS = 16384;
  * worker_connections and worker_rlimit_nofile: a proxied request holds two descriptors, so the limit is twice the
  * connections; both stay within the hard limit nginx inherits (raising past it fails without CAP_SYS_RESOURCE).
  */
-export function connectionLimits(maxOpenFiles: number | null): { workerConnections: number; workerRlimitNofile: number } {
-  let workerConnections = WORKER_CONNECTIONS;
+export function connectionLimits(maxOpenFiles: number | null, wanted: number = WORKER_CONNECTIONS): { workerConnections: number; workerRlimitNofile: number } {
+  // max-worker-connections 0 (ingress-nginx: as many as the open-files limit allows).
+  let workerConnections = wanted > 0 ? wanted : maxOpenFiles !== null ? Math.min(1_048_576, Math.floor(maxOpenFiles / 2)) : WORKER_CONNECTIONS;
   if (maxOpenFiles !== null && maxOpenFiles < 2 * workerConnections) workerConnections = Math.max(512, Math.floor(maxOpenFiles / 2));
   return { workerConnections, workerRlimitNofile: 2 * workerConnections };
 }
@@ -200,18 +206,29 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     ...p,
     trustedCaFile: trustedCa ? trustedCaFile(runtime, trustedCa) : null,
   }));
+  const t = fullNginxTuning(g);
+  // The realip module: use-forwarded-headers, enable-real-ip or use-proxy-protocol. With the PROXY protocol and no
+  // proxy-real-ip-cidr, every peer is trusted (the listeners accept nothing but PROXY connections); otherwise an
+  // empty list trusts nobody.
+  const realIp = g.useForwardedHeaders || t.enableRealIp || t.useProxyProtocol;
+  const cidrs = g.proxyRealIpCidr ?? [];
   return tpl({
     global: g,
+    t,
     profiles,
     hstsValue: hstsValue(structure),
     runtime,
     checksum,
     dicts: g.luaSharedDicts ?? DEFAULT_SHARED_DICTS,
-    realIpCidrs: g.proxyRealIpCidr ?? [],
+    realIp,
+    realIpHeader: t.useProxyProtocol ? 'proxy_protocol' : t.forwardedForHeader,
+    realIpCidrs: cidrs.length || !t.useProxyProtocol ? cidrs : ['0.0.0.0/0', '::/0'],
+    logEscape: t.logFormatEscapeNone ? 'none' : t.logFormatEscapeJson ? 'json' : '',
     publishedHttpPort: g.listen.publishedHttpPort ?? DEFAULT_PUBLISHED_PORTS.http,
     publishedHttpsPort: g.listen.publishedHttpsPort ?? DEFAULT_PUBLISHED_PORTS.https,
-    ...connectionLimits(runtime.maxOpenFiles),
+    ...connectionLimits(runtime.maxOpenFiles, t.maxWorkerConnections),
     unavailablePeer: `unix:${runtime.unavailableSocket}`,
     accessLogBuffered: runtime.accessLog !== '/dev/stdout' && runtime.accessLog !== '/dev/stderr',
+    stream: structure.stream ?? null,
   });
 }

@@ -1,0 +1,248 @@
+// The ingress-nginx ConfigMap tuning keys reach nginx.conf as directives, through escaping helpers, and the result
+// passes `nginx -t` (the real binary), for the defaults, for non-default values and for the schemas' extremes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { renderNginxConf, runtimePaths, type RuntimePaths } from './render.ts';
+import { headerToken, headerVariable, onOff, words, UnsafeValueError } from './escape.ts';
+import type { Structure } from '../../config/types.ts';
+import { translate } from '../../translate/translate.ts';
+import { OPTS, ing, modelOf, rule, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
+import { defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
+
+function runtimeDir(): RuntimePaths {
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-tuning-'));
+  const rt = runtimePaths(dir);
+  mkdirSync(rt.tempDir, { recursive: true });
+  mkdirSync(rt.apiDir, { recursive: true, mode: 0o700 });
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
+  return rt;
+}
+
+function nginxTest(rt: RuntimePaths, conf: string): void {
+  const file = path.join(rt.dir, 'nginx.conf');
+  writeFileSync(file, conf);
+  try {
+    execFileSync('nginx', ['-t', '-q', '-p', rt.dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
+  } catch (e) {
+    throw new Error(`nginx -t failed: ${String((e as { stderr?: Buffer }).stderr ?? e)}`);
+  }
+}
+
+/** The structure the translation builds from a ConfigMap (parsed as the ConfigMap reconciler does). */
+function structureFrom(data: Record<string, string>): Structure {
+  const r = parseGlobalConfig(data, defaultGlobalConfig());
+  assert.deepEqual(r.errors, []);
+  const m = modelOf({ services: [svc('web', [{ port: 80 }])], ingresses: [ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] })] });
+  m.setGlobalConfig(r.values);
+  return translate(m.snapshot(), OPTS).config.structure;
+}
+
+const rt = runtimeDir();
+
+test('defaults: ingress-nginx\'s values are rendered and pass nginx -t', () => {
+  const conf = renderNginxConf(structureFrom({}), rt, 'c');
+  for (const d of [
+    'server_tokens off;',
+    'client_header_buffer_size 1k;',
+    'large_client_header_buffers 4 8k;',
+    'client_body_buffer_size 8k;',
+    'client_header_timeout 60s;',
+    'client_body_timeout 60s;',
+    'underscores_in_headers off;',
+    'ignore_invalid_headers on;',
+    'variables_hash_bucket_size 128;',
+    'variables_hash_max_size 2048;',
+    'map_hash_bucket_size 64;',
+    'proxy_next_upstream error timeout;',
+    'proxy_next_upstream_tries 3;',
+    'proxy_next_upstream_timeout 0s;',
+    'proxy_buffering off;',
+    'proxy_request_buffering on;',
+    'proxy_buffer_size 4k;',
+    'proxy_buffers 4 4k;',
+    'ssl_protocols TLSv1.2 TLSv1.3;',
+    'ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256:',
+    'ssl_prefer_server_ciphers on;',
+    'ssl_session_cache shared:portico_ssl:10m;',
+    'ssl_session_timeout 10m;',
+    'ssl_session_tickets off;',
+    'ssl_buffer_size 4k;',
+    'keepalive 320;',
+    'keepalive_timeout 60s;',
+    'keepalive_requests 10000;',
+  ]) assert.ok(conf.includes(d), d);
+  assert.match(renderNginxConf(structureFrom({}), { ...rt, maxOpenFiles: null }, 'c'), /worker_connections 16384;/);
+  assert.match(conf, / ssl http2 default_server reuseport backlog=4096;/);
+  assert.doesNotMatch(conf, /gzip on|proxy_protocol|real_ip_header|escape=|access_log off;\n  # One/);
+  nginxTest(rt, conf);
+});
+
+test('non-default values of every tuning key are rendered and pass nginx -t', () => {
+  const conf = renderNginxConf(
+    structureFrom({
+      'server-tokens': 'true',
+      'client-header-buffer-size': '2k',
+      'large-client-header-buffers': '8 16k',
+      'client-body-buffer-size': '1m',
+      'client-header-timeout': '30s',
+      'client-body-timeout': '90',
+      'enable-underscores-in-headers': 'true',
+      'ignore-invalid-headers': 'false',
+      'server-name-hash-bucket-size': '128',
+      'server-name-hash-max-size': '2048',
+      'variables-hash-bucket-size': '256',
+      'variables-hash-max-size': '4096',
+      'map-hash-bucket-size': '128',
+      'proxy-next-upstream': 'error timeout http_502 http_503',
+      'proxy-next-upstream-tries': '5',
+      'proxy-next-upstream-timeout': '10',
+      'proxy-buffering': 'on',
+      'proxy-request-buffering': 'off',
+      'proxy-buffer-size': '16k',
+      'proxy-buffers-number': '8',
+      'ssl-protocols': 'TLSv1.3',
+      'ssl-ciphers': 'HIGH:!aNULL:!MD5',
+      'ssl-prefer-server-ciphers': 'false',
+      'ssl-session-cache-size': '20m',
+      'ssl-session-timeout': '1h',
+      'ssl-session-tickets': 'true',
+      'ssl-buffer-size': '16k',
+      'use-http2': 'false',
+      'upstream-keepalive-connections': '64',
+      'upstream-keepalive-timeout': '30',
+      'upstream-keepalive-requests': '100',
+      'max-worker-connections': '4096',
+      'use-gzip': 'true',
+      'gzip-level': '5',
+      'gzip-min-length': '1024',
+      'gzip-types': 'text/css application/json',
+      'log-format-escape-json': 'true',
+    }),
+    rt,
+    'c',
+  );
+  assert.match(renderNginxConf(structureFrom({ 'max-worker-connections': '4096' }), { ...rt, maxOpenFiles: null }, 'c'), /worker_connections 4096;/);
+  for (const d of [
+    'server_tokens on;',
+    'client_header_buffer_size 2k;',
+    'large_client_header_buffers 8 16k;',
+    'client_body_buffer_size 1m;',
+    'client_header_timeout 30s;',
+    'client_body_timeout 90s;',
+    'underscores_in_headers on;',
+    'ignore_invalid_headers off;',
+    'server_names_hash_bucket_size 128;',
+    'server_names_hash_max_size 2048;',
+    'variables_hash_bucket_size 256;',
+    'variables_hash_max_size 4096;',
+    'map_hash_bucket_size 128;',
+    'proxy_next_upstream error timeout http_502 http_503;',
+    'proxy_next_upstream_tries 5;',
+    'proxy_next_upstream_timeout 10s;',
+    'proxy_buffering on;',
+    'proxy_request_buffering off;',
+    'proxy_buffer_size 16k;',
+    'proxy_buffers 8 16k;',
+    'ssl_protocols TLSv1.3;',
+    'ssl_ciphers HIGH:!aNULL:!MD5;',
+    'ssl_prefer_server_ciphers off;',
+    'ssl_session_cache shared:portico_ssl:20m;',
+    'ssl_session_timeout 1h;',
+    'ssl_session_tickets on;',
+    'ssl_buffer_size 16k;',
+    'keepalive 64;',
+    'keepalive_timeout 30s;',
+    'keepalive_requests 100;',
+    'gzip on;',
+    'gzip_comp_level 5;',
+    'gzip_min_length 1024;',
+    'gzip_types text/css application/json;',
+    'log_format portico_upstream escape=json \'',
+  ]) assert.ok(conf.includes(d), d);
+  assert.match(conf, /listen 127\.0\.0\.1:8443 ssl default_server/, 'use-http2: false drops http2');
+  nginxTest(rt, conf);
+});
+
+test('switches that remove directives: no session cache, no upstream keep-alive, no access log, escape=none', () => {
+  const conf = renderNginxConf(
+    structureFrom({ 'ssl-session-cache': 'false', 'upstream-keepalive-connections': '0', 'disable-access-log': 'true', 'log-format-escape-none': 'true', 'log-format-escape-json': 'true', 'max-worker-connections': '0' }),
+    rt,
+    'c',
+  );
+  assert.match(renderNginxConf(structureFrom({ 'max-worker-connections': '0' }), { ...rt, maxOpenFiles: 100_000 }, 'c'), /worker_connections 50000;\n/);
+  assert.doesNotMatch(conf, /ssl_session_cache/);
+  assert.doesNotMatch(conf, /upstream portico_upstream \{[^}]*\}[^}]*keepalive \d/);
+  assert.doesNotMatch(conf, /\n    keepalive \d+;/);
+  assert.match(conf, /\n  access_log off;\n/);
+  assert.match(conf, /log_format portico_upstream escape=none '/);
+  nginxTest(rt, conf);
+});
+
+test('the schemas\' extremes pass nginx -t (smallest hash tables and buffers, largest values)', () => {
+  const extremes: Record<string, string>[] = [
+    { 'server-name-hash-bucket-size': '32', 'server-name-hash-max-size': '512', 'variables-hash-bucket-size': '64', 'variables-hash-max-size': '1024', 'map-hash-bucket-size': '32', 'proxy-buffers-number': '4', 'proxy-buffer-size': '1k', 'client-header-buffer-size': '512', 'large-client-header-buffers': '1 1k', 'client-body-buffer-size': '1k', 'ssl-buffer-size': '1k', 'ssl-session-cache-size': '1m', 'gzip-types': '*', 'use-gzip': 'true', 'gzip-level': '9', 'max-worker-connections': '512', 'ssl-protocols': 'TLSv1 TLSv1.1 TLSv1.2 TLSv1.3', 'proxy-next-upstream': 'off', 'proxy-next-upstream-tries': '0' },
+    { 'server-name-hash-bucket-size': '4096', 'variables-hash-bucket-size': '4096', 'map-hash-bucket-size': '4096', 'proxy-buffers-number': '1024', 'proxy-buffer-size': '16m', 'large-client-header-buffers': '64 1m', 'client-header-buffer-size': '1m', 'client-body-buffer-size': '64m', 'ssl-buffer-size': '64k', 'ssl-session-cache-size': '1024m', 'ssl-session-timeout': '1d' },
+  ];
+  for (const data of extremes) {
+    const conf = renderNginxConf(structureFrom(data), rt, 'c');
+    nginxTest(rt, conf);
+  }
+});
+
+test('real client address: enable-real-ip alone, forwarded-for-header, compute-full-forwarded-for, use-proxy-protocol', () => {
+  // enable-real-ip: realip from the named header, trusted peers only; X-Forwarded-Proto etc. still not trusted.
+  const realIp = renderNginxConf(structureFrom({ 'enable-real-ip': 'true', 'forwarded-for-header': 'CF-Connecting-IP', 'proxy-real-ip-cidr': '192.0.2.0/24' }), rt, 'c');
+  assert.match(realIp, /set_real_ip_from 192\.0\.2\.0\/24;\n  real_ip_header CF-Connecting-IP;\n  real_ip_recursive on;/);
+  assert.match(realIp, /proxy_set_header X-Forwarded-Proto \$scheme;/);
+  assert.doesNotMatch(realIp, /portico_trusted_peer/);
+  assert.match(realIp, /proxy_set_header X-Forwarded-For \$remote_addr;/);
+  nginxTest(rt, realIp);
+  // compute-full-forwarded-for: the peer is appended to the incoming header (the one forwarded-for-header names).
+  const full = renderNginxConf(structureFrom({ 'compute-full-forwarded-for': 'true', 'forwarded-for-header': 'X-Client-Chain' }), rt, 'c');
+  assert.match(full, /map \$http_x_client_chain \$portico_forwarded_for \{ "" \$realip_remote_addr; default "\$http_x_client_chain, \$realip_remote_addr"; \}/);
+  assert.match(full, /proxy_set_header X-Forwarded-For \$portico_forwarded_for;/);
+  nginxTest(rt, full);
+  // use-proxy-protocol: both public listeners expect it; the status port and the unix sockets do not. No CIDR:
+  // every peer is trusted (nothing but PROXY connections are accepted on those listeners).
+  const pp = renderNginxConf(structureFrom({ 'use-proxy-protocol': 'true', 'compute-full-forwarded-for': 'true', 'use-forwarded-headers': 'true' }), rt, 'c');
+  assert.equal((pp.match(/listen [^;]* proxy_protocol;/g) ?? []).length, 2);
+  assert.match(pp, /listen 127\.0\.0\.1:8080 default_server reuseport backlog=4096 proxy_protocol;/);
+  assert.match(pp, /listen 127\.0\.0\.1:8443 ssl http2 default_server reuseport backlog=4096 proxy_protocol;/);
+  assert.match(pp, /listen 127\.0\.0\.1:10246;/);
+  assert.match(pp, /set_real_ip_from 0\.0\.0\.0\/0;\n  set_real_ip_from ::\/0;\n  real_ip_header proxy_protocol;/);
+  assert.match(pp, /default "\$http_x_forwarded_for, \$proxy_protocol_addr"/);
+  nginxTest(rt, pp);
+  // With CIDRs, only those peers.
+  const ppCidr = renderNginxConf(structureFrom({ 'use-proxy-protocol': 'true', 'proxy-real-ip-cidr': '10.0.0.0/8' }), rt, 'c');
+  assert.match(ppCidr, /set_real_ip_from 10\.0\.0\.0\/8;\n  real_ip_header proxy_protocol;/);
+  assert.doesNotMatch(ppCidr, /0\.0\.0\.0\/0/);
+  nginxTest(rt, ppCidr);
+});
+
+test('a changed tuning key changes the structure (one reload), an unchanged ConfigMap does not', () => {
+  const a = structureFrom({ 'use-gzip': 'true' });
+  assert.notDeepEqual(a.global, structureFrom({}).global);
+  assert.deepEqual(a.global, structureFrom({ 'use-gzip': 'true' }).global);
+  assert.equal(a.global.useGzip, true);
+});
+
+test('escaping helpers of the tuning keys refuse what could break out of their token', () => {
+  assert.equal(onOff(true), 'on');
+  assert.equal(onOff(false), 'off');
+  for (const bad of ['on', 1, null, 'true']) assert.throws(() => onOff(bad), UnsafeValueError);
+  assert.equal(headerToken('X-Forwarded-For'), 'X-Forwarded-For');
+  assert.equal(headerToken('proxy_protocol'), 'proxy_protocol');
+  assert.equal(headerVariable('X-Forwarded-For'), '$http_x_forwarded_for');
+  assert.throws(() => headerVariable('proxy_protocol'), UnsafeValueError);
+  assert.equal(words('TLSv1.2 TLSv1.3'), 'TLSv1.2 TLSv1.3');
+  assert.equal(words('HIGH:!aNULL:@STRENGTH'), 'HIGH:!aNULL:@STRENGTH');
+  for (const p of [';', '}', '{', '\n', '#', '$', '"', "'", '\\', '\u0000', '\u2028', '  ', '\t']) {
+    assert.throws(() => words(`TLSv1.2${p}x`), UnsafeValueError, JSON.stringify(p));
+    assert.throws(() => headerToken(`X-A${p}`), UnsafeValueError, JSON.stringify(p));
+  }
+  for (const bad of ['', ' a', 'a ', 'x'.repeat(4097), 5]) assert.throws(() => words(bad), UnsafeValueError);
+});

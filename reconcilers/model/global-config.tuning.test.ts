@@ -1,0 +1,118 @@
+// The ingress-nginx ConfigMap keys that tune nginx (reconcilers/config/nginx-tuning.ts): defaults as ingress-nginx's,
+// valid values parsed, and every value that could break out of its directive refused (the previous value is kept).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from './global-config.ts';
+import { DEFAULT_NGINX_TUNING } from '../config/nginx-tuning.ts';
+
+/** Characters and words that must never reach nginx.conf from a ConfigMap value. */
+const PAYLOADS = [';', '}', '{', '\n', '\r', '#', '$', '"', "'", '\\', ' ', '\u0000', '\u2028', '\t', ' *_by_lua_block { os.exit() }', '; include /etc/passwd', '`'];
+
+/** key → [valid value, parsed value][] and plain-invalid values. */
+const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
+  'enable-real-ip': { ok: [['true', true], ['False', false]], bad: ['yes', '1', ''] },
+  'forwarded-for-header': { ok: [['X-Real-Client', 'X-Real-Client'], [' CF-Connecting-IP ', 'CF-Connecting-IP']], bad: ['', 'X_Forwarded', '1x', 'x'.repeat(65), 'X-A:b'] },
+  'compute-full-forwarded-for': { ok: [['true', true]], bad: ['on'] },
+  'use-proxy-protocol': { ok: [['true', true]], bad: ['enabled'] },
+  'ssl-protocols': { ok: [['TLSv1.3', 'TLSv1.3'], ['TLSv1.3  TLSv1.2', 'TLSv1.2 TLSv1.3'], ['TLSv1 TLSv1.1 TLSv1.2', 'TLSv1 TLSv1.1 TLSv1.2']], bad: ['SSLv3', 'TLSv1.2 SSLv2', '', 'tlsv1.2', 'TLSv1.2,TLSv1.3'] },
+  'ssl-ciphers': { ok: [['HIGH:!aNULL:!MD5', 'HIGH:!aNULL:!MD5'], ['ECDHE-RSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES128-GCM-SHA256'], ['@STRENGTH:HIGH', '@STRENGTH:HIGH']], bad: ['', 'NOSUCHCIPHER', 'HIGH MEDIUM', 'a'.repeat(2049)] },
+  'ssl-prefer-server-ciphers': { ok: [['false', false]], bad: ['off'] },
+  'ssl-session-cache': { ok: [['false', false]], bad: ['none'] },
+  'ssl-session-cache-size': { ok: [['20m', '20m'], ['1024k', '1024k']], bad: ['0', '512k', '2g', '10 m', '-1m'] },
+  'ssl-session-timeout': { ok: [['1h', '1h'], ['600', '600'], ['1d', '1d']], bad: ['10 m', '1w', 'forever', '1h30m'] },
+  'ssl-session-tickets': { ok: [['true', true]], bad: ['on'] },
+  'ssl-buffer-size': { ok: [['16k', '16k']], bad: ['512', '1m', '4x'] },
+  'use-http2': { ok: [['false', false]], bad: ['h2'] },
+  'client-header-buffer-size': { ok: [['2k', '2k'], ['512', '512']], bad: ['100', '2m', 'big'] },
+  'large-client-header-buffers': { ok: [['8 16k', '8 16k'], [' 4   8k ', '4 8k']], bad: ['4', '0 8k', '65 8k', '4 512', '4 2m', '4,8k', '4 8k 2'] },
+  'client-body-buffer-size': { ok: [['1m', '1m'], ['16k', '16k']], bad: ['512', '65m', '1g'] },
+  'client-header-timeout': { ok: [['30', 30], ['30s', 30]], bad: ['30m', '-1', 'x'] },
+  'client-body-timeout': { ok: [['120', 120]], bad: ['1.5'] },
+  'enable-underscores-in-headers': { ok: [['true', true]], bad: ['on'] },
+  'ignore-invalid-headers': { ok: [['false', false]], bad: ['off'] },
+  'proxy-buffer-size': { ok: [['16k', '16k'], ['8192', '8192']], bad: ['512', '17m', '8 k'] },
+  'proxy-buffers-number': { ok: [['8', 8], ['4', 4]], bad: ['2', '3', '1025', 'many'] },
+  'proxy-buffering': { ok: [['on', true], ['off', false], ['ON', true], ['true', true]], bad: ['yes', ''] },
+  'proxy-request-buffering': { ok: [['off', false], ['on', true]], bad: ['stream'] },
+  'proxy-next-upstream': { ok: [['error timeout http_502', 'error timeout http_502'], ['off', 'off'], ['error  error', 'error'], ['non_idempotent error', 'non_idempotent error']], bad: ['', 'off error', 'http_418', 'error,timeout'] },
+  'proxy-next-upstream-tries': { ok: [['0', 0], ['5', 5]], bad: ['101', '-1'] },
+  'proxy-next-upstream-timeout': { ok: [['10', 10], ['10s', 10]], bad: ['1m'] },
+  'upstream-keepalive-connections': { ok: [['0', 0], ['64', 64]], bad: ['100001'] },
+  'upstream-keepalive-timeout': { ok: [['30', 30]], bad: ['forever'] },
+  'upstream-keepalive-requests': { ok: [['100', 100]], bad: ['0'] },
+  'server-tokens': { ok: [['true', true]], bad: ['on'] },
+  'use-gzip': { ok: [['true', true]], bad: ['gzip'] },
+  'gzip-level': { ok: [['9', 9], ['1', 1]], bad: ['0', '10'] },
+  'gzip-min-length': { ok: [['0', 0], ['1024', 1024]], bad: ['1k'] },
+  'gzip-types': { ok: [['text/css application/json', 'text/css application/json'], ['*', '*'], ['application/vnd.api+json', 'application/vnd.api+json']], bad: ['', 'text', 'text/css,application/json', 'text/*', '/css'] },
+  'log-format-escape-json': { ok: [['true', true]], bad: ['json'] },
+  'log-format-escape-none': { ok: [['true', true]], bad: ['none'] },
+  'disable-access-log': { ok: [['true', true]], bad: ['off'] },
+  'max-worker-connections': { ok: [['0', 0], ['65536', 65536]], bad: ['100', '2000000'] },
+  'server-name-hash-bucket-size': { ok: [['128', 128]], bad: ['16', '8192'] },
+  'server-name-hash-max-size': { ok: [['4096', 4096]], bad: ['100'] },
+  'variables-hash-bucket-size': { ok: [['256', 256]], bad: ['32'] },
+  'variables-hash-max-size': { ok: [['4096', 4096]], bad: ['512'] },
+  'map-hash-bucket-size': { ok: [['128', 128]], bad: ['16'] },
+};
+
+test('the tuning keys are in the ConfigMap table with ingress-nginx\'s defaults', () => {
+  const d = defaultGlobalConfig();
+  for (const [name, k] of Object.entries(CONFIG_KEYS)) {
+    if (!(k.field in DEFAULT_NGINX_TUNING)) continue;
+    assert.ok(name in CASES, `${name} has test cases`);
+    assert.deepEqual(d[k.field], DEFAULT_NGINX_TUNING[k.field as keyof typeof DEFAULT_NGINX_TUNING], name);
+  }
+  for (const name of Object.keys(CASES)) assert.ok(name in CONFIG_KEYS, name);
+  assert.ok(Object.keys(CONFIG_KEYS).length >= 70, 'at least 40 keys beyond the global-auth family');
+  assert.equal(d.proxyBuffering, false, 'ingress-nginx does not buffer responses by default');
+  assert.equal(d.sslProtocols, 'TLSv1.2 TLSv1.3');
+  assert.equal(d.largeClientHeaderBuffers, '4 8k');
+});
+
+test('each tuning key: valid values parse, invalid ones keep the previous value with a message', () => {
+  for (const [name, c] of Object.entries(CASES)) {
+    const field = CONFIG_KEYS[name as keyof typeof CONFIG_KEYS].field;
+    for (const [raw, want] of c.ok) {
+      const r = parseGlobalConfig({ [name]: raw }, defaultGlobalConfig());
+      assert.deepEqual(r.errors, [], `${name}=${JSON.stringify(raw)}`);
+      assert.deepEqual(r.values[field], want, `${name}=${JSON.stringify(raw)}`);
+    }
+    const previous = { ...defaultGlobalConfig(), [field]: parseGlobalConfig({ [name]: c.ok[0]?.[0] ?? '' }, defaultGlobalConfig()).values[field] };
+    for (const raw of c.bad) {
+      const r = parseGlobalConfig({ [name]: raw }, previous);
+      assert.equal(r.errors.length, 1, `${name}=${JSON.stringify(raw)} is refused`);
+      assert.match(r.errors[0]?.message ?? '', new RegExp(`^${name}=.*keeping`));
+      assert.deepEqual(r.values[field], previous[field], `${name}=${JSON.stringify(raw)} keeps the previous value`);
+    }
+  }
+});
+
+test('each tuning key refuses injection payloads, alone and after a valid value', () => {
+  for (const [name, c] of Object.entries(CASES)) {
+    const valid = c.ok[0]?.[0] ?? '';
+    for (const p of PAYLOADS) {
+      for (const raw of [`${valid}${p}x`, `${valid}${p}${valid}`, `${p}`, `x${p}`]) {
+        const r = parseGlobalConfig({ [name]: raw }, defaultGlobalConfig());
+        if (r.errors.length === 0) {
+          // A value may only pass when it came out as one of the safe shapes: a boolean, a number, or tokens
+          // without any of the payload's characters (e.g. "error  error" → "error" for whitespace payloads).
+          const v = r.values[CONFIG_KEYS[name as keyof typeof CONFIG_KEYS].field];
+          assert.ok(typeof v === 'boolean' || typeof v === 'number' || (typeof v === 'string' && /^[A-Za-z0-9.+*/:!@=_-]+( [A-Za-z0-9.+*/:!@=_-]+)*$/.test(v)), `${name}=${JSON.stringify(raw)} → ${JSON.stringify(v)}`);
+          assert.ok(typeof v !== 'string' || !/_by_lua|include/.test(v), `${name}=${JSON.stringify(raw)} → ${JSON.stringify(v)}`);
+        }
+      }
+    }
+  }
+});
+
+test('ingress-nginx keys refused on purpose carry a reason; snippets among them', () => {
+  for (const k of ['http-snippet', 'server-snippet', 'location-snippet', 'main-snippet', 'stream-snippet']) assert.match(refusedConfigWhy(k) ?? '', /snippets in the ConfigMap are not supported/, k);
+  assert.match(refusedConfigWhy('custom-http-errors') ?? '', /custom error pages/);
+  assert.match(refusedConfigWhy('enable-brotli') ?? '', /brotli/);
+  assert.equal(refusedConfigWhy('ssl-protocols'), null, 'supported keys are not refused');
+  assert.equal(refusedConfigWhy('no-such-key'), null);
+  const r = parseGlobalConfig({ 'http-snippet': 'include /etc/passwd;', 'use-gzip': 'true' }, defaultGlobalConfig());
+  assert.deepEqual(r.unknown, ['http-snippet']);
+  assert.equal(r.values.useGzip, true);
+});
