@@ -9,24 +9,17 @@ import { createLogger } from '../../operator/log.ts';
 import { parseConfig, type Config } from '../../operator/config.ts';
 import { setupPortico, type Portico } from '../../app/setup.ts';
 import { kubectl, serviceAccountKubeConfig } from './cluster.ts';
-import { until } from './http.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 let installed = false;
 export async function installPorticoRbac(): Promise<void> {
   if (installed) return;
-  kubectl(['apply', '-k', path.join(REPO_ROOT, 'kustomize')]);
-  // The install's webhook configuration points at the portico-webhook Service, which only Portico pods back (see
-  // e2e/install.e2e.test.ts). A Portico run as a host process serves none: without this, every Ingress write of a
-  // suite would wait for the API server to give up on an unreachable Service (failurePolicy Ignore).
-  // e2e/webhook.e2e.test.ts installs a URL-based configuration of its own.
+  // kustomize/ without its running parts (e2e/overlays/host): the suites run Portico in-process.
+  kubectl(['apply', '-k', path.join(REPO_ROOT, 'e2e/overlays/host')]);
+  // A webhook configuration left by an earlier apply of the full install (kubectl apply does not delete): only
+  // Portico pods back its Service; without this every Ingress write would wait for the API server to give up.
   kubectl(['delete', 'validatingwebhookconfiguration', 'portico', '--ignore-not-found']);
-  // Likewise the install's Deployment: once the real node is up (e2e/install.e2e.test.ts), it would run Portico pods
-  // serving class "portico" beside the test's own Portico, writing status and judging objects. The suites run
-  // Portico in-process instead.
-  kubectl(['-n', 'portico-system', 'delete', 'deployment', 'portico', '--ignore-not-found', '--cascade=foreground', '--wait=true', '--timeout=120s']);
-  await until('no Portico pods of the install', () => kubectl(['-n', 'portico-system', 'get', 'pods', '-l', 'app.kubernetes.io/name=portico,app.kubernetes.io/component=controller', '-o', 'name']).trim() === '', 120_000, 500);
   installed = true;
 }
 
