@@ -71,6 +71,37 @@ export interface Profile {
    * file named by its digest in the runtime directory (proxy_ssl_trusted_certificate) before nginx -t.
    */
   trustedCa?: string;
+  /** proxy_next_upstream_timeout in seconds (0 = none); set with nextUpstream when an annotation asks for it. */
+  nextUpstreamTimeoutSeconds?: number;
+  // Ingress annotations (ingress-nginx's); each is absent when it equals the ConfigMap's value.
+  /** proxy_buffering. */
+  proxyBuffering?: boolean;
+  /** proxy_buffer_size and the size of each proxy_buffers buffer (nginx size); set together with proxyBuffersNumber. */
+  proxyBufferSize?: string;
+  /** proxy_buffers count. */
+  proxyBuffersNumber?: number;
+  /** proxy_request_buffering. */
+  proxyRequestBuffering?: boolean;
+  /** proxy_max_temp_file_size (nginx size; "0" = no temporary files). */
+  proxyMaxTempFileSize?: string;
+  /** client_body_buffer_size (nginx size). */
+  clientBodyBufferSize?: string;
+  /** proxy_http_version. */
+  proxyHttpVersion?: '1.0' | '1.1';
+  /** proxy_cookie_domain: "off" or "<from> <to>" (literal words). */
+  proxyCookieDomain?: string;
+  /** proxy_cookie_path: "off" or "<from> <to>" (literal words). */
+  proxyCookiePath?: string;
+  /** proxy_redirect: the text to replace in Location/Refresh and its replacement (literal words). */
+  proxyRedirect?: { from: string; to: string };
+  /** The Connection header sent to the backend, replacing the default (upgrade or empty). */
+  connectionHeader?: string;
+  /** false: access_log off for these requests. */
+  accessLog?: false;
+  /** limit_rate in kilobytes per second (0 = unlimited). */
+  limitRateKb?: number;
+  /** limit_rate_after in kilobytes. */
+  limitRateAfterKb?: number;
   /** Test hook only (--enable-test-hooks): render a directive nginx rejects, to exercise fault isolation. */
   testInvalidDirective?: boolean;
 }

@@ -29,7 +29,7 @@ import { annotationRefusals, gateAnnotations } from '../annotations/risk.ts';
 import { limitKey, pluginInstanceOf } from '../crds/normalize.ts';
 import { globalAuthSpec, noAuthLocation, type ExternalAuthSpec } from '../annotations/plugins.ts';
 import type { AuthTarget } from '../annotations/auth-url.ts';
-import { nginxTuningOf } from '../config/nginx-tuning.ts';
+import { fullNginxTuning, nginxTuningOf, type NginxTuning } from '../config/nginx-tuning.ts';
 
 export interface TranslateOptions {
   controllerClass: string;
@@ -196,6 +196,64 @@ export function profileOf(settings: Omit<Profile, 'name'>): Profile | null {
   if (!entries.length) return null;
   const name = `p_${createHash('sha256').update(JSON.stringify(entries)).digest('hex').slice(0, 16)}`;
   return { name, ...Object.fromEntries(entries) };
+}
+
+/** One spelling per size ("16384", "16k" → "16k"), so equal settings always share one profile. */
+function canonicalSize(v: string): string {
+  const n = sizeBytes(v);
+  return n && n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)}m` : n && n % 1024 === 0 ? `${n / 1024}k` : String(n);
+}
+
+/** nginx's default proxy_max_temp_file_size (1024m): an annotation asking for it needs no profile. */
+const DEFAULT_MAX_TEMP_FILE_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * The directive-profile settings an Ingress's annotations ask for (ingress-nginx's proxy-buffering, proxy-buffer-size,
+ * proxy-next-upstream*, proxy-cookie-*, proxy-redirect-*, ...), each only where it differs from the ConfigMap's
+ * (or nginx's) value: a route whose settings equal the globals keeps the default location. `retried`: the route has
+ * an Upstream's retries, which win over the proxy-next-upstream annotations.
+ */
+export function annotationProfileSettings(a: ParsedAnnotations, t: NginxTuning, retried: boolean): Partial<Omit<Profile, 'name'>> {
+  const out: Partial<Omit<Profile, 'name'>> = {};
+  if (a['proxy-buffering'] !== undefined && a['proxy-buffering'] !== t.proxyBuffering) out.proxyBuffering = a['proxy-buffering'];
+  if (a['proxy-request-buffering'] !== undefined && a['proxy-request-buffering'] !== t.proxyRequestBuffering) out.proxyRequestBuffering = a['proxy-request-buffering'];
+  // proxy_buffers' size is proxy_buffer_size (as ingress-nginx renders it): the two are set together.
+  const bufSize = a['proxy-buffer-size'] ?? t.proxyBufferSize;
+  const bufNumber = a['proxy-buffers-number'] ?? t.proxyBuffersNumber;
+  if (sizeBytes(bufSize) !== sizeBytes(t.proxyBufferSize) || bufNumber !== t.proxyBuffersNumber) {
+    out.proxyBufferSize = canonicalSize(bufSize);
+    out.proxyBuffersNumber = bufNumber;
+  }
+  // nginx refuses a temporary-file limit other than 0 below the buffer size: such a value is raised to it.
+  const maxTemp = a['proxy-max-temp-file-size'];
+  const maxTempBytes = maxTemp === undefined ? undefined : sizeBytes(maxTemp) && Math.max(sizeBytes(maxTemp), sizeBytes(bufSize));
+  if (maxTempBytes !== undefined && maxTempBytes !== DEFAULT_MAX_TEMP_FILE_BYTES) out.proxyMaxTempFileSize = canonicalSize(String(maxTempBytes));
+  const bodyBuf = a['client-body-buffer-size'];
+  if (bodyBuf !== undefined && sizeBytes(bodyBuf) !== sizeBytes(t.clientBodyBufferSize)) out.clientBodyBufferSize = canonicalSize(bodyBuf);
+  if (a['proxy-http-version'] === '1.0') out.proxyHttpVersion = '1.0';
+  if (a['proxy-cookie-domain'] !== undefined && a['proxy-cookie-domain'] !== 'off') out.proxyCookieDomain = a['proxy-cookie-domain'];
+  if (a['proxy-cookie-path'] !== undefined && a['proxy-cookie-path'] !== 'off') out.proxyCookiePath = a['proxy-cookie-path'];
+  // "off" and "default" in proxy-redirect-from ignore proxy-redirect-to; otherwise both must be set.
+  const rFrom = a['proxy-redirect-from'];
+  const rTo = a['proxy-redirect-to'];
+  if (rFrom !== undefined && rTo !== undefined && rFrom !== 'off' && rFrom !== 'default' && rTo !== 'off' && rTo !== 'default') out.proxyRedirect = { from: rFrom, to: rTo };
+  if (!retried) {
+    const on = a['proxy-next-upstream'] ?? t.proxyNextUpstream;
+    const tries = a['proxy-next-upstream-tries'] ?? t.proxyNextUpstreamTries;
+    const timeout = a['proxy-next-upstream-timeout'] ?? t.proxyNextUpstreamTimeoutSeconds;
+    if (on !== t.proxyNextUpstream || tries !== t.proxyNextUpstreamTries || timeout !== t.proxyNextUpstreamTimeoutSeconds) {
+      out.nextUpstream = on;
+      out.nextUpstreamTries = tries;
+      out.nextUpstreamTimeoutSeconds = timeout;
+    }
+  }
+  if (a['connection-proxy-header'] !== undefined) out.connectionHeader = a['connection-proxy-header'];
+  if (a['enable-access-log'] === false && !t.disableAccessLog) out.accessLog = false;
+  if (a['limit-rate']) {
+    out.limitRateKb = a['limit-rate'];
+    if (a['limit-rate-after']) out.limitRateAfterKb = a['limit-rate-after'];
+  }
+  return out;
 }
 
 /** Kind-qualified reference of an Ingress ("Ingress/ns/name"): how routes, events and status name their object. */
@@ -968,6 +1026,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
 
   // ---- routes ---------------------------------------------------------------------------------------------------
   const g = snap.global;
+  const tuning = fullNginxTuning(g);
   const routes: Record<string, HostRoutes> = {};
   const profiles = new Map<string, Profile>();
   for (const host of hostList) {
@@ -1009,6 +1068,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       let route: Route;
       let bodySize: string | undefined;
       let retries: { attempts: number; on: string[] } | undefined = up?.retries;
+      let fromAnnotations: Partial<Omit<Profile, 'name'>> = {};
       if (c.owner.ing) {
         const a = c.owner.ing.annotations;
         route = { source: c.pc.source, backendId: c.backendId, sslRedirect: a['force-ssl-redirect'] === true || (tls && (a['ssl-redirect'] ?? g.sslRedirect)) };
@@ -1016,6 +1076,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         const t = { connect: a['proxy-connect-timeout'], send: a['proxy-send-timeout'], read: a['proxy-read-timeout'] };
         const tt = fullTimeouts(up?.timeouts, g) ?? fullTimeouts(t, g);
         if (tt) route.timeouts = tt;
+        fromAnnotations = annotationProfileSettings(a, tuning, !!retries);
       } else {
         const rule = c.rr!.rule;
         route = { source: c.pc.source, backendId: c.backendId, sslRedirect: tls && g.sslRedirect };
@@ -1044,10 +1105,11 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       const overTls = !!up && (proto === 'HTTPS' || proto === 'GRPCS');
       const [upNs, upSvc] = (up?.serviceKey ?? '/').split('/');
       const profile = profileOf({
+        ...fromAnnotations,
         proxyBodySize: bodySize,
         testInvalidDirective: o.testHooks && c.owner.ing?.testInvalidDirective ? true : undefined,
-        nextUpstream: retries ? (retries.on.length ? retries.on.join(' ') : 'error timeout') : undefined,
-        nextUpstreamTries: retries ? retries.attempts + 1 : undefined,
+        nextUpstream: retries ? (retries.on.length ? retries.on.join(' ') : 'error timeout') : fromAnnotations.nextUpstream,
+        nextUpstreamTries: retries ? retries.attempts + 1 : fromAnnotations.nextUpstreamTries,
         backendProtocol: proto,
         sslServerName: overTls ? (up?.tls?.serverName ?? `${upSvc}.${upNs}.svc`) : undefined,
         trustedCa: overTls && up?.tls?.verify && up.tls.caPem ? up.tls.caPem : undefined,

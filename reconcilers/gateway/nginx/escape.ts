@@ -140,10 +140,10 @@ export function headerVariable(v: unknown): string {
 /**
  * Space-separated unquoted tokens (ssl_protocols, ssl_ciphers, gzip_types, large_client_header_buffers, times):
  * letters, digits and . + * / : ! @ = _ - only, single spaces between them, at most 4096 characters. Nothing that
- * ends a directive, opens a block, a comment, a string or a variable can pass.
+ * ends a directive, opens a block, a comment, a string or a variable can pass, nor the name of a Lua directive.
  */
 export function words(v: unknown): string {
-  if (typeof v !== 'string' || v.length > 4096 || !/^[A-Za-z0-9.+*/:!@=_-]+( [A-Za-z0-9.+*/:!@=_-]+)*$/.test(v)) {
+  if (typeof v !== 'string' || v.length > 4096 || !/^[A-Za-z0-9.+*/:!@=_-]+( [A-Za-z0-9.+*/:!@=_-]+)*$/.test(v) || /_by_lua/i.test(v)) {
     throw new UnsafeValueError(`unsafe words ${JSON.stringify(typeof v === 'string' ? v.slice(0, 100) : v)}`);
   }
   return v;

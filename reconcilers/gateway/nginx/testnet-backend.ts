@@ -7,6 +7,8 @@
 //           with a Bearer challenge (200 and 401 also set a cookie when the URL holds "cookie"); paths under /slow
 //           answer only after 3 s, paths under /fail answer 500
 //   tls-echo  echo over HTTPS with the certificate and key files `cert`/`key` (the control path too)
+//   rewrite 302 to "http://internal.local/next" with "Set-Cookie: sid=1; Domain=internal.local; Path=/", and the
+//           request (with its HTTP version) as the JSON body: for proxy_redirect / proxy_cookie_* tests
 // Every request is recorded, except those to the control path CONTROL, which answers the recorded requests as JSON
 // (the test counts and inspects them through it; it is also the readiness probe).
 // The backend exits on its own when the test process that started it is gone (it never outlives its test).
@@ -16,7 +18,7 @@ import { readFileSync } from 'node:fs';
 
 export const CONTROL = '/__portico_testnet/requests';
 
-export type BackendKind = 'echo' | 'status' | 'auth' | 'tls-echo';
+export type BackendKind = 'echo' | 'status' | 'auth' | 'tls-echo' | 'rewrite';
 export interface BackendArgs {
   name: string;
   ip: string;
@@ -32,6 +34,8 @@ export interface Seen {
   method: string;
   url: string;
   headers: http.IncomingHttpHeaders;
+  /** "1.1" or "1.0": the HTTP version of the request. */
+  httpVersion?: string;
 }
 
 const SLOW_MS = 3_000;
@@ -43,7 +47,7 @@ function handler(a: BackendArgs, seen: Seen[]): http.RequestListener {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(seen));
       return;
     }
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, httpVersion: req.httpVersion });
     req.resume();
     switch (a.kind) {
       case 'echo':
@@ -51,6 +55,12 @@ function handler(a: BackendArgs, seen: Seen[]): http.RequestListener {
         req.on('end', () => {
           res.writeHead(200, { 'content-type': 'application/json', 'x-powered-by': 'node' });
           res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers }));
+        });
+        return;
+      case 'rewrite':
+        req.on('end', () => {
+          res.writeHead(302, { location: 'http://internal.local/next', 'set-cookie': 'sid=1; Domain=internal.local; Path=/', 'content-type': 'application/json' });
+          res.end(JSON.stringify({ method: req.method, url: req.url, httpVersion: req.httpVersion, headers: req.headers }));
         });
         return;
       case 'status':
