@@ -135,6 +135,14 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'affinity-mode': ['persistent', 'sticky'],
   'session-cookie-name': ['route', 'bad name'],
   'session-cookie-max-age': ['3600', '-5'],
+  'session-cookie-path': ['/app', '/app;Secure'],
+  'session-cookie-domain': ['.example.com', 'example.com;x=1'],
+  'session-cookie-samesite': ['Lax', 'lax'],
+  'session-cookie-conditional-samesite-none': ['true', 'yes'],
+  'session-cookie-secure': ['true', 'on'],
+  'session-cookie-expires': ['172800', '2 days'],
+  'session-cookie-change-on-failure': ['false', 'maybe'],
+  'service-upstream': ['true', 'clusterip'],
   canary: ['true', 'maybe'],
   'canary-weight': ['10', '10.5'],
   'canary-weight-total': ['1000', '0'],
@@ -241,6 +249,30 @@ test('access-control.ts follows the table\'s access column', () => {
   for (const n of Object.keys(CATALOGUE).filter((x) => x.startsWith('auth-'))) assert.ok(CATALOGUE[n]?.access, n);
   // An auth-* name ingress-nginx may add later still fails closed.
   assert.equal(accessControlKind('auth-future-option', 'x'), 'authentication');
+});
+
+test('affinity cookie attributes refuse anything that could end an attribute or the header', () => {
+  const bad: Record<string, string[]> = {
+    'session-cookie-path': ['/a;b', '/a\nb', '/a\r\nSet-Cookie: x=1', '/a"b', "/a'b", '/a\u0000b', '/a b', '/a,b', 'app', '/a\\b', `/${'x'.repeat(256)}`],
+    'session-cookie-domain': ['a.example;b', 'a\nexample', '"example.com"', "'example.com'", 'exa\u0000mple.com', 'a b.com', '-a.example', 'a..example', '*.example.com'],
+    'session-cookie-samesite': ['Lax;', 'None\n', 'Strict; Secure', '"Lax"', 'Lax\u0000', 'none'],
+    'session-cookie-expires': ['1;', '1\n2', '"60"', '60\u0000', '315360001', '-1'],
+  };
+  for (const [n, values] of Object.entries(bad)) {
+    for (const v of values) {
+      const r = parseAnnotations({ [`nginx.ingress.kubernetes.io/${n}`]: v });
+      assert.equal(r.errors.length, 1, `${n}: ${JSON.stringify(v)} refused`);
+      assert.equal((r.values as Record<string, unknown>)[n], undefined, `${n}: ${JSON.stringify(v)} not applied`);
+    }
+  }
+  const ok = parseAnnotations({
+    'nginx.ingress.kubernetes.io/session-cookie-path': '/shop/cart-1_%7E',
+    'nginx.ingress.kubernetes.io/session-cookie-domain': 'Shop.Example.com',
+    'nginx.ingress.kubernetes.io/session-cookie-samesite': 'None',
+    'nginx.ingress.kubernetes.io/session-cookie-expires': '0',
+  });
+  assert.deepEqual(ok.errors, []);
+  assert.deepEqual(ok.values, { 'session-cookie-path': '/shop/cart-1_%7E', 'session-cookie-domain': 'shop.example.com', 'session-cookie-samesite': 'None', 'session-cookie-expires': 0 });
 });
 
 test('every supported or difference row is consumed by the code that applies it', () => {

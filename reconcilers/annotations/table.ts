@@ -85,6 +85,10 @@ const refused = (scope: Scope, risk: Risk, why: string, o: { access?: string; re
   ...(o.removed ? { removed: true as const } : {}),
 });
 
+/** session-cookie-path: an absolute path, printable ASCII without ";", "," or quotes, at most 256 characters. */
+const cookiePathSchema = z.string().trim().regex(/^\/[!#-&(-+\--:<-[\]-~]{0,255}$/, 'expected an absolute path such as /app (printable characters, no ";", ",", quotes or spaces)');
+/** session-cookie-domain: a DNS name, optionally with a leading ".". */
+const cookieDomainSchema = z.string().trim().toLowerCase().regex(/^\.?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, 'expected a DNS name such as example.com').max(254, 'longer than 254 characters');
 // Snippets are compiled by plugins.ts (snippets.ts), once the ConfigMap allows them; here only their size.
 const snippetSchema = z.string().max(MAX_SNIPPET * 4, `longer than ${MAX_SNIPPET * 4} characters`);
 
@@ -238,16 +242,16 @@ export const ANNOTATION_TABLE = {
   'ssl-ciphers': refused('ingress', 'low', 'not supported: TLS ciphers are set for the whole controller, not per Ingress'),
   'ssl-prefer-server-ciphers': refused('ingress', 'low', 'not supported: TLS ciphers are set for the whole controller, not per Ingress'),
   'ssl-passthrough': refused('ingress', 'low', 'TLS passthrough is not supported: Portico terminates TLS'),
-  'service-upstream': refused('ingress', 'low', 'not supported yet: Portico balances over the endpoints, never the Service\'s cluster IP'),
+  'service-upstream': row(boolSchema, 'backend', 'low', '"true": the backend is the Service\'s cluster IP and port (one endpoint, kube-proxy balances) instead of its endpoints; ignored with a Warning for ExternalName and headless Services, and when an Upstream object sets the Service port\'s balancing'),
   'affinity-canary-behavior': refused('ingress', 'low', 'not supported: the sticky/legacy choice for canaries with affinity cannot be made'),
-  'session-cookie-path': refused('ingress', 'medium', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
-  'session-cookie-domain': refused('ingress', 'medium', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
-  'session-cookie-expires': refused('ingress', 'medium', 'not supported yet: of the affinity cookie, only name and max-age can be set (use session-cookie-max-age)'),
-  'session-cookie-samesite': refused('ingress', 'low', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
-  'session-cookie-conditional-samesite-none': refused('ingress', 'low', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
-  'session-cookie-secure': refused('ingress', 'low', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
-  'session-cookie-partitioned': refused('ingress', 'low', 'not supported yet: of the affinity cookie, only name and max-age can be set'),
-  'session-cookie-change-on-failure': refused('ingress', 'low', 'not supported yet: the affinity cookie is not reissued when its endpoint fails'),
+  'session-cookie-path': row(cookiePathSchema, 'backend', 'medium', 'Path attribute of the affinity cookie (default "/"): an absolute path of printable characters, no ";"', { difference: 'the default is "/" (ingress-nginx defaults to the matched location path)' }),
+  'session-cookie-domain': row(cookieDomainSchema, 'backend', 'medium', 'Domain attribute of the affinity cookie (a DNS name, an optional leading "."); default: none (the host only)'),
+  'session-cookie-samesite': row(z.enum(['Strict', 'Lax', 'None'], { error: () => 'session-cookie-samesite must be Strict, Lax or None' }), 'backend', 'low', 'SameSite attribute of the affinity cookie: Strict, Lax or None (default: none sent)'),
+  'session-cookie-conditional-samesite-none': row(boolSchema, 'backend', 'low', 'With session-cookie-samesite None: "true" leaves SameSite=None out for browsers known to reject it (old Chrome, Safari on iOS 12 / macOS 10.14, UC Browser)'),
+  'session-cookie-secure': row(boolSchema, 'backend', 'low', '"true": the affinity cookie is marked Secure on every request (by default only on HTTPS requests)'),
+  'session-cookie-expires': row(intSchema(0, 315360000), 'backend', 'medium', 'Expires attribute of the affinity cookie, this many seconds from when it is set (default: none)'),
+  'session-cookie-change-on-failure': row(boolSchema, 'backend', 'low', '"true": when the request is retried on another endpoint, the affinity cookie is reissued for it (balanced mode: a new key; persistent: the new endpoint); default false keeps the cookie'),
+  'session-cookie-partitioned': refused('ingress', 'low', 'not supported yet: the affinity cookie is never marked Partitioned'),
   'upstream-hash-by-subset': refused('location', 'low', 'not supported: hashing onto subsets of endpoints'),
   'upstream-hash-by-subset-size': refused('location', 'low', 'not supported: hashing onto subsets of endpoints'),
   'limit-connections': refused('location', 'low', 'not supported yet: there is no per-client connection limit'),

@@ -535,7 +535,7 @@ export interface Backend {
     cookie?: string;
   };
   /** For cookie affinity. */
-  cookie?: { name: string; maxAgeSeconds?: number; mode: 'balanced' | 'persistent' };
+  cookie?: { name: string; maxAgeSeconds?: number; mode: 'balanced' | 'persistent'; path?: string; domain?: string; sameSite?: 'Strict' | 'Lax' | 'None'; conditionalSameSiteNone?: boolean; secure?: boolean; expiresSeconds?: number; changeOnFailure?: boolean };
   /** ExternalName services: a DNS name the gateway resolves into endpoints, and the port to use. */
   externalName?: string;
   externalPort?: number;

@@ -244,6 +244,7 @@ const serviceSchema = z.object({
     .object({
       type: z.string().optional(),
       externalName: z.string().optional(),
+      clusterIP: z.string().optional(),
       ports: z
         .array(
           z.object({
@@ -277,7 +278,10 @@ export function normalizeService(obj: KubeObject): NormalizedService {
     }
     ports.push({ name: p.name ?? '', port: p.port, targetPort: p.targetPort ?? p.port, protocol: p.protocol ?? 'TCP' });
   }
-  return { key: `${o.metadata.namespace}/${o.metadata.name}`, type, externalName, ports, problems };
+  // service-upstream: the cluster IP as written ("None" for a headless Service); anything else that is not an IP is dropped.
+  const cip = o.spec?.clusterIP;
+  const clusterIP = cip === 'None' ? 'None' : cip && (parseIpv4(cip) || parseIpv6(cip)) ? cip : null;
+  return { key: `${o.metadata.namespace}/${o.metadata.name}`, type, externalName, ports, problems, clusterIP };
 }
 
 const sliceSchema = z.object({

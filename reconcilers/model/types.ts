@@ -82,6 +82,8 @@ export interface NormalizedService {
   ports: ServicePort[];
   /** Parts of the Service that were dropped, with why (invalid port names or numbers, invalid externalName). */
   problems: string[];
+  /** spec.clusterIP when it is an IP address, "None" for a headless Service, else null (for service-upstream). */
+  clusterIP?: string | null;
 }
 
 export interface SliceEndpoint {
@@ -153,7 +155,7 @@ export interface NormalizedUpstream extends CrdMeta {
   balance?: 'round_robin' | 'ewma' | 'chash' | 'cookie';
   /** nginx variable for chash, e.g. "$http_x_user". */
   hashBy?: string;
-  cookie?: { name: string; maxAgeSeconds?: number; mode: 'balanced' | 'persistent' };
+  cookie?: { name: string; maxAgeSeconds?: number; mode: 'balanced' | 'persistent'; path?: string; domain?: string; sameSite?: 'Strict' | 'Lax' | 'None'; conditionalSameSiteNone?: boolean; secure?: boolean; expiresSeconds?: number; changeOnFailure?: boolean };
   retries?: { attempts: number; on: string[] };
   timeouts?: { connect?: number; read?: number; send?: number };
   protocol: 'HTTP' | 'HTTPS' | 'GRPC' | 'GRPCS';

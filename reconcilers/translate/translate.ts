@@ -852,7 +852,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     reported.add(`forbidden ${ref} ${id}`);
     warn(ref, 'ForbiddenEndpoint', note);
   };
-  const LB_KEYS = ['load-balance', 'upstream-hash-by', 'affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age'];
+  const LB_KEYS = ['load-balance', 'upstream-hash-by', 'affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age', 'session-cookie-path', 'session-cookie-domain', 'session-cookie-samesite', 'session-cookie-conditional-samesite-none', 'session-cookie-secure', 'session-cookie-expires', 'session-cookie-change-on-failure', 'service-upstream'];
   const resolve = (ownerRef: string, ann: ParsedAnnotations | undefined, ns: string, ref: ServiceBackendRef, id: string, svcKey = `${ns}/${ref.service}`): void => {
     const prevOwner = backendOwner.get(id);
     if (prevOwner) {
@@ -880,6 +880,12 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     const cached = memo?.backends.get(id);
     const report = (b: Backend, kind: 'BackendNotFound' | 'ForbiddenEndpoint') => {
       noteForbidden(ownerRef, id);
+      const s = svcRecord;
+      if (ann?.['service-upstream'] && !up && s && (s.type === 'ExternalName' || !s.clusterIP || s.clusterIP === 'None') && !reported.has(`su ${ownerRef} ${id}`)) {
+        reported.add(`su ${ownerRef} ${id}`);
+        const what = s.type === 'ExternalName' ? 'an ExternalName service, its external name is used' : 'a headless service (no cluster IP), its endpoints are used';
+        warn(ownerRef, 'UnsupportedAnnotation', `service-upstream ignored for service backend ${id}: ${what}`);
+      }
       if (b.unavailableReason && !reported.has(`${ownerRef} ${id}`)) {
         reported.add(`${ownerRef} ${id}`);
         warn(ownerRef, kind, `${b.unavailableReason}; ${ownerRef.startsWith('Ingress/') ? 'paths' : 'requests'} using it answer 503`);
@@ -902,6 +908,13 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       b.balance = 'cookie';
       b.cookie = { name: a['session-cookie-name'] ?? 'INGRESSCOOKIE', mode: a['affinity-mode'] ?? 'balanced' };
       if (a['session-cookie-max-age'] !== undefined) b.cookie.maxAgeSeconds = a['session-cookie-max-age'];
+      if (a['session-cookie-path'] !== undefined) b.cookie.path = a['session-cookie-path'];
+      if (a['session-cookie-domain'] !== undefined) b.cookie.domain = a['session-cookie-domain'];
+      if (a['session-cookie-samesite'] !== undefined) b.cookie.sameSite = a['session-cookie-samesite'];
+      if (a['session-cookie-conditional-samesite-none']) b.cookie.conditionalSameSiteNone = true;
+      if (a['session-cookie-secure']) b.cookie.secure = true;
+      if (a['session-cookie-expires'] !== undefined) b.cookie.expiresSeconds = a['session-cookie-expires'];
+      if (a['session-cookie-change-on-failure']) b.cookie.changeOnFailure = true;
     } else if (a['upstream-hash-by']) {
       b.balance = 'chash';
       b.hashBy = a['upstream-hash-by'];
@@ -936,6 +949,13 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
           unavailableKind = 'ForbiddenEndpoint';
           b.unavailableReason = `ExternalName service ${svcKey} points at ${svc.externalName}, ${literal}, which Portico never proxies to`;
         }
+      } else if (a['service-upstream'] && !up && svc.clusterIP && svc.clusterIP !== 'None') {
+        // service-upstream: one endpoint, the Service's cluster IP and port (kube-proxy balances), as ingress-nginx.
+        const why = forbiddenAddressReason(svc.clusterIP, own);
+        if (why) {
+          unavailableKind = 'ForbiddenEndpoint';
+          b.unavailableReason = `service-upstream: the cluster IP ${svc.clusterIP} of service ${svcKey} is ${why}, which Portico never proxies to`;
+        } else b.endpoints = [{ address: svc.clusterIP, port: sp.port, weight: 1 }];
       } else {
         const r = endpointsOf(snap.slices.get(svcKey) ?? [], sp.name, own);
         b.endpoints = r.endpoints;

@@ -61,6 +61,23 @@ local function hashed(eps, b)
   return { next = function(_, skip) return ring:find(ngx_var[var], skip) end }
 end
 
+-- Browsers that reject or misread SameSite=None (Chrome 51-66, every browser on iOS 12, Safari on macOS 10.14,
+-- UC Browser before 12.13.2): session-cookie-conditional-samesite-none leaves the attribute out for them.
+local function samesite_none_rejected(ua)
+  if type(ua) ~= "string" then return false end
+  local chrome = tonumber(ua:match("Chrom[ei][um]*/(%d+)%."))
+  if chrome and chrome >= 51 and chrome <= 66 then return true end
+  if ua:find("%(iP[^;]*;[^)]* OS 12[_%d]*[ ;)]") and ua:find("AppleWebKit/", 1, true) then return true end
+  if ua:find("%(Macintosh;[^)]*Mac OS X 10_14[_%d]*[;)]") and ua:find("Version/[%d.]+ Safari") then return true end
+  local a, b2, c2 = ua:match("UCBrowser/(%d+)%.(%d+)%.(%d+)")
+  if a then
+    a, b2, c2 = tonumber(a), tonumber(b2), tonumber(c2)
+    if a < 12 or (a == 12 and (b2 < 13 or (b2 == 13 and c2 < 2))) then return true end
+  end
+  return false
+end
+_M._samesite_none_rejected = samesite_none_rejected
+
 local function sticky(eps, b, entry)
   local ring = chash.new(eps)
   local robin = rr.new(eps)
@@ -68,14 +85,39 @@ local function sticky(eps, b, entry)
   for _, e in ipairs(eps) do byid[string.format("%08x", chash.hash(e.address .. ":" .. e.port))] = e end
   local c = b.cookie or {}
   local name = c.name or "INGRESSCOOKIE"
-  local suffix = "; Path=/; HttpOnly" .. (c.maxAgeSeconds and ("; Max-Age=" .. c.maxAgeSeconds) or "")
+  local suffix = "; Path=" .. (c.path or "/") .. "; HttpOnly"
+    .. (c.maxAgeSeconds and ("; Max-Age=" .. c.maxAgeSeconds) or "")
+    .. (c.domain and ("; Domain=" .. c.domain) or "")
   local cookie_var = "cookie_" .. name
   -- The response header is set from here (the balancer phase runs before the upstream answers), so locations
   -- need no add_header evaluated on every response; $portico_set_cookie keeps it for log formats.
   local function set_cookie(value)
     local header = name .. "=" .. value .. suffix
+    if c.expiresSeconds then header = header .. "; Expires=" .. ngx.cookie_time(ngx.time() + c.expiresSeconds) end
+    if c.secure or ngx_var.https == "on" then header = header .. "; Secure" end
+    if c.sameSite and not (c.sameSite == "None" and c.conditionalSameSiteNone and samesite_none_rejected(ngx_var.http_user_agent)) then
+      header = header .. "; SameSite=" .. c.sameSite
+    end
     ngx.header["Set-Cookie"] = header
     ngx_var.portico_set_cookie = header
+  end
+  local function new_key()
+    return string.format("%08x%08x", math.random(0, 0x7fffffff), math.random(0, 0x7fffffff))
+  end
+  -- session-cookie-change-on-failure: on a retry the cookie follows the endpoint now chosen (balanced: a new key,
+  -- its endpoint found on the ring skipping those tried; persistent: the endpoint the retry goes to).
+  if c.changeOnFailure then
+    entry.reissue = function(skip)
+      if c.mode == "persistent" then
+        local peer = robin:next(skip)
+        if peer then set_cookie(string.format("%08x", chash.hash(peer.address .. ":" .. peer.port))) end
+        return peer
+      end
+      local v = new_key()
+      local peer = ring:find(v, skip)
+      if peer then set_cookie(v) end
+      return peer
+    end
   end
   -- First attempt: the peer named by the cookie (or a new cookie is set); retries use round-robin. skip(peer)
   -- (ejected endpoints) sends the client elsewhere for now without changing its cookie, so it comes back to its
@@ -93,7 +135,7 @@ local function sticky(eps, b, entry)
       return peer
     end
     if not v or not v:match("^[0-9a-f]+$") then
-      v = string.format("%08x%08x", math.random(0, 0x7fffffff), math.random(0, 0x7fffffff))
+      v = new_key()
       set_cookie(v)
     end
     return skip and ring:find(v, skip) or ring:find(v)
@@ -220,10 +262,11 @@ local function retry(id, state, status)
     ej = health.ejected_set(id, p.keys)
   end
   local peer
+  local pick = p.reissue and function(skip) return p.reissue(skip) end or function(skip) return p.algo:next(skip) end
   if ej then
-    peer = p.algo:next(function(x) local k = peer_key(x); return tried[k] or ej[k] end)
+    peer = pick(function(x) local k = peer_key(x); return tried[k] or ej[k] end)
   end
-  peer = peer or p.algo:next(function(x) return tried[peer_key(x)] end) or p.algo:next()
+  peer = peer or pick(function(x) return tried[peer_key(x)] end) or p.algo:next()
   if not peer then return unavailable(id, p) end
   return use_peer(peer)
 end

@@ -72,6 +72,14 @@ function _M.backend(id, b)
     if c.name ~= nil and not str(c.name, 256, TOKEN) then return "backend " .. id .. ": invalid cookie name" end
     if c.maxAgeSeconds ~= nil and not is_int(c.maxAgeSeconds, 0, 1e10) then return "backend " .. id .. ": invalid cookie maxAgeSeconds" end
     if c.mode ~= nil and c.mode ~= "balanced" and c.mode ~= "persistent" then return "backend " .. id .. ": invalid cookie mode" end
+    -- Attributes written into the Set-Cookie header: nothing that ends an attribute or the header can pass.
+    if c.path ~= nil and not (str(c.path, 256, "^/[!-~]*$") and not c.path:find("[;,\"'\\]")) then return "backend " .. id .. ": invalid cookie path" end
+    if c.domain ~= nil and not str(c.domain, 254, "^%.?[%w][%w%.%-]*$") then return "backend " .. id .. ": invalid cookie domain" end
+    if c.sameSite ~= nil and c.sameSite ~= "Strict" and c.sameSite ~= "Lax" and c.sameSite ~= "None" then return "backend " .. id .. ": invalid cookie sameSite" end
+    if c.expiresSeconds ~= nil and not is_int(c.expiresSeconds, 0, 1e10) then return "backend " .. id .. ": invalid cookie expiresSeconds" end
+    for _, k in ipairs({ "conditionalSameSiteNone", "secure", "changeOnFailure" }) do
+      if c[k] ~= nil and type(c[k]) ~= "boolean" then return "backend " .. id .. ": cookie " .. k .. " must be a boolean" end
+    end
   end
   if b.unavailableReason ~= nil and not str(b.unavailableReason, 2048) then return "backend " .. id .. ": invalid unavailableReason" end
   if b.passiveHealth ~= nil then

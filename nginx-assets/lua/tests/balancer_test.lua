@@ -128,6 +128,77 @@ do -- cookie affinity: a new client gets the cookie header from the balancer; a 
   R.check("no new cookie for a returning client", T.ngx.header["Set-Cookie"] == nil)
 end
 
+do -- affinity cookie attributes: path, domain, max-age, expires, secure (forced or on HTTPS), SameSite
+  local T, balancer, store = setup()
+  T.clock = 0
+  store.apply({ sticky = { balance = "cookie", cookie = { name = "S", mode = "balanced", path = "/app", domain = ".example.com",
+    maxAgeSeconds = 60, expiresSeconds = 86400, sameSite = "Lax" }, endpoints = { ep("10.0.0.1"), ep("10.0.0.2") } } })
+  request(T, balancer, "sticky")
+  local h = T.ngx.header["Set-Cookie"]
+  R.check("path, domain, max-age, expires and SameSite are attributes of the cookie",
+    h and h:match("^S=%x+; Path=/app; HttpOnly; Max%-Age=60; Domain=%.example%.com; Expires=Fri, 02%-Jan%-1970 00:00:00 GMT; SameSite=Lax$"), tostring(h))
+  T.ngx.header["Set-Cookie"] = nil
+  T.ngx.var.https = "on"
+  request(T, balancer, "sticky")
+  h = T.ngx.header["Set-Cookie"]
+  R.check("Secure on an HTTPS request", h and h:find("; Secure;", 1, true) ~= nil, tostring(h))
+  T.ngx.var.https = nil
+  store.apply({ sticky = { balance = "cookie", cookie = { name = "S", mode = "balanced", secure = true, sameSite = "None", conditionalSameSiteNone = true },
+    endpoints = { ep("10.0.0.1"), ep("10.0.0.2") } } })
+  T.ngx.header["Set-Cookie"] = nil
+  T.ngx.var.http_user_agent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36"
+  request(T, balancer, "sticky")
+  h = T.ngx.header["Set-Cookie"]
+  R.check("session-cookie-secure: Secure on plain HTTP too, SameSite=None for a current browser", h and h:match("; Secure; SameSite=None$"), tostring(h))
+  T.ngx.header["Set-Cookie"] = nil
+  T.ngx.var.http_user_agent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/64.0.3282.140 Safari/537.36"
+  request(T, balancer, "sticky")
+  h = T.ngx.header["Set-Cookie"]
+  R.check("conditional SameSite=None: left out for Chrome 64", h and not h:find("SameSite", 1, true), tostring(h))
+  local rejected = balancer._samesite_none_rejected
+  R.check("iOS 12 and UC Browser 12.13.1 reject SameSite=None", rejected("Mozilla/5.0 (iPhone; CPU iPhone OS 12_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.0 Mobile/15E148 Safari/604.1")
+    and rejected("Mozilla/5.0 (Linux; U; Android 9) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 UCBrowser/12.13.1.1200 Mobile Safari/537.36"))
+  R.check("iOS 13, UC Browser 12.13.2 and macOS 10.15 Safari accept it", not rejected("Mozilla/5.0 (iPhone; CPU iPhone OS 13_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/13.0 Mobile/15E148 Safari/604.1")
+    and not rejected("Mozilla/5.0 (Linux; U; Android 9) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 UCBrowser/12.13.2.1200 Mobile Safari/537.36")
+    and not rejected("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/15.0 Safari/605.1.15")
+    and rejected("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.1.2 Safari/605.1.15"))
+  T.ngx.var.http_user_agent = nil
+end
+
+do -- session-cookie-change-on-failure: a retry reissues the cookie for the endpoint it goes to; without it, kept
+  for _, mode in ipairs({ "balanced", "persistent" }) do
+    for _, change in ipairs({ true, false }) do
+      local T, balancer, store = setup()
+      store.apply({ web = { balance = "cookie", cookie = { name = "S", mode = mode, changeOnFailure = change or nil }, endpoints = { ep("10.0.0.1"), ep("10.0.0.2"), ep("10.0.0.3") } } })
+      local first = request(T, balancer, "web")
+      local old = T.ngx.header["Set-Cookie"]:match("^S=(%x+)")
+      T.ngx.var.cookie_S = old
+      T.ngx.header["Set-Cookie"] = nil
+      T.ngx.var.upstream_addr = first .. " : "
+      T.last_failure = "failed"
+      balancer.balance()
+      local second = T.peers[#T.peers]
+      local h = T.ngx.header["Set-Cookie"]
+      R.check("cookie " .. mode .. ": the retry goes elsewhere", second ~= first, first .. " then " .. tostring(second))
+      if change then
+        local v = h and h:match("^S=(%x+)")
+        local ok = v and v ~= old
+        if ok and mode == "persistent" then
+          -- The new cookie names the endpoint of the retry: a request with it goes there.
+          T.ngx.var.cookie_S, T.ngx.var.upstream_addr = v, nil
+          ok = request(T, balancer, "web") == second
+        elseif ok then
+          T.ngx.var.cookie_S, T.ngx.var.upstream_addr = v, nil
+          ok = request(T, balancer, "web") == second
+        end
+        R.check("cookie " .. mode .. ": change-on-failure reissues the cookie for the new endpoint", ok, tostring(h))
+      else
+        R.check("cookie " .. mode .. ": without change-on-failure the cookie is kept", h == nil, tostring(h))
+      end
+    end
+  end
+end
+
 -- Passive health checking: every algorithm skips ejected endpoints (health_test.lua covers the counting).
 local PH = { failures = 1, statuses = { 503 }, ejectSeconds = 30 }
 local function eject(peer, id)

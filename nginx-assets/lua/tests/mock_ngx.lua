@@ -318,6 +318,8 @@ function M.http(T, ngx, o)
   ngx.sha1_bin = sha1_bin
   function ngx.unescape_uri(s) return (s:gsub("%+", " "):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)) end
   function ngx.time() return math.floor(T.clock) end
+  -- As nginx's cookie_time: "Thu, 01-Jan-1970 00:00:00 GMT".
+  function ngx.cookie_time(t) return os.date("!%a, %d-%b-%Y %H:%M:%S GMT", t) end
   -- As lua-nginx-module's default (a URI component): everything but letters, digits and - . _ ~ escaped.
   function ngx.escape_uri(s) return (s:gsub("[^%w%-%._~]", function(c) return string.format("%%%02X", c:byte()) end)) end
 end
