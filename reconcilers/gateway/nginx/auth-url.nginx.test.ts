@@ -16,15 +16,16 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import { translate } from '../../translate/translate.ts';
-import { diffConfig, structureChecksum } from '../../translate/diff.ts';
+import { diffConfig } from '../../translate/diff.ts';
 import { ing, modelOf, OPTS, rule, slice, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
-import { renderNginxConf, runtimePaths } from './render.ts';
+import { runtimePaths } from './render.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
 import { TestNet, type Seen } from './testnet.ts';
+import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31700, httpsPort: 31701, statusPort: 31702, address: '127.0.0.1' };
 const ECHO_PORT = 31703;
@@ -93,22 +94,9 @@ before(async () => {
   await net.start('auth', AUTH_PORT, 'auth');
   await net.start('tls-auth', TLS_AUTH_PORT, 'tls-echo', { cert: tlsCert, key: tlsKey });
   const config = desired();
-  nginx.prepare();
-  const checksum = structureChecksum(config.structure);
-  const v = await nginx.writeValidated(renderNginxConf(config.structure, nginx.runtime, checksum));
-  assert.ok(v.ok, v.output);
-  nginx.start();
-  assert.ok(await nginx.waitLive(checksum));
-  await dynamic.push(diffConfig(null, config).delta);
+  await startLive(nginx, dynamic, config);
 });
-after(async () => {
-  try {
-    await nginx.stop();
-    await dynamic.close();
-  } finally {
-    await net.close();
-  }
-});
+after(() => stopLive(nginx, dynamic, net));
 
 interface Answer { status: number; headers: http.IncomingHttpHeaders; body: string }
 function send(host: string, p: string, o: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> {

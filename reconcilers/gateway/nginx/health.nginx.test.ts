@@ -18,14 +18,15 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import { translate } from '../../translate/translate.ts';
-import { diffConfig, structureChecksum } from '../../translate/diff.ts';
+import { diffConfig } from '../../translate/diff.ts';
 import { OPTS, modelOf } from '../../translate/fixtures.test-helpers.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
-import { renderNginxConf, runtimePaths } from './render.ts';
+import { runtimePaths } from './render.ts';
 import type { Backend, GatewayConfig } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
 import { TestNet } from './testnet.ts';
+import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31300, httpsPort: 31301, statusPort: 31302, address: '127.0.0.1' };
 const GOOD_PORT = 31303;
@@ -96,22 +97,9 @@ before(async () => {
   await net.start('good', GOOD_PORT, 'status', { status: 200 });
   await net.start('bad', BAD_PORT, 'status', { status: 503 });
   running = configWith(backend(ID, BAD_PORT, PH), backend(ID2, CLOSED_PORT, PH));
-  nginx.prepare();
-  const checksum = structureChecksum(running.structure);
-  const v = await nginx.writeValidated(renderNginxConf(running.structure, nginx.runtime, checksum));
-  assert.ok(v.ok, v.output);
-  nginx.start();
-  assert.ok(await nginx.waitLive(checksum));
-  await dynamic.push(diffConfig(null, running).delta);
+  await startLive(nginx, dynamic, running);
 });
-after(async () => {
-  try {
-    await nginx.stop();
-    await dynamic.close();
-  } finally {
-    await net.close();
-  }
-});
+after(() => stopLive(nginx, dynamic, net));
 
 function get(host = HOST, p = '/'): Promise<number> {
   return new Promise((resolve, reject) => {

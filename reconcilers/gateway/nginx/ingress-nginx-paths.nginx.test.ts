@@ -12,12 +12,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { nullLogger } from '../../../operator/log.ts';
 import { translate } from '../../translate/translate.ts';
-import { diffConfig, structureChecksum } from '../../translate/diff.ts';
+import { diffConfig } from '../../translate/diff.ts';
 import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
-import { renderNginxConf, runtimePaths } from './render.ts';
+import { runtimePaths } from './render.ts';
 import { TestNet, type Seen } from './testnet.ts';
+import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31600, httpsPort: 31601, statusPort: 31602, address: '127.0.0.1' };
 const WEB_PORT = 31603;
@@ -57,22 +58,9 @@ before(async () => {
   await net.start('web', WEB_PORT, 'echo');
   await net.start('api', API_PORT, 'echo');
   const config = translate(modelOf(objects()).snapshot(), { ...OPTS, listen: LISTEN }).config;
-  nginx.prepare();
-  const checksum = structureChecksum(config.structure);
-  const v = await nginx.writeValidated(renderNginxConf(config.structure, nginx.runtime, checksum));
-  assert.ok(v.ok, v.output);
-  nginx.start();
-  assert.ok(await nginx.waitLive(checksum));
-  await dynamic.push(diffConfig(null, config).delta);
+  await startLive(nginx, dynamic, config);
 });
-after(async () => {
-  try {
-    await nginx.stop();
-    await dynamic.close();
-  } finally {
-    await net.close();
-  }
-});
+after(() => stopLive(nginx, dynamic, net));
 
 interface Answer {
   status: number;

@@ -18,14 +18,15 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import { translate } from '../../translate/translate.ts';
-import { diffConfig, structureChecksum } from '../../translate/diff.ts';
+import { diffConfig } from '../../translate/diff.ts';
 import { OPTS, modelOf } from '../../translate/fixtures.test-helpers.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
-import { renderNginxConf, runtimePaths } from './render.ts';
+import { runtimePaths } from './render.ts';
 import type { Backend, ConsumerSet, GatewayConfig, HostRoutes, PluginInstance } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
 import { TestNet, type Seen } from './testnet.ts';
+import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31200, httpsPort: 31201, statusPort: 31202, address: '127.0.0.1' };
 const ECHO_PORT = 31203;
@@ -137,22 +138,9 @@ before(async () => {
   await net.start('echo', ECHO_PORT, 'echo');
   await net.start('auth', AUTH_PORT, 'auth');
   running = config(plugins);
-  nginx.prepare();
-  const checksum = structureChecksum(running.structure);
-  const v = await nginx.writeValidated(renderNginxConf(running.structure, nginx.runtime, checksum));
-  assert.ok(v.ok, v.output);
-  nginx.start();
-  assert.ok(await nginx.waitLive(checksum));
-  await dynamic.push(diffConfig(null, running).delta);
+  await startLive(nginx, dynamic, running);
 });
-after(async () => {
-  try {
-    await nginx.stop();
-    await dynamic.close();
-  } finally {
-    await net.close();
-  }
-});
+after(() => stopLive(nginx, dynamic, net));
 
 interface Answer { status: number; headers: http.IncomingHttpHeaders; body: string }
 function send(host: string, p: string, o: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> {

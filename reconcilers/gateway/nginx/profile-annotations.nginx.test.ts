@@ -20,6 +20,7 @@ import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { renderNginxConf, runtimePaths } from './render.ts';
 import { TestNet } from './testnet.ts';
+import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 32000, httpsPort: 32001, statusPort: 32002, address: '127.0.0.1' };
 const BACKEND_PORT = 32003;
@@ -71,14 +72,7 @@ before(async () => {
   nginx.prepare();
   await load();
 });
-after(async () => {
-  try {
-    await nginx.stop();
-    await dynamic.close();
-  } finally {
-    await net.close();
-  }
-});
+after(() => stopLive(nginx, dynamic, net));
 
 test('proxy-redirect-from/-to rewrite Location; proxy-cookie-domain/-path rewrite Set-Cookie; other hosts untouched', async () => {
   const rw = await get('rw.example.com', '/r');

@@ -11,13 +11,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { nullLogger } from '../../../operator/log.ts';
 import { translate } from '../../translate/translate.ts';
-import { diffConfig, structureChecksum } from '../../translate/diff.ts';
+import { diffConfig } from '../../translate/diff.ts';
 import { OPTS, ing, modelOf, rule, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
-import { renderNginxConf, runtimePaths } from './render.ts';
+import { runtimePaths } from './render.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
+import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31090, httpsPort: 31091, statusPort: 31092, address: '127.0.0.1' };
 const dir = mkdtempSync(path.join(tmpdir(), 'portico-router-'));
@@ -48,13 +49,7 @@ let running: GatewayConfig;
 
 before(async () => {
   running = translate(modelOf(objects).snapshot(), { ...OPTS, listen: LISTEN }).config;
-  nginx.prepare();
-  const checksum = structureChecksum(running.structure);
-  const v = await nginx.writeValidated(renderNginxConf(running.structure, nginx.runtime, checksum));
-  assert.ok(v.ok, v.output);
-  nginx.start();
-  assert.ok(await nginx.waitLive(checksum));
-  await dynamic.push(diffConfig(null, running).delta);
+  await startLive(nginx, dynamic, running);
 });
 after(async () => {
   await nginx.stop();

@@ -14,14 +14,15 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import { translate } from '../../translate/translate.ts';
-import { diffConfig, structureChecksum } from '../../translate/diff.ts';
+import { diffConfig } from '../../translate/diff.ts';
 import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
-import { renderNginxConf, runtimePaths } from './render.ts';
+import { runtimePaths } from './render.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { TestNet, type Seen } from './testnet.ts';
+import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31500, httpsPort: 31501, statusPort: 31502, address: '127.0.0.1' };
 const ECHO_PORT = 31503;
@@ -80,22 +81,9 @@ before(async () => {
   net.up(); // throws (the tests fail) when the namespace cannot be made
   await net.start('echo', ECHO_PORT, 'echo');
   const running = config();
-  nginx.prepare();
-  const checksum = structureChecksum(running.structure);
-  const v = await nginx.writeValidated(renderNginxConf(running.structure, nginx.runtime, checksum));
-  assert.ok(v.ok, v.output);
-  nginx.start();
-  assert.ok(await nginx.waitLive(checksum));
-  await dynamic.push(diffConfig(null, running).delta);
+  await startLive(nginx, dynamic, running);
 });
-after(async () => {
-  try {
-    await nginx.stop();
-    await dynamic.close();
-  } finally {
-    await net.close();
-  }
-});
+after(() => stopLive(nginx, dynamic, net));
 
 interface Answer { status: number; headers: http.IncomingHttpHeaders; body: string }
 function send(p: string, headers: Record<string, string> = {}): Promise<Answer> {

@@ -22,6 +22,7 @@ import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { renderNginxConf, runtimePaths, trustedCaFile, writeTrustedCas } from './render.ts';
 import { TestNet } from './testnet.ts';
+import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31400, httpsPort: 31401, statusPort: 31402, address: '127.0.0.1' };
 const TLS_PORT = 31403;
@@ -98,14 +99,7 @@ before(async () => {
   await net.start('api', TLS_PORT, 'tls-echo', { cert: srvCrt, key: srvKey });
   nginx.prepare();
 });
-after(async () => {
-  try {
-    await nginx.stop();
-    await dynamic.close();
-  } finally {
-    await net.close();
-  }
-});
+after(() => stopLive(nginx, dynamic, net));
 
 test('HTTPS backend verified against the Upstream\'s CA: proxied with SNI of the Service name', async () => {
   const cfg = configWith(ca.cert);
