@@ -35,8 +35,9 @@ local function header_list(v)
   return { v }
 end
 
--- Changes the request headers the subrequest will copy; returns what to put back.
-local function prepare(self)
+-- A setter of request headers that remembers each header's first value (saved, by lower-case name), so the caller
+-- can put the request back as it was after the subrequest; also returns the request headers as they were.
+local function header_changer()
   local saved = {}
   local get = ngx.req.get_headers(0, true)
   local set, clear = ngx.req.set_header, ngx.req.clear_header
@@ -51,6 +52,12 @@ local function prepare(self)
     end
     if value == nil then clear(name) else set(name, value) end
   end
+  return change, saved, get
+end
+
+-- Changes the request headers the subrequest will copy; returns what to put back.
+local function prepare(self)
+  local change, saved, get = header_changer()
   if self.forward then
     for k in pairs(get) do
       local l = k:lower()
@@ -168,20 +175,7 @@ local function eval(parts, safe)
 end
 
 local function prepare_nginx(self)
-  local saved = {}
-  local get = ngx.req.get_headers(0, true)
-  local set, clear = ngx.req.set_header, ngx.req.clear_header
-  local function change(name, value)
-    local lname = name:lower()
-    if saved[lname] == nil then
-      local old
-      for k, v in pairs(get) do
-        if k:lower() == lname then old = v; break end
-      end
-      saved[lname] = { name = name, value = old }
-    end
-    if value == nil then clear(name) else set(name, value) end
-  end
+  local change, saved = header_changer()
   local var = ngx.var
   local method = ngx.req.get_method()
   change("X-Original-URL", var.scheme .. "://" .. (var.http_host or var.host or "") .. (var.request_uri or ""))
