@@ -7,12 +7,11 @@
 // whose Service does not exist 53486.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
-import net from 'node:net';
 import { admin, ensureCluster, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace, removePod } from './harness/pods.ts';
 import { request, until } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
+import { tcp, udp } from '../reconcilers/gateway/nginx/stream-client.test-helpers.ts';
 
 const BASE = 53480;
 const TCP_PORT = 53484;
@@ -23,50 +22,6 @@ let ns: string;
 
 const reloads = () => p.metric('portico_nginx_reloads_total', { result: 'success' });
 
-/** Connects to a Portico listener, writes `send`, resolves what came back once `done` holds (or the peer closed). */
-function tcp(port: number, send: string, done: (s: string) => boolean, timeoutMs = 3_000): Promise<{ data: string; closed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const c = net.connect(port, '127.0.0.1');
-    let data = '';
-    const timer = setTimeout(() => {
-      c.destroy();
-      reject(new Error(`tcp ${port}: timeout, got ${JSON.stringify(data)}`));
-    }, timeoutMs);
-    const finish = (closed: boolean) => {
-      clearTimeout(timer);
-      c.destroy();
-      resolve({ data, closed });
-    };
-    c.on('connect', () => c.write(send));
-    c.on('data', (b) => {
-      data += b.toString('latin1');
-      if (done(data)) finish(false);
-    });
-    c.on('close', () => finish(true));
-    c.on('error', (e: NodeJS.ErrnoException) => {
-      // A listener that closes with the client's bytes unread may reset the connection: closed all the same.
-      if (e.code === 'ECONNRESET') return finish(true);
-      clearTimeout(timer);
-      reject(e);
-    });
-  });
-}
-
-function udp(port: number, msg: string, timeoutMs = 1_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = dgram.createSocket('udp4');
-    const timer = setTimeout(() => {
-      s.close();
-      reject(new Error(`udp ${port}: no answer`));
-    }, timeoutMs);
-    s.on('message', (m) => {
-      clearTimeout(timer);
-      s.close();
-      resolve(m.toString());
-    });
-    s.send(msg, port, '127.0.0.1');
-  });
-}
 
 /** The pod a fresh TCP connection reaches (its greeting line), or null. */
 const tcpPod = async () => (await tcp(TCP_PORT, '', (s) => s.includes('\n'), 1_000).catch(() => null))?.data.trim() ?? null;
