@@ -44,7 +44,7 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'legacy/vault': 'refused-annotation',
     'legacy/wiki': 'invalid-value,refused-annotation',
     'ops/grafana': 'ready',
-    'ops/prometheus': 'annotation-ignored,invalid-value,refused-annotation',
+    'ops/prometheus': 'annotation-ignored,invalid-value',
     'shop/assets': 'invalid-value,refused-annotation',
     'shop/checkout': 'ready',
     'shop/checkout-canary': 'ready',

@@ -62,7 +62,7 @@ test('parseAnnotations: every unknown key under either prefix is unsupported; ac
     'nginx.ingress.kubernetes.io/auth-tls-verify-client': 'on',
     'portico.dev/whitelist-source-range': '10.0.0.0/8',
     'nginx.ingress.kubernetes.io/denylist-source-range': '',
-    'nginx.ingress.kubernetes.io/server-alias': 'b.example.com',
+    'nginx.ingress.kubernetes.io/stream-snippet': 'listen 9000;',
     'portico.dev/frobnicate': 'yes',
     'nginx.ingress.kubernetes.io/constructor': 'x',
     'nginx.ingress.kubernetes.io/proxy-read-timeout': '30',
@@ -72,7 +72,7 @@ test('parseAnnotations: every unknown key under either prefix is unsupported; ac
   assert.deepEqual(r.unsupported, [
     'nginx.ingress.kubernetes.io/auth-tls-verify-client',
     'nginx.ingress.kubernetes.io/constructor',
-    'nginx.ingress.kubernetes.io/server-alias',
+    'nginx.ingress.kubernetes.io/stream-snippet',
     'portico.dev/frobnicate',
   ]);
   // The IP lists are supported (ip-restriction plugin): a readable one is a value; an unreadable one is not

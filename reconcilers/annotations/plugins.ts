@@ -4,6 +4,7 @@
 //   allowlist-source-range / whitelist-source-range / denylist-source-range → ip-restriction (403);
 //   enable-cors + cors-*                                                     → cors (ingress-nginx's defaults);
 //   limit-rps / limit-rpm (+ limit-burst-multiplier, limit-allowlist)        → rate-limit per client IP, 503.
+//   limit-connections (+ limit-allowlist)                                   → conn-limit per client IP, 503.
 //   configuration-snippet / server-snippet                                  → snippet (compiled, see snippets.ts)
 //   auth-url + auth-*                                                        → external-auth in its ingress-nginx
 //                                                                              mode (auth_request semantics, auth-url.ts)
@@ -40,6 +41,8 @@ export type AnnotationPlugin =
   | { suffix: string; basicAuth: { realm: string; users: { username: string; hash: string }[] } }
   /** `allowed`: set only by the translation's gate (risk.ts) once the ConfigMap allows snippets; only then run. */
   | { suffix: 'snippet'; snippets: CompiledSnippets; allowed?: true }
+  /** limit-connections: requests in progress per client address; the translation adds the ConfigMap's status. */
+  | { suffix: 'conn'; connLimit: { limit: number; exempt?: string[] } }
   /** auth-url (ingress-nginx's external authentication): the translation makes it an external-auth instance. */
   | { suffix: 'extauth'; externalAuth: ExternalAuthSpec };
 
@@ -340,9 +343,15 @@ export function annotationPlugins(v: ParsedAnnotations): { plugins: AnnotationPl
     if (rate === undefined) continue;
     add(suffix, 'rate-limit', { [key]: rate, burst: Math.min(rate * mult, 1_000_000), by: 'ip', status: LIMIT_STATUS, ...(exempt ? { exempt } : {}) }, [name, ...(exempt ? [exemptName] : [])], null);
   }
-  if (v['limit-rps'] === undefined && v['limit-rpm'] === undefined) {
+  // limit-connections: ingress-nginx's limit_conn per client address; limit-allowlist exempts clients from it too
+  // (its allowlist empties the key of every limit zone).
+  const conns = v['limit-connections'];
+  if (conns !== undefined) {
+    plugins.push({ suffix: 'conn', connLimit: { limit: conns, ...(exempt ? { exempt } : {}) } });
+  }
+  if (v['limit-rps'] === undefined && v['limit-rpm'] === undefined && conns === undefined) {
     const stray = ['limit-burst-multiplier', 'limit-whitelist', 'limit-allowlist'].filter((n) => (v as Record<string, unknown>)[n] !== undefined);
-    if (stray.length) problems.push(`annotation ignored: ${stray.map((n) => `${NGINX_PREFIX}${n}`).join(', ')}: has no effect without ${NGINX_PREFIX}limit-rps or limit-rpm`);
+    if (stray.length) problems.push(`annotation ignored: ${stray.map((n) => `${NGINX_PREFIX}${n}`).join(', ')}: has no effect without ${NGINX_PREFIX}limit-rps, limit-rpm or limit-connections`);
   }
   // x-forwarded-prefix → X-Forwarded-Prefix on the proxied request; upstream-vhost → the Host sent upstream.
   const prefix = v['x-forwarded-prefix'];

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { accessControlKind } from './access-control.ts';
 import { MAX_SNIPPET } from './snippets.ts';
 import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, redirectParamSchema, requestRedirectSchema, signinSchema } from './auth-url.ts';
-import { appRootSchema, rewriteTargetSchema } from '../translate/safe.ts';
+import { appRootSchema, hostSchema, rewriteTargetSchema } from '../translate/safe.ts';
 import { authSecretSchema, commaListSchema, pluginListSchema, realmSchema, affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 
 export type Scope = 'location' | 'server' | 'backend' | 'ingress';
@@ -89,6 +89,11 @@ const refused = (scope: Scope, risk: Risk, why: string, o: { access?: string; re
 const cookiePathSchema = z.string().trim().regex(/^\/[!#-&(-+\--:<-[\]-~]{0,255}$/, 'expected an absolute path such as /app (printable characters, no ";", ",", quotes or spaces)');
 /** session-cookie-domain: a DNS name, optionally with a leading ".". */
 const cookieDomainSchema = z.string().trim().toLowerCase().regex(/^\.?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, 'expected a DNS name such as example.com').max(254, 'longer than 254 characters');
+/** server-alias: comma-separated host names (lower-cased, de-duplicated), at most 32. */
+const serverAliasSchema = z
+  .string()
+  .transform((v) => [...new Set(v.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean))])
+  .pipe(z.array(hostSchema).min(1, 'expected one or more host names').max(32, 'at most 32 names'));
 // Snippets are compiled by plugins.ts (snippets.ts), once the ConfigMap allows them; here only their size.
 const snippetSchema = z.string().max(MAX_SNIPPET * 4, `longer than ${MAX_SNIPPET * 4} characters`);
 
@@ -212,7 +217,7 @@ export const ANNOTATION_TABLE = {
   'preserve-trailing-slash': row(boolSchema, 'location', 'medium', 'Keep a trailing slash in the redirect to HTTPS: by default (as ingress-nginx) "http://h/docs/" is redirected to "https://h/docs" — the last "/" of the request URI is dropped — and "true" keeps it'),
   'from-to-www-redirect': row(boolSchema, 'location', 'low', 'www.<host> is answered 308 to <host> (or <host> to www.<host> when the rule\'s host starts with "www."), same scheme, with the request URI and query (its last "/" dropped, as ingress-nginx) — only when the other name has no rule of its own. HTTPS to the other name uses this host\'s certificate when it covers that name, else the default certificate (a Warning says so), as ingress-nginx', { difference: 'no port is added to the Location (ingress-nginx adds its HTTPS port, for both schemes, when that is not 443)' }),
   'use-port-in-redirects': refused('location', 'low', 'not supported yet: redirects Portico sends are not given the port'),
-  'server-alias': refused('ingress', 'high', 'not supported yet: list the extra host names as rules of the Ingress instead'),
+  'server-alias': row(serverAliasSchema, 'ingress', 'high', 'More names for the hosts of this Ingress\'s rules (comma-separated DNS names, "*." wildcards allowed): each serves exactly what the host serves (every path of every Ingress on it, as ingress-nginx\'s server_name), with the host\'s certificate when it covers the name. A name that is a host of its own or another host\'s alias is skipped with an AliasSkipped Event'),
   'default-backend': refused('location', 'low', 'not supported yet: there is no per-Ingress fallback Service for errors (spec.defaultBackend is supported)'),
   'custom-http-errors': refused('location', 'low', 'custom error pages are not supported yet: backend error responses reach the client unchanged'),
   'disable-proxy-intercept-errors': refused('location', 'low', 'not supported: Portico never intercepts backend errors (custom-http-errors is not supported)'),
@@ -251,10 +256,10 @@ export const ANNOTATION_TABLE = {
   'session-cookie-secure': row(boolSchema, 'backend', 'low', '"true": the affinity cookie is marked Secure on every request (by default only on HTTPS requests)'),
   'session-cookie-expires': row(intSchema(0, 315360000), 'backend', 'medium', 'Expires attribute of the affinity cookie, this many seconds from when it is set (default: none)'),
   'session-cookie-change-on-failure': row(boolSchema, 'backend', 'low', '"true": when the request is retried on another endpoint, the affinity cookie is reissued for it (balanced mode: a new key; persistent: the new endpoint); default false keeps the cookie'),
-  'session-cookie-partitioned': refused('ingress', 'low', 'not supported yet: the affinity cookie is never marked Partitioned'),
+  'session-cookie-partitioned': row(boolSchema, 'backend', 'low', '"true": the affinity cookie is marked Partitioned (CHIPS); browsers accept that only with Secure, so the cookie is then marked Secure too'),
   'upstream-hash-by-subset': refused('location', 'low', 'not supported: hashing onto subsets of endpoints'),
   'upstream-hash-by-subset-size': refused('location', 'low', 'not supported: hashing onto subsets of endpoints'),
-  'limit-connections': refused('location', 'low', 'not supported yet: there is no per-client connection limit'),
+  'limit-connections': row(intSchema(1, 1_000_000), 'location', 'low', 'Requests of one client IP in progress at once on this Ingress; over it: the ConfigMap\'s limit-conn-status-code (503). limit-allowlist exempts clients. Counted per node in shared memory, per request (nginx counts connections with a request in progress: the same for HTTP/1)', { difference: 'counts requests in progress, not connections: an HTTP/2 client with many streams is limited per stream' }),
   'limit-rate': row(intSchema(0, 10_000_000), 'location', 'low', 'Kilobytes per second sent to one client connection (limit_rate); 0 = unlimited (default)'),
   'limit-rate-after': row(intSchema(0, 100_000_000), 'location', 'low', 'Kilobytes of a response sent at full speed before limit-rate applies (limit_rate_after); default 0'),
   'mirror-target': refused('ingress', 'high', 'request mirroring is not supported yet'),
@@ -273,7 +278,7 @@ export const ANNOTATION_TABLE = {
   'http2-push-preload': refused('location', 'low', 'not supported: HTTP/2 server push is obsolete (browsers and nginx dropped it)'),
   'fastcgi-index': refused('location', 'medium', 'FastCGI backends are not supported'),
   'fastcgi-params-configmap': refused('location', 'medium', 'FastCGI backends are not supported'),
-  satisfy: refused('location', 'low', 'not supported: basic auth and the IP allowlist must both pass (as satisfy: all)'),
+  satisfy: row(z.enum(['all', 'any'], { error: () => 'satisfy must be "all" or "any"' }), 'location', 'low', '"any": the request passes when one of the Ingress\'s access checks lets it through — the allow/deny lists, basic auth (auth-type), external auth (auth-url, or the ConfigMap\'s global-auth-url) — and when all refuse it gets their 401 (or auth-signin redirect), else 403; "all" (default): each must pass. Plugin objects attached with portico.dev/plugins are not part of it'),
   // ---- external authentication (auth-url.ts → the external-auth plugin in its ingress-nginx mode, plugins.ts): every
   // one of these is access control, so a value Portico cannot apply fails the Ingress closed.
   'auth-url': row(authUrlSchema, 'location', 'high', 'External authentication as nginx\'s auth_request: a subrequest (the client\'s headers, no body, plus X-Original-URL, X-Original-Method, X-Auth-Request-Redirect, X-Sent-From, X-Real-IP, X-Forwarded-For) to this http(s) URL; 2xx lets the request through, 401/403 go back to the client (401 with the auth service\'s WWW-Authenticate), anything else or no answer is 500. A Service DNS name (<svc>.<ns>.svc[.cluster.local]) goes through Portico\'s balancer to its endpoints; another host is resolved by Portico and its loopback, link-local or Portico-own addresses are refused. An invalid URL, or a Service or port that does not exist, fails the Ingress closed (503)', { access: 'external authentication', difference: 'no nginx variables in the URL; a Service name goes to its endpoints, not its cluster IP; an unusable URL or Service fails the Ingress closed (503)' }),

@@ -264,6 +264,7 @@ export const PLUGIN_ORDER = [
   'key-auth',
   'basic-auth',
   'external-auth',
+  'conn-limit',
   'rate-limit',
   'request-headers',
   'response-headers',
@@ -279,7 +280,14 @@ export type PluginType = (typeof PLUGIN_ORDER)[number];
  * Header names are lower-case tokens; header values are printable ASCII without CR/LF and are sent literally (no
  * nginx variables are ever interpreted).
  */
-export type PluginInstance = { name: string } & (
+export type PluginInstance = {
+  name: string;
+  /**
+   * ingress-nginx's `satisfy: any` on the access plugins its annotations make (ip-restriction, basic-auth,
+   * external-auth): the request passes when one of the flagged plugins of its chain lets it through.
+   */
+  satisfyAny?: true;
+} & (
   | {
       type: 'ip-restriction';
       /** CIDRs (IPv4/IPv6, a bare address = /32 or /128). A client in `deny` is refused; with `allow`, only those pass. */
@@ -339,6 +347,17 @@ export type PluginInstance = { name: string } & (
        * client header goes), `upstreamHeaders` are auth-response-headers, `clientHeaders` unused.
        */
       ingressNginx?: IngressNginxAuth;
+    }
+  | {
+      /** ingress-nginx's limit-connections (annotation only): requests of one client address in progress at once. */
+      type: 'conn-limit';
+      limit: number;
+      /** Answer when over the limit (the ConfigMap's limit-conn-status-code, default 503). */
+      status: number;
+      /** Counter namespace in shared memory (the plugin id). */
+      key: string;
+      /** Client CIDRs never limited (limit-allowlist). */
+      exempt?: string[];
     }
   | {
       type: 'rate-limit';
@@ -535,7 +554,7 @@ export interface Backend {
     cookie?: string;
   };
   /** For cookie affinity. */
-  cookie?: { name: string; maxAgeSeconds?: number; mode: 'balanced' | 'persistent'; path?: string; domain?: string; sameSite?: 'Strict' | 'Lax' | 'None'; conditionalSameSiteNone?: boolean; secure?: boolean; expiresSeconds?: number; changeOnFailure?: boolean };
+  cookie?: { name: string; maxAgeSeconds?: number; mode: 'balanced' | 'persistent'; path?: string; domain?: string; sameSite?: 'Strict' | 'Lax' | 'None'; conditionalSameSiteNone?: boolean; secure?: boolean; expiresSeconds?: number; changeOnFailure?: boolean; partitioned?: boolean };
   /** ExternalName services: a DNS name the gateway resolves into endpoints, and the port to use. */
   externalName?: string;
   externalPort?: number;

@@ -13,6 +13,8 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdown
   workerShutdownTimeoutSeconds: number;
   /** Status of requests refused by the limit-rps / limit-rpm annotations (ingress-nginx's limit-req-status-code). */
   limitReqStatusCode: number;
+  /** Status of requests refused by the limit-connections annotation (ingress-nginx's limit-conn-status-code). */
+  limitConnStatusCode: number;
   /** ingress-nginx's allow-snippet-annotations: the snippet annotations are refused unless true. */
   allowSnippetAnnotations: boolean;
   /** ingress-nginx's annotations-risk-level: annotations of a higher risk are refused (reconcilers/annotations/risk.ts). */
@@ -241,6 +243,7 @@ export const CONFIG_KEYS = {
   'log-format-upstream': key('logFormatUpstream', logFormatSchema, '', 'Access log format (text and $variables); empty = Portico default'),
   'load-balance': key('loadBalance', loadBalanceSchema, 'round_robin', 'Default balancing algorithm: round_robin or ewma (latency-aware)'),
   'limit-req-status-code': key('limitReqStatusCode', intSchema(400, 599), 503, 'Status for requests over the limit-rps / limit-rpm annotations (Plugin objects set their own, default 429)'),
+  'limit-conn-status-code': key('limitConnStatusCode', intSchema(400, 599), 503, 'Status for requests over the limit-connections annotation'),
   'ssl-redirect': key('sslRedirect', boolSchema, true, 'Redirect HTTP to HTTPS for hosts with TLS'),
   hsts: key('hsts', boolSchema, true, 'Send Strict-Transport-Security on HTTPS responses'),
   'hsts-max-age': key('hstsMaxAgeSeconds', intSchema(0, 1_000_000_000), 31536000, 'HSTS max-age (s)'),

@@ -155,7 +155,7 @@ export interface NormalizedUpstream extends CrdMeta {
   balance?: 'round_robin' | 'ewma' | 'chash' | 'cookie';
   /** nginx variable for chash, e.g. "$http_x_user". */
   hashBy?: string;
-  cookie?: { name: string; maxAgeSeconds?: number; mode: 'balanced' | 'persistent'; path?: string; domain?: string; sameSite?: 'Strict' | 'Lax' | 'None'; conditionalSameSiteNone?: boolean; secure?: boolean; expiresSeconds?: number; changeOnFailure?: boolean };
+  cookie?: { name: string; maxAgeSeconds?: number; mode: 'balanced' | 'persistent'; path?: string; domain?: string; sameSite?: 'Strict' | 'Lax' | 'None'; conditionalSameSiteNone?: boolean; secure?: boolean; expiresSeconds?: number; changeOnFailure?: boolean; partitioned?: boolean };
   retries?: { attempts: number; on: string[] };
   timeouts?: { connect?: number; read?: number; send?: number };
   protocol: 'HTTP' | 'HTTPS' | 'GRPC' | 'GRPCS';

@@ -36,7 +36,7 @@ export const PORTICO_VARIABLES = [
   'portico_forwarded_host', 'portico_forwarded_port', 'portico_forwarded_port_published', 'portico_connection_upgrade',
   'portico_hsts', 'portico_request_id', 'portico_timeouts', 'portico_tls_host', 'portico_plugins', 'portico_filters', 'portico_deny', 'portico_upstream_host',
   'portico_proxy_host', 'portico_auth_backend', 'portico_auth_timeouts', 'portico_auth_uri', 'portico_auth_method',
-  'portico_auth_scheme', 'portico_auth_host', 'portico_auth_host_header',
+  'portico_auth_scheme', 'portico_auth_host', 'portico_auth_host_header', 'portico_conn_release',
 ] as const;
 
 /** Families: any name after the prefix is valid ($http_user_agent, $cookie_session, $arg_page...). */

@@ -123,10 +123,10 @@ test('every other unsupported annotation, under either prefix, raises its own Wa
       ingresses: [
         ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, {
           annotations: {
-            'nginx.ingress.kubernetes.io/server-alias': 'b.example.com',
-            'nginx.ingress.kubernetes.io/satisfy': 'any',
+            'nginx.ingress.kubernetes.io/http2-push-preload': 'true',
+            'nginx.ingress.kubernetes.io/upstream-hash-by-subset': 'true',
             'nginx.ingress.kubernetes.io/enable-global-auth': 'false',
-            'nginx.ingress.kubernetes.io/limit-connections': '5',
+            'nginx.ingress.kubernetes.io/enable-rewrite-log': 'true',
             'portico.dev/frobnicate': 'yes',
             'nginx.ingress.kubernetes.io/configuration-snippet': 'more_set_headers "X-A: b";',
             'nginx.ingress.kubernetes.io/proxy-read-timeout': '30',
@@ -141,9 +141,9 @@ test('every other unsupported annotation, under either prefix, raises its own Wa
   assert.deepEqual(
     unsupported.map((e) => e.message),
     [
-      'nginx.ingress.kubernetes.io/limit-connections',
-      'nginx.ingress.kubernetes.io/satisfy',
-      'nginx.ingress.kubernetes.io/server-alias',
+      'nginx.ingress.kubernetes.io/enable-rewrite-log',
+      'nginx.ingress.kubernetes.io/http2-push-preload',
+      'nginx.ingress.kubernetes.io/upstream-hash-by-subset',
       'portico.dev/frobnicate',
     ].map((a) => `annotation ${a} is not supported by Portico and is ignored`),
   );

@@ -86,7 +86,48 @@ test('ConfigMap limit-req-status-code sets the status of the limit-rps / limit-r
 
 test('annotation plugins and named Plugins mix on one route; no annotation plugin → the fast path (no plugins)', () => {
   assert.equal(one({}).route?.plugins, undefined);
-  assert.equal(one({ [`${N}limit-connections`]: '5' }).r.events.filter((e) => e.reason === 'UnsupportedAnnotation').length, 1, 'limit-connections is not supported yet: a Warning, never silence');
+});
+
+test('limit-connections → a conn-limit plugin per Ingress with the ConfigMap limit-conn-status-code; limit-allowlist exempts', () => {
+  const { plugins, r } = one({ [`${N}limit-connections`]: '5', [`${N}limit-allowlist`]: '198.51.100.0/24' });
+  assert.deepEqual(plugins, [{ id: 'ing.default.a.conn', name: 'default/a (annotations)', type: 'conn-limit', limit: 5, status: 503, key: 'ing.default.a.conn', exempt: ['198.51.100.0/24'] }]);
+  assert.equal(r.events.filter((e) => e.type === 'Warning').length, 0, JSON.stringify(r.events));
+  const m = modelOf({ services: [web], ingresses: [ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { [`${N}limit-connections`]: '2' } })] });
+  m.setGlobalConfig({ ...m.globalConfig(), limitConnStatusCode: 429 });
+  assert.equal((translate(m.snapshot(), OPTS).config.data.plugins['ing.default.a.conn'] as { status?: number }).status, 429);
+  const bad = one({ [`${N}limit-connections`]: '5;' });
+  assert.equal(bad.plugins.length, 0);
+  assert.ok(bad.r.events.some((e) => e.type === 'Warning' && /limit-connections/.test(e.message)), JSON.stringify(bad.r.events));
+});
+
+test('satisfy: any flags the Ingress\'s access plugins (allowlist, basic auth, auth-url) — and only those', () => {
+  const annotations = { [`${N}satisfy`]: 'any', [`${N}whitelist-source-range`]: '198.51.100.0/24', [`${N}auth-url`]: 'http://auth.default.svc.cluster.local/check', [`${N}limit-rps`]: '5' };
+  const r = translate(modelOf({ services: [web, svc('auth', [{ port: 80 }])], ingresses: [ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations })] }).snapshot(), OPTS);
+  const plugins = (r.config.data.routes['a.example.com']?.rules[0]?.route.plugins ?? []).map((id) => r.config.data.plugins[id] as { type: string; satisfyAny?: true });
+  const byType = Object.fromEntries(plugins.map((p) => [p.type, p.satisfyAny]));
+  assert.deepEqual(byType, { 'ip-restriction': true, 'external-auth': true, 'rate-limit': undefined });
+  const all = one({ [`${N}satisfy`]: 'all', [`${N}whitelist-source-range`]: '198.51.100.0/24' });
+  assert.equal(all.plugins[0]?.satisfyAny, undefined);
+  const bad = one({ [`${N}satisfy`]: 'any;', [`${N}whitelist-source-range`]: '198.51.100.0/24' });
+  assert.equal(bad.plugins[0]?.satisfyAny, undefined, 'an invalid value is refused (satisfy all)');
+  assert.ok(bad.r.events.some((e) => e.type === 'Warning' && /satisfy/.test(e.message)));
+});
+
+test('satisfy: any with the ConfigMap\'s global-auth-url uses a flagged copy of the global instance (others keep the shared one)', () => {
+  const m = modelOf({
+    services: [web, svc('auth', [{ port: 80 }])],
+    ingresses: [
+      ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { [`${N}satisfy`]: 'any', [`${N}whitelist-source-range`]: '198.51.100.0/24' } }),
+      ing('b', { rules: [rule('b.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }),
+    ],
+  });
+  m.setGlobalConfig({ ...m.globalConfig(), globalAuthUrl: 'http://auth.default.svc.cluster.local/check' });
+  const r = translate(m.snapshot(), OPTS);
+  const pa = r.config.data.routes['a.example.com']?.rules[0]?.route.plugins ?? [];
+  const pb = r.config.data.routes['b.example.com']?.rules[0]?.route.plugins ?? [];
+  assert.ok(pa.includes('portico.global-auth.any') && pb.includes('portico.global-auth'), `${pa} / ${pb}`);
+  assert.equal(r.config.data.plugins['portico.global-auth.any']?.satisfyAny, true);
+  assert.equal(r.config.data.plugins['portico.global-auth']?.satisfyAny, undefined);
 });
 
 const APR1 = '$apr1$Ab3dEf9h$uOfqhQrHMNaJeurM74PYM0'; // openssl passwd -apr1 -salt Ab3dEf9h pa55word

@@ -29,6 +29,7 @@ test('session-cookie-* attributes reach the backend data', () => {
     [`${P}session-cookie-secure`]: 'true',
     [`${P}session-cookie-expires`]: '3600',
     [`${P}session-cookie-change-on-failure`]: 'true',
+    [`${P}session-cookie-partitioned`]: 'true',
   });
   assert.deepEqual(r.config.data.backends.default_web_80?.cookie, {
     name: 'route',
@@ -40,6 +41,7 @@ test('session-cookie-* attributes reach the backend data', () => {
     secure: true,
     expiresSeconds: 3600,
     changeOnFailure: true,
+    partitioned: true,
   });
   assert.equal(r.events.filter((e) => e.type === 'Warning').length, 0, JSON.stringify(r.events));
 });

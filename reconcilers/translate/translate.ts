@@ -363,14 +363,17 @@ export interface AnnotationInstance {
 /** Proxy timeouts (seconds) of ingress-nginx's auth subrequests: the ConfigMap's, as its auth location inherits. */
 export type AuthTimeouts = { connect: number; send: number; read: number };
 
+/** The access plugins ingress-nginx's satisfy: any combines (nginx's allow/deny, auth_basic, auth_request). */
+const SATISFY_ANY_TYPES = new Set<string>(['ip-restriction', 'basic-auth', 'external-auth']);
+
 const annotationCache = new WeakMap<NormalizedIngress, { key: string; list: AnnotationInstance[] }>();
 /**
  * The plugin instances an Ingress's ingress-nginx annotations ask for (derived once per Ingress record and
  * ConfigMap limit-req-status-code, which the rate limits of limit-rps / limit-rpm answer with, and proxy
  * timeouts, which auth-url's subrequest uses).
  */
-export function annotationInstances(ing: NormalizedIngress, limitStatus: number, authTimeouts: AuthTimeouts = { connect: 5, send: 60, read: 60 }): AnnotationInstance[] {
-  const cacheKey = `${limitStatus} ${authTimeouts.connect} ${authTimeouts.send} ${authTimeouts.read}`;
+export function annotationInstances(ing: NormalizedIngress, limitStatus: number, authTimeouts: AuthTimeouts = { connect: 5, send: 60, read: 60 }, connStatus = 503): AnnotationInstance[] {
+  const cacheKey = `${limitStatus} ${authTimeouts.connect} ${authTimeouts.send} ${authTimeouts.read} ${connStatus}`;
   const hit = annotationCache.get(ing);
   if (hit && hit.key === cacheKey) return hit.list;
   const list = ing.annotationPlugins.filter((ap) => !('snippets' in ap) || ap.allowed).map((ap): AnnotationInstance => {
@@ -388,11 +391,15 @@ export function annotationInstances(ing: NormalizedIngress, limitStatus: number,
       const inst: PluginInstance = { name: `${ing.key} (annotations)`, type: 'basic-auth', namespace: ing.namespace, realm: ap.basicAuth.realm, hideCredentials: false, users: ap.basicAuth.users };
       return { id, inst };
     }
+    if ('connLimit' in ap) {
+      const inst: PluginInstance = { name: `${ing.key} (annotations)`, type: 'conn-limit', limit: ap.connLimit.limit, status: connStatus, key: id, ...(ap.connLimit.exempt ? { exempt: ap.connLimit.exempt } : {}) };
+      return { id, inst };
+    }
     if ('externalAuth' in ap) return { id, ...externalAuthInstance(ap.externalAuth, `${ing.key} (annotations)`, authTimeouts) };
     const config = ap.config.type === 'rate-limit' ? { ...ap.config, status: limitStatus } : ap.config;
     const { instance } = pluginInstanceOf(config, ing.namespace, limitKey(id, config));
     return { id, inst: { name: `${ing.key} (annotations)`, ...instance } as PluginInstance };
-  });
+  }).map((e) => (ing.annotations.satisfy === 'any' && SATISFY_ANY_TYPES.has(e.inst.type) ? { ...e, inst: { ...e.inst, satisfyAny: true as const } } : e));
   annotationCache.set(ing, { key: cacheKey, list });
   return list;
 }
@@ -705,7 +712,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         if (why) closed = closed ? `${closed}; ${why}` : why;
       };
       if (ing.annotationPlugins.length) {
-        for (const e of annotationInstances(ing, snap.global.limitReqStatusCode, authTimeouts)) {
+        for (const e of annotationInstances(ing, snap.global.limitReqStatusCode, authTimeouts, snap.global.limitConnStatusCode)) {
           if (noAuth && (e.auth || (e.inst.type === 'basic-auth' && e.inst.users))) continue;
           if (e.auth) unusable(useAuthTarget(owner.ref, e.auth, 'auth-url'));
           plugins[e.id] ??= e.inst;
@@ -716,8 +723,11 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         if ('error' in globalAuth) unusable(`the ConfigMap's global external authentication cannot be applied (${globalAuth.error})`);
         else {
           unusable(useAuthTarget(owner.ref, globalAuth.auth, 'the ConfigMap\'s global-auth-url'));
-          plugins[GLOBAL_AUTH_ID] ??= globalAuth.inst;
-          extra.push(GLOBAL_AUTH_ID);
+          // satisfy: any makes the global authentication one of this Ingress's alternatives: a flagged copy.
+          const any = ing.annotations.satisfy === 'any';
+          const gid = any ? `${GLOBAL_AUTH_ID}.any` : GLOBAL_AUTH_ID;
+          plugins[gid] ??= any ? { ...globalAuth.inst, satisfyAny: true } : globalAuth.inst;
+          extra.push(gid);
         }
       }
       // rewrite-target: ingress-nginx writes `rewrite "(?i)<path as written>" <target> break;` into each location
@@ -915,6 +925,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       if (a['session-cookie-secure']) b.cookie.secure = true;
       if (a['session-cookie-expires'] !== undefined) b.cookie.expiresSeconds = a['session-cookie-expires'];
       if (a['session-cookie-change-on-failure']) b.cookie.changeOnFailure = true;
+      if (a['session-cookie-partitioned']) b.cookie.partitioned = true;
     } else if (a['upstream-hash-by']) {
       b.balance = 'chash';
       b.hashBy = a['upstream-hash-by'];
@@ -1198,6 +1209,35 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       const m = snap.secrets.get(t.secretKey);
       if (m?.ok && certCovers(m.hosts, from)) certificates[from] = cert;
       else warn(owner.ref, 'TLSHostMismatch', `from-to-www-redirect: the certificate in ${t.secretKey} does not cover ${from}; HTTPS requests for ${from} get the default certificate (as in ingress-nginx, the certificate must name both hosts)`);
+    }
+  }
+
+  // ---- server-alias (ingress-nginx): more names for a host's server --------------------------------------------------
+  // In ingress-nginx an alias joins the server_name of each host of the Ingress's rules, so it serves everything the
+  // host serves (every Ingress on it). Here the alias name gets the host's routes (the same data) and, for HTTPS, the
+  // host's certificate when it covers the name. A name with rules of its own, a from-to-www redirect or an earlier
+  // alias keeps what it has (ingress-nginx skips such an alias too), said in an AliasSkipped Event.
+  for (const ing of served) {
+    const aliases = ing.annotations['server-alias'];
+    if (!aliases) continue;
+    const iref = ingressRef(ing.key);
+    const own = [...new Set(ing.rules.map((r) => r.host).filter((h): h is string => !!h && !!routes[h]))];
+    for (const h of own) {
+      for (const alias of aliases) {
+        if (alias === h) continue;
+        if (routes[alias]) {
+          events.push({ ref: iref, type: 'Warning', reason: 'AliasSkipped', message: `server-alias ${alias} for ${h}: ${hosts.has(alias) ? 'it is a host with rules of its own' : 'the name is already an alias or a redirect of another host'}; it keeps what it serves` });
+          continue;
+        }
+        routes[alias] = routes[h] as HostRoutes;
+        const cert = certificates[h];
+        const t = tlsHosts.get(h);
+        if (t?.secretKey && cert) {
+          const m = snap.secrets.get(t.secretKey);
+          if (m?.ok && certCovers(m.hosts, alias)) certificates[alias] = cert;
+          else warn(iref, 'TLSHostMismatch', `server-alias ${alias}: the certificate in ${t.secretKey} does not cover it; HTTPS requests for ${alias} get the default certificate`);
+        }
+      }
     }
   }
 

@@ -94,10 +94,12 @@ local function sticky(eps, b, entry)
   local function set_cookie(value)
     local header = name .. "=" .. value .. suffix
     if c.expiresSeconds then header = header .. "; Expires=" .. ngx.cookie_time(ngx.time() + c.expiresSeconds) end
-    if c.secure or ngx_var.https == "on" then header = header .. "; Secure" end
+    -- Partitioned (CHIPS) is only accepted by browsers on a Secure cookie.
+    if c.secure or c.partitioned or ngx_var.https == "on" then header = header .. "; Secure" end
     if c.sameSite and not (c.sameSite == "None" and c.conditionalSameSiteNone and samesite_none_rejected(ngx_var.http_user_agent)) then
       header = header .. "; SameSite=" .. c.sameSite
     end
+    if c.partitioned then header = header .. "; Partitioned" end
     ngx.header["Set-Cookie"] = header
     ngx_var.portico_set_cookie = header
   end

@@ -22,10 +22,11 @@ local _M = {}
 
 local ORDER = {
   ["ip-restriction"] = 1, ["cors"] = 2, ["key-auth"] = 3, ["basic-auth"] = 4, ["external-auth"] = 5,
-  ["rate-limit"] = 6, ["request-headers"] = 7, ["response-headers"] = 8, ["redirect"] = 9, ["rewrite"] = 10,
+  ["conn-limit"] = 6, ["rate-limit"] = 7, ["request-headers"] = 8, ["response-headers"] = 9, ["redirect"] = 10,
+  ["rewrite"] = 11,
   -- ingress-nginx snippets compiled by the controller (made only from annotations, never a Plugin object): last,
   -- after every access decision.
-  ["snippet"] = 11,
+  ["snippet"] = 12,
 }
 local LAST_AUTH = ORDER["external-auth"]
 -- Plugin types that need the access phase (a subrequest yields); every other chain runs synchronously in the
@@ -35,6 +36,7 @@ local MODULES = {
   ["ip-restriction"] = "portico.plugins.ip_restriction", ["cors"] = "portico.plugins.cors",
   ["key-auth"] = "portico.plugins.key_auth", ["basic-auth"] = "portico.plugins.basic_auth",
   ["external-auth"] = "portico.plugins.external_auth", ["rate-limit"] = "portico.plugins.rate_limit",
+  ["conn-limit"] = "portico.plugins.conn_limit",
   ["request-headers"] = "portico.plugins.headers", ["response-headers"] = "portico.plugins.headers",
   ["redirect"] = "portico.plugins.redirect", ["rewrite"] = "portico.plugins.rewrite",
   ["snippet"] = "portico.plugins.snippet",
@@ -77,6 +79,7 @@ local function instance(id)
     return nil, "cannot be compiled"
   end
   res.id, res.type, res.order, res.name = id, conf.type, order, conf.name or id
+  res.satisfy_any = conf.satisfyAny == true and order <= LAST_AUTH or nil
   instances[id] = res
   return res
 end
@@ -124,7 +127,12 @@ local function compile(s)
     local filters = filters_of(steps)
     local fids = {}
     for i = 1, #filters do fids[i] = filters[i].id end
-    chain = { steps = steps, filters = filters, sync = sync, filter_ids = #fids > 0 and table.concat(fids, ",") or nil }
+    local any = 0
+    for i = 1, #steps do
+      if steps[i].satisfy_any then any = any + 1 end
+    end
+    chain = { steps = steps, filters = filters, sync = sync, filter_ids = #fids > 0 and table.concat(fids, ",") or nil,
+      any = any > 1 and any or nil }
   end
   chains[s] = chain
   return chain
@@ -160,6 +168,30 @@ local function unavailable(id, why)
   return util.deny(503)
 end
 
+-- ingress-nginx's `satisfy any`: the access handlers of an Ingress with that annotation (its allow/deny list, basic
+-- auth, external auth; flagged satisfy_any) let the request through as soon as one of them does, like nginx's
+-- access phase: each refusal (401, 403, or external auth's sign-in redirect) is kept and the next handler is tried;
+-- when every one refused, the request gets a 401-class answer if there was one, else the 403. Any other answer
+-- (a 500 of the auth service, 429, 503) ends the chain as it would with `satisfy all`. A chain with fewer than two
+-- flagged handlers runs as usual (chain.any = nil).
+local function step(inst, ctx, st)
+  if not (st and inst.satisfy_any) then return inst.access and inst:access(ctx) end
+  if st.passed then return false end
+  local rec = util.capture_begin()
+  local refused = inst:access(ctx)
+  util.capture_end(rec)
+  if not refused then
+    st.passed = true
+    return false
+  end
+  local s = rec.status
+  if s ~= 401 and s ~= 403 and s ~= 302 then return util.replay(rec) end
+  if not st.best or (st.best.status == 403 and s ~= 403) then st.best = rec end
+  st.left = st.left - 1
+  if st.left == 0 then return util.replay(st.best) end
+  return false
+end
+
 function _M.access()
   local ids = ngx.var.portico_plugins
   if ids == nil or ids == "" then return end
@@ -170,10 +202,11 @@ function _M.access()
   local steps = chain.steps
   ctx.portico_filters = chain.filters
   local consumer
+  local st = chain.any and { left = chain.any }
   local i, n = 1, #steps
   while i <= n do
     local inst = steps[i]
-    if inst.access and inst:access(ctx) then return end
+    if step(inst, ctx, st) then return end
     local c = ctx.portico_consumer
     if c ~= consumer then
       consumer = c
@@ -246,11 +279,12 @@ function _M.run_sync(ids)
   local ctx = {}
   local steps = chain.steps
   local consumer, merged
+  local st = chain.any and { left = chain.any }
   util.begin_sync()
   local i, n = 1, #steps
   while i <= n do
     local inst = steps[i]
-    if inst.access and inst:access(ctx) then return deny_jump(util.end_sync()) end
+    if step(inst, ctx, st) then return deny_jump(util.end_sync()) end
     local c = ctx.portico_consumer
     if c ~= consumer then
       consumer = c
@@ -312,7 +346,15 @@ end
 local balancer = require("portico.balancer")
 local health -- portico.health (passive health checking), when that module exists; false when it does not
 -- (balancer.log reports to health.log as well; health.log counts a request once, so the second call is a no-op.)
+-- conn-limit's slot of this request, if it took one (a no-op otherwise).
+local function release()
+  local v = ngx.var.portico_conn_release
+  if v and v ~= "" then require("portico.plugins.conn_limit").release() end
+end
+_M.release = release
+
 function _M.log()
+  release()
   balancer.log()
   -- A snippet's response headers waiting for a header filter that never ran (the request ended first).
   local snippet = package.loaded["portico.plugins.snippet"]

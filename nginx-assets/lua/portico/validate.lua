@@ -77,7 +77,7 @@ function _M.backend(id, b)
     if c.domain ~= nil and not str(c.domain, 254, "^%.?[%w][%w%.%-]*$") then return "backend " .. id .. ": invalid cookie domain" end
     if c.sameSite ~= nil and c.sameSite ~= "Strict" and c.sameSite ~= "Lax" and c.sameSite ~= "None" then return "backend " .. id .. ": invalid cookie sameSite" end
     if c.expiresSeconds ~= nil and not is_int(c.expiresSeconds, 0, 1e10) then return "backend " .. id .. ": invalid cookie expiresSeconds" end
-    for _, k in ipairs({ "conditionalSameSiteNone", "secure", "changeOnFailure" }) do
+    for _, k in ipairs({ "conditionalSameSiteNone", "secure", "changeOnFailure", "partitioned" }) do
       if c[k] ~= nil and type(c[k]) ~= "boolean" then return "backend " .. id .. ": cookie " .. k .. " must be a boolean" end
     end
   end
@@ -380,6 +380,15 @@ local function password_hash(h)
   return false
 end
 
+-- Client CIDRs exempt from a limit (rate-limit, conn-limit: ingress-nginx's limit-allowlist). nil when valid.
+local function exempt_list(list)
+  if not is_array(list) or #list > 4096 then return "exempt must be an array" end
+  for _, c in ipairs(list) do
+    local ok, why = ip_restriction.parse_cidr(c)
+    if not ok then return "exempt: " .. cjson.encode(tostring(c):sub(1, 80)) .. " " .. why end
+  end
+end
+
 local checks = {
   ["ip-restriction"] = function(p)
     for _, what in ipairs({ "allow", "deny" }) do
@@ -448,13 +457,13 @@ local checks = {
     if p.header ~= nil and not header_name(p.header) then return "invalid header" end
     if not refusal_status(p.status) then return "status must be 400-599" end
     if not str(p.key, 253, PLUGIN_ID) then return "invalid key" end
-    if p.exempt ~= nil then
-      if not is_array(p.exempt) or #p.exempt > 4096 then return "exempt must be an array" end
-      for _, c in ipairs(p.exempt) do
-        local ok, why = ip_restriction.parse_cidr(c)
-        if not ok then return "exempt: " .. cjson.encode(tostring(c):sub(1, 80)) .. " " .. why end
-      end
-    end
+    if p.exempt ~= nil then return exempt_list(p.exempt) end
+  end,
+  ["conn-limit"] = function(p)
+    if not is_int(p.limit, 1, 1000000) then return "limit must be 1-1000000" end
+    if not refusal_status(p.status) then return "status must be 400-599" end
+    if not str(p.key, 253, PLUGIN_ID) then return "invalid key" end
+    if p.exempt ~= nil then return exempt_list(p.exempt) end
   end,
   ["request-headers"] = function(p)
     for _, what in ipairs({ "set", "add" }) do
@@ -621,6 +630,8 @@ checks["snippet"] = function(p)
   end
 end
 
+local SATISFY_ANY_TYPES = { ["ip-restriction"] = true, ["key-auth"] = true, ["basic-auth"] = true, ["external-auth"] = true }
+
 function _M.plugin(id, p)
   local err = _M.plugin_id(id)
   if err then return err end
@@ -630,6 +641,10 @@ function _M.plugin(id, p)
   if not check then return "plugin " .. id .. ": unknown type " .. cjson.encode(tostring(p.type):sub(1, 40)) end
   err = check(p)
   if err then return "plugin " .. id .. " (" .. p.type .. "): " .. err end
+  -- ingress-nginx's satisfy: any, on the access plugins its annotations make (plugins.lua: satisfy_any).
+  if p.satisfyAny ~= nil and not (p.satisfyAny == true and SATISFY_ANY_TYPES[p.type]) then
+    return "plugin " .. id .. " (" .. p.type .. "): satisfyAny must be true, on an access plugin"
+  end
 end
 
 

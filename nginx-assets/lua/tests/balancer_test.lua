@@ -155,6 +155,13 @@ do -- affinity cookie attributes: path, domain, max-age, expires, secure (forced
   request(T, balancer, "sticky")
   h = T.ngx.header["Set-Cookie"]
   R.check("conditional SameSite=None: left out for Chrome 64", h and not h:find("SameSite", 1, true), tostring(h))
+  store.apply({ sticky = { balance = "cookie", cookie = { name = "S", mode = "balanced", partitioned = true, sameSite = "None" },
+    endpoints = { ep("10.0.0.1"), ep("10.0.0.2") } } })
+  T.ngx.header["Set-Cookie"] = nil
+  T.ngx.var.http_user_agent = nil
+  request(T, balancer, "sticky")
+  h = T.ngx.header["Set-Cookie"]
+  R.check("session-cookie-partitioned: Partitioned, and Secure even on plain HTTP (browsers require it)", h and h:match("; Secure; SameSite=None; Partitioned$"), tostring(h))
   local rejected = balancer._samesite_none_rejected
   R.check("iOS 12 and UC Browser 12.13.1 reject SameSite=None", rejected("Mozilla/5.0 (iPhone; CPU iPhone OS 12_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.0 Mobile/15E148 Safari/604.1")
     and rejected("Mozilla/5.0 (Linux; U; Android 9) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 UCBrowser/12.13.1.1200 Mobile Safari/537.36"))

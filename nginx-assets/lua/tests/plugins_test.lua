@@ -654,4 +654,92 @@ do -- app-root and from-to-www-redirect answers
   R.check("from-to-www-redirect: \"/\" becomes the bare host (ingress-nginx)", r.headers["location"] == "http://foo.com", tostring(r.headers["location"]))
 end
 
+do -- satisfy: any (ingress-nginx): the allowlist OR basic auth lets a request in; when both refuse, the 401
+  local users = { { username = "ann", hash = "$apr1$Xy1.z/$sGfCQmdkAWdv/qehfFZVh1" } }
+  local T, engine = setup({
+    ip = plugin("ip-restriction", { allow = { "198.51.100.0/24" }, status = 403, satisfyAny = true }),
+    ba = plugin("basic-auth", { namespace = "team", realm = "Own", hideCredentials = false, users = users, satisfyAny = true }),
+    ip_all = plugin("ip-restriction", { allow = { "198.51.100.0/24" }, status = 403 }),
+    ba_all = plugin("basic-auth", { namespace = "team", realm = "Own", hideCredentials = false, users = users }),
+    ip2 = plugin("ip-restriction", { allow = { "198.51.100.0/24" }, status = 403, satisfyAny = true }),
+    deny = plugin("ip-restriction", { deny = { "192.0.2.0/24" }, status = 403, satisfyAny = true }),
+  }, {})
+  local good = { authorization = "Basic " .. mock.b64enc("ann:open-sesame") }
+  local bad = { authorization = "Basic " .. mock.b64enc("ann:nope") }
+  local r = request(T, engine, { plugins = "ip,ba", ip = "198.51.100.9" })
+  R.check("satisfy any: an allowed address needs no password", r.proxied, r.status)
+  r = request(T, engine, { plugins = "ip,ba", ip = "192.0.2.50", headers = good })
+  R.check("satisfy any: a good password from anywhere passes", r.proxied, r.status)
+  r = request(T, engine, { plugins = "ip,ba", ip = "192.0.2.50", headers = bad })
+  R.check("satisfy any: both refuse → 401 with the basic-auth challenge (a 401 wins over the 403)",
+    r.status == 401 and tostring(r.headers["www-authenticate"]):find("Own", 1, true) ~= nil, r.status .. " " .. tostring(r.headers["www-authenticate"]))
+  r = request(T, engine, { plugins = "ip_all,ba_all", ip = "198.51.100.9" })
+  R.check("satisfy all (default): an allowed address still needs the password", r.status == 401, r.status)
+  r = request(T, engine, { plugins = "ip_all,ba_all", ip = "192.0.2.50", headers = good })
+  R.check("satisfy all: a good password from outside the allowlist → 403", r.status == 403, r.status)
+  r = request(T, engine, { plugins = "ip2,deny", ip = "192.0.2.50" })
+  R.check("satisfy any with only 403 refusals → 403", r.status == 403, r.status)
+  r = request(T, engine, { plugins = "ip2", ip = "192.0.2.50" })
+  R.check("satisfy any with a single access plugin behaves as satisfy all", r.status == 403, r.status)
+  -- The router's synchronous run: the refusal recorded for @portico_deny is the final one, not the first.
+  local function sync(ids, ip, headers)
+    T.ngx.ctx = {}
+    for k in pairs(T.ngx.var) do T.ngx.var[k] = nil end
+    T.headers = {}
+    for k, v in pairs(headers or {}) do T.headers[k:lower()] = v end
+    T.ngx.var.remote_addr = ip
+    local jump = engine.run_sync(ids)
+    return jump, T.ngx.var.portico_deny
+  end
+  local jump, deny = sync("ip,ba", "198.51.100.9")
+  R.check("satisfy any (router's run): the allowlisted address is proxied", jump == nil, tostring(jump))
+  jump, deny = sync("ip,ba", "192.0.2.50", bad)
+  R.check("satisfy any (router's run): both refuse → 401 with the challenge recorded",
+    jump == "@portico_deny" and deny:match("^401\n") ~= nil and deny:find("WWW-Authenticate", 1, true) ~= nil, tostring(deny))
+  jump = sync("ip,ba", "192.0.2.50", good)
+  R.check("satisfy any (router's run): a good password passes", jump == nil, tostring(jump))
+end
+
+do -- conn-limit (limit-connections): requests in progress per client address, released in the log phase
+  local T, engine = setup({
+    c = plugin("conn-limit", { limit = 2, status = 503, key = "c" }),
+    cx = plugin("conn-limit", { limit = 1, status = 503, key = "cx", exempt = { "198.51.100.0/24" } }),
+  }, {})
+  local dict = T.ngx.shared.portico_limits
+  -- request() resets the variables: each "request" keeps its slot key to release it later, as its own log phase would.
+  local function begin(ids, ip)
+    local r = request(T, engine, { plugins = ids, ip = ip })
+    return r, T.ngx.var.portico_conn_release
+  end
+  local function finish(key)
+    T.ngx.var.portico_conn_release = key
+    engine.log()
+  end
+  local r1, k1 = begin("c", "192.0.2.1")
+  local r2, k2 = begin("c", "192.0.2.1")
+  local r3, k3 = begin("c", "192.0.2.1")
+  R.check("conn-limit: two requests in progress pass, the third gets 503", r1.proxied and r2.proxied and r3.status == 503 and (k3 == nil or k3 == ""), r3.status)
+  local other = begin("c", "192.0.2.2")
+  R.check("conn-limit: another address has its own count", other.proxied)
+  finish(k1)
+  local r4, k4 = begin("c", "192.0.2.1")
+  R.check("conn-limit: a finished request frees its slot", r4.proxied, r4.status)
+  finish(k2); finish(k4)
+  R.check("conn-limit: released counters are removed", dict:get(k1) == nil, tostring(dict:get(k1)))
+  finish(k4)
+  R.check("conn-limit: a second release of a request is a no-op (the variable is cleared)", dict:get(k4) == nil and T.ngx.var.portico_conn_release == "")
+  local e1 = begin("cx", "198.51.100.7")
+  local e2 = begin("cx", "198.51.100.7")
+  R.check("conn-limit: limit-allowlist addresses are not limited", e1.proxied and e2.proxied)
+  -- The router's run: the conn-limit asks for a location with a log handler (its id among the filters).
+  T.ngx.ctx = {}
+  for k in pairs(T.ngx.var) do T.ngx.var[k] = nil end
+  T.ngx.var.remote_addr = "192.0.2.9"
+  local jump, filters = engine.run_sync("c")
+  R.check("conn-limit (router's run): proxied through a location with a log handler (filters name it)", jump == nil and filters == "c", tostring(filters))
+  R.check("conn-limit (router's run): the slot is held in $portico_conn_release", (T.ngx.var.portico_conn_release or ""):find(":c:192.0.2.9", 1, true) ~= nil)
+  engine.release()
+  R.check("conn-limit: release() (the refusal location's log phase) gives the slot back", dict:get("c:c:192.0.2.9") == nil)
+end
+
 R.done()

@@ -14,6 +14,49 @@ local REASONS = {
 -- whose content handler sends them (plugins.answer).
 local pending
 function _M.begin_sync() pending = {} end
+
+-- Capture (satisfy: any): an access handler's denial is recorded in a table of its own instead of being sent, so
+-- the engine can try the next access handler. In the router's synchronous run `pending` is swapped (nothing yields
+-- there); in the access phase the record is per request (ngx.ctx: external-auth yields for its subrequest, and
+-- other requests run meanwhile). Returns the record; capture_end(rec) restores.
+function _M.capture_begin()
+  local rec = { outer = pending }
+  if pending then
+    pending = rec
+  else
+    ngx.ctx.portico_capture = rec
+  end
+  return rec
+end
+function _M.capture_end(rec)
+  if rec.outer then
+    pending = rec.outer
+  else
+    ngx.ctx.portico_capture = nil
+  end
+  rec.outer = nil
+  return rec
+end
+
+-- Sends (or, in the synchronous run, records) a captured denial as it was made.
+function _M.replay(rec)
+  local status = rec.status or 500
+  if pending then
+    pending.status, pending.body, pending.raw = status, rec.body, rec.raw
+    for _, h in ipairs(rec.headers or {}) do _M.resp_header(h[1], h[2]) end
+    return true
+  end
+  for _, h in ipairs(rec.headers or {}) do ngx.header[h[1]] = h[2] end
+  return _M.deny(status, nil, rec.body)
+end
+
+-- Where a denial or an access handler's response header goes: the synchronous run's record, a capture, or nil
+-- (sent now).
+local function recorder()
+  if pending then return pending end
+  local ctx = ngx.ctx
+  return ctx and ctx.portico_capture
+end
 function _M.end_sync()
   local p = pending
   pending = nil
@@ -22,9 +65,10 @@ end
 
 -- A response header set by an access handler (a preflight's, a redirect's Location).
 function _M.resp_header(name, value)
-  if pending then
-    local h = pending.headers
-    if not h then h = {}; pending.headers = h end
+  local rec = recorder()
+  if rec then
+    local h = rec.headers
+    if not h then h = {}; rec.headers = h end
     h[#h + 1] = { name, value }
   else
     ngx.header[name] = value
@@ -33,8 +77,9 @@ end
 
 function _M.deny(status, headers, body)
   body = body or REASONS[status] or (status < 500 and "Request refused" or "Unavailable")
-  if pending then
-    pending.status, pending.body = status, body
+  local rec = recorder()
+  if rec then
+    rec.status, rec.body = status, body
     if headers then
       for name, value in pairs(headers) do _M.resp_header(name, value) end
     end
