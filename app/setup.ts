@@ -28,6 +28,7 @@ import { CrdStatusReconciler } from '../reconcilers/crds/status.ts';
 import { crdSecretsOf, type ChangeKind, type CrdKind } from '../reconcilers/model/model.ts';
 import { CredentialSecretReconciler } from '../reconcilers/credentials.ts';
 import { reservedPorts, TcpUdpReconciler } from '../reconcilers/tcpudp.ts';
+import { configMapTransform, ReferencedConfigMapReconciler, type ConfigMapObject } from '../reconcilers/configmap-refs.ts';
 
 export interface Portico {
   model: Model;
@@ -128,7 +129,10 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     },
   });
   const secretLookup = credentials.lookup;
-  const ingressCtrl = m.controller({ name: 'ingress', reconciler: new IngressReconciler(ingresses, model, classOptions, secretLookup), workers: 2, stage: 1 });
+  // ConfigMaps an Ingress's custom-headers names (data kept only for those, see reconcilers/configmap-refs.ts).
+  const refConfigMaps = m.informer<ConfigMapObject>(Resources.ConfigMap, { stage: 2, ...watched, transform: configMapTransform(model) });
+  const configMapRefs = new ReferencedConfigMapReconciler({ model, informer: refConfigMaps, client: m.client, enqueueIngress: (key) => ingressCtrl.enqueue(key) });
+  const ingressCtrl = m.controller({ name: 'ingress', reconciler: new IngressReconciler(ingresses, model, classOptions, secretLookup, configMapRefs.lookup), workers: 2, stage: 1 });
   ingressCtrl.watch(ingresses);
   // Which Ingresses Portico owns depends on the classes: re-check every Ingress when a class changes.
   ingressCtrl.watch(classes, () => ingresses.store.keys());
@@ -164,6 +168,23 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
       for (const s of new Set([...before.other, ...now.other])) credentialCtrl.enqueue(s);
       if (now.tls.length || now.other.length) lastRead.set(ref, now);
       else lastRead.delete(ref);
+    }
+  });
+
+  const configMapRefCtrl = m.controller({ name: 'ingress-configmap', reconciler: configMapRefs, stage: 2 });
+  configMapRefCtrl.watch(refConfigMaps);
+  // An Ingress that starts (or stops) naming a ConfigMap: load (or drop) it.
+  const lastConfigMap = new Map<string, string>();
+  model.onChange((changes) => {
+    for (const c of changes) {
+      if (c.kind !== 'Ingress') continue;
+      const now = model.ingress(c.key)?.customHeadersConfigMap;
+      const before = lastConfigMap.get(c.key);
+      if (before && before !== now) configMapRefCtrl.enqueue(before);
+      if (now) {
+        configMapRefCtrl.enqueue(now);
+        lastConfigMap.set(c.key, now);
+      } else lastConfigMap.delete(c.key);
     }
   });
 

@@ -501,6 +501,31 @@ describe('configuration and resilience', () => {
     assert.equal(await rotatedOrg(), true, 'the last good (rotated) certificate, not the default');
   });
 
+  test('custom-headers: the ConfigMap\'s headers on every response, allowed by global-allowed-response-headers; changes apply at once; a header not allowed fails closed', async () => {
+    // The ConfigMap exists before any Ingress names it, so Portico's cache holds it without data: it is fetched (get).
+    apply(`apiVersion: v1\nkind: ConfigMap\nmetadata: { name: sec-headers, namespace: ${ns} }\ndata: { X-Frame-Options: DENY, X-Team: blue }\n`);
+    kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=merge', '-p', '{"data":{"global-allowed-response-headers":"X-Frame-Options,X-Team"}}']);
+    apply(service('hdr', 'alpha'));
+    apply(ingress('hdr', `  ingressClassName: portico\n  rules:\n    - host: hdr.${SUF}\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: hdr, port: { number: 80 } } } }\n`, ', annotations: { nginx.ingress.kubernetes.io/custom-headers: sec-headers }'));
+    const first = await until('custom headers served', async () => {
+      const r = await get(`hdr.${SUF}`, '/');
+      return r.status === 200 && r.headers['x-team'] === 'blue' && r;
+    });
+    assert.equal(first.headers['x-frame-options'], 'DENY');
+    kubectl(['-n', ns, 'patch', 'configmap', 'sec-headers', '--type=merge', '-p', '{"data":{"X-Team":"green"}}']);
+    await until('ConfigMap change applied without a restart', async () => (await get(`hdr.${SUF}`, '/')).headers['x-team'] === 'green');
+    kubectl(['-n', ns, 'patch', 'configmap', 'sec-headers', '--type=merge', '-p', '{"data":{"X-Evil":"1"}}']);
+    await until('a header not allowed fails the paths closed', async () => (await get(`hdr.${SUF}`, '/')).status === 503);
+    const ev = await until('PluginUnavailable event naming the header', async () => (await eventsFor('Ingress', 'hdr')).find((e) => e.reason === 'PluginUnavailable' && /x-evil/i.test(e.note)));
+    assert.equal(ev.type, 'Warning');
+    assert.match(ev.note, /global-allowed-response-headers/);
+    kubectl(['-n', ns, 'patch', 'configmap', 'sec-headers', '--type=json', '-p', '[{"op":"remove","path":"/data/X-Evil"}]']);
+    await until('served again once the header is removed', async () => (await get(`hdr.${SUF}`, '/')).status === 200);
+    kubectl(['-n', ns, 'delete', 'configmap', 'sec-headers']);
+    await until('a missing ConfigMap fails the paths closed', async () => (await get(`hdr.${SUF}`, '/')).status === 503);
+    kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=json', '-p', '[{"op":"remove","path":"/data/global-allowed-response-headers"}]']);
+  });
+
   test('the ClusterRole holds exactly what Portico used in this suite (least privilege, nothing missing)', async () => {
     const used = new Set(p.client.calls);
     const granted = new Set<string>();

@@ -7,7 +7,7 @@ import type { Informer } from '../operator/informer.ts';
 import type { KubeObject } from '../operator/kube/object.ts';
 import type { Model } from './model/model.ts';
 import { normalizeIngress } from './model/normalize.ts';
-import type { SecretReader } from './annotations/plugins.ts';
+import type { ConfigMapReader, SecretReader } from './annotations/plugins.ts';
 import { isIngressServed } from './translate/translate.ts';
 
 export interface ClassOptions {
@@ -36,11 +36,14 @@ export class IngressReconciler implements Reconciler {
   private readonly o: ClassOptions;
   private readonly secrets: SecretReader;
   /** secrets: reads the auth-secret of ingress-nginx basic auth (loaded once the model says it is referenced). */
-  constructor(informer: Informer<KubeObject>, model: Model, o: ClassOptions, secrets: SecretReader = () => undefined) {
+  private readonly configMaps: ConfigMapReader;
+  /** configMaps: reads the ConfigMap of ingress-nginx's custom-headers (loaded once an Ingress names it). */
+  constructor(informer: Informer<KubeObject>, model: Model, o: ClassOptions, secrets: SecretReader = () => undefined, configMaps: ConfigMapReader = () => undefined) {
     this.informer = informer;
     this.model = model;
     this.o = o;
     this.secrets = secrets;
+    this.configMaps = configMaps;
   }
   async reconcile(_ctx: ReconcileContext, key: string): Promise<void> {
     const obj = this.informer.store.get(key);
@@ -48,7 +51,7 @@ export class IngressReconciler implements Reconciler {
       this.model.deleteIngress(key);
       return;
     }
-    const r = normalizeIngress(obj, this.secrets);
+    const r = normalizeIngress(obj, this.secrets, this.configMaps);
     if (r.ok) this.model.setIngress(r.ingress);
     else this.model.rejectIngress({ key, reason: r.reason });
     // Warnings about the content (conflicts, missing backends, bad annotations) and rejections are reported by

@@ -129,16 +129,29 @@ export const corsConfigSchema = rule(
 // ---- request-headers / response-headers ----
 
 const headerSetting = () => z.strictObject({ name: headerName(), value: headerValue() });
+/** Headers that frame the message or the connection: no plugin changes them (the data plane refuses them too). */
+const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-connection']);
+/** Request headers nginx owns for the proxied request. */
+const REQUEST_ONLY = new Set(['host', 'expect']);
 const headerChanges = <T extends string>(type: T) =>
   rule(
-    z.strictObject({
-      type: z.literal(type),
-      set: z.array(headerSetting()).max(64).optional(),
-      add: z.array(headerSetting()).max(64).optional(),
-      remove: headerList(64).optional(),
-    }),
-    (c) => (c.set?.length ?? 0) + (c.add?.length ?? 0) + (c.remove?.length ?? 0) > 0,
-    'set at least one of set, add, remove (non-empty)',
+    rule(
+      z.strictObject({
+        type: z.literal(type),
+        set: z.array(headerSetting()).max(64).optional(),
+        add: z.array(headerSetting()).max(64).optional(),
+        remove: headerList(64).optional(),
+      }),
+      (c) => (c.set?.length ?? 0) + (c.add?.length ?? 0) + (c.remove?.length ?? 0) > 0,
+      'set at least one of set, add, remove (non-empty)',
+      ['set'],
+    ),
+    (c) =>
+      [...(c.set ?? []).map((h) => h.name), ...(c.add ?? []).map((h) => h.name), ...(c.remove ?? [])].every((n) => {
+        const l = n.toLowerCase();
+        return !FRAMING.has(l) && !(type === 'request-headers' && REQUEST_ONLY.has(l));
+      }),
+    type === 'request-headers' ? 'framing headers (Content-Length, Transfer-Encoding, Connection…) and Host or Expect cannot be changed' : 'framing headers (Content-Length, Transfer-Encoding, Connection…) cannot be changed',
     ['set'],
   );
 export const requestHeadersConfigSchema = headerChanges('request-headers');

@@ -43,6 +43,11 @@ export type AnnotationPlugin =
   | { suffix: 'snippet'; snippets: CompiledSnippets; allowed?: true }
   /** limit-connections: requests in progress per client address; the translation adds the ConfigMap's status. */
   | { suffix: 'conn'; connLimit: { limit: number; exempt?: string[] } }
+  /**
+   * custom-headers: the response headers of a ConfigMap, validated as a response-headers plugin configuration, or
+   * why they cannot be applied (the paths fail closed). The translation checks global-allowed-response-headers.
+   */
+  | { suffix: 'hdrs'; customHeaders: { configMap: string; config?: PluginConfig; error?: string } }
   /** auth-url (ingress-nginx's external authentication): the translation makes it an external-auth instance. */
   | { suffix: 'extauth'; externalAuth: ExternalAuthSpec };
 
@@ -213,6 +218,31 @@ export function snippetPlugin(v: ParsedAnnotations): AnnotationPlugin | undefine
     out.refused.push({ annotation: 'auth-snippet', message: `its directives would run in the auth subrequest, which Portico does not compile snippets into${also}` });
   }
   return { suffix: 'snippet', snippets: out };
+}
+
+/** Reads a ConfigMap ("namespace/name") from the cache; undefined when it does not exist. */
+export type ConfigMapReader = (key: string) => { data?: Record<string, string> } | undefined;
+
+/**
+ * custom-headers (ingress-nginx): the ConfigMap it names, and what it gives — response headers validated by the
+ * response-headers plugin schema, or why they cannot be applied. Without a reader (the admission webhook) only the
+ * reference is returned: its content is judged by the controller.
+ */
+export function customHeadersPlugin(v: ParsedAnnotations, namespace: string, configMaps?: ConfigMapReader): { configMapKey?: string; plugin?: AnnotationPlugin } {
+  const ref = v['custom-headers'];
+  if (ref === undefined) return {};
+  const [ns, name] = ref.includes('/') ? (ref.split('/') as [string, string]) : [namespace, ref];
+  const configMap = `${ns}/${name}`;
+  const fail = (error: string) => ({ configMapKey: configMap, plugin: { suffix: 'hdrs', customHeaders: { configMap, error: `custom-headers: ${error}` } } as AnnotationPlugin });
+  if (ns !== namespace) return { plugin: fail(`ConfigMap ${configMap} is in another namespace; only the Ingress's own namespace is read`).plugin };
+  if (!configMaps) return { configMapKey: configMap };
+  const cm = configMaps(configMap);
+  if (!cm) return fail(`ConfigMap ${configMap} not found`);
+  const entries = Object.entries(cm.data ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (!entries.length) return fail(`ConfigMap ${configMap} holds no header`);
+  const r = parsePluginConfig('response-headers', { set: entries.map(([n, value]) => ({ name: n, value })) });
+  if (!r.ok) return fail(`ConfigMap ${configMap}: ${r.error}`);
+  return { configMapKey: configMap, plugin: { suffix: 'hdrs', customHeaders: { configMap, config: r.config } } };
 }
 
 /** Reads a Secret ("namespace/name") from the cache; undefined when it does not exist or was not loaded. */

@@ -143,6 +143,7 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'session-cookie-partitioned': ['true', 'yes'],
   satisfy: ['any', 'some'],
   'limit-connections': ['5', '0'],
+  'custom-headers': ['team/security-headers', 'team/x;y'],
   'server-alias': ['b.example.com, *.c.example.com', 'b.example.com;evil'],
   'session-cookie-expires': ['172800', '2 days'],
   'session-cookie-change-on-failure': ['false', 'maybe'],

@@ -89,6 +89,11 @@ const refused = (scope: Scope, risk: Risk, why: string, o: { access?: string; re
 const cookiePathSchema = z.string().trim().regex(/^\/[!#-&(-+\--:<-[\]-~]{0,255}$/, 'expected an absolute path such as /app (printable characters, no ";", ",", quotes or spaces)');
 /** session-cookie-domain: a DNS name, optionally with a leading ".". */
 const cookieDomainSchema = z.string().trim().toLowerCase().regex(/^\.?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, 'expected a DNS name such as example.com').max(254, 'longer than 254 characters');
+/** custom-headers: a ConfigMap name, optionally "namespace/" first (DNS-1123 names). */
+const configMapRefSchema = z
+  .string()
+  .trim()
+  .regex(/^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'expected a ConfigMap name or namespace/name');
 /** server-alias: comma-separated host names (lower-cased, de-duplicated), at most 32. */
 const serverAliasSchema = z
   .string()
@@ -221,7 +226,7 @@ export const ANNOTATION_TABLE = {
   'default-backend': refused('location', 'low', 'not supported yet: there is no per-Ingress fallback Service for errors (spec.defaultBackend is supported)'),
   'custom-http-errors': refused('location', 'low', 'custom error pages are not supported yet: backend error responses reach the client unchanged'),
   'disable-proxy-intercept-errors': refused('location', 'low', 'not supported: Portico never intercepts backend errors (custom-http-errors is not supported)'),
-  'custom-headers': refused('location', 'medium', 'not supported yet: set response headers with a Plugin of type response-headers instead'),
+  'custom-headers': row(configMapRefSchema, 'location', 'medium', 'A ConfigMap ("name" or "namespace/name", the Ingress\'s own namespace) whose keys and values are set as response headers on every path of the Ingress (the response-headers plugin, replacing a header of the same name); each name must be listed in the controller ConfigMap\'s global-allowed-response-headers, and a missing ConfigMap, a header not allowed or an invalid name or value makes the paths fail closed (503), as ingress-nginx denies the location. Changes to the ConfigMap apply without a restart', { difference: 'only a ConfigMap of the Ingress\'s own namespace (another one fails closed); its changes apply at once' }),
   'client-body-buffer-size': row(boundedSizeSchema(512, 64 * 1024 * 1024), 'location', 'low', 'Buffer for reading the request body (client_body_buffer_size, 512 bytes to 64m); a larger body goes to a temporary file. Default: ConfigMap client-body-buffer-size (8k)'),
   'connection-proxy-header': row(connectionHeaderSchema, 'location', 'low', 'Connection header sent to the backend instead of the default ("upgrade" for WebSocket requests, else empty), e.g. keep-alive'),
   'proxy-buffering': row(onOffAnnotationSchema, 'location', 'low', '"on": buffer the backend\'s response (proxy_buffering); "off" passes it on as it arrives. Default: ConfigMap proxy-buffering (off)'),

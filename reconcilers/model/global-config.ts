@@ -34,6 +34,8 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdown
   globalAuthCacheDuration: string;
   globalAuthAlwaysSetCookie: string;
   globalAuthSnippet: string;
+  /** global-allowed-response-headers: header names (lower-case) the custom-headers annotation may set. */
+  globalAllowedResponseHeaders: string[];
   /** no-auth-locations: Ingress paths starting with one of these get no authentication. */
   noAuthLocations: string[];
 };
@@ -41,6 +43,11 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdown
 /** A global-auth-* key: any text is accepted here (checked by the translation, which fails closed). */
 const rawText = z.string().transform((v) => v.trim());
 const locationList = z.string().transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean));
+/** Comma-separated HTTP header names, lower-cased. */
+const headerNameList = z
+  .string()
+  .transform((v) => [...new Set(v.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean))])
+  .pipe(z.array(z.string().regex(/^[a-z0-9!#$%&'*+.^_`|~-]{1,64}$/, 'expected header names separated by commas')).max(256));
 
 /** Low, Medium, High or Critical, as ingress-nginx spells them (any case). */
 const riskLevelSchema = z
@@ -262,6 +269,7 @@ export const CONFIG_KEYS = {
   'global-auth-cache-duration': key('globalAuthCacheDuration', rawText, '', 'Cache durations per status (as auth-cache-duration; default "200 202 401 5m")'),
   'global-auth-always-set-cookie': key('globalAuthAlwaysSetCookie', rawText, '', '"true": send the auth response\'s Set-Cookie with every answer (as auth-always-set-cookie)'),
   'global-auth-snippet': key('globalAuthSnippet', rawText, '', 'Not supported: set, it makes every Ingress under global auth fail closed (its directives are not compiled into the auth subrequest)'),
+  'global-allowed-response-headers': key('globalAllowedResponseHeaders', headerNameList, [], 'Comma-separated header names the custom-headers annotation may set (as ingress-nginx ≥ 1.12: empty = none, and an Ingress naming another header fails closed)'),
   'no-auth-locations': key('noAuthLocations', locationList, ['/.well-known/acme-challenge'], 'Comma-separated path beginnings: Ingress paths that start with one get no external or basic authentication (compared with the path as written in the Ingress, as ingress-nginx does)'),
   'proxy-real-ip-cidr': key('proxyRealIpCidr', realIpCidrSchema, [], 'With use-forwarded-headers, enable-real-ip or use-proxy-protocol: comma-separated CIDRs of the proxies trusted to set the client address (and X-Forwarded-*); empty = none, except with use-proxy-protocol, where every peer is (ingress-nginx trusts 0.0.0.0/0)'),
   // Real client address and forwarded headers.

@@ -113,6 +113,8 @@ export class Model {
   private defaultCertKey: string | null = null;
   private readonly byService = new Map<string, Set<string>>();
   private readonly bySecret = new Map<string, Set<string>>();
+  /** custom-headers ConfigMap "namespace/name" → Ingress keys. */
+  private readonly byConfigMap = new Map<string, Set<string>>();
   private readonly listeners: ((changes: Change[]) => void)[] = [];
   private readonly crds: { [K in CrdKind]: Map<string, CrdRecords[K]> } = { Route: new Map(), Upstream: new Map(), Plugin: new Map(), Consumer: new Map() };
   private readonly rejectedCrds = new Map<string, RejectedCrd>();
@@ -154,6 +156,7 @@ export class Model {
     for (const s of secretsOf(ing)) addIdx(this.bySecret, s, ing.key);
     // An auth-secret (basic auth) is read like a CR's credentials: same index, the Ingress's kind-qualified ref.
     if (ing.authSecret) addIdx(this.crdSecrets, ing.authSecret, `Ingress/${ing.key}`);
+    if (ing.customHeadersConfigMap) addIdx(this.byConfigMap, ing.customHeadersConfigMap, ing.key);
     this.changed('Ingress', ing.key);
   }
   rejectIngress(r: RejectedIngress): void {
@@ -176,6 +179,7 @@ export class Model {
     for (const s of servicesOf(old)) delIdx(this.byService, s, key);
     for (const s of secretsOf(old)) delIdx(this.bySecret, s, key);
     if (old.authSecret) delIdx(this.crdSecrets, old.authSecret, `Ingress/${key}`);
+    if (old.customHeadersConfigMap) delIdx(this.byConfigMap, old.customHeadersConfigMap, key);
   }
 
   setService(svc: NormalizedService): void {
@@ -283,6 +287,10 @@ export class Model {
 
   ingressesUsingService(serviceKey: string): string[] {
     return [...(this.byService.get(serviceKey) ?? [])].sort();
+  }
+  /** Ingresses whose custom-headers names this ConfigMap ("namespace/name"). */
+  ingressesUsingConfigMap(configMapKey: string): string[] {
+    return [...(this.byConfigMap.get(configMapKey) ?? [])].sort();
   }
   ingressesUsingSecret(secretKey: string): string[] {
     return [...(this.bySecret.get(secretKey) ?? [])].sort();

@@ -3,7 +3,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 import type { KubeObject } from '../../operator/kube/object.ts';
-import { annotationPlugins, basicAuthPlugin, type SecretReader } from '../annotations/plugins.ts';
+import { annotationPlugins, basicAuthPlugin, customHeadersPlugin, type ConfigMapReader, type SecretReader } from '../annotations/plugins.ts';
 import { parseAnnotations } from '../annotations/table.ts';
 import { parseIpv4, parseIpv6 } from '../translate/addresses.ts';
 import {
@@ -126,7 +126,11 @@ function backendRef(b: z.infer<typeof backendSchema>, where: string, problems: s
 
 export type IngressResult = { ok: true; ingress: NormalizedIngress } | { ok: false; key: string; reason: string };
 
-export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => undefined): IngressResult {
+/**
+ * secrets: reads auth-secret. configMaps: reads the custom-headers ConfigMap; absent (the admission webhook), its
+ * content is not judged here.
+ */
+export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => undefined, configMaps?: ConfigMapReader): IngressResult {
   const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
   const parsed = ingressSchema.safeParse(obj);
   if (!parsed.success) return { ok: false, key, reason: `malformed Ingress: ${zodMessage(parsed.error)}` };
@@ -147,7 +151,8 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
   const ba = basicAuthPlugin(ann.values, o.metadata.namespace ?? 'default', secrets);
   problems.push(...ap.problems, ...ba.problems);
   const accessControl = [...ann.accessControl, ...ap.closed, ...ba.closed];
-  const pluginsFromAnnotations = ba.plugin ? [...ap.plugins, ba.plugin] : ap.plugins;
+  const ch = customHeadersPlugin(ann.values, o.metadata.namespace ?? 'default', configMaps);
+  const pluginsFromAnnotations = [...ap.plugins, ...(ba.plugin ? [ba.plugin] : []), ...(ch.plugin ? [ch.plugin] : [])];
   // ingress-nginx: rewrite-target implies regex paths (its rewrite reads the path as a regex with captures), so the
   // ImplementationSpecific paths of such an Ingress are regexes as with use-regex.
   const useRegex = ann.values['use-regex'] === true || ann.values['rewrite-target'] !== undefined;
@@ -233,6 +238,7 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
       accessControl,
       annotationPlugins: pluginsFromAnnotations,
       ...(ba.secretKey ? { authSecret: ba.secretKey } : {}),
+      ...(ch.configMapKey ? { customHeadersConfigMap: ch.configMapKey } : {}),
       testInvalidDirective: o.metadata.annotations?.['portico.dev/test-invalid-directive'] === 'true',
     },
   };

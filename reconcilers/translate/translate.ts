@@ -363,6 +363,24 @@ export interface AnnotationInstance {
 /** Proxy timeouts (seconds) of ingress-nginx's auth subrequests: the ConfigMap's, as its auth location inherits. */
 export type AuthTimeouts = { connect: number; send: number; read: number };
 
+/**
+ * ingress-nginx's custom-headers: the ConfigMap's headers as a response-headers instance, or why the paths fail
+ * closed (the ConfigMap is missing or invalid, or a header is not in the ConfigMap's global-allowed-response-headers,
+ * as ingress-nginx denies such a location).
+ */
+function customHeadersInstance(ing: NormalizedIngress, allowed: readonly string[]): { id: string; inst: PluginInstance } | { closed: string } {
+  const ap = ing.annotationPlugins.find((p) => 'customHeaders' in p);
+  const ch = ap && 'customHeaders' in ap ? ap.customHeaders : undefined;
+  if (!ch) return { closed: `custom-headers: ConfigMap ${ing.customHeadersConfigMap ?? ing.annotations['custom-headers']} was not read` };
+  if (ch.error || !ch.config || ch.config.type !== 'response-headers') return { closed: ch.error ?? `custom-headers: ConfigMap ${ch.configMap} cannot be applied` };
+  const set = ch.config.set ?? [];
+  const refused = set.map((h) => h.name).filter((n) => !allowed.includes(n.toLowerCase()));
+  if (refused.length) return { closed: `custom-headers: ${refused.join(', ')} ${refused.length > 1 ? 'are' : 'is'} not in the ConfigMap's global-allowed-response-headers` };
+  const id = `${ingressPluginBase(ing)}.hdrs`;
+  const { instance } = pluginInstanceOf(ch.config, ing.namespace, id);
+  return { id, inst: { name: `${ing.key} (custom-headers ${ch.configMap})`, ...instance } as PluginInstance };
+}
+
 /** The access plugins ingress-nginx's satisfy: any combines (nginx's allow/deny, auth_basic, auth_request). */
 const SATISFY_ANY_TYPES = new Set<string>(['ip-restriction', 'basic-auth', 'external-auth']);
 
@@ -376,7 +394,7 @@ export function annotationInstances(ing: NormalizedIngress, limitStatus: number,
   const cacheKey = `${limitStatus} ${authTimeouts.connect} ${authTimeouts.send} ${authTimeouts.read} ${connStatus}`;
   const hit = annotationCache.get(ing);
   if (hit && hit.key === cacheKey) return hit.list;
-  const list = ing.annotationPlugins.filter((ap) => !('snippets' in ap) || ap.allowed).map((ap): AnnotationInstance => {
+  const list = ing.annotationPlugins.filter((ap) => (!('snippets' in ap) || ap.allowed) && !('customHeaders' in ap)).map((ap): AnnotationInstance => {
     const base = `ing.${ing.namespace}.${ing.name}`;
     const id = `${base.length <= 230 ? base : `ing.${createHash('sha256').update(ing.key).digest('hex').slice(0, 24)}`}.${ap.suffix}`;
     if ('snippets' in ap) {
@@ -396,6 +414,7 @@ export function annotationInstances(ing: NormalizedIngress, limitStatus: number,
       return { id, inst };
     }
     if ('externalAuth' in ap) return { id, ...externalAuthInstance(ap.externalAuth, `${ing.key} (annotations)`, authTimeouts) };
+    if (!('config' in ap)) throw new Error(`annotation plugin ${ap.suffix} of ${ing.key} has no configuration`);
     const config = ap.config.type === 'rate-limit' ? { ...ap.config, status: limitStatus } : ap.config;
     const { instance } = pluginInstanceOf(config, ing.namespace, limitKey(id, config));
     return { id, inst: { name: `${ing.key} (annotations)`, ...instance } as PluginInstance };
@@ -717,6 +736,14 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
           if (e.auth) unusable(useAuthTarget(owner.ref, e.auth, 'auth-url'));
           plugins[e.id] ??= e.inst;
           extra.push(e.id);
+        }
+      }
+      if (ing.annotations['custom-headers'] !== undefined) {
+        const ch = customHeadersInstance(ing, g0.globalAllowedResponseHeaders);
+        if ('closed' in ch) unusable(ch.closed);
+        else {
+          plugins[ch.id] ??= ch.inst;
+          extra.push(ch.id);
         }
       }
       if (globalAuth && !noAuth && ing.annotations['auth-url'] === undefined && ing.annotations['enable-global-auth'] !== false) {
