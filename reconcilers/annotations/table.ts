@@ -4,6 +4,7 @@
 // `nginx.ingress.kubernetes.io/<name>` and `portico.dev/<name>` are equivalent; the portico.dev form wins when both
 // are set.
 import { z } from 'zod';
+import { isKnownVariable } from '../translate/nginx-variables.ts';
 import { accessControlKind } from './access-control.ts';
 import { MAX_SNIPPET } from './snippets.ts';
 import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, redirectParamSchema, requestRedirectSchema, signinSchema } from './auth-url.ts';
@@ -173,7 +174,7 @@ export const ANNOTATION_TABLE = {
   'proxy-read-timeout': row(secondsSchema, 'location', 'low', 'Upstream read timeout in seconds'),
   'proxy-send-timeout': row(secondsSchema, 'location', 'low', 'Upstream send timeout in seconds'),
   'load-balance': row(loadBalanceSchema, 'backend', 'low', 'Balancing algorithm for this Ingress\'s backends: round_robin or ewma'),
-  'upstream-hash-by': row(nginxVariableSchema, 'backend', 'high', 'Consistent hashing on an nginx variable, e.g. $request_uri or $remote_addr (adding an endpoint moves about 1/N of the keys)', { difference: 'one nginx variable only; ingress-nginx also hashes on text combining several, e.g. "$host$request_uri"' }),
+  'upstream-hash-by': row(nginxVariableSchema.refine((v) => isKnownVariable(v.slice(1)), { message: 'not a variable nginx defines (e.g. $request_uri, $remote_addr, $http_x_user, $cookie_session)' }), 'backend', 'high', 'Consistent hashing on an nginx variable, e.g. $request_uri or $remote_addr (adding an endpoint moves about 1/N of the keys)', { difference: 'one nginx variable only; ingress-nginx also hashes on text combining several, e.g. "$host$request_uri"' }),
   affinity: row(affinitySchema, 'backend', 'low', 'Session affinity: "cookie" (takes precedence over upstream-hash-by)'),
   'affinity-mode': row(affinityModeSchema, 'backend', 'medium', 'balanced (default: the cookie holds a key hashed onto the endpoints, so scaling moves about 1/N of sessions) or persistent (the cookie names the endpoint; it moves only when that endpoint goes away)'),
   'session-cookie-name': row(cookieNameSchema, 'backend', 'medium', 'Affinity cookie name (default INGRESSCOOKIE)'),

@@ -42,12 +42,16 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdown
 
 /** A global-auth-* key: any text is accepted here (checked by the translation, which fails closed). */
 const rawText = z.string().transform((v) => v.trim());
-const locationList = z.string().transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean));
+/** Comma-separated path beginnings ("/.well-known/acme-challenge"): path characters only. */
+const locationList = z
+  .string()
+  .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
+  .pipe(z.array(z.string().regex(/^\/[A-Za-z0-9._~!&()*+=:@%/-]{0,255}$/, 'expected paths such as /.well-known/acme-challenge, separated by commas')).max(256));
 /** Comma-separated HTTP header names, lower-cased. */
 const headerNameList = z
   .string()
   .transform((v) => [...new Set(v.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean))])
-  .pipe(z.array(z.string().regex(/^[a-z0-9!#$%&'*+.^_`|~-]{1,64}$/, 'expected header names separated by commas')).max(256));
+  .pipe(z.array(z.string().regex(/^[a-z0-9_-]{1,64}$/, 'expected header names (letters, digits, "-", "_") separated by commas')).max(256));
 
 /** Low, Medium, High or Critical, as ingress-nginx spells them (any case). */
 const riskLevelSchema = z
