@@ -99,9 +99,26 @@ test('corpus: per-annotation statuses, differences and values Portico cannot use
   // FCGI: the value is invalid (ingress-nginx's FastCGI).
   assert.equal(statusOf(r, 'legacy/wiki')['backend-protocol'], 'invalid');
   assert.equal(statusOf(r, 'legacy/erp')['erp-legacy-flag'], 'unknown');
+  // Backend TLS from annotations is applied (some with a difference); the Secret is not among the manifests.
+  assert.equal(statusOf(r, 'legacy/erp')['proxy-ssl-secret'], 'difference');
+  assert.equal(statusOf(r, 'legacy/erp')['proxy-ssl-verify-depth'], 'supported');
+  assert.ok(byName(r, 'legacy/erp').notes.includes('Secret legacy/erp-client-cert is not in the input: the proxy-ssl-secret client certificate and CA were not checked'));
   // The classic rewrite example (regex path with capture groups + rewrite-target) is served as ingress-nginx does.
   assert.equal(statusOf(r, 'web/blog')['rewrite-target'], 'difference');
   assert.equal(byName(r, 'web/blog').issues.find((i) => i.code === 'not-served'), undefined);
+});
+
+test('proxy-ssl-secret: an unusable Secret among the manifests fails closed; a missing one (cluster 404) too', () => {
+  const erp = corpus().ingresses.find((i) => i.metadata.name === 'erp');
+  assert.ok(erp);
+  const one = (secrets: Input['secrets'], missingSecrets = new Set<string>()): Report => analyze({ source: { kind: 'manifests', files: [] }, ingresses: [erp], configMap: null, secrets, missingSecrets });
+  const junk = byName(one(new Map([['legacy/erp-client-cert', { data: { 'ca.crt': Buffer.from('junk').toString('base64') } }]])), 'legacy/erp');
+  const closed = junk.issues.find((i) => i.code === 'fails-closed' && i.annotation === `${NGINX_PREFIX}proxy-ssl-secret`);
+  assert.match(closed?.message ?? '', /ca\.crt of Secret legacy\/erp-client-cert must hold only PEM certificates; every path answers 503/);
+  assert.equal(closed?.reason, 'proxy-ssl-secret: the Ingress fails closed');
+  const gone = byName(one(new Map(), new Set(['legacy/erp-client-cert'])), 'legacy/erp');
+  assert.match(gone.issues.find((i) => i.code === 'fails-closed')?.message ?? '', /Secret legacy\/erp-client-cert \(proxy-ssl-secret\) not found/);
+  assert.deepEqual(gone.notes, []);
 });
 
 test('snippets: compiled with the ConfigMap\'s switches; unsafe ones refused with why, access rules fail closed', () => {

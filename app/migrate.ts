@@ -18,6 +18,7 @@ import { CATALOGUE, NGINX_PREFIX, PORTICO_PREFIX, parseAnnotations, riskLabel, t
 import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from '../reconcilers/model/global-config.ts';
 import { normalizeIngress } from '../reconcilers/model/normalize.ts';
 import { zodMessage } from '../reconcilers/translate/safe.ts';
+import { proxySslClosedReason } from '../reconcilers/translate/translate.ts';
 
 export const SCHEMA_VERSION = 1;
 
@@ -100,7 +101,7 @@ export interface Input {
   source: { kind: 'manifests'; files: string[] } | { kind: 'cluster'; server: string };
   ingresses: KubeObject[];
   configMap: ConfigMapInput | null;
-  /** Secrets available to check basic-auth users ("namespace/name"). */
+  /** Secrets available to check basic-auth users and proxy-ssl-secret certificates ("namespace/name"). */
   secrets: Map<string, { data?: Record<string, string> }>;
   /** Secrets known not to exist (a cluster answered 404): basic auth on them fails closed. */
   missingSecrets: Set<string>;
@@ -184,7 +185,7 @@ function secretData(o: Obj & { stringData?: Record<string, string> }): Record<st
   return out;
 }
 
-/** Reads a cluster: every Ingress (all namespaces), the ConfigMap, and the Secrets named by basic-auth Ingresses. */
+/** Reads a cluster: every Ingress (all namespaces), the ConfigMap, and the Secrets named by auth-secret and proxy-ssl-secret. */
 export async function loadCluster(opts: MigrateOptions): Promise<Input> {
   const { KubeClient, loadKubeConfig, isNotFound } = await import('../operator/kube/client.ts');
   let client: InstanceType<typeof KubeClient>;
@@ -219,17 +220,19 @@ export async function loadCluster(opts: MigrateOptions): Promise<Input> {
   const missingSecrets = new Set<string>();
   for (const ing of selected) {
     const a = ing.metadata.annotations ?? {};
-    const ref = a[`${PORTICO_PREFIX}auth-secret`] ?? a[`${NGINX_PREFIX}auth-secret`];
-    if (!ref || !/^([a-z0-9-]+\/)?[a-z0-9.-]+$/.test(ref)) continue;
-    const key = ref.includes('/') ? ref : `${ing.metadata.namespace}/${ref}`;
-    if (secrets.has(key) || missingSecrets.has(key)) continue;
-    const [ns, name] = key.split('/') as [string, string];
-    try {
-      const s = await client.request<Obj>('GET', `/api/v1/namespaces/${ns}/secrets/${name}`);
-      secrets.set(key, { data: stringData(s.data) });
-    } catch (e) {
-      if (isNotFound(e)) missingSecrets.add(key);
-      // Forbidden or anything else: the users are not checked (a note says so).
+    for (const n of ['auth-secret', 'proxy-ssl-secret']) {
+      const ref = a[`${PORTICO_PREFIX}${n}`] ?? a[`${NGINX_PREFIX}${n}`];
+      if (!ref || !/^([a-z0-9-]+\/)?[a-z0-9.-]+$/.test(ref)) continue;
+      const key = ref.includes('/') ? ref : `${ing.metadata.namespace}/${ref}`;
+      if (secrets.has(key) || missingSecrets.has(key)) continue;
+      const [ns, name] = key.split('/') as [string, string];
+      try {
+        const s = await client.request<Obj>('GET', `/api/v1/namespaces/${ns}/secrets/${name}`);
+        secrets.set(key, { data: stringData(s.data) });
+      } catch (e) {
+        if (isNotFound(e)) missingSecrets.add(key);
+        // Forbidden or anything else: the Secret's content is not checked (a note says so).
+      }
     }
   }
   return { source: { kind: 'cluster', server: client.server }, ingresses: selected, configMap, secrets, missingSecrets };
@@ -410,6 +413,15 @@ function analyzeIngress(obj: KubeObject, input: Input, settings: RiskSettings): 
       if (annotationsIn.every((a) => closedSeen.has(a))) continue; // already reported as a refused access-control annotation
       if (annotationsIn.some((a) => issues.some((i) => i.code === 'invalid-value' && i.annotation === a)) && !/refused/.test(ac.kind)) continue;
       add('fails-closed', ac.annotation, `${ac.annotation}: ${ac.kind}; every path answers 503`, `${ac.annotation.replace(/^[^/]+\//, '').split(', ')[0]}: the Ingress fails closed`);
+    }
+    // proxy-ssl-*: a Secret not in the input cannot be checked (a note); anything else that cannot be applied as asked
+    // fails the Ingress's paths closed.
+    const ps = res.ingress.proxySsl;
+    const sslWhy = proxySslClosedReason(res.ingress, gated);
+    if (ps?.missing && ps.secretKey && !input.missingSecrets.has(ps.secretKey)) notes.push(`Secret ${ps.secretKey} is not in the input: the proxy-ssl-secret client certificate and CA were not checked`);
+    else if (sslWhy) {
+      const a = raw[`${PORTICO_PREFIX}proxy-ssl-secret`] !== undefined ? `${PORTICO_PREFIX}proxy-ssl-secret` : `${NGINX_PREFIX}proxy-ssl-secret`;
+      add('fails-closed', a, `${a}: ${sslWhy}; every path answers 503`, 'proxy-ssl-secret: the Ingress fails closed');
     }
     for (const r of annotationRefusals(gated)) {
       const m = /annotation (\S+)/.exec(r.message);

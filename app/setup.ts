@@ -17,7 +17,7 @@ import { ingressKeyOf, ingressRef, type TranslateOptions } from '../reconcilers/
 import { AdmissionWebhook } from './webhook/server.ts';
 import { IngressReconciler } from '../reconcilers/ingress.ts';
 import { IngressClassReconciler } from '../reconcilers/ingressclass.ts';
-import { Model, secretsOf } from '../reconcilers/model/model.ts';
+import { ingressCredentialSecrets, Model, secretsOf } from '../reconcilers/model/model.ts';
 import { serviceKeyOfSlice } from '../reconcilers/model/normalize.ts';
 import type { TlsMaterial } from '../reconcilers/model/types.ts';
 import { SecretReconciler, secretTransform, type SecretObject } from '../reconcilers/secret.ts';
@@ -40,7 +40,7 @@ export interface Portico {
 function secretsReadBy(model: Model, kind: ChangeKind, key: string): { tls: string[]; other: string[] } {
   if (kind === 'Ingress') {
     const ing = model.ingress(key);
-    return { tls: ing ? secretsOf(ing) : [], other: ing?.authSecret ? [ing.authSecret] : [] };
+    return { tls: ing ? secretsOf(ing) : [], other: ing ? ingressCredentialSecrets(ing) : [] };
   }
   if (kind === 'Route' || kind === 'Plugin' || kind === 'Consumer' || kind === 'Upstream') {
     const rec = model.crd(kind, key);
@@ -115,7 +115,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
 
   const classCtrl = m.controller({ name: 'ingressclass', reconciler: new IngressClassReconciler(classes, model), stage: 0 });
   classCtrl.watch(classes);
-  // Secrets a Plugin, Consumer, Upstream or an Ingress's auth-secret reads (see reconcilers/credentials.ts).
+  // Secrets a Plugin, Consumer, Upstream or an Ingress's auth-secret or proxy-ssl-secret reads (see reconcilers/credentials.ts).
   const credentials = new CredentialSecretReconciler({
     model,
     informers: [otherSecrets, secrets],
@@ -156,7 +156,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
 
   // A Secret becomes (un)referenced when an object that reads it changes in the model: re-check the Secrets it names
   // now and the ones it named before — TLS Secrets (Ingress and Route TLS) with the TLS reconciler, the others
-  // (credentials, plugin configs, CA bundles, auth-secrets) with the credential reconciler.
+  // (credentials, plugin configs, CA bundles, auth-secrets, proxy-ssl-secrets) with the credential reconciler.
   const lastRead = new Map<string, { tls: string[]; other: string[] }>();
   model.onChange((changes) => {
     for (const c of changes) {

@@ -1,5 +1,5 @@
 // Credential Secret reconciler: Secrets that Consumers (credentials), Plugins (configFrom), Upstreams (CA bundles)
-// and Ingresses (auth-secret) read. Their data is kept only while something references them (the informers strip
+// and Ingresses (auth-secret, proxy-ssl-secret) read. Their data is kept only while something references them (the informers strip
 // the data of every other Secret); a Secret cached without its data is fetched once when a reference appears.
 // After each change the objects reading it are reconciled again, so they see the new content.
 import type { Reconciler, ReconcileContext } from '../operator/controller.ts';

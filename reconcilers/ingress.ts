@@ -35,7 +35,7 @@ export class IngressReconciler implements Reconciler {
   private readonly model: Model;
   private readonly o: ClassOptions;
   private readonly secrets: SecretReader;
-  /** secrets: reads the auth-secret of ingress-nginx basic auth (loaded once the model says it is referenced). */
+  /** secrets: reads the auth-secret of basic auth and the proxy-ssl-secret (loaded once the model says they are referenced). */
   private readonly configMaps: ConfigMapReader;
   /** configMaps: reads the ConfigMap of ingress-nginx's custom-headers (loaded once an Ingress names it). */
   constructor(informer: Informer<KubeObject>, model: Model, o: ClassOptions, secrets: SecretReader = () => undefined, configMaps: ConfigMapReader = () => undefined) {

@@ -5,6 +5,10 @@ import { ing, modelOf, OPTS, rule, svc, svcRef } from '../../reconcilers/transla
 import { responseOf, reviewCrd, reviewIngress, secretsWanted, subjectOf } from './admission.ts';
 import { normalizeIngress } from '../../reconcilers/model/normalize.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { issue, makeCa, proxySslData } from '../../reconcilers/translate/pki.test-helpers.ts';
 
 const N = 'nginx.ingress.kubernetes.io/';
 const web = svc('web', [{ port: 80 }]);
@@ -77,6 +81,28 @@ test('basic auth with a Secret that does not exist yet: admitted with a warning;
   const other = reviewIngress(candidate(spec, { ...ann, [`${N}auth-secret`]: 'kube-system/users' }), snap(), OPTS, none);
   assert.equal(other.allowed, false);
   assert.match(other.message ?? '', /another namespace/);
+});
+
+test('proxy-ssl-secret that does not exist yet: admitted with a warning; another namespace, an invalid value or an unusable Secret: denied', () => {
+  const spec = { rules: [rule('b.example.com', [{ path: '/', backend: svcRef('web', 80) }])] };
+  const ann = { [`${N}backend-protocol`]: 'HTTPS', [`${N}proxy-ssl-secret`]: 'backend-tls' };
+  assert.deepEqual(secretsWanted((read) => normalizeIngress(candidate(spec, ann), read)), ['default/backend-tls']);
+  const later = reviewIngress(candidate(spec, ann), snap(), OPTS, new Map([['default/backend-tls', undefined]]));
+  assert.equal(later.allowed, true);
+  assert.match(later.warnings.join('\n'), /BackendTLSUnavailable: Secret default\/backend-tls \(proxy-ssl-secret\) not found; failing closed/);
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-adm-pssl-'));
+  const ca = makeCa(dir, 'ca');
+  const ok = new Map([['default/backend-tls', { data: proxySslData({ client: issue(dir, ca, 'client'), ca }) }]]);
+  assert.deepEqual(reviewIngress(candidate(spec, { ...ann, [`${N}proxy-ssl-verify`]: 'on' }), snap(), OPTS, ok), { allowed: true, warnings: [] });
+  for (const [extra, secrets, why] of [
+    [{ [`${N}proxy-ssl-secret`]: 'kube-system/backend-tls' }, none, /another namespace/],
+    [{ [`${N}proxy-ssl-protocols`]: 'TLSv1.2; proxy_ssl_verify off' }, ok, /proxy-ssl-protocols/],
+    [{}, new Map([['default/backend-tls', { data: { 'ca.crt': Buffer.from('junk').toString('base64') } }]]), /ca\.crt of Secret default\/backend-tls must hold only PEM certificates/],
+  ] as const) {
+    const v = reviewIngress(candidate(spec, { ...ann, ...extra }), snap(), OPTS, secrets);
+    assert.equal(v.allowed, false, String(why));
+    assert.match(v.message ?? '', why);
+  }
 });
 
 const route = (name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'portico.dev/v1alpha1', kind: 'Route', metadata: { name, namespace: 'default' }, spec: { ingressClassName: 'portico', ...spec } }) as KubeObject;

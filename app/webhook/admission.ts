@@ -96,6 +96,10 @@ export function reviewIngress(obj: KubeObject, snap: ModelSnapshot, o: Translate
     if (missing) warnings.push(`${a.annotation}: ${a.kind}; the paths of this Ingress answer 503 until it exists`);
     else deny.push(`${a.annotation}: ${a.kind}`);
   }
+  // proxy-ssl-secret: a Secret that does not exist yet is admitted as auth-secret's is (the translation's warning
+  // says the paths answer 503 until it does); any other reason the proxy-ssl-* annotations cannot be applied (a
+  // value, another namespace, an unusable Secret) is denied.
+  if (ing.proxySsl?.error && !ing.proxySsl.missing) deny.push(ing.proxySsl.error);
   for (const u of ing.unsupportedAnnotations) warnings.push(`${u}: not supported by Portico, not applied`);
   if (deny.length) return { allowed: false, message: clip(deny.join('; ')), warnings };
   const hosts = new Set<string>();

@@ -71,6 +71,20 @@ export interface Profile {
    * file named by its digest in the runtime directory (proxy_ssl_trusted_certificate) before nginx -t.
    */
   trustedCa?: string;
+  /** proxy_ssl_verify_depth with trustedCa (ingress-nginx's proxy-ssl-verify-depth); absent = 4. */
+  sslVerifyDepth?: number;
+  /** false: sslServerName is only the name verified, not sent as SNI (proxy_ssl_server_name off). */
+  sslSni?: false;
+  /** proxy_ssl_protocols: TLSv1 / TLSv1.1 / TLSv1.2 / TLSv1.3, space-separated (proxy-ssl-protocols). */
+  sslProtocols?: string;
+  /** proxy_ssl_ciphers: an OpenSSL cipher list (proxy-ssl-ciphers). */
+  sslCiphers?: string;
+  /**
+   * Client certificate presented to the backend (proxy-ssl-secret's tls.crt and tls.key, PEM): written to files
+   * named by their digest, mode 0600, in the runtime directory before nginx -t (proxy_ssl_certificate/_key). The
+   * key is never put in nginx.conf nor logged.
+   */
+  sslCertificate?: { cert: string; key: string };
   /** proxy_next_upstream_timeout in seconds (0 = none); set with nextUpstream when an annotation asks for it. */
   nextUpstreamTimeoutSeconds?: number;
   // Ingress annotations (ingress-nginx's); each is absent when it equals the ConfigMap's value.

@@ -31,7 +31,7 @@ import type { Backend, DataPlane, GatewayConfig, Structure } from '../config/typ
 import { Lane } from './lane.ts';
 import { DynamicClient } from './nginx/dynamic.ts';
 import { NginxProcess } from './nginx/process.ts';
-import { renderNginxConf, runtimePaths, writeTrustedCas } from './nginx/render.ts';
+import { renderNginxConf, runtimePaths, writeClientCertificates, writeTrustedCas } from './nginx/render.ts';
 import { ExternalNameResolver } from './resolver.ts';
 import { excludeProfiles, findCulprits, withoutProfiles } from './isolate.ts';
 import { StreamServices } from './stream.ts';
@@ -508,6 +508,7 @@ export class GatewayReconciler {
     const t0 = performance.now();
     let checksum = structureChecksum(desired.structure);
     writeTrustedCas(desired.structure, this.nginx.runtime);
+    writeClientCertificates(desired.structure, this.nginx.runtime);
     let conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);
     const tTest = performance.now();
     let v = await this.nginx.writeValidated(conf);

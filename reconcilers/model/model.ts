@@ -89,6 +89,11 @@ export function secretsOf(ing: NormalizedIngress): string[] {
   return [...new Set(ing.tls.filter((t) => t.secretName).map((t) => `${ing.namespace}/${t.secretName}`))].sort();
 }
 
+/** Secrets an Ingress reads besides its TLS ones: the auth-secret (basic auth) and the proxy-ssl-secret. */
+export function ingressCredentialSecrets(ing: NormalizedIngress): string[] {
+  return [...new Set([ing.authSecret, ing.proxySsl?.secretKey].filter((k): k is string => !!k))].sort();
+}
+
 /** Secrets a CR reads: Route TLS Secrets (key material, like an Ingress's), a Plugin's configFrom, Consumer credentials, an Upstream's CA bundle. */
 export function crdSecretsOf(kind: CrdKind, rec: NormalizedRoute | NormalizedUpstream | NormalizedPlugin | NormalizedConsumer): string[] {
   if (kind === 'Route') return [...new Set((rec as NormalizedRoute).tls.map((t) => `${rec.namespace}/${t.secretName}`))].sort();
@@ -154,8 +159,9 @@ export class Model {
     this.ingresses.set(ing.key, ing);
     for (const s of servicesOf(ing)) addIdx(this.byService, s, ing.key);
     for (const s of secretsOf(ing)) addIdx(this.bySecret, s, ing.key);
-    // An auth-secret (basic auth) is read like a CR's credentials: same index, the Ingress's kind-qualified ref.
-    if (ing.authSecret) addIdx(this.crdSecrets, ing.authSecret, `Ingress/${ing.key}`);
+    // An auth-secret (basic auth) or proxy-ssl-secret is read like a CR's credentials: same index, the Ingress's
+    // kind-qualified ref.
+    for (const s of ingressCredentialSecrets(ing)) addIdx(this.crdSecrets, s, `Ingress/${ing.key}`);
     if (ing.customHeadersConfigMap) addIdx(this.byConfigMap, ing.customHeadersConfigMap, ing.key);
     this.changed('Ingress', ing.key);
   }
@@ -178,7 +184,7 @@ export class Model {
     if (!old) return;
     for (const s of servicesOf(old)) delIdx(this.byService, s, key);
     for (const s of secretsOf(old)) delIdx(this.bySecret, s, key);
-    if (old.authSecret) delIdx(this.crdSecrets, old.authSecret, `Ingress/${key}`);
+    for (const s of ingressCredentialSecrets(old)) delIdx(this.crdSecrets, s, `Ingress/${key}`);
     if (old.customHeadersConfigMap) delIdx(this.byConfigMap, old.customHeadersConfigMap, key);
   }
 

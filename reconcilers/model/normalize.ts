@@ -1,10 +1,10 @@
 // Pure normalizers: raw Kubernetes JSON (from the informer cache) → validated model records. Invalid parts are
 // dropped with a specific reason; an object that cannot be served at all is reported as rejected.
-import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import { annotationPlugins, basicAuthPlugin, customHeadersPlugin, type ConfigMapReader, type SecretReader } from '../annotations/plugins.ts';
-import { parseAnnotations } from '../annotations/table.ts';
+import { NGINX_PREFIX, PORTICO_PREFIX, PROXY_SSL_ANNOTATIONS, parseAnnotations, type AnnotationResult } from '../annotations/table.ts';
 import { parseIpv4, parseIpv6 } from '../translate/addresses.ts';
 import {
   dns1123LabelSchema,
@@ -25,6 +25,7 @@ import type {
   NormalizedIngress,
   NormalizedService,
   NormalizedSlice,
+  ProxySslSecret,
   ServiceBackendRef,
   TlsMaterial,
 } from './types.ts';
@@ -146,7 +147,9 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
   }
   const problems: string[] = [];
   const ann = parseAnnotations(o.metadata.annotations);
-  for (const e of ann.errors) problems.push(`annotation ignored: ${e.message}`);
+  const proxySsl = proxySslOf(ann, o.metadata.annotations, o.metadata.namespace ?? 'default', secrets);
+  // With proxy-ssl-secret, an invalid proxy-ssl-* value is not ignored: the paths fail closed (proxySsl.error).
+  for (const e of ann.errors) if (!proxySsl || !isProxySslAnnotation(e.annotation)) problems.push(`annotation ignored: ${e.message}`);
   const ap = annotationPlugins(ann.values);
   const ba = basicAuthPlugin(ann.values, o.metadata.namespace ?? 'default', secrets);
   problems.push(...ap.problems, ...ba.problems);
@@ -239,9 +242,84 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
       annotationPlugins: pluginsFromAnnotations,
       ...(ba.secretKey ? { authSecret: ba.secretKey } : {}),
       ...(ch.configMapKey ? { customHeadersConfigMap: ch.configMapKey } : {}),
+      ...(proxySsl ? { proxySsl } : {}),
       testInvalidDirective: o.metadata.annotations?.['portico.dev/test-invalid-directive'] === 'true',
     },
   };
+}
+
+const isProxySslAnnotation = (full: string): boolean => (PROXY_SSL_ANNOTATIONS as readonly string[]).includes(full.replace(/^[^/]+\//, ''));
+
+/**
+ * ingress-nginx's proxy-ssl-secret, read when the annotation is set (the other proxy-ssl-* annotations mean nothing
+ * without it, as in ingress-nginx): only a Secret of the Ingress's own namespace; tls.crt with tls.key (a client
+ * certificate) and/or ca.crt (what proxy-ssl-verify checks the backend against), each PEM, re-encoded here. An
+ * invalid proxy-ssl-* value, another namespace, a missing or unusable Secret, or proxy-ssl-verify without ca.crt
+ * is an `error`: the translation fails the Ingress's paths closed instead of proxying with less TLS than asked.
+ */
+export function proxySslOf(ann: AnnotationResult, raw: Record<string, string> | undefined, namespace: string, secrets: SecretReader): ProxySslSecret | undefined {
+  const written = raw?.[`${PORTICO_PREFIX}proxy-ssl-secret`] ?? raw?.[`${NGINX_PREFIX}proxy-ssl-secret`];
+  if (written === undefined) return undefined;
+  const invalid = ann.errors.filter((e) => isProxySslAnnotation(e.annotation)).map((e) => e.message);
+  if (invalid.length) return { error: `invalid ${invalid.join('; ')}` };
+  const ref = ann.values['proxy-ssl-secret'] as string;
+  const [ns, name] = ref.includes('/') ? (ref.split('/') as [string, string]) : [namespace, ref];
+  if (ns !== namespace) return { error: `proxy-ssl-secret ${ref} is in another namespace; only a Secret of the Ingress's own namespace (${namespace}) is read` };
+  const secretKey = `${ns}/${name}`;
+  const sec = secrets(secretKey);
+  if (!sec?.data) return { secretKey, error: `Secret ${secretKey} (proxy-ssl-secret) not found`, missing: true };
+  const m = proxySslMaterial(secretKey, sec.data);
+  if ('error' in m) return { secretKey, error: m.error };
+  if (ann.values['proxy-ssl-verify'] === true && !m.ca) return { secretKey, error: `proxy-ssl-verify is on but Secret ${secretKey} has no ca.crt to verify the backend's certificate against` };
+  return { secretKey, ...m };
+}
+
+/** PEM certificates only (at most 256 KiB), each parsed and re-encoded; or why not. */
+function pemCertificates(pem: string, what: string): { pem: string } | { error: string } {
+  if (pem.length > 256 * 1024) return { error: `${what} is larger than 256 KiB` };
+  const blocks = pem.trim().split(/(?<=-----END CERTIFICATE-----)\s*/).filter((b) => b.trim());
+  if (!blocks.length) return { error: `${what} holds no PEM certificate` };
+  const out: string[] = [];
+  for (const b of blocks) {
+    if (!/^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----$/.test(b.trim())) return { error: `${what} must hold only PEM certificates` };
+    try {
+      out.push(new X509Certificate(b.trim()).toString());
+    } catch (e) {
+      return { error: `${what} holds a certificate that cannot be read: ${(e as Error).message}` };
+    }
+  }
+  return { pem: out.join('') };
+}
+
+/** What a proxy-ssl-secret holds: a client certificate (tls.crt + tls.key, matching) and/or ca.crt; or why it is unusable. */
+function proxySslMaterial(key: string, data: Record<string, string>): Pick<ProxySslSecret, 'certificate' | 'ca'> | { error: string } {
+  const decode = (b64: string | undefined) => (b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8'));
+  const crt = decode(data['tls.crt']);
+  const k = decode(data['tls.key']);
+  const ca = decode(data['ca.crt']);
+  if ((crt === undefined) !== (k === undefined)) return { error: `Secret ${key} (proxy-ssl-secret) has ${crt === undefined ? 'tls.key but no tls.crt' : 'tls.crt but no tls.key'}` };
+  if (crt === undefined && ca === undefined) return { error: `Secret ${key} (proxy-ssl-secret) has neither tls.crt and tls.key (a client certificate) nor ca.crt` };
+  const out: Pick<ProxySslSecret, 'certificate' | 'ca'> = {};
+  if (crt !== undefined && k !== undefined) {
+    const chain = pemCertificates(crt, `tls.crt of Secret ${key}`);
+    if ('error' in chain) return chain;
+    let pk: KeyObject;
+    try {
+      if (k.length > 64 * 1024) throw new Error('too large');
+      pk = createPrivateKey(k);
+    } catch {
+      // The parser's message is left out: nothing of the key may reach an event.
+      return { error: `tls.key of Secret ${key} is not a PEM private key (an encrypted key is not supported)` };
+    }
+    if (!new X509Certificate(chain.pem).checkPrivateKey(pk)) return { error: `tls.key of Secret ${key} does not match the certificate in its tls.crt` };
+    out.certificate = { cert: chain.pem, key: pk.export({ type: 'pkcs8', format: 'pem' }) as string };
+  }
+  if (ca !== undefined) {
+    const c = pemCertificates(ca, `ca.crt of Secret ${key}`);
+    if ('error' in c) return c;
+    out.ca = c.pem;
+  }
+  return out;
 }
 
 const serviceSchema = z.object({

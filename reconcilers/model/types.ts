@@ -66,8 +66,27 @@ export interface NormalizedIngress {
   authSecret?: string;
   /** "namespace/name" of the custom-headers ConfigMap it reads, if any. */
   customHeadersConfigMap?: string;
+  /**
+   * ingress-nginx's proxy-ssl-secret: what the Secret holds for TLS to the backend, or why it cannot be used (then
+   * every path of the Ingress answers 503). The other proxy-ssl-* values stay in `annotations`.
+   */
+  proxySsl?: ProxySslSecret;
   /** portico.dev/test-invalid-directive: "true" (only honoured with --enable-test-hooks). */
   testInvalidDirective: boolean;
+}
+
+/** proxy-ssl-secret as read by normalizeIngress (only from the Ingress's own namespace). */
+export interface ProxySslSecret {
+  /** "namespace/name" of the Secret read (and watched); absent when none is (another namespace, an invalid value). */
+  secretKey?: string;
+  /** tls.crt (the chain) and tls.key, re-encoded as PEM: the client certificate presented to the backend. */
+  certificate?: { cert: string; key: string };
+  /** ca.crt, re-encoded as PEM: the CAs the backend's certificate is verified against (proxy-ssl-verify on). */
+  ca?: string;
+  /** Why the proxy-ssl-* annotations cannot be applied: the Ingress's paths answer 503. */
+  error?: string;
+  /** The Secret does not exist (yet): admission lets the Ingress in with a warning. */
+  missing?: true;
 }
 
 export interface ServicePort {

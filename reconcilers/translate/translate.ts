@@ -22,7 +22,7 @@ import { createHash } from 'node:crypto';
 import { PLUGIN_ORDER, type Backend, type Certificate, type ConsumerSet, type Endpoint, type GatewayConfig, type GlobalSettings, type HostRoutes, type PathMatch, type PluginInstance, type Profile, type Route, type RouteConditions, type RouteRule } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { IngressClassInfo, IngressPath, NormalizedIngress, NormalizedRoute, NormalizedSlice, NormalizedUpstream, RouteMatchN, RouteRuleN, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
-import type { ParsedAnnotations } from '../annotations/table.ts';
+import { NGINX_PREFIX, PROXY_SSL_ANNOTATIONS, type ParsedAnnotations } from '../annotations/table.ts';
 import { regexPathProblem } from './regex-path.ts';
 import { hostSchema } from './safe.ts';
 import { annotationRefusals, gateAnnotations } from '../annotations/risk.ts';
@@ -254,6 +254,47 @@ export function annotationProfileSettings(a: ParsedAnnotations, t: NginxTuning, 
     if (a['limit-rate-after']) out.limitRateAfterKb = a['limit-rate-after'];
   }
   return out;
+}
+
+/** ingress-nginx's default proxy-ssl-protocols and proxy-ssl-ciphers (Portico's protocols: TLS 1.2 and 1.3 only). */
+export const PROXY_SSL_DEFAULTS = { protocols: 'TLSv1.2 TLSv1.3', ciphers: 'DEFAULT' } as const;
+
+/**
+ * The directive-profile settings of ingress-nginx's proxy-ssl-* annotations for one route to `serviceKey`: only with
+ * a usable proxy-ssl-secret (as ingress-nginx: without it they mean nothing), a backend spoken to over TLS (HTTPS or
+ * GRPCS) and no Upstream tls settings for the Service (those win). Without proxy-ssl-name, the name verified and
+ * sent as SNI is "<service>.<namespace>.svc" (as for an Upstream). undefined: the annotations do not apply.
+ */
+export function proxySslProfileSettings(ing: NormalizedIngress, protocol: Profile['backendProtocol'], upstreamTls: boolean, serviceKey: string): Partial<Omit<Profile, 'name'>> | undefined {
+  const ps = ing.proxySsl;
+  const a = ing.annotations;
+  if (!ps || ps.error || a['proxy-ssl-secret'] === undefined || upstreamTls || (protocol !== 'HTTPS' && protocol !== 'GRPCS')) return undefined;
+  const [ns, svc] = serviceKey.split('/') as [string, string];
+  const verify = a['proxy-ssl-verify'] === true;
+  const sni = a['proxy-ssl-server-name'] === true;
+  return {
+    sslCertificate: ps.certificate,
+    trustedCa: verify ? ps.ca : undefined,
+    sslVerifyDepth: verify ? a['proxy-ssl-verify-depth'] || 1 : undefined,
+    // The name matters only to verify the certificate or to be sent as SNI.
+    sslServerName: verify || sni ? (a['proxy-ssl-name'] ?? `${svc}.${ns}.svc`) : undefined,
+    sslSni: verify && !sni ? false : undefined,
+    sslProtocols: a['proxy-ssl-protocols'] ?? PROXY_SSL_DEFAULTS.protocols,
+    sslCiphers: a['proxy-ssl-ciphers'] ?? PROXY_SSL_DEFAULTS.ciphers,
+  };
+}
+
+/**
+ * Why an Ingress's paths must fail closed for its proxy-ssl-* annotations: proxy-ssl-secret is set but cannot be
+ * applied as asked (normalize.ts proxySslOf), or the ConfigMap's annotations-risk-level refused one of them
+ * (`raw` is the record before gateAnnotations, `ing` after). undefined: nothing to fail for.
+ */
+export function proxySslClosedReason(raw: NormalizedIngress, ing: NormalizedIngress): string | undefined {
+  if (!ing.proxySsl) return undefined;
+  if (ing.proxySsl.error) return ing.proxySsl.error;
+  const refused = PROXY_SSL_ANNOTATIONS.filter((n) => raw.annotations[n] !== undefined && ing.annotations[n] === undefined);
+  if (!refused.length) return undefined;
+  return `${refused.map((n) => `${NGINX_PREFIX}${n}`).join(', ')} ${refused.length > 1 ? 'are' : 'is'} refused by the ConfigMap's annotations-risk-level`;
 }
 
 /** Kind-qualified reference of an Ingress ("Ingress/ns/name"): how routes, events and status name their object. */
@@ -596,6 +637,14 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     const what = ing.accessControl.map((a) => `${a.annotation} (${a.kind})`).join(', ');
     closedReason.set(ing.key, `access control requested by ${what} cannot be applied by Portico`);
   }
+  // proxy-ssl-*: a backend is never proxied without the client certificate or verification an Ingress asks for; when
+  // that cannot be done its paths fail closed (503) too. A canary's own proxy-ssl-* do not apply (its traffic goes
+  // through the main Ingress's location, as in ingress-nginx).
+  const sslClosed = new Map<string, string>();
+  for (const ing of served) {
+    const why = ing.annotations.canary === true ? undefined : proxySslClosedReason(snap.ingresses.get(ing.key) ?? ing, ing);
+    if (why) sslClosed.set(ing.key, why);
+  }
   for (const [key, r] of snap.rejected) {
     events.push({ ref: ingressRef(key), type: 'Warning', reason: 'Rejected', message: r.reason });
   }
@@ -713,6 +762,8 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       return;
     }
     let closed = owner.ing ? closedReason.get(owner.ing.key) : undefined;
+    const sslWhy = owner.ing ? sslClosed.get(owner.ing.key) : undefined;
+    if (sslWhy) closed = closed ? `${closed}; ${sslWhy}` : sslWhy;
     const names = owner.ing ? (owner.ing.annotations.plugins ?? []) : (rr?.rule.plugins ?? []);
     const pl = pluginsFor(owner.ns, names);
     if (pl.closed) {
@@ -889,6 +940,11 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     reported.add(`forbidden ${ref} ${id}`);
     warn(ref, 'ForbiddenEndpoint', note);
   };
+  const noteUpstreamTls = (ownerRef: string, ann: ParsedAnnotations | undefined, id: string, up: NormalizedUpstream | undefined) => {
+    if (!up?.tls || ann?.['proxy-ssl-secret'] === undefined || ann.canary === true || reported.has(`upssl ${ownerRef} ${id}`)) return;
+    reported.add(`upssl ${ownerRef} ${id}`);
+    events.push({ ref: ownerRef, type: 'Normal', reason: 'UpstreamOverrides', message: `Upstream ${up.key} sets the TLS to service backend ${id}; this Ingress's proxy-ssl-* annotations do not apply to it` });
+  };
   const LB_KEYS = ['load-balance', 'upstream-hash-by', 'affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age', 'session-cookie-path', 'session-cookie-domain', 'session-cookie-samesite', 'session-cookie-conditional-samesite-none', 'session-cookie-secure', 'session-cookie-expires', 'session-cookie-change-on-failure', 'service-upstream'];
   const resolve = (ownerRef: string, ann: ParsedAnnotations | undefined, ns: string, ref: ServiceBackendRef, id: string, svcKey = `${ns}/${ref.service}`): void => {
     const prevOwner = backendOwner.get(id);
@@ -899,6 +955,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         warn(ownerRef, 'BackendSettingsConflict', `balancing annotations for service backend ${id} differ from ${describe(prevOwner.ref)}, which is older and whose settings apply (balancing is per Service port)`);
       }
       noteForbidden(ownerRef, id);
+      noteUpstreamTls(ownerRef, ann, id, upstreamOf.get(id));
       if (backends[id]?.unavailableReason && !reported.has(`${ownerRef} ${id}`)) {
         reported.add(`${ownerRef} ${id}`);
         if (!ownerRef.startsWith('Ingress/')) {
@@ -917,6 +974,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     const cached = memo?.backends.get(id);
     const report = (b: Backend, kind: 'BackendNotFound' | 'ForbiddenEndpoint') => {
       noteForbidden(ownerRef, id);
+      noteUpstreamTls(ownerRef, ann, id, up);
       const s = svcRecord;
       if (ann?.['service-upstream'] && !up && s && (s.type === 'ExternalName' || !s.clusterIP || s.clusterIP === 'None') && !reported.has(`su ${ownerRef} ${id}`)) {
         reported.add(`su ${ownerRef} ${id}`);
@@ -1162,6 +1220,9 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       // ingress-nginx does by default (proxy_ssl_server_name off).
       const overTls = !!up && (proto === 'HTTPS' || proto === 'GRPCS');
       const [upNs, upSvc] = (up?.serviceKey ?? '/').split('/');
+      // ingress-nginx's proxy-ssl-* (client certificate, verification, SNI, protocols, ciphers), unless an Upstream
+      // sets the TLS: they replace the defaults of an Upstream without tls settings.
+      const fromProxySsl = c.owner.ing ? proxySslProfileSettings(c.owner.ing, proto, !!up?.tls, c.pc.serviceKey) : undefined;
       const profile = profileOf({
         ...fromAnnotations,
         proxyBodySize: bodySize,
@@ -1171,6 +1232,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         backendProtocol: proto,
         sslServerName: overTls ? (up?.tls?.serverName ?? `${upSvc}.${upNs}.svc`) : undefined,
         trustedCa: overTls && up?.tls?.verify && up.tls.caPem ? up.tls.caPem : undefined,
+        ...fromProxySsl,
       });
       if (profile) {
         profiles.set(profile.name, profile);
@@ -1277,6 +1339,14 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       const them = ing.accessControl.length > 1 ? 'these annotations are' : 'the annotation is';
       warn(iref, 'UnsupportedAccessControl', `${closed}; failing closed: every path of this Ingress answers 503 until ${them} supported or removed`);
     }
+    const ssl = sslClosed.get(ing.key);
+    if (ssl) {
+      warn(iref, 'BackendTLSUnavailable', `${ssl}; failing closed: every path of this Ingress answers 503 rather than being proxied without the backend TLS it asks for`);
+      if (ing.proxySsl?.missing && ing.proxySsl.secretKey) unresolved(iref, `Secret ${ing.proxySsl.secretKey}`);
+    } else if (!ing.proxySsl) {
+      const alone = PROXY_SSL_ANNOTATIONS.filter((n) => ing.annotations[n] !== undefined);
+      if (alone.length) warn(iref, 'InvalidConfiguration', `annotation ignored: ${alone.map((n) => `${NGINX_PREFIX}${n}`).join(', ')} ${alone.length > 1 ? 'have' : 'has'} no effect without ${NGINX_PREFIX}proxy-ssl-secret (as in ingress-nginx)`);
+    }
     const ac = new Set(ing.accessControl.map((a) => a.annotation));
     for (const a of ing.unsupportedAnnotations) {
       if (!ac.has(a)) warn(iref, 'UnsupportedAnnotation', `annotation ${a} is not supported by Portico and is ignored`);
@@ -1286,7 +1356,9 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
   const closedSeen = new Set<string>();
   for (const locs of hosts.values()) {
     for (const c of locs.values()) {
-      if (!c.closed || closedSeen.has(c.owner.ref) || (c.owner.ing && closedReason.get(c.owner.ing.key) === c.closed)) continue;
+      // Reasons of the Ingress's own (access control, proxy-ssl-*) have their Warnings above.
+      const own = c.owner.ing ? [closedReason.get(c.owner.ing.key), sslClosed.get(c.owner.ing.key)].filter(Boolean).join('; ') : '';
+      if (!c.closed || closedSeen.has(c.owner.ref) || c.closed === own) continue;
       closedSeen.add(c.owner.ref);
       warn(c.owner.ref, 'PluginUnavailable', `${c.closed}; failing closed: the paths using it answer 503 until it is fixed`);
     }

@@ -192,17 +192,52 @@ export function writeTrustedCas(structure: Structure, runtime: RuntimePaths): vo
   }
 }
 
+/**
+ * Where a profile's client certificate and key live (proxy-ssl-secret): named by the digest of both, so a file nginx
+ * uses is never rewritten and a new certificate gets new files.
+ */
+export function clientCertificateFiles(runtime: RuntimePaths, c: { cert: string; key: string }): { cert: string; key: string } {
+  const base = path.join(runtime.dir, 'client', createHash('sha256').update(c.cert).update('\0').update(c.key).digest('hex').slice(0, 32));
+  return { cert: `${base}.crt`, key: `${base}.key` };
+}
+
+/** One PEM private key block (what normalize.ts re-encodes tls.key to: PKCS#8). */
+const PRIVATE_KEY_PEM = /^-----BEGIN PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END PRIVATE KEY-----\r?\n?$/;
+
+/**
+ * Writes the client certificates the structure's profiles present to backends (before `nginx -t` reads them): the
+ * chain and the key, each checked again to be PEM of its kind only, mode 0600 in a directory of mode 0700. Nothing
+ * of the key is logged or put in nginx.conf (only the file's path is). Files no profile uses any more are left, as
+ * for CA bundles.
+ */
+export function writeClientCertificates(structure: Structure, runtime: RuntimePaths): void {
+  for (const p of structure.profiles) {
+    if (!p.sslCertificate) continue;
+    const problem = caBundleProblem(p.sslCertificate.cert);
+    if (problem) throw new UnsafeValueError(`profile ${p.name}: the client certificate: ${problem.replace('the CA bundle', 'it')}`);
+    if (!PRIVATE_KEY_PEM.test(p.sslCertificate.key)) throw new UnsafeValueError(`profile ${p.name}: the client certificate's key is not one PEM private key`);
+    const files = clientCertificateFiles(runtime, p.sslCertificate);
+    mkdirSync(path.dirname(files.key), { recursive: true, mode: 0o700 });
+    if (!existsSync(files.key)) writeFileSync(files.key, p.sslCertificate.key, { mode: 0o600 });
+    if (!existsSync(files.cert)) writeFileSync(files.cert, p.sslCertificate.cert, { mode: 0o600 });
+  }
+}
+
 export function renderNginxConf(structure: Structure, runtime: RuntimePaths, checksum: string): string {
   const tpl = load();
   const g = structure.global;
   // Strict mode throws on missing fields, so optional profile settings are made explicit (null = not set).
-  const profiles = structure.profiles.map(({ trustedCa, ...p }) => ({
+  const profiles = structure.profiles.map(({ trustedCa, sslCertificate, ...p }) => ({
     proxyBodySize: null,
     testInvalidDirective: null,
     nextUpstream: null,
     nextUpstreamTries: null,
     backendProtocol: null,
     sslServerName: null,
+    sslSni: null,
+    sslVerifyDepth: null,
+    sslProtocols: null,
+    sslCiphers: null,
     nextUpstreamTimeoutSeconds: null,
     proxyBuffering: null,
     proxyBufferSize: null,
@@ -220,6 +255,8 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     limitRateAfterKb: null,
     ...p,
     trustedCaFile: trustedCa ? trustedCaFile(runtime, trustedCa) : null,
+    // Paths only: the certificate and key are in files (writeClientCertificates), never in nginx.conf.
+    sslCertificateFiles: sslCertificate ? clientCertificateFiles(runtime, sslCertificate) : null,
   }));
   const t = fullNginxTuning(g);
   // The realip module: use-forwarded-headers, enable-real-ip or use-proxy-protocol. With the PROXY protocol and no

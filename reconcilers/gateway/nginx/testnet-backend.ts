@@ -6,7 +6,10 @@
 //   auth    an auth service: "Bearer good" → 200 with X-User: alice; "Bearer forbidden" → 403; anything else → 401
 //           with a Bearer challenge (200 and 401 also set a cookie when the URL holds "cookie"); paths under /slow
 //           answer only after 3 s, paths under /fail answer 500
-//   tls-echo  echo over HTTPS with the certificate and key files `cert`/`key` (the control path too)
+//   tls-echo  echo over HTTPS with the certificate and key files `cert`/`key` (the control path too); with
+//           `clientCa` it requires a client certificate that CA signed (the handshake fails without one; the
+//           control client presents the backend's own certificate, which must be signed by it too), with
+//           `maxTlsVersion` it speaks no newer TLS; each request records the SNI, TLS version and client CN seen
 //   rewrite 302 to "http://internal.local/next" with "Set-Cookie: sid=1; Domain=internal.local; Path=/", and the
 //           request (with its HTTP version) as the JSON body: for proxy_redirect / proxy_cookie_* tests
 // Every request is recorded, except those to the control path CONTROL, which answers the recorded requests as JSON
@@ -15,6 +18,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
+import type { TLSSocket } from 'node:tls';
 
 export const CONTROL = '/__portico_testnet/requests';
 
@@ -28,6 +32,10 @@ export interface BackendArgs {
   /** tls-echo: PEM files of the server certificate and key. */
   cert?: string;
   key?: string;
+  /** tls-echo: PEM file of the CA whose client certificates are required. */
+  clientCa?: string;
+  /** tls-echo: the newest TLS version spoken. */
+  maxTlsVersion?: 'TLSv1.2' | 'TLSv1.3';
   parentPid: number;
 }
 export interface Seen {
@@ -36,6 +44,8 @@ export interface Seen {
   headers: http.IncomingHttpHeaders;
   /** "1.1" or "1.0": the HTTP version of the request. */
   httpVersion?: string;
+  /** tls-echo: the server name the client sent (SNI), the TLS version, the CN of its certificate (null: none). */
+  tls?: { servername: string | null; protocol: string | null; clientCN: string | null };
 }
 
 const SLOW_MS = 3_000;
@@ -47,7 +57,9 @@ function handler(a: BackendArgs, seen: Seen[]): http.RequestListener {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(seen));
       return;
     }
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, httpVersion: req.httpVersion });
+    const s = req.socket as TLSSocket;
+    const tls = a.kind === 'tls-echo' ? { servername: typeof s.servername === 'string' ? s.servername : null, protocol: s.getProtocol(), clientCN: (s.getPeerCertificate().subject?.CN as string | undefined) ?? null } : undefined;
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, httpVersion: req.httpVersion, ...(tls ? { tls } : {}) });
     req.resume();
     switch (a.kind) {
       case 'echo':
@@ -85,7 +97,15 @@ function main(): void {
   const seen: Seen[] = [];
   const server =
     a.kind === 'tls-echo'
-      ? https.createServer({ cert: readFileSync(a.cert ?? ''), key: readFileSync(a.key ?? '') }, handler(a, seen))
+      ? https.createServer(
+          {
+            cert: readFileSync(a.cert ?? ''),
+            key: readFileSync(a.key ?? ''),
+            ...(a.clientCa ? { ca: readFileSync(a.clientCa), requestCert: true, rejectUnauthorized: true } : {}),
+            ...(a.maxTlsVersion ? { maxVersion: a.maxTlsVersion } : {}),
+          },
+          handler(a, seen),
+        )
       : http.createServer(handler(a, seen));
   server.on('error', (e) => {
     process.stderr.write(`backend ${a.name} on ${a.ip}:${a.port}: ${String(e)}\n`);

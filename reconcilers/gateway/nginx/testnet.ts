@@ -18,6 +18,7 @@
 // the next up(); the backends themselves exit when their test process is gone.
 // up() throws (never skips) when the namespace cannot be made: these tests need root and iproute2.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
@@ -152,10 +153,20 @@ export class TestNet {
   }
 
   /** Starts a backend in the namespace on ip:port and waits (polling, with a deadline) until it answers. */
-  async start(name: string, port: number, kind: BackendKind, o: { status?: number; cert?: string; key?: string } = {}): Promise<void> {
+  async start(name: string, port: number, kind: BackendKind, o: { status?: number; cert?: string; key?: string; clientCa?: string; maxTlsVersion?: 'TLSv1.2' | 'TLSv1.3' } = {}): Promise<void> {
     if (!this.made) throw new Error('TestNet.start before up()');
     if (this.backends.has(name)) throw new Error(`backend ${name} already started`);
-    const args: BackendArgs = { name, ip: this.ip, port, kind, parentPid: process.pid, ...(o.status !== undefined ? { status: o.status } : {}), ...(o.cert ? { cert: o.cert, key: o.key } : {}) };
+    const args: BackendArgs = {
+      name,
+      ip: this.ip,
+      port,
+      kind,
+      parentPid: process.pid,
+      ...(o.status !== undefined ? { status: o.status } : {}),
+      ...(o.cert ? { cert: o.cert, key: o.key } : {}),
+      ...(o.clientCa ? { clientCa: o.clientCa } : {}),
+      ...(o.maxTlsVersion ? { maxTlsVersion: o.maxTlsVersion } : {}),
+    };
     const child = spawn('ip', ['netns', 'exec', this.netns, NODE, BACKEND_SCRIPT, JSON.stringify(args)], { stdio: ['ignore', 'ignore', 'pipe'] });
     const b: Backend = { args, child, stderr: '' };
     this.backends.set(name, b);
@@ -203,7 +214,9 @@ export class TestNet {
   private control(b: Backend): Promise<Seen[]> {
     return new Promise((resolve, reject) => {
       const get = b.args.kind === 'tls-echo' ? https.get : http.get;
-      const req = get({ host: this.ip, port: b.args.port, path: CONTROL, agent: false, timeout: 2_000, rejectUnauthorized: false }, (res) => {
+      // A backend that requires a client certificate gets its own (signed by the CA it requires).
+      const clientCert = b.args.clientCa ? { cert: readFileSync(b.args.cert ?? ''), key: readFileSync(b.args.key ?? '') } : {};
+      const req = get({ host: this.ip, port: b.args.port, path: CONTROL, agent: false, timeout: 2_000, rejectUnauthorized: false, ...clientCert }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
