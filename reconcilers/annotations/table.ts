@@ -8,6 +8,7 @@ import { accessControlKind } from './access-control.ts';
 import { MAX_SNIPPET } from './snippets.ts';
 import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, redirectParamSchema, requestRedirectSchema, signinSchema } from './auth-url.ts';
 import { appRootSchema, rewriteTargetSchema } from '../translate/safe.ts';
+import { defaultBackendSchema, dnsNameSchema, httpErrorCodesSchema, mirrorTargetSchema } from './errors-mirror.ts';
 import { authSecretSchema, commaListSchema, pluginListSchema, realmSchema, affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 
 export type Scope = 'location' | 'server' | 'backend' | 'ingress';
@@ -213,9 +214,9 @@ export const ANNOTATION_TABLE = {
   'from-to-www-redirect': row(boolSchema, 'location', 'low', 'www.<host> is answered 308 to <host> (or <host> to www.<host> when the rule\'s host starts with "www."), same scheme, with the request URI and query (its last "/" dropped, as ingress-nginx) — only when the other name has no rule of its own. HTTPS to the other name uses this host\'s certificate when it covers that name, else the default certificate (a Warning says so), as ingress-nginx', { difference: 'no port is added to the Location (ingress-nginx adds its HTTPS port, for both schemes, when that is not 443)' }),
   'use-port-in-redirects': refused('location', 'low', 'not supported yet: redirects Portico sends are not given the port'),
   'server-alias': refused('ingress', 'high', 'not supported yet: list the extra host names as rules of the Ingress instead'),
-  'default-backend': refused('location', 'low', 'not supported yet: there is no per-Ingress fallback Service for errors (spec.defaultBackend is supported)'),
-  'custom-http-errors': refused('location', 'low', 'custom error pages are not supported yet: backend error responses reach the client unchanged'),
-  'disable-proxy-intercept-errors': refused('location', 'low', 'not supported: Portico never intercepts backend errors (custom-http-errors is not supported)'),
+  'default-backend': row(defaultBackendSchema, 'location', 'low', 'A Service of the Ingress\'s namespace (its first port, as ingress-nginx) that serves the Ingress\'s requests while their own Service has no ready endpoint (or does not exist), and the errors listed in custom-http-errors; switching to it and back is data, never a reload. A Service that does not exist is reported (DefaultBackendNotFound) and not used'),
+  'custom-http-errors': row(httpErrorCodesSchema, 'location', 'low', 'Comma-separated status codes (400-599): when the backend answers one of them (or nginx does, e.g. 502/504), the request goes to the default-backend Service instead (same method, path "/", query kept, no body) with X-Code, X-Format, X-Original-URI, X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port and X-Request-ID, and its answer is the client\'s. Wins over the ConfigMap\'s custom-http-errors. A directive profile: a new set of codes reloads nginx once', { difference: 'without default-backend, nginx\'s own page for the status (ingress-nginx\'s built-in backend answers 404); Portico\'s own answers (unmatched paths, router plugins) are not redirected' }),
+  'disable-proxy-intercept-errors': row(boolSchema, 'location', 'low', '"true": errors the backend answers reach the client unchanged (no proxy_intercept_errors); errors nginx makes itself (502, 504: no answer from the backend) still go to the default-backend Service when custom-http-errors lists them, as in ingress-nginx'),
   'custom-headers': refused('location', 'medium', 'not supported yet: set response headers with a Plugin of type response-headers instead'),
   'client-body-buffer-size': row(boundedSizeSchema(512, 64 * 1024 * 1024), 'location', 'low', 'Buffer for reading the request body (client_body_buffer_size, 512 bytes to 64m); a larger body goes to a temporary file. Default: ConfigMap client-body-buffer-size (8k)'),
   'connection-proxy-header': row(connectionHeaderSchema, 'location', 'low', 'Connection header sent to the backend instead of the default ("upgrade" for WebSocket requests, else empty), e.g. keep-alive'),
@@ -257,9 +258,9 @@ export const ANNOTATION_TABLE = {
   'limit-connections': refused('location', 'low', 'not supported yet: there is no per-client connection limit'),
   'limit-rate': row(intSchema(0, 10_000_000), 'location', 'low', 'Kilobytes per second sent to one client connection (limit_rate); 0 = unlimited (default)'),
   'limit-rate-after': row(intSchema(0, 100_000_000), 'location', 'low', 'Kilobytes of a response sent at full speed before limit-rate applies (limit_rate_after); default 0'),
-  'mirror-target': refused('ingress', 'high', 'request mirroring is not supported yet'),
-  'mirror-host': refused('ingress', 'high', 'request mirroring is not supported yet'),
-  'mirror-request-body': refused('ingress', 'low', 'request mirroring is not supported yet'),
+  'mirror-target': row(mirrorTargetSchema, 'ingress', 'high', 'Copy every request of the Ingress to this http(s) URL (nginx\'s mirror): with "$request_uri" as the path ("https://shadow.example.com$request_uri") the copy has the client\'s URI, with a literal path that path and the client\'s query. The mirror\'s answer is ignored and its failure never changes the client\'s. A Service DNS name (<svc>.<ns>.svc[.cluster.local]) goes through Portico\'s balancer to its endpoints; another host is resolved by Portico and its loopback, link-local or Portico-own addresses are refused; a target that cannot be used is reported (MirrorUnavailable) and nothing is mirrored. A directive profile (first use reloads nginx once)', { difference: 'only $request_uri, as the whole path; no path means "/" (ingress-nginx sends its internal location\'s name); a Service name goes to its endpoints, not its cluster IP' }),
+  'mirror-host': row(dnsNameSchema, 'ingress', 'high', 'Host header of the mirrored requests (default: the host of mirror-target)', { difference: 'a DNS name only' }),
+  'mirror-request-body': row(onOffAnnotationSchema, 'ingress', 'low', '"off": the copies carry no body; "on" (default): the body is read before the request is proxied and sent to the mirror too'),
   'enable-access-log': row(boolSchema, 'location', 'low', '"false": requests of this Ingress are not written to the access log (access_log off); default true'),
   'enable-rewrite-log': refused('location', 'low', 'not supported: there is no rewrite log to enable'),
   'enable-opentelemetry': refused('location', 'low', 'OpenTelemetry tracing is not supported yet'),

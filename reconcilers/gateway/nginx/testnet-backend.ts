@@ -9,7 +9,7 @@
 //   tls-echo  echo over HTTPS with the certificate and key files `cert`/`key` (the control path too)
 //   rewrite 302 to "http://internal.local/next" with "Set-Cookie: sid=1; Domain=internal.local; Path=/", and the
 //           request (with its HTTP version) as the JSON body: for proxy_redirect / proxy_cookie_* tests
-// Every request is recorded, except those to the control path CONTROL, which answers the recorded requests as JSON
+// Every request is recorded (with its body, once read), except those to the control path CONTROL, which answers the recorded requests as JSON
 // (the test counts and inspects them through it; it is also the readiness probe).
 // The backend exits on its own when the test process that started it is gone (it never outlives its test).
 import http from 'node:http';
@@ -36,6 +36,8 @@ export interface Seen {
   headers: http.IncomingHttpHeaders;
   /** "1.1" or "1.0": the HTTP version of the request. */
   httpVersion?: string;
+  /** The request body (UTF-8), when it had one. */
+  body?: string;
 }
 
 const SLOW_MS = 3_000;
@@ -47,8 +49,16 @@ function handler(a: BackendArgs, seen: Seen[]): http.RequestListener {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(seen));
       return;
     }
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, httpVersion: req.httpVersion });
-    req.resume();
+    const entry: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, httpVersion: req.httpVersion };
+    seen.push(entry);
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => {
+      body += c;
+    });
+    req.on('end', () => {
+      if (body) entry.body = body;
+    });
     switch (a.kind) {
       case 'echo':
       case 'tls-echo':
