@@ -156,10 +156,10 @@ test('the ConfigMap: known keys with the same meaning, differences, invalid valu
   assert.equal(st['ssl-protocols'], 'difference');
   assert.equal(st['http-snippet'], 'refused');
   assert.match(cm.keys.find((k) => k.key === 'http-snippet')?.note ?? '', /snippets in the ConfigMap are not supported/);
-  assert.equal(st['custom-http-errors'], 'refused');
+  assert.equal(st['custom-http-errors'], 'supported');
   assert.equal(st['global-auth-url'], 'supported');
   assert.equal(cm.verdict, 'needs-changes');
-  assert.deepEqual(r.summary.configMap, { supported: 20, difference: 5, refused: 2, invalid: 1 });
+  assert.deepEqual(r.summary.configMap, { supported: 21, difference: 5, refused: 1, invalid: 1 });
 });
 
 test('--ingress-class filters; without it every Ingress is read', () => {

@@ -224,6 +224,12 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'limit-rate': ['100', '100k'],
   'limit-rate-after': ['1024', '-1'],
   'enable-access-log': ['false', 'off'],
+  'custom-http-errors': ['404,503', '404;return 200'],
+  'default-backend': ['error-pages', 'other/error-pages'],
+  'disable-proxy-intercept-errors': ['true', 'on'],
+  'mirror-target': ['https://shadow.example.com$request_uri', 'https://shadow.example.com$host'],
+  'mirror-host': ['shadow.example.com', 'shadow.example.com;'],
+  'mirror-request-body': ['off', 'none'],
 };
 
 test('every parsed row: a valid value is read (under both prefixes), an invalid one is reported, never applied', () => {

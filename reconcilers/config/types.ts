@@ -118,6 +118,16 @@ export interface Profile {
   limitRateAfterKb?: number;
   /** Test hook only (--enable-test-hooks): render a directive nginx rejects, to exercise fault isolation. */
   testInvalidDirective?: boolean;
+  /**
+   * custom-http-errors: status codes (400-599, sorted, no duplicates) sent to the route's error page
+   * (`error_page <code> = @portico_err_<code>`: the route's Route.errorPage, its default backend). Set alone, only
+   * errors nginx makes itself (502, 504) are caught; with `interceptErrors` the backend's answers too.
+   */
+  errorCodes?: number[];
+  /** proxy_intercept_errors on: the backend's answers with one of `errorCodes` go to the error page. */
+  interceptErrors?: true;
+  /** mirror-target: copy each request (nginx's mirror) to the route's Route.mirror; `body` = mirror_request_body. */
+  mirror?: { body: boolean };
 }
 
 /** The ConfigMap's nginx tuning keys (reconcilers/config/nginx-tuning.ts): absent = ingress-nginx's default. */
@@ -245,6 +255,26 @@ export interface Route {
   observe?: true;
   /** false: requests asking for a protocol upgrade (WebSocket) are refused with 400 (Route CRD `websocket: false`). */
   websocket?: false;
+  /**
+   * ingress-nginx's default-backend: the backend (a Service's first port) that serves the route while its own
+   * backend (or the one chosen by a split or canary) has no usable endpoint, instead of the 503 — decided per
+   * request by the balancer, so no reload and no translation is needed when endpoints come and go. Also where
+   * `errorPage` sends the route's errors.
+   */
+  defaultBackendId?: string;
+  /**
+   * custom-http-errors (with a profile whose errorCodes are set): what the error page's request tells the default
+   * backend about the route — X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port (the port as the Ingress
+   * wrote it, number or name). Without defaultBackendId the error page is nginx's own for the status.
+   */
+  errorPage?: { namespace: string; ingress: string; service: string; port: string };
+  /**
+   * mirror-target (with a profile whose `mirror` is set): where the copies go. `backendId` is balanced like any
+   * backend (a Service's endpoints, or a host the gateway resolves); `host` is the Host header (mirror-host, else
+   * the target's host), `serverName` the TLS server name for https (the target's host); the URI is the client's
+   * own (`requestUri`) or `path` followed by the client's query.
+   */
+  mirror?: { backendId: string; scheme: 'http' | 'https'; host: string; serverName: string; requestUri?: true; path?: string };
   /**
    * Set when the Ingress asks for access control Portico cannot apply (e.g. auth-url): the route fails closed
    * (action "unavailable"). Why, for events and logs — never sent to clients.

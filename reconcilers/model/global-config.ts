@@ -7,6 +7,7 @@ import type { GlobalSettings } from '../config/types.ts';
 import { DEFAULT_NGINX_TUNING as T, type NginxTuning } from '../config/nginx-tuning.ts';
 import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 import { RISKS, type Risk } from '../annotations/table.ts';
+import { httpErrorCodesSchema } from '../annotations/errors-mirror.ts';
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
   loadBalance: 'round_robin' | 'ewma';
@@ -38,6 +39,8 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdown
   globalAllowedResponseHeaders: string[];
   /** no-auth-locations: Ingress paths starting with one of these get no authentication. */
   noAuthLocations: string[];
+  /** custom-http-errors: error codes of every Ingress path without its own custom-http-errors annotation. */
+  customHttpErrors: number[];
 };
 
 /** A global-auth-* key: any text is accepted here (checked by the translation, which fails closed). */
@@ -253,6 +256,7 @@ export const CONFIG_KEYS = {
   'use-forwarded-headers': key('useForwardedHeaders', boolSchema, false, 'Trust incoming X-Forwarded-* headers (set when behind another L7 proxy)'),
   'log-format-upstream': key('logFormatUpstream', logFormatSchema, '', 'Access log format (text and $variables); empty = Portico default'),
   'load-balance': key('loadBalance', loadBalanceSchema, 'round_robin', 'Default balancing algorithm: round_robin or ewma (latency-aware)'),
+  'custom-http-errors': key('customHttpErrors', httpErrorCodesSchema, [], 'Comma-separated status codes (400-599) caught for every Ingress path without its own custom-http-errors annotation: the request goes to the Ingress\'s default-backend Service with X-Code and the other X-* headers (as the annotation), or — without default-backend, since Portico has no controller-wide default backend — gets nginx\'s own page for that status'),
   'limit-req-status-code': key('limitReqStatusCode', intSchema(400, 599), 503, 'Status for requests over the limit-rps / limit-rpm annotations (Plugin objects set their own, default 429)'),
   'limit-conn-status-code': key('limitConnStatusCode', intSchema(400, 599), 503, 'Status for requests over the limit-connections annotation'),
   'ssl-redirect': key('sslRedirect', boolSchema, true, 'Redirect HTTP to HTTPS for hosts with TLS'),
@@ -339,7 +343,7 @@ export const REFUSED_CONFIG_KEYS: readonly [RegExp, string][] = [
   [/^(ssl-ecdh-curve|ssl-dh-param|ssl-session-ticket-key|ssl-early-data)$/, 'not configurable: Portico chooses the curves, has no DH parameters (ECDHE only), and keeps ticket keys per process'],
   [/^(http2-.*)$/, 'HTTP/2 limits are nginx\'s defaults (use large-client-header-buffers, keep-alive-requests)'],
   [/^(enable-brotli|brotli-.*)$/, 'brotli compression is not part of Portico\'s nginx (use use-gzip)'],
-  [/^(custom-http-errors|default-backend-.*)$/, 'custom error pages are not supported yet'],
+  [/^default-backend-.*$/, 'there is no controller-wide default backend: Portico answers unmatched requests itself (404); per Ingress, use the default-backend annotation'],
 ];
 
 export function refusedConfigWhy(key: string): string | null {

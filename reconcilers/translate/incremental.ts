@@ -67,6 +67,11 @@ export class IncrementalTranslator {
   private readonly canaries = new Set<string>();
   /** Served Ingresses naming Plugins (portico.dev/plugins) as of the last run. */
   private readonly withPlugins = new Set<string>();
+  /**
+   * Backends routes name besides their own (default-backend, mirror-target) as of the last full run: the Ingresses
+   * naming them always run the full translation (hasPlugins), so only a full run changes this set.
+   */
+  private sideBackends = new Set<string>();
   readonly stats: IncrementalStats = { full: 0, scoped: 0, lastTranslated: 0 };
   /** Above this share of all Ingresses a closure is translated in full instead (tests set 1 to force scoping). */
   private readonly maxShare: number;
@@ -125,6 +130,7 @@ export class IncrementalTranslator {
       }
     }
     for (const p of Object.values(this.last?.config.data.plugins ?? {})) if (p.type === 'external-auth' && c.backends.has(p.backendId)) return false;
+    for (const b of this.sideBackends) if (c.backends.has(b)) return false;
     return true;
   }
 
@@ -148,6 +154,13 @@ export class IncrementalTranslator {
     this.hostProfiles.clear();
     const byName = new Map(r.config.structure.profiles.map((p) => [p.name, p]));
     for (const [h, hr] of Object.entries(r.config.data.routes)) this.noteProfiles(h, hr, byName);
+    this.sideBackends = new Set();
+    for (const hr of Object.values(r.config.data.routes)) {
+      for (const rule of hr.rules) {
+        if (rule.route.defaultBackendId) this.sideBackends.add(rule.route.defaultBackendId);
+        if (rule.route.mirror) this.sideBackends.add(rule.route.mirror.backendId);
+      }
+    }
     this.last = r;
     return r;
   }
@@ -312,8 +325,9 @@ export class IncrementalTranslator {
 function hasPlugins(ing: NormalizedIngress | undefined): boolean {
   if (!ing) return false;
   const a = ing.annotations;
-  // rewrite-target, app-root and from-to-www-redirect are plugin instances the translation makes (per path or host).
-  return a.plugins !== undefined || ing.annotationPlugins.length > 0 || a['rewrite-target'] !== undefined || a['app-root'] !== undefined || a['from-to-www-redirect'] === true;
+  // rewrite-target, app-root and from-to-www-redirect are plugin instances the translation makes (per path or host);
+  // default-backend and mirror-target name backends no claim of the Ingress shows (see sideBackends).
+  return a.plugins !== undefined || ing.annotationPlugins.length > 0 || a['rewrite-target'] !== undefined || a['app-root'] !== undefined || a['from-to-www-redirect'] === true || a['default-backend'] !== undefined || a['mirror-target'] !== undefined;
 }
 
 function groupEvents(events: readonly TranslateEvent[]): Map<string, TranslateEvent[]> {

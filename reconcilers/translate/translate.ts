@@ -733,6 +733,40 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     return null;
   };
 
+  /**
+   * The default-backend Service (its first port, as ingress-nginx) and the mirror-target of an Ingress, registered
+   * as backends; what cannot be used is reported and left out (neither is access control: nothing fails closed).
+   */
+  const sideBackends = (ing: NormalizedIngress, iref: string): { defaultBackendId?: string; mirror?: NonNullable<Route['mirror']> } => {
+    const a = ing.annotations;
+    const out: { defaultBackendId?: string; mirror?: NonNullable<Route['mirror']> } = {};
+    const name = a['default-backend'];
+    if (name !== undefined) {
+      const key = `${ing.namespace}/${name}`;
+      const port = snap.services.get(key)?.ports[0]?.port;
+      if (port === undefined) {
+        warn(iref, 'DefaultBackendNotFound', `default-backend: Service ${key} ${snap.services.has(key) ? 'has no port' : 'does not exist'}; requests are not sent to it (without endpoints the paths answer 503, errors get nginx's own page)`);
+        unresolved(iref, `Service ${key}`);
+      } else {
+        const ref: ServiceBackendRef = { service: name, port: { number: port } };
+        out.defaultBackendId = backendIdOf(ing.namespace, ref);
+        resolve(iref, undefined, ing.namespace, ref, out.defaultBackendId, key);
+      }
+    }
+    const t = a['mirror-target'];
+    if (t !== undefined) {
+      const backendId = authBackendId(t.target);
+      const why = useAuthTarget(iref, { target: t.target, backendId, url: t.url }, 'mirror-target');
+      if (why) warn(iref, 'MirrorUnavailable', `${why}; requests are not mirrored`);
+      else {
+        // The Host header: mirror-host, else the target's host (an IPv6 literal in brackets, as in a URL).
+        const host = a['mirror-host'] ?? (t.host.includes(':') ? `[${t.host}]` : t.host);
+        out.mirror = { backendId, scheme: t.scheme, host, serverName: t.host, ...('requestUri' in t.uri ? { requestUri: true as const } : { path: t.uri.path }) };
+      }
+    }
+    return out;
+  };
+
   // ---- paths: host → (match|path[|conditions]) → claim ------------------------------------------------------
   interface Claim {
     pc: PathClaim;
@@ -1128,6 +1162,15 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     }
     (consumers[c.namespace] ??= { consumers: [] }).consumers.push({ name: c.name, username: c.username, keys: c.keys, basic: c.basic, plugins: ids });
   }
+  // ingress-nginx's default-backend and mirror-target: backends the routes of an Ingress name besides their own.
+  // Resolved here, after every path's own backend (whose owner's balancing settings win), before the auth
+  // backends (a mirror target that is not a Service is one of those: resolved by the gateway, same address filter).
+  const sideOf = new Map<string, { defaultBackendId?: string; mirror?: NonNullable<Route['mirror']> }>();
+  for (const ing of served) {
+    const a = ing.annotations;
+    if ((a['default-backend'] === undefined && a['mirror-target'] === undefined) || isCanary(ing) || closedReason.has(ing.key)) continue;
+    sideOf.set(ing.key, sideBackends(ing, ingressRef(ing.key)));
+  }
   // external-auth services are backends like any other.
   for (const [id, a] of [...authBackends].sort(([x], [y]) => (x < y ? -1 : 1))) {
     resolve(a.ref, undefined, a.ns, { service: a.service, port: { number: a.port } }, id);
@@ -1151,7 +1194,8 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     const inputs: unknown[] = [tls, g, o.testHooks];
     for (const c of locs.values()) {
       inputs.push(c.owner.ing ?? c.owner.rt, c.pc, c.backendId, c.closed);
-      if (c.rr || c.pluginIds.length) inputs.push(NaN); // plugins, upstreams and splits are not memoized per host
+      // Plugins, upstreams, splits and the backends of default-backend / mirror-target are not memoized per host.
+      if (c.rr || c.pluginIds.length || (c.owner.ing && sideOf.has(c.owner.ing.key))) inputs.push(NaN);
       else if (c.backendId && upstreamOf.has(c.backendId)) inputs.push(upstreamOf.get(c.backendId));
     }
     // ingress-nginx (ingress-path-matching.md): use-regex or rewrite-target on ANY Ingress of a host makes every path
@@ -1193,6 +1237,23 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         const tt = fullTimeouts(up?.timeouts, g) ?? fullTimeouts(t, g);
         if (tt) route.timeouts = tt;
         fromAnnotations = annotationProfileSettings(a, tuning, !!retries);
+        if (!c.closed) {
+          const side = sideOf.get(c.owner.ing.key);
+          const codes = a['custom-http-errors'] ?? g.customHttpErrors;
+          if (codes?.length) {
+            // custom-http-errors (the annotation, else the ConfigMap's): nginx's error_page for these codes, and
+            // proxy_intercept_errors unless disable-proxy-intercept-errors (then only nginx's own errors are caught).
+            fromAnnotations.errorCodes = codes;
+            if (a['disable-proxy-intercept-errors'] !== true) fromAnnotations.interceptErrors = true;
+            const p = c.pc.ref.port;
+            route.errorPage = { namespace: c.owner.ing.namespace, ingress: c.owner.ing.name, service: c.pc.ref.service, port: 'number' in p ? String(p.number) : p.name };
+          }
+          if (side?.defaultBackendId) route.defaultBackendId = side.defaultBackendId;
+          if (side?.mirror) {
+            route.mirror = side.mirror;
+            fromAnnotations.mirror = { body: a['mirror-request-body'] ?? true };
+          }
+        }
       } else {
         const rule = c.rr!.rule;
         route = { source: c.pc.source, backendId: c.backendId, sslRedirect: tls && g.sslRedirect };

@@ -307,7 +307,19 @@ function _M.balance()
       end
     end
   end
-  if not p or p.n == 0 then return unavailable(id, p) end
+  if not p or p.n == 0 then
+    -- default-backend: the route's fallback serves while its backend has no usable endpoint (the router set
+    -- $portico_fallback for such routes only); retries and the access log then follow the fallback.
+    local fb = ngx_var.portico_fallback
+    if fb and fb ~= "" and fb ~= id then
+      local fp = picker(fb)
+      if fp and fp.n > 0 then
+        id, p = fb, fp
+        ngx_var.portico_backend = fb
+      end
+    end
+    if not p or p.n == 0 then return unavailable(id, p) end
+  end
   local peer
   local ej = p.health and health.ejected_set(id, p.keys)
   if ej then
@@ -322,6 +334,27 @@ function _M.balance()
   if not peer then return unavailable(id, p) end
   local n = p.n
   if n > 1 then set_more_tries(n > 3 and 2 or n - 1) end
+  return use_peer(peer)
+end
+
+-- Copies of requests (mirror-target, the portico_mirror_upstream block). nginx's mirror subrequests share the
+-- request's variables, so this reads $portico_mirror_backend and writes no variable: no canary, no affinity cookie,
+-- no route timeouts (the global ones), and passive health is neither consulted nor fed — the copy must change
+-- nothing for the request it copies. A retry skips the endpoints tried; no endpoint → the 503 socket (discarded).
+function _M.balance_mirror()
+  local id = ngx_var.portico_mirror_backend
+  local p = picker(id ~= "" and id or nil)
+  if not p or p.n == 0 then return unavailable(id, p) end
+  local peer
+  if get_last_failure() then
+    local tried = {}
+    for a in (ngx_var.upstream_addr or ""):gmatch("[^%s,]+") do tried[a] = true end
+    peer = p.algo:next(function(x) return tried[peer_key(x)] end)
+  else
+    peer = p.algo:next()
+    if p.n > 1 then set_more_tries(1) end
+  end
+  if not peer then return unavailable(id, p) end
   return use_peer(peer)
 end
 

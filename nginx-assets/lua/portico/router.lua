@@ -4,7 +4,8 @@
 --   "@portico_<profile>" proxy from that profile's named location (nginx-only directives such as a body size);
 --   "@portico_404" / "@portico_503" / "@portico_413" / "@portico_https" (308 to HTTPS).
 -- For proxied requests it sets $portico_backend (read by the balancer and the access log) and, when the route has
--- its own, $portico_timeouts. nginx.conf jumps to named locations with `error_page 418 = $portico_jump`.
+-- its own, $portico_timeouts, $portico_fallback (default-backend), $portico_error_route (custom-http-errors) and
+-- $portico_mirror_* (mirror-target). nginx.conf jumps to named locations with `error_page 418 = $portico_jump`.
 --
 -- Matching is nginx's location algorithm on the normalized URI ($uri): an exact path wins; otherwise regexes are
 -- tried in order (case-insensitive, as ingress-nginx's `location ~*`) and the first match wins; otherwise the
@@ -79,6 +80,15 @@ local function prepare(host, r)
   if p.plain_jump == nil then p.plain_jump = r.observe == true and "@portico_lua" or "" end
   local t = r.timeouts
   if type(t) == "table" then p.tk = tostring(t.connect) .. " " .. tostring(t.send) .. " " .. tostring(t.read) end
+  -- default-backend (the balancer's fallback when the backend has no endpoint), custom-http-errors (what
+  -- errors.lua tells the default backend: "<default backend id>\t<namespace>\t<ingress>\t<service>\t<port>") and
+  -- mirror-target (the copies' target): route data, set per request only for routes that have them.
+  if type(r.defaultBackendId) == "string" then p.fallback = r.defaultBackendId end
+  local e = r.errorPage
+  if type(e) == "table" then
+    p.errors = table.concat({ p.fallback or "", tostring(e.namespace), tostring(e.ingress), tostring(e.service), tostring(e.port) }, "\t")
+  end
+  if type(r.mirror) == "table" then p.mirror = r.mirror end
   if type(r.split) == "table" and #r.split > 1 then
     local ids, cum, total = {}, {}, 0
     for i, b in ipairs(r.split) do
@@ -324,6 +334,21 @@ function _M.route()
       if plain_jump == "" then plain_jump = "@portico_lua" end
     end
     if r.tk then ngx_var.portico_timeouts = r.tk end
+    if r.fallback then ngx_var.portico_fallback = r.fallback end
+    if r.errors then ngx_var.portico_error_route = r.errors end
+    local m = r.mirror
+    if m then
+      ngx_var.portico_mirror_backend = m.backendId
+      ngx_var.portico_mirror_scheme = m.scheme
+      ngx_var.portico_mirror_host = m.host
+      ngx_var.portico_mirror_sni = m.serverName
+      if m.requestUri then
+        ngx_var.portico_mirror_uri = ngx_var.request_uri
+      else
+        local args = ngx_var.args
+        ngx_var.portico_mirror_uri = (args and args ~= "") and (m.path .. "?" .. args) or m.path
+      end
+    end
     local max = r.max_body
     if max then
       local cl = tonumber(ngx_var.content_length)

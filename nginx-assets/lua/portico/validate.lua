@@ -103,6 +103,7 @@ local HOST = "^[%*]?[a-z0-9.-]+$"
 local MATCH = { exact = true, prefix = true, regex = true }
 local ACTIONS = { not_found = true, unavailable = true }
 local PROFILE = "^p_[a-z0-9]+$"
+local K8S_NAME = "^[a-z0-9][a-z0-9.-]*$"
 
 local function cert_id(id)
   if not str(id, 64, CERT_ID) or #id < 16 then return "invalid certificate id " .. cjson.encode(tostring(id):sub(1, 80)) end
@@ -218,6 +219,31 @@ local function route(r)
   if r.observe ~= nil and r.observe ~= true then return "observe must be true when present" end
   if r.websocket ~= nil and r.websocket ~= false then return "websocket must be false when present" end
   if r.preserveTrailingSlash ~= nil and r.preserveTrailingSlash ~= true then return "preserveTrailingSlash must be true when present" end
+  if r.defaultBackendId ~= nil then
+    local err = _M.backend_id(r.defaultBackendId)
+    if err then return "defaultBackendId: " .. err end
+  end
+  if r.errorPage ~= nil then
+    -- Sent as X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port: Kubernetes names and a port only.
+    local e = r.errorPage
+    if type(e) ~= "table" or not str(e.namespace, 63, K8S_NAME) or not str(e.ingress, 253, K8S_NAME) or not str(e.service, 63, K8S_NAME)
+      or not str(e.port, 15, "^[a-z0-9-]+$") then
+      return "invalid errorPage"
+    end
+  end
+  if r.mirror ~= nil then
+    -- Values of the mirror subrequest's Host header, TLS server name and request URI.
+    local m = r.mirror
+    if type(m) ~= "table" then return "mirror must be an object" end
+    local err = _M.backend_id(m.backendId)
+    if err then return "mirror: " .. err end
+    if m.scheme ~= "http" and m.scheme ~= "https" then return "mirror: scheme must be http or https" end
+    if not str(m.host, 255, "^[%w%.%-%[%]:]+$") then return "mirror: invalid host" end
+    if not str(m.serverName, 253, "^[%w%.%-:]+$") then return "mirror: invalid serverName" end
+    if m.requestUri ~= nil and m.requestUri ~= true then return "mirror: requestUri must be true when present" end
+    if (m.requestUri == true) == (m.path ~= nil) then return "mirror: exactly one of requestUri and path" end
+    if m.path ~= nil and not str(m.path, 2048, "^/[%w%-%._~!&%*%+,=:@/%%]*$") then return "mirror: invalid path" end
+  end
 end
 
 -- { tls, rules = [ { path, match, route } ] }

@@ -155,3 +155,17 @@ test('Lua snippet plugin: compiled ingress-nginx snippets — headers, if/return
     /ok - validate: refused: a variable outside the allowlist/,
   ]);
 });
+
+test('Lua custom error pages and mirroring: route variables, default-backend fallback, the mirror balancer, errors.lua, validation', () => {
+  run('errors_mirror_test.lua', [
+    /ok - …\$portico_error_route carries the backend and the X-\* values/,
+    /ok - mirror with \$request_uri: the client's URI as sent/,
+    /ok - a route without them sets none of the variables/,
+    /ok - no endpoint \+ default-backend: the default backend's endpoint/,
+    /ok - endpoints back \(data only\): the route's own backend again/,
+    /ok - …\$portico_backend and \$portico_set_cookie untouched, no cookie header/,
+    /ok - with a default backend: on to @portico_errors/,
+    /ok - without a default backend: nginx's own page for the code/,
+    /ok - validate: mirror host with CR\/LF is refused/,
+  ]);
+});

@@ -141,10 +141,12 @@ test('WebSockets: Upgrade passed, Connection "upgrade" only when asked, else emp
   assert.match(conf, /map \$http_upgrade \$portico_connection_upgrade \{ default upgrade; "" ""; \}/);
   assert.match(conf, /proxy_set_header Upgrade \$http_upgrade;/);
   assert.match(conf, /proxy_set_header Connection \$portico_connection_upgrade;/);
-  // Only the external-auth subrequest location (never upgraded, kept alive) clears Connection.
-  const authLoc = /location = \/_portico_internal\/auth \{[\s\S]*?\n    \}/.exec(conf)?.[0] ?? '';
-  assert.match(authLoc, /proxy_set_header Connection "";/);
-  assert.doesNotMatch(conf.replace(authLoc, ''), /proxy_set_header Connection "";/);
+  // Only the internal locations (external-auth and mirror subrequests, error pages: never upgraded, kept alive)
+  // clear Connection.
+  const internal = [...conf.matchAll(/location (?:= \/_portico_internal\/(?:auth|mirror|mirror_nobody)|@portico_errors) \{[\s\S]*?\n    \}/g)].map((m) => m[0]);
+  assert.equal(internal.length, 4);
+  for (const loc of internal) assert.match(loc, /proxy_set_header Connection "";/);
+  assert.doesNotMatch(internal.reduce((c, loc) => c.replace(loc, ''), conf), /proxy_set_header Connection "";/);
   const tlsListens = conf.match(/listen [^;]*:8443[^;]*;/g) ?? [];
   assert.equal(tlsListens.length, 1, 'one server for every host');
   for (const l of tlsListens) assert.match(l, / ssl http2/);

@@ -253,11 +253,17 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     accessLog: null,
     limitRateKb: null,
     limitRateAfterKb: null,
+    errorCodes: null,
+    interceptErrors: null,
+    mirror: null,
     ...p,
     trustedCaFile: trustedCa ? trustedCaFile(runtime, trustedCa) : null,
     // Paths only: the certificate and key are in files (writeClientCertificates), never in nginx.conf.
     sslCertificateFiles: sslCertificate ? clientCertificateFiles(runtime, sslCertificate) : null,
   }));
+  // custom-http-errors: one @portico_err_<code> location per code some profile sends there (400-599 only).
+  const errorCodes = [...new Set(structure.profiles.flatMap((p) => p.errorCodes ?? []))].sort((a, b) => a - b);
+  for (const c of errorCodes) if (!Number.isInteger(c) || c < 400 || c > 599) throw new UnsafeValueError(`invalid error code ${JSON.stringify(c)}: expected 400-599`);
   const t = fullNginxTuning(g);
   // The realip module: use-forwarded-headers, enable-real-ip or use-proxy-protocol. With the PROXY protocol and no
   // proxy-real-ip-cidr, every peer is trusted (the listeners accept nothing but PROXY connections); otherwise an
@@ -268,6 +274,7 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     global: g,
     t,
     profiles,
+    errorCodes,
     hstsValue: hstsValue(structure),
     runtime,
     checksum,

@@ -12,7 +12,7 @@
 //           `maxTlsVersion` it speaks no newer TLS; each request records the SNI, TLS version and client CN seen
 //   rewrite 302 to "http://internal.local/next" with "Set-Cookie: sid=1; Domain=internal.local; Path=/", and the
 //           request (with its HTTP version) as the JSON body: for proxy_redirect / proxy_cookie_* tests
-// Every request is recorded, except those to the control path CONTROL, which answers the recorded requests as JSON
+// Every request is recorded (with its body, once read), except those to the control path CONTROL, which answers the recorded requests as JSON
 // (the test counts and inspects them through it; it is also the readiness probe).
 // The backend exits on its own when the test process that started it is gone (it never outlives its test).
 import http from 'node:http';
@@ -46,6 +46,8 @@ export interface Seen {
   httpVersion?: string;
   /** tls-echo: the server name the client sent (SNI), the TLS version, the CN of its certificate (null: none). */
   tls?: { servername: string | null; protocol: string | null; clientCN: string | null };
+  /** The request body (UTF-8), when it had one. */
+  body?: string;
 }
 
 const SLOW_MS = 3_000;
@@ -59,8 +61,16 @@ function handler(a: BackendArgs, seen: Seen[]): http.RequestListener {
     }
     const s = req.socket as TLSSocket;
     const tls = a.kind === 'tls-echo' ? { servername: typeof s.servername === 'string' ? s.servername : null, protocol: s.getProtocol(), clientCN: (s.getPeerCertificate().subject?.CN as string | undefined) ?? null } : undefined;
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, httpVersion: req.httpVersion, ...(tls ? { tls } : {}) });
-    req.resume();
+    const entry: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, httpVersion: req.httpVersion, ...(tls ? { tls } : {}) };
+    seen.push(entry);
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => {
+      body += c;
+    });
+    req.on('end', () => {
+      if (body) entry.body = body;
+    });
     switch (a.kind) {
       case 'echo':
       case 'tls-echo':

@@ -1,0 +1,185 @@
+-- Unit tests, with a mocked ngx, of ingress-nginx's custom error pages and request mirroring on the Lua side: the
+-- router puts a route's default backend, error-page data and mirror target into variables (and only for routes
+-- that have them); the balancer falls back to the default backend when the route's backend has no endpoint; the
+-- mirror balancer reads its own variable and writes none; errors.lua sends an error to @portico_errors or answers
+-- nginx's own page; validate.lua refuses route fields that would carry anything unsafe into headers or the URI.
+local here = arg[1]
+package.path = here .. "/?.lua;" .. here .. "/tests/?.lua;/usr/share/lua/5.1/?.lua;" .. package.path
+package.cpath = "/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;" .. package.cpath
+local mock = require("mock_ngx")
+local R = mock.reporter()
+
+local UNAVAILABLE = "unix:/run/portico/unavailable.sock"
+local function ep(address, port) return { address = address, port = port or 80, weight = 1 } end
+
+local function setup(profiles)
+  local T = mock.fresh()
+  local store = require("portico.store")
+  local router = require("portico.router")
+  local balancer = require("portico.balancer")
+  router.configure({ profiles = profiles or {} })
+  balancer.configure({ unavailable = UNAVAILABLE })
+  return T, store, router, balancer
+end
+
+-- One request through the router: the variables are cleared first (a new request), as nginx's are.
+local function req(T, router, host, uri, o)
+  o = o or {}
+  local v = T.ngx.var
+  for k in pairs(v) do v[k] = nil end
+  v.host, v.uri, v.scheme, v.request_method = host, uri, "http", "GET"
+  v.request_uri, v.args = o.request_uri or uri, o.args
+  return router.route(), v
+end
+
+local EP = { namespace = "shop", ingress = "web", service = "cart", port = "http" }
+
+do -- the router: route data into variables, only for routes that have it
+  local T, store, router = setup({ "p_err", "p_mir" })
+  store.apply_all({ r = { upsert = {
+    ["a.example"] = { tls = false, rules = {
+      { path = "/err", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_err", defaultBackendId = "shop_errors_8080", errorPage = EP } },
+      { path = "/plain-err", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_err", errorPage = EP } },
+      { path = "/mirror", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_mir",
+        mirror = { backendId = "shop_shadow_80", scheme = "http", host = "shadow.test", serverName = "shadow.shop.svc", requestUri = true } } },
+      { path = "/mirror-path", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_mir",
+        mirror = { backendId = "extauth.shadow.example.443", scheme = "https", host = "shadow.example", serverName = "shadow.example", path = "/copy" } } },
+      { path = "/", match = "prefix", route = { source = "Ingress/shop/other", backendId = "shop_cart_80", sslRedirect = false } },
+    } },
+  } } })
+  local jump, v = req(T, router, "a.example", "/err/x")
+  R.check("a route with default-backend and custom-http-errors jumps to its profile", jump == "@portico_p_err", jump)
+  R.check("…$portico_fallback is its default backend", v.portico_fallback == "shop_errors_8080", v.portico_fallback)
+  R.check("…$portico_error_route carries the backend and the X-* values", v.portico_error_route == "shop_errors_8080\tshop\tweb\tcart\thttp", v.portico_error_route)
+  R.check("…and nothing of mirroring", v.portico_mirror_backend == nil)
+  jump, v = req(T, router, "a.example", "/plain-err/x")
+  R.check("custom-http-errors without default-backend: an empty backend in $portico_error_route, no fallback",
+    v.portico_error_route == "\tshop\tweb\tcart\thttp" and v.portico_fallback == nil, tostring(v.portico_error_route))
+  jump, v = req(T, router, "a.example", "/mirror/a%20b", { request_uri = "/mirror/a%20b?q=1", args = "q=1" })
+  R.check("mirror with $request_uri: the client's URI as sent, the target and its Host",
+    v.portico_mirror_uri == "/mirror/a%20b?q=1" and v.portico_mirror_backend == "shop_shadow_80" and v.portico_mirror_scheme == "http"
+      and v.portico_mirror_host == "shadow.test" and v.portico_mirror_sni == "shadow.shop.svc", tostring(v.portico_mirror_uri))
+  jump, v = req(T, router, "a.example", "/mirror-path/z", { request_uri = "/mirror-path/z?a=1&b=2", args = "a=1&b=2" })
+  R.check("mirror with a literal path: that path and the client's query", v.portico_mirror_uri == "/copy?a=1&b=2" and v.portico_mirror_scheme == "https", tostring(v.portico_mirror_uri))
+  jump, v = req(T, router, "a.example", "/mirror-path/z")
+  R.check("…without a query: the path alone", v.portico_mirror_uri == "/copy", tostring(v.portico_mirror_uri))
+  jump, v = req(T, router, "a.example", "/other")
+  R.check("a route without them sets none of the variables",
+    jump == "" and v.portico_fallback == nil and v.portico_error_route == nil and v.portico_mirror_backend == nil and v.portico_backend == "shop_cart_80", jump)
+end
+
+do -- the balancer: the default backend while the route's backend has no endpoint
+  local T, store, _, balancer = setup()
+  store.apply({ shop_cart_80 = { endpoints = {} }, shop_errors_8080 = { endpoints = { ep("10.0.9.1", 8080) } }, shop_ok_80 = { endpoints = { ep("10.0.1.1") } } })
+  local function balance(id, fallback)
+    local v = T.ngx.var
+    v.portico_backend, v.portico_fallback, T.last_failure = id, fallback, nil
+    store.sync()
+    balancer.balance()
+    return T.peers[#T.peers], v.portico_backend
+  end
+  local peer, backend = balance("shop_cart_80", "shop_errors_8080")
+  R.check("no endpoint + default-backend: the default backend's endpoint", peer == "10.0.9.1:8080", peer)
+  R.check("…and $portico_backend names it (log, retries)", backend == "shop_errors_8080", backend)
+  peer = balance("shop_cart_80", nil)
+  R.check("no endpoint, no default-backend: the 503 socket", peer == UNAVAILABLE, peer)
+  peer = balance("shop_ok_80", "shop_errors_8080")
+  R.check("a backend with endpoints is used, whatever its fallback", peer == "10.0.1.1:80", peer)
+  peer = balance("shop_missing_80", "shop_errors_8080")
+  R.check("a backend not in the data falls back too (a Service that does not exist)", peer == "10.0.9.1:8080", peer)
+  store.apply({ shop_errors_8080 = { endpoints = {} } })
+  peer = balance("shop_cart_80", "shop_errors_8080")
+  R.check("a default backend without endpoints: the 503 socket", peer == UNAVAILABLE, peer)
+  store.apply({ shop_cart_80 = { endpoints = { ep("10.0.2.2") } } })
+  peer = balance("shop_cart_80", "shop_errors_8080")
+  R.check("endpoints back (data only): the route's own backend again", peer == "10.0.2.2:80", peer)
+end
+
+do -- the mirror balancer reads $portico_mirror_backend and writes nothing the request uses
+  local T, store, _, balancer = setup()
+  store.apply({
+    shop_shadow_80 = { balance = "cookie", cookie = { name = "S", mode = "balanced" }, endpoints = { ep("10.0.7.1"), ep("10.0.7.2") },
+      canary = { backendId = "shop_canary_80", weight = 100, weightTotal = 100 } },
+    shop_canary_80 = { endpoints = { ep("10.0.8.1") } },
+  })
+  store.sync()
+  local v = T.ngx.var
+  v.portico_backend, v.portico_mirror_backend, v.portico_set_cookie = "shop_cart_80", "shop_shadow_80", "keep"
+  balancer.balance_mirror()
+  local first = T.peers[#T.peers]
+  R.check("the mirror target's endpoint, never its canary", first == "10.0.7.1:80" or first == "10.0.7.2:80", first)
+  R.check("…$portico_backend and $portico_set_cookie untouched, no cookie header",
+    v.portico_backend == "shop_cart_80" and v.portico_set_cookie == "keep" and T.ngx.header["Set-Cookie"] == nil)
+  v.upstream_addr, T.last_failure = first .. " : ", "failed"
+  balancer.balance_mirror()
+  local second = T.peers[#T.peers]
+  R.check("a retry of the copy goes to another endpoint", second ~= first and second ~= nil, tostring(second))
+  T.last_failure = nil
+  v.portico_mirror_backend = ""
+  balancer.balance_mirror()
+  R.check("no mirror backend: the 503 socket (the copy fails, alone)", T.peers[#T.peers] == UNAVAILABLE)
+end
+
+do -- errors.lua: on to @portico_errors with the X-* values, or nginx's own page
+  local T = setup()
+  local errors = require("portico.errors")
+  function T.ngx.exec(where) T.execd = where end
+  local v = T.ngx.var
+  v.portico_backend, v.portico_timeouts = "shop_cart_80", "1 2 3"
+  v.portico_error_code, v.portico_error_route = "503", "shop_errors_8080\tshop\tweb\tcart\t80"
+  errors.page()
+  R.check("with a default backend: on to @portico_errors", T.execd == "@portico_errors" and T.exited == nil, tostring(T.execd))
+  R.check("…proxied to the default backend with the global timeouts", v.portico_backend == "shop_errors_8080" and v.portico_timeouts == "")
+  R.check("…X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port values",
+    v.portico_error_namespace == "shop" and v.portico_error_ingress == "web" and v.portico_error_service == "cart" and v.portico_error_port == "80")
+  T.execd = nil
+  v.portico_backend, v.portico_error_code, v.portico_error_route = "shop_cart_80", "404", "\tshop\tweb\tcart\t80"
+  errors.page()
+  R.check("without a default backend: nginx's own page for the code", T.exited == 404 and T.execd == nil and v.portico_backend == "shop_cart_80", tostring(T.exited))
+  T.exited = nil
+  v.portico_error_code, v.portico_error_route = "502", nil
+  errors.page()
+  R.check("a route whose data has no error page (yet): nginx's own page", T.exited == 502, tostring(T.exited))
+end
+
+do -- validate.lua: the route fields
+  setup()
+  local validate = require("portico.validate")
+  local function hr(route)
+    local r = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false }
+    for k, x in pairs(route) do r[k] = x end
+    return validate.host_routes("a.example", { rules = { { path = "/", match = "prefix", route = r } } })
+  end
+  local mirror = function(o)
+    local m = { backendId = "shop_shadow_80", scheme = "https", host = "shadow.example", serverName = "shadow.example", requestUri = true }
+    for k, x in pairs(o) do if x == false then m[k] = nil else m[k] = x end end
+    return { mirror = m }
+  end
+  local good = { defaultBackendId = "shop_errors_8080", errorPage = EP, mirror = mirror({}).mirror }
+  R.check("validate: default backend, error page and mirror", hr(good) == nil, hr(good))
+  R.check("validate: a mirror with a literal path", hr(mirror({ requestUri = false, path = "/copy/a%20b" })) == nil)
+  R.check("validate: an IPv6 Host header in brackets", hr(mirror({ host = "[2001:db8::1]", serverName = "2001:db8::1" })) == nil)
+  local bad = {
+    { "defaultBackendId with a slash", { defaultBackendId = "shop/errors" } },
+    { "errorPage with a header break", { errorPage = { namespace = "shop", ingress = "web\r\nX-Evil: 1", service = "cart", port = "80" } } },
+    { "errorPage port with a space", { errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "80 x" } } },
+    { "mirror scheme gopher", mirror({ scheme = "gopher" }) },
+    { "mirror host with a semicolon", mirror({ host = "a.example;b" }) },
+    { "mirror host with CR/LF", mirror({ host = "a.example\r\nX-Evil: 1" }) },
+    { "mirror host with a space", mirror({ host = "a example" }) },
+    { "mirror serverName with a quote", mirror({ serverName = "a\"b" }) },
+    { "mirror path with a space", mirror({ requestUri = false, path = "/a b" }) },
+    { "mirror path with a variable", mirror({ requestUri = false, path = "/$host" }) },
+    { "mirror path with a query", mirror({ requestUri = false, path = "/a?b=1" }) },
+    { "mirror path not absolute", mirror({ requestUri = false, path = "a" }) },
+    { "mirror with both requestUri and path", mirror({ path = "/a" }) },
+    { "mirror with neither", mirror({ requestUri = false }) },
+    { "mirror with a bad backend id", mirror({ backendId = "A B" }) },
+  }
+  for _, c in ipairs(bad) do
+    local e = hr(c[2])
+    R.check("validate: " .. c[1] .. " is refused", e ~= nil, "accepted")
+  end
+end
+
+R.done()
