@@ -39,7 +39,7 @@ export interface Portico {
 function secretsReadBy(model: Model, kind: ChangeKind, key: string): { tls: string[]; other: string[] } {
   if (kind === 'Ingress') {
     const ing = model.ingress(key);
-    return { tls: ing ? secretsOf(ing) : [], other: ing?.authSecret ? [ing.authSecret] : [] };
+    return { tls: ing ? secretsOf(ing) : [], other: [...new Set([ing?.authSecret, ing?.authTlsSecret].filter((s): s is string => !!s))] };
   }
   if (kind === 'Route' || kind === 'Plugin' || kind === 'Consumer' || kind === 'Upstream') {
     const rec = model.crd(kind, key);

@@ -18,6 +18,7 @@ import { compileSnippet } from './snippets.ts';
 import { NGINX_PREFIX, type ParsedAnnotations } from './table.ts';
 import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, DEFAULT_CACHE_TTL, redirectParamSchema, requestRedirectSchema, signinLocation, signinSchema, type AuthUrl, type Signin, type TemplatePart } from './auth-url.ts';
 import { boolSchema, zodMessage } from '../translate/safe.ts';
+import type { ClientCertSpec } from './auth-tls.ts';
 
 /** The snippet annotations, what each compiles to (auth-snippet is always refused: see externalAuthPlugin). */
 export const SNIPPET_ANNOTATIONS = ['server-snippet', 'configuration-snippet', 'auth-snippet'] as const;
@@ -41,7 +42,9 @@ export type AnnotationPlugin =
   /** `allowed`: set only by the translation's gate (risk.ts) once the ConfigMap allows snippets; only then run. */
   | { suffix: 'snippet'; snippets: CompiledSnippets; allowed?: true }
   /** auth-url (ingress-nginx's external authentication): the translation makes it an external-auth instance. */
-  | { suffix: 'extauth'; externalAuth: ExternalAuthSpec };
+  | { suffix: 'extauth'; externalAuth: ExternalAuthSpec }
+  /** auth-tls-* (client certificates, auth-tls.ts): a client-cert instance, and the CA for the host's handshake. */
+  | { suffix: 'mtls'; clientCert: ClientCertSpec };
 
 /**
  * ingress-nginx's external authentication, validated: an Ingress's auth-url and companions, or the ConfigMap's

@@ -154,6 +154,7 @@ export class Model {
     for (const s of secretsOf(ing)) addIdx(this.bySecret, s, ing.key);
     // An auth-secret (basic auth) is read like a CR's credentials: same index, the Ingress's kind-qualified ref.
     if (ing.authSecret) addIdx(this.crdSecrets, ing.authSecret, `Ingress/${ing.key}`);
+    if (ing.authTlsSecret) addIdx(this.crdSecrets, ing.authTlsSecret, `Ingress/${ing.key}`);
     this.changed('Ingress', ing.key);
   }
   rejectIngress(r: RejectedIngress): void {
@@ -176,6 +177,7 @@ export class Model {
     for (const s of servicesOf(old)) delIdx(this.byService, s, key);
     for (const s of secretsOf(old)) delIdx(this.bySecret, s, key);
     if (old.authSecret) delIdx(this.crdSecrets, old.authSecret, `Ingress/${key}`);
+    if (old.authTlsSecret) delIdx(this.crdSecrets, old.authTlsSecret, `Ingress/${key}`);
   }
 
   setService(svc: NormalizedService): void {

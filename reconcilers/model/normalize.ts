@@ -4,6 +4,7 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import { annotationPlugins, basicAuthPlugin, type SecretReader } from '../annotations/plugins.ts';
+import { authTlsPlugin } from '../annotations/auth-tls.ts';
 import { parseAnnotations } from '../annotations/table.ts';
 import { parseIpv4, parseIpv6 } from '../translate/addresses.ts';
 import {
@@ -145,9 +146,10 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
   for (const e of ann.errors) problems.push(`annotation ignored: ${e.message}`);
   const ap = annotationPlugins(ann.values);
   const ba = basicAuthPlugin(ann.values, o.metadata.namespace ?? 'default', secrets);
-  problems.push(...ap.problems, ...ba.problems);
-  const accessControl = [...ann.accessControl, ...ap.closed, ...ba.closed];
-  const pluginsFromAnnotations = ba.plugin ? [...ap.plugins, ba.plugin] : ap.plugins;
+  const mtls = authTlsPlugin(ann.values, o.metadata.namespace ?? 'default', secrets);
+  problems.push(...ap.problems, ...ba.problems, ...mtls.problems);
+  const accessControl = [...ann.accessControl, ...ap.closed, ...ba.closed, ...mtls.closed];
+  const pluginsFromAnnotations = [...ap.plugins, ...(ba.plugin ? [ba.plugin] : []), ...(mtls.plugin ? [mtls.plugin] : [])];
   // ingress-nginx: rewrite-target implies regex paths (its rewrite reads the path as a regex with captures), so the
   // ImplementationSpecific paths of such an Ingress are regexes as with use-regex.
   const useRegex = ann.values['use-regex'] === true || ann.values['rewrite-target'] !== undefined;
@@ -233,6 +235,7 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
       accessControl,
       annotationPlugins: pluginsFromAnnotations,
       ...(ba.secretKey ? { authSecret: ba.secretKey } : {}),
+      ...(mtls.secretKey ? { authTlsSecret: mtls.secretKey } : {}),
       testInvalidDirective: o.metadata.annotations?.['portico.dev/test-invalid-directive'] === 'true',
     },
   };

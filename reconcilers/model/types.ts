@@ -64,6 +64,8 @@ export interface NormalizedIngress {
   annotationPlugins: AnnotationPlugin[];
   /** "namespace/name" of the auth-secret (basic auth) it reads, if any. */
   authSecret?: string;
+  /** "namespace/name" of the auth-tls-secret (client certificates' CA) it reads, if any. */
+  authTlsSecret?: string;
   /** portico.dev/test-invalid-directive: "true" (only honoured with --enable-test-hooks). */
   testInvalidDirective: boolean;
 }
