@@ -39,7 +39,7 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'api/legacy-api': 'refused-annotation',
     'api/public-api': 'ready',
     'internal/dashboard': 'fails-closed',
-    'internal/partner-mtls': 'fails-closed',
+    'internal/partner-mtls': 'ready',
     'legacy/erp': 'refused-annotation',
     'legacy/vault': 'refused-annotation',
     'legacy/wiki': 'invalid-value,refused-annotation',
@@ -58,12 +58,12 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'web/waf-protected': 'refused-annotation',
   });
   assert.equal(r.summary.ingresses, 21);
-  assert.equal(r.summary.ready, 8);
-  assert.equal(r.summary.needsChanges, 13);
+  assert.equal(r.summary.ready, 9);
+  assert.equal(r.summary.needsChanges, 12);
   assert.equal(r.summary.exitCode, 1);
   assert.ok(r.summary.topReasons.length > 0 && r.summary.topReasons.length <= 10);
-  // Rows sharing a why (a family such as client-certificate auth) are one reason; the most frequent come first.
-  assert.ok(r.summary.topReasons.some((t) => t.reason === 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed'));
+  // Client-certificate authentication (auth-tls-*) is applied: no reason names it any more.
+  assert.ok(!r.summary.topReasons.some((t) => /auth-tls|client-certificate/.test(t.reason)), JSON.stringify(r.summary.topReasons));
   // Without the class filter every Ingress counts; reasons are sorted by how many Ingresses share them, then by text.
   assert.deepEqual(analyze(corpus({})).summary.topReasons[0], { reason: 'affinity-canary-behavior: not supported: the sticky/legacy choice for canaries with affinity cannot be made', ingresses: 1 });
   // Every annotation of every Ingress carries its table status.
@@ -89,6 +89,17 @@ test('corpus: per-annotation statuses, differences and values Portico cannot use
   assert.equal(statusOf(r, 'internal/dashboard')['enable-global-auth'], 'supported');
   assert.match(dash.issues.find((i) => i.annotation === `${NGINX_PREFIX}auth-proxy-set-headers`)?.message ?? '', /fails closed/);
   assert.equal(dash.issues.find((i) => i.annotation === `${NGINX_PREFIX}auth-snippet`)?.code, 'fails-closed');
+  // Client certificates: the CA Secret of the manifests is checked; without it in the input, a note says so (a
+  // Secret known not to exist fails closed).
+  const mtls = byName(r, 'internal/partner-mtls');
+  assert.deepEqual([mtls.verdict, mtls.notes], ['ready', []]);
+  assert.equal(statusOf(r, 'internal/partner-mtls')['auth-tls-secret'], 'difference');
+  const input = corpus();
+  input.secrets.delete('internal/partner-ca');
+  const noSecret = byName(analyze(input), 'internal/partner-mtls');
+  assert.deepEqual([noSecret.verdict, noSecret.notes], ['ready', ['Secret internal/partner-ca is not in the input: the auth-tls CA (ca.crt) was not checked']]);
+  input.missingSecrets.add('internal/partner-ca');
+  assert.match(byName(analyze(input), 'internal/partner-mtls').issues.find((i) => i.code === 'fails-closed')?.message ?? '', /Secret internal\/partner-ca not found/);
   // Basic auth: the htpasswd Secret of the manifests is checked; digest is invalid and fails closed.
   assert.deepEqual(byName(r, 'ops/grafana').notes, []);
   assert.match(byName(r, 'ops/prometheus').issues.find((i) => i.annotation === `${NGINX_PREFIX}auth-type`)?.message ?? '', /digest.*fails closed/);
@@ -182,7 +193,7 @@ test('exit status: 0 when everything moves as-is (stdin), 1 when something needs
   assert.match(ok.out, /everything can move as-is/);
   const needs = await capture(['-f', CORPUS, '--ingress-class', 'nginx']);
   assert.equal(needs.code, 1);
-  assert.match(needs.out, /21 Ingress\(es\): 8 ready to move as-is, 13 need changes/);
+  assert.match(needs.out, /21 Ingress\(es\): 9 ready to move as-is, 12 need changes/);
   assert.match(needs.out, /top reasons/);
   for (const bad of [['--bogus'], ['-o', 'yaml', '-f', CORPUS], ['-f'], ['-f', '/nonexistent/x.yaml'], ['-f', CORPUS, '--configmap', 'nope'], ['-f', CORPUS, '--configmap', 'ingress-nginx/absent'], ['-f', CORPUS, '--kubeconfig', '/x']]) {
     const r = await capture(bad);

@@ -14,6 +14,7 @@ import type { z } from 'zod';
 import type { KubeObject } from '../operator/kube/object.ts';
 import { annotationRefusals, gateAnnotations, type RiskSettings } from '../reconcilers/annotations/risk.ts';
 import { basicAuthPlugin, type SecretReader } from '../reconcilers/annotations/plugins.ts';
+import { authTlsPlugin } from '../reconcilers/annotations/auth-tls.ts';
 import { CATALOGUE, NGINX_PREFIX, PORTICO_PREFIX, parseAnnotations, riskLabel, type Status } from '../reconcilers/annotations/table.ts';
 import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from '../reconcilers/model/global-config.ts';
 import { normalizeIngress } from '../reconcilers/model/normalize.ts';
@@ -101,9 +102,9 @@ export interface Input {
   source: { kind: 'manifests'; files: string[] } | { kind: 'cluster'; server: string };
   ingresses: KubeObject[];
   configMap: ConfigMapInput | null;
-  /** Secrets available to check basic-auth users and proxy-ssl-secret certificates ("namespace/name"). */
+  /** Secrets available to check basic-auth users, proxy-ssl-secret certificates and auth-tls CAs ("namespace/name"). */
   secrets: Map<string, { data?: Record<string, string> }>;
-  /** Secrets known not to exist (a cluster answered 404): basic auth on them fails closed. */
+  /** Secrets known not to exist (a cluster answered 404): basic auth and auth-tls on them fail closed. */
   missingSecrets: Set<string>;
 }
 
@@ -185,7 +186,7 @@ function secretData(o: Obj & { stringData?: Record<string, string> }): Record<st
   return out;
 }
 
-/** Reads a cluster: every Ingress (all namespaces), the ConfigMap, and the Secrets named by auth-secret and proxy-ssl-secret. */
+/** Reads a cluster: every Ingress (all namespaces), the ConfigMap, and the Secrets named by auth-secret, proxy-ssl-secret and auth-tls-secret. */
 export async function loadCluster(opts: MigrateOptions): Promise<Input> {
   const { KubeClient, loadKubeConfig, isNotFound } = await import('../operator/kube/client.ts');
   let client: InstanceType<typeof KubeClient>;
@@ -220,7 +221,7 @@ export async function loadCluster(opts: MigrateOptions): Promise<Input> {
   const missingSecrets = new Set<string>();
   for (const ing of selected) {
     const a = ing.metadata.annotations ?? {};
-    for (const n of ['auth-secret', 'proxy-ssl-secret']) {
+    for (const n of ['auth-secret', 'proxy-ssl-secret', 'auth-tls-secret']) {
       const ref = a[`${PORTICO_PREFIX}${n}`] ?? a[`${NGINX_PREFIX}${n}`];
       if (!ref || !/^([a-z0-9-]+\/)?[a-z0-9.-]+$/.test(ref)) continue;
       const key = ref.includes('/') ? ref : `${ing.metadata.namespace}/${ref}`;
@@ -406,6 +407,12 @@ function analyzeIngress(obj: KubeObject, input: Input, settings: RiskSettings): 
     const ba = basicAuthPlugin(parsed.values, namespace, reader);
     const unchecked = ba.secretKey && !input.secrets.has(ba.secretKey) && !input.missingSecrets.has(ba.secretKey) ? new Set(ba.closed) : new Set<(typeof ba.closed)[number]>();
     if (unchecked.size) notes.push(`Secret ${ba.secretKey} is not in the input: the basic-auth users were not checked`);
+    // The same for the CA of client-certificate authentication.
+    const tls = authTlsPlugin(parsed.values, namespace, reader);
+    if (tls.secretKey && !input.secrets.has(tls.secretKey) && !input.missingSecrets.has(tls.secretKey)) {
+      for (const c of tls.closed) unchecked.add(c);
+      if (tls.closed.length) notes.push(`Secret ${tls.secretKey} is not in the input: the auth-tls CA (ca.crt) was not checked`);
+    }
     const closedSeen = new Set(issues.filter((i) => i.code === 'fails-closed').map((i) => i.annotation));
     for (const ac of gated.accessControl) {
       if ([...unchecked].some((c) => c.annotation === ac.annotation && c.kind === ac.kind)) continue;

@@ -92,7 +92,7 @@ export function reviewIngress(obj: KubeObject, snap: ModelSnapshot, o: Translate
   for (const a of ing.accessControl) {
     // A Secret that does not exist yet (applied after the Ingress, as kustomize may order it) is not a mistake in
     // this object: admitted, and the paths answer 503 until it exists.
-    const missing = ing.authSecret && !secrets.get(ing.authSecret) && a.kind.includes(`Secret ${ing.authSecret} not found`);
+    const missing = [ing.authSecret, ing.authTlsSecret].some((s) => s && !secrets.get(s) && a.kind.includes(`Secret ${s} not found`));
     if (missing) warnings.push(`${a.annotation}: ${a.kind}; the paths of this Ingress answer 503 until it exists`);
     else deny.push(`${a.annotation}: ${a.kind}`);
   }

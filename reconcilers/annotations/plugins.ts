@@ -19,6 +19,7 @@ import { compileSnippet } from './snippets.ts';
 import { NGINX_PREFIX, type ParsedAnnotations } from './table.ts';
 import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, DEFAULT_CACHE_TTL, redirectParamSchema, requestRedirectSchema, signinLocation, signinSchema, type AuthUrl, type Signin, type TemplatePart } from './auth-url.ts';
 import { boolSchema, zodMessage } from '../translate/safe.ts';
+import type { ClientCertSpec } from './auth-tls.ts';
 
 /** The snippet annotations, what each compiles to (auth-snippet is always refused: see externalAuthPlugin). */
 export const SNIPPET_ANNOTATIONS = ['server-snippet', 'configuration-snippet', 'auth-snippet'] as const;
@@ -49,7 +50,9 @@ export type AnnotationPlugin =
    */
   | { suffix: 'hdrs'; customHeaders: { configMap: string; config?: PluginConfig; error?: string } }
   /** auth-url (ingress-nginx's external authentication): the translation makes it an external-auth instance. */
-  | { suffix: 'extauth'; externalAuth: ExternalAuthSpec };
+  | { suffix: 'extauth'; externalAuth: ExternalAuthSpec }
+  /** auth-tls-* (client certificates, auth-tls.ts): a client-cert instance, and the CA for the host's handshake. */
+  | { suffix: 'mtls'; clientCert: ClientCertSpec };
 
 /**
  * ingress-nginx's external authentication, validated: an Ingress's auth-url and companions, or the ConfigMap's

@@ -14,6 +14,7 @@
 import type { NormalizedIngress } from '../model/types.ts';
 import { accessControlKind } from './access-control.ts';
 import { annotationPlugins, SNIPPET_ANNOTATIONS, type AnnotationPlugin, type CompiledSnippets } from './plugins.ts';
+import { AUTH_TLS_ANNOTATIONS } from './auth-tls.ts';
 import { ANNOTATIONS, NGINX_PREFIX, RISKS, riskLabel, riskRank, type AnnotationName, type ParsedAnnotations, type Risk } from './table.ts';
 
 export interface RiskSettings {
@@ -38,8 +39,10 @@ const GROUPS: readonly (readonly AnnotationName[])[] = [
   ['temporal-redirect', 'temporal-redirect-code'],
   ['auth-type', 'auth-secret', 'auth-secret-type', 'auth-realm'],
   ['affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age'],
+  [...AUTH_TLS_ANNOTATIONS],
 ];
 const BASIC_AUTH = new Set<string>(['auth-type', 'auth-secret', 'auth-secret-type', 'auth-realm']);
+const AUTH_TLS = new Set<string>(AUTH_TLS_ANNOTATIONS);
 const SNIPPETS = new Set<string>(SNIPPET_ANNOTATIONS);
 
 const refusals = new WeakMap<NormalizedIngress, Refusal[]>();
@@ -103,14 +106,16 @@ export function gateAnnotations(ing: NormalizedIngress, settings: RiskSettings):
   const kept: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(values)) if (!refused.has(k as AnnotationName)) kept[k] = v;
   let plugins = ing.annotationPlugins;
-  if ([...refused.keys()].some((n) => !SNIPPETS.has(n) && !BASIC_AUTH.has(n))) {
-    // Recompute the plugins of the annotations that are left (without the snippets, handled below).
+  if ([...refused.keys()].some((n) => !SNIPPETS.has(n) && !BASIC_AUTH.has(n) && !AUTH_TLS.has(n))) {
+    // Recompute the plugins of the annotations that are left (without the snippets, handled below); basic auth and
+    // client certificates read Secrets, so theirs are kept as they are.
     const rest: Record<string, unknown> = { ...kept };
     for (const n of SNIPPETS) delete rest[n];
-    const basic = ing.annotationPlugins.filter((p) => 'basicAuth' in p);
-    plugins = [...annotationPlugins(rest as ParsedAnnotations).plugins, ...basic];
+    const withSecrets = ing.annotationPlugins.filter((p) => 'basicAuth' in p || 'clientCert' in p);
+    plugins = [...annotationPlugins(rest as ParsedAnnotations).plugins, ...withSecrets];
   } else plugins = plugins.filter((p) => !isSnippetPlugin(p));
   if ([...refused.keys()].some((n) => BASIC_AUTH.has(n))) plugins = plugins.filter((p) => !('basicAuth' in p));
+  if ([...refused.keys()].some((n) => AUTH_TLS.has(n))) plugins = plugins.filter((p) => !('clientCert' in p));
 
   if (snippetPlugin) {
     const c = snippetPlugin.snippets;

@@ -230,6 +230,12 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'mirror-target': ['https://shadow.example.com$request_uri', 'https://shadow.example.com$host'],
   'mirror-host': ['shadow.example.com', 'shadow.example.com;'],
   'mirror-request-body': ['off', 'none'],
+  'auth-tls-secret': ['ca-secret', 'Bad_Name'],
+  'auth-tls-verify-client': ['optional_no_ca', 'required'],
+  'auth-tls-verify-depth': ['2', '11'],
+  'auth-tls-error-page': ['https://example.com/cert-error', 'https://example.com/$host'],
+  'auth-tls-match-cn': ['CN=client1', 'CN=a;b'],
+  'auth-tls-pass-certificate-to-upstream': ['true', 'yes'],
 };
 
 test('every parsed row: a valid value is read (under both prefixes), an invalid one is reported, never applied', () => {
@@ -298,6 +304,7 @@ test('every supported or difference row is consumed by the code that applies it'
     'reconcilers/translate/translate.ts',
     'reconcilers/translate/incremental.ts',
     'reconcilers/annotations/plugins.ts',
+    'reconcilers/annotations/auth-tls.ts',
     'reconcilers/annotations/risk.ts',
     'reconcilers/model/normalize.ts',
   ].map((f) => readFileSync(path.join(root, f), 'utf8')).join('\n');

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { isKnownVariable } from '../translate/nginx-variables.ts';
 import { accessControlKind } from './access-control.ts';
 import { MAX_SNIPPET } from './snippets.ts';
+import { errorPageSchema, matchCnSchema, verifyClientSchema, verifyDepthSchema } from './auth-tls.ts';
 import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, redirectParamSchema, requestRedirectSchema, signinSchema } from './auth-url.ts';
 import { appRootSchema, hostSchema, rewriteTargetSchema } from '../translate/safe.ts';
 import { defaultBackendSchema, dnsNameSchema, httpErrorCodesSchema, mirrorTargetSchema } from './errors-mirror.ts';
@@ -373,12 +374,14 @@ export const ANNOTATION_TABLE = {
   'auth-keepalive-share-vars': row(boolSchema, 'location', 'low', 'Validated; the auth subrequest never shares variables with the request', { access: 'external authentication', difference: 'variables are never shared with the subrequest (as with the default "false")' }),
   'enable-global-auth': row(boolSchema, 'location', 'low', '"false" exempts this Ingress from the ConfigMap\'s global-auth-url (default true)'),
   'auth-keepalive-timeout': row(intSchema(0, 1_000_000), 'location', 'low', 'Validated; see auth-keepalive', { access: 'external authentication', difference: 'the keep-alive pool is Portico\'s own; not tunable per Ingress' }),
-  'auth-tls-secret': refused('location', 'medium', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
-  'auth-tls-verify-client': refused('location', 'medium', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
-  'auth-tls-verify-depth': refused('location', 'low', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
-  'auth-tls-error-page': refused('location', 'high', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
-  'auth-tls-match-cn': refused('location', 'high', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
-  'auth-tls-pass-certificate-to-upstream': refused('location', 'low', 'client-certificate (mTLS) authentication is not supported yet: the Ingress fails closed', { access: 'client-certificate authentication' }),
+  // ---- client-certificate authentication (auth-tls.ts → the TLS handshake of the host and the client-cert plugin):
+  // access control, so a value or Secret Portico cannot use fails the Ingress closed.
+  'auth-tls-secret': row(authSecretSchema, 'location', 'medium', 'mTLS: a Secret of the Ingress\'s namespace ("namespace/name" or its name) whose ca.crt holds the CA certificates client certificates are verified against. The TLS handshake of the Ingress\'s hosts asks for a certificate (changed without reload); each of its paths then needs one (see auth-tls-verify-client): 400 without a valid one. The backend gets ssl-client-verify, ssl-client-subject-dn and ssl-client-issuer-dn (a client cannot send its own). Over HTTPS the server name (SNI) must be the Host, else 421. A missing Secret, no or a bad ca.crt fails the Ingress closed (503)', { access: 'client-certificate authentication', difference: 'applies to this Ingress\'s paths only, also over plain HTTP (no certificate: 400); a Secret of its own namespace; a ca.crl fails closed (CRLs are not applied)' }),
+  'auth-tls-verify-client': row(verifyClientSchema, 'location', 'medium', 'on (default): a certificate verified against the CA is required; optional: also without one; optional_no_ca: also one whose issuer is unknown or self-signed (the backend decides); off: none asked for (ssl-client-verify: NONE)', { access: 'client-certificate authentication', difference: 'on a host whose other Ingress asks with another CA, the paths of the younger one fail closed (one CA per host)' }),
+  'auth-tls-verify-depth': row(verifyDepthSchema, 'location', 'low', 'How deep the client\'s chain may go below a CA of ca.crt (default 1; 0 means 1; at most 10)', { access: 'client-certificate authentication' }),
+  'auth-tls-error-page': row(errorPageSchema, 'location', 'high', 'Instead of the 400, redirect (302) a request without a valid client certificate to this absolute http(s) URL (a literal host; no variables)', { access: 'client-certificate authentication' }),
+  'auth-tls-match-cn': row(matchCnSchema, 'location', 'high', 'A regex (PCRE, unanchored, case-sensitive) the certificate\'s subject DN ("CN=client1,O=Acme") must match, e.g. "CN=client1", else 403; at most 256 characters, no braces or nested quantifiers', { access: 'client-certificate authentication', difference: 'the regex alphabet is restricted (no braces, quotes, ";", "#", nested quantifiers)' }),
+  'auth-tls-pass-certificate-to-upstream': row(boolSchema, 'location', 'low', '"true": the client certificate (PEM, URL-encoded) goes to the backend in ssl-client-cert', { access: 'client-certificate authentication' }),
   // Documented by ingress-nginx but since removed from it (so absent from its risk table: Low is assumed).
   'global-rate-limit': refused('location', 'low', 'removed from ingress-nginx (it needed memcached) and not supported: use limit-rps / limit-rpm', { removed: true }),
   'global-rate-limit-window': refused('location', 'low', 'removed from ingress-nginx (it needed memcached) and not supported: use limit-rps / limit-rpm', { removed: true }),

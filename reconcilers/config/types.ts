@@ -296,13 +296,36 @@ export interface DataPlane {
   plugins: Record<string, PluginInstance>;
   /** Consumers, grouped by namespace: auth plugins look up credentials among the consumers of their namespace. */
   consumers: Record<string, ConsumerSet>;
+  /**
+   * Client certificates (ingress-nginx's auth-tls-*), keyed by route host ("_", exact or "*." wildcard): the TLS
+   * handshake for that server name asks for a certificate signed by this CA. The client-cert plugin of each path
+   * then checks the outcome. Absent = no host asks (sent with the certificates).
+   */
+  clientAuth?: Record<string, ClientAuth>;
 }
 
 /**
- * Execution order of plugin types, fixed and documented: who may enter (ip-restriction), CORS preflight, who you
+ * What the handshake asks of clients for one host: a certificate verified against `ca` (PEM bundle) up to `depth`,
+ * or — `off` — nothing, for a host whose own routes shadow a wildcard or "_" entry that asks.
+ */
+export type ClientAuth =
+  | {
+      /** Digest of the CA bundle and depth (30 hex digits): also what the client-cert plugin expects, see there. */
+      id: string;
+      ca: string;
+      depth: number;
+      /** "namespace/name" of the Secret and the Ingress it came from, for logs. */
+      source: string;
+    }
+  | { off: true };
+
+/**
+ * Execution order of plugin types, fixed and documented: the client certificate of the TLS connection
+ * (client-cert, checked first as nginx checks it before any phase), who may enter (ip-restriction), CORS preflight, who you
  * are (auth), how much (rate-limit), then what is changed on the way (headers, redirect/rewrite), then proxy.
  */
 export const PLUGIN_ORDER = [
+  'client-cert',
   'ip-restriction',
   'cors',
   'key-auth',
@@ -467,6 +490,26 @@ export type PluginInstance = {
       regex?: { pattern: string; replacement: string; nginx?: true };
       /** Host header sent to the backend. */
       host?: string;
+    }
+  | {
+      /**
+       * ingress-nginx's auth-tls-* for the paths of one Ingress. The handshake asked for a certificate with the
+       * host's CA (DataPlane.clientAuth); this checks its outcome ($ssl_client_verify) per request: `on` needs
+       * SUCCESS, `optional` also lets NONE through, `optional_no_ca` also a chain nginx's optional_no_ca accepts
+       * (unknown or self-signed issuer); otherwise 400, or a 302 to `errorPage`. Over HTTPS, the TLS server name must
+       * be the Host (else 421), and a certificate must have been verified against the CA `caId` names (the TLS
+       * session carries the id the handshake used; else 421). `matchCn`: PCRE on the subject DN ($ssl_client_s_dn),
+       * else 403. The ssl-client-verify / -subject-dn / -issuer-dn headers (and ssl-client-cert, the escaped PEM,
+       * with `passCertificate`) are set for the backend, the client's own always removed. `off`: nothing is
+       * checked; ssl-client-verify NONE.
+       */
+      type: 'client-cert';
+      verify: 'on' | 'off' | 'optional' | 'optional_no_ca';
+      /** ClientAuth id of the CA this path verifies against; absent only with verify off. */
+      caId?: string;
+      errorPage?: string;
+      passCertificate: boolean;
+      matchCn?: string;
     }
   | {
       type: 'snippet';

@@ -91,7 +91,7 @@ export function secretsOf(ing: NormalizedIngress): string[] {
 
 /** Secrets an Ingress reads besides its TLS ones: the auth-secret (basic auth) and the proxy-ssl-secret. */
 export function ingressCredentialSecrets(ing: NormalizedIngress): string[] {
-  return [...new Set([ing.authSecret, ing.proxySsl?.secretKey].filter((k): k is string => !!k))].sort();
+  return [...new Set([ing.authSecret, ing.proxySsl?.secretKey, ing.authTlsSecret].filter((k): k is string => !!k))].sort();
 }
 
 /** Secrets a CR reads: Route TLS Secrets (key material, like an Ingress's), a Plugin's configFrom, Consumer credentials, an Upstream's CA bundle. */

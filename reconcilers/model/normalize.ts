@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import { annotationPlugins, basicAuthPlugin, customHeadersPlugin, type ConfigMapReader, type SecretReader } from '../annotations/plugins.ts';
 import { NGINX_PREFIX, PORTICO_PREFIX, PROXY_SSL_ANNOTATIONS, parseAnnotations, type AnnotationResult } from '../annotations/table.ts';
+import { authTlsPlugin } from '../annotations/auth-tls.ts';
 import { parseIpv4, parseIpv6 } from '../translate/addresses.ts';
 import {
   dns1123LabelSchema,
@@ -152,10 +153,11 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
   for (const e of ann.errors) if (!proxySsl || !isProxySslAnnotation(e.annotation)) problems.push(`annotation ignored: ${e.message}`);
   const ap = annotationPlugins(ann.values);
   const ba = basicAuthPlugin(ann.values, o.metadata.namespace ?? 'default', secrets);
-  problems.push(...ap.problems, ...ba.problems);
-  const accessControl = [...ann.accessControl, ...ap.closed, ...ba.closed];
+  const mtls = authTlsPlugin(ann.values, o.metadata.namespace ?? 'default', secrets);
+  problems.push(...ap.problems, ...ba.problems, ...mtls.problems);
+  const accessControl = [...ann.accessControl, ...ap.closed, ...ba.closed, ...mtls.closed];
   const ch = customHeadersPlugin(ann.values, o.metadata.namespace ?? 'default', configMaps);
-  const pluginsFromAnnotations = [...ap.plugins, ...(ba.plugin ? [ba.plugin] : []), ...(ch.plugin ? [ch.plugin] : [])];
+  const pluginsFromAnnotations = [...ap.plugins, ...(ba.plugin ? [ba.plugin] : []), ...(mtls.plugin ? [mtls.plugin] : []), ...(ch.plugin ? [ch.plugin] : [])];
   // ingress-nginx: rewrite-target implies regex paths (its rewrite reads the path as a regex with captures), so the
   // ImplementationSpecific paths of such an Ingress are regexes as with use-regex.
   const useRegex = ann.values['use-regex'] === true || ann.values['rewrite-target'] !== undefined;
@@ -243,6 +245,7 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
       ...(ba.secretKey ? { authSecret: ba.secretKey } : {}),
       ...(ch.configMapKey ? { customHeadersConfigMap: ch.configMapKey } : {}),
       ...(proxySsl ? { proxySsl } : {}),
+      ...(mtls.secretKey ? { authTlsSecret: mtls.secretKey } : {}),
       testInvalidDirective: o.metadata.annotations?.['portico.dev/test-invalid-directive'] === 'true',
     },
   };

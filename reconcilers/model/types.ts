@@ -71,6 +71,8 @@ export interface NormalizedIngress {
    * every path of the Ingress answers 503). The other proxy-ssl-* values stay in `annotations`.
    */
   proxySsl?: ProxySslSecret;
+  /** "namespace/name" of the auth-tls-secret (client certificates' CA) it reads, if any. */
+  authTlsSecret?: string;
   /** portico.dev/test-invalid-directive: "true" (only honoured with --enable-test-hooks). */
   testInvalidDirective: boolean;
 }

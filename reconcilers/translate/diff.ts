@@ -3,7 +3,7 @@
 // only that is sent. Unchanged parts are usually the very same objects (the translation reuses them), which is
 // checked first so a diff at 10k hosts costs little more than the parts that changed.
 import { createHash } from 'node:crypto';
-import type { Backend, Certificate, ConsumerSet, GatewayConfig, HostRoutes, PluginInstance, Structure } from '../config/types.ts';
+import type { Backend, Certificate, ClientAuth, ConsumerSet, GatewayConfig, HostRoutes, PluginInstance, Structure } from '../config/types.ts';
 
 export interface DataDelta {
   routes: { upsert: Record<string, HostRoutes>; remove: string[] };
@@ -11,6 +11,8 @@ export interface DataDelta {
   certificates: { upsert: Record<string, Certificate>; remove: string[]; defaultChanged: boolean; default: Certificate | null };
   plugins: { upsert: Record<string, PluginInstance>; remove: string[] };
   consumers: { upsert: Record<string, ConsumerSet>; remove: string[] };
+  /** Per host: what the TLS handshake asks of clients (sent with the certificates). */
+  clientAuth: { upsert: Record<string, ClientAuth>; remove: string[] };
 }
 
 export interface ConfigDiff {
@@ -99,6 +101,7 @@ export function diffConfig(running: GatewayConfig | null, desired: GatewayConfig
   // Plugins and consumers are few: always compared in full (a scope only narrows routes, backends, certificates).
   const plugins = diffRecord<PluginInstance>(running?.data.plugins ?? {}, desired.data.plugins);
   const consumers = diffRecord<ConsumerSet>(running?.data.consumers ?? {}, desired.data.consumers);
+  const clientAuth = diffRecord<ClientAuth>(running?.data.clientAuth ?? {}, desired.data.clientAuth ?? {}, only?.hosts);
   return {
     reload,
     reasons,
@@ -108,6 +111,7 @@ export function diffConfig(running: GatewayConfig | null, desired: GatewayConfig
       certificates: { upsert: cu, remove: cr, defaultChanged, default: desired.data.defaultCertificate },
       plugins,
       consumers,
+      clientAuth,
     },
   };
 }
@@ -120,6 +124,7 @@ export function emptyDelta(): DataDelta {
     certificates: { upsert: {}, remove: [], defaultChanged: false, default: null },
     plugins: { upsert: {}, remove: [] },
     consumers: { upsert: {}, remove: [] },
+    clientAuth: { upsert: {}, remove: [] },
   };
 }
 
@@ -135,7 +140,9 @@ export function isEmptyDelta(d: DataDelta): boolean {
     Object.keys(d.plugins.upsert).length === 0 &&
     d.plugins.remove.length === 0 &&
     Object.keys(d.consumers.upsert).length === 0 &&
-    d.consumers.remove.length === 0
+    d.consumers.remove.length === 0 &&
+    Object.keys(d.clientAuth.upsert).length === 0 &&
+    d.clientAuth.remove.length === 0
   );
 }
 

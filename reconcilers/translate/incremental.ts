@@ -15,7 +15,7 @@
 // IngressClass, ConfigMap, ExternalName answers) runs the full translation; so does a closure larger than a
 // quarter of all Ingresses, where the full one is as cheap, and so does a closure that Portico's own objects
 // (Routes, Plugins, Upstreams) reach (see clearOfCrds).
-import type { Backend, Certificate, GatewayConfig, HostRoutes, Profile } from '../config/types.ts';
+import type { Backend, Certificate, ClientAuth, GatewayConfig, HostRoutes, Profile } from '../config/types.ts';
 import { addIdx as add, delIdx as del, type ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress } from '../model/types.ts';
 import { byAge, claimsOfIngress, claimsOfRoute, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
@@ -89,7 +89,7 @@ export class IncrementalTranslator {
     if (!prev || !changedIngresses) return this.full(snap, o);
     if (!changedIngresses.size) return prev;
     const closure = this.closure(snap, o, changedIngresses);
-    if (!closure || !this.clearOfCrds(snap, closure)) return this.full(snap, o);
+    if (!closure || !this.clearOfCrds(snap, closure) || shadowingClientAuth(prev)) return this.full(snap, o);
     return this.scoped(snap, o, prev, closure);
   }
 
@@ -270,6 +270,7 @@ export class IncrementalTranslator {
     const d = part.config.data;
     const routes: Record<string, HostRoutes> = { ...pd.routes };
     const certificates: Record<string, Certificate> = { ...pd.certificates };
+    const clientAuth: Record<string, ClientAuth> = { ...pd.clientAuth };
     const byName = new Map(prev.config.structure.profiles.map((p) => [p.name, p]));
     for (const p of part.config.structure.profiles) byName.set(p.name, p);
     for (const h of c.hosts) {
@@ -279,6 +280,9 @@ export class IncrementalTranslator {
       const cert = d.certificates[h];
       if (cert) certificates[h] = cert;
       else delete certificates[h];
+      const ca = d.clientAuth?.[h];
+      if (ca) clientAuth[h] = ca;
+      else delete clientAuth[h];
       this.noteProfiles(h, hr, byName);
     }
     const backends: Record<string, Backend> = { ...pd.backends };
@@ -311,7 +315,7 @@ export class IncrementalTranslator {
         global: part.config.structure.global,
         profiles: [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
       },
-      data: { routes, backends, certificates, defaultCertificate: d.defaultCertificate, plugins: pd.plugins, consumers: pd.consumers },
+      data: { routes, backends, certificates, defaultCertificate: d.defaultCertificate, plugins: pd.plugins, consumers: pd.consumers, ...(Object.keys(clientAuth).length ? { clientAuth } : {}) },
     };
     const events: TranslateEvent[] = [];
     for (const ev of this.lastEvents.values()) events.push(...ev);
@@ -322,6 +326,16 @@ export class IncrementalTranslator {
 }
 
 /** The Ingress runs plugins: named ones (portico.dev/plugins) or ingress-nginx annotations that are plugins. */
+/**
+ * A wildcard or "_" host asks for client certificates: the hosts below it get an "ask for nothing" entry, which any
+ * host's change can add or drop, so such a configuration is translated in full. (An Ingress setting auth-tls-* is
+ * translated in full anyway: its client-cert plugin makes hasPlugins true.)
+ */
+function shadowingClientAuth(prev: TranslateResult): boolean {
+  for (const h in prev.config.data.clientAuth ?? {}) if (h === '_' || h.startsWith('*.')) return true;
+  return false;
+}
+
 function hasPlugins(ing: NormalizedIngress | undefined): boolean {
   if (!ing) return false;
   const a = ing.annotations;

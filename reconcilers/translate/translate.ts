@@ -19,7 +19,7 @@
 //     profile shared by every route with the same settings (see profileOf), so nginx.conf does not grow with Ingresses.
 import { forbiddenAddressReason, parseIp } from './addresses.ts';
 import { createHash } from 'node:crypto';
-import { PLUGIN_ORDER, type Backend, type Certificate, type ConsumerSet, type Endpoint, type GatewayConfig, type GlobalSettings, type HostRoutes, type PathMatch, type PluginInstance, type Profile, type Route, type RouteConditions, type RouteRule } from '../config/types.ts';
+import { PLUGIN_ORDER, type Backend, type Certificate, type ClientAuth, type ConsumerSet, type Endpoint, type GatewayConfig, type GlobalSettings, type HostRoutes, type PathMatch, type PluginInstance, type Profile, type Route, type RouteConditions, type RouteRule } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { IngressClassInfo, IngressPath, NormalizedIngress, NormalizedRoute, NormalizedSlice, NormalizedUpstream, RouteMatchN, RouteRuleN, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
 import { NGINX_PREFIX, PROXY_SSL_ANNOTATIONS, type ParsedAnnotations } from '../annotations/table.ts';
@@ -28,6 +28,7 @@ import { hostSchema } from './safe.ts';
 import { annotationRefusals, gateAnnotations } from '../annotations/risk.ts';
 import { limitKey, pluginInstanceOf } from '../crds/normalize.ts';
 import { globalAuthSpec, noAuthLocation, type ExternalAuthSpec } from '../annotations/plugins.ts';
+import type { ClientCertSpec } from '../annotations/auth-tls.ts';
 import type { AuthTarget } from '../annotations/auth-url.ts';
 import { fullNginxTuning, nginxTuningOf, type NginxTuning } from '../config/nginx-tuning.ts';
 
@@ -455,6 +456,7 @@ export function annotationInstances(ing: NormalizedIngress, limitStatus: number,
       return { id, inst };
     }
     if ('externalAuth' in ap) return { id, ...externalAuthInstance(ap.externalAuth, `${ing.key} (annotations)`, authTimeouts) };
+    if ('clientCert' in ap) return { id, inst: clientCertInstance(ap.clientCert, `${ing.key} (annotations)`) };
     if (!('config' in ap)) throw new Error(`annotation plugin ${ap.suffix} of ${ing.key} has no configuration`);
     const config = ap.config.type === 'rate-limit' ? { ...ap.config, status: limitStatus } : ap.config;
     const { instance } = pluginInstanceOf(config, ing.namespace, limitKey(id, config));
@@ -499,6 +501,25 @@ export function externalAuthInstance(spec: ExternalAuthSpec, name: string, t: Au
     },
   };
   return { inst, auth: { target: spec.url.target, backendId, url: spec.url.url } };
+}
+
+/** ingress-nginx's auth-tls-* as a client-cert instance (the CA itself goes to the host's handshake: clientAuth). */
+function clientCertInstance(s: ClientCertSpec, name: string): PluginInstance {
+  return {
+    name,
+    type: 'client-cert',
+    verify: s.verify,
+    ...(s.verify !== 'off' ? { caId: s.caId } : {}),
+    ...(s.errorPage !== undefined ? { errorPage: s.errorPage } : {}),
+    passCertificate: s.passCertificate,
+    ...(s.matchCn !== undefined ? { matchCn: s.matchCn } : {}),
+  };
+}
+
+/** The client-certificate settings an Ingress asks for that make the handshake ask for a certificate (not "off"). */
+function clientCertOf(ing: NormalizedIngress | undefined): ClientCertSpec | undefined {
+  for (const p of ing?.annotationPlugins ?? []) if ('clientCert' in p && p.clientCert.verify !== 'off') return p.clientCert;
+  return undefined;
 }
 
 /** Data-plane id of the ConfigMap's global external authentication. */
@@ -777,6 +798,8 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     /** Route CRD claims: the rule and match. */
     rr?: RouteClaim;
     pluginIds: string[];
+    /** Why it is closed was reported already (a Warning of its own). */
+    reported?: true;
   }
   const hosts = new Map<string, Map<string, Claim>>();
   const describe = (ref: string) => ref.replace('/', ' ');
@@ -876,6 +899,35 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
   }
 
   const hostList = [...hosts.keys()].sort(hostOrder);
+
+  // ---- client certificates (auth-tls-*): one CA per host ---------------------------------------------------------
+  // The TLS handshake is per server name, so a host asks for client certificates with one CA (and depth): that of the
+  // oldest Ingress whose path on the host is served and sets auth-tls (verify-client other than off). A younger
+  // Ingress naming another CA cannot have its clients verified against it there: its paths on that host fail closed.
+  const hostCa = new Map<string, { owner: Owner; spec: ClientCertSpec }>();
+  for (const host of hostList) {
+    const locs = hosts.get(host) as Map<string, Claim>;
+    let win: { owner: Owner; spec: ClientCertSpec } | undefined;
+    for (const c of locs.values()) {
+      const spec = clientCertOf(c.owner.ing);
+      if (spec && !c.closed && (!win || byOwnerAge(c.owner, win.owner) < 0)) win = { owner: c.owner, spec };
+    }
+    if (!win) continue;
+    hostCa.set(host, win);
+    const told = new Set<string>();
+    for (const c of locs.values()) {
+      const spec = clientCertOf(c.owner.ing);
+      if (!spec || c.closed || spec.caId === win.spec.caId) continue;
+      const what = spec.secret === win.spec.secret ? `depth ${spec.depth} instead of ${win.spec.depth}` : `Secret ${spec.secret}`;
+      c.closed = `host ${host} asks for client certificates of the CA in Secret ${win.spec.secret} (depth ${win.spec.depth}, auth-tls-secret of ${describe(win.owner.ref)}, which is older); this Ingress names ${what}, and a host has one CA`;
+      c.backendId = null;
+      c.reported = true;
+      if (!told.has(c.owner.ref)) {
+        told.add(c.owner.ref);
+        warn(c.owner.ref, 'ClientCertificateConflict', `${c.closed}: its paths on ${host} answer 503`);
+      }
+    }
+  }
 
   // ---- canaries: attach to the main Ingress's location (ingress-nginx semantics) -----------------------------
   const canaryOf = new Map<string, { ing: NormalizedIngress; ref: ServiceBackendRef }>(); // main backend id → canary
@@ -1419,13 +1471,29 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     for (const c of locs.values()) {
       // Reasons of the Ingress's own (access control, proxy-ssl-*) have their Warnings above.
       const own = c.owner.ing ? [closedReason.get(c.owner.ing.key), sslClosed.get(c.owner.ing.key)].filter(Boolean).join('; ') : '';
-      if (!c.closed || closedSeen.has(c.owner.ref) || c.closed === own) continue;
+      if (!c.closed || c.reported || closedSeen.has(c.owner.ref) || c.closed === own) continue;
       closedSeen.add(c.owner.ref);
       warn(c.owner.ref, 'PluginUnavailable', `${c.closed}; failing closed: the paths using it answer 503 until it is fixed`);
     }
   }
   for (const [ref, r] of snap.rejectedCrds) {
     if (ref.startsWith('Route/')) status.set(ref, { served: false, programmed: false, problems: [r.reason] });
+  }
+
+  // ---- client certificates: what the handshake asks for, per server name -------------------------------------------
+  const clientAuth: Record<string, ClientAuth> = {};
+  for (const [h, w] of hostCa) clientAuth[h] = { id: w.spec.caId, ca: w.spec.ca, depth: w.spec.depth, source: `${w.spec.secret} (${describe(w.owner.ref)})` };
+  // The handshake looks a server name up as the router looks up a host (exact, one-label "*." wildcard, "_") but
+  // without knowing which hosts have routes: a host with routes of its own, below a wildcard or "_" that asks, gets an
+  // explicit "ask for nothing" (wildcards before exact hosts, so an exact host below an "off" wildcard needs none).
+  if (hostCa.has('_') || [...hostCa.keys()].some((h) => h.startsWith('*.'))) {
+    for (const h of Object.keys(routes).sort(hostOrder).reverse()) {
+      if (h === '_' || clientAuth[h]) continue;
+      const dot = h.indexOf('.');
+      const wild = !h.startsWith('*.') && dot > 0 ? `*${h.slice(dot)}` : undefined;
+      const next = (wild && clientAuth[wild]) || clientAuth._;
+      if (next && !('off' in next)) clientAuth[h] = { off: true };
+    }
   }
 
   const global: GlobalSettings = {
@@ -1465,6 +1533,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         defaultCertificate: def && def.ok ? (memo?.certificates.get(def) ?? { cert: def.cert, key: def.privateKey, source: def.key, notAfter: def.notAfter }) : null,
         plugins,
         consumers,
+        ...(Object.keys(clientAuth).length ? { clientAuth } : {}),
       },
     },
     status,

@@ -77,7 +77,11 @@ local function post_certificates()
   if not body then return reply(400, { error = err }) end
   err = validate.certificates_body(body)
   if err then return reply(400, { error = err }) end
-  local v, aerr = certs.apply(body.certificates, body.hosts, body.remove, body.default)
+  local client
+  if body.clientCas ~= nil or body.clientHosts ~= nil or body.clientRemove ~= nil then
+    client = { cas = body.clientCas, hosts = body.clientHosts, remove = body.clientRemove }
+  end
+  local v, aerr = certs.apply(body.certificates, body.hosts, body.remove, body.default, client)
   if not v then return reply(507, { error = aerr }) end
   return reply(200, { version = v })
 end

@@ -8,10 +8,20 @@
 -- Per worker: parsed certificates by id (bounded by the distinct certificates configured), and an LRU of SNI name
 -- → id with a fixed number of entries, which also remembers misses — unauthenticated clients choose the SNI, so
 -- an unbounded cache would let them grow worker memory at will.
+--
+-- Client certificates (ingress-nginx's auth-tls-*, DataPlane.clientAuth) live here too: "ca:<id>" → {ca, depth,
+-- source} once per CA configuration, "a:<host>" → id, or "-" (ask for nothing: a host whose own routes shadow a
+-- wildcard or "_" that asks). A server name is looked up as the router looks up a host: exact, the one-label
+-- wildcard, then "_". For a name that asks, the handshake requests a certificate with that CA
+-- (ngx.ssl.verify_client: never refused in the handshake, $ssl_client_verify tells the outcome) and the TLS
+-- session records which CA configuration it was (tlsctx.lua), which also keeps sessions from being resumed under
+-- another one. The per-request check is plugins/client_cert.lua.
 local ssl = require("ngx.ssl")
 local cjson = require("cjson.safe")
 local lrucache = require("resty.lrucache")
 local shm = require("portico.shm")
+local tlsctx = require("portico.tlsctx")
+local clienthello = require("ngx.ssl.clienthello")
 local dict = ngx.shared.portico_certs
 
 local _M = {}
@@ -21,6 +31,8 @@ local DEFAULT = "__default__"
 
 local names = assert(lrucache.new(_M.NAME_CACHE_SIZE))
 local parsed = {}
+local client_names = assert(lrucache.new(_M.NAME_CACHE_SIZE))
+local client_parsed = {} -- CA id -> { chain, depth } or false (cannot be parsed; logged)
 local cache_version = -1
 
 local function parse(id)
@@ -56,7 +68,81 @@ local function refresh()
   if v ~= cache_version then
     names:flush_all()
     parsed = {}
+    client_names:flush_all()
+    client_parsed = {}
     cache_version = v
+  end
+end
+
+local function client_lookup(name)
+  local id = client_names:get(name)
+  if id == nil then
+    id = dict:get("a:" .. name) or false
+    client_names:set(name, id)
+  end
+  return id
+end
+
+local function parse_ca(id)
+  local raw = dict:get("ca:" .. id)
+  local c = raw and cjson.decode(raw)
+  if type(c) ~= "table" or type(c.ca) ~= "string" then return false end
+  local chain, err = ssl.parse_pem_cert(c.ca)
+  if not chain then
+    ngx.log(ngx.ERR, "portico: cannot parse the client-certificate CA ", id, " (", tostring(c.source), "): ", err)
+    return false
+  end
+  return { chain = chain, depth = tonumber(c.depth) or 1 }
+end
+
+-- The client-certificate CA configuration a server name asks with: its id and the parsed CA (nil when the CA
+-- cannot be used), or nil when the name asks for no certificate. Exposed for tests.
+function _M.client_auth(name)
+  refresh()
+  if type(name) ~= "string" or name == "" then return nil end
+  name = name:lower()
+  local id = client_lookup(name)
+  if not id then
+    local dot = name:find(".", 1, true)
+    if dot then id = client_lookup("*" .. name:sub(dot)) end
+    if not id then id = client_lookup("_") end
+  end
+  if not id or id == "-" then return nil end
+  local e = client_parsed[id]
+  if e == nil then
+    e = parse_ca(id)
+    client_parsed[id] = e
+  end
+  return id, e or nil
+end
+
+-- ssl_client_hello_by_lua: a session may be resumed on this connection only if it was made under the CA
+-- configuration the server name asks with now (tlsctx.lua).
+function _M.hello()
+  local name = clienthello.get_client_hello_server_name()
+  local id = _M.client_auth(name)
+  if not id then return end
+  local ok, err = tlsctx.set_connection(id)
+  if not ok then
+    -- Without it a session of another CA could be resumed here: refuse the handshake.
+    ngx.log(ngx.ERR, "portico: client certificates for ", tostring(name), ": ", err)
+    return ngx.exit(ngx.ERROR)
+  end
+end
+
+-- Asks for a client certificate when the server name wants one (after the server certificate is chosen).
+local function ask_client_certificate(name)
+  local id, ca = _M.client_auth(name)
+  if not id then return end
+  if not ca then
+    -- Logged when parsed; no certificate is asked for, so the paths needing one refuse every request (fail closed).
+    return
+  end
+  local ok, err = ssl.verify_client(ca.chain, ca.depth)
+  if ok then ok, err = tlsctx.set_session(id) end
+  if not ok then
+    ngx.log(ngx.ERR, "portico: asking for a client certificate for ", tostring(name), ": ", err)
+    return ngx.exit(ngx.ERROR)
   end
 end
 
@@ -81,16 +167,19 @@ function _M.find(name)
 end
 
 function _M.select()
-  local c = _M.find(ssl.server_name())
-  if not c then return end -- the placeholder certificate from nginx.conf is served
-  local ok, err = ssl.clear_certs()
-  if not ok then ngx.log(ngx.ERR, "portico: clear_certs: ", err); return ngx.exit(ngx.ERROR) end
-  ok, err = ssl.set_cert(c.cert)
-  if ok then ok, err = ssl.set_priv_key(c.key) end
-  if not ok then ngx.log(ngx.ERR, "portico: set cert: ", err); return ngx.exit(ngx.ERROR) end
+  local name = ssl.server_name()
+  local c = _M.find(name)
+  if c then -- else the placeholder certificate from nginx.conf is served
+    local ok, err = ssl.clear_certs()
+    if not ok then ngx.log(ngx.ERR, "portico: clear_certs: ", err); return ngx.exit(ngx.ERROR) end
+    ok, err = ssl.set_cert(c.cert)
+    if ok then ok, err = ssl.set_priv_key(c.key) end
+    if not ok then ngx.log(ngx.ERR, "portico: set cert: ", err); return ngx.exit(ngx.ERROR) end
+  end
+  return ask_client_certificate(name)
 end
 
--- Removes certificates no host refers to any more.
+-- Removes certificates (and client-certificate CAs) no host refers to any more.
 local function sweep()
   local used, stored = {}, {}
   local keys = dict:get_keys(0)
@@ -99,13 +188,16 @@ local function sweep()
     local p = k:sub(1, 2)
     if p == "h:" then
       local id = dict:get(k)
-      if id then used[id] = true end
-    elseif p == "c:" then
-      stored[#stored + 1] = k:sub(3)
+      if id then used["c:" .. id] = true end
+    elseif p == "a:" then
+      local id = dict:get(k)
+      if id then used["ca:" .. id] = true end
+    elseif p == "c:" or k:sub(1, 3) == "ca:" then
+      stored[#stored + 1] = k
     end
   end
   for i = 1, #stored do
-    if not used[stored[i]] then dict:delete("c:" .. stored[i]) end
+    if not used[stored[i]] then dict:delete(stored[i]) end
   end
 end
 
@@ -114,8 +206,9 @@ end
 --   hosts:        host -> id
 --   remove:       hosts
 --   default:      id | cjson.null (none) | nil (unchanged)
+--   client:       { cas = {id -> {ca, depth, source}}, hosts = {host -> id | "-"}, remove = {host...} } | nil
 -- Returns the new version, or nil and an error; what could be stored is applied and published either way.
-function _M.apply(certificates, hosts, remove, default)
+function _M.apply(certificates, hosts, remove, default, client)
   local failed
   for id, c in pairs(certificates or {}) do
     if not dict:get("c:" .. id) then
@@ -142,6 +235,29 @@ function _M.apply(certificates, hosts, remove, default)
     if dict:get("h:" .. DEFAULT) then dict:delete("h:" .. DEFAULT); changed = true end
   elseif type(default) == "string" then
     point(DEFAULT, default)
+  end
+  if client then
+    for id, c in pairs(client.cas or {}) do
+      if not dict:get("ca:" .. id) then
+        local ok, err = shm.set(dict, "certs", "ca:" .. id, cjson.encode({ ca = c.ca, depth = c.depth, source = c.source }))
+        if not ok then failed = failed or ("shared dict portico_certs is full storing client CA " .. tostring(c.source) .. ": " .. tostring(err)) end
+      end
+    end
+    for host, id in pairs(client.hosts or {}) do
+      if id ~= "-" and not dict:get("ca:" .. id) then
+        failed = failed or ("client CA " .. id .. " for " .. host .. " is not stored")
+        -- A host that asked before must not keep asking with a CA it no longer has: it asks for nothing now, and
+        -- its paths that need a certificate refuse every request (fail closed).
+        if dict:get("a:" .. host) then dict:delete("a:" .. host); changed = true end
+      elseif dict:get("a:" .. host) ~= id then
+        local ok, err = shm.set(dict, "certs", "a:" .. host, id)
+        if ok then changed = true
+        else failed = failed or ("shared dict portico_certs is full storing client CA of host " .. host .. ": " .. tostring(err)) end
+      end
+    end
+    for _, host in ipairs(client.remove or {}) do
+      if dict:get("a:" .. host) then dict:delete("a:" .. host); changed = true end
+    end
   end
   local v = dict:get("v") or 0
   if changed then

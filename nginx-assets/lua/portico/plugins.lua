@@ -1,7 +1,7 @@
 -- The plugin engine. Routes with plugins are sent by the router to the plugin location (@portico_lua, or a
 -- directive profile's location) with $portico_plugins = the route's plugin ids joined by ",". There:
 --   access()         runs the access handlers in the fixed order (PLUGIN_ORDER in reconcilers/config/types.ts:
---                    ip-restriction, cors, key-auth, basic-auth, external-auth, rate-limit, request-headers,
+--                    client-cert, ip-restriction, cors, key-auth, basic-auth, external-auth, rate-limit, request-headers,
 --                    response-headers, redirect, rewrite, snippet; re-sorted here whatever order the ids arrive in, ties
 --                    kept in route order); a handler that answers (401, 429, a redirect...) ends the chain;
 --   header_filter()  runs the response-header handlers (cors, response-headers), on Portico's own answers too;
@@ -21,6 +21,9 @@ local util = require("portico.plugins.util")
 local _M = {}
 
 local ORDER = {
+  -- ingress-nginx's auth-tls-*: the TLS connection's client certificate, checked before anything else (as nginx
+  -- checks it before any phase).
+  ["client-cert"] = 0,
   ["ip-restriction"] = 1, ["cors"] = 2, ["key-auth"] = 3, ["basic-auth"] = 4, ["external-auth"] = 5,
   ["conn-limit"] = 6, ["rate-limit"] = 7, ["request-headers"] = 8, ["response-headers"] = 9, ["redirect"] = 10,
   ["rewrite"] = 11,
@@ -33,6 +36,7 @@ local LAST_AUTH = ORDER["external-auth"]
 -- router (run_sync).
 local ASYNC = { ["external-auth"] = true }
 local MODULES = {
+  ["client-cert"] = "portico.plugins.client_cert",
   ["ip-restriction"] = "portico.plugins.ip_restriction", ["cors"] = "portico.plugins.cors",
   ["key-auth"] = "portico.plugins.key_auth", ["basic-auth"] = "portico.plugins.basic_auth",
   ["external-auth"] = "portico.plugins.external_auth", ["rate-limit"] = "portico.plugins.rate_limit",

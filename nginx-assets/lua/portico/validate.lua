@@ -415,7 +415,26 @@ local function exempt_list(list)
   end
 end
 
+-- client-cert (auth-tls-*): the redirect target of auth-tls-error-page is an absolute http(s) URL of RFC 3986
+-- characters without user info, fragment, quotes, spaces or "$"; match-cn a regex of printable characters.
+local VERIFY_CLIENT = { on = true, off = true, optional = true, optional_no_ca = true }
+local ERROR_PAGE = "^[Hh][Tt][Tt][Pp][Ss]?://[%w%.%-]+[%w%.%-_~!&%*%+,=:@%%/%?]*$"
+
 local checks = {
+  ["client-cert"] = function(p)
+    if not VERIFY_CLIENT[p.verify] then return "verify must be on, off, optional or optional_no_ca" end
+    if p.verify ~= "off" or p.caId ~= nil then
+      if not str(p.caId, 30, "^[0-9a-f]+$") or #p.caId ~= 30 then return "invalid caId" end
+    end
+    if p.errorPage ~= nil and (not str(p.errorPage, 2048, ERROR_PAGE) or p.errorPage:match("^[^:]+://([^/?]*)"):find("@", 1, true)) then
+      return "errorPage must be an absolute http(s) URL (no user info, variables, quotes or spaces)"
+    end
+    if not bool_or_nil(p.passCertificate) then return "passCertificate must be a boolean" end
+    -- (Whether PCRE compiles it is the plugin's business: one that does not fails its paths closed, not this push.)
+    if p.matchCn ~= nil and (not str(p.matchCn, 256, "^[\32-\126]+$") or p.matchCn:find("[{};#\"'`]")) then
+      return "matchCn: printable ASCII without braces, quotes, \";\" or \"#\""
+    end
+  end,
   ["ip-restriction"] = function(p)
     for _, what in ipairs({ "allow", "deny" }) do
       local list = p[what]
@@ -714,9 +733,56 @@ local function pem(v)
   return str(v, 1024 * 1024) and v:find("-----BEGIN ", 1, true) ~= nil
 end
 
--- {certificates?: {id: {cert, key, source}}, hosts?: {host: id}, remove?: [host], default?: id | null}
+local CLIENT_CA_ID = "^[0-9a-f]+$"
+local function client_ca_id(id)
+  if not str(id, 30, CLIENT_CA_ID) or #id ~= 30 then return "invalid client CA id " .. cjson.encode(tostring(id):sub(1, 80)) end
+end
+
+-- Only PEM certificates (a CA bundle, as the controller checked it): BEGIN/END CERTIFICATE blocks of base64.
+local function ca_bundle(v)
+  if not str(v, 256 * 1024) then return false end
+  local n = 0
+  local rest = v:gsub("%-%-%-%-%-BEGIN CERTIFICATE%-%-%-%-%-\r?\n[%w+/=\r\n]+%-%-%-%-%-END CERTIFICATE%-%-%-%-%-", function()
+    n = n + 1
+    return ""
+  end)
+  return n > 0 and rest:match("^%s*$") ~= nil
+end
+
+-- {clientCas?: {id: {ca, depth, source}}, clientHosts?: {host: id | "-"}, clientRemove?: [host]}
+local function client_auth_body(body)
+  if body.clientCas ~= nil then
+    if type(body.clientCas) ~= "table" or #body.clientCas > 0 then return "clientCas must be an object" end
+    for id, c in pairs(body.clientCas) do
+      local err = client_ca_id(id)
+      if err then return err end
+      if type(c) ~= "table" or not ca_bundle(c.ca) then return "client CA " .. id .. ": ca must be PEM certificates" end
+      if not is_int(c.depth, 1, 10) then return "client CA " .. id .. ": depth must be 1-10" end
+      if c.source ~= nil and not str(c.source, 512) then return "client CA " .. id .. ": invalid source" end
+    end
+  end
+  if body.clientHosts ~= nil then
+    if type(body.clientHosts) ~= "table" or #body.clientHosts > 0 then return "clientHosts must be an object" end
+    for h, id in pairs(body.clientHosts) do
+      local err = route_host(h) or (id ~= "-" and client_ca_id(id)) or nil
+      if err then return "clientHosts: " .. err end
+    end
+  end
+  if body.clientRemove ~= nil then
+    if not is_array(body.clientRemove) then return "clientRemove must be an array" end
+    for _, h in ipairs(body.clientRemove) do
+      local err = route_host(h)
+      if err then return "clientRemove: " .. err end
+    end
+  end
+end
+
+-- {certificates?: {id: {cert, key, source}}, hosts?: {host: id}, remove?: [host], default?: id | null} and the
+-- client-certificate CAs (client_auth_body)
 function _M.certificates_body(body)
   if #body > 0 then return "the body must be a JSON object" end
+  local cerr = client_auth_body(body)
+  if cerr then return cerr end
   if body.certificates ~= nil then
     if type(body.certificates) ~= "table" then return "certificates must be an object" end
     for id, c in pairs(body.certificates) do

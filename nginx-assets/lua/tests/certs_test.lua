@@ -70,4 +70,76 @@ do -- a full certificate zone: the new certificate fails (counted, logged); othe
   R.check("the failed host is not pointed at anything", certs.hosts()["big.example.com"] == nil)
 end
 
+-- Client certificates (auth-tls-*): CA configurations stored once, looked up per server name as the router looks
+-- up hosts, asked for in the handshake with their depth, and recorded in the TLS session.
+local CA1, CA2 = string.rep("1", 30), string.rep("2", 30)
+local function ca(tag, depth) return { ca = pem(tag), depth = depth or 1, source = "ns/" .. tag } end
+
+do -- stored once per CA configuration, swept when no host asks with it
+  local T = mock.fresh()
+  local certs = require("portico.certs")
+  local v = certs.apply(nil, nil, nil, nil, { cas = { [CA1] = ca("ca-one", 2) }, hosts = { ["a.example"] = CA1, ["b.example"] = CA1 } })
+  R.check("client: apply succeeds", v == 1, v)
+  local d = T.ngx.shared.portico_certs
+  R.check("client: two hosts, one stored CA", d:get("ca:" .. CA1) ~= nil and d:get("a:a.example") == CA1 and d:get("a:b.example") == CA1)
+  certs.apply(nil, nil, nil, nil, { cas = { [CA2] = ca("ca-two") }, hosts = { ["a.example"] = CA2 } })
+  R.check("client: a host moved to another CA, the first stays for the other host", d:get("ca:" .. CA1) ~= nil and d:get("ca:" .. CA2) ~= nil)
+  certs.apply(nil, nil, nil, nil, { remove = { "b.example" } })
+  R.check("client: a CA no host asks with any more is swept", d:get("ca:" .. CA1) == nil and d:get("a:b.example") == nil and d:get("ca:" .. CA2) ~= nil)
+  local v2, err = certs.apply(nil, nil, nil, nil, { hosts = { ["a.example"] = CA1 } })
+  R.check("client: a host cannot point at a CA that is not stored, and stops asking (fail closed)", v2 == nil and tostring(err):find("not stored") and d:get("a:a.example") == nil, tostring(err))
+end
+
+do -- lookup: exact, one-label wildcard, "_", "-" (ask for nothing) stops it; asked in the handshake, parsed once
+  local T = mock.fresh()
+  local certs = require("portico.certs")
+  certs.apply({ [A] = cert("exact") }, { ["a.example.com"] = A }, nil, nil, {
+    cas = { [CA1] = ca("ca-one", 3), [CA2] = ca("ca-two") },
+    hosts = { ["a.example.com"] = CA1, ["*.w.example.com"] = CA2, ["own.w.example.com"] = "-", ["_"] = CA1 },
+  })
+  local function id(name) return (certs.client_auth(name)) end
+  R.check("client: exact host", id("a.example.com") == CA1)
+  R.check("client: server names are case-insensitive", id("A.Example.COM") == CA1)
+  R.check("client: one-label wildcard", id("x.w.example.com") == CA2)
+  R.check("client: a host with its own routes below the wildcard asks for nothing", id("own.w.example.com") == nil)
+  R.check("client: any other name falls to \"_\"", id("nope.test") == CA1)
+  R.check("client: no server name asks for nothing", id(nil) == nil and id("") == nil)
+  T.sni = "a.example.com"
+  certs.select()
+  R.check("client: the handshake asks with the host's CA chain and depth", T.client_verify and T.client_verify.chain.pem == pem("ca-one") and T.client_verify.depth == 3)
+  R.check("client: the TLS session records the CA configuration", T.tls_session == CA1, T.tls_session)
+  R.check("client: the server certificate is still chosen", T.served == pem("exact"))
+  T.client_verify, T.tls_session = nil, nil
+  T.sni = "own.w.example.com"
+  certs.select()
+  R.check("client: a host that asks for nothing gets no certificate request", T.client_verify == nil and T.tls_session == nil)
+  T.sni = "x.w.example.com"
+  certs.select()
+  R.check("client: without a certificate of its own (placeholder) the host still asks", T.client_verify and T.client_verify.chain.pem == pem("ca-two") and T.tls_session == CA2)
+  T.hello_sni = "a.example.com"
+  certs.hello()
+  R.check("client hello: the connection resumes only sessions of the host's CA configuration", T.tls_connection == CA1)
+  T.tls_connection = nil
+  T.hello_sni = "own.w.example.com"
+  certs.hello()
+  R.check("client hello: a host that asks for nothing keeps nginx's session context", T.tls_connection == nil)
+  local parsed = T.parsed
+  for _ = 1, 5 do certs.select(); certs.client_auth("a.example.com") end
+  R.check("client: CAs are parsed once per worker, not per handshake", T.parsed == parsed, T.parsed .. " vs " .. parsed)
+  certs.apply(nil, nil, nil, nil, { cas = { [CA2] = ca("ca-two") }, hosts = { ["a.example.com"] = CA2 } })
+  R.check("client: a changed CA applies to the next handshake (no reload)", id("a.example.com") == CA2)
+end
+
+do -- validation of the certificates body's client part (api.lua checks it before anything is stored)
+  mock.fresh()
+  local validate = require("portico.validate")
+  local good = "-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----\n"
+  R.check("validate: client CAs, hosts and removals are accepted",
+    validate.certificates_body({ clientCas = { [CA1] = { ca = good, depth = 2, source = "ns/ca" } }, clientHosts = { ["a.example"] = CA1, ["_"] = CA1, ["*.w.example"] = "-" }, clientRemove = { "b.example" } }) == nil)
+  R.check("validate: a CA that is not only PEM certificates is refused", validate.certificates_body({ clientCas = { [CA1] = { ca = good .. "-----BEGIN PRIVATE KEY-----\nQUJD\n-----END PRIVATE KEY-----\n", depth = 1 } } }) ~= nil)
+  R.check("validate: a depth out of 1-10 is refused", validate.certificates_body({ clientCas = { [CA1] = { ca = good, depth = 11 } } }) ~= nil)
+  R.check("validate: an id that is not 30 hex digits is refused", validate.certificates_body({ clientHosts = { ["a.example"] = "x" } }) ~= nil)
+  R.check("validate: a host with a line break is refused", validate.certificates_body({ clientHosts = { ["a.example\nx"] = CA1 } }) ~= nil)
+end
+
 R.done()

@@ -37,6 +37,40 @@ test('Lua certs: one copy per certificate, sweep, SNI selection, bounded SNI cac
   run('certs_test.lua', [/ok - three hosts, one stored certificate/, /ok - a certificate no host uses any more is swept/, /ok - the SNI cache stays within its bound/, /ok - the other host keeps its certificate/]);
 });
 
+test('Lua certs, client certificates: CAs stored once and swept, looked up as the router looks up hosts, asked for in the handshake, recorded in the TLS session', () => {
+  run('certs_test.lua', [
+    /ok - client: a CA no host asks with any more is swept/,
+    /ok - client: a host cannot point at a CA that is not stored, and stops asking \(fail closed\)/,
+    /ok - client: a host with its own routes below the wildcard asks for nothing/,
+    /ok - client: the handshake asks with the host's CA chain and depth/,
+    /ok - client: the TLS session records the CA configuration/,
+    /ok - client: without a certificate of its own \(placeholder\) the host still asks/,
+    /ok - client hello: the connection resumes only sessions of the host's CA configuration/,
+    /ok - client: a changed CA applies to the next handshake \(no reload\)/,
+    /ok - validate: a CA that is not only PEM certificates is refused/,
+  ]);
+});
+
+test('Lua client-cert plugin (auth-tls-*): verify modes × results, SNI ≠ Host and foreign CA → 421, error page, match-cn, headers, order, router run, validation', () => {
+  run('client_cert_test.lua', [
+    /ok - verify on × SUCCESS → 200/, /ok - verify on × NONE → 400/, /ok - verify optional × NONE → 200/, /ok - verify optional × FAILED:unable to get local issuer certificate → 400/,
+    /ok - verify optional_no_ca × FAILED:unable to get local issuer certificate → 200/, /ok - verify optional_no_ca × FAILED:certificate has expired → 400/,
+    /ok - plain HTTP has no certificate: on answers 400/,
+    /ok - SNI b.example, Host a.example → 421 Misdirected Request/,
+    /ok - a certificate verified against another CA configuration/,
+    /ok - error page: no certificate → 302 to it/, /ok - error page: a certificate that fails → 302 to it/,
+    /ok - match-cn: one that does not → 403/, /ok - match-cn with optional and no certificate → 403/,
+    /ok - headers: ssl-client-verify, -subject-dn, -issuer-dn from the connection/,
+    /ok - headers: pass-certificate sends the escaped PEM in ssl-client-cert/,
+    /ok - headers: without pass-certificate, a client-sent ssl-client-cert is removed/,
+    /ok - order: the client certificate is checked before the IP allowlist/,
+    /ok - a match-cn PCRE refuses fails its paths closed \(503\)/,
+    /ok - router: …answered 302 to the error page/,
+    /ok - validate: errorPage https:\/\/user@evil.example\/ is refused/,
+    /ok - validate: matchCn CN=a;b is refused/,
+  ]);
+});
+
 test('Lua balancer: retries, forbidden peers never used, 503 socket without a reason to the client, canary', () => {
   run('balancer_test.lua', [/ok - the retry goes to another endpoint/, /ok - only the routable endpoint is used/, /ok - no endpoints → the 503 socket/, /ok - the log line is rate-limited/, /ok - header always: canary/]);
 });

@@ -167,6 +167,18 @@ function M.fresh(o)
     clear_certs = function() return true end,
     set_cert = function(c) T.served = c.pem; return true end,
     set_priv_key = function() return true end,
+    -- The handshake asks for a client certificate with this CA chain and depth (certs.lua).
+    verify_client = function(chain, depth) T.client_verify = { chain = chain, depth = depth }; return true end,
+  }
+  package.loaded["ngx.ssl.clienthello"] = {
+    get_client_hello_server_name = function() return T.hello_sni end,
+  }
+  -- The TLS session's record of the client-certificate CA (tlsctx.lua uses OpenSSL through the FFI): T.tls_bound is
+  -- what a request's connection was verified against; the handshake's calls are recorded.
+  package.loaded["portico.tlsctx"] = {
+    set_connection = function(id) T.tls_connection = id; return true end,
+    set_session = function(id) T.tls_session = id; return true end,
+    get = function() return T.tls_bound end,
   }
 
   -- Helpers for assertions.

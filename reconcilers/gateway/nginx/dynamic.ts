@@ -36,10 +36,14 @@ export interface CertificateBody {
   hosts: Record<string, string>;
   remove: string[];
   default?: string | null;
+  /** Client-certificate CAs (ClientAuth), each once by id; hosts point at one, or at "-" (ask for nothing). */
+  clientCas?: Record<string, { ca: string; depth: number; source: string }>;
+  clientHosts?: Record<string, string>;
+  clientRemove?: string[];
 }
 
 /** The wire form of a certificate delta: each distinct certificate once, hosts pointing at it by id. */
-export function certificateBody(c: DataDelta['certificates']): CertificateBody {
+export function certificateBody(c: DataDelta['certificates'], clientAuth?: DataDelta['clientAuth']): CertificateBody {
   const body: CertificateBody = { certificates: {}, hosts: {}, remove: c.remove };
   const add = (x: Certificate): string => {
     const id = certificateId(x);
@@ -48,6 +52,20 @@ export function certificateBody(c: DataDelta['certificates']): CertificateBody {
   };
   for (const [host, x] of Object.entries(c.upsert)) body.hosts[host] = add(x);
   if (c.defaultChanged) body.default = c.default ? add(c.default) : null;
+  if (clientAuth && (Object.keys(clientAuth.upsert).length || clientAuth.remove.length)) {
+    const cas: NonNullable<CertificateBody['clientCas']> = {};
+    const hosts: Record<string, string> = {};
+    for (const [host, a] of Object.entries(clientAuth.upsert)) {
+      if ('off' in a) hosts[host] = '-';
+      else {
+        cas[a.id] ??= { ca: a.ca, depth: a.depth, source: a.source };
+        hosts[host] = a.id;
+      }
+    }
+    body.clientCas = cas;
+    body.clientHosts = hosts;
+    body.clientRemove = clientAuth.remove;
+  }
   return body;
 }
 
@@ -121,8 +139,9 @@ export class DynamicClient {
   async push(delta: DataDelta): Promise<number> {
     let bytes = 0;
     const c = delta.certificates;
-    if (Object.keys(c.upsert).length || c.remove.length || c.defaultChanged) {
-      bytes += (await this.call(versionSchema, 'POST', '/portico/certificates', certificateBody(c))).bytes;
+    const ca = delta.clientAuth;
+    if (Object.keys(c.upsert).length || c.remove.length || c.defaultChanged || Object.keys(ca.upsert).length || ca.remove.length) {
+      bytes += (await this.call(versionSchema, 'POST', '/portico/certificates', certificateBody(c, ca))).bytes;
     }
     const b = delta.backends;
     const r = delta.routes;
