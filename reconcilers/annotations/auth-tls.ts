@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { caBundleProblem } from '../translate/safe.ts';
 import type { ParsedAnnotations } from './table.ts';
 import type { AnnotationPlugin, SecretReader } from './plugins.ts';
+import { ownNamespaceRef } from './own-namespace.ts';
 
 export const VERIFY_CLIENT = ['on', 'off', 'optional', 'optional_no_ca'] as const;
 export type VerifyClient = (typeof VERIFY_CLIENT)[number];
@@ -166,10 +167,8 @@ export function authTlsPlugin(
     closed.push({ annotation: `${NGINX_PREFIX}auth-tls-secret`, kind: `${KIND} that cannot be applied (${why})` });
     return { problems, closed, ...(secretKey ? { secretKey } : {}) };
   };
-  const [ns, name] = secretName.includes('/') ? (secretName.split('/') as [string, string]) : [namespace, secretName];
-  if (ns !== namespace) return fail(`auth-tls-secret ${secretName} is in another namespace; only the Ingress's own namespace is read`);
-  const secretKey = `${ns}/${name}`;
-  const sec = secrets(secretKey);
+  const { key: secretKey, elsewhere, found: sec } = ownNamespaceRef(secretName, namespace, secrets);
+  if (elsewhere) return fail(`auth-tls-secret ${secretName} is in another namespace; only the Ingress's own namespace is read`);
   if (!sec?.data) return fail(`Secret ${secretKey} not found`, secretKey);
   if (sec.data['ca.crl'] !== undefined) return fail(`Secret ${secretKey} holds ca.crl: Portico does not apply certificate revocation lists`, secretKey);
   const raw = sec.data['ca.crt'];

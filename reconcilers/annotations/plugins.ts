@@ -20,6 +20,7 @@ import { NGINX_PREFIX, type ParsedAnnotations } from './table.ts';
 import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, DEFAULT_CACHE_TTL, redirectParamSchema, requestRedirectSchema, signinLocation, signinSchema, type AuthUrl, type Signin, type TemplatePart } from './auth-url.ts';
 import { boolSchema, zodMessage } from '../translate/safe.ts';
 import type { ClientCertSpec } from './auth-tls.ts';
+import { ownNamespaceRef } from './own-namespace.ts';
 
 /** The snippet annotations, what each compiles to (auth-snippet is always refused: see externalAuthPlugin). */
 export const SNIPPET_ANNOTATIONS = ['server-snippet', 'configuration-snippet', 'auth-snippet'] as const;
@@ -234,12 +235,10 @@ export type ConfigMapReader = (key: string) => { data?: Record<string, string> }
 export function customHeadersPlugin(v: ParsedAnnotations, namespace: string, configMaps?: ConfigMapReader): { configMapKey?: string; plugin?: AnnotationPlugin } {
   const ref = v['custom-headers'];
   if (ref === undefined) return {};
-  const [ns, name] = ref.includes('/') ? (ref.split('/') as [string, string]) : [namespace, ref];
-  const configMap = `${ns}/${name}`;
+  const { key: configMap, elsewhere, found: cm } = ownNamespaceRef(ref, namespace, configMaps);
   const fail = (error: string) => ({ configMapKey: configMap, plugin: { suffix: 'hdrs', customHeaders: { configMap, error: `custom-headers: ${error}` } } as AnnotationPlugin });
-  if (ns !== namespace) return { plugin: fail(`ConfigMap ${configMap} is in another namespace; only the Ingress's own namespace is read`).plugin };
+  if (elsewhere) return { plugin: fail(`ConfigMap ${configMap} is in another namespace; only the Ingress's own namespace is read`).plugin };
   if (!configMaps) return { configMapKey: configMap };
-  const cm = configMaps(configMap);
   if (!cm) return fail(`ConfigMap ${configMap} not found`);
   const entries = Object.entries(cm.data ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
   if (!entries.length) return fail(`ConfigMap ${configMap} holds no header`);
@@ -286,10 +285,8 @@ export function basicAuthPlugin(
     return { problems, closed };
   };
   if (!secretName) return fail(`${NGINX_PREFIX}auth-secret is missing`);
-  const [ns, name] = secretName.includes('/') ? (secretName.split('/') as [string, string]) : [namespace, secretName];
-  if (ns !== namespace) return fail(`auth-secret ${secretName} is in another namespace; only the Ingress's own namespace is read`);
-  const secretKey = `${ns}/${name}`;
-  const sec = secrets(secretKey);
+  const { key: secretKey, elsewhere, found: sec } = ownNamespaceRef(secretName, namespace, secrets);
+  if (elsewhere) return fail(`auth-secret ${secretName} is in another namespace; only the Ingress's own namespace is read`);
   if (!sec?.data) return { ...fail(`Secret ${secretKey} not found`), secretKey };
   const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
   const entries: [string, string][] = [];

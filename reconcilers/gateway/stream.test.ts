@@ -1,9 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Model } from '../model/model.ts';
 import { normalizeEndpointSlice, normalizeService } from '../model/normalize.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
@@ -11,7 +7,8 @@ import type { EventRecorder } from '../../operator/events.ts';
 import type { Logger } from '../../operator/log.ts';
 import { parseStreamServices } from '../tcpudp.ts';
 import { STREAM_MODULE, StreamServices, streamSection } from './stream.ts';
-import { renderNginxConf, runtimePaths, type RuntimePaths } from './nginx/render.ts';
+import { renderNginxConf } from './nginx/render.ts';
+import { nginxTest, runtimeDir } from './nginx/nginx-t.test-helpers.ts';
 import { UnsafeValueError } from './nginx/escape.ts';
 import { translate } from '../translate/translate.ts';
 import { diffConfig, structureChecksum } from '../translate/diff.ts';
@@ -97,15 +94,6 @@ test('StreamServices: reports each problem once (as a Warning Event on the Confi
   assert.deepEqual(d.reasons, ['TCP/UDP services or their endpoints changed']);
 });
 
-function runtimeDir(): RuntimePaths {
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-stream-'));
-  const rt = runtimePaths(dir);
-  mkdirSync(rt.tempDir, { recursive: true });
-  mkdirSync(rt.apiDir, { recursive: true, mode: 0o700 });
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
-  return rt;
-}
-
 test('render: stream section with load_module, upstreams, PROXY flags, UDP, closing listeners; passes nginx -t', () => {
   const m = model({ '5000': 'default/db:pg:PROXY:PROXY', '5002': 'default/missing:1' }, { '5000': 'default/db:dns' });
   const base = translate(m.snapshot(), OPTS).config.structure;
@@ -123,9 +111,7 @@ test('render: stream section with load_module, upstreams, PROXY flags, UDP, clos
   assert.match(conf, /upstream portico_udp_5000 \{\n\s+server 10\.0\.0\.1:1053;/);
   assert.match(conf, /listen 127\.0\.0\.1:5000 udp;\n\s+proxy_pass portico_udp_5000;\n[^}]*proxy_responses 1;/);
   assert.ok(!conf.includes('127.0.0.1:15432') && !conf.includes('169.254'), 'refused endpoints never reach nginx.conf');
-  const file = path.join(rt.dir, 'nginx.conf');
-  writeFileSync(file, conf);
-  execFileSync('nginx', ['-t', '-q', '-p', rt.dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
+  nginxTest(rt, conf);
 });
 
 test('render: values that bypassed the schema cannot break out of their token', () => {

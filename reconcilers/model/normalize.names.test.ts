@@ -2,12 +2,10 @@
 // a throw there used to skip fault isolation and block every sync.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import type { KubeObject } from '../../operator/kube/object.ts';
-import { renderNginxConf, runtimePaths } from '../gateway/nginx/render.ts';
+import { renderNginxConf } from '../gateway/nginx/render.ts';
+import { runtimeDir } from '../gateway/nginx/nginx-t.test-helpers.ts';
 import { structureChecksum } from '../translate/diff.ts';
 import { translate } from '../translate/translate.ts';
 import { OPTS, ing, modelOf, rule, svc, svcRef } from '../translate/fixtures.test-helpers.ts';
@@ -50,14 +48,11 @@ test('the dropped path becomes a Warning and the configuration renders (the esca
   const r = translate(m.snapshot(), OPTS);
   assert.deepEqual(r.config.data.routes['a.example.com']?.rules.map((l) => l.path), ['/ok']);
   assert.equal(r.events.filter((e) => e.reason === 'InvalidConfiguration' && e.ref === 'Ingress/default/i').length, 2);
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-names-'));
+  const rt = runtimeDir();
   try {
-    const rt = runtimePaths(dir);
-    mkdirSync(rt.tempDir, { recursive: true });
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
     assert.doesNotThrow(() => renderNginxConf(r.config.structure, rt, structureChecksum(r.config.structure)));
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(rt.dir, { recursive: true, force: true });
   }
 });
 

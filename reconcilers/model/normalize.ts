@@ -6,6 +6,7 @@ import type { KubeObject } from '../../operator/kube/object.ts';
 import { annotationPlugins, basicAuthPlugin, customHeadersPlugin, type ConfigMapReader, type SecretReader } from '../annotations/plugins.ts';
 import { NGINX_PREFIX, PORTICO_PREFIX, PROXY_SSL_ANNOTATIONS, parseAnnotations, type AnnotationResult } from '../annotations/table.ts';
 import { authTlsPlugin } from '../annotations/auth-tls.ts';
+import { ownNamespaceRef } from '../annotations/own-namespace.ts';
 import { parseIpv4, parseIpv6 } from '../translate/addresses.ts';
 import {
   dns1123LabelSchema,
@@ -266,10 +267,8 @@ export function proxySslOf(ann: AnnotationResult, raw: Record<string, string> | 
   const invalid = ann.errors.filter((e) => isProxySslAnnotation(e.annotation)).map((e) => e.message);
   if (invalid.length) return { error: `invalid ${invalid.join('; ')}` };
   const ref = ann.values['proxy-ssl-secret'] as string;
-  const [ns, name] = ref.includes('/') ? (ref.split('/') as [string, string]) : [namespace, ref];
-  if (ns !== namespace) return { error: `proxy-ssl-secret ${ref} is in another namespace; only a Secret of the Ingress's own namespace (${namespace}) is read` };
-  const secretKey = `${ns}/${name}`;
-  const sec = secrets(secretKey);
+  const { key: secretKey, elsewhere, found: sec } = ownNamespaceRef(ref, namespace, secrets);
+  if (elsewhere) return { error: `proxy-ssl-secret ${ref} is in another namespace; only a Secret of the Ingress's own namespace (${namespace}) is read` };
   if (!sec?.data) return { secretKey, error: `Secret ${secretKey} (proxy-ssl-secret) not found`, missing: true };
   const m = proxySslMaterial(secretKey, sec.data);
   if ('error' in m) return { secretKey, error: m.error };

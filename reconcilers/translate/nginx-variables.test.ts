@@ -3,11 +3,11 @@
 // through the real templates.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ASSETS_DIR, renderNginxConf, runtimePaths } from '../gateway/nginx/render.ts';
+import { ASSETS_DIR, renderNginxConf } from '../gateway/nginx/render.ts';
+import { runtimeDir } from '../gateway/nginx/nginx-t.test-helpers.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
 import { KNOWN_VARIABLES, logFormatProblem, PORTICO_VARIABLES, VARIABLE_PREFIXES } from './nginx-variables.ts';
 import { structureChecksum } from './diff.ts';
@@ -72,12 +72,9 @@ test('the known set is what the real nginx defines: a format using every variabl
   m.setGlobalConfig(cfg.values);
   const s = translate(m.snapshot(), OPTS).config.structure;
   assert.equal(s.global.logFormatUpstream, everything);
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-logfmt-'));
+  const rt = runtimeDir();
+  const dir = rt.dir;
   try {
-    const rt = runtimePaths(dir);
-    mkdirSync(rt.tempDir, { recursive: true });
-    mkdirSync(path.join(dir, 'api'), { recursive: true });
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
     const file = path.join(dir, 'nginx.conf');
     // Both ways the templates define the forwarded-header variables.
     for (const useForwardedHeaders of [false, true]) {

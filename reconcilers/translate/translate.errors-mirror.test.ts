@@ -5,10 +5,6 @@
 // the rendered nginx.conf (directives escaped; nginx -t accepts it). Table tests, no cluster.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { ing, modelOf, OPTS, rule, slice, svc, svcRef } from './fixtures.test-helpers.ts';
 import { translate } from './translate.ts';
 import { structureChecksum } from './diff.ts';
@@ -16,6 +12,7 @@ import { IncrementalTranslator } from './incremental.ts';
 import { NGINX_PREFIX, parseAnnotations } from '../annotations/table.ts';
 import { defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from '../model/global-config.ts';
 import { renderNginxConf, runtimePaths } from '../gateway/nginx/render.ts';
+import { nginxTest, runtimeDir } from '../gateway/nginx/nginx-t.test-helpers.ts';
 import { normalizeIngress } from '../model/normalize.ts';
 import type { Profile } from '../config/types.ts';
 import type { MirrorTarget } from '../annotations/errors-mirror.ts';
@@ -235,15 +232,6 @@ test('incremental: Ingresses with default-backend or mirror-target, and those sh
 
 // ---- rendering -------------------------------------------------------------------------------------------------
 
-function runtimeDir() {
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-errors-mirror-'));
-  const rt = runtimePaths(dir);
-  mkdirSync(rt.tempDir, { recursive: true });
-  mkdirSync(rt.apiDir, { recursive: true, mode: 0o700 });
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
-  return rt;
-}
-
 test('render: error_page per code, proxy_intercept_errors, mirror directives in the profile; one error location per code in use; nginx -t accepts it', () => {
   const { r, routeOf } = run([
     app('a', 'a.example', { 'custom-http-errors': '503,404', 'default-backend': 'error-pages', 'mirror-target': 'http://shadow.qa.svc$request_uri' }),
@@ -259,9 +247,7 @@ test('render: error_page per code, proxy_intercept_errors, mirror directives in 
   assert.ok(!b.includes('intercept_errors'), 'disable-proxy-intercept-errors');
   for (const code of [404, 502, 503]) assert.match(conf, new RegExp(`location @portico_err_${code} \\{\\n      set \\$portico_error_code ${code};`));
   assert.equal(conf.match(/location @portico_err_\d+ \{/g)?.length, 3, 'one location per code in use, not per profile');
-  const file = path.join(rt.dir, 'nginx.conf');
-  writeFileSync(file, conf);
-  execFileSync('nginx', ['-t', '-q', '-p', rt.dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
+  nginxTest(rt, conf);
 });
 
 test('render: an error code that slipped past the schemas is refused, not written', () => {

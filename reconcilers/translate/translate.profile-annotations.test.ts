@@ -2,16 +2,13 @@
 // responses, HTTP version, Connection header): their schemas, how routes pick a profile, and nginx -t of the result.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { translate } from './translate.ts';
 import { structureChecksum } from './diff.ts';
 import { OPTS, ing, modelOf, rule, svc, svcRef } from './fixtures.test-helpers.ts';
 import { NGINX_PREFIX, parseAnnotations, type AnnotationName } from '../annotations/table.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
 import { renderNginxConf, runtimePaths } from '../gateway/nginx/render.ts';
+import { nginxTest, runtimeDir } from '../gateway/nginx/nginx-t.test-helpers.ts';
 import { UnsafeValueError, words } from '../gateway/nginx/escape.ts';
 import type { Profile } from '../config/types.ts';
 
@@ -142,15 +139,6 @@ test('translation: equal settings share one profile across Ingresses; different 
   assert.equal(many.r.structure.profiles.length, 1);
 });
 
-function runtimeDir() {
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-profile-ann-'));
-  const rt = runtimePaths(dir);
-  mkdirSync(rt.tempDir, { recursive: true });
-  mkdirSync(rt.apiDir, { recursive: true, mode: 0o700 });
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
-  return rt;
-}
-
 test('render: every setting becomes its directive in the profile\'s location, and nginx -t accepts it', () => {
   const all = {
     'proxy-buffering': 'on', 'proxy-request-buffering': 'off', 'proxy-buffer-size': '16k', 'proxy-buffers-number': '8', 'proxy-max-temp-file-size': '0',
@@ -173,9 +161,7 @@ test('render: every setting becomes its directive in the profile\'s location, an
     'set $portico_connection_upgrade keep-alive;', 'access_log off;', 'limit_rate 64k;', 'limit_rate_after 128k;',
   ]) assert.ok(loc.includes(`\n      ${d}\n`), `${d} in\n${loc}`);
   assert.ok(loc.endsWith('proxy_pass http://portico_upstream;\n    }'));
-  const file = path.join(rt.dir, 'nginx.conf');
-  writeFileSync(file, conf);
-  execFileSync('nginx', ['-t', '-q', '-p', rt.dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
+  nginxTest(rt, conf);
 });
 
 test('render: a value that slipped past the schemas is refused by the escaping helpers, not written', () => {

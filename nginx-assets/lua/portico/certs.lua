@@ -48,12 +48,18 @@ local function parse(id)
   return { cert = cert, key = key }
 end
 
-local function lookup(name)
-  local id = names:get(name)
+-- The id shared memory maps `name` to under `prefix` (false: none), remembered in the worker's name cache `cache`.
+local function cached_id(cache, prefix, name)
+  local id = cache:get(name)
   if id == nil then
-    id = dict:get("h:" .. name) or false
-    names:set(name, id)
+    id = dict:get(prefix .. name) or false
+    cache:set(name, id)
   end
+  return id
+end
+
+local function lookup(name)
+  local id = cached_id(names, "h:", name)
   if not id then return nil end
   local m = parsed[id]
   if m == nil then
@@ -75,12 +81,7 @@ local function refresh()
 end
 
 local function client_lookup(name)
-  local id = client_names:get(name)
-  if id == nil then
-    id = dict:get("a:" .. name) or false
-    client_names:set(name, id)
-  end
-  return id
+  return cached_id(client_names, "a:", name)
 end
 
 local function parse_ca(id)

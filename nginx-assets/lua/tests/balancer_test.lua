@@ -9,8 +9,8 @@ local mock = require("mock_ngx")
 local cjson = require("cjson.safe")
 local R = mock.reporter()
 
-local UNAVAILABLE = "unix:/run/portico/unavailable.sock"
-local function ep(address, port) return { address = address, port = port or 80, weight = 1 } end
+local UNAVAILABLE = mock.UNAVAILABLE
+local ep = mock.ep
 
 local function setup()
   local T = mock.fresh()

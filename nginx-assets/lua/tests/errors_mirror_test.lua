@@ -9,8 +9,8 @@ package.cpath = "/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;" .. package.cpath
 local mock = require("mock_ngx")
 local R = mock.reporter()
 
-local UNAVAILABLE = "unix:/run/portico/unavailable.sock"
-local function ep(address, port) return { address = address, port = port or 80, weight = 1 } end
+local UNAVAILABLE = mock.UNAVAILABLE
+local ep = mock.ep
 
 local function setup(profiles)
   local T = mock.fresh()

@@ -11,7 +11,7 @@ local cjson = require("cjson.safe")
 local R = mock.reporter()
 
 local A, B, C = "10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80"
-local function ep(address, port) return { address = address, port = port or 80, weight = 1 } end
+local ep = mock.ep
 local function ph(failures, statuses, eject) return { failures = failures, statuses = statuses, ejectSeconds = eject } end
 
 local function setup(backends)

@@ -336,6 +336,11 @@ function M.http(T, ngx, o)
   function ngx.escape_uri(s) return (s:gsub("[^%w%-%._~]", function(c) return string.format("%%%02X", c:byte()) end)) end
 end
 
+-- Fixtures shared by the balancer tests: the socket configured for backends without endpoints (balancer.configure's
+-- `unavailable`), and an endpoint of a backend (port 80 and weight 1 unless given).
+M.UNAVAILABLE = "unix:/run/portico/unavailable.sock"
+function M.ep(address, port) return { address = address, port = port or 80, weight = 1 } end
+
 -- A tiny test reporter in the style of the other Lua tests: "ok - name" / "not ok - name: why".
 function M.reporter()
   local R = { failures = 0 }

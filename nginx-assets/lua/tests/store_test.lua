@@ -7,7 +7,7 @@ local mock = require("mock_ngx")
 local cjson = require("cjson.safe")
 local R = mock.reporter()
 
-local function ep(address, port) return { address = address, port = port or 80, weight = 1 } end
+local ep = mock.ep
 
 do -- sync decodes only what changed
   mock.fresh()

@@ -9,23 +9,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import winston from 'winston';
 import { translate } from '../../translate/translate.ts';
 import { diffConfig } from '../../translate/diff.ts';
 import { ing, modelOf, OPTS, rule, slice, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
-import { DynamicClient } from './dynamic.ts';
-import { NginxProcess } from './process.ts';
-import { runtimePaths } from './render.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
 import { TestNet, type Seen } from './testnet.ts';
-import { startLive, stopLive } from './live.test-helpers.ts';
+import { capturingLogger, liveNginx, sendTo, startLive, stopLive, type Answer } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31700, httpsPort: 31701, statusPort: 31702, address: '127.0.0.1' };
 const ECHO_PORT = 31703;
@@ -37,16 +29,8 @@ const DOWN_PORT = 31706; // nothing listens
 const net = new TestNet(249);
 const IP = net.ip;
 
-const nginxLines: string[] = [];
-const logger = winston.createLogger({
-  level: 'info',
-  format: winston.format.json(),
-  transports: [new winston.transports.Stream({ stream: new Writable({ write(chunk: Buffer, _e, cb) { nginxLines.push(chunk.toString()); cb(); } }) })],
-});
-
-const dir = mkdtempSync(path.join(tmpdir(), 'portico-auth-url-'));
-const dynamic = new DynamicClient();
-const nginx = new NginxProcess({ binary: '/usr/sbin/nginx', runtime: runtimePaths(dir), shutdownTimeoutMs: 2_000 }, dynamic, logger);
+const { logger, lines: nginxLines } = capturingLogger();
+const { dir, dynamic, nginx } = liveNginx('portico-auth-url-', logger);
 
 // A self-signed certificate for the https auth service (its certificate is not verified, as in ingress-nginx).
 const tlsCert = path.join(dir, 'auth.crt');
@@ -98,18 +82,8 @@ before(async () => {
 });
 after(() => stopLive(nginx, dynamic, net));
 
-interface Answer { status: number; headers: http.IncomingHttpHeaders; body: string }
-function send(host: string, p: string, o: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: LISTEN.httpPort, path: p, method: o.method ?? 'GET', headers: { host, ...o.headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(o.method === 'POST' ? 'body-for-the-backend' : undefined);
-  });
-}
+const send = (host: string, p: string, o: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> =>
+  sendTo(LISTEN.httpPort, host, p, { ...o, body: o.method === 'POST' ? 'body-for-the-backend' : undefined });
 function seen(a: Answer): Seen {
   assert.equal(a.status, 200, `proxied to the backend: ${a.status} ${a.body}`);
   return JSON.parse(a.body) as Seen;

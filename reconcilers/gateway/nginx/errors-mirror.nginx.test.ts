@@ -11,20 +11,11 @@
 // 503 32304, one answering 404 32305, the mirror (echo) 32306, the primary (echo) 32307, 32308 where nothing listens.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import http from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { Writable } from 'node:stream';
-import winston from 'winston';
 import { translate, type TranslateResult } from '../../translate/translate.ts';
 import { ing, modelOf, OPTS, rule, slice, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
-import { DynamicClient } from './dynamic.ts';
-import { NginxProcess } from './process.ts';
-import { runtimePaths } from './render.ts';
 import { until } from '../../../e2e/harness/http.ts';
 import { TestNet, type Seen } from './testnet.ts';
-import { startLive, stopLive } from './live.test-helpers.ts';
+import { capturingLogger, liveNginx, sendTo, startLive, stopLive, type Answer } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 32300, httpsPort: 32301, statusPort: 32302, address: '127.0.0.1' };
 const ERRORS_PORT = 32303;
@@ -37,15 +28,8 @@ const DOWN_PORT = 32308; // nothing listens
 const net = new TestNet(243);
 const IP = net.ip;
 
-const nginxLines: string[] = [];
-const logger = winston.createLogger({
-  level: 'info',
-  format: winston.format.json(),
-  transports: [new winston.transports.Stream({ stream: new Writable({ write(chunk: Buffer, _e, cb) { nginxLines.push(chunk.toString()); cb(); } }) })],
-});
-const dir = mkdtempSync(path.join(tmpdir(), 'portico-errors-mirror-'));
-const dynamic = new DynamicClient();
-const nginx = new NginxProcess({ binary: '/usr/sbin/nginx', runtime: runtimePaths(dir), shutdownTimeoutMs: 2_000 }, dynamic, logger);
+const { logger } = capturingLogger();
+const { dynamic, nginx } = liveNginx('portico-errors-mirror-', logger);
 
 const N = 'nginx.ingress.kubernetes.io/';
 const app = (name: string, host: string, service: string, annotations: Record<string, string>, paths: { path: string; service: string }[] = []) =>
@@ -89,18 +73,7 @@ before(async () => {
 });
 after(() => stopLive(nginx, dynamic, net));
 
-interface Answer { status: number; headers: http.IncomingHttpHeaders; body: string }
-function send(host: string, p: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: LISTEN.httpPort, path: p, method: o.method ?? 'GET', headers: { host, ...o.headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(o.body);
-  });
-}
+const send = (host: string, p: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> => sendTo(LISTEN.httpPort, host, p, o);
 const echoed = (a: Answer): Seen => {
   assert.equal(a.status, 200, `an echo answered: ${a.status} ${a.body}`);
   return JSON.parse(a.body) as Seen;

@@ -7,10 +7,6 @@
 // a regex the Lua router matches), listed as accepted in ACCEPTED_AS_DATA with why.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { CATALOGUE, NGINX_PREFIX } from '../../annotations/table.ts';
 import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
 import { Model } from '../../model/model.ts';
@@ -18,7 +14,8 @@ import { normalizeIngress, normalizeIngressClass, normalizeService } from '../..
 import { structureChecksum } from '../../translate/diff.ts';
 import { ing, OPTS, portico, rule, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { translate } from '../../translate/translate.ts';
-import { renderNginxConf, runtimePaths, writeTrustedCas, type RuntimePaths } from './render.ts';
+import { renderNginxConf, writeTrustedCas } from './render.ts';
+import { nginxTest, runtimeDir } from './nginx-t.test-helpers.ts';
 
 const PAYLOADS: Record<string, string> = {
   semicolon: 'x; pwn_semicolon on;',
@@ -62,26 +59,12 @@ const BASE: Record<string, string> = {
   [`${NGINX_PREFIX}backend-protocol`]: 'HTTPS',
 };
 
-function runtimeDir(): RuntimePaths {
-  const rt = runtimePaths(mkdtempSync(path.join(tmpdir(), 'portico-inject-')));
-  mkdirSync(rt.tempDir, { recursive: true });
-  mkdirSync(rt.apiDir, { recursive: true, mode: 0o700 });
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
-  return rt;
-}
-
 function model(): Model {
   const m = new Model();
   m.setIngressClass(normalizeIngressClass(portico()));
   m.setService(normalizeService(svc('web', [{ port: 80 }])));
   m.setGlobalConfig({ ...m.globalConfig(), ...SNIPPETS_ALLOWED });
   return m;
-}
-
-function nginxT(rt: RuntimePaths, conf: string): void {
-  const file = path.join(rt.dir, 'nginx.conf');
-  writeFileSync(file, conf);
-  execFileSync('nginx', ['-t', '-q', '-p', rt.dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
 }
 
 test('every annotation × every payload class: nothing reaches nginx.conf, each refused with a Warning naming the annotation (or kept as inert data)', () => {
@@ -102,7 +85,7 @@ test('every annotation × every payload class: nothing reaches nginx.conf, each 
     const conf = renderNginxConf(out.config.structure, rt, structureChecksum(out.config.structure));
     assert.ok(!conf.includes(MARK), `${cls}: the marker reached nginx.conf:\n${conf.split('\n').filter((l) => l.includes(MARK)).join('\n')}`);
     writeTrustedCas(out.config.structure, rt);
-    nginxT(rt, conf);
+    nginxTest(rt, conf);
     names.forEach((n, i) => {
       const ref = `Ingress/default/i${i}`;
       const warned = out.events.some((e) => e.ref === ref && e.type === 'Warning' && e.message.includes(n));
@@ -139,7 +122,7 @@ test('every ConfigMap key × every payload class: refused with an InvalidConfigu
         // "#" is a character of a log format: the text stays inside the single-quoted format string (no comment), and
         // nginx -t parses it as such.
         assert.ok(marked.length > 0 && marked.every((l) => /^\s*log_format \w+ '[^']*x # pwn_hash[^']*'/.test(l)), marked.join('\n'));
-        nginxT(rt, conf);
+        nginxTest(rt, conf);
         continue;
       }
       assert.deepEqual(marked, [], `${key}/${cls}: the marker reached nginx.conf`);
@@ -173,7 +156,7 @@ test('Ingress paths (every pathType, with and without use-regex) and hosts × ev
     const out = translate(m.snapshot(), OPTS);
     const conf = renderNginxConf(out.config.structure, rt, structureChecksum(out.config.structure));
     assert.ok(!conf.includes(MARK), `${cls}: marker in nginx.conf`);
-    nginxT(rt, conf);
+    nginxTest(rt, conf);
     const data = JSON.stringify(out.config.data.routes);
     for (const c of cases) {
       assert.ok(out.events.some((e) => e.ref === `Ingress/default/${c.name}` && e.type === 'Warning' && e.reason === 'InvalidConfiguration'), `${c.name}/${cls}: no Warning`);

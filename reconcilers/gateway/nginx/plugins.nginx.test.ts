@@ -10,23 +10,14 @@
 // 31205 where nothing listens.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import http from 'node:http';
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { Writable } from 'node:stream';
-import winston from 'winston';
 import { translate } from '../../translate/translate.ts';
 import { diffConfig } from '../../translate/diff.ts';
 import { OPTS, modelOf } from '../../translate/fixtures.test-helpers.ts';
-import { DynamicClient } from './dynamic.ts';
-import { NginxProcess } from './process.ts';
-import { runtimePaths } from './render.ts';
 import type { Backend, ConsumerSet, GatewayConfig, HostRoutes, PluginInstance } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
 import { TestNet, type Seen } from './testnet.ts';
-import { startLive, stopLive } from './live.test-helpers.ts';
+import { capturingLogger, liveNginx, sendTo, startLive, stopLive, type Answer } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31200, httpsPort: 31201, statusPort: 31202, address: '127.0.0.1' };
 const ECHO_PORT = 31203;
@@ -38,16 +29,8 @@ const net = new TestNet(253);
 const IP = net.ip;
 
 // nginx's error log (its stderr) arrives through the logger.
-const nginxLines: string[] = [];
-const logger = winston.createLogger({
-  level: 'info',
-  format: winston.format.json(),
-  transports: [new winston.transports.Stream({ stream: new Writable({ write(chunk: Buffer, _e, cb) { nginxLines.push(chunk.toString()); cb(); } }) })],
-});
-
-const dir = mkdtempSync(path.join(tmpdir(), 'portico-plugins-'));
-const dynamic = new DynamicClient();
-const nginx = new NginxProcess({ binary: '/usr/sbin/nginx', runtime: runtimePaths(dir), shutdownTimeoutMs: 2_000 }, dynamic, logger);
+const { logger, lines: nginxLines } = capturingLogger();
+const { dynamic, nginx } = liveNginx('portico-plugins-', logger);
 
 // The backend ('echo') answers with the request it received as JSON. The auth service ('auth'): "Bearer good"
 // passes (X-User: alice), "Bearer forbidden" gets 403, anything else 401; /slow answers too late (3 s, past the
@@ -142,18 +125,7 @@ before(async () => {
 });
 after(() => stopLive(nginx, dynamic, net));
 
-interface Answer { status: number; headers: http.IncomingHttpHeaders; body: string }
-function send(host: string, p: string, o: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: LISTEN.httpPort, path: p, method: o.method ?? 'GET', headers: { host, ...o.headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const send = (host: string, p: string, o: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> => sendTo(LISTEN.httpPort, host, p, o);
 /** What the backend received, for a request it answered. */
 function seen(a: Answer): Seen {
   assert.equal(a.status, 200, `proxied to the backend: ${a.status} ${a.body}`);

@@ -2,35 +2,13 @@
 // passes `nginx -t` (the real binary), for the defaults, for non-default values and for the schemas' extremes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { renderNginxConf, runtimePaths, type RuntimePaths } from './render.ts';
+import { renderNginxConf } from './render.ts';
+import { nginxTest, runtimeDir } from './nginx-t.test-helpers.ts';
 import { headerToken, headerVariable, onOff, words, UnsafeValueError } from './escape.ts';
 import type { Structure } from '../../config/types.ts';
 import { translate } from '../../translate/translate.ts';
 import { OPTS, ing, modelOf, rule, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
-
-function runtimeDir(): RuntimePaths {
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-tuning-'));
-  const rt = runtimePaths(dir);
-  mkdirSync(rt.tempDir, { recursive: true });
-  mkdirSync(rt.apiDir, { recursive: true, mode: 0o700 });
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
-  return rt;
-}
-
-function nginxTest(rt: RuntimePaths, conf: string): void {
-  const file = path.join(rt.dir, 'nginx.conf');
-  writeFileSync(file, conf);
-  try {
-    execFileSync('nginx', ['-t', '-q', '-p', rt.dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
-  } catch (e) {
-    throw new Error(`nginx -t failed: ${String((e as { stderr?: Buffer }).stderr ?? e)}`);
-  }
-}
 
 /** The structure the translation builds from a ConfigMap (parsed as the ConfigMap reconciler does). */
 function structureFrom(data: Record<string, string>): Structure {
@@ -78,7 +56,7 @@ test('defaults: ingress-nginx\'s values are rendered and pass nginx -t', () => {
   assert.match(renderNginxConf(structureFrom({}), { ...rt, maxOpenFiles: null }, 'c'), /worker_connections 16384;/);
   assert.match(conf, / ssl http2 default_server reuseport backlog=4096;/);
   assert.doesNotMatch(conf, /gzip on|proxy_protocol|real_ip_header|escape=|access_log off;\n  # One/);
-  nginxTest(rt, conf);
+  nginxTest(rt, conf, { withOutput: true });
 });
 
 test('non-default values of every tuning key are rendered and pass nginx -t', () => {
@@ -164,7 +142,7 @@ test('non-default values of every tuning key are rendered and pass nginx -t', ()
     'log_format portico_upstream escape=json \'',
   ]) assert.ok(conf.includes(d), d);
   assert.match(conf, /listen 127\.0\.0\.1:8443 ssl default_server/, 'use-http2: false drops http2');
-  nginxTest(rt, conf);
+  nginxTest(rt, conf, { withOutput: true });
 });
 
 test('switches that remove directives: no session cache, no upstream keep-alive, no access log, escape=none', () => {
@@ -179,7 +157,7 @@ test('switches that remove directives: no session cache, no upstream keep-alive,
   assert.doesNotMatch(conf, /\n    keepalive \d+;/);
   assert.match(conf, /\n  access_log off;\n/);
   assert.match(conf, /log_format portico_upstream escape=none '/);
-  nginxTest(rt, conf);
+  nginxTest(rt, conf, { withOutput: true });
 });
 
 test('the schemas\' extremes pass nginx -t (smallest hash tables and buffers, largest values)', () => {
@@ -189,7 +167,7 @@ test('the schemas\' extremes pass nginx -t (smallest hash tables and buffers, la
   ];
   for (const data of extremes) {
     const conf = renderNginxConf(structureFrom(data), rt, 'c');
-    nginxTest(rt, conf);
+    nginxTest(rt, conf, { withOutput: true });
   }
 });
 
@@ -200,12 +178,12 @@ test('real client address: enable-real-ip alone, forwarded-for-header, compute-f
   assert.match(realIp, /proxy_set_header X-Forwarded-Proto \$scheme;/);
   assert.doesNotMatch(realIp, /portico_trusted_peer/);
   assert.match(realIp, /proxy_set_header X-Forwarded-For \$remote_addr;/);
-  nginxTest(rt, realIp);
+  nginxTest(rt, realIp, { withOutput: true });
   // compute-full-forwarded-for: the peer is appended to the incoming header (the one forwarded-for-header names).
   const full = renderNginxConf(structureFrom({ 'compute-full-forwarded-for': 'true', 'forwarded-for-header': 'X-Client-Chain' }), rt, 'c');
   assert.match(full, /map \$http_x_client_chain \$portico_forwarded_for \{ "" \$realip_remote_addr; default "\$http_x_client_chain, \$realip_remote_addr"; \}/);
   assert.match(full, /proxy_set_header X-Forwarded-For \$portico_forwarded_for;/);
-  nginxTest(rt, full);
+  nginxTest(rt, full, { withOutput: true });
   // use-proxy-protocol: both public listeners expect it; the status port and the unix sockets do not. No CIDR:
   // every peer is trusted (nothing but PROXY connections are accepted on those listeners).
   const pp = renderNginxConf(structureFrom({ 'use-proxy-protocol': 'true', 'compute-full-forwarded-for': 'true', 'use-forwarded-headers': 'true' }), rt, 'c');
@@ -215,12 +193,12 @@ test('real client address: enable-real-ip alone, forwarded-for-header, compute-f
   assert.match(pp, /listen 127\.0\.0\.1:10246;/);
   assert.match(pp, /set_real_ip_from 0\.0\.0\.0\/0;\n  set_real_ip_from ::\/0;\n  real_ip_header proxy_protocol;/);
   assert.match(pp, /default "\$http_x_forwarded_for, \$proxy_protocol_addr"/);
-  nginxTest(rt, pp);
+  nginxTest(rt, pp, { withOutput: true });
   // With CIDRs, only those peers.
   const ppCidr = renderNginxConf(structureFrom({ 'use-proxy-protocol': 'true', 'proxy-real-ip-cidr': '10.0.0.0/8' }), rt, 'c');
   assert.match(ppCidr, /set_real_ip_from 10\.0\.0\.0\/8;\n  real_ip_header proxy_protocol;/);
   assert.doesNotMatch(ppCidr, /0\.0\.0\.0\/0/);
-  nginxTest(rt, ppCidr);
+  nginxTest(rt, ppCidr, { withOutput: true });
 });
 
 test('a changed tuning key changes the structure (one reload), an unchanged ConfigMap does not', () => {

@@ -3,8 +3,7 @@
 // nginx.conf), nginx -t on the result, and the escaping helpers refusing what no schema should have let through.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Profile, Structure } from '../../config/types.ts';
@@ -13,7 +12,8 @@ import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from '../../translate/fi
 import { issue, makeCa, proxySslData } from '../../translate/pki.test-helpers.ts';
 import { translate } from '../../translate/translate.ts';
 import { UnsafeValueError } from './escape.ts';
-import { clientCertificateFiles, renderNginxConf, runtimePaths, trustedCaFile, writeClientCertificates, writeTrustedCas, type RuntimePaths } from './render.ts';
+import { clientCertificateFiles, renderNginxConf, runtimePaths, trustedCaFile, writeClientCertificates, writeTrustedCas } from './render.ts';
+import { nginxTest, runtimeDir } from './nginx-t.test-helpers.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'portico-pssl-render-'));
 const ca = makeCa(dir, 'test-ca');
@@ -28,20 +28,6 @@ function structureFor(annotations: Record<string, string>): Structure {
   assert.ok(r.ok);
   m.setIngress(r.ingress);
   return translate(m.snapshot(), OPTS).config.structure;
-}
-
-function runtimeDir(): RuntimePaths {
-  const rt = runtimePaths(mkdtempSync(path.join(tmpdir(), 'portico-pssl-rt-')));
-  mkdirSync(rt.tempDir, { recursive: true });
-  mkdirSync(rt.apiDir, { recursive: true, mode: 0o700 });
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
-  return rt;
-}
-
-function nginxTest(rt: RuntimePaths, conf: string): void {
-  const file = path.join(rt.dir, 'nginx.conf');
-  writeFileSync(file, conf);
-  execFileSync('nginx', ['-t', '-q', '-p', rt.dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
 }
 
 /** The named location of the structure's only profile. */

@@ -1,10 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { checkTemplate, connectionLimits, renderNginxConf, runtimePaths, type RuntimePaths } from './render.ts';
+import { checkTemplate, connectionLimits, renderNginxConf, runtimePaths } from './render.ts';
+import { nginxTest, runtimeDir } from './nginx-t.test-helpers.ts';
 import { cidr, host, luaPeer, quote, quoteFormat, quoteRegex, serverName, size, unixListen, UnsafeValueError } from './escape.ts';
 import type { Structure } from '../../config/types.ts';
 import { translate } from '../../translate/translate.ts';
@@ -76,22 +74,6 @@ test('nginx.conf does not change with the number of Ingresses that share its pro
   };
   assert.equal(conf(1), conf(200));
 });
-
-/** A runtime directory with what nginx -t needs (temp dirs, the API socket directory, a placeholder pair). */
-function runtimeDir(o: { maxOpenFiles?: number | null } = {}): RuntimePaths {
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-render-'));
-  const rt = { ...runtimePaths(dir), ...(o.maxOpenFiles !== undefined ? { maxOpenFiles: o.maxOpenFiles } : {}) };
-  mkdirSync(rt.tempDir, { recursive: true });
-  mkdirSync(rt.apiDir, { recursive: true, mode: 0o700 });
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=t', '-keyout', rt.placeholderKey, '-out', rt.placeholderCert], { stdio: 'ignore' });
-  return rt;
-}
-
-function nginxTest(rt: RuntimePaths, conf: string): void {
-  const file = path.join(rt.dir, 'nginx.conf');
-  writeFileSync(file, conf);
-  execFileSync('nginx', ['-t', '-q', '-p', rt.dir, '-c', file, '-e', 'stderr'], { stdio: 'pipe' });
-}
 
 function structureWith(hosts: string[], global: Partial<Structure['global']> = {}): Structure {
   const m = modelOf({

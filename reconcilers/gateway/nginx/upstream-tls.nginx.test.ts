@@ -6,8 +6,7 @@
 // Ports 31400-31404 belong to this file: nginx 31400-31402, the HTTPS backend 31403.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { normalizeRoute, normalizeUpstream } from '../../crds/normalize.ts';
 import { translate } from '../../translate/translate.ts';
 import { diffConfig, structureChecksum } from '../../translate/diff.ts';
 import { OPTS, modelOf, slice, svc } from '../../translate/fixtures.test-helpers.ts';
+import { issue, makeCa } from '../../translate/pki.test-helpers.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
@@ -32,22 +32,10 @@ const dynamic = new DynamicClient();
 const logger = winston.createLogger({ level: 'error', transports: [new winston.transports.Console({ silent: true })] });
 const nginx = new NginxProcess({ binary: '/usr/sbin/nginx', runtime: runtimePaths(path.join(dir, 'rt')), shutdownTimeoutMs: 2_000 }, dynamic, logger);
 
-const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
-function makeCa(name: string): { cert: string; key: string } {
-  const cert = path.join(dir, `${name}.crt`);
-  const key = path.join(dir, `${name}.key`);
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', `/CN=${name}`, '-keyout', key, '-out', cert]);
-  return { cert, key };
-}
-const ca = makeCa('test-ca');
-const otherCa = makeCa('other-ca');
+const ca = makeCa(dir, 'test-ca');
+const otherCa = makeCa(dir, 'other-ca');
 // The backend's certificate: for the Service's cluster name, signed by test-ca.
-const srvKey = path.join(dir, 'srv.key');
-const srvCsr = path.join(dir, 'srv.csr');
-const srvCrt = path.join(dir, 'srv.crt');
-writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:api.default.svc\n');
-openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=api.default.svc', '-keyout', srvKey, '-out', srvCsr]);
-openssl(['x509', '-req', '-in', srvCsr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-days', '2', '-extfile', path.join(dir, 'ext.cnf'), '-out', srvCrt]);
+const server = issue(dir, ca, 'api.default.svc', ['api.default.svc']);
 
 const cr = (kind: string, name: string, spec: unknown) =>
   ({ apiVersion: 'portico.dev/v1alpha1', kind, metadata: { name, namespace: 'default', uid: `u-${name}`, generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' }, spec }) as KubeObject;
@@ -96,13 +84,13 @@ function get(): Promise<{ status: number; body: string }> {
 
 before(async () => {
   net.up();
-  await net.start('api', TLS_PORT, 'tls-echo', { cert: srvCrt, key: srvKey });
+  await net.start('api', TLS_PORT, 'tls-echo', { cert: server.certFile, key: server.keyFile });
   nginx.prepare();
 });
 after(() => stopLive(nginx, dynamic, net));
 
 test('HTTPS backend verified against the Upstream\'s CA: proxied with SNI of the Service name', async () => {
-  const cfg = configWith(ca.cert);
+  const cfg = configWith(ca.certFile);
   const prof = cfg.structure.profiles.find((p) => p.trustedCa);
   assert.ok(prof, 'a profile verifies the backend');
   await apply(cfg);
@@ -117,7 +105,7 @@ test('HTTPS backend verified against the Upstream\'s CA: proxied with SNI of the
 
 test('the same backend against another CA is refused (502), never proxied unverified', async () => {
   const before = (await net.requests('api')).filter((x) => x.url === '/hello').length;
-  await apply(configWith(otherCa.cert));
+  await apply(configWith(otherCa.certFile));
   const r = await get();
   assert.equal(r.status, 502);
   const after = (await net.requests('api')).filter((x) => x.url === '/hello').length;
