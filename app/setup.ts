@@ -17,7 +17,7 @@ import { ingressKeyOf, ingressRef, type TranslateOptions } from '../reconcilers/
 import { AdmissionWebhook } from './webhook/server.ts';
 import { IngressReconciler } from '../reconcilers/ingress.ts';
 import { IngressClassReconciler } from '../reconcilers/ingressclass.ts';
-import { ingressCredentialSecrets, Model, secretsOf } from '../reconcilers/model/model.ts';
+import { configMapsOf, ingressCredentialSecrets, Model, secretsOf } from '../reconcilers/model/model.ts';
 import { serviceKeyOfSlice } from '../reconcilers/model/normalize.ts';
 import type { TlsMaterial } from '../reconcilers/model/types.ts';
 import { SecretReconciler, secretTransform, type SecretObject } from '../reconcilers/secret.ts';
@@ -174,17 +174,15 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   const configMapRefCtrl = m.controller({ name: 'ingress-configmap', reconciler: configMapRefs, stage: 2 });
   configMapRefCtrl.watch(refConfigMaps);
   // An Ingress that starts (or stops) naming a ConfigMap: load (or drop) it.
-  const lastConfigMap = new Map<string, string>();
+  const lastConfigMaps = new Map<string, string[]>();
   model.onChange((changes) => {
     for (const c of changes) {
       if (c.kind !== 'Ingress') continue;
-      const now = model.ingress(c.key)?.customHeadersConfigMap;
-      const before = lastConfigMap.get(c.key);
-      if (before && before !== now) configMapRefCtrl.enqueue(before);
-      if (now) {
-        configMapRefCtrl.enqueue(now);
-        lastConfigMap.set(c.key, now);
-      } else lastConfigMap.delete(c.key);
+      const ing = model.ingress(c.key);
+      const now = ing ? configMapsOf(ing) : [];
+      for (const k of new Set([...(lastConfigMaps.get(c.key) ?? []), ...now])) configMapRefCtrl.enqueue(k);
+      if (now.length) lastConfigMaps.set(c.key, now);
+      else lastConfigMaps.delete(c.key);
     }
   });
 

@@ -119,6 +119,17 @@ describe('auth-url (ingress-nginx external authentication)', () => {
     });
   });
 
+  test('auth-proxy-set-headers: the ConfigMap\'s headers reach the auth service; a change applies at once', async () => {
+    // The echo auth pod answers with the status its request's X-Echo-Status asks for: set it through the ConfigMap.
+    const cm = (status: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'auth-headers' }, data: { 'X-Echo-Status': status } });
+    await admin().request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: cm('403') });
+    await ingress('proxyhdr', H('proxyhdr'), { [`${N}auth-url`]: authUrl('auth'), [`${N}auth-proxy-set-headers`]: 'auth-headers' });
+    await until('the auth service saw X-Echo-Status: 403', async () => (await get(H('proxyhdr'), '/')).status === 403);
+    await admin().request('PUT', `/api/v1/namespaces/${ns}/configmaps/auth-headers`, { body: cm('200') });
+    await until('the changed header applies', async () => (await get(H('proxyhdr'), '/')).status === 200);
+    assert.equal((await get(H('proxyhdr'), '/')).json().pod, 'echo-1');
+  });
+
   test('auth annotations are data: none of the above reloaded nginx', async () => {
     assert.equal(await reloads(), reloads0);
   });

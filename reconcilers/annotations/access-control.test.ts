@@ -59,7 +59,6 @@ test('not access control (still reported as unsupported): satisfy, global auth o
 
 test('parseAnnotations: every unknown key under either prefix is unsupported; access-control ones are flagged', () => {
   const r = parseAnnotations({
-    'nginx.ingress.kubernetes.io/auth-proxy-set-headers': 'default/auth-headers',
     'portico.dev/whitelist-source-range': '10.0.0.0/8',
     'nginx.ingress.kubernetes.io/denylist-source-range': '',
     'nginx.ingress.kubernetes.io/stream-snippet': 'listen 9000;',
@@ -70,7 +69,6 @@ test('parseAnnotations: every unknown key under either prefix is unsupported; ac
     'example.com/other': 'ignored: not ours',
   });
   assert.deepEqual(r.unsupported, [
-    'nginx.ingress.kubernetes.io/auth-proxy-set-headers',
     'nginx.ingress.kubernetes.io/constructor',
     'nginx.ingress.kubernetes.io/stream-snippet',
     'portico.dev/frobnicate',
@@ -79,7 +77,6 @@ test('parseAnnotations: every unknown key under either prefix is unsupported; ac
   // ignored but fails the Ingress closed.
   assert.deepEqual(r.values['whitelist-source-range'], ['10.0.0.0/8']);
   assert.deepEqual(r.accessControl, [
-    { annotation: 'nginx.ingress.kubernetes.io/auth-proxy-set-headers', kind: 'external authentication' },
     { annotation: 'nginx.ingress.kubernetes.io/denylist-source-range', kind: 'a client IP denylist with an invalid value: the list is empty' },
   ]);
   assert.equal(r.values['proxy-read-timeout'], 30);

@@ -176,7 +176,8 @@ test('parseAnnotations: an invalid auth-* value fails the Ingress closed (access
     assert.match(r.accessControl[0]?.kind ?? '', /external authentication with an invalid value/, n as string);
   }
   const p = parseAnnotations({ [`${NGINX_PREFIX}auth-proxy-set-headers`]: 'default/headers' });
-  assert.deepEqual(p.accessControl, [{ annotation: `${NGINX_PREFIX}auth-proxy-set-headers`, kind: 'external authentication' }]);
+  assert.equal(p.values['auth-proxy-set-headers'], 'default/headers', 'a ConfigMap reference, read with the Ingress (authProxyHeaders)');
+  assert.deepEqual(p.accessControl, []);
 });
 
 test('externalAuthPlugin: the spec from the annotations; companions without auth-url are reported; auth-snippet fails closed', () => {

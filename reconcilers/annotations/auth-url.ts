@@ -8,6 +8,7 @@
 // an allowlist read at request time by Lua, never a way into nginx's own variable machinery.
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { isKnownVariable } from '../translate/nginx-variables.ts';
 
 const LABEL = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
 const DNS_RE = new RegExp(`^${LABEL}(\\.${LABEL})*$`);
@@ -158,6 +159,19 @@ function template(v: string, allowed: (name: string) => boolean, literal: RegExp
   return { parts };
 }
 const URL_TEXT = /^[A-Za-z0-9\-._~!&*+,=:@/%?]*$/;
+/** Literal text of a header value: printable ASCII (no control characters: nothing can start another header). */
+const HEADER_TEXT = /^[\x20-\x7e]*$/;
+
+/**
+ * A value of auth-proxy-set-headers (a header sent to the auth service): literal printable text and any variable
+ * nginx defines (read by the plugin at request time, control characters percent-encoded), as ingress-nginx's
+ * proxy_set_header allows.
+ */
+export function authHeaderValue(raw: string): { parts: TemplatePart[] } | { error: string } {
+  if (raw.length > 1024) return { error: 'longer than 1024 characters' };
+  if (raw === '') return { parts: [''] };
+  return template(raw, (n) => isKnownVariable(n), HEADER_TEXT, 'an auth-proxy-set-headers value');
+}
 const KEY_TEXT = /^[A-Za-z0-9\-._:/=@,]*$/;
 
 /** A parsed auth-signin: its parts, and its query as written (variables included), null without "?". */

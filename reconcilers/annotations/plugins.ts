@@ -17,7 +17,7 @@ import { parsePluginConfig, type PluginConfig } from '../../crds/schema/index.ts
 import type { SnippetStatement } from '../config/types.ts';
 import { compileSnippet } from './snippets.ts';
 import { NGINX_PREFIX, type ParsedAnnotations } from './table.ts';
-import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, DEFAULT_CACHE_TTL, redirectParamSchema, requestRedirectSchema, signinLocation, signinSchema, type AuthUrl, type Signin, type TemplatePart } from './auth-url.ts';
+import { authHeaderValue, authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, DEFAULT_CACHE_TTL, redirectParamSchema, requestRedirectSchema, signinLocation, signinSchema, type AuthUrl, type Signin, type TemplatePart } from './auth-url.ts';
 import { boolSchema, zodMessage } from '../translate/safe.ts';
 import type { ClientCertSpec } from './auth-tls.ts';
 import { ownNamespaceRef } from './own-namespace.ts';
@@ -73,6 +73,8 @@ export interface ExternalAuthSpec {
   /** auth-cache-key with auth-cache-duration: seconds per status ("any" for the others). */
   cache?: { key: TemplatePart[]; ttl: Record<string, number> };
   alwaysSetCookie: boolean;
+  /** auth-proxy-set-headers: headers (lower-case names) set on the auth subrequest, from a ConfigMap. */
+  proxySetHeaders?: { name: string; value: TemplatePart[] }[];
 }
 
 /** The settings of one external authentication, as the annotations or the ConfigMap give them. */
@@ -112,6 +114,7 @@ const AUTH_COMPANIONS = [
   'auth-keepalive-share-vars',
   'auth-keepalive-timeout',
 ] as const;
+// (auth-proxy-set-headers is read with its ConfigMap by authProxyHeaders, which reports it without auth-url.)
 
 /**
  * auth-url and its companions → the external-auth plugin (ingress-nginx mode). Anything that keeps the
@@ -222,6 +225,39 @@ export function snippetPlugin(v: ParsedAnnotations): AnnotationPlugin | undefine
     out.refused.push({ annotation: 'auth-snippet', message: `its directives would run in the auth subrequest, which Portico does not compile snippets into${also}` });
   }
   return { suffix: 'snippet', snippets: out };
+}
+
+/** Headers auth-proxy-set-headers may not set: they frame the subrequest or are the ones Portico sets for it. */
+const AUTH_HEADER_REFUSED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-connection', 'expect']);
+
+/**
+ * auth-proxy-set-headers (ingress-nginx): the ConfigMap of headers for the auth subrequest of auth-url. Applied to the
+ * Ingress's external-auth plugin in place; what cannot be applied fails the Ingress closed (the auth service would
+ * decide without headers it relies on). Without a reader (the admission webhook) only the reference is returned.
+ */
+export function authProxyHeaders(v: ParsedAnnotations, namespace: string, plugins: AnnotationPlugin[], configMaps?: ConfigMapReader): { configMapKey?: string; problems: string[]; closed: { annotation: string; kind: string }[] } {
+  const ref = v['auth-proxy-set-headers'];
+  if (ref === undefined) return { problems: [], closed: [] };
+  const ea = plugins.find((p): p is Extract<AnnotationPlugin, { externalAuth: ExternalAuthSpec }> => 'externalAuth' in p);
+  if (!ea) return { problems: v['auth-url'] === undefined ? [`annotation ignored: ${NGINX_PREFIX}auth-proxy-set-headers: has no effect without ${NGINX_PREFIX}auth-url`] : [], closed: [] };
+  const r = ownNamespaceRef(ref, namespace, configMaps);
+  const fail = (why: string) => ({ configMapKey: r.elsewhere ? undefined : r.key, problems: [], closed: [{ annotation: `${NGINX_PREFIX}auth-proxy-set-headers`, kind: `external authentication whose headers cannot be applied (${why})` }] });
+  if (r.elsewhere) return fail(`ConfigMap ${r.key} is in another namespace; only the Ingress's own namespace is read`);
+  if (!configMaps) return { configMapKey: r.key, problems: [], closed: [] };
+  if (!r.found) return fail(`ConfigMap ${r.key} not found`);
+  const entries = Object.entries(r.found.data ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (entries.length > 64) return fail(`ConfigMap ${r.key} holds more than 64 headers`);
+  const headers: { name: string; value: TemplatePart[] }[] = [];
+  for (const [name, value] of entries) {
+    const n = name.toLowerCase();
+    if (!/^[a-z0-9-]{1,64}$/.test(n)) return fail(`ConfigMap ${r.key}: ${JSON.stringify(name.slice(0, 64))} is not a header name (letters, digits, "-")`);
+    if (AUTH_HEADER_REFUSED.has(n)) return fail(`ConfigMap ${r.key}: header ${name} cannot be set`);
+    const t = authHeaderValue(value);
+    if ('error' in t) return fail(`ConfigMap ${r.key}: header ${name}: ${t.error}`);
+    headers.push({ name: n, value: t.parts });
+  }
+  ea.externalAuth = { ...ea.externalAuth, proxySetHeaders: headers };
+  return { configMapKey: r.key, problems: [], closed: [] };
 }
 
 /** Reads a ConfigMap ("namespace/name") from the cache; undefined when it does not exist. */

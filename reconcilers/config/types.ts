@@ -540,6 +540,8 @@ export interface IngressNginxAuth {
   alwaysSetCookie: boolean;
   /** proxy timeouts of the subrequest, seconds (the ConfigMap's, as ingress-nginx's auth location inherits). */
   timeouts: { connect: number; send: number; read: number };
+  /** auth-proxy-set-headers: headers set on the subrequest (lower-case names; values: text and any nginx variable). */
+  setHeaders?: { name: string; value: AuthTemplatePart[] }[];
 }
 
 /**

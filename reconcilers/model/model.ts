@@ -90,6 +90,11 @@ export function secretsOf(ing: NormalizedIngress): string[] {
 }
 
 /** Secrets an Ingress reads besides its TLS ones: the auth-secret (basic auth) and the proxy-ssl-secret. */
+/** ConfigMaps an Ingress reads (custom-headers, auth-proxy-set-headers), "namespace/name". */
+export function configMapsOf(ing: NormalizedIngress): string[] {
+  return [...new Set([ing.customHeadersConfigMap, ing.authProxyHeadersConfigMap].filter((k): k is string => !!k))].sort();
+}
+
 export function ingressCredentialSecrets(ing: NormalizedIngress): string[] {
   return [...new Set([ing.authSecret, ing.proxySsl?.secretKey, ing.authTlsSecret].filter((k): k is string => !!k))].sort();
 }
@@ -162,7 +167,7 @@ export class Model {
     // An auth-secret (basic auth) or proxy-ssl-secret is read like a CR's credentials: same index, the Ingress's
     // kind-qualified ref.
     for (const s of ingressCredentialSecrets(ing)) addIdx(this.crdSecrets, s, `Ingress/${ing.key}`);
-    if (ing.customHeadersConfigMap) addIdx(this.byConfigMap, ing.customHeadersConfigMap, ing.key);
+    for (const c of configMapsOf(ing)) addIdx(this.byConfigMap, c, ing.key);
     this.changed('Ingress', ing.key);
   }
   rejectIngress(r: RejectedIngress): void {
@@ -185,7 +190,7 @@ export class Model {
     for (const s of servicesOf(old)) delIdx(this.byService, s, key);
     for (const s of secretsOf(old)) delIdx(this.bySecret, s, key);
     for (const s of ingressCredentialSecrets(old)) delIdx(this.crdSecrets, s, `Ingress/${key}`);
-    if (old.customHeadersConfigMap) delIdx(this.byConfigMap, old.customHeadersConfigMap, key);
+    for (const c of configMapsOf(old)) delIdx(this.byConfigMap, c, key);
   }
 
   setService(svc: NormalizedService): void {

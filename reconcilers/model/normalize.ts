@@ -3,7 +3,7 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import type { KubeObject } from '../../operator/kube/object.ts';
-import { annotationPlugins, basicAuthPlugin, customHeadersPlugin, type ConfigMapReader, type SecretReader } from '../annotations/plugins.ts';
+import { annotationPlugins, authProxyHeaders, basicAuthPlugin, customHeadersPlugin, type ConfigMapReader, type SecretReader } from '../annotations/plugins.ts';
 import { NGINX_PREFIX, PORTICO_PREFIX, PROXY_SSL_ANNOTATIONS, parseAnnotations, type AnnotationResult } from '../annotations/table.ts';
 import { authTlsPlugin } from '../annotations/auth-tls.ts';
 import { ownNamespaceRef } from '../annotations/own-namespace.ts';
@@ -158,6 +158,9 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
   problems.push(...ap.problems, ...ba.problems, ...mtls.problems);
   const accessControl = [...ann.accessControl, ...ap.closed, ...ba.closed, ...mtls.closed];
   const ch = customHeadersPlugin(ann.values, o.metadata.namespace ?? 'default', configMaps);
+  const aph = authProxyHeaders(ann.values, o.metadata.namespace ?? 'default', ap.plugins, configMaps);
+  problems.push(...aph.problems);
+  accessControl.push(...aph.closed);
   const pluginsFromAnnotations = [...ap.plugins, ...(ba.plugin ? [ba.plugin] : []), ...(mtls.plugin ? [mtls.plugin] : []), ...(ch.plugin ? [ch.plugin] : [])];
   // ingress-nginx: rewrite-target implies regex paths (its rewrite reads the path as a regex with captures), so the
   // ImplementationSpecific paths of such an Ingress are regexes as with use-regex.
@@ -245,6 +248,7 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
       annotationPlugins: pluginsFromAnnotations,
       ...(ba.secretKey ? { authSecret: ba.secretKey } : {}),
       ...(ch.configMapKey ? { customHeadersConfigMap: ch.configMapKey } : {}),
+      ...(aph.configMapKey ? { authProxyHeadersConfigMap: aph.configMapKey } : {}),
       ...(proxySsl ? { proxySsl } : {}),
       ...(mtls.secretKey ? { authTlsSecret: mtls.secretKey } : {}),
       testInvalidDirective: o.metadata.annotations?.['portico.dev/test-invalid-directive'] === 'true',

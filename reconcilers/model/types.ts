@@ -66,6 +66,8 @@ export interface NormalizedIngress {
   authSecret?: string;
   /** "namespace/name" of the custom-headers ConfigMap it reads, if any. */
   customHeadersConfigMap?: string;
+  /** "namespace/name" of the auth-proxy-set-headers ConfigMap it reads, if any. */
+  authProxyHeadersConfigMap?: string;
   /**
    * ingress-nginx's proxy-ssl-secret: what the Secret holds for TLS to the backend, or why it cannot be used (then
    * every path of the Ingress answers 503). The other proxy-ssl-* values stay in `annotations`.

@@ -29,10 +29,9 @@ function scenario(annotations: Record<string, string>) {
 }
 
 const ACCESS_CONTROL: [string, string][] = [
-  // auth-url is supported (the external-auth plugin, see translate.auth-url.test.ts): a value Portico cannot use, or a
-  // companion it does not support (auth-proxy-set-headers), fails closed.
+  // auth-url is supported (the external-auth plugin, see translate.auth-url.test.ts): a value Portico cannot use fails
+  // closed (auth-proxy-set-headers that cannot be applied too: translate.auth-proxy-headers.test.ts).
   ['nginx.ingress.kubernetes.io/auth-url', 'http://auth.example.com/verify;\nproxy_pass http://evil'],
-  ['nginx.ingress.kubernetes.io/auth-proxy-set-headers', 'default/auth-headers'],
   // Basic auth is supported (an auth-secret's users, see translate.annotation-plugins.test.ts); without a usable
   // Secret, or as digest, it fails closed. (auth-secret/-realm alone ask for nothing, as in ingress-nginx.)
   ['nginx.ingress.kubernetes.io/auth-type', 'basic'],

@@ -498,6 +498,7 @@ export function externalAuthInstance(spec: ExternalAuthSpec, name: string, t: Au
       ...(spec.cache ? { cache: spec.cache } : {}),
       alwaysSetCookie: spec.alwaysSetCookie,
       timeouts: { connect: t.connect, send: t.send, read: t.read },
+      ...(spec.proxySetHeaders?.length ? { setHeaders: spec.proxySetHeaders } : {}),
     },
   };
   return { inst, auth: { target: spec.url.target, backendId, url: spec.url.url } };

@@ -320,6 +320,20 @@ local function template(parts, allowed)
   end
   return true
 end
+-- auth-proxy-set-headers: header names it may not set, and values of printable text and nginx variable names.
+local AUTH_HEADER_REFUSED = { host = true, ["content-length"] = true, ["transfer-encoding"] = true, connection = true,
+  ["keep-alive"] = true, upgrade = true, te = true, trailer = true, ["proxy-connection"] = true, expect = true }
+local function header_template(parts)
+  if not is_array(parts) or #parts == 0 or #parts > 64 then return false end
+  for _, p in ipairs(parts) do
+    if type(p) == "string" then
+      if p ~= "" and not str(p, 1024, "^[\32-\126]*$") then return false end
+    elseif type(p) ~= "table" or not str(p.v, 64, "^[a-z_][a-z0-9_]*$") then
+      return false
+    end
+  end
+  return true
+end
 local function ingress_nginx_auth(n)
   if type(n) ~= "table" or #n > 0 then return "ingressNginx must be an object" end
   if n.scheme ~= "http" and n.scheme ~= "https" then return "ingressNginx.scheme must be http or https" end
@@ -340,6 +354,13 @@ local function ingress_nginx_auth(n)
   if type(n.alwaysSetCookie) ~= "boolean" then return "ingressNginx.alwaysSetCookie must be a boolean" end
   local t = n.timeouts
   if type(t) ~= "table" or not timeout(t.connect) or not timeout(t.send) or not timeout(t.read) then return "invalid ingressNginx.timeouts" end
+  if n.setHeaders ~= nil then
+    if not is_array(n.setHeaders) or #n.setHeaders > 64 then return "invalid ingressNginx.setHeaders" end
+    for _, h in ipairs(n.setHeaders) do
+      if type(h) ~= "table" or not str(h.name, 64, "^[a-z0-9-]+$") or AUTH_HEADER_REFUSED[h.name] then return "invalid ingressNginx.setHeaders name" end
+      if not header_template(h.value) then return "invalid ingressNginx.setHeaders value" end
+    end
+  end
 end
 
 local FRAMING = { ["content-length"] = true, ["transfer-encoding"] = true, ["connection"] = true, ["keep-alive"] = true,

@@ -395,6 +395,8 @@ do -- auth-url with nginx auth_request's semantics
     post = nx({ method = "POST", scheme = "https", requestRedirect = { "https://", { v = "host" }, { v = "request_uri" } } }),
     cached = nx({ cache = { key = { { v = "http_authorization" } }, ttl = { ["200"] = 300, ["401"] = 60 } } }),
     evil = nx({ signin = { "https://login.example/start?u=", { v = "uri" } } }),
+    hdrs = nx({ setHeaders = { { name = "x-team", value = { "blue" } }, { name = "x-client", value = { "ip=", { v = "remote_addr" }, " ua=", { v = "http_user_agent" } } },
+      { name = "x-original-method", value = { "OVERRIDE" } } } }),
   })
   local answer = { status = 200, header = { ["X-Auth-Request-User"] = "alice", ["Set-Cookie"] = "_oauth2=abc; Path=/" }, body = "" }
   T.capture = function() return answer end
@@ -420,6 +422,13 @@ do -- auth-url with nginx auth_request's semantics
   R.check("auth-url: …and the auth response's Set-Cookie is added to the answer", r.headers["set-cookie"] and r.headers["set-cookie"][1] == "_oauth2=abc; Path=/")
   r = request(T, engine, { plugins = "an", upstream = { status = 500, headers = { ["Set-Cookie"] = "app=1" } } })
   R.check("auth-url: …but not to an error answer of the backend (add_header without always)", r.headers["set-cookie"] == "app=1", tostring(r.headers["set-cookie"]))
+  T.captures = {}
+  r = request(T, engine, { plugins = "hdrs", headers = { ["user-agent"] = "Agent 1.0\r\nX-Evil: 1", ["x-team"] = "forged" } })
+  c = T.captures[1]
+  R.check("auth-proxy-set-headers: the ConfigMap's headers reach the auth subrequest (text, variables; control characters encoded, spaces kept), replacing the client's and Portico's own",
+    c and c.headers["x-team"] == "blue" and c.headers["x-client"] == "ip=192.0.2.10 ua=Agent 1.0%0D%0AX-Evil: 1"
+    and c.headers["x-original-method"] == "OVERRIDE", c and (tostring(c.headers["x-client"]) .. " " .. tostring(c.headers["x-team"])))
+  R.check("auth-proxy-set-headers: …the proxied request gets the client's own header back", r.proxied and r.req["x-team"] == "forged")
   answer = { status = 401, header = { ["WWW-Authenticate"] = 'Bearer realm="x"', ["Set-Cookie"] = "c=1", ["X-Secret"] = "no" }, body = "who" }
   r = request(T, engine, { plugins = "an" })
   R.check("auth-url: 401 → 401 with the auth service's WWW-Authenticate, nothing else of its answer",

@@ -174,6 +174,23 @@ local function eval(parts, safe)
   return table.concat(out)
 end
 
+-- A header value of auth-proxy-set-headers: its text, and variables with control characters percent-encoded (a
+-- value can never end the header line); spaces stay, as nginx's proxy_set_header sends them.
+local function header_value(parts)
+  local out = {}
+  for i, p in ipairs(parts) do
+    if type(p) == "string" then
+      out[i] = p
+    else
+      local f = VARS[p.v]
+      local v
+      if f then v = f() else v = ngx.var[p.v] end
+      out[i] = (tostring(v or ""):gsub("[%c\127-\255]", function(c) return string.format("%%%02X", c:byte()) end))
+    end
+  end
+  return table.concat(out)
+end
+
 local function prepare_nginx(self)
   local change, saved = header_changer()
   local var = ngx.var
@@ -190,6 +207,11 @@ local function prepare_nginx(self)
   if self.explicit_method then
     change("X-Original-URI", var.request_uri)
     change("X-Scheme", scheme())
+  end
+  -- auth-proxy-set-headers: the ConfigMap's headers, last (as ingress-nginx's proxy_set_header lines after its own).
+  local set = self.set_headers
+  if set then
+    for i = 1, #set do change(set[i].name, header_value(set[i].value)) end
   end
   return saved
 end
@@ -290,6 +312,7 @@ local function new_nginx(conf, n)
     upstream = conf.upstreamHeaders or {},
     explicit_method = n.method ~= nil,
     redirect = n.requestRedirect,
+    set_headers = n.setHeaders,
     signin = n.signin,
     always = n.alwaysSetCookie == true,
     cache_key = n.cache and n.cache.key,
