@@ -41,7 +41,7 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'internal/dashboard': 'fails-closed',
     'internal/partner-mtls': 'ready',
     'legacy/erp': 'refused-annotation',
-    'legacy/vault': 'refused-annotation',
+    'legacy/vault': 'ready',
     'legacy/wiki': 'invalid-value,refused-annotation',
     'ops/grafana': 'ready',
     'ops/prometheus': 'annotation-ignored,invalid-value',
@@ -58,8 +58,8 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'web/waf-protected': 'refused-annotation',
   });
   assert.equal(r.summary.ingresses, 21);
-  assert.equal(r.summary.ready, 9);
-  assert.equal(r.summary.needsChanges, 12);
+  assert.equal(r.summary.ready, 10);
+  assert.equal(r.summary.needsChanges, 11);
   assert.equal(r.summary.exitCode, 1);
   assert.ok(r.summary.topReasons.length > 0 && r.summary.topReasons.length <= 10);
   // Client-certificate authentication (auth-tls-*) is applied: no reason names it any more.
@@ -115,6 +115,11 @@ test('corpus: per-annotation statuses, differences and values Portico cannot use
   assert.equal(statusOf(r, 'legacy/erp')['proxy-ssl-secret'], 'difference');
   assert.equal(statusOf(r, 'legacy/erp')['proxy-ssl-verify-depth'], 'supported');
   assert.ok(byName(r, 'legacy/erp').notes.includes('Secret legacy/erp-client-cert is not in the input: the proxy-ssl-secret client certificate and CA were not checked'));
+  // TLS passthrough is applied with the controller flag, as in ingress-nginx: a note says so.
+  const vault = byName(r, 'legacy/vault');
+  assert.equal(statusOf(r, 'legacy/vault')['ssl-passthrough'], 'difference');
+  assert.deepEqual([vault.verdict, vault.issues], ['ready', []]);
+  assert.ok(vault.notes.some((n) => n.includes('--enable-ssl-passthrough')), JSON.stringify(vault.notes));
   // The classic rewrite example (regex path with capture groups + rewrite-target) is served as ingress-nginx does.
   assert.equal(statusOf(r, 'web/blog')['rewrite-target'], 'difference');
   assert.equal(byName(r, 'web/blog').issues.find((i) => i.code === 'not-served'), undefined);
@@ -194,7 +199,7 @@ test('exit status: 0 when everything moves as-is (stdin), 1 when something needs
   assert.match(ok.out, /everything can move as-is/);
   const needs = await capture(['-f', CORPUS, '--ingress-class', 'nginx']);
   assert.equal(needs.code, 1);
-  assert.match(needs.out, /21 Ingress\(es\): 9 ready to move as-is, 12 need changes/);
+  assert.match(needs.out, /21 Ingress\(es\): 10 ready to move as-is, 11 need changes/);
   assert.match(needs.out, /top reasons/);
   for (const bad of [['--bogus'], ['-o', 'yaml', '-f', CORPUS], ['-f'], ['-f', '/nonexistent/x.yaml'], ['-f', CORPUS, '--configmap', 'nope'], ['-f', CORPUS, '--configmap', 'ingress-nginx/absent'], ['-f', CORPUS, '--kubeconfig', '/x']]) {
     const r = await capture(bad);

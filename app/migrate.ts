@@ -399,6 +399,8 @@ function analyzeIngress(obj: KubeObject, input: Input, settings: RiskSettings): 
     }
   }
 
+  // ssl-passthrough works only with the controller flag, in Portico as in ingress-nginx (off by default in both).
+  if (parsed.values['ssl-passthrough'] === true) notes.push('ssl-passthrough needs Portico started with --enable-ssl-passthrough (as ingress-nginx needs it; off by default): without it TLS for these hosts is terminated by Portico');
   if (!res.ok) {
     add('not-served', null, res.reason, 'nothing Portico can serve');
   } else {

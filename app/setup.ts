@@ -228,6 +228,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     },
     testHooks: cfg['enable-test-hooks'],
     ownAddresses: ownAddresses(cfg['listen-address']),
+    sslPassthrough: cfg['enable-ssl-passthrough'],
   };
   const podName = process.env.POD_NAME;
   const podNamespace = process.env.POD_NAMESPACE;

@@ -61,8 +61,12 @@ test('ingress-nginx flag names: accepted where the meaning is the same, refused 
   assert.equal(d['update-status'], true);
   assert.equal(d['update-status-on-shutdown'], false, 'Portico keeps addresses on shutdown by default (documented)');
   assert.equal(d['enable-ssl-passthrough'], false);
-  assert.throws(() => parseConfig(['--enable-ssl-passthrough'], {}), /--enable-ssl-passthrough is not supported/);
-  assert.doesNotThrow(() => parseConfig(['--enable-ssl-passthrough=false'], {}));
+  // --enable-ssl-passthrough: off by default (as ingress-nginx), a plain boolean flag; its port flag has no meaning here.
+  assert.equal(parseConfig(['--enable-ssl-passthrough'], {})['enable-ssl-passthrough'], true);
+  assert.equal(parseConfig([], { PORTICO_ENABLE_SSL_PASSTHROUGH: 'true' })['enable-ssl-passthrough'], true);
+  assert.equal(parseConfig(['--enable-ssl-passthrough=false'], {})['enable-ssl-passthrough'], false);
+  assert.throws(() => parseConfig(['--enable-ssl-passthrough=yes'], {}), /invalid --enable-ssl-passthrough/);
+  assert.throws(() => parseConfig(['--ssl-passthrough-proxy-port', '442'], {}), /unknown flag --ssl-passthrough-proxy-port: .*unix socket/);
   assert.throws(() => parseConfig(['--annotations-prefix', 'custom.example.com'], {}), /--annotations-prefix.*nginx\.ingress\.kubernetes\.io/);
   assert.throws(() => parseConfig(['--watch-namespace', 'Bad_NS'], {}), /--watch-namespace/);
   assert.throws(() => parseConfig(['--tcp-services-configmap', 'no-slash'], {}), /--tcp-services-configmap.*namespace\/name/);

@@ -66,7 +66,7 @@ export const FLAGS = {
   'webhook-service': { schema: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).default('portico-webhook'), help: 'Service (in --namespace) the API server calls the webhook through: the certificate is issued for its DNS names' },
   'webhook-configuration': { schema: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/).default('portico'), help: 'ValidatingWebhookConfiguration whose caBundle the leader keeps current' },
   'webhook-extra-hosts': { schema: z.string().regex(/^[A-Za-z0-9.:,-]*$/, 'expected comma-separated DNS names or IPs').default('').transform((v) => v.split(',').filter(Boolean)), help: 'extra DNS names / IPs in the webhook certificate (a webhook reached by URL, e.g. from outside the cluster)' },
-  'enable-ssl-passthrough': { schema: bool.default(false), help: 'not supported: "true" is refused (Portico terminates TLS; ssl-passthrough Ingresses are reported by the annotation check)' },
+  'enable-ssl-passthrough': { schema: bool.default(false), help: 'TLS passthrough for Ingresses with the ssl-passthrough annotation (off by default, as ingress-nginx): the HTTPS port reads the SNI of each connection and passes a passthrough host\'s connection undecrypted to its Service\'s endpoints; every other connection goes on to Portico\'s TLS termination (an extra local hop, the client address kept with the PROXY protocol). Without it the annotation is ignored with a Warning' },
   'enable-test-hooks': { schema: bool.default(false), help: 'TESTS ONLY: honour portico.dev/test-invalid-directive, which makes an Ingress render an invalid directive (to exercise fault isolation)' },
   'kube-api-qps': { schema: z.coerce.number().positive().max(10_000).default(20), help: 'client-side limit on API server requests per second (watches excluded; controller-runtime default)' },
   'kube-api-burst': { schema: z.coerce.number().int().min(1).max(10_000).default(30), help: 'requests allowed at once above --kube-api-qps' },
@@ -89,7 +89,7 @@ const INGRESS_NGINX_FLAGS: Record<string, string> = {
   'maxmind-license-key': 'GeoIP is not supported',
   'maxmind-edition-ids': 'GeoIP is not supported',
   'enable-ssl-chain-completion': 'certificates are served as given in the Secret',
-  'ssl-passthrough-proxy-port': 'SSL passthrough is not supported',
+  'ssl-passthrough-proxy-port': 'with --enable-ssl-passthrough the hop to Portico\'s TLS termination is a unix socket in --runtime-dir: there is no port to set',
   'validating-webhook': 'use --webhook-port (Portico manages its own webhook certificate, see --webhook-secret)',
   'validating-webhook-certificate': 'use --webhook-port (Portico manages its own webhook certificate, see --webhook-secret)',
   'validating-webhook-key': 'use --webhook-port (Portico manages its own webhook certificate, see --webhook-secret)',
@@ -155,9 +155,6 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     out[name] = r.data;
   }
   const cfg = out as Config;
-  if (cfg['enable-ssl-passthrough']) {
-    throw new ConfigError('--enable-ssl-passthrough is not supported: Portico terminates TLS itself (Ingresses with the ssl-passthrough annotation are reported as refused)');
-  }
   if (cfg['healthz-port'] !== undefined) cfg['health-addr'] = { host: cfg['health-addr'].host, port: cfg['healthz-port'] };
   if (!(cfg['lease-duration'] > cfg['renew-deadline'] && cfg['renew-deadline'] > cfg['retry-period'])) {
     throw new ConfigError('leader election needs --lease-duration > --renew-deadline > --retry-period');

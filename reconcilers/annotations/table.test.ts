@@ -124,6 +124,7 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'preserve-trailing-slash': ['true', 'keep'],
   'from-to-www-redirect': ['true', 'www'],
   'ssl-redirect': ['false', 'no'],
+  'ssl-passthrough': ['true', 'on'],
   'force-ssl-redirect': ['true', '1'],
   'proxy-body-size': ['8m', '8 MB'],
   'proxy-connect-timeout': ['5', '5m'],

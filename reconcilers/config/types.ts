@@ -26,6 +26,35 @@ export interface Structure {
   profiles: Profile[];
   /** TCP/UDP services (nginx's stream section); absent when there are none. Endpoint changes here reload nginx. */
   stream?: StreamSection;
+  /**
+   * --enable-ssl-passthrough (absent when the flag is off): the hosts whose TLS connections go, undecrypted, to a
+   * Service (chosen by the SNI of the ClientHello), as the translation decided them. The gateway resolves their
+   * endpoints into the stream section (gateway/stream.ts); present with no host at all, it still makes every HTTPS
+   * connection pass through the SNI check first.
+   */
+  passthrough?: PassthroughHosts;
+}
+
+/** ssl-passthrough as the translation decides it (no endpoints: those are the gateway's, see StreamPassthrough). */
+export interface PassthroughHosts {
+  /** Sorted by host. */
+  hosts: PassthroughHost[];
+  /**
+   * Exact hosts with routes of their own (TLS terminated by Portico) under a passthrough wildcard: an exact name wins
+   * over a wildcard, as in the HTTP routing. Sorted.
+   */
+  terminated: string[];
+}
+
+export interface PassthroughHost {
+  /** A DNS name, or a "*." wildcard of exactly one label (as the HTTP routing's). */
+  host: string;
+  /** Kind-qualified reference of the Ingress whose backend it is ("Ingress/namespace/name"): Events name it. */
+  source: string;
+  namespace: string;
+  service: string;
+  /** Service port: its number, or its name. */
+  servicePort: number | string;
 }
 
 /** nginx's stream section: one listener per TCP/UDP service entry, its endpoints rendered into an upstream. */
@@ -34,6 +63,24 @@ export interface StreamSection {
   modulePath: string;
   /** Sorted by protocol, then port. */
   servers: StreamServer[];
+  /**
+   * TLS passthrough (--enable-ssl-passthrough): the HTTPS listener is the stream's, which reads the SNI and sends the
+   * connection either to a passthrough backend or, with a PROXY protocol header naming the client, to the HTTP
+   * server's TLS listener on a unix socket (RuntimePaths.httpsSocket).
+   */
+  passthrough?: StreamPassthrough;
+}
+
+export interface StreamPassthrough {
+  /** The public HTTPS listener (--listen-address, --https-port). */
+  address: string;
+  port: number;
+  /** Passthrough hosts (sorted): `upstream` indexes `upstreams`; null = no allowed endpoint (connections are closed). */
+  hosts: { host: string; upstream: number | null }[];
+  /** Exact hosts Portico terminates although a passthrough wildcard covers them (PassthroughHosts.terminated). */
+  terminated: string[];
+  /** One per Service port some host uses, with its allowed endpoints (never empty), sorted. */
+  upstreams: { endpoints: { address: string; port: number }[] }[];
 }
 
 export interface StreamServer {
@@ -176,6 +223,12 @@ export interface GlobalSettings extends Partial<NginxTuning> {
 export interface HostRoutes {
   /** True when a TLS section of a served Ingress covers this host (HSTS, ssl-redirect); the certificate is data. */
   tls: boolean;
+  /**
+   * TLS for this host is passed through (ssl-passthrough): its routes serve plain HTTP only, and an HTTPS request
+   * that reaches Portico's own TLS termination for it (another server name in the handshake, a reused connection)
+   * is answered 421 Misdirected Request.
+   */
+  passthrough?: true;
   /** Sorted: exact first, then prefix by descending length, then regex in the order ingress-nginx uses. */
   rules: RouteRule[];
 }

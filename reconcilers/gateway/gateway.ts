@@ -108,7 +108,10 @@ export class GatewayReconciler {
    */
   private scope: { objects: Set<string>; hosts: Set<string>; backends: Set<string> } | null = null;
   private readonly own: ReadonlySet<string>;
-  /** TCP/UDP services: rendered into nginx.conf, so their endpoint changes go through this (structural) lane. */
+  /**
+   * TCP/UDP services and TLS passthrough hosts: rendered into nginx.conf, so their endpoint changes go through this
+   * (structural) lane.
+   */
   private readonly stream: StreamServices;
   private readonly m: {
     reloads: Counter;
@@ -163,7 +166,7 @@ export class GatewayReconciler {
     this.log = d.log.child({ component: 'gateway' });
     this.reporting = new IngressReporting(d.events, d.objectFor);
     this.own = new Set(o.translate.ownAddresses ?? []);
-    this.stream = new StreamServices(d.model, d.events, this.log, { own: this.own, address: o.translate.listen.address, modulePath: o.streamModule });
+    this.stream = new StreamServices(d.model, d.events, this.log, { own: this.own, address: o.translate.listen.address, modulePath: o.streamModule, objectFor: d.objectFor });
     this.dynamic = new DynamicClient(); // NginxProcess attaches it to its runtime's API socket
     this.nginx = new NginxProcess(
       { binary: o.nginxBinary, runtime: runtimePaths(o.runtimeDir, { accessLog: o.accessLog }), shutdownTimeoutMs: o.shutdownTimeoutMs },
@@ -227,7 +230,8 @@ export class GatewayReconciler {
       if (c.kind === 'EndpointSlice') {
         this.pendingServices.add(c.key);
         this.slicesSinceTranslate?.add(c.key);
-        // Endpoints of a TCP/UDP service live in nginx.conf: a (debounced) structural sync, no full translation.
+        // Endpoints of a TCP/UDP service or a passthrough host live in nginx.conf: a (debounced) structural sync, no
+        // full translation.
         if (this.stream.uses(c.key)) streamEndpoints = true;
         continue;
       }

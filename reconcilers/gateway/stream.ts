@@ -5,10 +5,14 @@
 // Endpoints are filtered exactly like HTTP ones (translate/addresses.ts: no loopback, link-local, unspecified or
 // Portico's own addresses). A Service that is missing, has no such port or no allowed endpoint keeps its listener,
 // which then accepts connections and closes them at once (UDP datagrams get no answer).
+// TLS passthrough (--enable-ssl-passthrough) is resolved here the same way: the translation decides which host
+// goes to which Service port (Structure.passthrough), and its endpoints become upstreams of the stream section that
+// takes over the HTTPS port; a host whose Service, port or endpoints are missing has its connections closed.
 import { existsSync } from 'node:fs';
 import type { EventRecorder } from '../../operator/events.ts';
 import type { Logger } from '../../operator/log.ts';
-import type { StreamSection, StreamServer, Structure } from '../config/types.ts';
+import type { KubeObject } from '../../operator/kube/object.ts';
+import type { PassthroughHosts, StreamPassthrough, StreamSection, StreamServer, Structure } from '../config/types.ts';
 import type { NormalizedService, NormalizedSlice } from '../model/types.ts';
 import type { StreamEntry } from '../tcpudp.ts';
 import { forbiddenAddressReason } from '../translate/addresses.ts';
@@ -17,9 +21,11 @@ import { forbiddenAddressReason } from '../translate/addresses.ts';
 export const STREAM_MODULE = '/usr/lib/nginx/modules/ngx_stream_module.so';
 
 export interface StreamProblem {
-  /** The ConfigMap ("namespace/name") and key the problem is about. */
-  configMap: string;
-  key: string;
+  /** The ConfigMap ("namespace/name") and key the problem is about (TCP/UDP services). */
+  configMap?: string;
+  key?: string;
+  /** The Ingress ("namespace/name") the problem is about (TLS passthrough); neither: the controller's own. */
+  ingress?: string;
   reason: string;
   message: string;
 }
@@ -56,16 +62,23 @@ export function streamEndpoints(slices: readonly NormalizedSlice[], portName: st
   return { endpoints, forbidden: [...forbidden].sort() };
 }
 
+/** The TLS passthrough hosts the translation decided, and the HTTPS listener they take over. */
+export interface PassthroughInput extends PassthroughHosts {
+  /** The public HTTPS port (--https-port); the address is the stream section's (--listen-address). */
+  port: number;
+}
+
 /**
- * The stream section for the model's entries (null when there are none, or the module is missing), and what to
- * report. Pure apart from checking that the module file exists.
+ * The stream section for the model's entries and the passthrough hosts (null when there is neither, or the module
+ * is missing), and what to report. Pure apart from checking that the module file exists.
  */
-export function streamSection(model: StreamModelView, o: { own: ReadonlySet<string>; address: string; modulePath: string }): { section: StreamSection | null; problems: StreamProblem[] } {
+export function streamSection(model: StreamModelView, o: { own: ReadonlySet<string>; address: string; modulePath: string }, pt?: PassthroughInput): { section: StreamSection | null; problems: StreamProblem[] } {
   const entries = model.streamServices();
   const problems: StreamProblem[] = [];
-  if (!entries.length) return { section: null, problems };
+  if (!entries.length && !pt) return { section: null, problems };
   if (!existsSync(o.modulePath)) {
     const seen = new Set<string>();
+    const missing = `nginx's stream module ${o.modulePath} is not installed (Debian package libnginx-mod-stream)`;
     for (const e of entries) {
       if (seen.has(e.configMap)) continue;
       seen.add(e.configMap);
@@ -73,8 +86,14 @@ export function streamSection(model: StreamModelView, o: { own: ReadonlySet<stri
         configMap: e.configMap,
         key: e.key,
         reason: 'StreamModuleMissing',
-        message: `TCP/UDP services are not served: nginx's stream module ${o.modulePath} is not installed (Debian package libnginx-mod-stream); HTTP keeps working`,
+        message: `TCP/UDP services are not served: ${missing}; HTTP keeps working`,
       });
+    }
+    if (pt) {
+      const message = `TLS passthrough (--enable-ssl-passthrough) cannot work: ${missing}; Portico terminates TLS on the HTTPS port as without the flag, and HTTPS requests for passthrough hosts are answered 421`;
+      const ingresses = [...new Set(pt.hosts.map((h) => h.source.replace(/^Ingress\//, '')))].sort();
+      if (!ingresses.length) problems.push({ reason: 'StreamModuleMissing', message });
+      for (const ingress of ingresses) problems.push({ ingress, reason: 'StreamModuleMissing', message });
     }
     return { section: null, problems };
   }
@@ -98,7 +117,56 @@ export function streamSection(model: StreamModelView, o: { own: ReadonlySet<stri
     servers.push({ udp: e.protocol === 'UDP', address: o.address, port: e.port, decodeProxy: e.decodeProxy, encodeProxy: e.encodeProxy, endpoints });
   }
   servers.sort((a, b) => Number(a.udp) - Number(b.udp) || a.port - b.port);
-  return { section: { modulePath: o.modulePath, servers }, problems };
+  const section: StreamSection = { modulePath: o.modulePath, servers };
+  if (pt) section.passthrough = passthroughSection(model, o, pt, problems);
+  return { section, problems };
+}
+
+const canonicalEndpoints = (eps: StreamServer['endpoints']) => eps.map((e) => `${e.address} ${e.port}`).join(',');
+
+/** The passthrough hosts with their endpoints: one upstream per set of endpoints, shared by the hosts that use it. */
+function passthroughSection(model: StreamModelView, o: { own: ReadonlySet<string>; address: string }, pt: PassthroughInput, problems: StreamProblem[]): StreamPassthrough {
+  const upstreams: StreamPassthrough['upstreams'] = [];
+  /** Per Service port: its upstream (null: none) and what is wrong with it, worked out once for every host using it. */
+  const byTarget = new Map<string, { up: number | null; issues: [string, string][] }>();
+  const byEndpoints = new Map<string, number>();
+  const hosts: StreamPassthrough['hosts'] = [];
+  const closes = 'TLS connections for the host are closed';
+  for (const h of [...pt.hosts].sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0))) {
+    const svcKey = `${h.namespace}/${h.service}`;
+    const target = `${svcKey}:${h.servicePort}`;
+    let t = byTarget.get(target);
+    if (!t) {
+      const issues: [string, string][] = [];
+      let endpoints: StreamServer['endpoints'] = [];
+      const svc = model.service(svcKey);
+      if (!svc) issues.push(['ServiceNotFound', `the Service does not exist; ${closes}`]);
+      else if (svc.type === 'ExternalName') issues.push(['ExternalNameNotSupported', `ExternalName Services are not supported for TLS passthrough; ${closes}`]);
+      else {
+        const sp = svc.ports.find((p) => p.protocol === 'TCP' && (typeof h.servicePort === 'number' ? p.port === h.servicePort : p.name === h.servicePort));
+        if (!sp) issues.push(['ServicePortNotFound', `the Service has no TCP port ${h.servicePort}; ${closes}`]);
+        else {
+          const r = streamEndpoints(model.slicesOf(svcKey), sp.name, 'TCP', o.own);
+          endpoints = r.endpoints;
+          if (r.forbidden.length) issues.push(['ForbiddenEndpoint', `endpoint addresses refused: ${r.forbidden.join(', ')}`]);
+          if (!endpoints.length) issues.push(['NoEndpoints', `the Service has no ready endpoint Portico may connect to; ${closes}`]);
+        }
+      }
+      // Two hosts naming one Service port (by number and by name) share its upstream.
+      const key = canonicalEndpoints(endpoints);
+      let up: number | null = null;
+      if (endpoints.length) {
+        up = byEndpoints.get(key) ?? upstreams.push({ endpoints }) - 1;
+        byEndpoints.set(key, up);
+      }
+      t = { up, issues };
+      byTarget.set(target, t);
+    }
+    const ingress = h.source.replace(/^Ingress\//, '');
+    for (const [reason, message] of t.issues) problems.push({ ingress, reason, message: `ssl-passthrough for ${h.host} (service ${target}): ${message}` });
+    hosts.push({ host: h.host, upstream: t.up });
+  }
+  return { address: o.address, port: pt.port, hosts, terminated: [...pt.terminated].sort(), upstreams };
 }
 
 /** The gateway's side: adds the stream section to a structure, reports problems once, knows which Services matter. */
@@ -107,32 +175,46 @@ export class StreamServices {
   private readonly o: { own: ReadonlySet<string>; address: string; modulePath: string };
   private readonly events: EventRecorder;
   private readonly log: Logger;
+  private readonly objectFor: (ref: string) => KubeObject | undefined;
   /** Problems reported last time (only new ones are reported again). */
   private reported = new Set<string>();
+  /** Services behind the passthrough hosts of the last structure applied. */
+  private passthroughServices = new Set<string>();
 
-  constructor(model: StreamModelView, events: EventRecorder, log: Logger, o: { own: ReadonlySet<string>; address: string; modulePath?: string }) {
+  constructor(model: StreamModelView, events: EventRecorder, log: Logger, o: { own: ReadonlySet<string>; address: string; modulePath?: string; objectFor?: (ref: string) => KubeObject | undefined }) {
     this.model = model;
     this.events = events;
     this.log = log;
     this.o = { own: o.own, address: o.address, modulePath: o.modulePath ?? STREAM_MODULE };
+    this.objectFor = o.objectFor ?? (() => undefined);
   }
 
   /** Whether a Service's endpoints are rendered into nginx.conf (their change needs a reload). */
   uses(serviceKey: string): boolean {
-    return this.model.streamServices().some((e) => `${e.namespace}/${e.service}` === serviceKey);
+    return this.passthroughServices.has(serviceKey) || this.model.streamServices().some((e) => `${e.namespace}/${e.service}` === serviceKey);
   }
 
   /** The structure with the stream section (the same object when there is none). */
   apply(structure: Structure): Structure {
-    const { section, problems } = streamSection(this.model, this.o);
+    const pt = structure.passthrough;
+    this.passthroughServices = new Set(pt?.hosts.map((h) => `${h.namespace}/${h.service}`) ?? []);
+    const { section, problems } = streamSection(this.model, this.o, pt ? { ...pt, port: structure.global.listen.httpsPort } : undefined);
     const now = new Set<string>();
     for (const p of problems) {
-      const id = `${p.configMap}\u0000${p.reason}\u0000${p.message}`;
+      const about = p.ingress ? `Ingress/${p.ingress}` : p.configMap ? `ConfigMap/${p.configMap}` : '';
+      const id = `${about}\u0000${p.reason}\u0000${p.message}`;
       now.add(id);
       if (this.reported.has(id)) continue;
-      this.log.warn('TCP/UDP service problem', { configMap: p.configMap, key: p.key, reason: p.reason, message: p.message });
-      const [namespace, name] = p.configMap.split('/') as [string, string];
-      this.events.event({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name } }, 'Warning', p.reason, 'Sync', p.message);
+      if (p.ingress) {
+        this.log.warn('TLS passthrough problem', { ingress: p.ingress, reason: p.reason, message: p.message });
+        const [namespace, name] = p.ingress.split('/') as [string, string];
+        const obj = this.objectFor(`Ingress/${p.ingress}`) ?? { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { namespace, name } };
+        this.events.event(obj, 'Warning', p.reason, 'Sync', p.message);
+      } else if (p.configMap) {
+        this.log.warn('TCP/UDP service problem', { configMap: p.configMap, key: p.key, reason: p.reason, message: p.message });
+        const [namespace, name] = p.configMap.split('/') as [string, string];
+        this.events.event({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name } }, 'Warning', p.reason, 'Sync', p.message);
+      } else this.log.error(p.message, { reason: p.reason });
     }
     this.reported = now;
     return section ? { ...structure, stream: section } : structure;

@@ -53,7 +53,8 @@ function structureReasons(a: Structure, b: Structure): string[] {
   const removed = [...pa].filter((n) => !pb.has(n));
   if (added.length) reasons.push(`directive profiles added: ${list(added)}`);
   if (removed.length) reasons.push(`directive profiles removed: ${list(removed)}`);
-  if (canonical(a.stream ?? null) !== canonical(b.stream ?? null)) reasons.push('TCP/UDP services or their endpoints changed');
+  if (canonical(a.stream?.servers ?? []) !== canonical(b.stream?.servers ?? [])) reasons.push('TCP/UDP services or their endpoints changed');
+  if (canonical(a.stream?.passthrough ?? null) !== canonical(b.stream?.passthrough ?? null)) reasons.push('TLS passthrough hosts or their endpoints changed');
   if (!reasons.length && canonical(a) !== canonical(b)) reasons.push('structure changed');
   return reasons;
 }

@@ -89,7 +89,7 @@ export class IncrementalTranslator {
     if (!prev || !changedIngresses) return this.full(snap, o);
     if (!changedIngresses.size) return prev;
     const closure = this.closure(snap, o, changedIngresses);
-    if (!closure || !this.clearOfCrds(snap, closure) || shadowingClientAuth(prev)) return this.full(snap, o);
+    if (!closure || !this.clearOfCrds(snap, closure) || shadowingClientAuth(prev) || passthroughInvolved(snap, o, prev, closure.ingresses)) return this.full(snap, o);
     return this.scoped(snap, o, prev, closure);
   }
 
@@ -314,6 +314,8 @@ export class IncrementalTranslator {
       structure: {
         global: part.config.structure.global,
         profiles: [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
+        // No passthrough host before nor in the closure (passthroughInvolved): the part's (empty) decision is everyone's.
+        ...(part.config.structure.passthrough ? { passthrough: part.config.structure.passthrough } : {}),
       },
       data: { routes, backends, certificates, defaultCertificate: d.defaultCertificate, plugins: pd.plugins, consumers: pd.consumers, ...(Object.keys(clientAuth).length ? { clientAuth } : {}) },
     };
@@ -323,6 +325,18 @@ export class IncrementalTranslator {
     this.last = r;
     return r;
   }
+}
+
+/**
+ * TLS passthrough is decided across all hosts (which Ingress passes a host through, the exact hosts a passthrough
+ * wildcard leaves alone): with --enable-ssl-passthrough, a configuration that has a passthrough host, or a closure
+ * with an Ingress asking for one, is translated in full.
+ */
+function passthroughInvolved(snap: ModelSnapshot, o: TranslateOptions, prev: TranslateResult, ingresses: ReadonlySet<string>): boolean {
+  if (!o.sslPassthrough) return false;
+  if (prev.config.structure.passthrough?.hosts.length) return true;
+  for (const k of ingresses) if (snap.ingresses.get(k)?.annotations['ssl-passthrough'] === true) return true;
+  return false;
 }
 
 /** The Ingress runs plugins: named ones (portico.dev/plugins) or ingress-nginx annotations that are plugins. */

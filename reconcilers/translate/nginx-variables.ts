@@ -29,7 +29,8 @@ const NGINX = [
 
 /**
  * Variables Portico's templates (nginx-assets/templates/*.hbs) define for every request, whatever the settings.
- * (Left out: $portico_trusted_peer, which exists only with use-forwarded-headers.)
+ * (Left out: $portico_trusted_peer, which exists only with use-forwarded-headers, and $portico_peer_addr, only with
+ * --enable-ssl-passthrough.)
  */
 export const PORTICO_VARIABLES = [
   'portico_backend', 'portico_set_cookie', 'portico_client_ip', 'portico_forwarded_for', 'portico_forwarded_proto',

@@ -16,13 +16,15 @@
 //     answer 503 (location without backend), so nothing protected is served and nothing falls through;
 //   - every other unsupported annotation raises a Warning; none is ignored silently;
 //   - hosts and paths become routes (data for the Lua router); what only nginx directives can do becomes a directive
-//     profile shared by every route with the same settings (see profileOf), so nginx.conf does not grow with Ingresses.
+//     profile shared by every route with the same settings (see profileOf), so nginx.conf does not grow with Ingresses;
+//   - ssl-passthrough (with --enable-ssl-passthrough): TLS for a host goes undecrypted to one Service port, chosen as
+//     ingress-nginx does (see passthroughTarget); the oldest Ingress serving a host decides, its routes stay plain HTTP.
 import { forbiddenAddressReason, parseIp } from './addresses.ts';
 import { createHash } from 'node:crypto';
-import { PLUGIN_ORDER, type Backend, type Certificate, type ClientAuth, type ConsumerSet, type Endpoint, type GatewayConfig, type GlobalSettings, type HostRoutes, type PathMatch, type PluginInstance, type Profile, type Route, type RouteConditions, type RouteRule } from '../config/types.ts';
+import { PLUGIN_ORDER, type Backend, type Certificate, type ClientAuth, type ConsumerSet, type Endpoint, type GatewayConfig, type GlobalSettings, type HostRoutes, type PassthroughHost, type PathMatch, type PluginInstance, type Profile, type Route, type RouteConditions, type RouteRule } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { IngressClassInfo, IngressPath, NormalizedIngress, NormalizedRoute, NormalizedSlice, NormalizedUpstream, RouteMatchN, RouteRuleN, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
-import { NGINX_PREFIX, PROXY_SSL_ANNOTATIONS, type ParsedAnnotations } from '../annotations/table.ts';
+import { ANNOTATIONS, NGINX_PREFIX, PROXY_SSL_ANNOTATIONS, type AnnotationName, type ParsedAnnotations } from '../annotations/table.ts';
 import { regexPathProblem } from './regex-path.ts';
 import { hostSchema } from './safe.ts';
 import { annotationRefusals, gateAnnotations } from '../annotations/risk.ts';
@@ -44,6 +46,8 @@ export interface TranslateOptions {
   testHooks?: boolean;
   /** The node's and the pod's own listener addresses: never used as endpoints (any spelling of an IP address). */
   ownAddresses?: readonly string[];
+  /** --enable-ssl-passthrough: apply the ssl-passthrough annotation (without it the annotation gets a Warning). */
+  sslPassthrough?: boolean;
 }
 
 export interface TranslateEvent {
@@ -606,6 +610,29 @@ function fullTimeouts(t: { connect?: number; read?: number; send?: number } | un
   return { connect: t.connect ?? g.proxyConnectTimeoutSeconds, send: t.send ?? g.proxySendTimeoutSeconds, read: t.read ?? g.proxyReadTimeoutSeconds };
 }
 
+/** Whether a one-label wildcard ("*.example.com") covers an exact host ("a.example.com", not "a.b.example.com"). */
+function wildcardCovers(wildcard: string, host: string): boolean {
+  const suffix = wildcard.slice(1);
+  return host.length > suffix.length && host.endsWith(suffix) && !host.slice(0, -suffix.length).includes('.');
+}
+
+/**
+ * ssl-passthrough: the Service port a host's TLS connections go to, as ingress-nginx picks it (its server's root
+ * location): the host's "/" path, else the Ingress's defaultBackend; Portico also takes the host's first path when
+ * it has neither (ingress-nginx would send the connections to its default backend). `paths`: the host's other paths
+ * (as written), served over plain HTTP only. null: the host has no backend at all.
+ */
+export function passthroughTarget(ing: NormalizedIngress, host: string): { ref: ServiceBackendRef; via: string; paths: string[] } | null {
+  const paths = ing.rules.filter((r) => (r.host ?? '_') === host).flatMap((r) => r.paths);
+  const written = (p: IngressPath) => p.written ?? p.path;
+  const root = paths.find((p) => p.path === '/');
+  if (root) return { ref: root.backend, via: 'its "/" path', paths: paths.filter((p) => p !== root).map(written) };
+  if (ing.defaultBackend) return { ref: ing.defaultBackend, via: 'the Ingress\'s defaultBackend (no "/" path)', paths: paths.map(written) };
+  const first = paths[0];
+  if (!first) return null;
+  return { ref: first.backend, via: `its first path ${written(first)} (no "/" path, no defaultBackend)`, paths: paths.slice(1).map(written) };
+}
+
 export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: TranslateMemo): TranslateResult {
   const events: TranslateEvent[] = [];
   const status = new Map<string, IngressStatus>();
@@ -1003,6 +1030,63 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     }
   }
 
+  // ---- TLS passthrough (ssl-passthrough, with --enable-ssl-passthrough) -----------------------------------------------
+  // The oldest object serving a host decides (as ingress-nginx's server for a host is made by its oldest Ingress): a
+  // host an older Ingress or Route serves with TLS terminated, or that an older Ingress passes through, is refused to
+  // a younger passthrough Ingress; a younger object on a passthrough host keeps its routes for plain HTTP only.
+  // Rules without host cannot be passed through (the server name decides), nor can a canary (it has no host of its own).
+  const passthrough = new Map<string, PassthroughHost>();
+  const passthroughOf = (i: NormalizedIngress) => i.annotations['ssl-passthrough'] === true;
+  /** Access control of a passthrough Ingress applies to its plain-HTTP requests only: said once, in a Warning. */
+  const accessNoted = new Set<string>();
+  const noteAccess = (ref: string, ing: NormalizedIngress) => {
+    if (accessNoted.has(ref)) return;
+    accessNoted.add(ref);
+    const names = (Object.keys(ing.annotations) as AnnotationName[]).filter((n) => ANNOTATIONS[n]?.access).map((n) => `${NGINX_PREFIX}${n}`);
+    for (const a of ing.accessControl) for (const n of a.annotation.split(', ')) if (!names.includes(n)) names.push(n);
+    if (names.length) warn(ref, 'PassthroughAccessControl', `ssl-passthrough: the access control of ${names.sort().join(', ')} does not apply to the TLS connections passed through (they are never decrypted; ingress-nginx ignores it there too), only to plain-HTTP requests`);
+  };
+  if (o.sslPassthrough) {
+    const passedBy = new Map<string, Owner>();
+    const terminatedBy = new Map<string, Owner>();
+    for (const ow of owners) {
+      const ing = ow.ing;
+      if (ing && isCanary(ing)) {
+        if (passthroughOf(ing)) warn(ow.ref, 'PassthroughIgnored', `annotation ${NGINX_PREFIX}ssl-passthrough is ignored on a canary Ingress (its traffic is the main Ingress's)`);
+        continue;
+      }
+      const own = ing ? ing.rules.map((r) => r.host ?? '_') : claimsOfRoute(ow.rt as NormalizedRoute).map((c) => c.pc.host);
+      for (const h of [...new Set(own)]) {
+        const by = passedBy.get(h);
+        if (ing && passthroughOf(ing)) {
+          const term = terminatedBy.get(h);
+          if (h === '_') warn(ow.ref, 'PassthroughIgnored', 'ssl-passthrough: rules without a host cannot be passed through (the server name of the TLS connection decides); they are served as usual');
+          else if (by) warn(ow.ref, 'PassthroughConflict', `ssl-passthrough: host ${h} is already passed through by ${describe(by.ref)}, which is older; this Ingress's rules for ${h} are served over plain HTTP only`);
+          else if (term) warn(ow.ref, 'PassthroughConflict', `ssl-passthrough: host ${h} is already served by ${describe(term.ref)}, which is older and does not pass TLS through; Portico terminates TLS for ${h} and the annotation is ignored for it`);
+          else {
+            const t = passthroughTarget(ing, h);
+            if (!t) {
+              warn(ow.ref, 'PassthroughIgnored', `ssl-passthrough: host ${h} has no path and the Ingress no defaultBackend: there is no Service to pass its TLS connections to`);
+              continue;
+            }
+            passedBy.set(h, ow);
+            const port = 'number' in t.ref.port ? t.ref.port.number : t.ref.port.name;
+            passthrough.set(h, { host: h, source: ow.ref, namespace: ing.namespace, service: t.ref.service, servicePort: port });
+            const rest = t.paths.length ? `; its other paths (${t.paths.slice(0, 5).join(', ')}${t.paths.length > 5 ? ', …' : ''}) are served over plain HTTP only` : '';
+            events.push({ ref: ow.ref, type: 'Normal', reason: 'Passthrough', message: `TLS connections for ${h} go undecrypted to service ${ing.namespace}/${t.ref.service} port ${port} (${t.via})${rest}` });
+            noteAccess(ow.ref, ing);
+          }
+        } else if (by) {
+          if (h !== '_') warn(ow.ref, 'PassthroughHost', `host ${h} is passed through by ${describe(by.ref)} (ssl-passthrough, older): its TLS connections go undecrypted to that Ingress's backend, and the paths of ${describe(ow.ref)} on ${h} are served over plain HTTP only`);
+        } else if (!terminatedBy.has(h)) terminatedBy.set(h, ow);
+      }
+    }
+  } else {
+    for (const ing of served) {
+      if (passthroughOf(ing)) warn(ingressRef(ing.key), 'UnsupportedAnnotation', `annotation ${NGINX_PREFIX}ssl-passthrough needs the controller flag --enable-ssl-passthrough (off by default, as in ingress-nginx): it is ignored and Portico terminates TLS for this Ingress's hosts`);
+    }
+  }
+
   // ---- Upstreams: per Service (and port), win over Ingress balancing annotations --------------------------------
   const upstreamsBySvc = new Map<string, NormalizedUpstream[]>();
   for (const u of [...snap.upstreams.values()].sort((a, b) => (a.creationTimestamp < b.creationTimestamp ? -1 : a.creationTimestamp > b.creationTimestamp ? 1 : a.key < b.key ? -1 : 1))) {
@@ -1244,7 +1328,8 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
   for (const host of hostList) {
     const locs = hosts.get(host) as Map<string, Claim>;
     const tls = tlsHosts.has(host);
-    const inputs: unknown[] = [tls, g, o.testHooks];
+    const passed = passthrough.has(host);
+    const inputs: unknown[] = [tls, g, o.testHooks, passed];
     for (const c of locs.values()) {
       inputs.push(c.owner.ing ?? c.owner.rt, c.pc, c.backendId, c.closed);
       // Plugins, upstreams, splits and the backends of default-backend / mirror-target are not memoized per host.
@@ -1383,7 +1468,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       plugins[id] ??= { name: `${appRoot.ing.key} (annotations)`, type: 'redirect', status: 302, path: appRoot.ing.annotations['app-root'] as string, keepQuery: false, hostFromRequest: true };
       out.unshift({ path: '/', match: 'exact', route: { source: ingressRef(appRoot.ing.key), backendId: null, sslRedirect: false, plugins: [id] } });
     }
-    routes[host] = { tls, rules: out };
+    routes[host] = passed ? { tls, passthrough: true, rules: out } : { tls, rules: out };
     memo?.hosts.set(host, { inputs, result: routes[host], programmed, profiles: used });
   }
 
@@ -1432,7 +1517,9 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
           events.push({ ref: iref, type: 'Warning', reason: 'AliasSkipped', message: `server-alias ${alias} for ${h}: ${hosts.has(alias) ? 'it is a host with rules of its own' : 'the name is already an alias or a redirect of another host'}; it keeps what it serves` });
           continue;
         }
-        routes[alias] = routes[h] as HostRoutes;
+        // An alias is not passed through (only the host is a passthrough server name, as in ingress-nginx).
+        const hr = routes[h] as HostRoutes;
+        routes[alias] = hr.passthrough ? { tls: hr.tls, rules: hr.rules } : hr;
         const cert = certificates[h];
         const t = tlsHosts.get(h);
         if (t?.secretKey && cert) {
@@ -1518,12 +1605,21 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     ...nginxTuningOf(g),
     listen: o.listen,
   };
+  // Passthrough wildcards: the exact names under them that Portico serves itself stay terminated (an exact host wins).
+  const terminated: string[] = [];
+  const wildcards = [...passthrough.keys()].filter((h) => h.startsWith('*.'));
+  if (wildcards.length) {
+    for (const h of Object.keys(routes)) {
+      if (h !== '_' && !h.startsWith('*.') && !passthrough.has(h) && wildcards.some((w) => wildcardCovers(w, h))) terminated.push(h);
+    }
+  }
   const def: TlsMaterial | null = snap.defaultCertificate;
   return {
     config: {
       structure: {
         global,
         profiles: [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
+        ...(o.sslPassthrough ? { passthrough: { hosts: [...passthrough.values()].sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0)), terminated: terminated.sort() } } : {}),
       },
       data: {
         routes,

@@ -2,7 +2,8 @@
 -- set_by_lua (synchronous, no coroutine, before nginx picks a location) and returns where the request goes:
 --   ""                   proxy from `location /` (the default directive profile) — the common case;
 --   "@portico_<profile>" proxy from that profile's named location (nginx-only directives such as a body size);
---   "@portico_404" / "@portico_503" / "@portico_413" / "@portico_https" (308 to HTTPS).
+--   "@portico_404" / "@portico_503" / "@portico_413" / "@portico_https" (308 to HTTPS);
+--   "@portico_deny"      an answer of its own: a redirect, or 421 for a TLS-passthrough host over HTTPS.
 -- For proxied requests it sets $portico_backend (read by the balancer and the access log) and, when the route has
 -- its own, $portico_timeouts, $portico_fallback (default-backend), $portico_error_route (custom-http-errors) and
 -- $portico_mirror_* (mirror-target). nginx.conf jumps to named locations with `error_page 418 = $portico_jump`.
@@ -155,7 +156,7 @@ end
 -- Rules sharing a path and match type become one entry with its candidates in order ({cond, r}); `r` is set
 -- when the only candidate has no conditions (the common case: no per-request condition work).
 local function compile(host, h)
-  local c = { tls = h.tls == true, exact = {}, prefix = {}, regex = {}, slash = {} }
+  local c = { tls = h.tls == true, passthrough = h.passthrough == true, exact = {}, prefix = {}, regex = {}, slash = {} }
   local seen = {}
   for _, rule in ipairs(h.rules or {}) do
     local cand = { cond = conditions(rule.conditions), r = prepare(host, rule.route or {}) }
@@ -305,6 +306,13 @@ function _M.route()
   sync()
   local h = find_host(ngx_var.host)
   if not h then return "@portico_404" end
+  if h.passthrough and ngx_var.scheme == "https" then
+    -- TLS for this host is passed through to its backend (ssl-passthrough): a request for it on a connection Portico
+    -- terminated (another server name in the handshake, or a connection a client reuses for several hosts) is not
+    -- served here. 421 tells the client to open a connection of its own for the host, which is then passed through.
+    ngx_var.portico_deny = "421\nMisdirected Request"
+    return "@portico_deny"
+  end
   local uri = ngx_var.uri
   local r = match(h, uri)
   if not r then return "@portico_404" end

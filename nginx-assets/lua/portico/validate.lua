@@ -246,12 +246,13 @@ local function route(r)
   end
 end
 
--- { tls, rules = [ { path, match, route } ] }
+-- { tls, passthrough?, rules = [ { path, match, route } ] }
 function _M.host_routes(h, v)
   local err = route_host(h)
   if err then return err end
   if type(v) ~= "table" then return "routes of " .. h .. " are not an object" end
   if v.tls ~= nil and type(v.tls) ~= "boolean" then return "routes of " .. h .. ": tls must be a boolean" end
+  if v.passthrough ~= nil and v.passthrough ~= true then return "routes of " .. h .. ": passthrough must be true when present" end
   if not is_array(v.rules) then return "routes of " .. h .. ": rules must be an array" end
   for i, rule in ipairs(v.rules) do
     if type(rule) ~= "table" or not MATCH[rule.match] then return "routes of " .. h .. ": rule " .. i .. ": invalid match" end

@@ -90,6 +90,7 @@ test('Lua router: nginx location semantics, one-label wildcards, catch-all, answ
     /ok - the other host was not compiled again/,
     /ok - only the requested host is compiled/,
     /ok - 10k hosts: every request routed to its own host/,
+    /ok - passthrough host over Portico's TLS: 421 Misdirected Request, nothing proxied/,
   ]);
 });
 
@@ -161,6 +162,7 @@ test('Lua plugins and consumers as data: one store version, lazy decode, API wit
     /ok - API: …and nothing refused was stored/,
     /ok - validate: rewrite with an nginx variable in the replacement/,
     /ok - validate: the three hash formats are accepted/,
+    /ok - validate: a passthrough host \(ssl-passthrough\) is true or absent/,
     /ok - validate: external-auth ingress-nginx mode/,
     /ok - validate: auth-url: a sign-in template reading a variable off the allowlist/,
     /ok - validate: a route with split, plugins, observe, websocket and conditions/,

@@ -223,6 +223,10 @@ do -- route fields
     { methods = { "GET", "POST" }, headers = { { name = "x-env", type = "exact", value = "canary" }, { name = "user-agent", type = "regex", value = "^curl/" } },
       query = { { name = "debug", type = "exact", value = "" } } })
   R.check("validate: a route with split, plugins, observe, websocket and conditions", hr(good) == nil, hr(good))
+  R.check("validate: a passthrough host (ssl-passthrough) is true or absent",
+    validate.host_routes("a.example", { tls = false, passthrough = true, rules = { good } }) == nil
+      and validate.host_routes("a.example", { tls = false, passthrough = false, rules = { good } }) ~= nil
+      and validate.host_routes("a.example", { tls = false, passthrough = "yes", rules = { good } }) ~= nil)
   local cases = {
     { "split weight over 10000", rule({ split = { { backendId = "ns_a_80", weight = 10001 } } }), "weight" },
     { "split with a bad backend id", rule({ split = { { backendId = "A/B", weight = 1 } } }), "split 1" },

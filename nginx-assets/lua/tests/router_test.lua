@@ -287,4 +287,22 @@ do -- ingress-nginx's trailing-slash semantics: nginx's 301 for `location /foo/`
   R.check("preserve-trailing-slash keeps it", jump == "@portico_https", jump)
 end
 
+do -- TLS passthrough (ssl-passthrough): the host's routes serve plain HTTP; over HTTPS (Portico's own TLS) it is 421
+  local T, store, router = setup()
+  store.apply_all({ r = { upsert = {
+    ["pass.example.com"] = { tls = false, passthrough = true, rules = { rule("prefix", "/", route("pass-http")) } },
+    ["*.pt.example.com"] = { tls = false, passthrough = true, rules = { rule("prefix", "/", route("pt-wild")) } },
+    ["other.example.com"] = { tls = true, rules = { rule("prefix", "/", route("other")) } },
+  } } })
+  local jump, b = req(T, router, "pass.example.com", "/x", { scheme = "http" })
+  R.check("passthrough host: plain HTTP is routed as usual", jump == "" and b == "pass-http", jump .. " " .. tostring(b))
+  local v
+  jump, _, v = req(T, router, "pass.example.com", "/x", { scheme = "https" })
+  R.check("passthrough host over Portico's TLS: 421 Misdirected Request, nothing proxied",
+    jump == "@portico_deny" and v.portico_deny == "421\nMisdirected Request" and v.portico_backend == "", jump .. " " .. tostring(v.portico_deny))
+  jump = req(T, router, "a.pt.example.com", "/", { scheme = "https" })
+  R.check("a passthrough wildcard answers 421 over HTTPS too", jump == "@portico_deny", jump)
+  R.check("other hosts are served over HTTPS", backend_for(T, router, "other.example.com", "/") == "other")
+end
+
 R.done()

@@ -176,7 +176,7 @@ export class NginxProcess {
     }
     // A master that was killed leaves its unix sockets behind, and nginx refuses to bind over an existing file.
     // No nginx of ours is running at this point (start() runs only when the previous group is gone).
-    for (const f of [this.o.runtime.apiSocket, this.o.runtime.unavailableSocket]) rmSync(f, { force: true });
+    for (const f of [this.o.runtime.apiSocket, this.o.runtime.unavailableSocket, this.o.runtime.httpsSocket, this.o.runtime.passthroughSocket]) rmSync(f, { force: true });
     // Own process group (detached = setsid): the master leads it and its workers inherit it, so the group is
     // "this generation of nginx". stdout is the controller's own when the access log goes there (nginx writes to
     // it directly, one write per line); nginx's error log (stderr) is forwarded into the controller's log.

@@ -34,6 +34,10 @@ export interface RuntimePaths {
   apiSocket: string;
   /** Internal socket answering 503 for backends without usable endpoints (workers connect to it). */
   unavailableSocket: string;
+  /** TLS passthrough: the HTTP server's TLS listener (PROXY protocol), which the stream section's HTTPS port feeds. */
+  httpsSocket: string;
+  /** TLS passthrough: the stream hop that sends a passthrough host's connections to its Service's endpoints. */
+  passthroughSocket: string;
   /** Hard RLIMIT_NOFILE nginx inherits (null = unknown): worker_connections and worker_rlimit_nofile stay below it. */
   maxOpenFiles: number | null;
 }
@@ -73,6 +77,8 @@ export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths 
     apiDir: path.join(dir, 'api'),
     apiSocket: path.join(dir, 'api', 'config.sock'),
     unavailableSocket: path.join(dir, 'unavailable.sock'),
+    httpsSocket: path.join(dir, 'https.sock'),
+    passthroughSocket: path.join(dir, 'passthrough.sock'),
     maxOpenFiles: hardOpenFilesLimit(),
   };
 }
@@ -289,5 +295,7 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     unavailablePeer: `unix:${runtime.unavailableSocket}`,
     accessLogBuffered: runtime.accessLog !== '/dev/stdout' && runtime.accessLog !== '/dev/stderr',
     stream: structure.stream ?? null,
+    // TLS passthrough: the HTTPS port is the stream section's, the HTTP server's TLS listener a unix socket.
+    passthrough: structure.stream?.passthrough ?? null,
   });
 }
