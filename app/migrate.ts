@@ -19,7 +19,7 @@ import { CATALOGUE, NGINX_PREFIX, PORTICO_PREFIX, parseAnnotations, riskLabel, t
 import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from '../reconcilers/model/global-config.ts';
 import { normalizeIngress } from '../reconcilers/model/normalize.ts';
 import { zodMessage } from '../reconcilers/translate/safe.ts';
-import { proxySslClosedReason } from '../reconcilers/translate/translate.ts';
+import { modsecurityClosedReason, proxySslClosedReason } from '../reconcilers/translate/translate.ts';
 
 export const SCHEMA_VERSION = 1;
 
@@ -432,6 +432,13 @@ function analyzeIngress(obj: KubeObject, input: Input, settings: RiskSettings): 
       const a = raw[`${PORTICO_PREFIX}proxy-ssl-secret`] !== undefined ? `${PORTICO_PREFIX}proxy-ssl-secret` : `${NGINX_PREFIX}proxy-ssl-secret`;
       add('fails-closed', a, `${a}: ${sslWhy}; every path answers 503`, 'proxy-ssl-secret: the Ingress fails closed');
     }
+    // ModSecurity (Portico's image has the module and the CRS): a modsecurity-snippet off the allowlist is refused, and
+    // where ModSecurity is on a refused snippet fails the paths closed.
+    const msnip = gated.annotations['modsecurity-snippet'];
+    const msName = raw[`${PORTICO_PREFIX}modsecurity-snippet`] !== undefined ? `${PORTICO_PREFIX}modsecurity-snippet` : `${NGINX_PREFIX}modsecurity-snippet`;
+    if (msnip && 'error' in msnip) add('snippet-refused', msName, `annotation ${msName} is refused: ${msnip.error}`, 'modsecurity-snippet: a directive outside Portico\'s allowlist');
+    const wafWhy = modsecurityClosedReason(res.ingress, gated, {}, { crs: true });
+    if (wafWhy) add('fails-closed', msName, `${msName}: ${wafWhy}; every path answers 503`, 'modsecurity-snippet refused with ModSecurity on: the Ingress fails closed');
     for (const r of annotationRefusals(gated)) {
       const m = /annotation (\S+)/.exec(r.message);
       const a = m ? (m[1] as string) : null;

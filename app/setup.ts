@@ -14,6 +14,7 @@ import { Resources } from '../operator/kube/resources.ts';
 import { ConfigMapReconciler } from '../reconcilers/configmap.ts';
 import { GatewayReconciler } from '../reconcilers/gateway/gateway.ts';
 import { ingressKeyOf, ingressRef, type TranslateOptions } from '../reconcilers/translate/translate.ts';
+import { detectModsecurity } from '../reconcilers/gateway/nginx/modsecurity.ts';
 import { AdmissionWebhook } from './webhook/server.ts';
 import { IngressReconciler } from '../reconcilers/ingress.ts';
 import { IngressClassReconciler } from '../reconcilers/ingressclass.ts';
@@ -229,6 +230,8 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     testHooks: cfg['enable-test-hooks'],
     ownAddresses: ownAddresses(cfg['listen-address']),
     sslPassthrough: cfg['enable-ssl-passthrough'],
+    // What this machine has of ModSecurity: without the module, paths that ask for it fail closed.
+    modsecurity: detectModsecurity(),
   };
   const podName = process.env.POD_NAME;
   const podNamespace = process.env.POD_NAMESPACE;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything a fresh Debian bookworm machine lacks to run and test Portico:
-#   - Debian packages: nginx + Lua module and libraries, luajit2 (Lua unit tests), wrk (benchmarks), openssl,
-#     iproute2 (network namespaces for test backends);
+#   - Debian packages: nginx + Lua module and libraries, ModSecurity (connector module, libmodsecurity3, OWASP CRS),
+#     luajit2 (Lua unit tests), wrk (benchmarks), openssl, iproute2 (network namespaces for test backends);
 #   - npm packages, including Node 24 itself (the registry's `node` package → node_modules/.bin/node);
 #   - the control-plane binaries (etcd, kube-apiserver, kube-controller-manager) built from Go modules and cached.
 # Idempotent: each step is skipped when already satisfied.
@@ -10,6 +10,7 @@ cd "$(dirname "$0")/../.."
 
 PKGS=(nginx-light libnginx-mod-http-lua libnginx-mod-stream lua-resty-core lua-resty-lrucache lua-cjson luajit2 wrk openssl iproute2 curl
   runc containernetworking-plugins iptables conntrack) # the real node (e2e/node); iptables also guards the apiserver
+PKGS+=(libnginx-mod-http-modsecurity modsecurity-crs) # ModSecurity (enable-modsecurity) and the OWASP Core Rule Set
 PKGS+=(mmdebstrap umoci skopeo) # container images (make image / make images, image/)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -18,8 +18,8 @@
 //   - enable-global-auth: it only switches the ConfigMap's global-auth-url off for the Ingress (an invalid value is
 //     reported and global auth stays on: the safe side);
 //   - limit-* (rate limits), enable-modsecurity / enable-owasp-core-rules / modsecurity-snippet (a WAF, detection
-//     only unless configured): they throttle or filter abuse but do not decide who is allowed in.
-// All of these still raise an UnsupportedAnnotation Warning.
+//     only unless configured): they throttle or filter abuse but do not decide who is allowed in. (ModSecurity that
+//     is on but cannot be applied as asked fails the paths closed by itself: translate.ts modsecurityClosedReason.)
 import { CATALOGUE } from './table.ts';
 
 // The groups are the table's `access` column (table.ts): one place says which annotation is access control. Built

@@ -3,8 +3,8 @@
 //   annotations-risk-level (Low | Medium | High | Critical, default High as in ingress-nginx ≥ 1.12): an annotation
 //     whose risk (table.ts, ingress-nginx's levels) is above it is refused — not applied, with a RiskyAnnotation
 //     Warning naming the annotation, its risk and the setting;
-//   allow-snippet-annotations (default false, as in ingress-nginx ≥ 1.9): the snippets (Critical) are refused
-//     unless it is "true" (and the level is Critical).
+//   allow-snippet-annotations (default false, as in ingress-nginx ≥ 1.9): the snippets (Critical: also
+//     modsecurity-snippet) are refused unless it is "true" (and the level is Critical).
 // ingress-nginx rejects the whole Ingress in both cases (its admission webhook refuses it, its sync loop skips it);
 // Portico serves the rest of the Ingress, except where leaving an annotation out would open access: refused access
 // control (an IP list, basic auth, a snippet with access rules) makes the Ingress fail closed, and the annotations
@@ -43,7 +43,8 @@ const GROUPS: readonly (readonly AnnotationName[])[] = [
 ];
 const BASIC_AUTH = new Set<string>(['auth-type', 'auth-secret', 'auth-secret-type', 'auth-realm']);
 const AUTH_TLS = new Set<string>(AUTH_TLS_ANNOTATIONS);
-const SNIPPETS = new Set<string>(SNIPPET_ANNOTATIONS);
+// modsecurity-snippet is gated as the others (raw ModSecurity text in ingress-nginx); its allowlist is modsecurity.ts.
+const SNIPPETS = new Set<string>([...SNIPPET_ANNOTATIONS, 'modsecurity-snippet']);
 
 const refusals = new WeakMap<NormalizedIngress, Refusal[]>();
 const memo = new WeakMap<NormalizedIngress, { key: string; out: NormalizedIngress }>();

@@ -238,6 +238,10 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'auth-tls-error-page': ['https://example.com/cert-error', 'https://example.com/$host'],
   'auth-tls-match-cn': ['CN=client1', 'CN=a;b'],
   'auth-tls-pass-certificate-to-upstream': ['true', 'yes'],
+  'enable-modsecurity': ['true', 'yes'],
+  'enable-owasp-core-rules': ['false', 'on'],
+  'modsecurity-transaction-id': ['web-$request_id', '$request_id"; pwn'],
+  'modsecurity-snippet': ['SecRuleEngine On', 'x'.repeat(70_000)],
 };
 
 test('every parsed row: a valid value is read (under both prefixes), an invalid one is reported, never applied', () => {

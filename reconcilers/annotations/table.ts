@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { isKnownVariable } from '../translate/nginx-variables.ts';
 import { accessControlKind } from './access-control.ts';
 import { MAX_SNIPPET } from './snippets.ts';
+import { modsecuritySnippetSchema, transactionIdSchema } from './modsecurity.ts';
 import { errorPageSchema, matchCnSchema, verifyClientSchema, verifyDepthSchema } from './auth-tls.ts';
 import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, redirectParamSchema, requestRedirectSchema, signinSchema } from './auth-url.ts';
 import { appRootSchema, hostSchema, rewriteTargetSchema } from '../translate/safe.ts';
@@ -348,10 +349,12 @@ export const ANNOTATION_TABLE = {
   'enable-opentelemetry': refused('location', 'low', 'OpenTelemetry tracing is not supported yet'),
   'opentelemetry-operation-name': refused('location', 'medium', 'OpenTelemetry tracing is not supported yet'),
   'opentelemetry-trust-incoming-span': refused('location', 'low', 'OpenTelemetry tracing is not supported yet'),
-  'enable-modsecurity': refused('ingress', 'low', 'ModSecurity (WAF) is not part of Portico\'s data plane'),
-  'enable-owasp-core-rules': refused('ingress', 'low', 'ModSecurity (WAF) is not part of Portico\'s data plane'),
-  'modsecurity-transaction-id': refused('ingress', 'high', 'ModSecurity (WAF) is not part of Portico\'s data plane'),
-  'modsecurity-snippet': refused('ingress', 'critical', 'ModSecurity (WAF) is not part of Portico\'s data plane'),
+  // ---- ModSecurity (modsecurity.ts; a directive profile whose rules file gateway/nginx/modsecurity.ts writes): a
+  // security control, so where it is on but cannot be applied as asked the Ingress's paths fail closed (503).
+  'enable-modsecurity': row(boolSchema, 'ingress', 'low', 'ModSecurity (Debian\'s libmodsecurity3) on this Ingress\'s paths: Debian\'s recommended configuration (SecRuleEngine DetectionOnly: matches are logged, nothing is blocked), then the CRS if asked for, then the ConfigMap\'s and this Ingress\'s modsecurity-snippet (SecRuleEngine On blocks with 403). "false" turns the ConfigMap\'s enable-modsecurity off for this Ingress. Each rule match (also in DetectionOnly mode) and each block is a warning in the controller\'s log; there is no audit log unless a snippet sets SecAuditEngine (then in the runtime directory). A directive profile: a new combination reloads nginx once. Where the module (Debian package libnginx-mod-http-modsecurity) or the CRS asked for is not installed, or the modsecurity-snippet is refused, the paths answer 503 (fail closed)', { difference: 'fails closed (503) when ModSecurity cannot be applied as asked; matches go to the controller\'s log, no audit log by default (ingress-nginx: /var/log/modsec_audit.log)' }),
+  'enable-owasp-core-rules': row(boolSchema, 'ingress', 'low', 'With ModSecurity on (enable-modsecurity, or the ConfigMap\'s): the OWASP Core Rule Set too (Debian\'s modsecurity-crs, CRS 3.3, anomaly scoring); it blocks only with SecRuleEngine On (modsecurity-snippet). Without ModSecurity it has no effect, as in ingress-nginx'),
+  'modsecurity-transaction-id': row(transactionIdSchema, 'ingress', 'high', 'ModSecurity\'s transaction id (modsecurity_transaction_id: the unique_id of its log lines and audit records), e.g. "$request_id" or "web-$request_id": nginx variables and literal letters, digits, "_" and "-"', { difference: 'at least one variable, each one nginx defines; no other characters (quotes, spaces, braces)' }),
+  'modsecurity-snippet': row(modsecuritySnippetSchema, 'ingress', 'critical', 'Only with the ConfigMap\'s allow-snippet-annotations: "true" and annotations-risk-level: Critical (else refused with a Warning). ModSecurity directives applied after the recommended configuration, the CRS and the ConfigMap\'s modsecurity-snippet, read line by line from an allowlist and re-emitted from their parsed values: SecRuleEngine On|Off|DetectionOnly, SecRequestBodyAccess On|Off, SecResponseBodyAccess On|Off, SecRequestBodyLimit <bytes>, SecAuditEngine On|Off|RelevantOnly, SecRuleRemoveById <ids or ranges>, SecRuleRemoveByTag <tag>. Anything else (SecRule, SecAction, Include, SecAuditLog, SecDebugLog...) refuses the whole snippet with the line; a refused snippet makes the paths answer 503 where ModSecurity is on', { difference: 'an allowlist of directives, never pasted; the recommended configuration is always loaded first (ingress-nginx leaves it out when an Ingress has a snippet)' }),
   'stream-snippet': refused('ingress', 'critical', 'not supported: Portico has no TCP/UDP (stream) proxying'),
   'http2-push-preload': refused('location', 'low', 'not supported: HTTP/2 server push is obsolete (browsers and nginx dropped it)'),
   'fastcgi-index': refused('location', 'medium', 'FastCGI backends are not supported'),

@@ -175,6 +175,40 @@ export interface Profile {
   interceptErrors?: true;
   /** mirror-target: copy each request (nginx's mirror) to the route's Route.mirror; `body` = mirror_request_body. */
   mirror?: { body: boolean };
+  /**
+   * ModSecurity (ingress-nginx's enable-modsecurity and companions): `modsecurity on` with a rules file Portico writes
+   * into its runtime directory, named by the digest of its text (gateway/nginx/modsecurity.ts), before nginx -t.
+   */
+  modsecurity?: ModsecuritySettings;
+}
+
+/**
+ * One directive of a modsecurity-snippet (the ConfigMap's or an Ingress's), parsed from an allowlist
+ * (reconcilers/annotations/modsecurity.ts): data, re-emitted by the renderer, never the text the user wrote.
+ */
+export type ModsecDirective =
+  | { directive: 'SecRuleEngine'; value: 'On' | 'Off' | 'DetectionOnly' }
+  | { directive: 'SecRequestBodyAccess' | 'SecResponseBodyAccess'; value: 'On' | 'Off' }
+  | { directive: 'SecRequestBodyLimit'; value: number }
+  | { directive: 'SecAuditEngine'; value: 'On' | 'Off' | 'RelevantOnly' }
+  /** Rule ids ("942100") and ranges ("941000-942999"). */
+  | { directive: 'SecRuleRemoveById'; value: string[] }
+  | { directive: 'SecRuleRemoveByTag'; value: string };
+
+/** What a route's ModSecurity loads, in this order: Debian's recommended configuration, the CRS, `rules`. */
+export interface ModsecuritySettings {
+  /** The OWASP Core Rule Set (Debian's modsecurity-crs). */
+  crs: boolean;
+  /** The ConfigMap's modsecurity-snippet, then the Ingress's: they override what comes before. */
+  rules: ModsecDirective[];
+  /** modsecurity_transaction_id: nginx variables ($request_id...) and literal [A-Za-z0-9_-] text. */
+  transactionId?: string;
+}
+
+/** What the controller's machine has of ModSecurity (gateway/nginx/modsecurity.ts detectModsecurity). */
+export interface ModsecurityInstall {
+  /** The OWASP Core Rule Set is installed too. */
+  crs: boolean;
 }
 
 /** The ConfigMap's nginx tuning keys (reconcilers/config/nginx-tuning.ts): absent = ingress-nginx's default. */

@@ -35,6 +35,7 @@ import { renderNginxConf, runtimePaths, writeClientCertificates, writeTrustedCas
 import { ExternalNameResolver } from './resolver.ts';
 import { excludeProfiles, findCulprits, withoutProfiles } from './isolate.ts';
 import { StreamServices } from './stream.ts';
+import { writeModsecurityRules } from './nginx/modsecurity.ts';
 
 /** Nothing held (a fresh object each time: `held` is updated in place by endpoint pushes). */
 const emptyData = (): DataPlane => ({ routes: {}, backends: {}, certificates: {}, defaultCertificate: null, plugins: {}, consumers: {} });
@@ -513,6 +514,7 @@ export class GatewayReconciler {
     let checksum = structureChecksum(desired.structure);
     writeTrustedCas(desired.structure, this.nginx.runtime);
     writeClientCertificates(desired.structure, this.nginx.runtime);
+    writeModsecurityRules(desired.structure, this.nginx.runtime);
     let conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);
     const tTest = performance.now();
     let v = await this.nginx.writeValidated(conf);

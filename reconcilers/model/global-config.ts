@@ -3,11 +3,12 @@
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
-import type { GlobalSettings } from '../config/types.ts';
+import type { GlobalSettings, ModsecDirective } from '../config/types.ts';
 import { DEFAULT_NGINX_TUNING as T, type NginxTuning } from '../config/nginx-tuning.ts';
 import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
 import { RISKS, type Risk } from '../annotations/table.ts';
 import { httpErrorCodesSchema } from '../annotations/errors-mirror.ts';
+import { modsecuritySnippetConfigSchema } from '../annotations/modsecurity.ts';
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
   loadBalance: 'round_robin' | 'ewma';
@@ -41,6 +42,12 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdown
   noAuthLocations: string[];
   /** custom-http-errors: error codes of every Ingress path without its own custom-http-errors annotation. */
   customHttpErrors: number[];
+  /** enable-modsecurity: ModSecurity on every Ingress path (an Ingress's enable-modsecurity "false" opts out). */
+  enableModsecurity: boolean;
+  /** enable-owasp-modsecurity-crs: the OWASP Core Rule Set wherever ModSecurity is on. */
+  enableOwaspModsecurityCrs: boolean;
+  /** modsecurity-snippet: directives (the allowlist of reconcilers/annotations/modsecurity.ts) wherever ModSecurity is on. */
+  modsecuritySnippet: ModsecDirective[];
 };
 
 /** A global-auth-* key: any text is accepted here (checked by the translation, which fails closed). */
@@ -280,6 +287,10 @@ export const CONFIG_KEYS = {
   'global-allowed-response-headers': key('globalAllowedResponseHeaders', headerNameList, [], 'Comma-separated header names the custom-headers annotation may set (as ingress-nginx ≥ 1.12: empty = none, and an Ingress naming another header fails closed)'),
   'no-auth-locations': key('noAuthLocations', locationList, ['/.well-known/acme-challenge'], 'Comma-separated path beginnings: Ingress paths that start with one get no external or basic authentication (compared with the path as written in the Ingress, as ingress-nginx does)'),
   'proxy-real-ip-cidr': key('proxyRealIpCidr', realIpCidrSchema, [], 'With use-forwarded-headers, enable-real-ip or use-proxy-protocol: comma-separated CIDRs of the proxies trusted to set the client address (and X-Forwarded-*); empty = none, except with use-proxy-protocol, where every peer is (ingress-nginx trusts 0.0.0.0/0)'),
+  // ModSecurity (reconcilers/annotations/modsecurity.ts, gateway/nginx/modsecurity.ts).
+  'enable-modsecurity': key('enableModsecurity', boolSchema, false, 'ModSecurity on every Ingress path (Portico\'s Route objects excepted): Debian\'s recommended configuration (SecRuleEngine DetectionOnly), then the CRS with enable-owasp-modsecurity-crs, then modsecurity-snippet; an Ingress\'s enable-modsecurity "false" opts out. Rule matches and blocks are warnings in the controller\'s log. Where nginx\'s ModSecurity module is not installed, the paths it applies to answer 503 (fail closed)'),
+  'enable-owasp-modsecurity-crs': key('enableOwaspModsecurityCrs', boolSchema, false, 'The OWASP Core Rule Set (Debian\'s modsecurity-crs) wherever ModSecurity is on, also where an Ingress\'s enable-modsecurity turns it on (ingress-nginx loads it then only with the ConfigMap\'s enable-modsecurity)'),
+  'modsecurity-snippet': key('modsecuritySnippet', modsecuritySnippetConfigSchema, [], 'ModSecurity directives wherever ModSecurity is on, after the recommended configuration and the CRS, before an Ingress\'s own modsecurity-snippet: the annotation\'s allowlist (SecRuleEngine, SecRequestBodyAccess, SecResponseBodyAccess, SecRequestBodyLimit, SecAuditEngine, SecRuleRemoveById, SecRuleRemoveByTag); anything else refuses the value (the previous one stays)'),
   // Real client address and forwarded headers.
   'enable-real-ip': key('enableRealIp', boolSchema, T.enableRealIp, 'Take the client address from forwarded-for-header when the peer is in proxy-real-ip-cidr (nginx realip module), without trusting the other X-Forwarded-* headers'),
   'forwarded-for-header': key('forwardedForHeader', headerTokenSchema, T.forwardedForHeader, 'Header the client address is read from (use-forwarded-headers, enable-real-ip; not with use-proxy-protocol) and appended to (compute-full-forwarded-for)'),
@@ -339,7 +350,6 @@ export const CONFIG_KEYS = {
 export const REFUSED_CONFIG_KEYS: readonly [RegExp, string][] = [
   [/^(http|main|server|location|stream)-snippet$/, 'configuration snippets in the ConfigMap are not supported: nginx.conf is never pasted into (snippet annotations are compiled from an allowlist instead)'],
   [/^(enable-)?(opentelemetry|otlp|opentracing|zipkin|jaeger|datadog)/, 'tracing is not supported yet'],
-  [/^(enable-modsecurity|enable-owasp-modsecurity-crs|modsecurity-snippet)$/, 'ModSecurity (WAF) is not part of Portico\'s data plane'],
   [/^(ssl-ecdh-curve|ssl-dh-param|ssl-session-ticket-key|ssl-early-data)$/, 'not configurable: Portico chooses the curves, has no DH parameters (ECDHE only), and keeps ticket keys per process'],
   [/^(http2-.*)$/, 'HTTP/2 limits are nginx\'s defaults (use large-client-header-buffers, keep-alive-requests)'],
   [/^(enable-brotli|brotli-.*)$/, 'brotli compression is not part of Portico\'s nginx (use use-gzip)'],

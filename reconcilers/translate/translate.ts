@@ -21,7 +21,7 @@
 //     ingress-nginx does (see passthroughTarget); the oldest Ingress serving a host decides, its routes stay plain HTTP.
 import { forbiddenAddressReason, parseIp } from './addresses.ts';
 import { createHash } from 'node:crypto';
-import { PLUGIN_ORDER, type Backend, type Certificate, type ClientAuth, type ConsumerSet, type Endpoint, type GatewayConfig, type GlobalSettings, type HostRoutes, type PassthroughHost, type PathMatch, type PluginInstance, type Profile, type Route, type RouteConditions, type RouteRule } from '../config/types.ts';
+import { PLUGIN_ORDER, type Backend, type Certificate, type ClientAuth, type ConsumerSet, type Endpoint, type GatewayConfig, type GlobalSettings, type HostRoutes, type ModsecurityInstall, type ModsecuritySettings, type PassthroughHost, type PathMatch, type PluginInstance, type Profile, type Route, type RouteConditions, type RouteRule } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { IngressClassInfo, IngressPath, NormalizedIngress, NormalizedRoute, NormalizedSlice, NormalizedUpstream, RouteMatchN, RouteRuleN, ServiceBackendRef, TlsMaterial } from '../model/types.ts';
 import { ANNOTATIONS, NGINX_PREFIX, PROXY_SSL_ANNOTATIONS, type AnnotationName, type ParsedAnnotations } from '../annotations/table.ts';
@@ -48,6 +48,11 @@ export interface TranslateOptions {
   ownAddresses?: readonly string[];
   /** --enable-ssl-passthrough: apply the ssl-passthrough annotation (without it the annotation gets a Warning). */
   sslPassthrough?: boolean;
+  /**
+   * ModSecurity as installed on this machine (gateway/nginx/modsecurity.ts detectModsecurity); absent = nginx's
+   * ModSecurity module is not: paths that ask for ModSecurity fail closed (503).
+   */
+  modsecurity?: ModsecurityInstall;
 }
 
 export interface TranslateEvent {
@@ -300,6 +305,41 @@ export function proxySslClosedReason(raw: NormalizedIngress, ing: NormalizedIngr
   const refused = PROXY_SSL_ANNOTATIONS.filter((n) => raw.annotations[n] !== undefined && ing.annotations[n] === undefined);
   if (!refused.length) return undefined;
   return `${refused.map((n) => `${NGINX_PREFIX}${n}`).join(', ')} ${refused.length > 1 ? 'are' : 'is'} refused by the ConfigMap's annotations-risk-level`;
+}
+
+/** The ConfigMap keys ModSecurity reads (reconcilers/model/global-config.ts). */
+type ModsecurityGlobals = { enableModsecurity?: boolean; enableOwaspModsecurityCrs?: boolean; modsecuritySnippet?: ModsecuritySettings['rules'] };
+
+/**
+ * ModSecurity for an Ingress's paths, or undefined when it is off: on with its enable-modsecurity "true", or with
+ * the ConfigMap's enable-modsecurity unless the Ingress says "false"; the CRS with enable-owasp-core-rules or the
+ * ConfigMap's enable-owasp-modsecurity-crs; the ConfigMap's modsecurity-snippet, then the Ingress's (when it was
+ * accepted), then its modsecurity-transaction-id.
+ */
+export function modsecuritySettings(a: ParsedAnnotations, g: ModsecurityGlobals): ModsecuritySettings | undefined {
+  if (!(a['enable-modsecurity'] ?? g.enableModsecurity === true)) return undefined;
+  const own = a['modsecurity-snippet'];
+  const rules = [...(g.modsecuritySnippet ?? []), ...(own && 'directives' in own ? own.directives : [])];
+  const id = a['modsecurity-transaction-id'];
+  return { crs: a['enable-owasp-core-rules'] === true || g.enableOwaspModsecurityCrs === true, rules, ...(id !== undefined ? { transactionId: id } : {}) };
+}
+
+/**
+ * Why an Ingress's paths must fail closed for ModSecurity (a security control: a WAF asked for is never silently
+ * left out): it is on for them, but nginx's module or the CRS asked for is not installed, or the modsecurity-snippet
+ * was refused — by its allowlist, or by the ConfigMap's allow-snippet-annotations / annotations-risk-level (`raw`
+ * is the record before gateAnnotations, `ing` after). undefined: nothing to fail for.
+ */
+export function modsecurityClosedReason(raw: NormalizedIngress, ing: NormalizedIngress, g: ModsecurityGlobals, install: ModsecurityInstall | undefined): string | undefined {
+  const m = modsecuritySettings(ing.annotations, g);
+  if (!m) return undefined;
+  const asked = ing.annotations['enable-modsecurity'] === true ? `${NGINX_PREFIX}enable-modsecurity` : 'the ConfigMap\'s enable-modsecurity';
+  if (!install) return `ModSecurity is asked for (${asked}) but nginx's ModSecurity module is not installed on this controller (Debian package libnginx-mod-http-modsecurity)`;
+  if (m.crs && !install.crs) return `the OWASP Core Rule Set is asked for (${ing.annotations['enable-owasp-core-rules'] === true ? `${NGINX_PREFIX}enable-owasp-core-rules` : 'the ConfigMap\'s enable-owasp-modsecurity-crs'}) but it is not installed on this controller (Debian package modsecurity-crs)`;
+  const own = ing.annotations['modsecurity-snippet'];
+  if (own && 'error' in own) return `ModSecurity is on (${asked}) but ${NGINX_PREFIX}modsecurity-snippet is refused (${own.error})`;
+  if (own === undefined && raw.annotations['modsecurity-snippet'] !== undefined) return `ModSecurity is on (${asked}) but ${NGINX_PREFIX}modsecurity-snippet is refused by the ConfigMap (allow-snippet-annotations / annotations-risk-level)`;
+  return undefined;
 }
 
 /** Kind-qualified reference of an Ingress ("Ingress/ns/name"): how routes, events and status name their object. */
@@ -694,6 +734,13 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     const why = ing.annotations.canary === true ? undefined : proxySslClosedReason(snap.ingresses.get(ing.key) ?? ing, ing);
     if (why) sslClosed.set(ing.key, why);
   }
+  // ModSecurity: paths it is on for are never served without it (module or CRS missing, snippet refused). A canary's
+  // own ModSecurity annotations do not apply (its traffic goes through the main Ingress's profile).
+  const wafClosed = new Map<string, string>();
+  for (const ing of served) {
+    const why = ing.annotations.canary === true ? undefined : modsecurityClosedReason(snap.ingresses.get(ing.key) ?? ing, ing, snap.global, o.modsecurity);
+    if (why) wafClosed.set(ing.key, why);
+  }
   for (const [key, r] of snap.rejected) {
     events.push({ ref: ingressRef(key), type: 'Warning', reason: 'Rejected', message: r.reason });
   }
@@ -849,6 +896,8 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     let closed = owner.ing ? closedReason.get(owner.ing.key) : undefined;
     const sslWhy = owner.ing ? sslClosed.get(owner.ing.key) : undefined;
     if (sslWhy) closed = closed ? `${closed}; ${sslWhy}` : sslWhy;
+    const wafWhy = owner.ing ? wafClosed.get(owner.ing.key) : undefined;
+    if (wafWhy) closed = closed ? `${closed}; ${wafWhy}` : wafWhy;
     const names = owner.ing ? (owner.ing.annotations.plugins ?? []) : (rr?.rule.plugins ?? []);
     const pl = pluginsFor(owner.ns, names);
     if (pl.closed) {
@@ -1391,6 +1440,9 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
             route.mirror = side.mirror;
             fromAnnotations.mirror = { body: a['mirror-request-body'] ?? true };
           }
+          // ModSecurity: the Ingress's annotations and the ConfigMap's keys (modsecuritySettings).
+          const waf = modsecuritySettings(a, g);
+          if (waf) fromAnnotations.modsecurity = waf;
         }
       } else {
         const rule = c.rr!.rule;
@@ -1548,6 +1600,10 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       const alone = PROXY_SSL_ANNOTATIONS.filter((n) => ing.annotations[n] !== undefined);
       if (alone.length) warn(iref, 'InvalidConfiguration', `annotation ignored: ${alone.map((n) => `${NGINX_PREFIX}${n}`).join(', ')} ${alone.length > 1 ? 'have' : 'has'} no effect without ${NGINX_PREFIX}proxy-ssl-secret (as in ingress-nginx)`);
     }
+    const waf = wafClosed.get(ing.key);
+    if (waf) warn(iref, 'ModSecurityUnavailable', `${waf}; failing closed: every path of this Ingress answers 503 rather than being served without the ModSecurity it asks for`);
+    const msnip = ing.annotations['modsecurity-snippet'];
+    if (msnip && 'error' in msnip) warn(iref, 'InvalidSnippet', `annotation ${NGINX_PREFIX}modsecurity-snippet is refused: ${msnip.error}; nothing of this snippet is applied`);
     const ac = new Set(ing.accessControl.map((a) => a.annotation));
     for (const a of ing.unsupportedAnnotations) {
       if (!ac.has(a)) warn(iref, 'UnsupportedAnnotation', `annotation ${a} is not supported by Portico and is ignored`);
@@ -1557,8 +1613,8 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
   const closedSeen = new Set<string>();
   for (const locs of hosts.values()) {
     for (const c of locs.values()) {
-      // Reasons of the Ingress's own (access control, proxy-ssl-*) have their Warnings above.
-      const own = c.owner.ing ? [closedReason.get(c.owner.ing.key), sslClosed.get(c.owner.ing.key)].filter(Boolean).join('; ') : '';
+      // Reasons of the Ingress's own (access control, proxy-ssl-*, ModSecurity) have their Warnings above.
+      const own = c.owner.ing ? [closedReason.get(c.owner.ing.key), sslClosed.get(c.owner.ing.key), wafClosed.get(c.owner.ing.key)].filter(Boolean).join('; ') : '';
       if (!c.closed || c.reported || closedSeen.has(c.owner.ref) || c.closed === own) continue;
       closedSeen.add(c.owner.ref);
       warn(c.owner.ref, 'PluginUnavailable', `${c.closed}; failing closed: the paths using it answer 503 until it is fixed`);

@@ -193,7 +193,8 @@ export class NginxProcess {
       while ((i = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, i);
         buf = buf.slice(i + 1);
-        if (line.trim()) this.log.log(nginxLevel(line), line.replace(/^\S+ \S+ /, ''), { source: 'nginx' });
+        const fwd = forwardedNginxLine(line);
+        if (fwd) this.log.log(fwd.level, fwd.message, { source: fwd.source });
       }
     });
     child.on('exit', (code, signal) => {
@@ -303,6 +304,22 @@ export class NginxProcess {
  * The controller log level for one line of nginx's error log: a failed upstream connection ([error]) is routine
  * for a proxy and stays a warning; [crit], [alert] and [emerg] are errors.
  */
+/**
+ * How a line of nginx's stderr is forwarded into the controller's log, or null when it is not. nginx logs at notice
+ * level, except in the locations of ModSecurity profiles (info, see http.hbs): there ModSecurity writes each rule
+ * match at info level ("ModSecurity: Warning. ...", a detection, also in DetectionOnly mode) and each block at error
+ * level ("ModSecurity: Access denied ..."). Those are forwarded as warnings (source "modsecurity"); nginx's other
+ * info lines (a keep-alive connection closed...) are not, as before.
+ */
+export function forwardedNginxLine(line: string): { level: 'error' | 'warn' | 'info'; message: string; source: 'nginx' | 'modsecurity' } | null {
+  if (!line.trim()) return null;
+  const message = line.replace(/^\S+ \S+ /, '');
+  // The connector's own prefix, right after nginx's (a client's text later in a line cannot make one).
+  if (/^\S+ \S+ \[(info|warn|error)\] \d+#\d+: \*\d+ (\[client [^\]]{1,64}\] )?ModSecurity: /.test(line)) return { level: 'warn', message, source: 'modsecurity' };
+  if (/\[(info|debug)\]/.test(line.slice(0, 40))) return null;
+  return { level: nginxLevel(line), message, source: 'nginx' };
+}
+
 export function nginxLevel(line: string): 'error' | 'warn' | 'info' {
   const m = /\[(emerg|alert|crit|error|warn)\]/.exec(line.slice(0, 40));
   if (!m) return 'info';

@@ -10,6 +10,7 @@ import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../translate/safe.ts';
 import { UnsafeValueError, cidr, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaPeer, luaString, onOff, profileName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
+import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
 
 export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');
 
@@ -84,7 +85,7 @@ export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths 
 }
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -127,6 +128,7 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('hdr', (v: unknown) => headerToken(v));
   hb.registerHelper('hvar', (v: unknown) => headerVariable(v));
   hb.registerHelper('words', (v: unknown) => words(v));
+  hb.registerHelper('txid', (v: unknown) => transactionIdValue(v));
   hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
   return hb;
 }
@@ -233,7 +235,7 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
   const tpl = load();
   const g = structure.global;
   // Strict mode throws on missing fields, so optional profile settings are made explicit (null = not set).
-  const profiles = structure.profiles.map(({ trustedCa, sslCertificate, ...p }) => ({
+  const profiles = structure.profiles.map(({ trustedCa, sslCertificate, modsecurity, ...p }) => ({
     proxyBodySize: null,
     testInvalidDirective: null,
     nextUpstream: null,
@@ -266,6 +268,9 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     trustedCaFile: trustedCa ? trustedCaFile(runtime, trustedCa) : null,
     // Paths only: the certificate and key are in files (writeClientCertificates), never in nginx.conf.
     sslCertificateFiles: sslCertificate ? clientCertificateFiles(runtime, sslCertificate) : null,
+    // The rules are in a file named by their digest (writeModsecurityRules); nginx.conf holds its path only.
+    modsecurityRulesFile: modsecurity ? modsecurityRulesFile(runtime, modsecurityRules(modsecurity, runtime)) : null,
+    modsecurityTransactionId: modsecurity?.transactionId ?? null,
   }));
   // custom-http-errors: one @portico_err_<code> location per code some profile sends there (400-599 only).
   const errorCodes = [...new Set(structure.profiles.flatMap((p) => p.errorCodes ?? []))].sort((a, b) => a - b);
@@ -297,5 +302,7 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     stream: structure.stream ?? null,
     // TLS passthrough: the HTTPS port is the stream section's, the HTTP server's TLS listener a unix socket.
     passthrough: structure.stream?.passthrough ?? null,
+    // ModSecurity's module, loaded only when a profile uses it.
+    modsecurityModule: structure.profiles.some((p) => p.modsecurity) ? MODSECURITY_FILES.module : null,
   });
 }
