@@ -53,7 +53,7 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'web/blog': 'refused-annotation',
     'web/docs': 'ready',
     'web/legacy-admin': 'fails-closed,snippet-refused',
-    'web/maintenance': 'invalid-value,refused-annotation',
+    'web/maintenance': 'invalid-value',
     'web/old-domain': 'ready',
     'web/waf-protected': 'refused-annotation',
   });

@@ -146,6 +146,7 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'limit-connections': ['5', '0'],
   'custom-headers': ['team/security-headers', 'team/x;y'],
   'auth-proxy-set-headers': ['auth-headers', 'auth headers'],
+  'use-port-in-redirects': ['true', 'yes'],
   'server-alias': ['b.example.com, *.c.example.com', 'b.example.com;evil'],
   'session-cookie-expires': ['172800', '2 days'],
   'session-cookie-change-on-failure': ['false', 'maybe'],

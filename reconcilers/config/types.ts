@@ -292,6 +292,8 @@ export interface RouteRule {
    * (query kept) — before regexes, after exact paths.
    */
   slashRedirect?: true;
+  /** ingress-nginx's use-port-in-redirects "true": that 301's Location names the port clients connect to. */
+  portInRedirect?: true;
 }
 
 export interface RouteConditions {

@@ -1507,7 +1507,10 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       // A Prefix (or plain ImplementationSpecific) path written with a trailing slash is nginx's `location /foo/`
       // in ingress-nginx: "/foo" itself is answered 301 to "/foo/" by nginx (proxy_pass locations), unless an exact
       // "/foo" exists. Written without it, ingress-nginx adds `location = /foo`: no redirect.
-      if (c.owner.ing && match === 'prefix' && path.length > 1 && path.endsWith('/')) rule.slashRedirect = true;
+      if (c.owner.ing && match === 'prefix' && path.length > 1 && path.endsWith('/')) {
+        rule.slashRedirect = true;
+        if (c.owner.ing.annotations['use-port-in-redirects'] === true) rule.portInRedirect = true;
+      }
       if (route.sslRedirect && c.owner.ing?.annotations['preserve-trailing-slash'] === true) route.preserveTrailingSlash = true;
       rules.push(rule);
     }

@@ -179,7 +179,7 @@ local function compile(host, h)
         -- A path ending in "/" ("/foo/", from an Ingress that wrote it so) needs no boundary check after it.
         e.dir = byte(path, #path) == 47
         c.prefix[#c.prefix + 1] = e
-        if rule.slashRedirect == true and #path > 1 and e.dir then c.slash[sub(path, 1, -2)] = true end
+        if rule.slashRedirect == true and #path > 1 and e.dir then c.slash[sub(path, 1, -2)] = rule.portInRedirect == true and "port" or true end
       end
     end
     -- nginx redirects "/foo" to "/foo/" only when no location is named "/foo" itself.
@@ -225,15 +225,18 @@ local function chosen(e)
   return e.r or pick(e.cands)
 end
 
--- Returned by match for nginx's auto-redirect of a `location /foo/` (see the top of this file).
+-- Returned by match for nginx's auto-redirect of a `location /foo/` (see the top of this file); SLASH_PORT when
+-- the Ingress sets use-port-in-redirects.
 local SLASH = {}
+local SLASH_PORT = {}
 
 -- nginx's location order; an entry whose candidates all have unmet conditions is passed over.
 local function match(h, uri)
   local e = h.exact[uri]
   local r = e and chosen(e)
   if r then return r end
-  if h.slash[uri] then return SLASH end
+  local sl = h.slash[uri]
+  if sl then return sl == "port" and SLASH_PORT or SLASH end
   local rx = h.regex
   for i = 1, #rx do
     local x = rx[i]
@@ -316,10 +319,18 @@ function _M.route()
   local uri = ngx_var.uri
   local r = match(h, uri)
   if not r then return "@portico_404" end
-  if r == SLASH then
-    -- nginx: Location is the location's name (escaped) and the query, made absolute by nginx's header filter.
+  if r == SLASH or r == SLASH_PORT then
+    -- nginx: Location is the location's name (escaped) and the query, made absolute by nginx's header filter
+    -- without a port (port_in_redirect off, ingress-nginx's default); with use-port-in-redirects, absolute here with
+    -- the port clients connect to (the published one) unless it is the scheme's default.
     local args = ngx_var.args
-    return redirect(301, escape_path(uri) .. "/" .. ((args and args ~= "") and ("?" .. args) or ""))
+    local loc = escape_path(uri) .. "/" .. ((args and args ~= "") and ("?" .. args) or "")
+    if r == SLASH_PORT then
+      local scheme, port = ngx_var.scheme, ngx_var.portico_forwarded_port_published
+      local default = (scheme == "https" and "443") or "80"
+      loc = scheme .. "://" .. ngx_var.host .. ((port and port ~= default) and (":" .. port) or "") .. loc
+    end
+    return redirect(301, loc)
   end
   if r.https and ngx_var.scheme == "http" then
     -- ingress-nginx's redirect to HTTPS drops a final "/" of $request_uri unless preserve-trailing-slash is set

@@ -262,6 +262,9 @@ function _M.host_routes(h, v)
     if rule.slashRedirect ~= nil and (rule.slashRedirect ~= true or rule.match ~= "prefix") then
       return "routes of " .. h .. ": rule " .. i .. ": slashRedirect must be true, on a prefix rule"
     end
+    if rule.portInRedirect ~= nil and (rule.portInRedirect ~= true or rule.slashRedirect ~= true) then
+      return "routes of " .. h .. ": rule " .. i .. ": portInRedirect must be true, with slashRedirect"
+    end
     if rule.conditions ~= nil then
       err = conditions(rule.conditions)
       if err then return "routes of " .. h .. ": rule " .. i .. ": " .. err end

@@ -285,6 +285,14 @@ do -- ingress-nginx's trailing-slash semantics: nginx's 301 for `location /foo/`
   R.check("…only when it is the last character of the request URI (a query keeps it)", jump == "@portico_https", jump)
   jump = req(T, router, "s.example.com", "/keep/", { scheme = "http", vars = { request_uri = "/keep/" } })
   R.check("preserve-trailing-slash keeps it", jump == "@portico_https", jump)
+  -- use-port-in-redirects: the 301 is absolute and names the published port unless it is the scheme's default.
+  local prule = srule("/p/", route("p"))
+  prule.portInRedirect = true
+  store.apply_all({ r = { upsert = { ["p.example.com"] = { tls = false, rules = { prule, rule("prefix", "/", route("root")) } } } } })
+  jump, _, v = req(T, router, "p.example.com", "/p", { scheme = "http", vars = { args = "", host = "p.example.com", portico_forwarded_port_published = "30080" } })
+  R.check("use-port-in-redirects: the published port is in the Location", v.portico_deny == "301\n\nLocation\thttp://p.example.com:30080/p/", string.format("%q", tostring(v.portico_deny)))
+  jump, _, v = req(T, router, "p.example.com", "/p", { scheme = "http", vars = { args = "", host = "p.example.com", portico_forwarded_port_published = "80" } })
+  R.check("use-port-in-redirects: …not the scheme's default port", v.portico_deny == "301\n\nLocation\thttp://p.example.com/p/", tostring(v.portico_deny))
 end
 
 do -- TLS passthrough (ssl-passthrough): the host's routes serve plain HTTP; over HTTPS (Portico's own TLS) it is 421
