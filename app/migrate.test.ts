@@ -45,7 +45,7 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'legacy/wiki': 'invalid-value,refused-annotation',
     'ops/grafana': 'ready',
     'ops/prometheus': 'annotation-ignored,invalid-value',
-    'shop/assets': 'invalid-value,refused-annotation',
+    'shop/assets': 'invalid-value',
     'shop/checkout': 'ready',
     'shop/checkout-canary': 'ready',
     'shop/search-canary': 'refused-annotation',

@@ -419,6 +419,10 @@ export function annotationPlugins(v: ParsedAnnotations): { plugins: AnnotationPl
     const stray = ['limit-burst-multiplier', 'limit-whitelist', 'limit-allowlist'].filter((n) => (v as Record<string, unknown>)[n] !== undefined);
     if (stray.length) problems.push(`annotation ignored: ${stray.map((n) => `${NGINX_PREFIX}${n}`).join(', ')}: has no effect without ${NGINX_PREFIX}limit-rps, limit-rpm or limit-connections`);
   }
+  // upstream-hash-by-subset(-size) shape upstream-hash-by's hashing: alone they ask for nothing (said, not silent).
+  const subsetStray = (['upstream-hash-by-subset', 'upstream-hash-by-subset-size'] as const).filter((n) => v[n] !== undefined);
+  if (subsetStray.length && v['upstream-hash-by'] === undefined) problems.push(`annotation ignored: ${subsetStray.map((n) => `${NGINX_PREFIX}${n}`).join(', ')}: has no effect without ${NGINX_PREFIX}upstream-hash-by`);
+  else if (v['upstream-hash-by-subset-size'] !== undefined && v['upstream-hash-by-subset'] !== true) problems.push(`annotation ignored: ${NGINX_PREFIX}upstream-hash-by-subset-size: has no effect without ${NGINX_PREFIX}upstream-hash-by-subset: "true"`);
   // x-forwarded-prefix → X-Forwarded-Prefix on the proxied request; upstream-vhost → the Host sent upstream.
   const prefix = v['x-forwarded-prefix'];
   if (prefix !== undefined) add('fwdprefix', 'request-headers', { set: [{ name: 'X-Forwarded-Prefix', value: prefix }] }, ['x-forwarded-prefix'], null);

@@ -147,6 +147,8 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'custom-headers': ['team/security-headers', 'team/x;y'],
   'auth-proxy-set-headers': ['auth-headers', 'auth headers'],
   'use-port-in-redirects': ['true', 'yes'],
+  'upstream-hash-by-subset': ['true', 'subset'],
+  'upstream-hash-by-subset-size': ['5', '0'],
   'server-alias': ['b.example.com, *.c.example.com', 'b.example.com;evil'],
   'session-cookie-expires': ['172800', '2 days'],
   'session-cookie-change-on-failure': ['false', 'maybe'],

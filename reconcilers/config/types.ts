@@ -721,6 +721,11 @@ export interface Backend {
   balance: BalanceAlgorithm;
   /** For chash: the nginx variable to hash on, e.g. "$request_uri". */
   hashBy?: string;
+  /**
+   * For chash (ingress-nginx's upstream-hash-by-subset): the key picks a subset of this many endpoints (the
+   * endpoints sorted and cut in groups), and each request goes to a random endpoint of that subset.
+   */
+  hashSubsetSize?: number;
   /** Canary split for the locations using this backend (ingress-nginx semantics: header > cookie > weight). */
   canary?: {
     backendId: string;

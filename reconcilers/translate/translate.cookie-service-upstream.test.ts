@@ -75,3 +75,13 @@ test('service-upstream on a headless or ExternalName Service: ignored with a War
   assert.equal(ext.config.data.backends.default_web_80?.externalName, 'db.example.com');
   assert.ok(ext.events.some((e) => e.type === 'Warning' && /service-upstream ignored.*ExternalName/.test(e.message)), JSON.stringify(ext.events));
 });
+
+test('upstream-hash-by-subset(-size): the chash backend carries the subset size (default 3); without upstream-hash-by it has no effect', () => {
+  const b = (annotations: Record<string, string>) => one(annotations).config.data.backends.default_web_80;
+  assert.deepEqual([b({ [`${P}upstream-hash-by`]: '$request_uri', [`${P}upstream-hash-by-subset`]: 'true' })?.balance, b({ [`${P}upstream-hash-by`]: '$request_uri', [`${P}upstream-hash-by-subset`]: 'true' })?.hashSubsetSize], ['chash', 3]);
+  assert.equal(b({ [`${P}upstream-hash-by`]: '$remote_addr', [`${P}upstream-hash-by-subset`]: 'true', [`${P}upstream-hash-by-subset-size`]: '5' })?.hashSubsetSize, 5);
+  assert.equal(b({ [`${P}upstream-hash-by`]: '$remote_addr', [`${P}upstream-hash-by-subset-size`]: '5' })?.hashSubsetSize, undefined, 'the size alone asks for nothing');
+  assert.equal(b({ [`${P}upstream-hash-by-subset`]: 'true' })?.balance, 'round_robin');
+  assert.ok(one({ [`${P}upstream-hash-by-subset`]: 'true' }).events.some((e) => e.type === 'Warning' && /upstream-hash-by-subset: has no effect without/.test(e.message)));
+  assert.ok(one({ [`${P}upstream-hash-by`]: '$remote_addr', [`${P}upstream-hash-by-subset-size`]: '5' }).events.some((e) => e.type === 'Warning' && /subset-size: has no effect without/.test(e.message)));
+});

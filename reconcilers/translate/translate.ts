@@ -1234,6 +1234,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     } else if (a['upstream-hash-by']) {
       b.balance = 'chash';
       b.hashBy = a['upstream-hash-by'];
+      if (a['upstream-hash-by-subset']) b.hashSubsetSize = a['upstream-hash-by-subset-size'] ?? 3;
     }
     if (up) {
       // The Upstream wins over annotations for this Service port.
@@ -1241,6 +1242,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         b.balance = up.balance;
         delete b.cookie;
         delete b.hashBy;
+        delete b.hashSubsetSize;
         if (up.balance === 'chash') b.hashBy = up.hashBy ?? '$request_uri';
         if (up.balance === 'cookie') b.cookie = up.cookie ?? { name: 'INGRESSCOOKIE', mode: 'balanced' };
       }

@@ -55,9 +55,44 @@ local function usable(id, endpoints)
   return out
 end
 
+-- upstream-hash-by-subset (ingress-nginx): the endpoints sorted by address and port and cut in groups of `size`; a
+-- ring over the groups maps the key to one, and each request goes to a random endpoint of it not to be skipped (a
+-- retry, an ejected endpoint). When all of the group are skipped, the ring of every endpoint decides.
+local function subsets(eps, size, ring, var)
+  local sorted = {}
+  for i = 1, #eps do sorted[i] = eps[i] end
+  table.sort(sorted, function(a, b)
+    if a.address ~= b.address then return a.address < b.address end
+    return a.port < b.port
+  end)
+  local groups = {}
+  for i = 1, #sorted, size do
+    local g = { address = "subset", port = #groups + 1, members = {} }
+    for j = i, math.min(i + size - 1, #sorted) do g.members[#g.members + 1] = sorted[j] end
+    groups[#groups + 1] = g
+  end
+  local gring = chash.new(groups)
+  return {
+    next = function(_, skip)
+      local key = ngx_var[var]
+      local g = gring:find(key)
+      if g then
+        local m = g.members
+        local start = math.random(1, #m)
+        for k = 0, #m - 1 do
+          local p = m[(start - 1 + k) % #m + 1]
+          if not (skip and skip(p)) then return p end
+        end
+      end
+      return ring:find(key, skip)
+    end,
+  }
+end
+
 local function hashed(eps, b)
   local ring = chash.new(eps)
   local var = (b.hashBy or "$request_uri"):sub(2)
+  if b.hashSubsetSize and #eps > 0 then return subsets(eps, b.hashSubsetSize, ring, var) end
   return { next = function(_, skip) return ring:find(ngx_var[var], skip) end }
 end
 

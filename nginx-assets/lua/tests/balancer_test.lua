@@ -246,6 +246,34 @@ do -- chash: a key whose endpoint is ejected falls over to one other endpoint, a
   R.check("chash: the key returns to its endpoint after the ejection", request(T, balancer, "web") == "10.0.0.1:80")
 end
 
+do -- upstream-hash-by-subset: a key always lands in one subset of 3 (sorted endpoints cut in groups), spread inside it
+  local T, balancer, store = setup()
+  local eps = {}
+  for i = 1, 9 do eps[i] = ep("10.0.1." .. i) end
+  store.apply({ web = { balance = "chash", hashBy = "$request_uri", hashSubsetSize = 3, endpoints = eps } })
+  local function group(p) local n = tonumber(p:match("^10%.0%.1%.(%d+):")); return math.floor((n - 1) / 3) end
+  local groups, ok_all = {}, true
+  for k = 1, 30 do
+    T.ngx.var.request_uri = "/key/" .. k
+    local seen, g0 = {}, nil
+    for _ = 1, 24 do
+      local p = request(T, balancer, "web")
+      seen[p] = true
+      local g = group(p)
+      g0 = g0 or g
+      if g ~= g0 then ok_all = false end
+    end
+    groups[g0] = true
+    local n = 0
+    for _ in pairs(seen) do n = n + 1 end
+    if n < 2 then ok_all = false end
+  end
+  local ng = 0
+  for _ in pairs(groups) do ng = ng + 1 end
+  R.check("hash-by-subset: each key stays in one subset of 3 sorted endpoints and is spread over it", ok_all)
+  R.check("hash-by-subset: keys are spread over the subsets", ng == 3, ng)
+end
+
 do -- cookie affinity (balanced and persistent): an ejected sticky endpoint falls over, the cookie is kept
   for _, mode in ipairs({ "balanced", "persistent" }) do
     local T, balancer, store = setup()
