@@ -419,6 +419,11 @@ export function annotationPlugins(v: ParsedAnnotations): { plugins: AnnotationPl
     const stray = ['limit-burst-multiplier', 'limit-whitelist', 'limit-allowlist'].filter((n) => (v as Record<string, unknown>)[n] !== undefined);
     if (stray.length) problems.push(`annotation ignored: ${stray.map((n) => `${NGINX_PREFIX}${n}`).join(', ')}: has no effect without ${NGINX_PREFIX}limit-rps, limit-rpm or limit-connections`);
   }
+  // nginx does not rate-limit unbuffered responses: limit-rate with proxy-buffering "off" cannot be applied.
+  if (v['limit-rate'] !== undefined && v['proxy-buffering'] === false) {
+    const which = (['limit-rate', 'limit-rate-after'] as const).filter((n) => v[n] !== undefined).map((n) => `${NGINX_PREFIX}${n}`).join(', ');
+    problems.push(`annotation ignored: ${which}: nginx does not rate-limit responses it does not buffer, and this Ingress sets proxy-buffering: "off"`);
+  }
   // upstream-hash-by-subset(-size) shape upstream-hash-by's hashing: alone they ask for nothing (said, not silent).
   const subsetStray = (['upstream-hash-by-subset', 'upstream-hash-by-subset-size'] as const).filter((n) => v[n] !== undefined);
   if (subsetStray.length && v['upstream-hash-by'] === undefined) problems.push(`annotation ignored: ${subsetStray.map((n) => `${NGINX_PREFIX}${n}`).join(', ')}: has no effect without ${NGINX_PREFIX}upstream-hash-by`);

@@ -209,3 +209,10 @@ test('backend-protocol → the route\'s directive profile (https / grpc / grpcs)
   assert.equal(bad.route?.profile, undefined);
   assert.ok(bad.r.events.some((e) => /FCGI is not supported/.test(e.message)));
 });
+
+test('limit-rate with proxy-buffering "off" cannot be applied (nginx does not limit unbuffered answers): a Warning, no profile', () => {
+  const { r, route } = one({ [`${N}limit-rate`]: '10', [`${N}proxy-buffering`]: 'off' });
+  assert.ok(r.events.some((e) => e.type === 'Warning' && /limit-rate: nginx does not rate-limit responses it does not buffer/.test(e.message)), JSON.stringify(r.events));
+  assert.equal(r.config.structure.profiles.some((p) => p.limitRateKb !== undefined), false);
+  assert.equal(route?.backendId, 'default_web_80');
+});

@@ -85,7 +85,8 @@ test('translation: an annotation that differs from the ConfigMap picks a profile
     [{ 'proxy-next-upstream-timeout': '7' }, { nextUpstream: 'error timeout', nextUpstreamTries: 3, nextUpstreamTimeoutSeconds: 7 }],
     [{ 'connection-proxy-header': 'keep-alive' }, { connectionHeader: 'keep-alive' }],
     [{ 'enable-access-log': 'false' }, { accessLog: false }],
-    [{ 'limit-rate': '100', 'limit-rate-after': '512' }, { limitRateKb: 100, limitRateAfterKb: 512 }],
+    [{ 'limit-rate': '100', 'limit-rate-after': '512' }, { limitRateKb: 100, limitRateAfterKb: 512, proxyBuffering: true }],
+    [{ 'limit-rate': '100', 'proxy-buffering': 'on' }, { limitRateKb: 100, proxyBuffering: true }],
   ];
   for (const [a, want] of cases) {
     const { r, profileOfHost } = structureOf([{ name: 'a', host: 'a.example.com', annotations: a }]);

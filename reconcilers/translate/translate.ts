@@ -259,9 +259,13 @@ export function annotationProfileSettings(a: ParsedAnnotations, t: NginxTuning, 
   }
   if (a['connection-proxy-header'] !== undefined) out.connectionHeader = a['connection-proxy-header'];
   if (a['enable-access-log'] === false && !t.disableAccessLog) out.accessLog = false;
-  if (a['limit-rate']) {
+  // nginx rate-limits only buffered responses (limit_rate has no effect with proxy_buffering off, ingress-nginx's
+  // default): limit-rate turns buffering on for its paths unless the Ingress says proxy-buffering "off" (then the
+  // annotation is reported as having no effect, see plugins.ts).
+  if (a['limit-rate'] && a['proxy-buffering'] !== false) {
     out.limitRateKb = a['limit-rate'];
     if (a['limit-rate-after']) out.limitRateAfterKb = a['limit-rate-after'];
+    if (!t.proxyBuffering) out.proxyBuffering = true;
   }
   return out;
 }

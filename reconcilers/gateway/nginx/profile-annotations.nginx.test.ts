@@ -3,7 +3,8 @@
 // in this file's own network namespace, testnet.ts subnet 246) answers a redirect with a cookie and echoes what it
 // received. What is observed: proxy-redirect-* rewriting Location, proxy-cookie-* rewriting Set-Cookie,
 // proxy-http-version 1.0 and connection-proxy-header as the backend sees them, enable-access-log "false" keeping
-// requests out of the access log — each next to a host without the annotation, which is left as it was.
+// requests out of the access log, limit-rate slowing an answer down — each next to a host without the annotation,
+// which is left as it was.
 // Ports 32000-32019 belong to this file: nginx 32000-32002, the backend 32003.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,6 +37,7 @@ const HOSTS: Record<string, Record<string, string>> = {
   'rw.example.com': { [`${A}proxy-redirect-from`]: 'http://internal.local/', [`${A}proxy-redirect-to`]: 'https://rw.example.com/app/', [`${A}proxy-cookie-domain`]: 'internal.local rw.example.com', [`${A}proxy-cookie-path`]: '/ /app' },
   'v10.example.com': { [`${A}proxy-http-version`]: '1.0', [`${A}connection-proxy-header`]: 'keep-alive' },
   'quiet.example.com': { [`${A}enable-access-log`]: 'false' },
+  'slow.example.com': { [`${A}limit-rate`]: '1', [`${A}limit-rate-after`]: '1' },
 };
 
 async function load(): Promise<void> {
@@ -45,7 +47,7 @@ async function load(): Promise<void> {
     ingresses: Object.entries(HOSTS).map(([h, annotations], i) => ing(`i${i}`, { rules: [rule(h, [{ path: '/', backend: svcRef('app', 80) }])] }, { annotations })),
   });
   const cfg = translate(m.snapshot(), { ...OPTS, listen: LISTEN }).config;
-  assert.equal(cfg.structure.profiles.length, 3, 'one profile per distinct combination; the plain host needs none');
+  assert.equal(cfg.structure.profiles.length, 4, 'one profile per distinct combination; the plain host needs none');
   const checksum = structureChecksum(cfg.structure);
   const v = await nginx.writeValidated(renderNginxConf(cfg.structure, nginx.runtime, checksum));
   assert.ok(v.ok, v.output);
@@ -54,9 +56,9 @@ async function load(): Promise<void> {
   await dynamic.push(diffConfig(null, cfg).delta);
 }
 
-function get(host: string, p: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function get(host: string, p: string, extra: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: LISTEN.httpPort, path: p, headers: { host }, agent: false }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port: LISTEN.httpPort, path: p, headers: { host, ...extra }, agent: false }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
@@ -108,4 +110,16 @@ test('enable-access-log "false": that Ingress\'s requests are not logged, the ot
   }
   assert.ok(log.includes('/logged-marker-7f3a'), 'the plain host is logged');
   assert.ok(!log.includes('/quiet-marker-7f3a'), 'the quiet host is not');
+});
+
+test('limit-rate + limit-rate-after: after the first KB the answer trickles at 1 KB/s (proxy buffering turned on for it: nginx does not limit unbuffered answers)', async () => {
+  const pad = { 'x-pad': 'p'.repeat(5000) };
+  let t = Date.now();
+  const fast = await get('plain.example.com', '/v', pad);
+  const fastMs = Date.now() - t;
+  t = Date.now();
+  const slow = await get('slow.example.com', '/v', pad);
+  const slowMs = Date.now() - t;
+  assert.ok(slow.body.length > 5000 && fast.body.length > 5000);
+  assert.ok(slowMs >= 2_000 && fastMs < 1_000, `limited ${slowMs} ms, unlimited ${fastMs} ms`);
 });
