@@ -2,7 +2,7 @@
 // as its ServiceAccount, Secrets read by Portico's own informers), real nginx and echo pods in network namespaces.
 // What each test shows is the behaviour ingress-nginx documents for the annotation:
 //   auth-tls-*              client certificates checked against the CA of a Secret; a CA change applies without a
-//                           reload; SNI ≠ Host refused (421)
+//                           reload; SNI ≠ Host refused (421); match-cn (403) and error-page (302)
 //   custom-http-errors      a listed backend status is answered by the default-backend Service, with X-Code & co.
 //   default-backend         serves the Ingress while its own Service has no ready endpoint
 //   limit-connections       a third request in progress from one client gets 503
@@ -74,7 +74,7 @@ function leaf(name: string, caName: string, cn: string, san?: string): void {
 }
 const read = (n: string) => readFileSync(file(n), 'utf8');
 
-function tlsGet(servername: string, host: string, client?: string): Promise<{ status: number; body: string; error?: string }> {
+function tlsGet(servername: string, host: string, client?: string): Promise<{ status: number; body: string; location?: string; error?: string }> {
   return new Promise((resolve) => {
     const req = https.request(
       {
@@ -84,7 +84,7 @@ function tlsGet(servername: string, host: string, client?: string): Promise<{ st
       (res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, ...(res.headers.location ? { location: res.headers.location } : {}) }));
       },
     );
     req.on('error', (e) => resolve({ status: 0, body: '', error: String(e) }));
@@ -146,6 +146,21 @@ describe('ingress-nginx annotations (drop-in)', () => {
     await until('other host served', async () => (await get(H('other'), '/')).status === 200);
     const r = await tlsGet(H('other'), H('mtls'), 'client-b');
     assert.equal(r.status, 421, r.body);
+  });
+
+  test('auth-tls-match-cn: a certificate of the CA whose subject does not match gets 403; auth-tls-error-page: no certificate → 302 to the page', async () => {
+    // The CA of client-ca is ca-b by now (the test above changed it).
+    await ingress('mtls-cn', H('mtls-cn'), {
+      [`${N}auth-tls-secret`]: 'client-ca',
+      [`${N}auth-tls-match-cn`]: 'CN=client-b$',
+      [`${N}auth-tls-error-page`]: 'https://errors.example.com/certificate',
+    }, { tls: 'server-tls' });
+    await until('matching CN accepted', async () => (await tlsGet(H('mtls-cn'), H('mtls-cn'), 'client-b')).status === 200);
+    leaf('client-b2', 'ca-b', 'client-b2');
+    assert.equal((await tlsGet(H('mtls-cn'), H('mtls-cn'), 'client-b2')).status, 403, 'same CA, CN not matching');
+    const none = await tlsGet(H('mtls-cn'), H('mtls-cn'));
+    assert.equal(none.status, 302);
+    assert.equal(none.location, 'https://errors.example.com/certificate');
   });
 
   test('custom-http-errors + default-backend: a listed status is answered by the default backend with X-Code; others pass unchanged', async () => {
