@@ -156,8 +156,9 @@ local VARS = {
   rd = function() return scheme() .. "://" .. own_host() .. ngx.escape_uri(ngx.var.request_uri or "") end,
 }
 
--- Evaluates a template (literal strings and { v = name }); `safe` percent-encodes what variables bring in.
-local function eval(parts, safe)
+-- Evaluates a template (literal strings and { v = name }); `encode(value, name)`, when given, encodes what each
+-- variable brings in.
+local function eval(parts, encode)
   local out = {}
   for i, p in ipairs(parts) do
     if type(p) == "string" then
@@ -167,28 +168,23 @@ local function eval(parts, safe)
       local v
       if f then v = f() else v = ngx.var[p.v] end
       v = v or ""
-      if safe and p.v ~= "escaped_request_uri" and p.v ~= "rd" then v = header_safe(v) end
+      if encode then v = encode(tostring(v), p.v) end
       out[i] = v
     end
   end
   return table.concat(out)
 end
 
--- A header value of auth-proxy-set-headers: its text, and variables with control characters percent-encoded (a
--- value can never end the header line); spaces stay, as nginx's proxy_set_header sends them.
-local function header_value(parts)
-  local out = {}
-  for i, p in ipairs(parts) do
-    if type(p) == "string" then
-      out[i] = p
-    else
-      local f = VARS[p.v]
-      local v
-      if f then v = f() else v = ngx.var[p.v] end
-      out[i] = (tostring(v or ""):gsub("[%c\127-\255]", function(c) return string.format("%%%02X", c:byte()) end))
-    end
-  end
-  return table.concat(out)
+-- For a URL (redirect, sign-in): everything but printable ASCII percent-encoded; the already escaped ones as they are.
+local function url_safe(v, name)
+  if name == "escaped_request_uri" or name == "rd" then return v end
+  return header_safe(v)
+end
+
+-- For a header value of auth-proxy-set-headers: control characters percent-encoded (a value can never end the header
+-- line); spaces stay, as nginx's proxy_set_header sends them.
+local function control_safe(v)
+  return (v:gsub("[%c\127-\255]", function(c) return string.format("%%%02X", c:byte()) end))
 end
 
 local function prepare_nginx(self)
@@ -203,7 +199,7 @@ local function prepare_nginx(self)
   change("X-Forwarded-Proto", nil)
   if var.http_x_forwarded_host then change("X-Forwarded-Host", var.portico_forwarded_host or var.host) end
   if var.http_x_forwarded_port then change("X-Forwarded-Port", var.portico_forwarded_port) end
-  change("X-Auth-Request-Redirect", self.redirect and eval(self.redirect, true) or var.request_uri)
+  change("X-Auth-Request-Redirect", self.redirect and eval(self.redirect, url_safe) or var.request_uri)
   if self.explicit_method then
     change("X-Original-URI", var.request_uri)
     change("X-Scheme", scheme())
@@ -211,13 +207,13 @@ local function prepare_nginx(self)
   -- auth-proxy-set-headers: the ConfigMap's headers, last (as ingress-nginx's proxy_set_header lines after its own).
   local set = self.set_headers
   if set then
-    for i = 1, #set do change(set[i].name, header_value(set[i].value)) end
+    for i = 1, #set do change(set[i].name, eval(set[i].value, control_safe)) end
   end
   return saved
 end
 
 local function cache_key(self)
-  local text = eval(self.cache_key, false)
+  local text = eval(self.cache_key)
   return self.cache_prefix .. (ngx.var.host or "") .. ":" .. ngx.encode_base64(ngx.sha1_bin(text))
 end
 
@@ -275,7 +271,7 @@ local function access_nginx(self, ctx)
   end
   if status == 401 then
     if self.signin then
-      return util.deny(302, { ["Location"] = eval(self.signin, true), ["Set-Cookie"] = cookie }, "Found")
+      return util.deny(302, { ["Location"] = eval(self.signin, url_safe), ["Set-Cookie"] = cookie }, "Found")
     end
     return util.deny(401, { ["WWW-Authenticate"] = h["www-authenticate"], ["Set-Cookie"] = self.always and cookie or nil })
   end
