@@ -15,6 +15,7 @@ import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harnes
 import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, until, type Reply } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
+import { createIngress, createService } from './harness/objects.ts';
 
 let p: RunningPortico;
 let ns: string;
@@ -24,18 +25,8 @@ const N = 'nginx.ingress.kubernetes.io/';
 let CLASS = '';
 let removeClass: (() => Promise<void>) | undefined;
 
-const service = (name: string, app: string) =>
-  admin().request('POST', `/api/v1/namespaces/${ns}/services`, { body: { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { selector: { app }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } } });
-function ingress(name: string, host: string, annotations: Record<string, string>, o: { svc?: string; path?: string } = {}) {
-  return admin().request('POST', `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, {
-    body: {
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'Ingress',
-      metadata: { name, annotations },
-      spec: { ingressClassName: CLASS, rules: [{ host, http: { paths: [{ path: o.path ?? '/', pathType: 'Prefix', backend: { service: { name: o.svc ?? 'echo', port: { number: 80 } } } }] } }] },
-    },
-  });
-}
+const service = (name: string, app: string) => createService(ns, name, app);
+const ingress = (name: string, host: string, annotations: Record<string, string>, o: { svc?: string; tls?: string; path?: string } = {}) => createIngress(ns, CLASS, name, host, annotations, o);
 const get = (host: string, p0: string, headers?: Record<string, string>): Promise<Reply> => request(p.httpPort, host, p0, { headers });
 // A new combination of nginx-only settings (a directive profile) is applied with a reload: wait until none is pending.
 const settled = () => until('no structural sync pending', () => p.gateway.structural.state === 'idle' && !p.gateway.structural.dirty);

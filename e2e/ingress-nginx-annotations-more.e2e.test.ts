@@ -15,6 +15,7 @@ import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harnes
 import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, until, type Reply } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
+import { createIngress, createService } from './harness/objects.ts';
 
 let p: RunningPortico;
 let ns: string;
@@ -25,22 +26,8 @@ let CLASS = '';
 let removeClass: (() => Promise<void>) | undefined;
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-const service = (name: string, app: string) =>
-  admin().request('POST', `/api/v1/namespaces/${ns}/services`, { body: { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { selector: { app }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } } });
-function ingress(name: string, host: string, annotations: Record<string, string>, o: { svc?: string; tls?: string } = {}) {
-  return admin().request('POST', `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, {
-    body: {
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'Ingress',
-      metadata: { name, annotations },
-      spec: {
-        ingressClassName: CLASS,
-        ...(o.tls ? { tls: [{ hosts: [host], secretName: o.tls }] } : {}),
-        rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: o.svc ?? 'echo', port: { number: 80 } } } }] } }],
-      },
-    },
-  });
-}
+const service = (name: string, app: string) => createService(ns, name, app);
+const ingress = (name: string, host: string, annotations: Record<string, string>, o: { svc?: string; tls?: string; path?: string } = {}) => createIngress(ns, CLASS, name, host, annotations, o);
 const get = (host: string, path: string, headers?: Record<string, string>, method?: string): Promise<Reply> => request(p.httpPort, host, path, { headers, method });
 const served = (host: string, path = '/') => until(`${host} served`, async () => (await get(host, path)).status === 200);
 

@@ -22,6 +22,7 @@ import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harnes
 import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, until, type Reply } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
+import { createIngress, createService } from './harness/objects.ts';
 
 let p: RunningPortico;
 let ns: string;
@@ -34,26 +35,12 @@ const dir = mkdtempSync(path.join(tmpdir(), 'portico-inx-'));
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const reloads = () => p.metric('portico_nginx_reloads_total', { result: 'success' });
 
-const service = (name: string, app: string) =>
-  admin().request('POST', `/api/v1/namespaces/${ns}/services`, { body: { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { selector: { app }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } } });
+const service = (name: string, app: string) => createService(ns, name, app);
 const secret = (name: string, data: Record<string, string>, type = 'Opaque') =>
   admin().request('POST', `/api/v1/namespaces/${ns}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', type, metadata: { name }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) } });
 const replaceSecret = (name: string, data: Record<string, string>) =>
   admin().request('PATCH', `/api/v1/namespaces/${ns}/secrets/${name}`, { body: { data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) }, contentType: 'application/merge-patch+json' });
-function ingress(name: string, host: string, annotations: Record<string, string>, o: { svc?: string; tls?: string } = {}) {
-  return admin().request('POST', `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, {
-    body: {
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'Ingress',
-      metadata: { name, annotations },
-      spec: {
-        ingressClassName: CLASS,
-        ...(o.tls ? { tls: [{ hosts: [host], secretName: o.tls }] } : {}),
-        rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: o.svc ?? 'echo', port: { number: 80 } } } }] } }],
-      },
-    },
-  });
-}
+const ingress = (name: string, host: string, annotations: Record<string, string>, o: { svc?: string; tls?: string; path?: string } = {}) => createIngress(ns, CLASS, name, host, annotations, o);
 const get = (host: string, p0: string, headers?: Record<string, string>): Promise<Reply> => request(p.httpPort, host, p0, { headers });
 async function eventsFor(name: string): Promise<{ type: string; reason: string; note: string }[]> {
   const l = await admin().request<{ items: { type: string; reason: string; note: string; regarding: { kind: string; name: string } }[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);

@@ -1,0 +1,33 @@
+// Objects the ingress-nginx e2e suites create through the API server (as admin): an echo Service and a one-rule
+// Ingress of the suite's class, with the options those suites vary.
+import { admin } from './cluster.ts';
+
+/** A Service selecting pods labelled app=<app>, port 80 → the echo pods' 8080. */
+export function createService(ns: string, name: string, app: string): Promise<unknown> {
+  return admin().request('POST', `/api/v1/namespaces/${ns}/services`, {
+    body: { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { selector: { app }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } },
+  });
+}
+
+/** An Ingress of `className` with one rule: host, a Prefix path (default "/") to a Service (default "echo") port 80; TLS optional. */
+export function createIngress(
+  ns: string,
+  className: string,
+  name: string,
+  host: string,
+  annotations: Record<string, string>,
+  o: { svc?: string; tls?: string; path?: string } = {},
+): Promise<unknown> {
+  return admin().request('POST', `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, {
+    body: {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name, annotations },
+      spec: {
+        ingressClassName: className,
+        ...(o.tls ? { tls: [{ hosts: [host], secretName: o.tls }] } : {}),
+        rules: [{ host, http: { paths: [{ path: o.path ?? '/', pathType: 'Prefix', backend: { service: { name: o.svc ?? 'echo', port: { number: 80 } } } }] } }],
+      },
+    },
+  });
+}
