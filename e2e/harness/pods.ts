@@ -1,8 +1,10 @@
 // Echo backends with real pod IPs: the pod host daemon (inside the netns) binds the listener, this module creates
 // the Pod object bound to the harness Node and patches its status Running/Ready with that IP, so the real
 // EndpointSlice controller publishes it.
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
+import type { EchoTls, SeenRequest } from '../podhost/echo.ts';
 import { admin, DEV } from './cluster.ts';
 import { isNotFound } from '../../operator/kube/client.ts';
 
@@ -41,6 +43,12 @@ export interface AddPodOptions {
   /** Also a raw TCP / UDP echo on these ports (e2e/podhost/echo.ts startStreamEcho). */
   tcpPort?: number;
   udpPort?: number;
+  /** Serve HTTPS (and HTTP/2 by ALPN) with this certificate; optionally ask for client certificates. */
+  tls?: EchoTls;
+  /** Serve cleartext HTTP/2 (prior knowledge), e.g. a gRPC backend. */
+  h2c?: boolean;
+  /** The pod's address drops every packet: connections to it time out. */
+  blackhole?: boolean;
 }
 
 const podPath = (ns: string, name?: string, sub?: string) =>
@@ -59,7 +67,7 @@ function readyConditions(ready: boolean, now: string) {
 /** Starts an echo backend and its Pod; resolves with the pod IP once the Pod is Running (and Ready). */
 export async function addPod(namespace: string, name: string, o: AddPodOptions = {}): Promise<string> {
   const port = o.port ?? 8080;
-  const { ip } = await podhost<{ ip: string }>('POST', '/pods', { namespace, name, port, delayMs: o.delayMs, status: o.status, tcpPort: o.tcpPort, udpPort: o.udpPort });
+  const { ip } = await podhost<{ ip: string }>('POST', '/pods', { namespace, name, port, delayMs: o.delayMs, status: o.status, tcpPort: o.tcpPort, udpPort: o.udpPort, tls: o.tls, h2c: o.h2c, blackhole: o.blackhole });
   await admin().request('POST', podPath(namespace), {
     body: {
       apiVersion: 'v1',
@@ -182,4 +190,24 @@ export async function deleteNamespace(namespace: string): Promise<void> {
 /** Stops a pod's listener but leaves the Pod Ready (a crashed process the cluster has not noticed yet). */
 export async function stopListenerOnly(namespace: string, name: string): Promise<void> {
   await podhost('DELETE', `/pods/${namespace}/${name}?keepAddress=1`);
+}
+
+/** The requests a pod received (oldest first; the pod host keeps the last 500). */
+export function podRequests(namespace: string, name: string): Promise<SeenRequest[]> {
+  return podhost('GET', `/pods/${namespace}/${name}/requests`);
+}
+
+const NS_ADDR = '198.19.255.2'; // the pod network namespace's end of the veth (controlplane/env.sh)
+
+/**
+ * Makes a Service's cluster IP answer on one port, as kube-proxy would: the address in the pod namespace with a
+ * TCP forwarder to one pod, and a host route to it. Resolves with a function that removes both.
+ */
+export async function addServiceVip(clusterIP: string, port: number, targetIp: string, targetPort: number): Promise<() => Promise<void>> {
+  await podhost('POST', '/vips', { ip: clusterIP, port, targetIp, targetPort });
+  execFileSync('ip', ['route', 'replace', `${clusterIP}/32`, 'via', NS_ADDR]);
+  return async () => {
+    execFileSync('ip', ['route', 'del', `${clusterIP}/32`, 'via', NS_ADDR], { stdio: 'ignore' });
+    await podhost('DELETE', `/vips/${clusterIP}:${port}`);
+  };
 }
