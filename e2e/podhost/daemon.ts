@@ -192,5 +192,7 @@ async function shutdown(): Promise<void> {
   control.close();
   process.exit(0);
 }
+// One pod's failure (a bug in an echo server) must not take every pod of every suite down with the daemon.
+process.on('uncaughtException', (e) => process.stderr.write(`podhost: uncaught ${e.stack ?? String(e)}\n`));
 process.on('SIGTERM', () => void shutdown());
 process.on('SIGINT', () => void shutdown());

@@ -5,9 +5,10 @@
 //   started with `status` answers every request with it (a failing pod).
 //   ?set-cookie=V (repeatable)  a Set-Cookie header per value;  ?location=URL  a Location header;
 //   ?header-size=N  an X-Big header of N bytes;  ?size=N  N bytes of padding in the body ("pad");
-//   ?chunks=N&every=MS  the body streamed as N chunks MS apart (the first at once);
+//   ?chunks=N&every=MS  the headers at once, then the body streamed as N chunks MS apart (the first after MS);
 //   ?noread=1  the request body is never read and no answer is sent (a stalled backend).
-// Every request is also recorded (see `seen`): method, path, headers, client port, HTTP version, body size, time.
+// Every request is also recorded (see `seen`): method, path, headers, client port, HTTP version, body size, whether
+// the answer was all sent, time.
 // WebSocket upgrades are accepted (see websocket.ts): a first message describes the pod and the handshake
 // request, then every message is echoed back. A pod with `tls` serves HTTPS and HTTP/2 over TLS (ALPN), a pod
 // with `h2c` HTTP/2 without TLS (prior knowledge); on HTTP/2 a gRPC call (content-type application/grpc) is
@@ -32,6 +33,8 @@ export interface SeenRequest {
   /** Bytes of request body read so far; `complete` once the body ended. */
   bodyBytes: number;
   complete: boolean;
+  /** The whole answer was handed to the connection (the proxy took it, whatever its client has read). */
+  answered: boolean;
   at: number;
 }
 
@@ -88,8 +91,10 @@ function handler(o: EchoOptions) {
       httpVersion: req.httpVersion,
       bodyBytes: 0,
       complete: false,
+      answered: false,
       at: Date.now(),
     };
+    res.on('finish', () => (seen.answered = true));
     if (o.seen) {
       o.seen.push(seen);
       if (o.seen.length > 500) o.seen.shift();
@@ -115,7 +120,7 @@ function handler(o: EchoOptions) {
         ...(q.has('size') ? { pad: 'p'.repeat(Math.min(Number(q.get('size')) || 0, 64 << 20)) } : {}),
       });
     const reply = () => {
-      if (grpc) return replyGrpc(req as http2.Http2ServerRequest, Buffer.from(describe()));
+      if (grpc) return replyGrpc(res as http2.Http2ServerResponse, Buffer.from(describe()));
       const body = describe();
       const headers: Record<string, string | string[] | number> = { 'Content-Type': 'application/json', 'X-Pod': o.pod };
       const cookies = q.getAll('set-cookie');
@@ -127,13 +132,15 @@ function handler(o: EchoOptions) {
       if (chunks > 1) {
         const every = Math.min(Number(q.get('every') ?? 500) || 0, 10_000);
         (res as http.ServerResponse).writeHead(code, headers);
+        (res as http.ServerResponse).flushHeaders();
         let i = 0;
         const next = () => {
           (res as http.ServerResponse).write(`chunk ${i}\n`);
           if (++i < chunks) setTimeout(next, every);
           else res.end(body);
         };
-        return next();
+        setTimeout(next, every);
+        return;
       }
       headers['Content-Length'] = Buffer.byteLength(body);
       (res as http.ServerResponse).writeHead(code, headers);
@@ -149,13 +156,12 @@ function handler(o: EchoOptions) {
 }
 
 /** One gRPC message (5-byte prefix: not compressed, length) then trailers with grpc-status 0. */
-function replyGrpc(req: http2.Http2ServerRequest, message: Buffer): void {
-  const stream = req.stream;
+function replyGrpc(res: http2.Http2ServerResponse, message: Buffer): void {
   const prefix = Buffer.alloc(5);
   prefix.writeUInt32BE(message.length, 1);
-  stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-  stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0', 'grpc-message': 'ok' }));
-  stream.end(Buffer.concat([prefix, message]));
+  res.writeHead(200, { 'content-type': 'application/grpc' });
+  res.addTrailers({ 'grpc-status': '0', 'grpc-message': 'ok' });
+  res.end(Buffer.concat([prefix, message]));
 }
 
 export function startEcho(o: EchoOptions): Promise<EchoServer> {

@@ -44,6 +44,12 @@ export function profileName(v: unknown): string {
   return v;
 }
 
+/** An upstream block's name: portico_ and lower-case letters, digits and "_" (made by render.ts, never by a user). */
+export function upstreamName(v: unknown): string {
+  if (typeof v !== 'string' || !/^portico_[a-z0-9_]{1,60}$/.test(v)) throw new UnsafeValueError(`invalid upstream name ${JSON.stringify(v)}`);
+  return v;
+}
+
 const NEXT_UPSTREAM = new Set(['error', 'timeout', 'invalid_header', 'http_500', 'http_502', 'http_503', 'http_504', 'http_403', 'http_404', 'http_429', 'non_idempotent', 'off']);
 /** proxy_next_upstream conditions: space-separated tokens from nginx's list, nothing else. */
 export function nextUpstream(v: unknown): string {

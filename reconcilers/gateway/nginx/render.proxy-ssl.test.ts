@@ -53,7 +53,7 @@ test('every setting renders in the profile\'s location (proxy_ssl_* and grpc_ssl
     assert.ok(loc.includes(`      ${d}_ssl_trusted_certificate "${trustedCaFile(rt, p.trustedCa)}";\n`));
     for (const line of [`${d}_ssl_verify on;`, `${d}_ssl_verify_depth 3;`, `${d}_ssl_server_name on;`, `${d}_ssl_name backend.internal;`, `${d}_ssl_protocols TLSv1.3;`, `${d}_ssl_ciphers HIGH:!aNULL:!MD5;`]) assert.ok(loc.includes(`      ${line}\n`), line);
   }
-  assert.match(loc, /proxy_pass https:\/\/portico_upstream;/);
+  assert.match(loc, /proxy_pass https:\/\/portico_be_p_[a-z0-9]+;/);
   // The key and certificate are in their files only.
   const keyBody = p.sslCertificate.key.split('\n')[1] ?? '';
   assert.ok(keyBody.length > 20 && !conf.includes(keyBody), 'no key material in nginx.conf');
@@ -82,7 +82,7 @@ test('verification without SNI, GRPCS, and the Upstream\'s defaults (depth 4) re
   assert.ok(loc.includes('      grpc_ssl_verify_depth 1;\n'));
   assert.ok(loc.includes('      proxy_ssl_protocols TLSv1.2 TLSv1.3;\n'));
   assert.ok(loc.includes('      proxy_ssl_ciphers DEFAULT;\n'));
-  assert.match(loc, /grpc_pass grpcs:\/\/portico_upstream;/);
+  assert.match(loc, /grpc_pass grpcs:\/\/portico_be_p_[a-z0-9]+;/);
   nginxTest(rt, renderNginxConf(s, rt, 'c'));
   // An Upstream's verification (no sslVerifyDepth) keeps its depth of 4.
   const up: Structure = { ...s, profiles: [{ name: 'p_up', backendProtocol: 'HTTPS', sslServerName: 'api.default.svc', trustedCa: ca.cert }] };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { checkTemplate, connectionLimits, renderNginxConf, runtimePaths } from './render.ts';
 import { nginxTest, runtimeDir } from './nginx-t.test-helpers.ts';
-import { cidr, host, luaPeer, quote, quoteFormat, quoteRegex, serverName, size, unixListen, UnsafeValueError } from './escape.ts';
+import { cidr, host, luaPeer, quote, quoteFormat, quoteRegex, serverName, size, unixListen, upstreamName, UnsafeValueError } from './escape.ts';
 import type { Structure } from '../../config/types.ts';
 import { translate } from '../../translate/translate.ts';
 import { structureChecksum } from '../../translate/diff.ts';
@@ -27,6 +27,8 @@ test('regex, log format, size and host helpers', () => {
   assert.throws(() => host('A.example.com'), UnsafeValueError);
   assert.equal(serverName('*.example.com'), '"~^[^.]+\\.example\\.com$"');
   assert.equal(serverName('a.example.com'), 'a.example.com');
+  assert.equal(upstreamName('portico_be_p_0a1b'), 'portico_be_p_0a1b');
+  for (const bad of ['portico_x; evil', 'other', 'portico_', 'portico_A', 1]) assert.throws(() => upstreamName(bad), UnsafeValueError);
 });
 
 test('template guard: a value emitted without an escaping helper fails at load', () => {
@@ -205,8 +207,14 @@ test('backend protocols render and pass nginx -t: https, grpc and grpcs profiles
   const rt = runtimeDir();
   writeTrustedCas(s, rt);
   const conf = renderNginxConf(s, rt, 'c');
-  assert.match(conf, /location @portico_p_aaaa \{[\s\S]*?proxy_pass https:\/\/portico_upstream;/);
-  assert.match(conf, /location @portico_p_bbbb \{[\s\S]*?grpc_pass grpc:\/\/portico_upstream;/);
-  assert.match(conf, /location @portico_p_cccc \{[\s\S]*?grpc_ssl_verify on;[\s\S]*?grpc_pass grpcs:\/\/portico_upstream;/);
+  assert.match(conf, /location @portico_p_aaaa \{[\s\S]*?proxy_pass https:\/\/portico_be_p_aaaa;/);
+  assert.match(conf, /location @portico_p_bbbb \{[\s\S]*?grpc_pass grpc:\/\/portico_be_p_bbbb;/);
+  assert.match(conf, /location @portico_p_cccc \{[\s\S]*?grpc_ssl_verify on;[\s\S]*?grpc_pass grpcs:\/\/portico_be_p_cccc;/);
+  // nginx keeps idle upstream connections per upstream block and peer address: each of these profiles has a block
+  // of its own (balanced by the same Lua, with keep-alive), so none rides another's TLS or HTTP/2 connections, nor
+  // a plain HTTP one; auth subrequests have theirs too.
+  const blocks = [...conf.matchAll(/\n  upstream (\S+) \{\n    server 0\.0\.0\.1:1234;\n    balancer_by_lua_block \{\n      require\("portico\.balancer"\)\.(\w+)\(\)\n    \}\n    keepalive \d+;/g)].map((m) => `${m[1]}:${m[2]}`);
+  assert.deepEqual(blocks, ['portico_upstream:balance', 'portico_auth_upstream:balance', 'portico_mirror_upstream:balance_mirror', 'portico_be_p_aaaa:balance', 'portico_be_p_bbbb:balance', 'portico_be_p_cccc:balance']);
+  assert.match(conf, /proxy_pass \$portico_auth_scheme:\/\/portico_auth_upstream\$portico_auth_uri;/);
   nginxTest(rt, conf);
 });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../translate/safe.ts';
-import { UnsafeValueError, cidr, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaPeer, luaString, onOff, profileName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
+import { UnsafeValueError, cidr, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaPeer, luaString, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
 
@@ -85,7 +85,7 @@ export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths 
 }
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -123,6 +123,7 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('listen', (a: unknown, p: unknown) => listenAddress(a, p));
   hb.registerHelper('workers', (v: unknown) => workers(v));
   hb.registerHelper('name', (v: unknown) => profileName(v));
+  hb.registerHelper('upstream', (v: unknown) => upstreamName(v));
   hb.registerHelper('nextup', (v: unknown) => nextUpstream(v));
   hb.registerHelper('onoff', (v: unknown) => onOff(v));
   hb.registerHelper('hdr', (v: unknown) => headerToken(v));
@@ -271,7 +272,15 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     // The rules are in a file named by their digest (writeModsecurityRules); nginx.conf holds its path only.
     modsecurityRulesFile: modsecurity ? modsecurityRulesFile(runtime, modsecurityRules(modsecurity, runtime)) : null,
     modsecurityTransactionId: modsecurity?.transactionId ?? null,
+    // A profile speaking TLS or HTTP/2 to its backends keeps its connections in an upstream block of its own.
+    upstream: p.backendProtocol ? `portico_be_${p.name}` : 'portico_upstream',
   }));
+  const upstreams = [
+    { name: 'portico_upstream', mirror: false },
+    { name: 'portico_auth_upstream', mirror: false },
+    { name: 'portico_mirror_upstream', mirror: true },
+    ...profiles.filter((p) => p.upstream !== 'portico_upstream').map((p) => ({ name: p.upstream, mirror: false })),
+  ];
   // custom-http-errors: one @portico_err_<code> location per code some profile sends there (400-599 only).
   const errorCodes = [...new Set(structure.profiles.flatMap((p) => p.errorCodes ?? []))].sort((a, b) => a - b);
   for (const c of errorCodes) if (!Number.isInteger(c) || c < 400 || c > 599) throw new UnsafeValueError(`invalid error code ${JSON.stringify(c)}: expected 400-599`);
@@ -285,6 +294,7 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     global: g,
     t,
     profiles,
+    upstreams,
     errorCodes,
     hstsValue: hstsValue(structure),
     runtime,
