@@ -141,8 +141,9 @@ local function sticky(eps, b, entry)
   local function new_key()
     return string.format("%08x%08x", math.random(0, 0x7fffffff), math.random(0, 0x7fffffff))
   end
-  -- session-cookie-change-on-failure: on a retry the cookie follows the endpoint now chosen (balanced: a new key,
-  -- its endpoint found on the ring skipping those tried; persistent: the endpoint the retry goes to).
+  -- session-cookie-change-on-failure: on a retry the cookie follows the endpoint now chosen (balanced: a new key
+  -- whose own endpoint on the ring is not one of those tried, as ingress-nginx's pick_new_upstream, so the client's
+  -- next request goes straight there; persistent: the endpoint the retry goes to).
   if c.changeOnFailure then
     entry.reissue = function(skip)
       if c.mode == "persistent" then
@@ -150,10 +151,16 @@ local function sticky(eps, b, entry)
         if peer then set_cookie(string.format("%08x", chash.hash(peer.address .. ":" .. peer.port))) end
         return peer
       end
-      local v = new_key()
-      local peer = ring:find(v, skip)
-      if peer then set_cookie(v) end
-      return peer
+      for _ = 1, 20 do
+        local v = new_key()
+        local peer = ring:find(v)
+        if peer and not skip(peer) then
+          set_cookie(v)
+          return peer
+        end
+      end
+      -- No such key found (every endpoint tried, or bad luck 20 times): retry elsewhere, the cookie unchanged.
+      return ring:find(new_key(), skip)
     end
   end
   -- First attempt: the peer named by the cookie (or a new cookie is set); retries use round-robin. skip(peer)
