@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { accessControlKind } from './access-control.ts';
@@ -321,6 +321,18 @@ test('every supported or difference row is consumed by the code that applies it'
     if (r.status === 'refused') continue;
     assert.ok(consumers.includes(`'${n}'`) || consumers.includes(`.${n} `) || consumers.includes(`.${n}?`) || consumers.includes(`.${n})`), `${n} is read by no consumer`);
   }
+});
+
+test('every applied ingress-nginx annotation is set by some end-to-end test (e2e/*.e2e.test.ts)', () => {
+  // A name counts when an e2e file writes it as an annotation key: after the prefix (or a \`\${N}\`-style prefix
+  // variable), ending the string or followed by ":" in inline YAML.
+  const dir = path.join(root, 'e2e');
+  const e2e = readdirSync(dir).filter((f) => f.endsWith('.e2e.test.ts')).map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
+  const missing = Object.entries(CATALOGUE)
+    .filter(([, r]) => r.status !== 'refused' && r.origin === 'ingress-nginx')
+    .map(([n]) => n)
+    .filter((n) => !new RegExp(`(nginx\\.ingress\\.kubernetes\\.io/|\\})${n.replace(/[-.]/g, '\\$&')}[\`'":]`).test(e2e));
+  assert.deepEqual(missing, []);
 });
 
 test('limit-allowlist (ingress-nginx\'s current name) exempts clients, and wins over limit-whitelist', () => {
