@@ -2,7 +2,9 @@
 # Builds (once) the real control-plane binaries Portico's tests run against:
 #   etcd, kube-apiserver and kube-controller-manager, from Go modules;
 #   `build.sh node`: what the real node (e2e/node) adds: kubelet, kube-proxy, kube-scheduler, and containerd
-#   (containerd, ctr, containerd-shim-runc-v2).
+#   (containerd, ctr, containerd-shim-runc-v2);
+#   ingress-nginx's controller (its Go part, and its nginx.tmpl), for the side-by-side and takeover tests with the
+#   real thing (e2e/harness/ingress-nginx.ts).
 # Binaries are cached outside the work tree, keyed by version, so that a fresh clone
 # (as CI makes) reuses them:  ${PORTICO_CACHE:-$HOME/.cache/portico}/bin/<name>-<version>
 # A second run finds them and returns at once.
@@ -11,6 +13,9 @@ set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 CONTAINERD_VERSION="${CONTAINERD_VERSION:-v2.4.2}"
+# ingress-nginx's release tags (controller-v1.x.y) are not Go versions: this pseudo-version, commit 52c50467d67d of
+# 2024-07-08 on its main branch, is the newest the Go module proxy serves.
+INGRESS_NGINX_VERSION="${INGRESS_NGINX_VERSION:-v0.0.0-20240708192948-52c50467d67d}"
 CACHE="${PORTICO_CACHE:-$HOME/.cache/portico}"
 BIN="$CACHE/bin"
 mkdir -p "$BIN"
@@ -125,11 +130,28 @@ build_containerd() {
   log "containerd $CONTAINERD_VERSION (${want[*]}) built in $((SECONDS - t0))s"
 }
 
+build_ingress_nginx() {
+  local out="$BIN/ingress-nginx-$INGRESS_NGINX_VERSION"
+  [[ -x "$out" && -f "$out.tmpl" ]] && { log "ingress-nginx $INGRESS_NGINX_VERSION cached"; return; }
+  local t0=$SECONDS work dir
+  work="$(mktemp -d)"; trap 'rm -rf "$work"' RETURN
+  # Built inside its own module (a copy of the downloaded one), so its go.sum checks every dependency: as a
+  # dependency of a wrapper module, one of them (process-exporter) has no entry in the checksum database.
+  dir="$(cd /tmp && go mod download -json "k8s.io/ingress-nginx@$INGRESS_NGINX_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  cp -r "$dir" "$work/src"
+  chmod -R u+w "$work/src"
+  (cd "$work/src" && GOWORK=off go build -trimpath -ldflags "-s -w -X k8s.io/ingress-nginx/version.RELEASE=$INGRESS_NGINX_VERSION" -o "$out.tmp" ./cmd/nginx)
+  cp "$work/src/rootfs/etc/nginx/template/nginx.tmpl" "$out.tmpl"
+  mv "$out.tmp" "$out"
+  log "ingress-nginx $INGRESS_NGINX_VERSION built in $((SECONDS - t0))s"
+}
+
 what="${1:-all}"
 case "$what" in
   etcd) build_etcd ;;
   k8s) build_k8s kube-apiserver kube-controller-manager ;;
-  all) build_etcd; build_k8s kube-apiserver kube-controller-manager ;;
+  all) build_etcd; build_k8s kube-apiserver kube-controller-manager; build_ingress_nginx ;;
+  ingress-nginx) build_ingress_nginx ;;
   node) build_k8s kubelet kube-proxy kube-scheduler; build_containerd ;;
   containerd) build_containerd ;;
   paths)
@@ -139,9 +161,10 @@ case "$what" in
     echo "KUBELET_BIN=$BIN/kubelet-$K8S_VERSION"
     echo "KUBE_PROXY_BIN=$BIN/kube-proxy-$K8S_VERSION"
     echo "SCHEDULER_BIN=$BIN/kube-scheduler-$K8S_VERSION"
+    echo "INGRESS_NGINX_BIN=$BIN/ingress-nginx-$INGRESS_NGINX_VERSION"
     for c in "${CONTAINERD_CMDS[@]}"; do
       v="${c//-/_}"; echo "${v^^}_BIN=$BIN/$c-$CONTAINERD_VERSION"
     done
     ;;
-  *) echo "usage: $0 [all|etcd|k8s|node|containerd|paths]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|etcd|k8s|node|containerd|ingress-nginx|paths]" >&2; exit 2 ;;
 esac
