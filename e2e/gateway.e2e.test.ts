@@ -11,6 +11,7 @@ import { admin, ensureCluster, kubectl, uniqueNamespace } from './harness/cluste
 import { addPod, deleteNamespace, removePod, stopListenerOnly } from './harness/pods.ts';
 import { request, resetConnections, until } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
+import { eventsAbout } from './harness/objects.ts';
 
 let p: RunningPortico;
 // Hosts are unique per run so leftovers of an earlier run in a reused cluster cannot interfere.
@@ -26,13 +27,7 @@ function ingress(name: string, spec: string, extraMeta = ''): string {
 }
 const get = (host: string, path: string, headers: Record<string, string> = {}) => request(p.httpPort, host, path, { headers });
 
-async function eventsFor(kind: string, name: string, namespace = ns): Promise<{ type: string; reason: string; note: string; series?: { count: number } }[]> {
-  const l = await admin().request<{ items: { type: string; reason: string; note: string; regarding: { kind: string; name: string } }[] }>(
-    'GET',
-    `/apis/events.k8s.io/v1/namespaces/${namespace}/events`,
-  );
-  return l.items.filter((e) => e.regarding.kind === kind && e.regarding.name === name);
-}
+const eventsFor = (kind: string, name: string, namespace = ns) => eventsAbout(namespace, kind, name);
 
 before(async () => {
   await ensureCluster();

@@ -9,16 +9,13 @@
 // Isolation: an IngressClass and hosts of this run, Portico on its own ports (54080-54083).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace, podRequests, stopListenerOnly } from './harness/pods.ts';
 import { request, until, type Reply } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
-import { createIngress, createService } from './harness/objects.ts';
+import { createIngress, createService, eventsAbout } from './harness/objects.ts';
+import { Pki } from './harness/pki.ts';
 
 let p: RunningPortico;
 let ns: string;
@@ -27,7 +24,10 @@ const H = (name: string) => `${name}.in4${RUN}.test`;
 const N = 'nginx.ingress.kubernetes.io/';
 let CLASS = '';
 let removeClass: (() => Promise<void>) | undefined;
-const dir = mkdtempSync(path.join(tmpdir(), 'portico-in4-'));
+// A root CA (the Secret's ca.crt), two intermediate CAs below it, client certificates at each level, a server
+// certificate for the two mTLS hosts.
+const pki = new Pki();
+const read = (n: string) => pki.read(n);
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 const service = (name: string, app: string) => createService(ns, name, app);
@@ -39,28 +39,7 @@ const authUrl = (svc: string, p0 = '/verify') => `http://${svc}.${ns}.svc.cluste
 const settled = () => until('no structural sync pending', () => p.gateway.structural.state === 'idle' && !p.gateway.structural.dirty);
 const cookies = (r: Reply): string[] => r.headers['set-cookie'] ?? [];
 type Echo = { pod: string; path: string; httpVersion: string; bodyBytes: number; headers: Record<string, string> };
-async function eventsFor(name: string): Promise<{ type: string; reason: string; note: string }[]> {
-  const l = await admin().request<{ items: { type: string; reason: string; note: string; regarding: { kind: string; name: string } }[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);
-  return l.items.filter((e) => e.regarding.kind === 'Ingress' && e.regarding.name === name);
-}
-
-// ---- a PKI with the openssl CLI: a root CA (the Secret's ca.crt), two intermediate CAs below it, client certificates
-// at each level, a server certificate for the two mTLS hosts ------------------------------------------------------
-const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
-const file = (n: string) => path.join(dir, n);
-const read = (n: string) => readFileSync(file(n), 'utf8');
-function ca(name: string): void {
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', `/CN=${name}`, '-keyout', file(`${name}.key`), '-out', file(`${name}.crt`)]);
-}
-/** A certificate of `name` signed by `issuer`: an intermediate CA, a client certificate or a server one (SANs). */
-function issue(name: string, issuer: string, kind: 'ca' | 'client' | string[]): void {
-  openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${name}`, '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`)]);
-  const ext = kind === 'ca' ? 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n'
-    : kind === 'client' ? 'extendedKeyUsage=clientAuth\n'
-      : `subjectAltName=${kind.map((h) => `DNS:${h}`).join(',')}\n`;
-  writeFileSync(file(`${name}.ext`), ext);
-  openssl(['x509', '-req', '-in', file(`${name}.csr`), '-CA', file(`${issuer}.crt`), '-CAkey', file(`${issuer}.key`), '-CAcreateserial', '-days', '2', '-extfile', file(`${name}.ext`), '-out', file(`${name}.crt`)]);
-}
+const eventsFor = (name: string) => eventsAbout(ns, 'Ingress', name);
 
 /** HTTPS to Portico with the client certificate `client` and the intermediate CA certificates it sends along. */
 function tlsGet(host: string, client: string, chain: string[]): Promise<{ status: number; body: string; error?: string }> {
@@ -294,14 +273,9 @@ describe('ingress-nginx annotations, fourth batch (drop-in)', () => {
   }
 
   test('auth-tls-verify-depth: a client chain deeper below the Secret\'s CA than the depth is refused (400), within it accepted', async () => {
-    ca('root');
-    issue('int1', 'root', 'ca');
-    issue('int2', 'int1', 'ca');
-    issue('leaf-root', 'root', 'client');
-    issue('leaf-int1', 'int1', 'client');
-    issue('leaf-int2', 'int2', 'client');
-    ca('server-ca');
-    issue('server', 'server-ca', [H('depth1'), H('depth2')]);
+    pki.ca('root').ca('int1', 'root').ca('int2', 'int1');
+    pki.client('leaf-root', 'root', 'leaf-root').client('leaf-int1', 'int1', 'leaf-int1').client('leaf-int2', 'int2', 'leaf-int2');
+    pki.ca('server-ca').server('server', 'server-ca', [H('depth1'), H('depth2')]);
     await admin().request('POST', `/api/v1/namespaces/${ns}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: 'server-tls' }, data: { 'tls.crt': b64(read('server.crt')), 'tls.key': b64(read('server.key')) } } });
     await admin().request('POST', `/api/v1/namespaces/${ns}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'root-ca' }, data: { 'ca.crt': b64(read('root.crt')) } } });
     await ingress('depth1', H('depth1'), { [`${N}auth-tls-secret`]: 'root-ca', [`${N}auth-tls-verify-depth`]: '1' }, { tls: 'server-tls' });

@@ -14,15 +14,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, until, type Reply } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
-import { createIngress, createService } from './harness/objects.ts';
+import { createIngress, createService, eventsAbout } from './harness/objects.ts';
+import { Pki } from './harness/pki.ts';
 
 let p: RunningPortico;
 let ns: string;
@@ -31,7 +29,6 @@ const H = (name: string) => `${name}.inx${RUN}.test`;
 const N = 'nginx.ingress.kubernetes.io/';
 let CLASS = '';
 let removeClass: (() => Promise<void>) | undefined;
-const dir = mkdtempSync(path.join(tmpdir(), 'portico-inx-'));
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const reloads = () => p.metric('portico_nginx_reloads_total', { result: 'success' });
 
@@ -42,24 +39,11 @@ const replaceSecret = (name: string, data: Record<string, string>) =>
   admin().request('PATCH', `/api/v1/namespaces/${ns}/secrets/${name}`, { body: { data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) }, contentType: 'application/merge-patch+json' });
 const ingress = (name: string, host: string, annotations: Record<string, string>, o: { svc?: string; tls?: string; path?: string } = {}) => createIngress(ns, CLASS, name, host, annotations, o);
 const get = (host: string, p0: string, headers?: Record<string, string>): Promise<Reply> => request(p.httpPort, host, p0, { headers });
-async function eventsFor(name: string): Promise<{ type: string; reason: string; note: string }[]> {
-  const l = await admin().request<{ items: { type: string; reason: string; note: string; regarding: { kind: string; name: string } }[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);
-  return l.items.filter((e) => e.regarding.kind === 'Ingress' && e.regarding.name === name);
-}
+const eventsFor = (name: string) => eventsAbout(ns, 'Ingress', name);
 
-// ---- a small PKI with the openssl CLI: two client CAs, a client certificate of each, a server certificate ----------
-const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
-const file = (n: string) => path.join(dir, n);
-function ca(name: string): void {
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', `/CN=${name}`, '-keyout', file(`${name}.key`), '-out', file(`${name}.crt`)]);
-}
-function leaf(name: string, caName: string, cn: string, san?: string): void {
-  openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${cn}`, '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`)]);
-  const ext = file(`${name}.ext`);
-  execFileSync('sh', ['-c', `printf '%s\n' "${san ? `subjectAltName=DNS:${san}` : 'extendedKeyUsage=clientAuth'}" > ${ext}`]);
-  openssl(['x509', '-req', '-in', file(`${name}.csr`), '-CA', file(`${caName}.crt`), '-CAkey', file(`${caName}.key`), '-CAcreateserial', '-days', '2', '-extfile', ext, '-out', file(`${name}.crt`)]);
-}
-const read = (n: string) => readFileSync(file(n), 'utf8');
+// ---- a small PKI: two client CAs, a client certificate of each, a server certificate ----------------------------
+const pki = new Pki();
+const read = (n: string) => pki.read(n);
 
 function tlsGet(servername: string, host: string, client?: string): Promise<{ status: number; body: string; location?: string; error?: string }> {
   return new Promise((resolve) => {
@@ -92,12 +76,8 @@ before(async () => {
   await service('empty', 'nobody');
   await addPod(ns, 'echo-1', { labels: { app: 'echo' } });
   await addPod(ns, 'errors-1', { labels: { app: 'errors' } });
-  ca('ca-a');
-  ca('ca-b');
-  leaf('client-a', 'ca-a', 'client-a');
-  leaf('client-b', 'ca-b', 'client-b');
-  ca('server-ca');
-  leaf('server', 'server-ca', H('mtls'), H('mtls'));
+  pki.ca('ca-a').ca('ca-b').client('client-a', 'ca-a', 'client-a').client('client-b', 'ca-b', 'client-b');
+  pki.ca('server-ca').server('server', 'server-ca', H('mtls'));
 });
 
 after(async () => {
@@ -143,7 +123,7 @@ describe('ingress-nginx annotations (drop-in)', () => {
       [`${N}auth-tls-error-page`]: 'https://errors.example.com/certificate',
     }, { tls: 'server-tls' });
     await until('matching CN accepted', async () => (await tlsGet(H('mtls-cn'), H('mtls-cn'), 'client-b')).status === 200);
-    leaf('client-b2', 'ca-b', 'client-b2');
+    pki.client('client-b2', 'ca-b', 'client-b2');
     assert.equal((await tlsGet(H('mtls-cn'), H('mtls-cn'), 'client-b2')).status, 403, 'same CA, CN not matching');
     const none = await tlsGet(H('mtls-cn'), H('mtls-cn'));
     assert.equal(none.status, 302);

@@ -31,3 +31,11 @@ export function createIngress(
     },
   });
 }
+
+export interface EventRecord { type: string; reason: string; note: string; series?: { count: number } }
+
+/** The events.k8s.io Events of `ns` about one object (by kind and name). */
+export async function eventsAbout(ns: string, kind: string, name: string): Promise<EventRecord[]> {
+  const l = await admin().request<{ items: (EventRecord & { regarding: { kind: string; name: string } })[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+  return l.items.filter((e) => e.regarding.kind === kind && e.regarding.name === name);
+}

@@ -41,10 +41,11 @@ export class Pki {
     return this;
   }
 
-  /** A server certificate for `dns` (CN and subjectAltName). */
-  server(name: string, issuer: string, dns: string): this {
-    this.newKey(name, dns);
-    this.sign(name, issuer, `subjectAltName=DNS:${dns}\nextendedKeyUsage=serverAuth\n`);
+  /** A server certificate for `dns` (CN: the first name; subjectAltName: all). */
+  server(name: string, issuer: string, dns: string | string[]): this {
+    const names = typeof dns === 'string' ? [dns] : dns;
+    this.newKey(name, names[0] as string);
+    this.sign(name, issuer, `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}\nextendedKeyUsage=serverAuth\n`);
     return this;
   }
 
