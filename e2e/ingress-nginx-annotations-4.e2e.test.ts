@@ -9,10 +9,9 @@
 // Isolation: an IngressClass and hosts of this run, Portico on its own ports (54080-54083).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import https from 'node:https';
 import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace, podRequests, stopListenerOnly } from './harness/pods.ts';
-import { request, until, type Reply } from './harness/http.ts';
+import { request, tlsRequest, until, type Reply } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
 import { createIngress, createService, eventsAbout } from './harness/objects.ts';
 import { Pki } from './harness/pki.ts';
@@ -42,23 +41,8 @@ type Echo = { pod: string; path: string; httpVersion: string; bodyBytes: number;
 const eventsFor = (name: string) => eventsAbout(ns, 'Ingress', name);
 
 /** HTTPS to Portico with the client certificate `client` and the intermediate CA certificates it sends along. */
-function tlsGet(host: string, client: string, chain: string[]): Promise<{ status: number; body: string; error?: string }> {
-  return new Promise((resolve) => {
-    const req = https.request(
-      {
-        host: '127.0.0.1', port: p.httpsPort, path: '/', servername: host, headers: { host }, rejectUnauthorized: false, agent: false,
-        cert: [client, ...chain].map((c) => read(`${c}.crt`)).join(''), key: read(`${client}.key`),
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', (e) => resolve({ status: 0, body: '', error: String(e) }));
-    req.end();
-  });
-}
+const tlsGet = (host: string, client: string, chain: string[]) =>
+  tlsRequest(p.httpsPort, host, { cert: [client, ...chain].map((c) => read(`${c}.crt`)).join(''), key: read(`${client}.key`) });
 
 before(async () => {
   await ensureCluster();

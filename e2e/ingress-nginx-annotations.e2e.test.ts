@@ -14,10 +14,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import https from 'node:https';
 import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace } from './harness/pods.ts';
-import { request, until, type Reply } from './harness/http.ts';
+import { request, tlsRequest, until, type Reply } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
 import { createIngress, createService, eventsAbout } from './harness/objects.ts';
 import { Pki } from './harness/pki.ts';
@@ -45,23 +44,8 @@ const eventsFor = (name: string) => eventsAbout(ns, 'Ingress', name);
 const pki = new Pki();
 const read = (n: string) => pki.read(n);
 
-function tlsGet(servername: string, host: string, client?: string): Promise<{ status: number; body: string; location?: string; error?: string }> {
-  return new Promise((resolve) => {
-    const req = https.request(
-      {
-        host: '127.0.0.1', port: p.httpsPort, path: '/', servername, headers: { host }, rejectUnauthorized: false, agent: false,
-        ...(client ? { cert: read(`${client}.crt`), key: read(`${client}.key`) } : {}),
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, ...(res.headers.location ? { location: res.headers.location } : {}) }));
-      },
-    );
-    req.on('error', (e) => resolve({ status: 0, body: '', error: String(e) }));
-    req.end();
-  });
-}
+const tlsGet = (servername: string, host: string, client?: string) =>
+  tlsRequest(p.httpsPort, servername, { host, ...(client ? { cert: read(`${client}.crt`), key: read(`${client}.key`) } : {}) });
 
 before(async () => {
   await ensureCluster();

@@ -16,16 +16,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import http2 from 'node:http2';
-import https from 'node:https';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { TLSSocket } from 'node:tls';
 import { Transform } from 'node:stream';
 import winston from 'winston';
 import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, addServiceVip, deleteNamespace, podRequests, type AddPodOptions } from './harness/pods.ts';
-import { request, until, type Reply } from './harness/http.ts';
+import { request, tlsRequest, until, type Reply } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
 import { createIngress } from './harness/objects.ts';
 import { Pki } from './harness/pki.ts';
@@ -66,18 +64,7 @@ const accessLog = () => { try { return readFileSync(path.join(p.config['runtime-
 const logLine = (marker: string) => until(`access log line for ${marker}`, () => accessLog().split('\n').find((l) => l.includes(marker)), 10_000, 200);
 
 /** An HTTPS request to Portico's TLS port with this server name. */
-function tlsGet(servername: string, p0 = '/'): Promise<{ status: number; body: string; peerCN?: string; error?: string }> {
-  return new Promise((resolve) => {
-    const req = https.request({ host: '127.0.0.1', port: p.httpsPort, path: p0, servername, headers: { host: servername }, rejectUnauthorized: false, agent: false }, (res) => {
-      const peerCN = String((res.socket as TLSSocket).getPeerCertificate().subject?.CN ?? "");
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, peerCN }));
-    });
-    req.on('error', (e) => resolve({ status: 0, body: '', error: String(e) }));
-    req.end();
-  });
-}
+const tlsGet = (servername: string, p0 = '/') => tlsRequest(p.httpsPort, servername, { path: p0 });
 
 /** One gRPC call over HTTP/2 with TLS to Portico (ALPN h2): the answer's status, grpc-status and first message. */
 function grpcCall(host: string, method: string): Promise<{ status: number; grpcStatus?: string; message?: string; error?: string }> {

@@ -1,6 +1,8 @@
 // A tiny HTTP client for tests: sets the Host header (fetch cannot), keeps connections alive, never throws on
 // HTTP errors (returns status 0 with the error for transport failures).
 import http from 'node:http';
+import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 
 let agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
@@ -69,4 +71,27 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | f
     if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
     await new Promise((r) => setTimeout(r, stepMs));
   }
+}
+
+export interface TlsReply { status: number; body: string; headers: http.IncomingHttpHeaders; location?: string; peerCN?: string; error?: string }
+
+/**
+ * One HTTPS request to 127.0.0.1:port on a new connection: TLS server name `servername`, Host `host` (default the
+ * server name), optionally a client certificate (PEM, with its chain) and key. The server's certificate is not
+ * checked; its subject CN is returned.
+ */
+export function tlsRequest(port: number, servername: string, o: { host?: string; path?: string; cert?: string; key?: string } = {}): Promise<TlsReply> {
+  return new Promise((resolve) => {
+    const req = https.request(
+      { host: '127.0.0.1', port, path: o.path ?? '/', servername, headers: { host: o.host ?? servername }, rejectUnauthorized: false, agent: false, ...(o.cert ? { cert: o.cert, key: o.key } : {}) },
+      (res) => {
+        const peerCN = String((res.socket as TLSSocket).getPeerCertificate?.()?.subject?.CN ?? '');
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers, peerCN, ...(res.headers.location ? { location: res.headers.location } : {}) }));
+      },
+    );
+    req.on('error', (e) => resolve({ status: 0, body: '', headers: {}, error: String(e) }));
+    req.end();
+  });
 }
