@@ -10,7 +10,7 @@
 // it runs in a mount namespace of its own where /etc is an overlay whose writes land in a temporary directory, so
 // this machine's /etc is never touched.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { admin, kubectl, ROOT, serviceAccountKubeconfigFile } from './cluster.ts';
@@ -109,7 +109,9 @@ export async function startIngressNginx(o: { ns: string; ingressClass: string; s
     `mount -t overlay overlay -o lowerdir=/etc,upperdir=${dir}/upper,workdir=${dir}/work /etc`,
     `exec env POD_NAME=${pod} POD_NAMESPACE=${o.ns} NGINX_BINARY=${fake} ${bin} ${flags.map((f) => `'${f}'`).join(' ')}`,
   ].join('\n');
-  const child: ChildProcess = spawn('unshare', ['--mount', '--propagation', 'private', '--', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // Its own PID namespace too, as in its container: on shutdown it waits until no process named "nginx" is left,
+  // and would otherwise see the nginx of every Portico running on this machine.
+  const child: ChildProcess = spawn('unshare', ['--mount', '--pid', '--fork', '--mount-proc', '--propagation', 'private', '--', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
@@ -118,12 +120,12 @@ export async function startIngressNginx(o: { ns: string; ingressClass: string; s
     log: () => out,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
+      // unshare waits for the controller (PID 1 of its namespace, in unshare's process group): the group gets the
+      // SIGTERM. When the controller exits, the kernel ends whatever is left in its PID namespace (the stand-in).
+      process.kill(-child.pid!, 'SIGTERM');
       const t = setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } }, 30_000);
       await exited;
       clearTimeout(t);
-      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* the group is gone */ }
-      try { process.kill(Number(readFileSync(idle, 'utf8')), 'SIGKILL'); } catch { /* the stand-in was stopped with -s quit */ }
     },
   };
 }
