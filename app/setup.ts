@@ -21,6 +21,7 @@ import { IngressClassReconciler } from '../reconcilers/ingressclass.ts';
 import { configMapsOf, ingressCredentialSecrets, Model, secretsOf } from '../reconcilers/model/model.ts';
 import { serviceKeyOfSlice } from '../reconcilers/model/normalize.ts';
 import type { TlsMaterial } from '../reconcilers/model/types.ts';
+import { serviceCacheTransform, sliceCacheTransform } from '../reconcilers/cache-transforms.ts';
 import { SecretReconciler, secretTransform, type SecretObject } from '../reconcilers/secret.ts';
 import { ServiceReconciler, SLICES_BY_SERVICE } from '../reconcilers/service.ts';
 import { StatusReconciler } from '../reconcilers/status.ts';
@@ -93,9 +94,11 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   const classes = m.informer<KubeObject>(Resources.IngressClass, { stage: 0 });
   const ingresses = m.informer<KubeObject>(Resources.Ingress, { stage: 1, ...watched });
   // Stage 2: everything an Ingress refers to.
-  const services = m.informer<KubeObject>(Resources.Service, { stage: 2 });
+  // Both cached lean (reconcilers/cache-transforms.ts): only the fields Portico reads.
+  const services = m.informer<KubeObject>(Resources.Service, { stage: 2, transform: serviceCacheTransform });
   const slices = m.informer<KubeObject>(Resources.EndpointSlice, {
     stage: 2,
+    transform: sliceCacheTransform,
     indexers: { [SLICES_BY_SERVICE]: (s) => { const k = serviceKeyOfSlice(s); return k ? [k] : []; } },
   });
   const secrets = m.informer<SecretObject>(Resources.Secret, {

@@ -8,10 +8,11 @@
 //   - endpoint propagation DURING a reload at this size: a change that still reloads (a new Ingress with a
 //     never-seen directive profile) is made and, at once, a Service's only ready pod is replaced; time until the
 //     new pod answers. (Plain Ingress changes no longer reload at all.)
-// Usage: node e2e/bench/startup.ts [N=2000] [propagationTrials=10]. Needs `make cluster-up`. Bounded: a hard
+// Usage: node e2e/bench/startup.ts [N=2000] [propagationTrials=10] (BENCH_KEEP=1: keep the objects afterwards;
+// BENCH_HEAP_SNAPSHOT=<dir>: see below). Needs `make cluster-up`. Bounded: a hard
 // deadline of 20 minutes per phase.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import https from 'node:https';
 import tls from 'node:tls';
@@ -92,7 +93,11 @@ try {
   // ---- Portico starts -----------------------------------------------------------------------------------------
   const kubeconfig = await serviceAccountKubeconfigFile('portico-system', 'portico');
   const t0 = performance.now();
+  // BENCH_HEAP_SNAPSHOT=<dir>: Portico writes a V8 heap snapshot there once every host is served (for profiling
+  // the controller's memory: open it in Chrome DevTools, or summarize it with e2e/bench/heap-summary.ts).
+  const snapDir = process.env.BENCH_HEAP_SNAPSHOT;
   child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), [
+    ...(snapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapDir}`] : []),
     path.join(REPO_ROOT, 'app/main.ts'), '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
     '--status-port', String(base + 2), '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', path.join(REPO_ROOT, '.dev', 'nginx-startup'), '--access-log-path', path.join(REPO_ROOT, '.dev', 'nginx-startup', 'access.log'),
     '--election-id', `startup-${Date.now().toString(36)}`, '--log-level', process.env.LOG_LEVEL ?? 'info',
@@ -174,6 +179,20 @@ try {
   }
   const tServed = performance.now() - t0;
   const mem = rss();
+  if (snapDir) {
+    const before = new Set(readdirSync(snapDir));
+    child.kill('SIGUSR2');
+    const t = performance.now();
+    // The snapshot is written synchronously on Portico's main thread: it is complete once the file has appeared
+    // and Portico answers again.
+    let file: string | undefined;
+    while (performance.now() - t < 180_000) {
+      await sleep(500);
+      file ??= readdirSync(snapDir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+      if (file && (await request(base + 3, 'x', '/readyz').catch(() => ({ status: 0 }))).status === 200) break;
+    }
+    console.log(`[startup] heap snapshot: ${file ? path.join(snapDir, file) : 'none written in 180 s'}`);
+  }
   const evs = await api.request<{ items: { reason?: string; reportingController?: string; regarding?: { kind?: string } }[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);
   const ours = evs.items.filter((e) => e.reportingController === 'portico.dev/ingress-controller');
   const warnings = ours.filter((e) => e.reason !== 'Programmed');
@@ -231,11 +250,20 @@ try {
     }
   }
   console.log(`[startup] pod readiness flip → first 200 from the new pod while a ${N}-Ingress reload runs (incl. kube-controller-manager): ${summary(lat)}; answered before that reload finished: ${duringReload}/${TRIALS}`);
+  // Steady state: the controller's memory once nothing changes (V8 and the allocator give memory back over time).
+  const idle: number[] = [];
+  for (let s = 0; s < 6; s++) {
+    await sleep(10_000);
+    idle.push(Math.round(rss().now));
+  }
+  console.log(`[startup] controller RSS while idle, every 10 s for 60 s: ${idle.join(', ')} MB`);
 } finally {
   if (child) {
     child.kill('SIGTERM');
     await new Promise((r) => child?.once('exit', r));
   }
-  await deleteNamespace(ns);
+  // BENCH_KEEP=1 leaves the objects (to start Portico against them again by hand).
+  if (process.env.BENCH_KEEP === '1') console.log(`[startup] kept namespace ${ns}`);
+  else await deleteNamespace(ns);
 }
 process.exit(0);

@@ -1,0 +1,122 @@
+// Summarizes a V8 heap snapshot (e.g. one the startup benchmark had Portico write: BENCH_HEAP_SNAPSHOT=<dir>) without
+// loading it whole — snapshots of a big heap exceed the longest string JSON.parse can take. Prints the self size
+// and count per kind of object (constructor name for objects; strings, arrays, code... by type), and the string
+// values that take the most memory with all their copies (duplicates worth sharing).
+// Usage: node e2e/bench/heap-summary.ts <file.heapsnapshot> [top=40]
+import { createReadStream } from 'node:fs';
+
+const file = process.argv[2];
+const TOP = Number(process.argv[3] ?? 40);
+if (!file) {
+  process.stderr.write('usage: heap-summary.ts <file.heapsnapshot> [top]\n');
+  process.exit(2);
+}
+
+type Section = 'top' | 'nodes' | 'skip' | 'strings';
+let section: Section = 'top';
+let meta = ''; // the top-level text before the first array (the "snapshot" object with the field names)
+let metaDone = false;
+let key = ''; // the last top-level text, to name the array that starts
+let depth = 0; // nesting in the top-level text (outside the big arrays)
+let topString = false;
+let topEscaped = false;
+let skipDepth = 0;
+const nodes: number[] = [];
+const strings: string[] = [];
+let num = '';
+let inString = false;
+let escaped = false;
+let str = '';
+
+for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 22 })) {
+  const text = chunk as string;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (section === 'top') {
+      if (!metaDone) meta += c;
+      key = (key + c).slice(-64);
+      if (topString) {
+        if (topEscaped) topEscaped = false;
+        else if (c === '\\') topEscaped = true;
+        else if (c === '"') topString = false;
+        continue;
+      }
+      if (c === '"') topString = true;
+      else if (c === '{') depth++;
+      else if (c === '}') depth--;
+      else if (c === '[' && depth === 1) {
+        const m = /"(\w+)"\s*:\s*\[$/.exec(key);
+        const name = m?.[1] ?? '';
+        if (!metaDone) {
+          meta = meta.slice(0, meta.length - (m?.[0].length ?? 0));
+          metaDone = true;
+        }
+        section = name === 'nodes' ? 'nodes' : name === 'strings' ? 'strings' : 'skip';
+        skipDepth = 1;
+      } else if (c === '[') depth++;
+      else if (c === ']') depth--;
+      continue;
+    }
+    if (section === 'nodes') {
+      if (c >= '0' && c <= '9') num += c;
+      else {
+        if (num) nodes.push(Number(num));
+        num = '';
+        if (c === ']') section = 'top';
+      }
+      continue;
+    }
+    if (section === 'strings') {
+      if (inString) {
+        if (escaped) { str += c; escaped = false; }
+        else if (c === '\\') { str += c; escaped = true; }
+        else if (c === '"') { strings.push(JSON.parse(`"${str}"`) as string); str = ''; inString = false; }
+        else str += c;
+      } else if (c === '"') inString = true;
+      else if (c === ']') section = 'top';
+      continue;
+    }
+    // skip: another array (edges, locations...), of numbers or nested arrays of numbers
+    if (c === '[') skipDepth++;
+    else if (c === ']' && --skipDepth === 0) section = 'top';
+  }
+}
+
+const snap = JSON.parse(`${meta.replace(/,\s*$/, '')}}`) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } } };
+const fields = snap.snapshot.meta.node_fields;
+const types = snap.snapshot.meta.node_types[0];
+const F = fields.length;
+const iType = fields.indexOf('type');
+const iName = fields.indexOf('name');
+const iSize = fields.indexOf('self_size');
+const byKind = new Map<string, { size: number; count: number }>();
+const byString = new Map<string, { size: number; count: number }>();
+const largest: { size: number; text: string; type: string }[] = [];
+let total = 0;
+for (let n = 0; n < nodes.length; n += F) {
+  const type = types[nodes[n + iType] as number] as string;
+  const name = strings[nodes[n + iName] as number] ?? '';
+  const size = nodes[n + iSize] as number;
+  total += size;
+  const kind = type === 'object' || type === 'native' ? `${type === 'native' ? '(native) ' : ''}${name}` : `(${type})`;
+  const k = byKind.get(kind) ?? { size: 0, count: 0 };
+  k.size += size;
+  k.count++;
+  byKind.set(kind, k);
+  if ((type === 'string' || type === 'array' || type === 'concatenated string') && size > 65536) largest.push({ size, text: name.slice(0, 100), type });
+  if (type === 'string') {
+    const v = name.length > 80 ? `${name.slice(0, 77)}...` : name;
+    const s = byString.get(v) ?? { size: 0, count: 0 };
+    s.size += size;
+    s.count++;
+    byString.set(v, s);
+  }
+}
+const mb = (b: number) => (b / 1048576).toFixed(1);
+console.log(`${file}: ${nodes.length / F} objects, ${mb(total)} MB (self sizes)`);
+console.log('\nby kind (self size):');
+for (const [k, v] of [...byKind].sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size).padStart(8)} MB ${String(v.count).padStart(9)}×  ${k}`);
+console.log('\nstrings with the most memory over all their copies:');
+for (const [k, v] of [...byString].filter(([, v]) => v.count > 1).sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size).padStart(8)} MB ${String(v.count).padStart(9)}×  ${JSON.stringify(k)}`);
+console.log('\nlargest single strings and arrays (over 64 KB):');
+for (const l of largest.sort((a, b) => b.size - a.size).slice(0, TOP)) console.log(`  ${mb(l.size).padStart(8)} MB  (${l.type}) ${JSON.stringify(l.text)}`);
