@@ -24,6 +24,7 @@ const cm = (name: string, rv: string, data: Record<string, string> = {}): CM => 
     name,
     resourceVersion: rv,
     managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:data': { 'f:big': {} } } }],
+    annotations: { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ data }), team: 'shop' },
   },
   data,
 });
@@ -114,7 +115,7 @@ test('a stalled watch is aborted, logged, counted, and re-opened after a backoff
   await running;
 });
 
-test('cached objects lose managedFields before the caller transform runs; keepManagedFields opts out', async () => {
+test('cached objects lose managedFields and kubectl\'s last-applied annotation before the caller transform runs; keepManagedFields opts out', async () => {
   const { client, watches } = fakeClient([cm('a', '5', { big: 'x', keep: 'y' })]);
   const seenByTransform: unknown[] = [];
   const inf = new Informer<CM>(client, Resources.ConfigMap, nullLogger(), undefined, {
@@ -130,6 +131,7 @@ test('cached objects lose managedFields before the caller transform runs; keepMa
   const a = inf.store.get('ns/a');
   assert.ok(a);
   assert.equal(a.metadata.managedFields, undefined);
+  assert.deepEqual(a.metadata.annotations, { team: 'shop' }, 'kubectl\'s last-applied copy dropped, other annotations kept');
   assert.deepEqual(a.data, { keep: 'y' }, 'the caller transform still applies');
   assert.equal(a.kind, 'ConfigMap');
   watches[0]?.push({ type: 'MODIFIED', object: cm('a', '12', { big: 'z', keep: 'w' }) });

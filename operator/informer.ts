@@ -5,7 +5,8 @@
 //   - transport errors, apiserver down   → exponential backoff with jitter, then resume;
 //   - silently stalled connection        → watchdog aborts it when nothing (not even a bookmark) arrives, then
 //                                          the same backoff as an error (a StallError, logged and counted).
-// Cached objects lose metadata.managedFields (controller-runtime's default transform) before any user transform.
+// Cached objects lose metadata.managedFields (controller-runtime's default transform) and kubectl's
+// last-applied-configuration annotation (a copy of the whole object) before any user transform.
 import { ApiError, isGone, type KubeClient, type WatchEvent } from './kube/client.ts';
 import { isKubeObject, keyOf, stripManagedFields, type KubeObject } from './kube/object.ts';
 import { resourcePath, type ResourceType } from './kube/resources.ts';

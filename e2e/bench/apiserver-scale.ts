@@ -8,6 +8,7 @@ import { admin, ensureCluster, serviceAccountKubeconfigFile, uniqueNamespace } f
 import { addPod, deleteNamespace } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
 import { installPorticoRbac, REPO_ROOT } from '../harness/portico.ts';
+import { NODE_FLAGS } from '../../app/node-flags.ts';
 
 const N = Number(process.argv[2] ?? 2000);
 const CONC = 16;
@@ -16,6 +17,7 @@ await installPorticoRbac();
 const kubeconfig = await serviceAccountKubeconfigFile('portico-system', 'portico');
 const base = 49080;
 const child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), [
+  ...NODE_FLAGS,
   path.join(REPO_ROOT, 'app/main.ts'), '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
   '--status-port', String(base + 2), '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', path.join(REPO_ROOT, '.dev', 'nginx-scale'), '--access-log-path', path.join(REPO_ROOT, '.dev', 'nginx-scale', 'access.log'),
   '--leader-elect', 'false', '--log-level', 'warn',

@@ -22,6 +22,7 @@ import { admin, ensureCluster, serviceAccountKubeconfigFile, uniqueNamespace } f
 import { addPod, deleteNamespace, removePod, setPodReady } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
 import { installPorticoRbac, REPO_ROOT } from '../harness/portico.ts';
+import { NODE_FLAGS } from '../../app/node-flags.ts';
 import { summary } from './stats.ts';
 
 const N = Number(process.argv[2] ?? 2000);
@@ -98,6 +99,7 @@ try {
   const snapDir = process.env.BENCH_HEAP_SNAPSHOT;
   child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), [
     ...(snapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapDir}`] : []),
+    ...NODE_FLAGS,
     path.join(REPO_ROOT, 'app/main.ts'), '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
     '--status-port', String(base + 2), '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', path.join(REPO_ROOT, '.dev', 'nginx-startup'), '--access-log-path', path.join(REPO_ROOT, '.dev', 'nginx-startup', 'access.log'),
     '--election-id', `startup-${Date.now().toString(36)}`, '--log-level', process.env.LOG_LEVEL ?? 'info',

@@ -11,7 +11,7 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   ownerReferences?: unknown[];
-  /** Server-side-apply bookkeeping; informer caches drop it (see stripManagedFields). */
+  /** Server-side-apply bookkeeping; informer caches drop it, and kubectl's last-applied annotation (see stripManagedFields). */
   managedFields?: unknown[];
 }
 
@@ -43,7 +43,18 @@ export function isKubeObject(v: unknown): v is KubeObject {
  * Returns the object itself when there is nothing to drop.
  */
 export function stripManagedFields<T extends KubeObject>(obj: T): T {
-  if (obj.metadata.managedFields === undefined) return obj;
+  const last = obj.metadata.annotations?.[LAST_APPLIED];
+  if (obj.metadata.managedFields === undefined && last === undefined) return obj;
   const { managedFields: _dropped, ...metadata } = obj.metadata;
+  if (last !== undefined) {
+    const { [LAST_APPLIED]: _copy, ...annotations } = obj.metadata.annotations as Record<string, string>;
+    metadata.annotations = annotations;
+  }
   return { ...obj, metadata };
 }
+
+/**
+ * kubectl apply's copy of the whole object as last applied (often the largest field of an object in a real
+ * cluster). Nothing in Portico reads it; informer caches drop it with managedFields.
+ */
+export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
