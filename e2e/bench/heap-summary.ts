@@ -2,6 +2,8 @@
 // loading it whole — snapshots of a big heap exceed the longest string JSON.parse can take. Prints the self size
 // and count per kind of object (constructor name for objects; strings, arrays, code... by type), and the string
 // values that take the most memory with all their copies (duplicates worth sharing).
+// Then the self size of objects grouped by what holds them: the holder's kind and the property ("Map.table",
+// "NormalizedIngress.host"...), each object counted once, under its first holder.
 // Usage: node e2e/bench/heap-summary.ts <file.heapsnapshot> [top=40]
 import { createReadStream } from 'node:fs';
 
@@ -12,7 +14,7 @@ if (!file) {
   process.exit(2);
 }
 
-type Section = 'top' | 'nodes' | 'skip' | 'strings';
+type Section = 'top' | 'nodes' | 'edges' | 'skip' | 'strings';
 let section: Section = 'top';
 let meta = ''; // the top-level text before the first array (the "snapshot" object with the field names)
 let metaDone = false;
@@ -22,6 +24,7 @@ let topString = false;
 let topEscaped = false;
 let skipDepth = 0;
 const nodes: number[] = [];
+const edges: number[] = [];
 const strings: string[] = [];
 let num = '';
 let inString = false;
@@ -51,16 +54,16 @@ for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMa
           meta = meta.slice(0, meta.length - (m?.[0].length ?? 0));
           metaDone = true;
         }
-        section = name === 'nodes' ? 'nodes' : name === 'strings' ? 'strings' : 'skip';
+        section = name === 'nodes' ? 'nodes' : name === 'edges' ? 'edges' : name === 'strings' ? 'strings' : 'skip';
         skipDepth = 1;
       } else if (c === '[') depth++;
       else if (c === ']') depth--;
       continue;
     }
-    if (section === 'nodes') {
+    if (section === 'nodes' || section === 'edges') {
       if (c >= '0' && c <= '9') num += c;
       else {
-        if (num) nodes.push(Number(num));
+        if (num) (section === 'nodes' ? nodes : edges).push(Number(num));
         num = '';
         if (c === ']') section = 'top';
       }
@@ -82,7 +85,7 @@ for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMa
   }
 }
 
-const snap = JSON.parse(`${meta.replace(/,\s*$/, '')}}`) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } } };
+const snap = JSON.parse(`${meta.replace(/,\s*$/, '')}}`) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]]; edge_fields: string[]; edge_types: [string[]] } } };
 const fields = snap.snapshot.meta.node_fields;
 const types = snap.snapshot.meta.node_types[0];
 const F = fields.length;
@@ -120,3 +123,40 @@ console.log('\nstrings with the most memory over all their copies:');
 for (const [k, v] of [...byString].filter(([, v]) => v.count > 1).sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size).padStart(8)} MB ${String(v.count).padStart(9)}×  ${JSON.stringify(k)}`);
 console.log('\nlargest single strings and arrays (over 64 KB):');
 for (const l of largest.sort((a, b) => b.size - a.size).slice(0, TOP)) console.log(`  ${mb(l.size).padStart(8)} MB  (${l.type}) ${JSON.stringify(l.text)}`);
+
+// ---- by holder: each object's self size under its first holder's kind and the property it is held by ----------------
+const EF = snap.snapshot.meta.edge_fields.length;
+const eType = snap.snapshot.meta.edge_fields.indexOf('type');
+const eName = snap.snapshot.meta.edge_fields.indexOf('name_or_index');
+const eTo = snap.snapshot.meta.edge_fields.indexOf('to_node');
+const edgeTypes = snap.snapshot.meta.edge_types[0];
+const iEdges = fields.indexOf('edge_count');
+const owner = new Int32Array(nodes.length / F).fill(-1);
+const ownerEdge = new Array<string>(nodes.length / F);
+let e = 0;
+for (let n = 0; n < nodes.length; n += F) {
+  const count = nodes[n + iEdges] as number;
+  for (let k = 0; k < count; k++, e += EF) {
+    const et = edgeTypes[edges[e + eType] as number];
+    if (et === 'weak' || et === 'shortcut') continue;
+    const child = (edges[e + eTo] as number) / F;
+    if (owner[child] !== -1) continue;
+    owner[child] = n / F;
+    ownerEdge[child] = et === 'element' || et === 'hidden' ? '[]' : et === 'internal' ? `(${strings[edges[e + eName] as number] ?? ''})` : (strings[edges[e + eName] as number] ?? '?');
+  }
+}
+const label = (i: number) => {
+  const t = types[nodes[i * F + iType] as number] as string;
+  return t === 'object' ? (strings[nodes[i * F + iName] as number] ?? '') : `(${t})`;
+};
+const byHolder = new Map<string, { size: number; count: number }>();
+for (let i = 0; i < nodes.length / F; i++) {
+  const o = owner[i] as number;
+  const key = o < 0 ? '(root)' : `${label(o)}.${ownerEdge[i]} -> ${label(i)}`;
+  const v = byHolder.get(key) ?? { size: 0, count: 0 };
+  v.size += nodes[i * F + iSize] as number;
+  v.count++;
+  byHolder.set(key, v);
+}
+console.log('\nby holder (self size of what each kind of object holds, per property):');
+for (const [k, v] of [...byHolder].sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size).padStart(8)} MB ${String(v.count).padStart(9)}×  ${k}`);
