@@ -3,6 +3,9 @@
 # Ctrl-C). E2E_KEEP=1 leaves the cluster running for debugging. Extra args: test files to run instead of all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One local cluster per machine (fixed ports, netns and addresses): a second run — another work tree's — waits here.
+exec 9>/tmp/portico-e2e.lock
+flock 9
 t0=$SECONDS
 # The suites listen on fixed ports (28080-29199, 52080-54399) inside Linux's ephemeral range: keep the kernel from
 # handing them to outgoing connections meanwhile (a client socket on 127.0.0.1:53682 once made nginx's bind fail),
