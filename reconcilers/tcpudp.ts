@@ -44,8 +44,8 @@ export interface StreamParseResult {
 
 /** DNS-1123 label (namespaces, Service names). */
 const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-/** A Service port name (IANA_SVC_NAME: lowercase letters, digits and inner dashes, at most 15, one letter at least). */
-const PORT_NAME = /^(?=.*[a-z])[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$/;
+/** A Service port name: the API server checks it as a DNS-1123 label (digits alone allowed; a number is read as a port first). */
+const PORT_NAME = LABEL;
 const PORT_NUMBER = /^[1-9][0-9]{0,4}$/;
 
 const portNumber = (what: string) =>

@@ -90,7 +90,7 @@ test('Services: invalid names throw (the reconciler reports it); invalid ports a
   const s = normalizeService(svc('web', [{ name: 'http', port: 80 }, { name: 'Bad', port: 81 }, { name: 'x', port: 0 }, { port: 82 }]));
   assert.deepEqual(s.ports.map((p) => p.port), [80, 82]);
   assert.equal(s.problems.length, 2);
-  assert.match(s.problems[0] ?? '', /port name "Bad" must be lower-case.*this port is ignored/);
+  assert.match(s.problems[0] ?? '', /port name "Bad" must be a DNS-1123 label: lower-case.*this port is ignored/);
   assert.match(s.problems[1] ?? '', /port 0 must be between 1 and 65535/);
   const ext = normalizeService(svc('ext', [{ port: 80 }], 'default', { type: 'ExternalName', externalName: 'bad name' }));
   assert.equal(ext.externalName, null);
@@ -126,4 +126,28 @@ test('EndpointSlices: ports with invalid names or numbers and non-canonical addr
     endpoints: [{ addresses: ['2001:db8::1'] }, { addresses: [':::'] }, { addresses: ['2001:db8::1%eth0'] }],
   } as never);
   assert.deepEqual(v6?.endpoints.map((e) => e.address), ['2001:db8::1']);
+});
+
+test('Service and EndpointSlice port names are DNS-1123 labels, as the API server checks them: kubectl create service names its port "8080-8080"', () => {
+  const s = normalizeService(svc('web', [{ name: '8080-8080', port: 8080 }, { name: 'a'.repeat(63), port: 81 }, { name: 'a'.repeat(64), port: 82 }, { name: '-x', port: 83 }]));
+  assert.deepEqual(s.ports.map((p) => [p.name, p.port]), [['8080-8080', 8080], ['a'.repeat(63), 81]]);
+  assert.equal(s.problems.length, 2);
+  const n = normalizeEndpointSlice({
+    metadata: { name: 's', namespace: 'ns', labels: { 'kubernetes.io/service-name': 'web' } },
+    addressType: 'IPv4',
+    ports: [{ name: '8080-8080', port: 8080 }, { name: 'x--y', port: 8081 }, { name: 'x_y', port: 8082 }],
+    endpoints: [{ addresses: ['198.51.100.7'] }],
+  } as never);
+  assert.deepEqual(n?.ports.map((p) => [p.name, p.port]), [['8080-8080', 8080], ['x--y', 8081]]);
+});
+
+test('an Ingress backend port name stays an IANA_SVC_NAME (what the API server checks for service.port.name); hosts may have labels over 63 characters like the API server allows', () => {
+  const mk = (portName: string, host = 'a.example') =>
+    normalizeIngress({ metadata: { name: 'i', namespace: 'ns', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { ingressClassName: 'portico', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { name: portName } } } }] } }] } } as never);
+  const ok = mk('http-alt');
+  assert.ok(ok.ok && ok.ingress.rules[0]?.paths.length === 1);
+  const digits = mk('8080-8080');
+  assert.ok(!digits.ok && /port name "8080-8080" must contain at least one letter/.test(digits.reason));
+  const long = mk('http', `${'a'.repeat(64)}.example`);
+  assert.ok(long.ok && long.ingress.rules[0]?.host === `${'a'.repeat(64)}.example`);
 });

@@ -15,6 +15,7 @@ import {
   nameProblem,
   pathSchema,
   portNameSchema,
+  servicePortNameSchema,
   portNumberSchema,
   regexPathSchema,
   serviceNameSchema,
@@ -196,13 +197,16 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
         return;
       }
       let path = pr.data;
-      // Prefix matching is element-wise: "/foo/" and "/foo" are the same prefix. The path as written is kept
-      // (`written`) for what ingress-nginx derives from it: the 301 of a location "/foo/" for "/foo", rewrite-target
-      // and host-wide regex paths.
+      // Prefix matching is element-wise: "/foo/" and "/foo" are the same prefix (the Ingress spec: a trailing slash
+      // is ignored). The path as written is kept (`written`) for what ingress-nginx derives from it: rewrite-target
+      // and host-wide regex paths, and — for ImplementationSpecific paths only — the 301 of its `location /foo/`
+      // for "/foo" (slashQuirk).
       if (match === 'prefix' && path.length > 1) path = path.replace(/\/+$/, '') || '/';
       const backend = backendRef(p.backend, where, problems);
       if (!backend) return;
-      paths.push(path === pr.data ? { path, match, backend } : { path, match, backend, written: pr.data });
+      const ip: IngressPath = path === pr.data ? { path, match, backend } : { path, match, backend, written: pr.data };
+      if (type === 'ImplementationSpecific' && match === 'prefix' && pr.data === `${path}/`) ip.slashQuirk = true;
+      paths.push(ip);
     });
     rules.push({ host, paths });
   });
@@ -361,7 +365,7 @@ export function normalizeService(obj: KubeObject): NormalizedService {
   if (ext && !externalName) problems.push(`externalName ${JSON.stringify(ext.slice(0, 100))} is not a valid DNS name`);
   const ports: NormalizedService['ports'] = [];
   for (const p of o.spec?.ports ?? []) {
-    const badPort = nameProblem(portNumberSchema, p.port, 'port') ?? (p.name ? nameProblem(portNameSchema, p.name, 'port name') : null);
+    const badPort = nameProblem(portNumberSchema, p.port, 'port') ?? (p.name ? nameProblem(servicePortNameSchema, p.name, 'port name') : null);
     if (badPort) {
       problems.push(`${badPort}; this port is ignored`);
       continue;
@@ -408,7 +412,7 @@ export function normalizeEndpointSlice(obj: KubeObject): NormalizedSlice | null 
     serviceKey,
     addressType: o.addressType,
     ports: (o.ports ?? [])
-      .filter((p) => portNumberSchema.safeParse(p.port).success && (!p.name || portNameSchema.safeParse(p.name).success))
+      .filter((p) => portNumberSchema.safeParse(p.port).success && (!p.name || servicePortNameSchema.safeParse(p.name).success))
       .map((p) => ({ name: p.name ?? '', port: p.port as number, protocol: p.protocol ?? 'TCP' })),
     endpoints: parse
       ? (o.endpoints ?? [])

@@ -25,6 +25,12 @@ export interface IngressPath {
    * and host-wide regex paths use the path as written).
    */
   written?: string;
+  /**
+   * An ImplementationSpecific path written with one trailing slash ("/foo/"): ingress-nginx's `location /foo/`, which
+   * matches "/foo/..." only and answers "/foo" with a 301 to "/foo/". A Prefix path never has it: the Ingress spec
+   * makes "/foo/" match "/foo" itself (element-wise prefix, trailing slash ignored).
+   */
+  slashQuirk?: true;
 }
 
 export interface IngressRule {

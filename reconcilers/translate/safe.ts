@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { logFormatProblem } from './nginx-variables.ts';
 import { regexPathProblem } from './regex-path.ts';
 
-const LABEL = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
+// The API server checks Ingress hosts as DNS-1123 subdomains (or "*." and one): at most 253 characters in all, with
+// no length limit of its own on each label, so neither has Portico.
+const LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const HOST_RE = new RegExp(`^(\\*\\.)?${LABEL}(\\.${LABEL})*$`);
 
 export const hostSchema = z
@@ -134,13 +136,26 @@ export const serviceNameSchema = z
   .max(63, 'must be at most 63 characters')
   .regex(DNS1035_LABEL, 'must be a DNS-1035 label: lower-case letters, digits and "-", starting with a letter and ending with a letter or digit');
 
-/** Port names (IANA_SVC_NAME): 1-15 of [a-z0-9-], at least one letter, no "-" at either end, no "--". */
+/**
+ * A port name in an Ingress backend (`service.port.name`): the API server checks it as an IANA_SVC_NAME — 1-15 of
+ * [a-z0-9-], at least one letter, no "-" at either end, no "--".
+ */
 export const portNameSchema = z
   .string()
   .max(15, 'must be at most 15 characters')
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be lower-case letters, digits and "-", not starting or ending with "-"')
   .refine((n) => /[a-z]/.test(n), { message: 'must contain at least one letter' })
   .refine((n) => !n.includes('--'), { message: 'must not contain "--"' });
+
+/**
+ * A port name in a Service or an EndpointSlice: the API server checks these as DNS-1123 labels (at most 63, digits
+ * alone allowed), not as IANA_SVC_NAMEs — `kubectl create service clusterip web --tcp=8080:8080` names its port
+ * "8080-8080".
+ */
+export const servicePortNameSchema = z
+  .string()
+  .max(63, 'must be at most 63 characters')
+  .regex(DNS1123_LABEL, 'must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit');
 
 export const portNumberSchema = z.number().int('must be a whole number').min(1, 'must be between 1 and 65535').max(65535, 'must be between 1 and 65535');
 

@@ -54,7 +54,7 @@ test('use-regex on ONE Ingress makes every path of that host, of every Ingress, 
   const r = run([
     ing('plain', { rules: [rule('test.com', [
       { path: '/foo/bar', pathType: 'Prefix', backend: svcRef('web', 80) },
-      { path: '/foo/bar/', pathType: 'Prefix', backend: svcRef('api', 80) },
+      { path: '/foo/bar/', pathType: 'ImplementationSpecific', backend: svcRef('api', 80) },
       { path: '/exact', pathType: 'Exact', backend: svcRef('api', 80) },
     ])] }, { created: '2026-01-01T00:00:00Z' }),
     ing('regex', { rules: [rule('test.com', [{ path: '/foo/bar/(.+)', pathType: 'ImplementationSpecific', backend: svcRef('blog', 80) }])] }, { created: '2026-01-02T00:00:00Z', annotations: { [`${A}use-regex`]: 'true' } }),
@@ -94,7 +94,7 @@ test('regex ties keep ingress-nginx\'s order: same length in reverse alphabetica
   assert.deepEqual(rulesOf(r.config.data.routes['t.com']).map((x) => x.path), ['^/[a-z]{3}', '^/ab', '^/aa']);
 });
 
-test('a Prefix path written with a trailing slash is nginx\'s `location /foo/`: "/foo" gets nginx\'s 301 (slashRedirect); without the slash there is none, nor on a regex host', () => {
+test('an ImplementationSpecific path written with a trailing slash is nginx\'s `location /foo/`: "/foo" gets nginx\'s 301 (slashRedirect); a Prefix path ignores its trailing slash (Ingress spec); none on a regex host', () => {
   const r = run([
     ing('a', { rules: [rule('s.com', [
       { path: '/docs/', pathType: 'Prefix', backend: svcRef('web', 80) },
@@ -104,8 +104,21 @@ test('a Prefix path written with a trailing slash is nginx\'s `location /foo/`: 
     ing('b', { rules: [rule('rx.com', [{ path: '/docs/', pathType: 'Prefix', backend: svcRef('web', 80) }, { path: '/z', pathType: 'ImplementationSpecific', backend: svcRef('web', 80) }])] }, { annotations: { [`${A}use-regex`]: 'true' } }),
   ]);
   const s = r.config.data.routes['s.com']?.rules ?? [];
-  assert.deepEqual(s.map((x) => [x.path, x.slashRedirect ?? false]), [['/docs/', true], ['/impl/', true], ['/api', false]]);
+  // Prefix "/docs/" is the element-wise prefix "/docs": it matches "/docs" itself (no 301), "/docs/" and "/docs/x".
+  assert.deepEqual(s.map((x) => [x.path, x.match, x.slashRedirect ?? false]), [['/impl/', 'prefix', true], ['/docs', 'prefix', false], ['/api', 'prefix', false]]);
   assert.ok((r.config.data.routes['rx.com']?.rules ?? []).every((x) => x.slashRedirect === undefined));
+});
+
+test('Prefix "/foo/" and Prefix "/foo" are the same prefix (Ingress spec): the newer one gets a Conflict naming the older', () => {
+  const r = run([
+    ing('old', { rules: [rule('p.com', [{ path: '/foo/', pathType: 'Prefix', backend: svcRef('web', 80) }])] }, { created: '2026-01-01T00:00:00Z' }),
+    ing('new', { rules: [rule('p.com', [{ path: '/foo', pathType: 'Prefix', backend: svcRef('api', 80) }])] }, { created: '2026-01-02T00:00:00Z' }),
+  ]);
+  assert.deepEqual((r.config.data.routes['p.com']?.rules ?? []).map((x) => [x.path, x.route.backendId]), [['/foo', 'default_web_80']]);
+  const w = r.events.filter((e) => e.type === 'Warning');
+  assert.equal(w.length, 1);
+  assert.match(w[0]!.message, /default\/old/);
+  assert.match(w[0]!.ref, /default\/new/);
 });
 
 test('preserve-trailing-slash is carried on routes that redirect to HTTPS (ingress-nginx drops the final "/" otherwise)', () => {

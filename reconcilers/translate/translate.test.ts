@@ -20,8 +20,8 @@ test('exact and prefix paths, named service port resolved through the slice port
     }).snapshot(),
     OPTS,
   );
-  // A Prefix written with a trailing slash stays "/api/" (ingress-nginx's `location /api/`: "/api" gets nginx's 301).
-  assert.deepEqual(locs(r, 'a.example.com'), ['exact /exact -> default_web_80', 'prefix /api/ -> default_web_http']);
+  // A Prefix written with a trailing slash is the element-wise prefix "/api" (Ingress spec: "/api" itself matches).
+  assert.deepEqual(locs(r, 'a.example.com'), ['exact /exact -> default_web_80', 'prefix /api -> default_web_http']);
   assert.deepEqual(r.config.data.backends.default_web_http?.endpoints, [
     { address: '10.0.0.1', port: 8080, weight: 1 },
     { address: '10.0.0.2', port: 8080, weight: 1 },

@@ -583,12 +583,13 @@ function ingressPluginBase(ing: NormalizedIngress): string {
 // ---- ingress-nginx's path and rewrite semantics (docs/user-guide/ingress-path-matching.md, annotations.md) -------
 
 /**
- * The path a prefix claim stands for: as written when that is the path plus one trailing slash. ingress-nginx keeps
- * "/foo/" and "/foo" apart (its `location /foo/` and `location /foo`, or `location /foo/` + `= /foo` for Prefix):
- * "/foo/" matches "/foo/..." only, and nginx answers "/foo" itself with a 301 to "/foo/" (slashRedirect).
+ * The path a prefix claim stands for. A Prefix path is the element-wise prefix without its trailing slash, as the
+ * Ingress spec says ("/foo/" matches "/foo", "/foo/" and "/foo/bar"). An ImplementationSpecific path written with
+ * one trailing slash keeps it, as ingress-nginx's `location /foo/` does: "/foo/" matches "/foo/..." only, and nginx
+ * answers "/foo" itself with a 301 to "/foo/" (slashRedirect).
  */
 function claimPathOf(p: IngressPath): string {
-  return p.match === 'prefix' && p.written === `${p.path}/` ? p.written : p.path;
+  return p.match === 'prefix' && p.slashQuirk === true && p.written === `${p.path}/` ? p.written : p.path;
 }
 
 /**
@@ -1510,9 +1511,9 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       }
       const rule: RouteRule & { prio: number; conds: number; order: number } = { path, match, route, prio: c.rr?.rule.priority ?? 0, conds: condCount(c.rr?.m.conditions), order: order++ };
       if (c.rr?.m.conditions) rule.conditions = c.rr.m.conditions;
-      // A Prefix (or plain ImplementationSpecific) path written with a trailing slash is nginx's `location /foo/`
-      // in ingress-nginx: "/foo" itself is answered 301 to "/foo/" by nginx (proxy_pass locations), unless an exact
-      // "/foo" exists. Written without it, ingress-nginx adds `location = /foo`: no redirect.
+      // A plain ImplementationSpecific path written with a trailing slash is nginx's `location /foo/` in
+      // ingress-nginx: "/foo" itself is answered 301 to "/foo/" by nginx (proxy_pass locations), unless an exact
+      // "/foo" exists. (Only such a path keeps its slash in the claim: a Prefix "/foo/" matches "/foo", per spec.)
       if (c.owner.ing && match === 'prefix' && path.length > 1 && path.endsWith('/')) {
         rule.slashRedirect = true;
         if (c.owner.ing.annotations['use-port-in-redirects'] === true) rule.portInRedirect = true;
