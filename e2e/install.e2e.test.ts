@@ -136,7 +136,7 @@ after(async () => {
   // suites that run Portico as a host process after this one. Remove the running parts (the CRDs, namespace and RBAC
   // stay: every suite applies them again anyway).
   for (const args of [
-    ['delete', 'namespace', APP_NS, '--ignore-not-found', '--wait=false'],
+    ['delete', 'namespace', APP_NS, '--ignore-not-found', '--wait=true', '--timeout=120s'],
     ['-n', NS, 'delete', 'deployment', 'portico', '--ignore-not-found', '--wait=true', '--timeout=120s'],
     ['delete', 'validatingwebhookconfiguration', 'portico', '--ignore-not-found'],
     ['-n', NS, 'delete', 'secret', 'portico-webhook-tls', '--ignore-not-found'],

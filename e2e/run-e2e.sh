@@ -23,7 +23,25 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 bash e2e/controlplane/up.sh 9>&-   # its daemons must not hold the lock
+# Every suite must pass whatever ran before it (leftover namespaces, classes, ConfigMaps): the whole run goes through
+# the files in two orders on the same cluster — alphabetical, then reversed — unless files are named or E2E_ORDERS
+# says otherwise ("forward", "reverse" or both).
 files=("$@")
-((${#files[@]})) || mapfile -t files < <(ls e2e/*.e2e.test.ts)
-node_modules/.bin/node --test --test-concurrency=1 --test-timeout=600000 "${files[@]}"
+if ((${#files[@]})); then orders="${E2E_ORDERS:-forward}"; else
+  mapfile -t files < <(ls e2e/*.e2e.test.ts)
+  orders="${E2E_ORDERS:-forward reverse}"
+fi
+failed=()
+for order in $orders; do
+  run=("${files[@]}")
+  if [[ $order == reverse ]]; then
+    run=(); for ((i = ${#files[@]} - 1; i >= 0; i--)); do run+=("${files[i]}"); done
+  elif [[ $order != forward ]]; then echo "E2E_ORDERS: unknown order $order" >&2; exit 2; fi
+  echo "[e2e] $order order: ${run[*]}" >&2
+  # One node --test per file: given several, node sorts them itself, whatever order they were named in.
+  for f in "${run[@]}"; do
+    node_modules/.bin/node --test --test-timeout=600000 "$f" || failed+=("$order:$f")
+  done
+done
+if ((${#failed[@]})); then echo "[e2e] FAILED: ${failed[*]}" >&2; exit 1; fi
 echo "[e2e] suite took $((SECONDS - t0))s" >&2

@@ -11,6 +11,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
+import { deleteNamespace } from './harness/pods.ts';
 import { admin, ADMIN_KUBECONFIG, ensureCluster, ownIngressClass, uniqueNamespace } from './harness/cluster.ts';
 import { request, until } from './harness/http.ts';
 import { installPorticoRbac, REPO_ROOT, startPortico, type RunningPortico } from './harness/portico.ts';
@@ -104,13 +105,14 @@ before(async () => {
 
 after(async () => {
   await p?.stop();
-  for (const path0 of [CONFIG, SECRET, `/api/v1/namespaces/${ns}`]) {
+  for (const path0 of [CONFIG, SECRET]) {
     try {
       await admin().request('DELETE', path0);
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }
   }
+  if (ns) await deleteNamespace(ns);
   await removeClass?.();
 });
 

@@ -185,6 +185,19 @@ export async function deleteNamespace(namespace: string): Promise<void> {
   } catch (e) {
     if (!isNotFound(e)) throw e;
   }
+  // Wait until the namespace controller has removed everything in it: a suite's Ingresses (a defaultBackend of the
+  // shared class, say) must not outlive it into the next suite, whatever order the files run in.
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      await admin().request('GET', `/api/v1/namespaces/${namespace}`);
+    } catch (e) {
+      if (isNotFound(e)) return;
+      throw e;
+    }
+    if (Date.now() > deadline) throw new Error(`namespace ${namespace} still exists 120 s after its deletion`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 /** Stops a pod's listener but leaves the Pod Ready (a crashed process the cluster has not noticed yet). */
