@@ -224,7 +224,7 @@ test('`portico migrate` through the binary: JSON for CI (stable schema), no clus
   assert.equal(r.status, 1, r.stderr);
   const j = JSON.parse(r.stdout) as Report;
   assert.equal(j.schemaVersion, 1);
-  assert.deepEqual(Object.keys(j), ['schemaVersion', 'source', 'settings', 'ingresses', 'configMap', 'summary']);
+  assert.deepEqual(Object.keys(j), ['schemaVersion', 'source', 'settings', 'ingresses', 'configMap', 'sharedHosts', 'summary']);
   assert.deepEqual(Object.keys(j.summary), ['ingresses', 'ready', 'needsChanges', 'annotations', 'configMap', 'topReasons', 'exitCode']);
   assert.deepEqual(Object.keys(j.ingresses[0] ?? {}), ['namespace', 'name', 'ingressClass', 'verdict', 'annotations', 'issues', 'notes']);
   assert.deepEqual(Object.keys(j.ingresses[0]?.annotations[0] ?? {}), ['annotation', 'name', 'value', 'status', 'note', 'risk', 'valid', 'error']);
@@ -233,4 +233,16 @@ test('`portico migrate` through the binary: JSON for CI (stable schema), no clus
   const noCluster = run([]);
   assert.equal(noCluster.status, 2);
   assert.match(noCluster.stderr, /^portico migrate: cannot load a kubeconfig/);
+});
+
+test('hosts shared across namespaces are listed with their namespaces and the owner namespace-exclusive-hosts would keep', async () => {
+  const yaml = (ns: string, name: string, host: string, created: string) =>
+    `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: { name: ${name}, namespace: ${ns}, creationTimestamp: "${created}" }\nspec:\n  ingressClassName: nginx\n  rules:\n    - host: ${host}\n      http: { paths: [ { path: /${name}, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } } ] }\n`;
+  const docs = [yaml('shop', 'front', 'shop.example', '2025-01-01T00:00:00Z'), yaml('payments', 'pay', 'shop.example', '2024-06-01T00:00:00Z'), yaml('shop', 'admin', 'shop.example', '2025-02-01T00:00:00Z'), yaml('blog', 'blog', 'blog.example', '2025-01-01T00:00:00Z')].join('---\n');
+  const r = await capture(['-f', '-', '-o', 'json'], docs);
+  const report = JSON.parse(r.out) as Report;
+  assert.deepEqual(report.sharedHosts, [{ host: 'shop.example', namespaces: ['payments', 'shop'], ingresses: ['payments/pay', 'shop/admin', 'shop/front'], owner: 'payments' }]);
+  const text = await capture(['-f', '-'], docs);
+  assert.match(text.out, /Hosts shared across namespaces \(1\)/);
+  assert.match(text.out, /shop\.example: namespaces payments, shop .*owner payments/);
 });

@@ -305,6 +305,12 @@ export interface Report {
   settings: { allowSnippetAnnotations: boolean; annotationsRiskLevel: string };
   ingresses: IngressReport[];
   configMap: ConfigMapReport | null;
+  /**
+   * Hosts named by Ingresses of more than one namespace. Portico serves them shared (as ingress-nginx does), but each
+   * namespace's canaries, use-regex / rewrite-target and app-root stay within its own paths; with the ConfigMap's
+   * namespace-exclusive-hosts the host would belong to `owner` (the namespace of its oldest Ingress) alone.
+   */
+  sharedHosts: { host: string; namespaces: string[]; ingresses: string[]; owner: string | null }[];
   summary: {
     ingresses: number;
     ready: number;
@@ -485,6 +491,7 @@ export function analyze(input: Input): Report {
     .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`))
     .map((i) => analyzeIngress(i, input, settings));
   const configMap = input.configMap ? analyzeConfigMap(input.configMap) : null;
+  const sharedHosts = hostsSharedAcrossNamespaces(input.ingresses);
   const counts: Record<AnnotationStatus, number> = { supported: 0, difference: 0, refused: 0, unknown: 0 };
   for (const i of ingresses) for (const a of i.annotations) counts[a.status]++;
   const reasons = new Map<string, Set<string>>();
@@ -513,8 +520,36 @@ export function analyze(input: Input): Report {
     settings: { allowSnippetAnnotations: settings.allowSnippetAnnotations, annotationsRiskLevel: riskLabel(settings.annotationsRiskLevel) },
     ingresses,
     configMap,
+    sharedHosts,
     summary: { ingresses: ingresses.length, ready, needsChanges: ingresses.length - ready, annotations: counts, configMap: cmSummary, topReasons, exitCode },
   };
+}
+
+/** Hosts (rules' hosts; "(no host)" for rules without one) that Ingresses of several namespaces name. */
+export function hostsSharedAcrossNamespaces(ingresses: readonly KubeObject[]): Report['sharedHosts'] {
+  const byHost = new Map<string, { ns: string; name: string; created: string | undefined }[]>();
+  for (const i of ingresses) {
+    const spec = (i as { spec?: { rules?: { host?: string }[] } }).spec;
+    const seen = new Set<string>();
+    for (const r of spec?.rules ?? []) {
+      const h = r.host ? r.host : '(no host)';
+      if (seen.has(h)) continue;
+      seen.add(h);
+      const list = byHost.get(h) ?? [];
+      list.push({ ns: i.metadata.namespace ?? 'default', name: i.metadata.name, created: i.metadata.creationTimestamp });
+      byHost.set(h, list);
+    }
+  }
+  const out: Report['sharedHosts'] = [];
+  for (const [host, list] of [...byHost].sort(([a], [b]) => a.localeCompare(b))) {
+    const namespaces = [...new Set(list.map((x) => x.ns))].sort();
+    if (namespaces.length < 2) continue;
+    // The owner under namespace-exclusive-hosts: the oldest Ingress's namespace (unknown without timestamps).
+    const dated = list.filter((x) => x.created);
+    const oldest = dated.length === list.length ? [...dated].sort((a, b) => (a.created! < b.created! ? -1 : a.created! > b.created! ? 1 : `${a.ns}/${a.name}`.localeCompare(`${b.ns}/${b.name}`)))[0] : undefined;
+    out.push({ host, namespaces, ingresses: list.map((x) => `${x.ns}/${x.name}`).sort(), owner: oldest?.ns ?? null });
+  }
+  return out;
 }
 
 // ---- output ---------------------------------------------------------------------------------------------------------
@@ -542,6 +577,10 @@ export function renderText(r: Report): string {
       const why = k.valid === false ? k.error : k.note;
       out.push(`  ${tag.padEnd(10)} ${k.key} = ${JSON.stringify(k.value.length > 60 ? `${k.value.slice(0, 60)}…` : k.value)}${why ? ` — ${why}` : ''}`);
     }
+  }
+  if (r.sharedHosts.length) {
+    out.push('', `Hosts shared across namespaces (${r.sharedHosts.length}): served shared by default; each namespace's canaries, use-regex, rewrite-target and app-root apply to its own paths only. With namespace-exclusive-hosts: "true" only the owner's namespace keeps the host`);
+    for (const h of r.sharedHosts) out.push(`  ${h.host}: namespaces ${h.namespaces.join(', ')} (Ingresses ${h.ingresses.join(', ')}); owner ${h.owner ?? 'unknown (no creationTimestamp in the manifests)'}`);
   }
   const s = r.summary;
   out.push('', 'Summary');

@@ -38,6 +38,11 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdown
   globalAuthSnippet: string;
   /** global-allowed-response-headers: header names (lower-case) the custom-headers annotation may set. */
   globalAllowedResponseHeaders: string[];
+  /**
+   * namespace-exclusive-hosts: each host belongs to the namespace of the oldest Ingress or Route naming it; paths of
+   * other namespaces on it are refused (Warning naming the owner). Off: namespaces share hosts, as in ingress-nginx.
+   */
+  namespaceExclusiveHosts: boolean;
   /** no-auth-locations: Ingress paths starting with one of these get no authentication. */
   noAuthLocations: string[];
   /** custom-http-errors: error codes of every Ingress path without its own custom-http-errors annotation. */
@@ -285,6 +290,7 @@ export const CONFIG_KEYS = {
   'global-auth-always-set-cookie': key('globalAuthAlwaysSetCookie', rawText, '', '"true": send the auth response\'s Set-Cookie with every answer (as auth-always-set-cookie)'),
   'global-auth-snippet': key('globalAuthSnippet', rawText, '', 'Not supported: set, it makes every Ingress under global auth fail closed (its directives are not compiled into the auth subrequest)'),
   'global-allowed-response-headers': key('globalAllowedResponseHeaders', headerNameList, [], 'Comma-separated header names the custom-headers annotation may set (as ingress-nginx ≥ 1.12: empty = none, and an Ingress naming another header fails closed)'),
+  'namespace-exclusive-hosts': key('namespaceExclusiveHosts', boolSchema, false, 'Portico\'s own: "true" gives each host (and the catch-all of rules without a host) to the namespace of the oldest Ingress or Route that names it; paths of other namespaces on it are refused with a HostOwnedByNamespace Warning naming the owner. Default "false": Ingresses and Routes of several namespaces may share a host, as in ingress-nginx (each path still stays its own namespace\'s: canaries, use-regex, rewrite-target and app-root never reach another namespace\'s paths). `portico migrate` lists the hosts shared across namespaces'),
   'no-auth-locations': key('noAuthLocations', locationList, ['/.well-known/acme-challenge'], 'Comma-separated path beginnings: Ingress paths that start with one get no external or basic authentication (compared with the path as written in the Ingress, as ingress-nginx does)'),
   'proxy-real-ip-cidr': key('proxyRealIpCidr', realIpCidrSchema, [], 'With use-forwarded-headers, enable-real-ip or use-proxy-protocol: comma-separated CIDRs of the proxies trusted to set the client address (and X-Forwarded-*); empty = none, except with use-proxy-protocol, where every peer is (ingress-nginx trusts 0.0.0.0/0)'),
   // ModSecurity (reconcilers/annotations/modsecurity.ts, gateway/nginx/modsecurity.ts).

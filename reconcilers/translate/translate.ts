@@ -883,7 +883,23 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
   }
   const hosts = new Map<string, Map<string, Claim>>();
   const describe = (ref: string) => ref.replace('/', ' ');
+  // namespace-exclusive-hosts: the first owner (oldest first) to claim a host gives it to its namespace.
+  const hostNamespace = new Map<string, Owner>();
+  const exclusiveHosts = snap.global.namespaceExclusiveHosts === true;
+  const refusedHost = new Set<string>();
   const claim = (pc: PathClaim, owner: Owner, isDefault: boolean, rr?: RouteClaim) => {
+    if (exclusiveHosts) {
+      const first = hostNamespace.get(pc.host);
+      if (!first) hostNamespace.set(pc.host, owner);
+      else if (first.ns !== owner.ns) {
+        const once = `${owner.ref} ${pc.host}`;
+        if (!refusedHost.has(once)) {
+          refusedHost.add(once);
+          warn(owner.ref, 'HostOwnedByNamespace', `host ${pc.host === '_' ? '(any: rules without a host)' : pc.host} belongs to namespace ${first.ns} (its oldest object, ${describe(first.ref)}, named it first) and the ConfigMap's namespace-exclusive-hosts is on: the paths of ${describe(owner.ref)} on it are not served`);
+        }
+        return;
+      }
+    }
     let locs = hosts.get(pc.host);
     if (!locs) hosts.set(pc.host, (locs = new Map()));
     const prev = locs.get(pc.id);
@@ -1028,6 +1044,10 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         // A canary whose own access control cannot be applied gets no traffic; a main that fails closed
         // answers 503 for every request, so there is nothing to split.
         if (closedReason.has(ing.key)) continue;
+        if (main.owner.ns !== ing.namespace) {
+          warn(iref, 'CanaryWithoutMain', `canary path ${p.path} on ${host === '_' ? '(any host)' : host}: its main ${describe(main.owner.ref)} is in namespace ${main.owner.ns}, and a canary must be in its main Ingress's namespace (one namespace never takes another's traffic); ignored`);
+          continue;
+        }
         const mainId = main.backendId;
         if (!mainId) {
           warn(iref, 'CanaryWithoutMain', `canary path ${p.path} on ${host === '_' ? '(any host)' : host}: main ${describe(main.owner.ref)} fails closed (unsupported access control); canary not attached`);
@@ -1052,6 +1072,11 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     for (const t of sections) {
       const secretKey = t.secretName ? `${ow.ns}/${t.secretName}` : null;
       for (const h of t.hosts) {
+        const first = exclusiveHosts ? hostNamespace.get(h) : undefined;
+        if (first && first.ns !== ow.ns) {
+          warn(ow.ref, 'HostOwnedByNamespace', `TLS for host ${h}: the host belongs to namespace ${first.ns} (${describe(first.ref)} named it first) and the ConfigMap's namespace-exclusive-hosts is on; this TLS section is ignored for ${h}`);
+          continue;
+        }
         const prev = tlsHosts.get(h);
         if (!prev) tlsHosts.set(h, { ref: ow.ref, secretKey });
         else if (prev.ref !== ow.ref && prev.secretKey !== secretKey) {
@@ -1394,16 +1419,26 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     }
     // ingress-nginx (ingress-path-matching.md): use-regex or rewrite-target on ANY Ingress of a host makes every path
     // of the host, of every Ingress, a case-insensitive regex anchored at the start (`~* "^<path>"`), Exact and
-    // Prefix paths included. Route objects (Portico's own) keep their own matching.
-    let enforceRegex = false;
+    // Prefix paths included. Portico keeps that within a namespace: the Ingresses of one namespace never change how
+    // another namespace's paths match (an Exact "/api/public" must not become a case-insensitive regex prefix through
+    // someone else's annotation). Route objects (Portico's own) keep their own matching.
+    const regexNamespaces = new Set<string>();
     // app-root: ingress-nginx writes `if ($uri = /) { return 302 $scheme://$http_host<app-root>; }` into the server
-    // block for each location whose Ingress sets it, in location order: the first one in that order wins.
+    // block for each location whose Ingress sets it, in location order: the first one in that order wins. Portico
+    // takes it only from the namespace whose path serves "/" on the host (or any, when none does).
     let appRoot: { ing: NormalizedIngress; written: string } | undefined;
     for (const c of locs.values()) {
       const ci = c.owner.ing;
       if (!ci) continue;
-      if (ci.annotations['use-regex'] === true || needsRewrite(ci.annotations, c.pc.written)) enforceRegex = true;
+      if (ci.annotations['use-regex'] === true || needsRewrite(ci.annotations, c.pc.written)) regexNamespaces.add(ci.namespace);
       if (ci.annotations['app-root'] !== undefined && (!appRoot || ingressNginxOrder(c.pc.written, appRoot.written) < 0)) appRoot = { ing: ci, written: c.pc.written };
+    }
+    if (appRoot) {
+      const root = locs.get('exact /') ?? locs.get('prefix /');
+      if (root && root.owner.ns !== appRoot.ing.namespace) {
+        warn(ingressRef(appRoot.ing.key), 'AppRootIgnored', `app-root on ${host === '_' ? '(any host)' : host}: "/" there is served by ${describe(root.owner.ref)} of namespace ${root.owner.ns}; one namespace never redirects another's requests, so app-root is not applied`);
+        appRoot = undefined;
+      }
     }
     if (appRoot) inputs.push(NaN);
     const cached = memo?.hosts.get(host);
@@ -1504,7 +1539,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       }
       let path = c.pc.path;
       let match = c.pc.match;
-      if (c.owner.ing && (enforceRegex || match === 'regex')) {
+      if (c.owner.ing && (regexNamespaces.has(c.owner.ns) || match === 'regex')) {
         // `~* "^<path>"`: the "^" is prepended as ingress-nginx does, so "/a|/b" reads "(^/a)|(/b)" there as here.
         match = 'regex';
         path = `^${regexSourceOf(c.pc)}`;
