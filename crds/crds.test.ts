@@ -249,7 +249,7 @@ test('Upstream: valid and invalid specs', () => {
     [{ service: { name: 'web' }, tls: { verify: false } }, /^tls: tls is only allowed with protocol HTTPS or GRPCS/m],
     [{ service: { name: 'web' }, protocol: 'HTTPS', tls: { verify: true } }, /^tls\.verify: tls\.verify needs tls\.caSecret/m],
     [{ service: { name: 'web' }, healthCheck: { passive: { httpStatuses: [404] } } }, /^healthCheck\.passive\.httpStatuses\.0: Too small/m],
-    [{ service: { name: 'Web' } }, /^service\.name: must be a DNS-1035 label/m],
+    [{ service: { name: 'Web' } }, /^service\.name: must be a DNS label/m],
     [{ service: { name: 'web' }, ports: [70000] }, /^ports\.0: Too big/m],
   ];
   for (const [value, expected] of cases) assert.match(issues(upstreamSpecSchema, value), expected, JSON.stringify(value));

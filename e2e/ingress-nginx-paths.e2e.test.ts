@@ -126,15 +126,19 @@ describe('ingress-nginx path and rewrite semantics', () => {
     assert.equal((await reached(`www.${taken}`, '/x')).service, 'api');
   });
 
-  test('trailing slash: a Prefix written "/docs/" (nginx `location /docs/`) answers "/docs" with nginx\'s 301 to "/docs/"; a Prefix "/api" answers "/api" itself (ingress-nginx adds `location = /api`)', async () => {
+  test('trailing slash: an ImplementationSpecific "/docs/" (nginx `location /docs/`) answers "/docs" with nginx\'s 301 to "/docs/"; a Prefix "/guide/" matches "/guide" itself (Ingress spec: the trailing slash is ignored), never "/guidex"', async () => {
     const h = host('slash');
-    await create(ingress('slash', [rule(h, [{ path: '/docs/', pathType: 'Prefix', service: 'api' }, { path: '/api', pathType: 'Prefix', service: 'api' }, { path: '/', pathType: 'Prefix', service: 'web' }])]));
+    await create(ingress('slash', [rule(h, [{ path: '/docs/', pathType: 'ImplementationSpecific', service: 'api' }, { path: '/guide/', pathType: 'Prefix', service: 'api' }, { path: '/api', pathType: 'Prefix', service: 'api' }, { path: '/', pathType: 'Prefix', service: 'web' }])]));
     await until('slash served', async () => (await get(h, '/docs/')).status === 200);
     const r = await get(h, '/docs?x=1');
     assert.equal(r.status, 301);
     assert.match(String(r.headers.location), /\/docs\/\?x=1$/);
     assert.equal((await reached(h, '/docs/page')).service, 'api');
     assert.equal((await reached(h, '/docsx')).service, 'web');
+    assert.deepEqual(await reached(h, '/guide'), { service: 'api', path: '/guide' }, 'Prefix "/guide/" serves "/guide" (no 301)');
+    assert.equal((await reached(h, '/guide/')).service, 'api');
+    assert.equal((await reached(h, '/guide/x')).service, 'api');
+    assert.equal((await reached(h, '/guidex')).service, 'web');
     assert.equal((await reached(h, '/api')).service, 'api');
   });
 

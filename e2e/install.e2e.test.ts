@@ -185,6 +185,25 @@ describe('install on a real node', () => {
     }, 60_000, 500);
   });
 
+  test('the README quick start on the real node: kubectl create deployment + create service clusterip --tcp=8080:8080 + create ingress serves 200', async () => {
+    const ns = 'quickstart-demo';
+    try {
+      // The commands of README.md's quick start, in their own namespace (the image is the test node's echo).
+      kc(['create', 'namespace', ns]);
+      kc(['-n', ns, 'create', 'deployment', 'web', '--image=localhost/portico/echo:1']);
+      kc(['-n', ns, 'create', 'service', 'clusterip', 'web', '--tcp=8080:8080']);
+      kc(['-n', ns, 'create', 'ingress', 'web', '--class=portico', '--rule=web.example/*=web:8080']);
+      kc(['-n', ns, 'rollout', 'status', 'deployment/web', '--timeout=120s']);
+      const r = await until('web.example served through the NodePort', async () => {
+        const x = await get('/', 'web.example').catch(() => ({ status: 0, body: '' }));
+        return x.status === 200 ? x : undefined;
+      }, 60_000, 200);
+      assert.match((JSON.parse(r.body) as { host: string }).host, /^web-/, 'answered by a pod of the web Deployment (its hostname)');
+    } finally {
+      kcAll(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=120s']);
+    }
+  });
+
   test('the webhook answers through its Service: a bad Ingress is denied, a conflicting one admitted with a warning', async () => {
     const bad = (name: string) => `
 apiVersion: networking.k8s.io/v1

@@ -91,11 +91,12 @@ export function mapList<S extends z.ZodObject, K extends keyof z.output<S> & str
 // ---- patterns (JavaScript and RE2 alike) ----
 
 const LABEL = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
+// Subdomains as the API server checks them: at most 253 characters, no limit of their own on each label.
+const SUB_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 export const DNS1123_LABEL = new RegExp(`^${LABEL}$`);
-export const DNS1123_SUBDOMAIN = new RegExp(`^${LABEL}(\\.${LABEL})*$`);
-export const DNS1035_LABEL = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+export const DNS1123_SUBDOMAIN = new RegExp(`^${SUB_LABEL}(\\.${SUB_LABEL})*$`);
 /** A host name as Ingress takes it: a lower-case DNS name, or `*.` followed by one (the `*` is one label). */
-export const HOST = new RegExp(`^(\\*\\.)?${LABEL}(\\.${LABEL})*$`);
+export const HOST = new RegExp(`^(\\*\\.)?${SUB_LABEL}(\\.${SUB_LABEL})*$`);
 /** RFC 7230 token (header names; RFC 6265 cookie names use the same alphabet). */
 export const TOKEN = /^[!#$%&'*+.^_\x60|~0-9A-Za-z-]+$/;
 /** Printable ASCII including space: no CR, LF or other control characters. */
@@ -111,11 +112,10 @@ export const DURATION = /^[0-9]{1,6}(ms|s|m)$/;
 // ---- scalar schemas ----
 
 export const dnsLabel = () => z.string().min(1).max(63).regex(DNS1123_LABEL, 'must be a DNS label: lower-case letters, digits and "-", starting and ending with a letter or digit');
-export const dns1035Label = () => z.string().min(1).max(63).regex(DNS1035_LABEL, 'must be a DNS-1035 label: lower-case letters, digits and "-", starting with a letter and ending with a letter or digit');
 /** A name of a Kubernetes object (DNS-1123 subdomain, as object names are). */
 export const objectName = () => z.string().min(1).max(253).regex(DNS1123_SUBDOMAIN, 'must be a lower-case DNS subdomain (letters, digits, "-" and ".")');
-/** A Service name (Services are named by DNS-1035 labels). */
-export const serviceName = dns1035Label;
+/** A Service name: a DNS-1123 label (Kubernetes 1.36 accepts a leading digit; older API servers a DNS-1035 label, a subset). */
+export const serviceName = dnsLabel;
 export const host = () => z.string().min(1).max(253).regex(HOST, 'must be a lower-case DNS name, optionally prefixed with "*." (wildcard of one label)');
 export const dnsName = () => z.string().min(1).max(253).regex(DNS1123_SUBDOMAIN, 'must be a lower-case DNS name');
 export const headerName = () => z.string().min(1).max(256).regex(TOKEN, 'must be an HTTP token (RFC 7230): letters, digits and !#$%&\'*+-.^_`|~');

@@ -16,7 +16,7 @@ export function createIngress(
   name: string,
   host: string,
   annotations: Record<string, string>,
-  o: { svc?: string; tls?: string; path?: string } = {},
+  o: { svc?: string; tls?: string; path?: string; pathType?: 'Prefix' | 'Exact' | 'ImplementationSpecific' } = {},
 ): Promise<unknown> {
   return admin().request('POST', `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, {
     body: {
@@ -26,7 +26,7 @@ export function createIngress(
       spec: {
         ingressClassName: className,
         ...(o.tls ? { tls: [{ hosts: [host], secretName: o.tls }] } : {}),
-        rules: [{ host, http: { paths: [{ path: o.path ?? '/', pathType: 'Prefix', backend: { service: { name: o.svc ?? 'echo', port: { number: 80 } } } }] } }],
+        rules: [{ host, http: { paths: [{ path: o.path ?? '/', pathType: o.pathType ?? 'Prefix', backend: { service: { name: o.svc ?? 'echo', port: { number: 80 } } } }] } }],
       },
     },
   });

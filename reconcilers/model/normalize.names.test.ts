@@ -15,11 +15,10 @@ const ok = { path: '/ok', backend: svcRef('web', 80) };
 
 test('a path with an invalid backend Service name or port is dropped with a specific reason; the rest is served', () => {
   const table: [string, { service: { name: string; port: { number?: number; name?: string } } }, RegExp][] = [
-    ['upper case', svcRef('Web', 80), /service name "Web" must be a DNS-1035 label/],
-    ['underscore', svcRef('my_web', 80), /service name "my_web" must be a DNS-1035 label/],
-    ['starts with a digit', svcRef('1web', 80), /service name "1web" must be a DNS-1035 label/],
-    ['nginx variable', svcRef('web$host', 80), /service name "web\$host" must be a DNS-1035 label/],
-    ['quote and semicolon', svcRef('web";', 80), /must be a DNS-1035 label/],
+    ['upper case', svcRef('Web', 80), /service name "Web" must be a DNS-1123 label/],
+    ['underscore', svcRef('my_web', 80), /service name "my_web" must be a DNS-1123 label/],
+    ['nginx variable', svcRef('web$host', 80), /service name "web\$host" must be a DNS-1123 label/],
+    ['quote and semicolon', svcRef('web";', 80), /must be a DNS-1123 label/],
     ['too long', svcRef(`w${'e'.repeat(63)}`, 80), /must be at most 63 characters/],
     ['port 0', svcRef('web', 0), /service web port number 0 must be between 1 and 65535/],
     ['port 70000', svcRef('web', 70000), /port number 70000 must be between 1 and 65535/],
@@ -64,7 +63,7 @@ test('defaultBackend with a bad name is dropped; a bad TLS secretName falls back
   assert.equal(r.ingress.defaultBackend, null);
   assert.deepEqual(r.ingress.tls, [{ hosts: ['a.example.com'], secretName: null }]);
   const problems = r.ingress.problems.join('\n');
-  assert.match(problems, /defaultBackend: service name "Bad" must be a DNS-1035 label/);
+  assert.match(problems, /defaultBackend: service name "Bad" must be a DNS-1123 label/);
   assert.match(problems, /tls\[0\] secretName "bad_secret" must be a DNS-1123 subdomain.*default certificate/);
 });
 
@@ -85,7 +84,7 @@ test('an Ingress whose own name, namespace or class name is invalid is rejected 
 });
 
 test('Services: invalid names throw (the reconciler reports it); invalid ports are dropped with why', () => {
-  assert.throws(() => normalizeService(svc('Web', [{ port: 80 }])), /Service name "Web" must be a DNS-1035 label/);
+  assert.throws(() => normalizeService(svc('Web', [{ port: 80 }])), /Service name "Web" must be a DNS-1123 label/);
   assert.throws(() => normalizeService(svc('web', [{ port: 80 }], 'Bad_NS')), /namespace "Bad_NS"/);
   const s = normalizeService(svc('web', [{ name: 'http', port: 80 }, { name: 'Bad', port: 81 }, { name: 'x', port: 0 }, { port: 82 }]));
   assert.deepEqual(s.ports.map((p) => p.port), [80, 82]);
@@ -150,4 +149,11 @@ test('an Ingress backend port name stays an IANA_SVC_NAME (what the API server c
   assert.ok(!digits.ok && /port name "8080-8080" must contain at least one letter/.test(digits.reason));
   const long = mk('http', `${'a'.repeat(64)}.example`);
   assert.ok(long.ok && long.ingress.rules[0]?.host === `${'a'.repeat(64)}.example`);
+});
+
+test('Service names are DNS-1123 labels, as Kubernetes 1.36 accepts them ("1web"), for the Service and for an Ingress backend', () => {
+  assert.equal(normalizeService(svc('1web', [{ port: 80 }])).key, 'default/1web');
+  assert.throws(() => normalizeService(svc('a'.repeat(64), [{ port: 80 }])), /at most 63/);
+  const r = normalizeIngress({ metadata: { name: 'i', namespace: 'ns', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { ingressClassName: 'portico', rules: [{ host: 'a.example', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: '1web', port: { number: 80 } } } }] } }] } } as never);
+  assert.ok(r.ok && r.ingress.rules[0]?.paths[0]?.backend.service === '1web');
 });

@@ -116,7 +116,6 @@ export const headerPatternSchema = z
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
 /** Namespaces (and other DNS-1123 label names): at most 63 of [a-z0-9-], alphanumeric at both ends. */
 export const dns1123LabelSchema = z
@@ -130,11 +129,15 @@ export const dns1123SubdomainSchema = z
   .max(253, 'must be at most 253 characters')
   .regex(DNS1123_SUBDOMAIN, 'must be a DNS-1123 subdomain: lower-case letters, digits, "-" and ".", each label starting and ending with a letter or digit');
 
-/** Service names: DNS-1035 label (starts with a letter), at most 63 characters. */
+/**
+ * Service names (and an Ingress backend's service.name): DNS-1123 labels, at most 63 characters. Kubernetes 1.36
+ * (RelaxedServiceNameValidation, beta and on by default) accepts a leading digit ("1web"); older API servers ask
+ * for a DNS-1035 label, a subset of this.
+ */
 export const serviceNameSchema = z
   .string()
   .max(63, 'must be at most 63 characters')
-  .regex(DNS1035_LABEL, 'must be a DNS-1035 label: lower-case letters, digits and "-", starting with a letter and ending with a letter or digit');
+  .regex(DNS1123_LABEL, 'must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit');
 
 /**
  * A port name in an Ingress backend (`service.port.name`): the API server checks it as an IANA_SVC_NAME — 1-15 of
