@@ -7,7 +7,9 @@
 -- bcrypt costs milliseconds to seconds of the worker's event loop, so a worker remembers outcomes for 60 s, keyed
 -- by (user name, SHA-256 of the password) and tied to the stored hash (a changed hash is verified again), and
 -- spends at most BCRYPT_BUDGET seconds of each second computing new ones: past that the client gets 429 with
--- Retry-After: 1 rather than every other request on the worker waiting (whatever the hashes' cost). Failure → 401 with WWW-Authenticate: Basic realm="<realm>".
+-- Retry-After: 1 rather than every other request on the worker waiting. A single check is bounded too: crypto.lua
+-- never runs a bcrypt cost over 12 or sha-crypt over 500,000 rounds (about 0.2 s each). Failure → 401 with
+-- WWW-Authenticate: Basic realm="<realm>".
 -- Only the consumer's name is ever logged, never a user's password.
 local consumers = require("portico.plugins.consumers")
 local crypto = require("portico.plugins.crypto")
