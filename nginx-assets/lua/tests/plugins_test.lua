@@ -286,6 +286,8 @@ do
   R.check("basic-auth: {SHA} (htpasswd -s) passes", r.proxied and r.req["x-consumer-username"] == "alice@team")
   r = request(T, engine, { plugins = "ba", headers = auth("nobody", "x") })
   R.check("basic-auth: an unknown user → 401", r.status == 401)
+  -- (It was checked against the namespace's typical hash, one of the bcrypt ones: see "unknown user" below.)
+  bcrypts = 0
   r = request(T, engine, { plugins = "ba", headers = { authorization = "Basic !!!" } })
   R.check("basic-auth: a malformed header → 401", r.status == 401)
   r = request(T, engine, { plugins = "keep", headers = auth("bob", "s3cret-pw") })
@@ -349,6 +351,35 @@ do -- a hash whose cost is over the bound is never computed, even when a configu
   local cs = validate.consumer_set("team", { consumers = { { name = "m", username = "m", keys = {}, plugins = {}, basic = {
     { username = "m", hash = "$2b$31$abcdefghijklmnopqrstuuSr6OaimwjwH2ZzldVoT0EAYMWXPPa7a" } } } } })
   R.check("validate: a consumer's bcrypt hash of cost 31 is refused", cs ~= nil and cs:find("cost 4%-12") ~= nil, tostring(cs))
+end
+
+do -- an unknown user costs what a known one typically does (the realm's typical hash is checked, then 401)
+  local B10 = "$2b$10$abcdefghijklmnopqrstuu0123456789012345678901234567890"
+  local T, engine = setup({
+    own = plugin("basic-auth", { namespace = "team", realm = "r", hideCredentials = false, users = {
+      { username = "ann", hash = "$apr1$Xy1.z/$sGfCQmdkAWdv/qehfFZVh1" },
+      { username = "bo", hash = B10 }, { username = "cy", hash = "$2y$10$zyxwvutsrqponmlkjihgfe0123456789012345678901234567890" },
+    } }),
+    ba = plugin("basic-auth", { namespace = "team", realm = "r", hideCredentials = false }),
+  }, consumers)
+  local crypto = require("portico.plugins.crypto")
+  local real = crypto.bcrypt
+  local calls = {}
+  crypto.bcrypt = function(password, hash) calls[#calls + 1] = hash; return real(password, hash) end
+  local function auth(user, pass) return { authorization = "Basic " .. mock.b64enc(user .. ":" .. pass) } end
+  local r = request(T, engine, { plugins = "own", headers = auth("nobody", "guess") })
+  R.check("basic-auth: unknown user: the password is checked against a hash of the realm's typical scheme and cost ($2?$10$), then 401",
+    r.status == 401 and #calls == 1 and calls[1]:match("^%$2[aby]%$10%$") ~= nil, tostring(calls[1]))
+  calls = {}
+  r = request(T, engine, { plugins = "own", headers = auth("bo", "guess") })
+  R.check("basic-auth: …as a known user's wrong password is (one bcrypt of cost 10)", r.status == 401 and #calls == 1 and calls[1] == B10)
+  calls = {}
+  r = request(T, engine, { plugins = "ba", headers = auth("nobody", "guess") })
+  R.check("basic-auth: unknown consumer user: checked against the namespace's typical hash (bcrypt cost 5), then 401",
+    r.status == 401 and #calls == 1 and calls[1]:match("^%$2[aby]%$05%$") ~= nil, tostring(calls[1]))
+  R.check("basic-auth: crypto.typical picks the most common cost", crypto.typical({ "{SHA}a", "$2b$05$x", "$2a$05$y", "$apr1$a$b" }) == "$2b$05$x"
+    and crypto.typical({ "$apr1$a$b" }) == "$apr1$a$b" and crypto.typical({}) == nil)
+  crypto.bcrypt = real
 end
 
 do -- a consumer's hash changing invalidates what was remembered

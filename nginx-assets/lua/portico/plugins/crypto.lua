@@ -113,6 +113,34 @@ function _M.crypt_work(setting)
   return nil, "unsupported scheme"
 end
 
+-- What verifying against `hash` costs, as a key: hashes with equal keys take the same time to check.
+local function work_key(hash)
+  if hash:sub(1, 7) == "sha256$" then return "sha256" end
+  if hash:sub(1, 5) == "{SHA}" then return "sha1" end
+  if hash:sub(1, 6) == "$apr1$" then return "apr1" end
+  local v, cost = _M.crypt_work(hash)
+  if not v then return "other" end
+  if v:sub(1, 1) == "2" then v = "2" end -- $2a$, $2b$, $2y$: the same work
+  return v .. ":" .. tostring(cost or "")
+end
+
+-- The first hash of `hashes` (a list) with the most common cost (ties: the cost that reached that count first), or
+-- nil for an empty list.
+-- basic-auth checks the password of an unknown user against it, so that an unknown user costs what a known one
+-- typically does and the answer's timing does not tell which users exist.
+function _M.typical(hashes)
+  local count, first, best, best_n = {}, {}, nil, 0
+  for _, h in ipairs(hashes) do
+    if type(h) == "string" then
+      local k = work_key(h)
+      count[k] = (count[k] or 0) + 1
+      if not first[k] then first[k] = h end
+      if count[k] > best_n then best, best_n = k, count[k] end
+    end
+  end
+  return best and first[best] or nil
+end
+
 -- crypt(3) of password with the settings (salt, cost) taken from `hash`; nil when the library refuses them, or
 -- when Portico does (crypt_work).
 function _M.bcrypt(password, hash)
