@@ -756,8 +756,25 @@ function _M.data_body(body)
     or upsert_remove(body.routes, "routes", _M.host_routes, route_host)
 end
 
-local function pem(v)
-  return str(v, 1024 * 1024) and v:find("-----BEGIN ", 1, true) ~= nil
+-- A server certificate as the controller sends it (reconcilers/model/normalize.ts TLS_SECRET_LIMITS): only PEM
+-- certificate blocks, at most 10, and at most 80 KiB (64 KiB of tls.crt re-encoded with line breaks); its key one
+-- PEM private-key block of at most 20 KiB. So one Secret can take at most about 100 KiB of portico_certs, even from
+-- a configuration that bypassed the controller.
+local MAX_CHAIN, MAX_CHAIN_BYTES, MAX_KEY_BYTES = 10, 80 * 1024, 20 * 1024
+local function cert_chain(v)
+  if not str(v, MAX_CHAIN_BYTES) then return false end
+  local n = 0
+  local rest = v:gsub("%-%-%-%-%-BEGIN CERTIFICATE%-%-%-%-%-\r?\n[%w+/=\r\n]+%-%-%-%-%-END CERTIFICATE%-%-%-%-%-", function()
+    n = n + 1
+    return ""
+  end)
+  return n > 0 and n <= MAX_CHAIN and rest:match("^%s*$") ~= nil
+end
+
+local function private_key(v)
+  if not str(v, MAX_KEY_BYTES) then return false end
+  local label, body, label2 = v:match("^%s*%-%-%-%-%-BEGIN ([A-Z ]*PRIVATE KEY)%-%-%-%-%-\r?\n([%w+/=\r\n]+)%-%-%-%-%-END ([A-Z ]*PRIVATE KEY)%-%-%-%-%-%s*$")
+  return label ~= nil and label == label2 and body ~= nil
 end
 
 local CLIENT_CA_ID = "^[0-9a-f]+$"
@@ -815,7 +832,10 @@ function _M.certificates_body(body)
     for id, c in pairs(body.certificates) do
       local err = cert_id(id)
       if err then return err end
-      if type(c) ~= "table" or not pem(c.cert) or not pem(c.key) then return "certificate " .. id .. ": cert and key must be PEM" end
+      if type(c) ~= "table" or not cert_chain(c.cert) then
+        return "certificate " .. id .. ": cert must be 1-" .. MAX_CHAIN .. " PEM certificates and nothing else, at most " .. MAX_CHAIN_BYTES .. " bytes"
+      end
+      if not private_key(c.key) then return "certificate " .. id .. ": key must be one PEM private key, at most " .. MAX_KEY_BYTES .. " bytes" end
       if c.source ~= nil and not str(c.source, 512) then return "certificate " .. id .. ": invalid source" end
     end
   end

@@ -76,7 +76,9 @@ test('Lua balancer: retries, forbidden peers never used, 503 socket without a re
 });
 
 test('Lua API: unix socket only, malformed input refused before storing, counters in GET /portico/config', () => {
-  run('api_test.lua', [/ok - a TCP client \(127\.0\.0\.1\) is refused/, /ok - no refused request changed the data/, /ok - …the shared-memory failure counters/, /ok - backends: cookie name with a header break → 400/]);
+  run('api_test.lua', [/ok - a TCP client \(127\.0\.0\.1\) is refused/, /ok - no refused request changed the data/, /ok - …the shared-memory failure counters/, /ok - backends: cookie name with a header break → 400/,
+    /ok - certificates: a certificate padded to 900 KB → 400/, /ok - certificates: a chain of 11 certificates → 400/, /ok - certificates: text between the certificates → 400/,
+    /ok - certificates: a block of another type in the chain → 400/, /ok - certificates: a key of 21 KiB → 400/]);
 });
 
 test('Lua router: nginx location semantics, one-label wildcards, catch-all, answers, profiles, incremental compile, 10k hosts', () => {
