@@ -83,6 +83,16 @@ test('basic auth with a Secret that does not exist yet: admitted with a warning;
   assert.match(other.message ?? '', /another namespace/);
 });
 
+test('basic auth whose Secret has a line over the hash cost bound: denied, naming the Secret, line and user (never the hash)', () => {
+  const spec = { rules: [rule('b.example.com', [{ path: '/', backend: svcRef('web', 80) }])] };
+  const ann = { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users' };
+  const file = `u:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\nmallory:$2b$31$abcdefghijklmnopqrstuu${'A'.repeat(31)}\n`;
+  const v = reviewIngress(candidate(spec, ann), snap(), OPTS, new Map([['default/users', { data: { auth: Buffer.from(file).toString('base64') } }]]));
+  assert.equal(v.allowed, false);
+  assert.match(v.message ?? '', /auth-secret default\/users: line 2, user mallory: bcrypt cost 31 is over Portico's bound of 12/);
+  assert.ok(!(v.message ?? '').includes('abcdefgh'));
+});
+
 test('proxy-ssl-secret that does not exist yet: admitted with a warning; another namespace, an invalid value or an unusable Secret: denied', () => {
   const spec = { rules: [rule('b.example.com', [{ path: '/', backend: svcRef('web', 80) }])] };
   const ann = { [`${N}backend-protocol`]: 'HTTPS', [`${N}proxy-ssl-secret`]: 'backend-tls' };

@@ -21,6 +21,7 @@ import { authHeaderValue, authHeaderListSchema, authMethodSchema, authUrlSchema,
 import { boolSchema, zodMessage } from '../translate/safe.ts';
 import type { ClientCertSpec } from './auth-tls.ts';
 import { ownNamespaceRef } from './own-namespace.ts';
+import { checkPasswordHash } from '../config/password-hash.ts';
 
 /** The snippet annotations, what each compiles to (auth-snippet is always refused: see externalAuthPlugin). */
 export const SNIPPET_ANNOTATIONS = ['server-snippet', 'configuration-snippet', 'auth-snippet'] as const;
@@ -286,15 +287,6 @@ export function customHeadersPlugin(v: ParsedAnnotations, namespace: string, con
 /** Reads a Secret ("namespace/name") from the cache; undefined when it does not exist or was not loaded. */
 export type SecretReader = (key: string) => { data?: Record<string, string> } | undefined;
 
-/** Password hashes an htpasswd file or auth-map may hold and the data plane verifies. */
-const HASH = [
-  /^\$apr1\$[./0-9A-Za-z]{1,8}\$[./0-9A-Za-z]{22}$/, // Apache MD5 (htpasswd's default)
-  /^\$2[aby]\$\d\d\$[./0-9A-Za-z]{53}$/, // bcrypt (htpasswd -B)
-  /^\{SHA\}[A-Za-z0-9+/]{27}=$/, // htpasswd -s
-  /^\$[156]\$[^:\s$]{1,16}\$[./0-9A-Za-z]{22,86}$/, // crypt(3) md5 / sha256 / sha512
-  /^(?:\$[156]\$rounds=\d{4,9}\$)[^:\s$]{1,16}\$[./0-9A-Za-z]{43,86}$/, // … with rounds
-  /^[./0-9A-Za-z]{13}$/, // traditional DES crypt (htpasswd -d)
-];
 const USER = /^[\x21-\x39\x3b-\x7e]{1,128}$/;
 
 /**
@@ -325,24 +317,26 @@ export function basicAuthPlugin(
   if (elsewhere) return fail(`auth-secret ${secretName} is in another namespace; only the Ingress's own namespace is read`);
   if (!sec?.data) return { ...fail(`Secret ${secretKey} not found`), secretKey };
   const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
-  const entries: [string, string][] = [];
+  // [user, hash, where: "line N" of an htpasswd file or "key K" of an auth-map]
+  const entries: [string, string, string][] = [];
   if ((v['auth-secret-type'] ?? 'auth-file') === 'auth-file') {
     const file = sec.data.auth;
     if (file === undefined) return { ...fail(`Secret ${secretKey} has no "auth" key (an htpasswd file)`), secretKey };
-    for (const raw of decode(file).split(/\r?\n/)) {
+    for (const [n, raw] of decode(file).split(/\r?\n/).entries()) {
       const line = raw.trim();
       if (!line || line.startsWith('#')) continue;
       const i = line.indexOf(':');
-      entries.push(i < 0 ? [line, ''] : [line.slice(0, i), line.slice(i + 1)]);
+      entries.push(i < 0 ? [line, '', `line ${n + 1}`] : [line.slice(0, i), line.slice(i + 1), `line ${n + 1}`]);
     }
   } else {
-    for (const [user, b64] of Object.entries(sec.data).sort(([a], [b]) => (a < b ? -1 : 1))) entries.push([user, decode(b64).trim()]);
+    for (const [user, b64] of Object.entries(sec.data).sort(([a], [b]) => (a < b ? -1 : 1))) entries.push([user, decode(b64).trim(), 'auth-map key']);
   }
   const users: { username: string; hash: string }[] = [];
   const seen = new Set<string>();
-  for (const [user, hash] of entries) {
-    if (!USER.test(user)) problems.push(`auth-secret ${secretKey}: a user name is not printable ASCII without ":" (skipped)`);
-    else if (!HASH.some((re) => re.test(hash))) problems.push(`auth-secret ${secretKey}: user ${user} has a password hash Portico cannot verify (apr1, bcrypt, {SHA}, crypt md5/sha256/sha512/DES); skipped`);
+  for (const [user, hash, where] of entries) {
+    const checked = USER.test(user) ? checkPasswordHash(hash) : undefined;
+    if (!checked) problems.push(`auth-secret ${secretKey}: ${where.startsWith('line') ? `${where}: ` : ''}a user name is not printable ASCII without ":" (skipped)`);
+    else if (!checked.ok) problems.push(`auth-secret ${secretKey}: ${where.startsWith('line') ? `${where}, ` : ''}user ${user}: ${checked.reason}; skipped`);
     else if (!seen.has(user)) {
       seen.add(user);
       users.push({ username: user, hash });

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { loadYaml } from '@kubernetes/client-node';
 import { consumerSpecSchema, durationMs, parsePluginConfig, pluginSpecSchema, routeSpecSchema, upstreamSpecSchema, type PluginConfig } from '../../crds/schema/index.ts';
 import type { PluginInstance, RouteConditions } from '../config/types.ts';
+import { BCRYPT_SHAPE, checkPasswordHash } from '../config/password-hash.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { CrdMeta, NormalizedConsumer, NormalizedPlugin, NormalizedRoute, NormalizedUpstream, RouteRuleN } from '../model/types.ts';
 import { regexPathProblem } from '../translate/regex-path.ts';
@@ -299,7 +300,7 @@ const sha256hex = (s: string) => createHash('sha256').update(s, 'utf8').digest('
  * consumer's uid and user name (stable, so the data does not change while the Secret does not).
  */
 export function passwordHash(password: string, uid: string, username: string): string {
-  if (/^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/.test(password) || /^\{SHA\}[A-Za-z0-9+/]{27}=$/.test(password)) return password;
+  if (BCRYPT_SHAPE.test(password) || /^\{SHA\}[A-Za-z0-9+/]{27}=$/.test(password)) return password;
   const salt = sha256hex(`portico:${uid}:${username}`).slice(0, 16);
   return `sha256$${salt}$${sha256hex(salt + password)}`;
 }
@@ -330,7 +331,12 @@ export function normalizeConsumer(obj: KubeObject, secrets: SecretLookup): CrdRe
       const p = decode(s.data?.password);
       if (!u || !p) rec.problems.push(`${at}: Secret ${key} needs data.username and data.password`);
       else if (!/^[\x21-\x39\x3b-\x7e]{1,128}$/.test(u)) rec.problems.push(`${at}: the user name in Secret ${key} must be printable ASCII without spaces or ":"`);
-      else rec.basic.push({ username: u, hash: passwordHash(p, meta.uid, u) });
+      else {
+        // A stored bcrypt hash is verified by the nginx worker: its cost is bounded (config/password-hash.ts).
+        const bad = BCRYPT_SHAPE.test(p) ? checkPasswordHash(p) : undefined;
+        if (bad && !bad.ok) rec.problems.push(`${at}: Secret ${key}, user ${u}: the password is a bcrypt hash whose ${bad.reason.replace(/^bcrypt /, '')}; this credential is not used`);
+        else rec.basic.push({ username: u, hash: passwordHash(p, meta.uid, u) });
+      }
     }
   }
   rec.secretKeys.sort();

@@ -29,7 +29,7 @@ import { endpointUpdates } from './endpoint-updates.ts';
 import { forbiddenAddressReason } from '../translate/addresses.ts';
 import type { Backend, DataPlane, GatewayConfig, Structure } from '../config/types.ts';
 import { Lane } from './lane.ts';
-import { DynamicClient } from './nginx/dynamic.ts';
+import { DynamicClient, type PushResult } from './nginx/dynamic.ts';
 import { NginxProcess } from './nginx/process.ts';
 import { renderNginxConf, runtimePaths, writeClientCertificates, writeTrustedCas } from './nginx/render.ts';
 import { ExternalNameResolver } from './resolver.ts';
@@ -39,6 +39,31 @@ import { writeModsecurityRules } from './nginx/modsecurity.ts';
 
 /** Nothing held (a fresh object each time: `held` is updated in place by endpoint pushes). */
 const emptyData = (): DataPlane => ({ routes: {}, backends: {}, certificates: {}, defaultCertificate: null, plugins: {}, consumers: {} });
+
+/**
+ * What the Lua side holds after a push it partly refused: `desired`, except that the hosts whose certificate (or
+ * client CA) could not be stored keep what they had before (`base`), so the next diff sends those again.
+ */
+export function heldWithout(desired: DataPlane, base: DataPlane, notStored: NonNullable<PushResult['notStored']>): DataPlane {
+  const certificates = { ...desired.certificates };
+  let defaultCertificate = desired.defaultCertificate;
+  for (const h of notStored.hosts) {
+    if (h === '__default__') defaultCertificate = base.defaultCertificate;
+    else if (base.certificates[h]) certificates[h] = base.certificates[h];
+    else delete certificates[h];
+  }
+  const out: DataPlane = { ...desired, certificates, defaultCertificate };
+  if (notStored.clientHosts.length && desired.clientAuth) {
+    const clientAuth = { ...desired.clientAuth };
+    for (const h of notStored.clientHosts) {
+      const was = base.clientAuth?.[h];
+      if (was) clientAuth[h] = was;
+      else delete clientAuth[h];
+    }
+    out.clientAuth = clientAuth;
+  }
+  return out;
+}
 
 export interface GatewayOptions {
   translate: TranslateOptions;
@@ -91,6 +116,8 @@ export class GatewayReconciler {
   private held: DataPlane = emptyData();
   /** nginx (re)started since the last push: its shared memory is empty, the next push must send everything. */
   private dataLost = true;
+  /** Hosts whose certificate the Lua side could not store (zone full): the next diff compares every host again. */
+  private certificatesMissing: string[] = [];
   private pushLock: Promise<unknown> = Promise.resolve();
   /** Services whose EndpointSlices changed since the data lane last ran. */
   private pendingServices = new Set<string>();
@@ -123,6 +150,7 @@ export class GatewayReconciler {
     checksum: Gauge;
     ready: Gauge;
     dictFailures: Gauge;
+    certificatesNotStored: Gauge;
     rejectedEndpoints: Gauge;
   };
   private statsTimer: NodeJS.Timeout | undefined;
@@ -212,6 +240,11 @@ export class GatewayReconciler {
         name: 'portico_nginx_shared_dict_write_failures',
         help: 'Writes the Lua side refused because a shared-memory zone was full, since nginx started (raise lua-shared-dicts)',
         labelNames: ['dict'],
+        registers: r,
+      }),
+      certificatesNotStored: new Gauge({
+        name: 'portico_nginx_certificates_not_stored',
+        help: 'Hosts (and client-certificate hosts) whose certificate nginx could not store because the certificate zone is full; they keep their previous certificate or get the default (raise lua-shared-dicts certificate_data)',
         registers: r,
       }),
       rejectedEndpoints: new Gauge({ name: 'portico_nginx_rejected_endpoints', help: 'Endpoints the Lua side refused (loopback, link-local, unspecified, not an IP) since nginx started', registers: r }),
@@ -431,12 +464,14 @@ export class GatewayReconciler {
           for (const id of Object.keys(fresh)) this.scope?.backends.add(id);
         }
         const base = this.dataLost ? emptyData() : this.held;
-        const scope = this.dataLost || this.excluded.size ? null : this.scope;
+        const scope = this.dataLost || this.excluded.size || this.certificatesMissing.length ? null : this.scope;
         const delta = diffConfig({ structure: desired.structure, data: base }, desired, scope).delta;
         let n = 0;
+        let pushed: PushResult = { bytes: 0 };
         if (!isEmptyDelta(delta)) {
           try {
-            n = await this.dynamic.push(delta);
+            pushed = await this.dynamic.pushData(delta);
+            n = pushed.bytes;
           } catch (e) {
             this.m.dynamic.inc({ result: 'failure' });
             throw e;
@@ -444,7 +479,9 @@ export class GatewayReconciler {
           this.m.dynamic.inc({ result: 'success' });
           this.m.dynamicBytes.inc(n);
         }
-        this.held = desired.data;
+        // Certificates a full zone refused are not held: the next sync sends them again (routes went anyway).
+        this.held = pushed.notStored ? heldWithout(desired.data, base, pushed.notStored) : desired.data;
+        this.certificatesNotStored(pushed.notStored, desired.data);
         this.dataLost = false;
         this.translator.patchBackends(fresh);
         return n;
@@ -564,6 +601,23 @@ export class GatewayReconciler {
     this.controllerEvent('Normal', 'Reload', `nginx reloaded: ${why}`);
     this.log.info('nginx reloaded', { reasons: why, ms: Math.round(performance.now() - t0) });
     return true;
+  }
+
+  /** A full certificate zone: log, metric and a Warning naming the Secrets and hosts; cleared once all are stored. */
+  private certificatesNotStored(notStored: PushResult['notStored'], data: DataPlane): void {
+    const hosts = notStored ? [...notStored.hosts, ...notStored.clientHosts] : [];
+    const before = this.certificatesMissing;
+    this.certificatesMissing = hosts;
+    this.m.certificatesNotStored.set(hosts.length);
+    if (!notStored || !hosts.length) {
+      if (before.length) this.log.info('every certificate is stored again', { hosts: before.length });
+      return;
+    }
+    const secrets = [...new Set(notStored.hosts.map((h) => (h === '__default__' ? data.defaultCertificate?.source : data.certificates[h]?.source)).filter((x): x is string => !!x))].sort();
+    const list = (xs: string[]) => (xs.length > 10 ? `${xs.slice(0, 10).join(', ')} and ${xs.length - 10} more` : xs.join(', '));
+    const note = `nginx's certificate zone (portico_certs) is full: ${hosts.length} host(s) keep their previous certificate or get the default one (${list(hosts.sort())}; Secrets ${list(secrets)}); nothing else was evicted and everything else is programmed. Raise the ConfigMap's lua-shared-dicts certificate_data`;
+    this.log.warn('certificates not stored: the certificate zone is full', { hosts: hosts.length, secrets: secrets.slice(0, 50), error: notStored.error });
+    this.controllerEvent('Warning', 'CertificateZoneFull', note);
   }
 
   private controllerEvent(type: 'Normal' | 'Warning', reason: string, note: string): void {

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseTlsSecret, normalizeEndpointSlice } from './normalize.ts';
+import { parseTlsSecret, normalizeEndpointSlice, TLS_SECRET_LIMITS } from './normalize.ts';
 import { defaultGlobalConfig, parseGlobalConfig, configReferenceMarkdown } from './global-config.ts';
 import { parseAnnotations, annotationsMarkdown } from '../annotations/table.ts';
 
@@ -33,6 +33,33 @@ test('TLS secrets: valid pair accepted with its SANs; mismatched key, garbage an
   assert.match(!later.ok ? later.error : '', /expired/);
   const opaque = parseTlsSecret(secret(a.cert, a.key, 'Opaque'), new Date());
   assert.match(!opaque.ok ? opaque.error : '', /expected kubernetes.io\/tls/);
+});
+
+test('TLS secrets: only the parsed chain is kept (no text, padding or other blocks); tls.crt ≤ 64 KiB and 10 certificates, tls.key ≤ 16 KiB', () => {
+  const a = pair('a.example.com', 30);
+  const ca = pair('ca.example.com', 30);
+  const certs = (pem: string) => [...pem.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)].map((m) => m[0]);
+  // openssl-style text around the blocks, an extra block of another type, CRLF line ends: only the certificates stay.
+  const noisy = `subject=CN = a.example.com\n${a.cert.replace(/\n/g, '\r\n')}# intermediate\n${ca.cert}-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n`;
+  const ok = parseTlsSecret(secret(noisy, a.key), new Date());
+  assert.ok(ok.ok, !ok.ok ? ok.error : '');
+  assert.equal(ok.cert, certs(a.cert).concat(certs(ca.cert)).map((c) => `${c}\n`).join(''), 'exactly the two certificates, re-encoded');
+  assert.match(ok.privateKey, /^-----BEGIN PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+-----END PRIVATE KEY-----\n$/, 'the key as PKCS#8, nothing else');
+  // A valid certificate padded to 900 KB is refused (it used to be stored verbatim in the shared zone).
+  const padded = parseTlsSecret(secret(`${a.cert}${`# ${'x'.repeat(97)}\n`.repeat(9000)}`, a.key), new Date());
+  assert.equal(!padded.ok && padded.error, 'tls.crt is 880 KiB; Portico accepts at most 64 KiB (a chain of at most 10 certificates; text around them counts)');
+  const justUnder = parseTlsSecret(secret(`${a.cert}${'#'.repeat(TLS_SECRET_LIMITS.crtBytes - a.cert.length - 1)}\n`, a.key), new Date());
+  assert.ok(justUnder.ok && !justUnder.cert.includes('#'), 'at the bound: accepted, and the padding is not kept');
+  const ten = parseTlsSecret(secret(a.cert + ca.cert.repeat(9), a.key), new Date());
+  assert.ok(ten.ok && certs(ten.cert).length === 10);
+  const eleven = parseTlsSecret(secret(a.cert + ca.cert.repeat(10), a.key), new Date());
+  assert.equal(!eleven.ok && eleven.error, 'tls.crt holds more than 10 certificates; Portico accepts a chain of at most 10');
+  const bigKey = parseTlsSecret(secret(a.cert, `${a.key}${'#'.repeat(16 * 1024)}\n`), new Date());
+  assert.equal(!bigKey.ok && bigKey.error, 'tls.key is 17 KiB; Portico accepts at most 16 KiB');
+  const badBlock = parseTlsSecret(secret(`${a.cert}-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n`, a.key), new Date());
+  assert.match(!badBlock.ok ? badBlock.error : '', /^certificate 2 of tls\.crt cannot be read/);
+  const notKey = parseTlsSecret(secret(a.cert, 'MII-secret-looking-bytes'), new Date());
+  assert.equal(!notKey.ok && notKey.error, 'tls.key is not a PEM private key (an encrypted key is not supported)');
 });
 
 test('ConfigMap: a bad value keeps the previous value and is reported; unknown keys listed', () => {

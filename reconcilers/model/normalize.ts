@@ -428,26 +428,63 @@ export function normalizeEndpointSlice(obj: KubeObject): NormalizedSlice | null 
   };
 }
 
-/** Validates a kubernetes.io/tls Secret: both PEMs parse, the key matches the certificate, it is not expired. */
+/**
+ * What one TLS Secret may put into the certificate zone that every tenant shares (portico_certs, 32 MiB by default):
+ * tls.crt at most 64 KiB as written and at most 10 certificates (a leaf and its intermediates are 2–6; ten RSA-4096
+ * certificates are about 20 KB of PEM, and a bundle with openssl's text dumps of four certificates about 25 KB);
+ * tls.key at most 16 KiB (an RSA-8192 key is 6.4 KB of PEM). What is stored is re-encoded from what was parsed — each
+ * certificate as PEM, the key as PKCS#8 PEM — so text around the blocks, padding and blocks of other types never
+ * reach shared memory: a Secret costs the zone what its certificates are, at most about 64 KiB.
+ */
+export const TLS_SECRET_LIMITS = { crtBytes: 64 * 1024, certificates: 10, keyBytes: 16 * 1024 } as const;
+
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g;
+
+/** The certificates of a PEM text (blocks of other types and text between blocks are skipped), or why not. */
+function certificateChain(pem: string): X509Certificate[] | string {
+  const out: X509Certificate[] = [];
+  for (const m of pem.matchAll(PEM_BLOCK)) {
+    if (m[1] !== 'CERTIFICATE') continue;
+    if (out.length === TLS_SECRET_LIMITS.certificates) return `tls.crt holds more than ${TLS_SECRET_LIMITS.certificates} certificates; Portico accepts a chain of at most ${TLS_SECRET_LIMITS.certificates}`;
+    if (!/^[A-Za-z0-9+/=\s]+$/.test(m[2]!)) return `certificate ${out.length + 1} of tls.crt is not base64 PEM`;
+    try {
+      out.push(new X509Certificate(Buffer.from(m[2]!.replace(/\s+/g, ''), 'base64')));
+    } catch (e) {
+      return `certificate ${out.length + 1} of tls.crt cannot be read: ${(e as Error).message}`;
+    }
+  }
+  return out.length ? out : 'tls.crt is not a PEM certificate: it holds no BEGIN CERTIFICATE block';
+}
+
+const kib = (n: number) => `${Math.ceil(n / 1024)} KiB`;
+
+/**
+ * Validates a kubernetes.io/tls Secret: within TLS_SECRET_LIMITS, both PEMs parse, the key matches the first
+ * certificate, it is not expired. The material kept is re-encoded from what was parsed.
+ */
 export function parseTlsSecret(obj: KubeObject & { type?: string; data?: Record<string, string> }, now: Date): TlsMaterial {
   const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
   if (obj.type !== 'kubernetes.io/tls') return { key, ok: false, error: `secret type is ${obj.type ?? 'unset'}, expected kubernetes.io/tls` };
   const crt = obj.data?.['tls.crt'];
   const k = obj.data?.['tls.key'];
   if (!crt || !k) return { key, ok: false, error: 'secret lacks tls.crt or tls.key' };
-  const certPem = Buffer.from(crt, 'base64').toString('utf8');
-  const keyPem = Buffer.from(k, 'base64').toString('utf8');
-  let x509: X509Certificate;
-  try {
-    x509 = new X509Certificate(certPem);
-  } catch (e) {
-    return { key, ok: false, error: `tls.crt is not a PEM certificate: ${(e as Error).message}` };
+  const crtBytes = Buffer.from(crt, 'base64');
+  const keyBytes = Buffer.from(k, 'base64');
+  if (crtBytes.length > TLS_SECRET_LIMITS.crtBytes) {
+    return { key, ok: false, error: `tls.crt is ${kib(crtBytes.length)}; Portico accepts at most ${kib(TLS_SECRET_LIMITS.crtBytes)} (a chain of at most ${TLS_SECRET_LIMITS.certificates} certificates; text around them counts)` };
   }
+  if (keyBytes.length > TLS_SECRET_LIMITS.keyBytes) return { key, ok: false, error: `tls.key is ${kib(keyBytes.length)}; Portico accepts at most ${kib(TLS_SECRET_LIMITS.keyBytes)}` };
+  const chain = certificateChain(crtBytes.toString('utf8'));
+  if (typeof chain === 'string') return { key, ok: false, error: chain };
+  const x509 = chain[0]!;
+  let pk: KeyObject;
   try {
-    if (!x509.checkPrivateKey(createPrivateKey(keyPem))) return { key, ok: false, error: 'tls.key does not match the certificate in tls.crt' };
-  } catch (e) {
-    return { key, ok: false, error: `tls.key is not a PEM private key: ${(e as Error).message}` };
+    pk = createPrivateKey(keyBytes.toString('utf8'));
+  } catch {
+    // The parser's message is left out: nothing of the key may reach an event.
+    return { key, ok: false, error: 'tls.key is not a PEM private key (an encrypted key is not supported)' };
   }
+  if (!x509.checkPrivateKey(pk)) return { key, ok: false, error: 'tls.key does not match the certificate in tls.crt' };
   const notAfter = new Date(x509.validTo);
   if (notAfter.getTime() < now.getTime()) return { key, ok: false, error: `certificate expired on ${notAfter.toISOString()}` };
   const hosts = (x509.subjectAltName ?? '')
@@ -455,5 +492,8 @@ export function parseTlsSecret(obj: KubeObject & { type?: string; data?: Record<
     .map((s) => s.trim())
     .filter((s) => s.startsWith('DNS:'))
     .map((s) => s.slice(4).toLowerCase());
-  return { key, ok: true, cert: certPem, privateKey: keyPem, hosts, notAfter: notAfter.toISOString(), fingerprint: x509.fingerprint256 };
+  // Only what was parsed is kept (see TLS_SECRET_LIMITS).
+  const cert = chain.map((c) => c.toString()).join('');
+  const privateKey = pk.export({ type: 'pkcs8', format: 'pem' }) as string;
+  return { key, ok: true, cert, privateKey, hosts, notAfter: notAfter.toISOString(), fingerprint: x509.fingerprint256 };
 }

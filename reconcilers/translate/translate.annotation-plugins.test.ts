@@ -150,9 +150,27 @@ test('auth-type basic + auth-secret (htpasswd auth-file or auth-map) → basic-a
   assert.equal(file.route?.backendId, 'default_web_80');
   const id = file.route?.plugins?.[0] ?? '';
   assert.deepEqual(file.r.config.data.plugins[id], { name: 'default/a (annotations)', type: 'basic-auth', namespace: 'default', realm: 'Staff only', hideCredentials: false, users: [{ username: 'ann', hash: APR1 }] });
-  assert.ok(file.r.events.some((e) => /user bob has a password hash Portico cannot verify/.test(e.message)), 'a plaintext line is reported, not used');
+  assert.ok(file.r.events.some((e) => /line 4, user bob: a password hash Portico cannot verify/.test(e.message)), 'a plaintext line is reported, not used');
   const map = withSecret({ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'default/users', [`${N}auth-secret-type`]: 'auth-map' }, { zed: b64(APR1) });
   assert.deepEqual((map.r.config.data.plugins[map.route?.plugins?.[0] ?? ''] as { users: unknown }).users, [{ username: 'zed', hash: APR1 }]);
+});
+
+test('auth-secret: a line whose hash costs more than the bound (bcrypt 31, sha512-crypt 999999999 rounds) is refused with the Secret, line and user named; the others are served', () => {
+  const BC31 = `$2b$31$abcdefghijklmnopqrstuu${'A'.repeat(31)}`;
+  const SHA_HUGE = `$6$rounds=999999999$saltsalt$${'x'.repeat(86)}`;
+  const BC12 = '$2b$12$abcdefghijklmnopqrstuuUlLaM5x9SyIDmIHkwFhJ0prKxzUBZ.u';
+  const file = withSecret({ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users' }, { auth: b64(`ann:${APR1}\nmallory:${BC31}\n# a comment\nmel:${SHA_HUGE}\nbo:${BC12}\n`) });
+  const users = (file.r.config.data.plugins[file.route?.plugins?.[0] ?? ''] as { users: { username: string }[] }).users;
+  assert.deepEqual(users.map((u) => u.username), ['ann', 'bo'], 'the lines within the bound are served');
+  const msgs = file.n.problems.join('\n');
+  assert.match(msgs, /auth-secret default\/users: line 2, user mallory: bcrypt cost 31 is over Portico's bound of 12/);
+  assert.match(msgs, /auth-secret default\/users: line 4, user mel: sha512-crypt rounds=999999999 is over Portico's bound of 500000/);
+  assert.ok(!msgs.includes('abcdefghijklmnop') && !msgs.includes('saltsalt'), 'no hash content in the message');
+  assert.ok(file.r.events.some((e) => e.type === 'Warning' && /line 2, user mallory: bcrypt cost 31/.test(e.message)), 'a Warning Event on the Ingress');
+  // An auth-map entry is named by its user.
+  const map = withSecret({ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users', [`${N}auth-secret-type`]: 'auth-map' }, { mallory: b64(BC31) });
+  assert.equal(map.route?.action, 'unavailable', 'no usable user left: fails closed');
+  assert.match(map.n.problems.join('\n'), /auth-secret default\/users: user mallory: bcrypt cost 31 is over/);
 });
 
 test('basic auth that cannot be applied fails closed: missing Secret, no usable user, another namespace, digest', () => {

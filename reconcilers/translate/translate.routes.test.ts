@@ -226,6 +226,23 @@ test('Consumer: keys hashed (never in clear), plain passwords salted+hashed, bcr
   assert.deepEqual(r.config.data.consumers.default?.consumers[0]?.username, 'alice');
 });
 
+test('Consumer basic-auth: a stored bcrypt hash over the cost bound (31) is not used; the problem names the Secret and user, never the hash', () => {
+  const BC31 = `$2b$31$abcdefghijklmnopqrstuu${'A'.repeat(31)}`;
+  const table: Record<string, { data: Record<string, string> }> = {
+    'default/slow': { data: { username: b64('mallory'), password: b64(BC31) } },
+    'default/ok': { data: { username: b64('bob'), password: b64('$2y$12$abcdefghijklmnopqrstuuJ1Q0m3h4nB0nA7dQeXw7n0QJk2V6p0e') } },
+  };
+  const c = normalizeConsumer(
+    cr('Consumer', 'm', { username: 'm', credentials: [{ type: 'basic-auth', secretRef: { name: 'slow' } }, { type: 'basic-auth', secretRef: { name: 'ok' } }] }),
+    (k) => table[k],
+  );
+  assert.ok(c.ok);
+  assert.deepEqual(c.record.basic.map((b) => b.username), ['bob']);
+  assert.equal(c.record.problems.length, 1);
+  assert.match(c.record.problems[0] ?? '', /^spec\.credentials\.0: Secret default\/slow, user mallory: the password is a bcrypt hash whose cost 31 is over Portico's bound of 12/);
+  assert.ok(!c.record.problems[0]?.includes('abcdefgh'));
+});
+
 test('Upstream tls.verify: the CA from caSecret verifies the backend (profile with the bundle, SNI = the Service name by default); without a readable CA the backend fails closed', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'portico-ca-'));
   execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=test-ca', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem')], { stdio: 'ignore' });

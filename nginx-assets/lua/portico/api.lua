@@ -81,8 +81,11 @@ local function post_certificates()
   if body.clientCas ~= nil or body.clientHosts ~= nil or body.clientRemove ~= nil then
     client = { cas = body.clientCas, hosts = body.clientHosts, remove = body.clientRemove }
   end
-  local v, aerr = certs.apply(body.certificates, body.hosts, body.remove, body.default, client)
+  local v, aerr, missed = certs.apply(body.certificates, body.hosts, body.remove, body.default, client)
   if not v then return reply(507, { error = aerr }) end
+  -- A full zone refuses some certificates, never the others: applied and published, with what is missing (the
+  -- controller sends those again, and pushes routes and backends meanwhile).
+  if aerr then return reply(200, { version = v, error = aerr, notStored = missed }) end
   return reply(200, { version = v })
 end
 

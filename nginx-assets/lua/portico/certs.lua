@@ -208,9 +208,13 @@ end
 --   remove:       hosts
 --   default:      id | cjson.null (none) | nil (unchanged)
 --   client:       { cas = {id -> {ca, depth, source}}, hosts = {host -> id | "-"}, remove = {host...} } | nil
--- Returns the new version, or nil and an error; what could be stored is applied and published either way.
+-- Returns the new version; when something could not be stored (the zone is full: safe_set never evicts another
+-- tenant's certificate), also an error and what is missing: { hosts = {host...}, clientHosts = {host...} } — those
+-- hosts keep what they had (their previous certificate, else the default). Everything else is applied and published
+-- either way. nil and an error only when the new version cannot be published.
 function _M.apply(certificates, hosts, remove, default, client)
   local failed
+  local missed = { hosts = {}, clientHosts = {} }
   for id, c in pairs(certificates or {}) do
     if not dict:get("c:" .. id) then
       local ok, err = shm.set(dict, "certs", "c:" .. id, cjson.encode({ cert = c.cert, key = c.key, source = c.source }))
@@ -221,12 +225,16 @@ function _M.apply(certificates, hosts, remove, default, client)
   local function point(host, id)
     if not dict:get("c:" .. id) then
       failed = failed or ("certificate " .. id .. " for " .. host .. " is not stored")
+      missed.hosts[#missed.hosts + 1] = host
       return
     end
     if dict:get("h:" .. host) == id then return end
     local ok, err = shm.set(dict, "certs", "h:" .. host, id)
     if ok then changed = true
-    else failed = failed or ("shared dict portico_certs is full storing host " .. host .. ": " .. tostring(err)) end
+    else
+      failed = failed or ("shared dict portico_certs is full storing host " .. host .. ": " .. tostring(err))
+      missed.hosts[#missed.hosts + 1] = host
+    end
   end
   for host, id in pairs(hosts or {}) do point(host, id) end
   for _, host in ipairs(remove or {}) do
@@ -247,13 +255,17 @@ function _M.apply(certificates, hosts, remove, default, client)
     for host, id in pairs(client.hosts or {}) do
       if id ~= "-" and not dict:get("ca:" .. id) then
         failed = failed or ("client CA " .. id .. " for " .. host .. " is not stored")
+        missed.clientHosts[#missed.clientHosts + 1] = host
         -- A host that asked before must not keep asking with a CA it no longer has: it asks for nothing now, and
         -- its paths that need a certificate refuse every request (fail closed).
         if dict:get("a:" .. host) then dict:delete("a:" .. host); changed = true end
       elseif dict:get("a:" .. host) ~= id then
         local ok, err = shm.set(dict, "certs", "a:" .. host, id)
         if ok then changed = true
-        else failed = failed or ("shared dict portico_certs is full storing client CA of host " .. host .. ": " .. tostring(err)) end
+        else
+          failed = failed or ("shared dict portico_certs is full storing client CA of host " .. host .. ": " .. tostring(err))
+          missed.clientHosts[#missed.clientHosts + 1] = host
+        end
       end
     end
     for _, host in ipairs(client.remove or {}) do
@@ -268,7 +280,7 @@ function _M.apply(certificates, hosts, remove, default, client)
   end
   -- After the version moved, so a worker never holds a host → id mapping whose certificate is already gone.
   sweep()
-  if failed then return nil, failed end
+  if failed then return v, failed, missed end
   return v
 end
 

@@ -3,6 +3,7 @@
 -- Lua side does not use are ignored. Each function returns nil when the value is fine, else a message.
 local cjson = require("cjson.safe")
 local ip_restriction = require("portico.plugins.ip_restriction")
+local crypto = require("portico.plugins.crypto")
 
 local _M = {}
 
@@ -417,13 +418,11 @@ local HASHES = {
     return salt ~= nil and #salt <= 128 and #hex == 64
   end,
   function(h) return #h == 33 and h:match("^{SHA}[%w+/]+=*$") ~= nil end,
-  function(h)
-    local cost = h:match("^%$2[aby]%$(%d%d)%$[./%w]+$")
-    return cost ~= nil and #h == 60 and tonumber(cost) >= 4 and tonumber(cost) <= 31
-  end,
-  -- htpasswd files (ingress-nginx auth-secret): Apache "$apr1$", crypt(3) md5/sha256/sha512, traditional DES.
+  -- bcrypt, and in htpasswd files (ingress-nginx auth-secret) crypt(3) md5/sha256/sha512 and traditional DES: only
+  -- within the cost bounds (crypto.crypt_work), so a configuration that bypassed the controller cannot stall a worker.
+  function(h) return #h == 60 and h:match("^%$2[aby]%$%d%d%$[./%w]+$") ~= nil and crypto.crypt_work(h) ~= nil end,
   function(h) return #h <= 64 and h:match("^%$apr1%$[./%w]+%$[./%w]+$") ~= nil end,
-  function(h) return #h <= 256 and h:match("^%$[156]%$[^:%s]+$") ~= nil end,
+  function(h) return #h <= 256 and h:match("^%$[156]%$[^:%s]+$") ~= nil and crypto.crypt_work(h) ~= nil end,
   function(h) return #h == 13 and h:match("^[./%w]+$") ~= nil end,
 }
 local function password_hash(h)
@@ -500,7 +499,7 @@ local checks = {
       if not is_array(p.users) or #p.users == 0 or #p.users > 10000 then return "users must be a non-empty array" end
       for _, u in ipairs(p.users) do
         if type(u) ~= "table" or not str(u.username, 128, "^[\33-\57\59-\126]+$") then return "invalid user name" end
-        if not password_hash(u.hash) then return "unsupported password hash for " .. u.username end
+        if not password_hash(u.hash) then return "unsupported password hash (or cost over the bound) for " .. u.username end
       end
     end
   end,
@@ -741,7 +740,7 @@ function _M.consumer_set(ns, set)
         if type(b) ~= "table" or not str(b.username, 256, "^[\32-\126]+$") or b.username:find(":", 1, true) then
           return where .. "invalid basic-auth user name"
         end
-        if not password_hash(b.hash) then return where .. "unsupported password hash for " .. b.username .. " (sha256$<salt hex>$<hex>, {SHA}<base64>, bcrypt $2a$/$2b$/$2y$)" end
+        if not password_hash(b.hash) then return where .. "unsupported password hash for " .. b.username .. " (sha256$<salt hex>$<hex>, {SHA}<base64>, bcrypt $2a$/$2b$/$2y$ of cost 4-" .. crypto.MAX_BCRYPT_COST .. ")" end
       end
     end
     if c.plugins ~= nil and not array_of(c.plugins, 64, plugin_ref) then return where .. "invalid plugins" end
@@ -757,8 +756,25 @@ function _M.data_body(body)
     or upsert_remove(body.routes, "routes", _M.host_routes, route_host)
 end
 
-local function pem(v)
-  return str(v, 1024 * 1024) and v:find("-----BEGIN ", 1, true) ~= nil
+-- A server certificate as the controller sends it (reconcilers/model/normalize.ts TLS_SECRET_LIMITS): only PEM
+-- certificate blocks, at most 10, and at most 80 KiB (64 KiB of tls.crt re-encoded with line breaks); its key one
+-- PEM private-key block of at most 20 KiB. So one Secret can take at most about 100 KiB of portico_certs, even from
+-- a configuration that bypassed the controller.
+local MAX_CHAIN, MAX_CHAIN_BYTES, MAX_KEY_BYTES = 10, 80 * 1024, 20 * 1024
+local function cert_chain(v)
+  if not str(v, MAX_CHAIN_BYTES) then return false end
+  local n = 0
+  local rest = v:gsub("%-%-%-%-%-BEGIN CERTIFICATE%-%-%-%-%-\r?\n[%w+/=\r\n]+%-%-%-%-%-END CERTIFICATE%-%-%-%-%-", function()
+    n = n + 1
+    return ""
+  end)
+  return n > 0 and n <= MAX_CHAIN and rest:match("^%s*$") ~= nil
+end
+
+local function private_key(v)
+  if not str(v, MAX_KEY_BYTES) then return false end
+  local label, body, label2 = v:match("^%s*%-%-%-%-%-BEGIN ([A-Z ]*PRIVATE KEY)%-%-%-%-%-\r?\n([%w+/=\r\n]+)%-%-%-%-%-END ([A-Z ]*PRIVATE KEY)%-%-%-%-%-%s*$")
+  return label ~= nil and label == label2 and body ~= nil
 end
 
 local CLIENT_CA_ID = "^[0-9a-f]+$"
@@ -816,7 +832,10 @@ function _M.certificates_body(body)
     for id, c in pairs(body.certificates) do
       local err = cert_id(id)
       if err then return err end
-      if type(c) ~= "table" or not pem(c.cert) or not pem(c.key) then return "certificate " .. id .. ": cert and key must be PEM" end
+      if type(c) ~= "table" or not cert_chain(c.cert) then
+        return "certificate " .. id .. ": cert must be 1-" .. MAX_CHAIN .. " PEM certificates and nothing else, at most " .. MAX_CHAIN_BYTES .. " bytes"
+      end
+      if not private_key(c.key) then return "certificate " .. id .. ": key must be one PEM private key, at most " .. MAX_KEY_BYTES .. " bytes" end
       if c.source ~= nil and not str(c.source, 512) then return "certificate " .. id .. ": invalid source" end
     end
   end

@@ -25,6 +25,7 @@ local function call(method, uri, body, remote)
 end
 
 local pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+local key = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n"
 local ID = string.rep("ab", 32)
 local good = cjson.encode({ upsert = { ["ns_web_80"] = { balance = "round_robin", endpoints = { { address = "10.0.0.1", port = 8080, weight = 1 } } } } })
 
@@ -86,8 +87,15 @@ end
 
 do
   local bad = {
-    ["short certificate id"] = cjson.encode({ certificates = { abc = { cert = pem, key = pem } } }),
-    ["not PEM"] = cjson.encode({ certificates = { [ID] = { cert = "x", key = pem } } }),
+    ["short certificate id"] = cjson.encode({ certificates = { abc = { cert = pem, key = key } } }),
+    ["not PEM"] = cjson.encode({ certificates = { [ID] = { cert = "x", key = key } } }),
+    -- What one Secret may take of the shared zone is bounded (the controller sends only re-encoded certificates).
+    ["a certificate padded to 900 KB"] = cjson.encode({ certificates = { [ID] = { cert = pem .. string.rep("#", 900 * 1024), key = key } } }),
+    ["a chain of 11 certificates"] = cjson.encode({ certificates = { [ID] = { cert = string.rep(pem, 11), key = key } } }),
+    ["text between the certificates"] = cjson.encode({ certificates = { [ID] = { cert = pem .. "subject=CN = x\n" .. pem, key = key } } }),
+    ["a block of another type in the chain"] = cjson.encode({ certificates = { [ID] = { cert = pem .. key, key = key } } }),
+    ["a key of 21 KiB"] = cjson.encode({ certificates = { [ID] = { cert = pem, key = "-----BEGIN PRIVATE KEY-----\n" .. string.rep("A", 21 * 1024) .. "\n-----END PRIVATE KEY-----\n" } } }),
+    ["a certificate as the key"] = cjson.encode({ certificates = { [ID] = { cert = pem, key = pem } } }),
     ["host with a space"] = cjson.encode({ hosts = { ["a b.example.com"] = ID } }),
     ["host with two wildcards"] = cjson.encode({ hosts = { ["*.*.example.com"] = ID } }),
     ["the default as a host"] = cjson.encode({ hosts = { ["__default__"] = ID } }),
@@ -97,7 +105,7 @@ do
     local st = call("POST", "/portico/certificates", body)
     R.check("certificates: " .. name .. " → 400", st == 400, st)
   end
-  local st, b = call("POST", "/portico/certificates", cjson.encode({ certificates = { [ID] = { cert = pem, key = pem, source = "ns/s" } }, hosts = { ["a.example.com"] = ID } }))
+  local st, b = call("POST", "/portico/certificates", cjson.encode({ certificates = { [ID] = { cert = string.rep(pem, 10), key = key, source = "ns/s" } }, hosts = { ["a.example.com"] = ID } }))
   R.check("a valid certificate update is applied", st == 200 and b.version == 1, st)
   st, b = call("GET", "/portico/certificates")
   R.check("…and listed by host", st == 200 and b["a.example.com"] == "ns/s")

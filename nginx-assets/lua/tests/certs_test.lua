@@ -25,8 +25,8 @@ do -- stored once per certificate, hosts point at it; unreferenced ones are swep
   R.check("a rotated host gets its own certificate, the shared one stays for the others", certs.stored() == 2, certs.stored())
   certs.apply(nil, nil, { "b.example.com", "*.w.example.com" }, nil)
   R.check("a certificate no host uses any more is swept", certs.stored() == 1 and T.ngx.shared.portico_certs:get("c:" .. A) == nil, certs.stored())
-  local v2, err = certs.apply(nil, { ["c.example.com"] = C }, nil, nil)
-  R.check("a host cannot point at a certificate that is not stored", v2 == nil and err:find("not stored") and certs.hosts()["c.example.com"] == nil, tostring(err))
+  local v2, err, missed = certs.apply(nil, { ["c.example.com"] = C }, nil, nil)
+  R.check("a host cannot point at a certificate that is not stored", v2 ~= nil and err:find("not stored") and missed.hosts[1] == "c.example.com" and certs.hosts()["c.example.com"] == nil, tostring(err))
 end
 
 do -- SNI selection: exact, one-label wildcard, default; parsed once per certificate
@@ -62,8 +62,11 @@ do -- a full certificate zone: the new certificate fails (counted, logged); othe
   local certs = require("portico.certs")
   local shm = require("portico.shm")
   R.check("a first certificate fits", certs.apply({ [A] = cert("keep", 200) }, { ["keep.example.com"] = A }, nil, nil) == 1)
-  local v, err = certs.apply({ [B] = cert("big", 2000) }, { ["big.example.com"] = B }, nil, nil)
-  R.check("a certificate that does not fit fails the request", v == nil and err ~= nil, tostring(err))
+  local v, err, missed = certs.apply({ [B] = cert("big", 2000), [C] = cert("small", 100) }, { ["big.example.com"] = B, ["small.example.com"] = C }, nil, nil)
+  R.check("a certificate that does not fit fails the request", v ~= nil and err ~= nil, tostring(err))
+  R.check("…names the hosts left without it, and applies the rest (another tenant's certificate in the same update)",
+    missed and #missed.hosts == 1 and missed.hosts[1] == "big.example.com" and certs.find("small.example.com") ~= nil
+      and certs.find("small.example.com").cert.pem == pem("small", 100), missed and cjson.encode(missed))
   R.check("the failure is counted", shm.failures().certs >= 1, shm.failures().certs)
   R.check("the failure is logged", T.logged(T.ngx.ERR, "portico_certs cannot store c:" .. B))
   R.check("the other host keeps its certificate (nothing evicted)", certs.find("keep.example.com") ~= nil and certs.find("keep.example.com").cert.pem == pem("keep", 200))
@@ -86,8 +89,8 @@ do -- stored once per CA configuration, swept when no host asks with it
   R.check("client: a host moved to another CA, the first stays for the other host", d:get("ca:" .. CA1) ~= nil and d:get("ca:" .. CA2) ~= nil)
   certs.apply(nil, nil, nil, nil, { remove = { "b.example" } })
   R.check("client: a CA no host asks with any more is swept", d:get("ca:" .. CA1) == nil and d:get("a:b.example") == nil and d:get("ca:" .. CA2) ~= nil)
-  local v2, err = certs.apply(nil, nil, nil, nil, { hosts = { ["a.example"] = CA1 } })
-  R.check("client: a host cannot point at a CA that is not stored, and stops asking (fail closed)", v2 == nil and tostring(err):find("not stored") and d:get("a:a.example") == nil, tostring(err))
+  local v2, err, missed = certs.apply(nil, nil, nil, nil, { hosts = { ["a.example"] = CA1 } })
+  R.check("client: a host cannot point at a CA that is not stored, and stops asking (fail closed)", v2 ~= nil and tostring(err):find("not stored") and missed.clientHosts[1] == "a.example" and d:get("a:a.example") == nil, tostring(err))
 end
 
 do -- lookup: exact, one-label wildcard, "_", "-" (ask for nothing) stops it; asked in the handshake, parsed once

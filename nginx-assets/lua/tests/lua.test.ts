@@ -34,7 +34,7 @@ test('Lua store: change log, safe_set failures counted without eviction, forbidd
 });
 
 test('Lua certs: one copy per certificate, sweep, SNI selection, bounded SNI cache, full zone fails without eviction', () => {
-  run('certs_test.lua', [/ok - three hosts, one stored certificate/, /ok - a certificate no host uses any more is swept/, /ok - the SNI cache stays within its bound/, /ok - the other host keeps its certificate/]);
+  run('certs_test.lua', [/ok - three hosts, one stored certificate/, /ok - a certificate no host uses any more is swept/, /ok - the SNI cache stays within its bound/, /ok - the other host keeps its certificate/, /ok - …names the hosts left without it, and applies the rest/]);
 });
 
 test('Lua certs, client certificates: CAs stored once and swept, looked up as the router looks up hosts, asked for in the handshake, recorded in the TLS session', () => {
@@ -76,7 +76,9 @@ test('Lua balancer: retries, forbidden peers never used, 503 socket without a re
 });
 
 test('Lua API: unix socket only, malformed input refused before storing, counters in GET /portico/config', () => {
-  run('api_test.lua', [/ok - a TCP client \(127\.0\.0\.1\) is refused/, /ok - no refused request changed the data/, /ok - …the shared-memory failure counters/, /ok - backends: cookie name with a header break → 400/]);
+  run('api_test.lua', [/ok - a TCP client \(127\.0\.0\.1\) is refused/, /ok - no refused request changed the data/, /ok - …the shared-memory failure counters/, /ok - backends: cookie name with a header break → 400/,
+    /ok - certificates: a certificate padded to 900 KB → 400/, /ok - certificates: a chain of 11 certificates → 400/, /ok - certificates: text between the certificates → 400/,
+    /ok - certificates: a block of another type in the chain → 400/, /ok - certificates: a key of 21 KiB → 400/]);
 });
 
 test('Lua router: nginx location semantics, one-label wildcards, catch-all, answers, profiles, incremental compile, 10k hosts', () => {
@@ -132,6 +134,14 @@ test('Lua plugin engine: fixed order, fail closed on unknown ids, per-worker cha
     /ok - basic-auth: sha256\$salt\$hex/,
     /ok - basic-auth: bcrypt \$2a\$ and \$2y\$ pass/,
     /ok - basic-auth: at most 200 ms of bcrypt per second per worker/,
+    /ok - basic-auth: crypt refuses bcrypt cost 13 and sha512-crypt rounds=500001/,
+    /ok - basic-auth: …and computes them at the bound/,
+    /ok - basic-auth: a user whose hash is over the bound is refused \(401\), even with the right password/,
+    /ok - validate: a basic-auth user with bcrypt cost 31 or sha512-crypt 999999999 rounds is refused/,
+    /ok - validate: a consumer's bcrypt hash of cost 31 is refused/,
+    /ok - basic-auth: unknown user: the password is checked against a hash of the realm's typical scheme and cost/,
+    /ok - basic-auth: unknown consumer user: checked against the namespace's typical hash/,
+    /ok - basic-auth: crypto.typical picks the most common cost/,
     /ok - basic-auth: passwords are never logged/,
     /ok - external-auth: 2xx → proxied with the auth response's upstreamHeaders/,
     /ok - external-auth: auth service answering 504 → 503 \(fails closed\)/,

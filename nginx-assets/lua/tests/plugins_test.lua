@@ -286,6 +286,8 @@ do
   R.check("basic-auth: {SHA} (htpasswd -s) passes", r.proxied and r.req["x-consumer-username"] == "alice@team")
   r = request(T, engine, { plugins = "ba", headers = auth("nobody", "x") })
   R.check("basic-auth: an unknown user → 401", r.status == 401)
+  -- (It was checked against the namespace's typical hash, one of the bcrypt ones: see "unknown user" below.)
+  bcrypts = 0
   r = request(T, engine, { plugins = "ba", headers = { authorization = "Basic !!!" } })
   R.check("basic-auth: a malformed header → 401", r.status == 401)
   r = request(T, engine, { plugins = "keep", headers = auth("bob", "s3cret-pw") })
@@ -318,6 +320,65 @@ do
     if l.msg:find("s3cret", 1, true) or l.msg:find("wonderland", 1, true) or l.msg:find("guess", 1, true) or l.msg:find("Wonderland", 1, true) then leaked = true end
   end
   R.check("basic-auth: passwords are never logged (only consumer names)", not leaked and T.logged(nil, "consumer alice"))
+  crypto.bcrypt = real
+end
+
+do -- a hash whose cost is over the bound is never computed, even when a configuration bypassed validation
+  local crypto = require("portico.plugins.crypto")
+  -- made with python3's crypt.crypt("s3cret-pw", setting) (libxcrypt): a correct password for each
+  local BC13 = "$2b$13$abcdefghijklmnopqrstuuSr6OaimwjwH2ZzldVoT0EAYMWXPPa7a"
+  local SHA_OVER = "$6$rounds=500001$saltsalt$G7UhrsdZGl4PCjw1ZJR8mRslgXEVNFpOPPdGVDlfSr54IvFzMDIM0wicfhAHD6u6LmN2rRGL6r.FIdAE/5Lz//"
+  local SHA_AT = "$6$rounds=500000$saltsalt$/YvYs9BnJAFVUNsxjza6ogWq5fwtUcQiNDSDpBETa1/ZIsJnO0m.8D97ez5Ko5eNVWRWNkzyIWSXhBdnxTY9S/"
+  R.check("basic-auth: crypt refuses bcrypt cost 13 and sha512-crypt rounds=500001 (bounds 12 / 500,000) without computing them",
+    crypto.bcrypt("s3cret-pw", BC13) == nil and crypto.bcrypt("s3cret-pw", SHA_OVER) == nil
+      and crypto.bcrypt("x", "$2b$31$abcdefghijklmnopqrstuu") == nil and crypto.bcrypt("x", "$6$rounds=999999999$salt") == nil
+      and crypto.bcrypt("x", "$5$rounds=0500000$salt") == nil and crypto.bcrypt("x", "$y$j9T$salt") == nil)
+  R.check("basic-auth: …and computes them at the bound", crypto.bcrypt("s3cret-pw", SHA_AT) == SHA_AT)
+  local T, engine = setup({
+    over = plugin("basic-auth", { namespace = "team", realm = "r", hideCredentials = false, users = {
+      { username = "mallory", hash = BC13 }, { username = "mel", hash = SHA_OVER } } }),
+  }, {})
+  local function auth(user, pass) return { authorization = "Basic " .. mock.b64enc(user .. ":" .. pass) } end
+  local r1 = request(T, engine, { plugins = "over", headers = auth("mallory", "s3cret-pw") })
+  local r2 = request(T, engine, { plugins = "over", headers = auth("mel", "s3cret-pw") })
+  R.check("basic-auth: a user whose hash is over the bound is refused (401), even with the right password", r1.status == 401 and r2.status == 401)
+  local validate = require("portico.validate")
+  local function users(h) return validate.plugin("team_ba", plugin("basic-auth", { namespace = "team", users = { { username = "u", hash = h } } })) end
+  R.check("validate: a basic-auth user with bcrypt cost 31 or sha512-crypt 999999999 rounds is refused, cost 12 and 500,000 are not",
+    users("$2b$31$abcdefghijklmnopqrstuuSr6OaimwjwH2ZzldVoT0EAYMWXPPa7a") ~= nil and users("$6$rounds=999999999$saltsalt$x") ~= nil
+      and users(BC13) ~= nil and users("$2b$12$abcdefghijklmnopqrstuuSr6OaimwjwH2ZzldVoT0EAYMWXPPa7a") == nil and users(SHA_AT) == nil,
+    tostring((users(SHA_AT))))
+  local cs = validate.consumer_set("team", { consumers = { { name = "m", username = "m", keys = {}, plugins = {}, basic = {
+    { username = "m", hash = "$2b$31$abcdefghijklmnopqrstuuSr6OaimwjwH2ZzldVoT0EAYMWXPPa7a" } } } } })
+  R.check("validate: a consumer's bcrypt hash of cost 31 is refused", cs ~= nil and cs:find("cost 4%-12") ~= nil, tostring(cs))
+end
+
+do -- an unknown user costs what a known one typically does (the realm's typical hash is checked, then 401)
+  local B10 = "$2b$10$abcdefghijklmnopqrstuu0123456789012345678901234567890"
+  local T, engine = setup({
+    own = plugin("basic-auth", { namespace = "team", realm = "r", hideCredentials = false, users = {
+      { username = "ann", hash = "$apr1$Xy1.z/$sGfCQmdkAWdv/qehfFZVh1" },
+      { username = "bo", hash = B10 }, { username = "cy", hash = "$2y$10$zyxwvutsrqponmlkjihgfe0123456789012345678901234567890" },
+    } }),
+    ba = plugin("basic-auth", { namespace = "team", realm = "r", hideCredentials = false }),
+  }, consumers)
+  local crypto = require("portico.plugins.crypto")
+  local real = crypto.bcrypt
+  local calls = {}
+  crypto.bcrypt = function(password, hash) calls[#calls + 1] = hash; return real(password, hash) end
+  local function auth(user, pass) return { authorization = "Basic " .. mock.b64enc(user .. ":" .. pass) } end
+  local r = request(T, engine, { plugins = "own", headers = auth("nobody", "guess") })
+  R.check("basic-auth: unknown user: the password is checked against a hash of the realm's typical scheme and cost ($2?$10$), then 401",
+    r.status == 401 and #calls == 1 and calls[1]:match("^%$2[aby]%$10%$") ~= nil, tostring(calls[1]))
+  calls = {}
+  r = request(T, engine, { plugins = "own", headers = auth("bo", "guess") })
+  R.check("basic-auth: …as a known user's wrong password is (one bcrypt of cost 10)", r.status == 401 and #calls == 1 and calls[1] == B10)
+  calls = {}
+  r = request(T, engine, { plugins = "ba", headers = auth("nobody", "guess") })
+  R.check("basic-auth: unknown consumer user: checked against the namespace's typical hash (bcrypt cost 5), then 401",
+    r.status == 401 and #calls == 1 and calls[1]:match("^%$2[aby]%$05%$") ~= nil, tostring(calls[1]))
+  R.check("basic-auth: crypto.typical picks the most common cost", crypto.typical({ "{SHA}a", "$2b$05$x", "$2a$05$y", "$apr1$a$b" }) == "$2b$05$x"
+    and crypto.typical({ "$apr1$a$b" }) == "$apr1$a$b" and crypto.typical({}) == nil)
   crypto.bcrypt = real
 end
 

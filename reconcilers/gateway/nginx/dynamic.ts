@@ -22,6 +22,18 @@ const liveConfigSchema = z.object({
 export type LiveConfig = z.infer<typeof liveConfigSchema>;
 
 const versionSchema = z.object({ version: z.number() });
+const hostListSchema = z.union([z.array(z.string()), z.object({}).strict().transform(() => [] as string[])]);
+/** POST /portico/certificates: the version, and what a full certificate zone could not store (the rest is applied). */
+const certificatesAnswerSchema = versionSchema.extend({
+  error: z.string().optional(),
+  notStored: z.object({ hosts: hostListSchema, clientHosts: hostListSchema }).optional(),
+});
+
+/** What a push did: bytes sent, and the hosts whose certificate (or client CA) the Lua side could not store. */
+export interface PushResult {
+  bytes: number;
+  notStored?: { hosts: string[]; clientHosts: string[]; error: string };
+}
 const recordSchema = z.record(z.string(), z.unknown());
 // cjson encodes an empty table as {}; an empty listing may also come back as [].
 const listingSchema = z.union([recordSchema, z.array(z.never()).transform(() => ({}))]);
@@ -137,11 +149,23 @@ export class DynamicClient {
    * under one version, so no worker sees a route before its backend.
    */
   async push(delta: DataDelta): Promise<number> {
+    return (await this.pushData(delta)).bytes;
+  }
+
+  /**
+   * push, also telling which certificates the Lua side could not store (its zone is full: it refuses them and keeps
+   * every other tenant's). The rest of the delta — routes, backends — is sent anyway: one tenant's certificates
+   * filling the zone must not hold back everybody's routing changes.
+   */
+  async pushData(delta: DataDelta): Promise<PushResult> {
     let bytes = 0;
+    let notStored: PushResult['notStored'];
     const c = delta.certificates;
     const ca = delta.clientAuth;
     if (Object.keys(c.upsert).length || c.remove.length || c.defaultChanged || Object.keys(ca.upsert).length || ca.remove.length) {
-      bytes += (await this.call(versionSchema, 'POST', '/portico/certificates', certificateBody(c, ca))).bytes;
+      const r = await this.call(certificatesAnswerSchema, 'POST', '/portico/certificates', certificateBody(c, ca));
+      bytes += r.bytes;
+      if (r.data.notStored || r.data.error) notStored = { hosts: r.data.notStored?.hosts ?? [], clientHosts: r.data.notStored?.clientHosts ?? [], error: r.data.error ?? '' };
     }
     const b = delta.backends;
     const r = delta.routes;
@@ -154,7 +178,7 @@ export class DynamicClient {
     if (Object.keys(p.upsert).length || p.remove.length) body.plugins = { upsert: p.upsert, remove: p.remove };
     if (Object.keys(k.upsert).length || k.remove.length) body.consumers = { upsert: k.upsert, remove: k.remove };
     if (body.backends || body.routes || body.plugins || body.consumers) bytes += (await this.call(versionSchema, 'POST', '/portico/data', body)).bytes;
-    return bytes;
+    return notStored ? { bytes, notStored } : { bytes };
   }
 
   async close(): Promise<void> {

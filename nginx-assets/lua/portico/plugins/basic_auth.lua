@@ -7,7 +7,10 @@
 -- bcrypt costs milliseconds to seconds of the worker's event loop, so a worker remembers outcomes for 60 s, keyed
 -- by (user name, SHA-256 of the password) and tied to the stored hash (a changed hash is verified again), and
 -- spends at most BCRYPT_BUDGET seconds of each second computing new ones: past that the client gets 429 with
--- Retry-After: 1 rather than every other request on the worker waiting (whatever the hashes' cost). Failure → 401 with WWW-Authenticate: Basic realm="<realm>".
+-- Retry-After: 1 rather than every other request on the worker waiting. A single check is bounded too: crypto.lua
+-- never runs a bcrypt cost over 12 or sha-crypt over 500,000 rounds (about 0.2 s each). An unknown user's password
+-- is checked against the realm's typical hash (its timing does not reveal which users exist). Failure → 401 with
+-- WWW-Authenticate: Basic realm="<realm>".
 -- Only the consumer's name is ever logged, never a user's password.
 local consumers = require("portico.plugins.consumers")
 local crypto = require("portico.plugins.crypto")
@@ -78,8 +81,18 @@ local function access(self, ctx)
   else
     entry = consumers.by_user(self.ns, user)
   end
-  if not entry then return util.deny(401, self.challenge) end
-  local ok, err = _M.verify(user, pass, entry.hash)
+  local ok, err
+  if entry then
+    ok, err = _M.verify(user, pass, entry.hash)
+  else
+    -- An unknown user costs what a known one typically does: the password is checked against the realm's typical
+    -- hash (same scheme and cost, crypto.typical; same cache and budget) and refused whatever the outcome, so the
+    -- answer's timing does not tell which users exist.
+    local dummy
+    if self.users then dummy = self.typical else dummy = consumers.typical(self.ns) end
+    if dummy then ok, err = _M.verify(user, pass, dummy) end
+    if err ~= "busy" then return util.deny(401, self.challenge) end
+  end
   if err == "busy" then
     util.log_every("basic-auth:busy", ngx.WARN, "portico: basic-auth ", self.name, ": ", BCRYPT_BUDGET * 1000,
       " ms of bcrypt per second spent in this worker; answering 429")
@@ -97,20 +110,23 @@ end
 
 local function users_of(list)
   if type(list) ~= "table" then return nil end
-  local out = {}
+  local out, hashes = {}, {}
   for _, u in ipairs(list) do
     if out[u.username] == nil then out[u.username] = u.hash end
+    hashes[#hashes + 1] = u.hash
   end
-  return out
+  return out, crypto.typical(hashes)
 end
 
 function _M.new(conf)
+  local users, typical = users_of(conf.users)
   return {
     ns = conf.namespace,
     name = conf.name or "",
     challenge = { ["WWW-Authenticate"] = 'Basic realm="' .. (conf.realm or "portico") .. '"' },
     hide = conf.hideCredentials == true,
-    users = users_of(conf.users),
+    users = users,
+    typical = typical,
     access = access,
   }
 end

@@ -2,8 +2,10 @@
 -- first asks and dropped when that namespace's consumers change:
 --   keys[sha256 hex of a key]  -> consumer          (key-auth: the key is hashed, then looked up)
 --   basic[user name]           -> { hash, consumer } (basic-auth; the first consumer listing a user name wins)
+--   typical                    -> the hash unknown basic-auth users are checked against (crypto.typical)
 -- A consumer is { ns, name, username, plugins } — what the engine and rate-limit need, no credentials.
 local store = require("portico.store")
+local crypto = require("portico.plugins.crypto")
 
 local _M = {}
 
@@ -12,7 +14,7 @@ local index = {} -- namespace -> compiled index, or false (no consumers)
 store.on_consumers(function(ns) index[ns] = nil end)
 
 local function build(ns, set)
-  local keys, basic = {}, {}
+  local keys, basic, hashes = {}, {}, {}
   for _, c in ipairs(set.consumers or {}) do
     local consumer = { ns = ns, name = c.name, username = c.username, plugins = c.plugins or {} }
     for _, k in ipairs(c.keys or {}) do
@@ -20,9 +22,10 @@ local function build(ns, set)
     end
     for _, b in ipairs(c.basic or {}) do
       if basic[b.username] == nil then basic[b.username] = { hash = b.hash, consumer = consumer } end
+      hashes[#hashes + 1] = b.hash
     end
   end
-  return { keys = keys, basic = basic }
+  return { keys = keys, basic = basic, typical = crypto.typical(hashes) }
 end
 
 function _M.get(ns)
@@ -38,6 +41,12 @@ end
 function _M.by_key(ns, hex)
   local ix = _M.get(ns)
   return ix and ix.keys[hex] or nil
+end
+
+-- The namespace's typical basic-auth hash (crypto.typical), checked for unknown users; nil when it has none.
+function _M.typical(ns)
+  local ix = _M.get(ns)
+  return ix and ix.typical or nil
 end
 
 -- { hash, consumer } for a basic-auth user name, or nil.

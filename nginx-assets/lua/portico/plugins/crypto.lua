@@ -1,7 +1,8 @@
 -- Hashes the auth plugins need, through libraries nginx already links (no Lua crypto code):
 --   sha256 / sha256_hex  OpenSSL's libcrypto (SHA256), by LuaJIT FFI;
 --   sha1_base64          ngx.sha1_bin + ngx.encode_base64 (htpasswd "{SHA}");
---   bcrypt               libxcrypt's crypt_rn ("$2a$", "$2b$", "$2y$"), which Debian's libcrypt.so.1 implements;
+--   bcrypt               libxcrypt's crypt_rn ("$2a$", "$2b$", "$2y$", and the crypt(3) schemes "$1$", "$5$", "$6$",
+--                        DES), which Debian's libcrypt.so.1 implements — never for a cost over the bounds below;
 --   equal                comparison whose time does not depend on where two strings differ.
 -- bcrypt is slow by design and runs on the nginx worker's event loop, so basic_auth.lua caches verified
 -- passwords and bounds how many it computes per second (see there).
@@ -80,8 +81,70 @@ end
 local CRYPT_DATA = 32768
 local scratch
 
--- crypt(3) of password with the settings (salt, cost) taken from `hash`; nil when the library refuses them.
+-- The cost a hash's writer chooses runs on the worker's event loop: bcrypt cost 31 or "$6$rounds=999999999$" would
+-- block every request of the worker for hours (29 h) or minutes. The controller refuses such hashes
+-- (reconcilers/config/password-hash.ts, same numbers: a unit test keeps them equal) and validate.lua refuses them
+-- at the configuration API; crypt() below refuses them once more, so no path runs one. Both bounds are about 0.2 s
+-- on a 2-core reference machine.
+_M.MAX_BCRYPT_COST = 12
+_M.MAX_SHA_CRYPT_ROUNDS = 500000
+
+-- The scheme and cost of a crypt(3) setting or hash ("2b", 10), ("6", 5000), ("1"), ("des"); nil and why when
+-- Portico does not run it (an unknown scheme, or a cost out of bounds).
+function _M.crypt_work(setting)
+  if type(setting) ~= "string" then return nil, "not a string" end
+  local v, cost = setting:match("^%$(2[aby])%$(%d%d)%$")
+  if v then
+    cost = tonumber(cost)
+    if cost < 4 or cost > _M.MAX_BCRYPT_COST then return nil, "bcrypt cost " .. cost .. " out of bounds" end
+    return v, cost
+  end
+  v = setting:match("^%$([56])%$")
+  if v then
+    local rest = setting:sub(4)
+    if rest:sub(1, 7) ~= "rounds=" then return v, 5000 end
+    local r = rest:match("^rounds=([1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?)%$")
+    r = tonumber(r)
+    if not r or r < 1000 or r > _M.MAX_SHA_CRYPT_ROUNDS then return nil, "sha-crypt rounds out of bounds" end
+    return v, r
+  end
+  if setting:match("^%$1%$") then return "1" end
+  if #setting == 13 and setting:match("^[./%w]+$") then return "des" end
+  return nil, "unsupported scheme"
+end
+
+-- What verifying against `hash` costs, as a key: hashes with equal keys take the same time to check.
+local function work_key(hash)
+  if hash:sub(1, 7) == "sha256$" then return "sha256" end
+  if hash:sub(1, 5) == "{SHA}" then return "sha1" end
+  if hash:sub(1, 6) == "$apr1$" then return "apr1" end
+  local v, cost = _M.crypt_work(hash)
+  if not v then return "other" end
+  if v:sub(1, 1) == "2" then v = "2" end -- $2a$, $2b$, $2y$: the same work
+  return v .. ":" .. tostring(cost or "")
+end
+
+-- The first hash of `hashes` (a list) with the most common cost (ties: the cost that reached that count first), or
+-- nil for an empty list.
+-- basic-auth checks the password of an unknown user against it, so that an unknown user costs what a known one
+-- typically does and the answer's timing does not tell which users exist.
+function _M.typical(hashes)
+  local count, first, best, best_n = {}, {}, nil, 0
+  for _, h in ipairs(hashes) do
+    if type(h) == "string" then
+      local k = work_key(h)
+      count[k] = (count[k] or 0) + 1
+      if not first[k] then first[k] = h end
+      if count[k] > best_n then best, best_n = k, count[k] end
+    end
+  end
+  return best and first[best] or nil
+end
+
+-- crypt(3) of password with the settings (salt, cost) taken from `hash`; nil when the library refuses them, or
+-- when Portico does (crypt_work).
 function _M.bcrypt(password, hash)
+  if not _M.crypt_work(hash) then return nil end
   libcrypt = libcrypt or lib({ "libcrypt.so.1", "crypt" }, "crypt_rn")
   scratch = scratch or ffi.new("char[?]", CRYPT_DATA)
   local out = libcrypt.crypt_rn(password, hash, scratch, CRYPT_DATA)
