@@ -325,24 +325,31 @@ export function basicAuthPlugin(
   if (elsewhere) return fail(`auth-secret ${secretName} is in another namespace; only the Ingress's own namespace is read`);
   if (!sec?.data) return { ...fail(`Secret ${secretKey} not found`), secretKey };
   const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
-  const entries: [string, string][] = [];
+  // Where an entry is, for messages: a line number of the htpasswd file, or a position among the auth-map's keys.
+  // Never its user name or any other part of it: problems become Events, which the namespace's users read without
+  // being allowed to read the Secret (a line without ":" may well be a password).
+  const entries: { user: string; hash: string; where: string }[] = [];
   if ((v['auth-secret-type'] ?? 'auth-file') === 'auth-file') {
     const file = sec.data.auth;
     if (file === undefined) return { ...fail(`Secret ${secretKey} has no "auth" key (an htpasswd file)`), secretKey };
-    for (const raw of decode(file).split(/\r?\n/)) {
-      const line = raw.trim();
-      if (!line || line.startsWith('#')) continue;
-      const i = line.indexOf(':');
-      entries.push(i < 0 ? [line, ''] : [line.slice(0, i), line.slice(i + 1)]);
-    }
+    decode(file)
+      .split(/\r?\n/)
+      .forEach((raw, n) => {
+        const line = raw.trim();
+        if (!line || line.startsWith('#')) return;
+        const i = line.indexOf(':');
+        entries.push({ user: i < 0 ? line : line.slice(0, i), hash: i < 0 ? '' : line.slice(i + 1), where: `line ${n + 1} of "auth"` });
+      });
   } else {
-    for (const [user, b64] of Object.entries(sec.data).sort(([a], [b]) => (a < b ? -1 : 1))) entries.push([user, decode(b64).trim()]);
+    Object.entries(sec.data)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .forEach(([user, b64], n) => entries.push({ user, hash: decode(b64).trim(), where: `key ${n + 1} (in sorted order)` }));
   }
   const users: { username: string; hash: string }[] = [];
   const seen = new Set<string>();
-  for (const [user, hash] of entries) {
-    if (!USER.test(user)) problems.push(`auth-secret ${secretKey}: a user name is not printable ASCII without ":" (skipped)`);
-    else if (!HASH.some((re) => re.test(hash))) problems.push(`auth-secret ${secretKey}: user ${user} has a password hash Portico cannot verify (apr1, bcrypt, {SHA}, crypt md5/sha256/sha512/DES); skipped`);
+  for (const { user, hash, where } of entries) {
+    if (!USER.test(user)) problems.push(`auth-secret ${secretKey}: ${where}: the user name is not printable ASCII without ":"; skipped`);
+    else if (!HASH.some((re) => re.test(hash))) problems.push(`auth-secret ${secretKey}: ${where}: not "user:hash" with a password hash Portico can verify (apr1, bcrypt, {SHA}, crypt md5/sha256/sha512/DES); skipped`);
     else if (!seen.has(user)) {
       seen.add(user);
       users.push({ username: user, hash });
