@@ -8,6 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
@@ -124,6 +125,60 @@ describe('admission webhook', () => {
     });
     await until('CA bundle in both webhooks', async () => (await caBundles()).every((b) => b === data['ca-bundle.crt']));
     await until('webhook serving', () => p!.webhook?.serving);
+  });
+
+  test('a forged AdmissionReview (no API server, no credentials) naming a Secret of another namespace: the webhook reads no Secret and its answer holds nothing of one', async () => {
+    await until('webhook serving', () => p!.webhook?.serving);
+    // A victim namespace with a Secret Portico's ServiceAccount may read (it reads Secrets cluster-wide).
+    const victim = await uniqueNamespace('whv');
+    const LOOT = { auth: 'T0P-s3cret-token-without-colon\n', 'db-password': 'hunter2-v4lue', 'ca.crt': '-----BEGIN CERTIFICATE-----\nnotacert\n-----END CERTIFICATE-----\n', config: '{"allow": ["l00t-value"]}' };
+    await admin().request('POST', `/api/v1/namespaces/${victim}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-creds' }, type: 'Opaque', stringData: LOOT } });
+    // Every request Portico's client makes from here on is seen (the webhook shares the controller's client).
+    const seen: string[] = [];
+    const real = p!.client.request.bind(p!.client);
+    p!.client.request = ((method: string, path0: string, o?: unknown) => {
+      seen.push(`${method} ${path0}`);
+      return real(method, path0, o as never);
+    }) as RunningPortico['client']['request'];
+    try {
+      const ing = (name: string, annotations: Record<string, string>) => ({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'Ingress',
+        metadata: { name, annotations },
+        spec: { ingressClassName: CLASS, rules: [{ host: `${name}.whv.test`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }], tls: [{ hosts: [`${name}.whv.test`], secretName: 'db-creds' }] },
+      });
+      const forged = (uid: string, kind: Record<string, string>, object: unknown) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid, kind, operation: 'CREATE', namespace: victim, object } });
+      const ING = { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' };
+      const bodies = [
+        forged('f1', ING, ing('a', { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'db-creds' })),
+        forged('f2', ING, ing('b', { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: `${victim}/db-creds`, [`${N}auth-secret-type`]: 'auth-map' })),
+        forged('f3', ING, ing('c', { [`${N}auth-tls-secret`]: 'db-creds' })),
+        forged('f4', ING, ing('d', { [`${N}backend-protocol`]: 'HTTPS', [`${N}proxy-ssl-secret`]: 'db-creds', [`${N}proxy-ssl-verify`]: 'on' })),
+        forged('f5', { group: 'portico.dev', version: 'v1alpha1', kind: 'Plugin' }, { apiVersion: 'portico.dev/v1alpha1', kind: 'Plugin', metadata: { name: 'p' }, spec: { type: 'ip-restriction', configFrom: { secretKeyRef: { name: 'db-creds', key: 'config' } } } }),
+        forged('f6', { group: 'portico.dev', version: 'v1alpha1', kind: 'Consumer' }, { apiVersion: 'portico.dev/v1alpha1', kind: 'Consumer', metadata: { name: 'c' }, spec: { username: 'u', credentials: [{ type: 'key-auth', secretRef: { name: 'db-creds' } }] } }),
+      ];
+      const answers: string[] = [];
+      for (const b of bodies) {
+        // An attacker does not verify the certificate; it only needs to reach the port.
+        const r = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+          const req = https.request({ host: '127.0.0.1', port: WEBHOOK_PORT, path: '/validate', method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json' }, timeout: 10_000 }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          });
+          req.on('error', reject);
+          req.end(JSON.stringify(b));
+        });
+        assert.equal(r.status, 200, r.text);
+        answers.push(r.text);
+      }
+      const all = answers.join('\n');
+      for (const leak of ['T0P-s3cret', 'hunter2', 'db-password', 'notacert', 'l00t-value']) assert.ok(!all.includes(leak), `${JSON.stringify(leak)} of ${victim}/db-creds is in an answer:\n${all}`);
+      assert.deepEqual(seen.filter((s) => s.includes('/secrets')), [], 'the webhook asked the API server for Secrets');
+    } finally {
+      delete (p!.client as { request?: unknown }).request;
+      await admin().request('DELETE', `/api/v1/namespaces/${victim}`);
+    }
   });
 
   test('a bad Ingress is denied by kubectl apply, naming the field and the reason', async () => {

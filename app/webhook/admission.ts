@@ -6,17 +6,24 @@
 //
 // What is denied: what the reconciler would refuse or drop (a malformed object, an invalid path for its type, an
 // annotation value its schema refuses — injection payloads included —, an IP list or auth that cannot be applied).
-// What is admitted with a warning: what depends on other objects and may resolve later (a Secret that does not exist
-// yet, a missing Plugin) and conflicts with older objects, naming the one that wins — exactly the Warning Events the
-// controller would record after the fact.
+// What is admitted with a warning: what depends on other objects and may resolve later (a missing Plugin) and
+// conflicts with older objects, naming the one that wins — exactly the Warning Events the controller would record
+// after the fact.
+//
+// Secrets are never read here, and nothing derived from one is ever said. Anyone who can reach the webhook's port
+// can send an AdmissionReview (the API server is not the only possible caller), and even the API server relays the
+// answer to whoever wrote the object — who may be allowed to write Ingresses but not to read the Secrets of their
+// namespace. So the webhook judges the object alone: what a referenced Secret holds (auth-secret, auth-tls-secret,
+// proxy-ssl-secret, TLS secrets, a Plugin's configFrom, a Consumer's or Upstream's Secrets) is judged by the
+// controller, which fails closed and reports it with Events on the object in its own namespace. The translation
+// runs over the model without its TLS material, and its findings about the object's Secrets are left out.
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { ModelSnapshot } from '../../reconcilers/model/model.ts';
 import { normalizeIngress } from '../../reconcilers/model/normalize.ts';
 import type { NormalizedIngress, NormalizedRoute } from '../../reconcilers/model/types.ts';
 import { requestedClass } from '../../reconcilers/ingress.ts';
 import { NORMALIZERS, routeClass } from '../../reconcilers/crds/reconcilers.ts';
-import type { SecretData } from '../../reconcilers/crds/normalize.ts';
-import type { NormalizedConsumer, NormalizedPlugin, NormalizedUpstream } from '../../reconcilers/model/types.ts';
+import type { NormalizedPlugin } from '../../reconcilers/model/types.ts';
 import { claimsOfIngress, claimsOfRoute, ingressRef, isIngressServed, routeRef, translate, type TranslateOptions } from '../../reconcilers/translate/translate.ts';
 import type { CrdKind } from '../../reconcilers/model/model.ts';
 
@@ -27,28 +34,19 @@ export interface Verdict {
   warnings: string[];
 }
 
-/** Secrets the webhook read for this request (namespace/name → Secret; absent = does not exist). */
-export type SecretSnapshot = ReadonlyMap<string, SecretData | undefined>;
-
 export type ClassOptions = Pick<TranslateOptions, 'controllerClass' | 'ingressClassName' | 'watchWithoutClass'>;
 
 const MAX_MESSAGE = 3000;
 const clip = (s: string) => (s.length > MAX_MESSAGE ? `${s.slice(0, MAX_MESSAGE - 1)}…` : s);
 
-/**
- * Runs `fn` with a Secret reader and returns the Secret keys it asked for, so the server can fetch exactly those and
- * run it again with their contents (the normalizers read Secrets synchronously).
- */
-export function secretsWanted(fn: (read: (key: string) => SecretData | undefined) => unknown): string[] {
-  const asked = new Set<string>();
-  fn((k) => {
-    asked.add(k);
-    return undefined;
-  });
-  return [...asked];
-}
+/** The normalizers' Secret reader at admission: nothing is ever read (see the top of this file). */
+const NOTHING_READ = (): undefined => undefined;
 
-const reader = (secrets: SecretSnapshot) => (k: string) => secrets.get(k);
+/** Translation findings that depend on what a Secret holds (or whether it exists): the controller reports them. */
+const SECRET_REASONS = new Set(['TLSSecretNotFound', 'TLSSecretInvalid', 'TLSHostMismatch', 'BackendTLSUnavailable']);
+
+/** Whether a finding speaks of one of these Secrets ("namespace/name"): then it is the controller's to report. */
+const aboutSecrets = (message: string, keys: ReadonlySet<string>): boolean => [...keys].some((k) => message.includes(k));
 
 /** A snapshot reduced to what can conflict with `hosts` (the translation then costs what those hosts cost). */
 function around(snap: ModelSnapshot, hosts: Set<string>, replace: { ingress?: NormalizedIngress; route?: NormalizedRoute; dropKey: string }): ModelSnapshot {
@@ -65,40 +63,47 @@ function around(snap: ModelSnapshot, hosts: Set<string>, replace: { ingress?: No
   }
   if (replace.ingress) ingresses.set(replace.ingress.key, replace.ingress);
   if (replace.route) routes.set(replace.route.key, replace.route);
-  return { ...snap, ingresses, routes, rejected: new Map(), rejectedCrds: new Map() };
+  // No TLS material: the translation must not tell the caller anything about a Secret.
+  return { ...snap, ingresses, routes, rejected: new Map(), rejectedCrds: new Map(), secrets: new Map(), defaultCertificate: null };
 }
 
-/** Conflicts and reference problems the translation reports about `ref`, as admission warnings. */
-function translationWarnings(snap: ModelSnapshot, o: TranslateOptions, ref: string): string[] {
+/** Conflicts and reference problems the translation reports about `ref`, as admission warnings (none about Secrets). */
+function translationWarnings(snap: ModelSnapshot, o: TranslateOptions, ref: string, secretKeys: ReadonlySet<string>): string[] {
   const r = translate(snap, o);
   const out = new Set<string>();
-  for (const e of r.events) if (e.ref === ref && e.type === 'Warning') out.add(`${e.reason}: ${e.message}`);
+  for (const e of r.events) {
+    if (e.ref !== ref || e.type !== 'Warning' || SECRET_REASONS.has(e.reason) || aboutSecrets(e.message, secretKeys)) continue;
+    out.add(`${e.reason}: ${e.message}`);
+  }
   return [...out];
+}
+
+/** The Secrets ("namespace/name") an Ingress refers to. */
+function secretsOf(ing: NormalizedIngress): Set<string> {
+  const keys = new Set<string>();
+  for (const k of [ing.authSecret, ing.authTlsSecret, ing.proxySsl?.secretKey]) if (k) keys.add(k);
+  for (const t of ing.tls) if (t.secretName) keys.add(`${ing.namespace}/${t.secretName}`);
+  return keys;
 }
 
 const stamp = (obj: KubeObject, now: Date): KubeObject =>
   // A new object is the youngest: it loses every conflict (creationTimestamp is set by the API server after admission).
   obj.metadata.creationTimestamp ? obj : { ...obj, metadata: { ...obj.metadata, creationTimestamp: now.toISOString().replace(/\.\d+Z$/, 'Z') } };
 
-export function reviewIngress(obj: KubeObject, snap: ModelSnapshot, o: TranslateOptions, secrets: SecretSnapshot, now = new Date()): Verdict {
+export function reviewIngress(obj: KubeObject, snap: ModelSnapshot, o: TranslateOptions, now = new Date()): Verdict {
   // Not Portico's class: not Portico's business (ingress-nginx or another controller may serve it).
   if (!isIngressServed(requestedClass(obj), snap.classes, o)) return { allowed: true, warnings: [] };
-  const r = normalizeIngress(stamp(obj, now), reader(secrets));
+  const r = normalizeIngress(stamp(obj, now), NOTHING_READ);
   if (!r.ok) return { allowed: false, message: clip(r.reason), warnings: [] };
   const ing = r.ingress;
+  const secretKeys = secretsOf(ing);
   // The reconciler words problems as what it leaves out ("annotation ignored: …"); here they are why it is denied.
   const deny: string[] = ing.problems.map((m) => m.replace(/^annotation ignored: /, ''));
   const warnings: string[] = [];
-  for (const a of ing.accessControl) {
-    // A Secret that does not exist yet (applied after the Ingress, as kustomize may order it) is not a mistake in
-    // this object: admitted, and the paths answer 503 until it exists.
-    const missing = [ing.authSecret, ing.authTlsSecret].some((s) => s && !secrets.get(s) && a.kind.includes(`Secret ${s} not found`));
-    if (missing) warnings.push(`${a.annotation}: ${a.kind}; the paths of this Ingress answer 503 until it exists`);
-    else deny.push(`${a.annotation}: ${a.kind}`);
-  }
-  // proxy-ssl-secret: a Secret that does not exist yet is admitted as auth-secret's is (the translation's warning
-  // says the paths answer 503 until it does); any other reason the proxy-ssl-* annotations cannot be applied (a
-  // value, another namespace, an unusable Secret) is denied.
+  // Access control that cannot be applied is denied — unless all that is wrong is the Secret, which was not read
+  // (it reads "Secret <ns>/<name> not found"): the controller judges it and fails the paths closed if need be.
+  for (const a of ing.accessControl) if (!aboutSecrets(a.kind, secretKeys)) deny.push(`${a.annotation}: ${a.kind}`);
+  // proxy-ssl-secret: the same (a value, another namespace are this object's fault; the Secret is not looked at).
   if (ing.proxySsl?.error && !ing.proxySsl.missing) deny.push(ing.proxySsl.error);
   for (const u of ing.unsupportedAnnotations) warnings.push(`${u}: not supported by Portico, not applied`);
   if (deny.length) return { allowed: false, message: clip(deny.join('; ')), warnings };
@@ -106,31 +111,29 @@ export function reviewIngress(obj: KubeObject, snap: ModelSnapshot, o: Translate
   const c = claimsOfIngress(ing);
   for (const p of [...c.paths, ...c.defaults]) hosts.add(p.host);
   for (const t of ing.tls) for (const h of t.hosts) hosts.add(h);
-  warnings.push(...translationWarnings(around(snap, hosts, { ingress: ing, dropKey: ing.key }), o, ingressRef(ing.key)));
+  warnings.push(...translationWarnings(around(snap, hosts, { ingress: ing, dropKey: ing.key }), o, ingressRef(ing.key), secretKeys));
   return { allowed: true, warnings };
 }
 
-export function reviewCrd(kind: CrdKind, obj: KubeObject, snap: ModelSnapshot, o: TranslateOptions, secrets: SecretSnapshot, now = new Date()): Verdict {
+export function reviewCrd(kind: CrdKind, obj: KubeObject, snap: ModelSnapshot, o: TranslateOptions, now = new Date()): Verdict {
   if (kind === 'Route' && !isIngressServed({ className: routeClass(obj), classFromAnnotation: false }, snap.classes, o)) return { allowed: true, warnings: [] };
-  const r = NORMALIZERS[kind](stamp(obj, now), reader(secrets));
+  const r = NORMALIZERS[kind](stamp(obj, now), NOTHING_READ);
   if (!r.ok) return { allowed: false, message: clip(r.reason), warnings: [] };
   const warnings: string[] = [];
   if (kind === 'Plugin') {
     const p = r.record as NormalizedPlugin;
-    // A configuration error is this object's fault; a Secret that does not exist (yet) is not.
+    // A configuration error is this object's fault; a configFrom Secret (not read: `unresolved`) is the controller's.
     if (p.error && !p.unresolved) return { allowed: false, message: clip(p.error), warnings: [] };
-    if (p.error) warnings.push(`${p.error}; routes using this plugin answer 503 until it exists`);
-  } else if (kind === 'Consumer') {
-    const c = r.record as NormalizedConsumer;
-    for (const p of c.problems) warnings.push(p);
-  } else if (kind === 'Upstream') {
-    const u = r.record as NormalizedUpstream;
-    if (u.tls?.caError) warnings.push(`${u.tls.caError}; requests to this Service answer 503 until the CA can be read`);
-  } else {
+  } else if (kind === 'Route') {
+    // Consumers' credentials and an Upstream's CA come from Secrets only: nothing to say about them here.
     const rt = r.record as NormalizedRoute;
     const hosts = new Set(claimsOfRoute(rt).map((c) => c.pc.host));
-    for (const t of rt.tls) for (const h of t.hosts) hosts.add(h);
-    warnings.push(...translationWarnings(around(snap, hosts, { route: rt, dropKey: rt.key }), o, routeRef(rt.key)));
+    const secretKeys = new Set<string>();
+    for (const t of rt.tls) {
+      for (const h of t.hosts) hosts.add(h);
+      if (t.secretName) secretKeys.add(`${rt.namespace}/${t.secretName}`);
+    }
+    warnings.push(...translationWarnings(around(snap, hosts, { route: rt, dropKey: rt.key }), o, routeRef(rt.key), secretKeys));
   }
   return { allowed: true, warnings };
 }

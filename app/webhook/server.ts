@@ -13,13 +13,10 @@ import { resourcePath, Resources } from '../../operator/kube/resources.ts';
 import type { Logger } from '../../operator/log.ts';
 import type { Metrics } from '../../operator/metrics.ts';
 import type { Model } from '../../reconcilers/model/model.ts';
-import type { SecretData } from '../../reconcilers/crds/normalize.ts';
-import { normalizeIngress } from '../../reconcilers/model/normalize.ts';
-import { NORMALIZERS } from '../../reconcilers/crds/reconcilers.ts';
 import type { TranslateOptions } from '../../reconcilers/translate/translate.ts';
 import { describe } from '../../operator/informer.ts';
 import { apply, plan, pkiFromSecretData, secretDataOf, type WebhookPki } from './certs.ts';
-import { responseOf, reviewCrd, reviewIngress, secretsWanted, subjectOf, type AdmissionRequest, type Verdict } from './admission.ts';
+import { responseOf, reviewCrd, reviewIngress, subjectOf, type AdmissionRequest, type Verdict } from './admission.ts';
 
 export interface WebhookOptions {
   port: number;
@@ -197,12 +194,9 @@ export class AdmissionWebhook {
       const review = JSON.parse(raw) as { request?: AdmissionRequest };
       const r = review.request;
       if (!r?.uid) return send(400, { error: 'not an AdmissionReview with a request' });
-      const subject = subjectOf(r);
-      let verdict: Verdict = { allowed: true, warnings: [] };
-      if (subject) {
-        kind = subject.kind;
-        verdict = await this.review(subject.kind, subject.obj);
-      }
+      const decided = this.decide(r);
+      kind = decided.kind;
+      const verdict = decided.verdict;
       this.requests.inc({ kind, verdict: verdict.allowed ? (verdict.warnings.length ? 'warned' : 'allowed') : 'denied' });
       send(200, responseOf(r.uid, verdict));
     } catch (e) {
@@ -215,25 +209,16 @@ export class AdmissionWebhook {
     }
   }
 
-  private async review(kind: 'Ingress' | keyof typeof NORMALIZERS, obj: KubeObject): Promise<Verdict> {
-    const run = (read: (k: string) => SecretData | undefined) => (kind === 'Ingress' ? normalizeIngress(obj, read) : NORMALIZERS[kind](obj, read));
-    // The normalizers read Secrets synchronously: find which they want, fetch exactly those (same namespace only —
-    // the normalizers never ask for another), then decide.
-    const wanted = secretsWanted(run).filter((k) => k.startsWith(`${obj.metadata.namespace}/`));
-    const secrets = new Map<string, SecretData | undefined>();
-    await Promise.all(
-      wanted.map(async (k) => {
-        const [ns, name] = k.split('/') as [string, string];
-        try {
-          secrets.set(k, await this.d.client.request<SecretData>('GET', resourcePath(Resources.Secret, ns, name), { timeoutMs: 2_000 }));
-        } catch (e) {
-          if (!isNotFound(e)) throw e;
-          secrets.set(k, undefined);
-        }
-      }),
-    );
+  /**
+   * The verdict on one AdmissionRequest: pure and in memory. No Secret is read — not through the API, not from the
+   * model's cache — whoever the caller is (admission.ts says why); the controller judges what Secrets hold.
+   */
+  decide(r: AdmissionRequest): { kind: string; verdict: Verdict } {
+    const subject = subjectOf(r);
+    if (!subject) return { kind: 'unknown', verdict: { allowed: true, warnings: [] } };
     const snap = this.d.model.snapshot();
-    return kind === 'Ingress' ? reviewIngress(obj, snap, this.d.translate, secrets) : reviewCrd(kind, obj, snap, this.d.translate, secrets);
+    const verdict = subject.kind === 'Ingress' ? reviewIngress(subject.obj, snap, this.d.translate) : reviewCrd(subject.kind, subject.obj, snap, this.d.translate);
+    return { kind: subject.kind, verdict };
   }
 }
 

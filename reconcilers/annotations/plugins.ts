@@ -317,29 +317,40 @@ export function basicAuthPlugin(
   if (elsewhere) return fail(`auth-secret ${secretName} is in another namespace; only the Ingress's own namespace is read`);
   if (!sec?.data) return { ...fail(`Secret ${secretKey} not found`), secretKey };
   const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
-  // [user, hash, where: "line N" of an htpasswd file or "key K" of an auth-map]
-  const entries: [string, string, string][] = [];
+  // Where an entry is, for messages: a line number of the htpasswd file, or a position among the auth-map's keys.
+  // Never its user name or any other part of it: problems become Events, which the namespace's users read without
+  // being allowed to read the Secret (a line without ":" may well be a password).
+  const entries: { user: string; hash: string; where: string }[] = [];
   if ((v['auth-secret-type'] ?? 'auth-file') === 'auth-file') {
     const file = sec.data.auth;
     if (file === undefined) return { ...fail(`Secret ${secretKey} has no "auth" key (an htpasswd file)`), secretKey };
-    for (const [n, raw] of decode(file).split(/\r?\n/).entries()) {
-      const line = raw.trim();
-      if (!line || line.startsWith('#')) continue;
-      const i = line.indexOf(':');
-      entries.push(i < 0 ? [line, '', `line ${n + 1}`] : [line.slice(0, i), line.slice(i + 1), `line ${n + 1}`]);
-    }
+    decode(file)
+      .split(/\r?\n/)
+      .forEach((raw, n) => {
+        const line = raw.trim();
+        if (!line || line.startsWith('#')) return;
+        const i = line.indexOf(':');
+        entries.push({ user: i < 0 ? line : line.slice(0, i), hash: i < 0 ? '' : line.slice(i + 1), where: `line ${n + 1} of "auth"` });
+      });
   } else {
-    for (const [user, b64] of Object.entries(sec.data).sort(([a], [b]) => (a < b ? -1 : 1))) entries.push([user, decode(b64).trim(), 'auth-map key']);
+    Object.entries(sec.data)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .forEach(([user, b64], n) => entries.push({ user, hash: decode(b64).trim(), where: `key ${n + 1} (in sorted order)` }));
   }
   const users: { username: string; hash: string }[] = [];
   const seen = new Set<string>();
-  for (const [user, hash, where] of entries) {
-    const checked = USER.test(user) ? checkPasswordHash(hash) : undefined;
-    if (!checked) problems.push(`auth-secret ${secretKey}: ${where.startsWith('line') ? `${where}: ` : ''}a user name is not printable ASCII without ":" (skipped)`);
-    else if (!checked.ok) problems.push(`auth-secret ${secretKey}: ${where.startsWith('line') ? `${where}, ` : ''}user ${user}: ${checked.reason}; skipped`);
-    else if (!seen.has(user)) {
-      seen.add(user);
-      users.push({ username: user, hash });
+  for (const { user, hash, where } of entries) {
+    if (!USER.test(user)) problems.push(`auth-secret ${secretKey}: ${where}: the user name is not printable ASCII without ":"; skipped`);
+    else {
+      // The cost bound (password-hash.ts): a hash over it would block an nginx worker; the reason names the scheme
+      // and cost only, never the hash.
+      const checked = checkPasswordHash(hash);
+      const unverifiable = 'not "user:hash" with a password hash Portico can verify (apr1, bcrypt, {SHA}, crypt md5/sha256/sha512/DES)';
+      if (!checked.ok) problems.push(`auth-secret ${secretKey}: ${where}: ${hash && !checked.reason.startsWith('a password hash') ? checked.reason : unverifiable}; skipped`);
+      else if (!seen.has(user)) {
+        seen.add(user);
+        users.push({ username: user, hash });
+      }
     }
   }
   if (!users.length) return { ...fail(`Secret ${secretKey} holds no usable user`), secretKey };

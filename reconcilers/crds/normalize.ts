@@ -274,12 +274,21 @@ export function normalizePlugin(obj: KubeObject, secrets: SecretLookup): CrdResu
     try {
       config = loadYaml(raw);
     } catch (e) {
-      return { ok: true, record: { ...base, instance: null, secretKey, error: `spec.configFrom: key ${ref.key} of Secret ${secretKey} is not JSON or YAML: ${(e as Error).message.split('\n')[0]}` } };
+      // The parser's message quotes the text around the error: nothing of a Secret may reach an Event or a log.
+      void e;
+      return { ok: true, record: { ...base, instance: null, secretKey, error: `spec.configFrom: key ${ref.key} of Secret ${secretKey} is not JSON or YAML` } };
     }
   }
   const pc = parsePluginConfig(spec.type, config);
   if (!pc.ok) {
-    const rec: NormalizedPlugin = { ...base, instance: null, error: pc.error.replace(/^config\b/, spec.configFrom ? 'configFrom' : 'spec.config').replace(/; config\b/g, spec.configFrom ? '; configFrom' : '; spec.config') };
+    // A configuration from a Secret is judged without quoting it: schema messages name fields (which, for unknown
+    // fields and maps, are the Secret's own text) and sometimes values. The fix is found by trying the same
+    // configuration as spec.config of a Plugin, where the messages are complete.
+    const problems = pc.error.split('; ').length;
+    const error = spec.configFrom
+      ? `spec.configFrom: key ${spec.configFrom.secretKeyRef.key} of Secret ${secretKey} is not a valid ${spec.type} configuration (${problems} problem${problems > 1 ? 's' : ''}; not quoted, as it comes from a Secret: try it as spec.config to see them)`
+      : pc.error.replace(/^config\b/, 'spec.config').replace(/; config\b/g, '; spec.config');
+    const rec: NormalizedPlugin = { ...base, instance: null, error };
     if (secretKey) rec.secretKey = secretKey;
     return { ok: true, record: rec };
   }

@@ -150,12 +150,12 @@ test('auth-type basic + auth-secret (htpasswd auth-file or auth-map) → basic-a
   assert.equal(file.route?.backendId, 'default_web_80');
   const id = file.route?.plugins?.[0] ?? '';
   assert.deepEqual(file.r.config.data.plugins[id], { name: 'default/a (annotations)', type: 'basic-auth', namespace: 'default', realm: 'Staff only', hideCredentials: false, users: [{ username: 'ann', hash: APR1 }] });
-  assert.ok(file.r.events.some((e) => /line 4, user bob: a password hash Portico cannot verify/.test(e.message)), 'a plaintext line is reported, not used');
+  assert.ok(file.r.events.some((e) => /line 4 of "auth": not "user:hash" with a password hash Portico can verify/.test(e.message)), 'a plaintext line is reported (by its number), not used');
   const map = withSecret({ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'default/users', [`${N}auth-secret-type`]: 'auth-map' }, { zed: b64(APR1) });
   assert.deepEqual((map.r.config.data.plugins[map.route?.plugins?.[0] ?? ''] as { users: unknown }).users, [{ username: 'zed', hash: APR1 }]);
 });
 
-test('auth-secret: a line whose hash costs more than the bound (bcrypt 31, sha512-crypt 999999999 rounds) is refused with the Secret, line and user named; the others are served', () => {
+test('auth-secret: a line whose hash costs more than the bound (bcrypt 31, sha512-crypt 999999999 rounds) is refused with the Secret and line named (never the user or hash); the others are served', () => {
   const BC31 = `$2b$31$abcdefghijklmnopqrstuu${'A'.repeat(31)}`;
   const SHA_HUGE = `$6$rounds=999999999$saltsalt$${'x'.repeat(86)}`;
   const BC12 = '$2b$12$abcdefghijklmnopqrstuuUlLaM5x9SyIDmIHkwFhJ0prKxzUBZ.u';
@@ -163,14 +163,28 @@ test('auth-secret: a line whose hash costs more than the bound (bcrypt 31, sha51
   const users = (file.r.config.data.plugins[file.route?.plugins?.[0] ?? ''] as { users: { username: string }[] }).users;
   assert.deepEqual(users.map((u) => u.username), ['ann', 'bo'], 'the lines within the bound are served');
   const msgs = file.n.problems.join('\n');
-  assert.match(msgs, /auth-secret default\/users: line 2, user mallory: bcrypt cost 31 is over Portico's bound of 12/);
-  assert.match(msgs, /auth-secret default\/users: line 4, user mel: sha512-crypt rounds=999999999 is over Portico's bound of 500000/);
-  assert.ok(!msgs.includes('abcdefghijklmnop') && !msgs.includes('saltsalt'), 'no hash content in the message');
-  assert.ok(file.r.events.some((e) => e.type === 'Warning' && /line 2, user mallory: bcrypt cost 31/.test(e.message)), 'a Warning Event on the Ingress');
-  // An auth-map entry is named by its user.
+  assert.match(msgs, /auth-secret default\/users: line 2 of "auth": bcrypt cost 31 is over Portico's bound of 12/);
+  assert.match(msgs, /auth-secret default\/users: line 4 of "auth": sha512-crypt rounds=999999999 is over Portico's bound of 500000/);
+  assert.ok(!msgs.includes('abcdefghijklmnop') && !msgs.includes('saltsalt') && !msgs.includes('mallory'), 'no hash content or user name in the message');
+  assert.ok(file.r.events.some((e) => e.type === 'Warning' && /line 2 of "auth": bcrypt cost 31/.test(e.message)), 'a Warning Event on the Ingress');
+  // An auth-map entry is named by its position among the keys.
   const map = withSecret({ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users', [`${N}auth-secret-type`]: 'auth-map' }, { mallory: b64(BC31) });
   assert.equal(map.route?.action, 'unavailable', 'no usable user left: fails closed');
-  assert.match(map.n.problems.join('\n'), /auth-secret default\/users: user mallory: bcrypt cost 31 is over/);
+  assert.match(map.n.problems.join('\n'), /auth-secret default\/users: key 1 \(in sorted order\): bcrypt cost 31 is over/);
+});
+
+test('basic auth: problems with the Secret name lines or key positions, never its content or key names (Events are read by users who may not read Secrets)', () => {
+  const leaky = ['hunter2-no-colon', 'carol', 's3cret-plain', 'dave', 'not-a-hash'];
+  const file = withSecret({ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users' }, { auth: b64(`ann:${APR1}\nhunter2-no-colon\ncarol:s3cret-plain\n`) });
+  const map = withSecret({ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users', [`${N}auth-secret-type`]: 'auth-map' }, { ann: b64(APR1), dave: b64('not-a-hash') });
+  const bad = withSecret({ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users' }, { auth: b64('hunter2-no-colon\n') });
+  for (const x of [file, map, bad]) {
+    const said = [...x.r.events.map((e) => e.message), ...x.n.problems, ...x.n.accessControl.map((a) => a.kind), x.route?.closedReason ?? ''].join('\n');
+    for (const s of leaky) assert.ok(!said.includes(s), `${JSON.stringify(s)} from the Secret reached a message:\n${said}`);
+  }
+  assert.match(file.r.events.map((e) => e.message).join('\n'), /line 2 of "auth".*skipped[\s\S]*line 3 of "auth".*skipped/);
+  assert.match(map.r.events.map((e) => e.message).join('\n'), /key 2 \(in sorted order\): not "user:hash"/);
+  assert.equal(bad.route?.action, 'unavailable');
 });
 
 test('basic auth that cannot be applied fails closed: missing Secret, no usable user, another namespace, digest', () => {

@@ -180,3 +180,25 @@ test('incremental: an unrelated change keeps the hosts\' CAs; with a wildcard th
   assert.equal(t2.stats.scoped, 0, 'full translation');
   assert.deepEqual(inc2.config.data.clientAuth?.['own.w.example'], { off: true });
 });
+
+test('tenant isolation: a conflict Event in one namespace never names a Secret of another (auth-tls CA, TLS section)', () => {
+  const other = { 'team-a/ca-a': CA_A, 'team-b/ca-b': CA_B };
+  const read = (k: string) => (other[k as keyof typeof other] ? { data: { 'ca.crt': Buffer.from(other[k as keyof typeof other]).toString('base64') } } : undefined);
+  const m = modelOf({ services: [...services, ...services.map((s) => ({ ...s, metadata: { ...s.metadata, namespace: 'team-b' } }))], slices });
+  for (const i of [
+    ing('first', { rules: [at('a.example', '/one')], tls: [{ hosts: ['a.example'], secretName: 'a-private-cert' }] }, { ns: 'team-a', created: '2026-01-01T00:00:00Z', annotations: mtls('ca-a') }),
+    ing('second', { rules: [at('a.example', '/two')], tls: [{ hosts: ['a.example'], secretName: 'b-cert' }] }, { ns: 'team-b', created: '2026-02-01T00:00:00Z', annotations: mtls('ca-b') }),
+  ]) {
+    const n = normalizeIngress(i, read);
+    assert.ok(n.ok, n.ok ? '' : n.reason);
+    m.setIngress(n.ingress);
+  }
+  const r = translate(m.snapshot(), OPTS);
+  const toB = r.events.filter((e) => e.ref === 'Ingress/team-b/second');
+  assert.ok(toB.some((e) => e.reason === 'ClientCertificateConflict'), JSON.stringify(toB));
+  assert.ok(toB.some((e) => e.reason === 'TLSConflict'), JSON.stringify(toB));
+  for (const e of toB) {
+    assert.doesNotMatch(e.message, /team-a\/ca-a|ca-a\b|a-private-cert/, `${e.reason} names team-a's Secret: ${e.message}`);
+  }
+  assert.match(toB.find((e) => e.reason === 'ClientCertificateConflict')!.message, /Ingress team-a\/first/, 'the winner is still named');
+});

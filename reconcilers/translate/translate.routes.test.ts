@@ -191,6 +191,22 @@ test('Plugin config errors name the field; configFrom reads a Secret (missing â†
   assert.deepEqual(fromSecret.ok && fromSecret.record.instance?.type === 'ip-restriction' ? fromSecret.record.instance.deny : null, ['203.0.113.0/24']);
 });
 
+test('Plugin configFrom: a Secret that does not parse or fit the schema is reported without quoting it (unknown keys, values, parser snippets)', () => {
+  const from = (text: string) => normalizePlugin(cr('Plugin', 'p', { type: 'ip-restriction', configFrom: { secretKeyRef: { name: 's', key: 'config' } } }), (k) => (k === 'default/s' ? { data: { config: b64(text) } } : undefined));
+  for (const [text, leak] of [
+    ['{"allow": ["10.0.0.0/8"], "tok3n-field": 1}', 'tok3n-field'],
+    ['allow: ["pa55w0rd-not-a-cidr"]', 'pa55w0rd'],
+    ['{"allow": [hunter2-secret', 'hunter2'],
+    ['allow: [x]\n  : sup3r: [', 'sup3r'],
+  ] as const) {
+    const r = from(text);
+    assert.ok(r.ok && r.record.instance === null && r.record.error, text);
+    const error = r.ok ? (r.record.error ?? '') : '';
+    assert.match(error, /^spec\.configFrom: key config of Secret default\/s is not (JSON or YAML|a valid ip-restriction configuration)/);
+    assert.ok(!error.includes(leak), `${JSON.stringify(leak)} from the Secret in: ${error}`);
+  }
+});
+
 test('Consumer: keys hashed (never in clear), plain passwords salted+hashed, bcrypt kept, missing Secrets reported; consumers are data per namespace', () => {
   const table: Record<string, { data: Record<string, string> }> = {
       'default/k': { data: { key: b64('s3cret-key-123') } },

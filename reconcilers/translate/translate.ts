@@ -435,6 +435,9 @@ export function claimsOfRoute(rt: NormalizedRoute): RouteClaim[] {
 }
 
 /** A contributor of paths (an Ingress or a Route), ordered by age across kinds. */
+/** The namespace of a "namespace/name" key. */
+const secretNs = (key: string): string => key.slice(0, key.indexOf('/'));
+
 interface Owner {
   ref: string;
   created: string;
@@ -1017,7 +1020,10 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       const spec = clientCertOf(c.owner.ing);
       if (!spec || c.closed || spec.caId === win.spec.caId) continue;
       const what = spec.secret === win.spec.secret ? `depth ${spec.depth} instead of ${win.spec.depth}` : `Secret ${spec.secret}`;
-      c.closed = `host ${host} asks for client certificates of the CA in Secret ${win.spec.secret} (depth ${win.spec.depth}, auth-tls-secret of ${describe(win.owner.ref)}, which is older); this Ingress names ${what}, and a host has one CA`;
+      // The winner's Secret is named only to an Ingress of its own namespace: Events are read by the namespace's
+      // users, and a Secret of another namespace is none of theirs.
+      const theirs = secretNs(win.spec.secret) === c.owner.ns ? `Secret ${win.spec.secret}` : 'its auth-tls-secret';
+      c.closed = `host ${host} asks for client certificates of the CA in ${theirs} (depth ${win.spec.depth}, auth-tls-secret of ${describe(win.owner.ref)}, which is older); this Ingress names ${what}, and a host has one CA`;
       c.backendId = null;
       c.reported = true;
       if (!told.has(c.owner.ref)) {
@@ -1080,7 +1086,9 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
         const prev = tlsHosts.get(h);
         if (!prev) tlsHosts.set(h, { ref: ow.ref, secretKey });
         else if (prev.ref !== ow.ref && prev.secretKey !== secretKey) {
-          warn(ow.ref, 'TLSConflict', `TLS for host ${h} is already configured by ${describe(prev.ref)} (older, secret ${prev.secretKey ?? 'default'}); this TLS section of ${describe(ow.ref)} is ignored for ${h}`);
+          // The older owner's Secret is named only within its own namespace (see ClientCertificateConflict).
+          const theirs = prev.secretKey === null ? 'the default certificate' : secretNs(prev.secretKey) === ow.ns ? `secret ${prev.secretKey}` : 'a secret of its own namespace';
+          warn(ow.ref, 'TLSConflict', `TLS for host ${h} is already configured by ${describe(prev.ref)} (older, ${theirs}); this TLS section of ${describe(ow.ref)} is ignored for ${h}`);
         }
       }
     }

@@ -1,0 +1,97 @@
+// The webhook's request path over real HTTPS, with a Kubernetes client that would hand out any Secret it is asked
+// for: a forged AdmissionReview (no API server needed to send one) must make it read nothing and learn nothing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import net from 'node:net';
+import type { KubeClient } from '../../operator/kube/client.ts';
+import { Metrics } from '../../operator/metrics.ts';
+import { nullLogger } from '../../operator/log.ts';
+import { modelOf, OPTS, svc } from '../../reconcilers/translate/fixtures.test-helpers.ts';
+import { apply, plan, secretDataOf } from './certs.ts';
+import { AdmissionWebhook } from './server.ts';
+
+const N = 'nginx.ingress.kubernetes.io/';
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+/** What the client would return for any Secret: an htpasswd line without ":" (a password), key names, a CA-ish blob. */
+const LOOT = { auth: b64('T0P-s3cret-token-without-colon\n'), 'db-password': b64('hunter2'), 'ca.crt': b64('-----BEGIN CERTIFICATE-----\nnotacert\n-----END CERTIFICATE-----\n'), config: b64('{"allow": ["l00t-value"]}') };
+const LEAKS = ['T0P-s3cret', 'db-password', 'hunter2', 'notacert', 'l00t-value'];
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+function post(port: number, body: unknown): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port, path: '/validate', method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json' }, timeout: 5000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+const review = (uid: string, kind: { group: string; version: string; kind: string }, namespace: string, object: unknown) => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: { uid, kind, operation: 'CREATE', namespace, object },
+});
+
+test('a forged AdmissionReview naming Secrets of another namespace: no Secret is read, and nothing of one is in the answer', async () => {
+  const asked: string[] = [];
+  const client = {
+    request: async (method: string, path: string) => {
+      asked.push(`${method} ${path}`);
+      if (path.includes('/secrets/')) return { apiVersion: 'v1', kind: 'Secret', metadata: { name: path.split('/').pop() }, data: LOOT };
+      throw new Error(`unexpected ${method} ${path}`);
+    },
+  } as unknown as KubeClient;
+  const model = modelOf({ services: [svc('web', [{ port: 80 }], 'kube-system')] });
+  const wh = new AdmissionWebhook(
+    { port: await freePort(), address: '127.0.0.1', namespace: 'portico-system', secretName: 'portico-webhook-tls', serviceName: 'portico-webhook', configurationName: 'portico', extraHosts: ['127.0.0.1'] },
+    { client, log: nullLogger(), metrics: new Metrics(), model, translate: OPTS, isLeader: () => false },
+  );
+  const pki = apply(plan(null, wh.dnsNames, wh.ips, Date.now()), null, wh.dnsNames, wh.ips, Date.now())!;
+  wh.onSecret({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'portico-webhook-tls', namespace: 'portico-system' }, data: secretDataOf(pki) });
+  const port = (wh as unknown as { o: { port: number } }).o.port;
+  try {
+    const ingress = (name: string, annotations: Record<string, string>) => ({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name, annotations },
+      spec: { ingressClassName: 'portico', rules: [{ host: `${name}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }], tls: [{ hosts: [`${name}.example.com`], secretName: 'db-creds' }] },
+    });
+    const ING = { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' };
+    const PLUGIN = { group: 'portico.dev', version: 'v1alpha1', kind: 'Plugin' };
+    const CONSUMER = { group: 'portico.dev', version: 'v1alpha1', kind: 'Consumer' };
+    const UPSTREAM = { group: 'portico.dev', version: 'v1alpha1', kind: 'Upstream' };
+    const answers: string[] = [];
+    for (const [i, body] of [
+      review('1', ING, 'kube-system', ingress('a', { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'db-creds' })),
+      review('2', ING, 'kube-system', ingress('b', { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'db-creds', [`${N}auth-secret-type`]: 'auth-map' })),
+      review('3', ING, 'kube-system', ingress('c', { [`${N}auth-tls-secret`]: 'kube-system/db-creds' })),
+      review('4', ING, 'kube-system', ingress('d', { [`${N}backend-protocol`]: 'HTTPS', [`${N}proxy-ssl-secret`]: 'db-creds', [`${N}proxy-ssl-verify`]: 'on' })),
+      review('5', PLUGIN, 'kube-system', { apiVersion: 'portico.dev/v1alpha1', kind: 'Plugin', metadata: { name: 'p' }, spec: { type: 'ip-restriction', configFrom: { secretKeyRef: { name: 'db-creds', key: 'config' } } } }),
+      review('6', CONSUMER, 'kube-system', { apiVersion: 'portico.dev/v1alpha1', kind: 'Consumer', metadata: { name: 'c' }, spec: { username: 'u', credentials: [{ type: 'basic-auth', secretRef: { name: 'db-creds' } }] } }),
+      review('7', UPSTREAM, 'kube-system', { apiVersion: 'portico.dev/v1alpha1', kind: 'Upstream', metadata: { name: 'u' }, spec: { service: { name: 'web' }, protocol: 'HTTPS', tls: { verify: true, caSecret: 'db-creds' } } }),
+    ].entries()) {
+      const r = await post(port, body);
+      assert.equal(r.status, 200, `review ${i + 1}: ${r.text}`);
+      const parsed = JSON.parse(r.text) as { response: { uid: string } };
+      assert.equal(parsed.response.uid, String(i + 1));
+      answers.push(r.text);
+    }
+    if (process.env.SHOW) console.log(answers.join("\n"));
+    assert.deepEqual(asked, [], 'the webhook asked the API server for Secrets');
+    const all = answers.join('\n');
+    for (const l of LEAKS) assert.ok(!all.includes(l), `${JSON.stringify(l)} of the Secret is in an answer:\n${all}`);
+  } finally {
+    await wh.stop();
+  }
+});
