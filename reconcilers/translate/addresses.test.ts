@@ -22,6 +22,12 @@ test('forbidden: every class of address no tenant may reach, in every spelling',
     ['fe80::1', /link-local address \(fe80::\/10\)/],
     ['FEBF:ffff::1', /link-local/],
     ['fd00:ec2::254', /AWS's IPv6 metadata address/],
+    // metadata and host-agent addresses outside link-local
+    ['100.100.100.200', /Alibaba Cloud's metadata address/],
+    ['::ffff:100.100.100.200', /IPv4-mapped form of Alibaba Cloud's metadata address/],
+    ['64:ff9b::6464:64c8', /NAT64 form of Alibaba Cloud's metadata address/],
+    ['168.63.129.16', /Azure's wireserver/],
+    ['::ffff:a83f:8110', /IPv4-mapped form of Azure's wireserver/],
     // multicast, broadcast, reserved
     ['224.0.0.1', /multicast/],
     ['239.255.255.250', /multicast/],
@@ -58,7 +64,7 @@ test('forbidden: every class of address no tenant may reach, in every spelling',
 });
 
 test('allowed: ordinary pod, node and external addresses', () => {
-  for (const a of ['10.0.0.1', '198.18.0.5', '192.0.2.10', '172.16.3.4', '100.64.0.1', '8.8.8.8', '2001:db8::1', 'fd12:3456::1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '1:2:3:4:5:6:7:8', '::10.0.0.1']) {
+  for (const a of ['100.100.100.201', '100.100.0.200', '168.63.129.17', '168.63.1.16', '10.0.0.1', '198.18.0.5', '192.0.2.10', '172.16.3.4', '100.64.0.1', '8.8.8.8', '2001:db8::1', 'fd12:3456::1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '1:2:3:4:5:6:7:8', '::10.0.0.1']) {
     assert.equal(forbiddenAddressReason(a), null, a);
   }
 });

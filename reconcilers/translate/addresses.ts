@@ -6,8 +6,10 @@
 // Refused: loopback (127.0.0.0/8, ::1), unspecified / "this network" (0.0.0.0/8, ::), link-local
 // (169.254.0.0/16 — cloud metadata lives there — and fe80::/10), multicast (224.0.0.0/4, ff00::/8), broadcast and
 // reserved IPv4 (240.0.0.0/4), the same IPv4 ranges embedded in IPv6 (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible
-// ::a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d, NAT64 64:ff9b::a.b.c.d), AWS's IPv6 metadata address, anything that
-// is not a plain IP address, and every address in `own` (the node's and the pod's own listener addresses).
+// ::a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d, NAT64 64:ff9b::a.b.c.d), the cloud metadata and host-agent
+// addresses outside link-local (AWS's IPv6 fd00:ec2::254, Alibaba Cloud's 100.100.100.200, Azure's wireserver
+// 168.63.129.16), anything that is not a plain IP address, and every address in `own` (Portico's own: its
+// listeners, its pods, its Service's cluster, external and load-balancer IPs).
 
 /** 16 bytes, IPv4 stored as IPv4-mapped IPv6 (::ffff:a.b.c.d), or null when `s` is not a plain IP address. */
 export function parseIp(s: string): Uint8Array | null {
@@ -88,6 +90,9 @@ function ipv4Reason(b: Uint8Array): string | null {
   if (a === 169 && c === 254) return 'a link-local address (169.254.0.0/16, where cloud metadata services live)';
   if (a >= 224 && a <= 239) return 'a multicast address (224.0.0.0/4)';
   if (a >= 240) return 'a broadcast or reserved address (240.0.0.0/4)';
+  // Single addresses of routable ranges that answer like metadata services: the VM's credentials and host agent.
+  if (a === 100 && c === 100 && b[2] === 100 && b[3] === 200) return "Alibaba Cloud's metadata address (100.100.100.200)";
+  if (a === 168 && c === 63 && b[2] === 129 && b[3] === 16) return "Azure's wireserver / host agent address (168.63.129.16)";
   return null;
 }
 

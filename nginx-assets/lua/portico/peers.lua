@@ -1,6 +1,7 @@
 -- Which endpoint addresses may become nginx peers. Endpoints come from what tenants control (EndpointSlices,
 -- ExternalName DNS answers); the control plane filters them and this is the second end: only IP literals, never
--- loopback (127/8, ::1), unspecified (0/8, ::) or link-local (169.254/16, fe80::/10), including their IPv4-mapped
+-- loopback (127/8, ::1), unspecified (0/8, ::), link-local (169.254/16, fe80::/10) or a cloud metadata / host
+-- agent address outside link-local (Alibaba's 100.100.100.200, Azure's 168.63.129.16), including their IPv4-mapped
 -- IPv6 forms, and never a host name or "unix:" path (nginx's URL parser would accept both). Pure Lua, no ngx API.
 local bit = require("bit")
 local band = bit.band
@@ -15,10 +16,11 @@ local function octets(s)
   return a, b, c, d
 end
 
-local function v4_refused(a, b)
+local function v4_refused(a, b, c, d)
   if a == 127 then return "loopback" end
   if a == 0 then return "unspecified" end
   if a == 169 and b == 254 then return "link-local" end
+  if (a == 100 and b == 100 and c == 100 and d == 200) or (a == 168 and b == 63 and c == 129 and d == 16) then return "metadata" end
   return nil
 end
 
@@ -69,7 +71,7 @@ local function v6_refused(g)
   if band(g[1], 0xffc0) == 0xfe80 then return "link-local" end
   -- IPv4-mapped (::ffff:a.b.c.d) and the old IPv4-compatible form (::a.b.c.d) reach the IPv4 address.
   if high_zero and (g[6] == 0xffff or g[6] == 0) then
-    return v4_refused(math.floor(g[7] / 256), g[7] % 256)
+    return v4_refused(math.floor(g[7] / 256), g[7] % 256, math.floor(g[8] / 256), g[8] % 256)
   end
   return nil
 end
@@ -77,9 +79,9 @@ end
 -- Returns the host to hand nginx (IPv6 in brackets, as nginx's URL parser wants it) or nil and why not.
 function _M.check(address)
   if type(address) ~= "string" then return nil, "not an IP address" end
-  local a, b = octets(address)
+  local a, b, c, d = octets(address)
   if a then
-    local why = v4_refused(a, b)
+    local why = v4_refused(a, b, c, d)
     if why then return nil, why end
     return address
   end

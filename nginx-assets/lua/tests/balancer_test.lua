@@ -64,13 +64,14 @@ end
 
 do -- forbidden peers in shared memory are still never handed to nginx
   local T, balancer = setup()
-  raw_put(T, "evil", { endpoints = { ep("127.0.0.1", 10246), ep("169.254.169.254"), ep("::1"), ep("0.0.0.0"), ep("unix:/x.sock"), ep("10.0.0.7") } })
+  raw_put(T, "evil", { endpoints = { ep("127.0.0.1", 10246), ep("169.254.169.254"), ep("::1"), ep("0.0.0.0"), ep("unix:/x.sock"), ep("100.100.100.200"), ep("168.63.129.16"), ep("::ffff:168.63.129.16"), ep("10.0.0.7") } })
   local peers = {}
   for _ = 1, 12 do peers[request(T, balancer, "evil")] = true end
   local list = {}
   for p in pairs(peers) do list[#list + 1] = p end
   R.check("only the routable endpoint is used", #list == 1 and list[1] == "10.0.0.7:80", table.concat(list, " "))
   R.check("each skipped endpoint is logged", T.logged(T.ngx.WARN, "127%.0%.0%.1 skipped %(loopback%)") and T.logged(T.ngx.WARN, "unix:/x%.sock skipped"))
+  R.check("cloud metadata / host agent endpoints are skipped", T.logged(T.ngx.WARN, "100%.100%.100%.200 skipped %(metadata%)") and T.logged(T.ngx.WARN, "168%.63%.129%.16 skipped %(metadata%)"))
   raw_put(T, "only-loopback", { endpoints = { ep("127.0.0.1", 10246) } })
   R.check("a backend with only forbidden endpoints answers 503", request(T, balancer, "only-loopback") == UNAVAILABLE)
 end
