@@ -50,7 +50,7 @@ before(async () => {
   const cls = await ownIngressClass('ten');
   CLASS = cls.name;
   removeClass = cls.remove;
-  p = await startPortico(53980, [...cls.flags, '--configmap', `${cfgNs}/portico`]);
+  p = await startPortico(52280, [...cls.flags, '--configmap', `${cfgNs}/portico`]);
   await until('portico ready', async () => (await request(p.healthPort, 'x', '/readyz')).status === 200);
   for (const ns of [victim, evil]) {
     await service(ns);
