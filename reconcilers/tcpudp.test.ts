@@ -18,12 +18,14 @@ test('value schema: ingress-nginx format, port number or name, PROXY flags (case
   assert.deepEqual(ok('db/pg:postgres:PROXY'), { namespace: 'db', service: 'pg', servicePort: 'postgres', decodeProxy: true, encodeProxy: false });
   assert.deepEqual(ok('db/pg:5432:proxy:PROXY'), { namespace: 'db', service: 'pg', servicePort: 5432, decodeProxy: true, encodeProxy: true });
   assert.deepEqual(ok('db/pg:5432::PROXY'), { namespace: 'db', service: 'pg', servicePort: 5432, decodeProxy: false, encodeProxy: true });
+  // Service port names are DNS-1123 labels: kubectl create service names them "8080-8080".
+  assert.deepEqual(ok('default/web:8080-8080'), { namespace: 'default', service: 'web', servicePort: '8080-8080', decodeProxy: false, encodeProxy: false });
 });
 
 test('value schema: refuses anything else, including nginx.conf injection payloads', () => {
   const bad = [
     '', 'default/svc', 'svc:80', 'a/b/c:80', 'default/svc:80:PROXY:PROXY:PROXY', 'default/svc:0', 'default/svc:65536', 'default/svc:080',
-    'default/svc:80:PROX', 'Default/svc:80', 'default/Svc:80', 'default/svc:Http', 'default/svc:a-very-long-port-name', 'default/svc:123-',
+    'default/svc:80:PROX', 'Default/svc:80', 'default/Svc:80', 'default/svc:Http', `default/svc:${'p'.repeat(64)}`, 'default/svc:123-', 'default/svc:0123',
     'default/svc:80;', 'default/svc:80; include /etc/passwd', 'default/svc:80}', 'default/svc:80 }', 'default/svc:80\nserver {', 'default/svc:80#',
     'default/svc:$remote_addr', 'default/svc:80:$x', 'default/"svc":80', "default/'svc':80", 'default/svc:80\u0000', 'default/sv\u0000c:80',
     ' default/svc:80', 'default/svc:80 ', 'default/svc\t:80', `default/${'a'.repeat(64)}:80`, `${'a'.repeat(64)}/svc:80`,

@@ -83,7 +83,7 @@ export const streamValueSchema = z
     if (PORT_NUMBER.test(port)) {
       servicePort = Number(port);
       if (servicePort > 65535) return fail('the service port must be 1-65535');
-    } else if (PORT_NAME.test(port)) servicePort = port;
+    } else if (PORT_NAME.test(port) && !/^\d+$/.test(port)) servicePort = port; // digits alone are a (bad) number
     else return fail(`service port ${JSON.stringify(port)} is neither a port number nor a port name`);
     for (const f of [decode, encode]) if (f !== '' && f.toUpperCase() !== 'PROXY') return fail(`${JSON.stringify(f)} is not "PROXY" (or empty)`);
     return { namespace, service, servicePort, decodeProxy: decode !== '', encodeProxy: encode !== '' };

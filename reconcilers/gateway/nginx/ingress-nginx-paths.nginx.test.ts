@@ -43,9 +43,10 @@ const objects = () => ({
     ing('approot', { rules: [rule('approot.test', [{ path: '/', pathType: 'Prefix', backend: svcRef('web', 80) }])] }, { annotations: { [`${A}app-root`]: '/app1' } }),
     // from-to-www-redirect
     ing('www', { rules: [rule('foo.test', [{ path: '/', pathType: 'Prefix', backend: svcRef('web', 80) }])] }, { annotations: { [`${A}from-to-www-redirect`]: 'true' } }),
-    // trailing slash: a Prefix written "/docs/" is nginx's `location /docs/`; "/api" written without one is not
-    ing('slash', { rules: [rule('slash.test', [{ path: '/docs/', pathType: 'Prefix', backend: svcRef('api', 80) }, { path: '/api', pathType: 'Prefix', backend: svcRef('api', 80) }, { path: '/', pathType: 'Prefix', backend: svcRef('web', 80) }])] }),
-    ing('slashport', { rules: [rule('slashport.test', [{ path: '/docs/', pathType: 'Prefix', backend: svcRef('api', 80) }])] }, { annotations: { 'nginx.ingress.kubernetes.io/use-port-in-redirects': 'true' } }),
+    // trailing slash: an ImplementationSpecific "/docs/" is nginx's `location /docs/`; "/api" written without one is
+    // not; a Prefix "/guide/" is the element-wise prefix "/guide" (Ingress spec)
+    ing('slash', { rules: [rule('slash.test', [{ path: '/docs/', pathType: 'ImplementationSpecific', backend: svcRef('api', 80) }, { path: '/guide/', pathType: 'Prefix', backend: svcRef('api', 80) }, { path: '/api', pathType: 'Prefix', backend: svcRef('api', 80) }, { path: '/', pathType: 'Prefix', backend: svcRef('web', 80) }])] }),
+    ing('slashport', { rules: [rule('slashport.test', [{ path: '/docs/', pathType: 'ImplementationSpecific', backend: svcRef('api', 80) }])] }, { annotations: { 'nginx.ingress.kubernetes.io/use-port-in-redirects': 'true' } }),
     // redirect to HTTPS: the final "/" dropped, unless preserve-trailing-slash
     ing('ssl', { rules: [rule('ssl.test', [{ path: '/', pathType: 'Prefix', backend: svcRef('web', 80) }])] }, { annotations: { [`${A}force-ssl-redirect`]: 'true' } }),
     ing('keep', { rules: [rule('keep.test', [{ path: '/', pathType: 'Prefix', backend: svcRef('web', 80) }])] }, { annotations: { [`${A}force-ssl-redirect`]: 'true', [`${A}preserve-trailing-slash`]: 'true' } }),
@@ -123,7 +124,10 @@ test('from-to-www-redirect: www.<host> answers 308 to <host> with the request UR
   assert.equal((await reached('foo.test', '/a')).url, '/a', 'the host itself is served');
 });
 
-test('trailing slash: a Prefix written "/docs/" answers "/docs" with nginx\'s 301 to "/docs/" (query kept); a Prefix "/api" answers "/api" itself (ingress-nginx adds `= /api`)', async () => {
+test('trailing slash: an ImplementationSpecific "/docs/" answers "/docs" with nginx\'s 301 to "/docs/" (query kept); a Prefix "/api" answers "/api" itself (ingress-nginx adds `= /api`); a Prefix "/guide/" serves "/guide" (Ingress spec)', async () => {
+  assert.equal((await reached('slash.test', '/guide')).backend, 'api');
+  assert.equal((await reached('slash.test', '/guide/x')).backend, 'api');
+  assert.equal((await reached('slash.test', '/guidex')).backend, 'web');
   const a = await send('slash.test', '/docs?x=1');
   assert.equal(a.status, 301);
   assert.equal(a.location, '/docs/?x=1', 'relative: the client resolves it against the URL it asked for, so no port can be wrong');
