@@ -240,6 +240,17 @@ export interface GlobalSettings extends Partial<NginxTuning> {
    * useForwardedHeaders is on (set_real_ip_from). Absent or empty = nobody is trusted.
    */
   proxyRealIpCidr?: string[];
+  /**
+   * ConfigMap block-cidrs, block-user-agents, block-referers (ingress-nginx's global filters): requests that match
+   * are answered 403 before routing. `invalid`: one of them cannot be applied — every request answers 503 (fail
+   * closed). Absent when none is set.
+   */
+  blocks?: {
+    cidrs: string[];
+    userAgents: { match: 'exact' | 'regex' | 'iregex'; value: string }[];
+    referers: { match: 'exact' | 'regex' | 'iregex'; value: string }[];
+    invalid?: true;
+  };
   listen: {
     httpPort: number;
     httpsPort: number;
