@@ -506,7 +506,8 @@ export function parseGlobalConfig(data: Record<string, string> | undefined, prev
 
 export function configReferenceMarkdown(): string {
   const rows = Object.entries(CONFIG_KEYS).map(
-    ([n, k]) => `| \`${n}\` | \`${JSON.stringify(k.default)}\` | ${k.description} |`,
+    // An access list's default is shown as the empty list it is written as.
+    ([n, k]) => `| \`${n}\` | \`${JSON.stringify((ACCESS_KEYS as readonly string[]).includes(n) ? (k.default as AccessList<unknown>).items : k.default)}\` | ${k.description} |`,
   );
   return ['| key | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }
