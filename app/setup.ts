@@ -16,6 +16,7 @@ import { GatewayReconciler } from '../reconcilers/gateway/gateway.ts';
 import { ingressKeyOf, ingressRef, type TranslateOptions } from '../reconcilers/translate/translate.ts';
 import { detectModsecurity } from '../reconcilers/gateway/nginx/modsecurity.ts';
 import { AdmissionWebhook } from './webhook/server.ts';
+import { caBundleProblem } from '../reconcilers/translate/safe.ts';
 import { IngressReconciler } from '../reconcilers/ingress.ts';
 import { IngressClassReconciler } from '../reconcilers/ingressclass.ts';
 import { configMapsOf, ingressCredentialSecrets, Model, secretsOf } from '../reconcilers/model/model.ts';
@@ -352,6 +353,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
         serviceName: cfg['webhook-service'],
         configurationName: cfg['webhook-configuration'],
         extraHosts: cfg['webhook-extra-hosts'],
+        ...(cfg['webhook-client-ca'] ? { clientCa: webhookClientCa(cfg['webhook-client-ca']) } : {}),
       },
       { client: m.client, log: m.log.child({ component: 'webhook' }), metrics: m.metrics, model, translate: translateOptions, isLeader: () => m.isLeader() },
     );
@@ -372,4 +374,12 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     });
   }
   return { model, gateway, webhook };
+}
+
+/** The CA bundle of --webhook-client-ca: PEM certificates only; anything else stops the start (as a bad flag). */
+function webhookClientCa(file: string): string {
+  const pem = readFileSync(file, 'utf8');
+  const problem = caBundleProblem(pem);
+  if (problem) throw new Error(`--webhook-client-ca ${file}: ${problem}`);
+  return pem;
 }

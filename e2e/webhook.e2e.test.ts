@@ -228,6 +228,14 @@ describe('admission webhook', () => {
     await until('denied with the new certificate', async () => /Portico: .*proxy-body-size/.test((await apply(ingress(`bad-again-${n++}`, 'again.whk.test', '/', { [`${N}proxy-body-size`]: 'x' }))).err), 20_000, 250);
   });
 
+  test('the install\'s NetworkPolicy (8444 from ipBlock peers only) is accepted by the API server', async () => {
+    const r = await new Promise<{ ok: boolean; out: string }>((resolve) => {
+      execFile('kubectl', ['--kubeconfig', ADMIN_KUBECONFIG, 'apply', '--dry-run=server', '-n', ns, '-f', path.join(REPO_ROOT, 'kustomize/networkpolicy.yaml')], { encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => resolve({ ok: !error, out: `${stdout}${stderr}` }));
+    });
+    assert.equal(r.ok, true, r.out);
+    assert.match(r.out, /networkpolicy\.networking\.k8s\.io\/portico created \(server dry run\)/);
+  });
+
   test('the webhook Role and ClusterRole hold exactly what the webhook used', () => {
     const used = new Set(p!.client.calls);
     const granted = new Set<string>();

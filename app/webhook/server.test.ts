@@ -10,6 +10,10 @@ import { nullLogger } from '../../operator/log.ts';
 import { modelOf, OPTS, svc } from '../../reconcilers/translate/fixtures.test-helpers.ts';
 import { apply, plan, secretDataOf } from './certs.ts';
 import { AdmissionWebhook } from './server.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { issue, makeCa } from '../../reconcilers/translate/pki.test-helpers.ts';
 
 const N = 'nginx.ingress.kubernetes.io/';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -25,9 +29,9 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function post(port: number, body: unknown): Promise<{ status: number; text: string }> {
+function post(port: number, body: unknown, client?: { cert: string; key: string }): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port, path: '/validate', method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json' }, timeout: 5000 }, (res) => {
+    const req = https.request({ host: '127.0.0.1', port, path: '/validate', method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json' }, timeout: 5000, agent: false, ...(client ?? {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
@@ -91,6 +95,35 @@ test('a forged AdmissionReview naming Secrets of another namespace: no Secret is
     assert.deepEqual(asked, [], 'the webhook asked the API server for Secrets');
     const all = answers.join('\n');
     for (const l of LEAKS) assert.ok(!all.includes(l), `${JSON.stringify(l)} of the Secret is in an answer:\n${all}`);
+  } finally {
+    await wh.stop();
+  }
+});
+
+test('--webhook-client-ca: only a caller with a client certificate of that CA gets an answer; others fail the TLS handshake', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-whca-'));
+  const ca = makeCa(dir, 'apiserver-ca');
+  const apiserver = issue(dir, ca, 'kube-apiserver');
+  const stranger = issue(dir, makeCa(dir, 'other-ca'), 'stranger');
+  const client = { request: async () => { throw new Error('no API call expected'); } } as unknown as KubeClient;
+  const wh = new AdmissionWebhook(
+    { port: await freePort(), address: '127.0.0.1', namespace: 'portico-system', secretName: 'portico-webhook-tls', serviceName: 'portico-webhook', configurationName: 'portico', extraHosts: ['127.0.0.1'], clientCa: ca.cert },
+    { client, log: nullLogger(), metrics: new Metrics(), model: modelOf({}), translate: OPTS, isLeader: () => false },
+  );
+  const pki = apply(plan(null, wh.dnsNames, wh.ips, Date.now()), null, wh.dnsNames, wh.ips, Date.now())!;
+  wh.onSecret({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'portico-webhook-tls', namespace: 'portico-system' }, data: secretDataOf(pki) });
+  const port = (wh as unknown as { o: { port: number } }).o.port;
+  const body = review('u1', { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' }, 'default', { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'x' }, spec: {} });
+  try {
+    const ok = await post(port, body, { cert: apiserver.cert, key: apiserver.key });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal((JSON.parse(ok.text) as { response: { uid: string } }).response.uid, 'u1');
+    await assert.rejects(post(port, body), 'no client certificate');
+    await assert.rejects(post(port, body, { cert: stranger.cert, key: stranger.key }), 'a certificate of another CA');
+    // A certificate reload keeps requiring the client CA.
+    wh.onSecret({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'portico-webhook-tls', namespace: 'portico-system' }, data: secretDataOf(apply({ action: 'create', why: '' }, null, wh.dnsNames, wh.ips, Date.now())!) });
+    await assert.rejects(post(port, body), 'still refused after a certificate reload');
+    assert.equal((await post(port, body, { cert: apiserver.cert, key: apiserver.key })).status, 200);
   } finally {
     await wh.stop();
   }

@@ -28,6 +28,11 @@ export interface WebhookOptions {
   configurationName: string;
   /** Extra names/addresses in the serving certificate (a webhook reached by URL, e.g. out-of-cluster tests). */
   extraHosts: string[];
+  /**
+   * PEM CA certificates (--webhook-client-ca): when set, only callers with a client certificate they issued get past
+   * the TLS handshake — the API server, given a kubeconfig for this webhook in its AdmissionConfiguration.
+   */
+  clientCa?: string;
 }
 
 const WEBHOOK_CONFIGS = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false };
@@ -72,20 +77,24 @@ export class AdmissionWebhook {
   private serve(pki: WebhookPki): void {
     try {
       if (!this.server) {
-        this.server = https.createServer({ cert: pki.cert, key: pki.key, minVersion: 'TLSv1.2' }, (req, res) => void this.handle(req, res));
+        this.server = https.createServer({ ...this.tlsOptions(pki), ...(this.o.clientCa ? { requestCert: true, rejectUnauthorized: true } : {}) }, (req, res) => void this.handle(req, res));
         this.server.requestTimeout = 10_000;
         this.server.headersTimeout = 5_000;
         this.server.on('error', (e) => this.d.log.error('admission webhook server error', { error: describe(e) }));
         this.server.listen(this.o.port, this.o.address);
         this.d.log.info('admission webhook serving', { address: this.o.address, port: this.o.port });
       } else {
-        this.server.setSecureContext({ cert: pki.cert, key: pki.key, minVersion: 'TLSv1.2' });
+        this.server.setSecureContext(this.tlsOptions(pki));
         this.d.log.info('admission webhook certificate reloaded');
       }
       this.loaded = pki.cert;
     } catch (e) {
       this.d.log.error('admission webhook: the certificate in the Secret cannot be used', { secret: `${this.o.namespace}/${this.o.secretName}`, error: describe(e) });
     }
+  }
+
+  private tlsOptions(pki: WebhookPki): https.ServerOptions {
+    return { cert: pki.cert, key: pki.key, minVersion: 'TLSv1.2', ...(this.o.clientCa ? { ca: this.o.clientCa } : {}) };
   }
 
   /** Leader: hourly PKI check (and at once). */

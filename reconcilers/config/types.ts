@@ -245,6 +245,17 @@ export interface GlobalSettings extends Partial<NginxTuning> {
    * Portico proxies; a request arriving with it already there answers 508 (it came back to Portico).
    */
   loopId?: string;
+  /**
+   * ConfigMap block-cidrs, block-user-agents, block-referers (ingress-nginx's global filters): requests that match
+   * are answered 403 before routing. `invalid`: one of them cannot be applied — every request answers 503 (fail
+   * closed). Absent when none is set.
+   */
+  blocks?: {
+    cidrs: string[];
+    userAgents: { match: 'exact' | 'regex' | 'iregex'; value: string }[];
+    referers: { match: 'exact' | 'regex' | 'iregex'; value: string }[];
+    invalid?: true;
+  };
   listen: {
     httpPort: number;
     httpsPort: number;

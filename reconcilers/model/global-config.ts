@@ -9,6 +9,8 @@ import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchem
 import { RISKS, type Risk } from '../annotations/table.ts';
 import { httpErrorCodesSchema } from '../annotations/errors-mirror.ts';
 import { modsecuritySnippetConfigSchema } from '../annotations/modsecurity.ts';
+import { isCidr } from '../../crds/schema/plugin-config.ts';
+import { regexProblem } from '../translate/regex-path.ts';
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
   loadBalance: 'round_robin' | 'ewma';
@@ -53,7 +55,91 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdown
   enableOwaspModsecurityCrs: boolean;
   /** modsecurity-snippet: directives (the allowlist of reconcilers/annotations/modsecurity.ts) wherever ModSecurity is on. */
   modsecuritySnippet: ModsecDirective[];
+  /** whitelist-source-range: clients allowed on every path whose Ingress sets no allowlist of its own (and every Route). */
+  whitelistSourceRange: AccessList<string>;
+  /** denylist-source-range: clients refused on every path whose Ingress sets no denylist of its own (and every Route). */
+  denylistSourceRange: AccessList<string>;
+  /** block-cidrs: clients refused everywhere (403). */
+  blockCidrs: AccessList<string>;
+  /** block-user-agents: User-Agent values refused everywhere (403). */
+  blockUserAgents: AccessList<MapPattern>;
+  /** block-referers: Referer values refused everywhere (403). */
+  blockReferers: AccessList<MapPattern>;
 };
+
+/**
+ * A ConfigMap list that controls access: its items, or why the value cannot be applied — then what it governs fails
+ * closed (503) instead of keeping an older value or none, which for an allowlist would let everyone in.
+ */
+export type AccessList<T> = { items: T[]; error?: undefined } | { items?: undefined; error: string };
+
+/** An nginx `map` source: an exact string, or a PCRE (`~`, or `~*` ignoring case), as ingress-nginx writes them. */
+export interface MapPattern {
+  match: 'exact' | 'regex' | 'iregex';
+  value: string;
+}
+
+/** At most this many entries per list, and this many characters per entry. */
+export const MAX_ACCESS_ITEMS = 1024;
+const MAX_PATTERN = 512;
+
+/** Comma-separated CIDRs or addresses (whitelist-source-range, denylist-source-range, block-cidrs), as ingress-nginx. */
+export const cidrListSchema = z.string().transform((v, ctx): string[] => {
+  const out: string[] = [];
+  for (const part of v.split(',')) {
+    const item = part.trim();
+    if (!item) continue;
+    if (!isCidr(item)) {
+      ctx.addIssue({ code: 'custom', message: `"${item.slice(0, 60)}" is not an IP address or CIDR (e.g. 10.0.0.0/8, 2001:db8::/32)` });
+      return z.NEVER;
+    }
+    out.push(item);
+  }
+  if (out.length > MAX_ACCESS_ITEMS) {
+    ctx.addIssue({ code: 'custom', message: `at most ${MAX_ACCESS_ITEMS} addresses or CIDRs` });
+    return z.NEVER;
+  }
+  return [...new Set(out)];
+});
+
+/**
+ * Comma-separated nginx map sources (block-user-agents, block-referers), as ingress-nginx: an exact string, or "~"
+ * (case-sensitive) / "~*" (case-insensitive) and a PCRE, checked with PCRE's rules (regex-path.ts: no backtracking
+ * verbs, callouts, recursion, lookbehind, "$name"; bounded in length and compiled size). Exact strings are
+ * printable ASCII without quotes, backslashes or nginx's syntax characters (; { } # $). A regex cannot hold a comma (the separator, as in ingress-nginx).
+ */
+export const mapPatternListSchema = z.string().transform((v, ctx): MapPattern[] => {
+  const out: MapPattern[] = [];
+  for (const part of v.split(',')) {
+    const item = part.trim();
+    if (!item) continue;
+    const fail = (why: string) => {
+      ctx.addIssue({ code: 'custom', message: `"${item.slice(0, 60)}": ${why}` });
+      return z.NEVER;
+    };
+    if (item.length > MAX_PATTERN) return fail(`longer than ${MAX_PATTERN} characters`);
+    if (item.startsWith('~')) {
+      const match = item.startsWith('~*') ? 'iregex' : 'regex';
+      const re = item.slice(match === 'iregex' ? 2 : 1);
+      if (!re) return fail('an empty regex');
+      if (/["\u0000-\u001f\u007f]/.test(re)) return fail('a regex may not hold quotes or control characters');
+      const problem = regexProblem(re);
+      if (problem) return fail(`regular expression ${problem}`);
+      out.push({ match, value: re });
+    } else {
+      if (!/^[\x20-\x7e]+$/.test(item) || /["'\\;{}#$]/.test(item)) return fail('an exact value must be printable ASCII without quotes, backslashes, ";", "{", "}", "#" or "$" (start it with "~" or "~*" for a regex)');
+      out.push({ match: 'exact', value: item });
+    }
+  }
+  if (out.length > MAX_ACCESS_ITEMS) {
+    ctx.addIssue({ code: 'custom', message: `at most ${MAX_ACCESS_ITEMS} values` });
+    return z.NEVER;
+  }
+  return out;
+});
+
+/** The ConfigMap keys whose invalid value fails closed (AccessList) instead of keeping the previous value. */
+export const ACCESS_KEYS = ['whitelist-source-range', 'denylist-source-range', 'block-cidrs', 'block-user-agents', 'block-referers'] as const;
 
 /** A global-auth-* key: any text is accepted here (checked by the translation, which fails closed). */
 const rawText = z.string().transform((v) => v.trim());
@@ -88,6 +174,17 @@ const key = <F extends keyof GlobalConfigValues>(
   dflt: GlobalConfigValues[F],
   description: string,
 ): Key<F> => ({ field, schema, default: dflt, description });
+
+/**
+ * An access-control list key: the schema's items, or — when the value is invalid — the error itself, so the value
+ * fails closed (parseGlobalConfig still reports it as an InvalidConfiguration Warning).
+ */
+function accessList<T>(schema: z.ZodType<T[], string>): z.ZodType<AccessList<T>, string> {
+  return z.string().transform((v): AccessList<T> => {
+    const r = schema.safeParse(v);
+    return r.success ? { items: r.data } : { error: zodMessage(r.error) };
+  });
+}
 
 const workerProcesses = z
   .string()
@@ -347,6 +444,12 @@ export const CONFIG_KEYS = {
   'variables-hash-bucket-size': key('variablesHashBucketSize', intSchema(64, 4096), T.variablesHashBucketSize, 'variables_hash_bucket_size'),
   'variables-hash-max-size': key('variablesHashMaxSize', intSchema(1024, 1_048_576), T.variablesHashMaxSize, 'variables_hash_max_size'),
   'map-hash-bucket-size': key('mapHashBucketSize', intSchema(32, 4096), T.mapHashBucketSize, 'map_hash_bucket_size'),
+  // Access control for every request (ingress-nginx's global filters). An invalid value fails closed (ACCESS_KEYS).
+  'whitelist-source-range': key('whitelistSourceRange', accessList(cidrListSchema), { items: [] }, 'Comma-separated CIDRs or addresses allowed on every Ingress path whose Ingress sets no whitelist-/allowlist-source-range of its own (as ingress-nginx), and on every Route; others get 403. An invalid value makes those paths answer 503 (fail closed)'),
+  'denylist-source-range': key('denylistSourceRange', accessList(cidrListSchema), { items: [] }, 'Comma-separated CIDRs or addresses refused (403) on every Ingress path whose Ingress sets no denylist-source-range of its own (as ingress-nginx), and on every Route. An invalid value makes those paths answer 503 (fail closed)'),
+  'block-cidrs': key('blockCidrs', accessList(cidrListSchema), { items: [] }, 'Comma-separated CIDRs or addresses refused (403) on every request, before routing (nginx geo, a reload). An invalid value makes every request answer 503 (fail closed)'),
+  'block-user-agents': key('blockUserAgents', accessList(mapPatternListSchema), { items: [] }, 'Comma-separated User-Agent values refused (403) on every request: exact strings, or "~" / "~*" (case-insensitive) and a PCRE, as nginx\'s map (at most 1024, each ≤ 512 characters; regexes checked as regex paths are). An invalid value makes every request answer 503 (fail closed)'),
+  'block-referers': key('blockReferers', accessList(mapPatternListSchema), { items: [] }, 'Comma-separated Referer values refused (403) on every request, as block-user-agents. An invalid value makes every request answer 503 (fail closed)'),
 } as const;
 
 /**
@@ -392,7 +495,12 @@ export function parseGlobalConfig(data: Record<string, string> | undefined, prev
     const raw = d[name];
     if (raw === undefined) continue;
     const r = (k.schema as z.ZodType).safeParse(raw);
-    if (r.success) values[k.field] = r.data;
+    const closed = r.success ? (r.data as { error?: string } | null)?.error : undefined;
+    if (r.success && typeof closed === 'string' && (ACCESS_KEYS as readonly string[]).includes(name)) {
+      values[k.field] = r.data;
+      const what = name === 'whitelist-source-range' || name === 'denylist-source-range' ? 'the paths it applies to answer' : 'every request answers';
+      errors.push({ key: name, message: `${name}=${JSON.stringify(raw.slice(0, 100))}: ${closed}; failing closed: ${what} 503 until it is fixed` });
+    } else if (r.success) values[k.field] = r.data;
     else {
       values[k.field] = previous[k.field];
       errors.push({ key: name, message: `${name}=${JSON.stringify(raw.slice(0, 100))}: ${zodMessage(r.error)}; keeping ${JSON.stringify(previous[k.field])}` });
@@ -404,7 +512,8 @@ export function parseGlobalConfig(data: Record<string, string> | undefined, prev
 
 export function configReferenceMarkdown(): string {
   const rows = Object.entries(CONFIG_KEYS).map(
-    ([n, k]) => `| \`${n}\` | \`${JSON.stringify(k.default)}\` | ${k.description} |`,
+    // An access list's default is shown as the empty list it is written as.
+    ([n, k]) => `| \`${n}\` | \`${JSON.stringify((ACCESS_KEYS as readonly string[]).includes(n) ? (k.default as AccessList<unknown>).items : k.default)}\` | ${k.description} |`,
   );
   return ['| key | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }

@@ -74,8 +74,11 @@ class Parser {
   private i = 0;
   private readonly s: string;
   private readonly names = new Set<string>();
-  constructor(s: string) {
+  /** A space is a literal (header-value regexes). */
+  private readonly spaces: boolean;
+  constructor(s: string, spaces = false) {
     this.s = s;
+    this.spaces = spaces;
   }
 
   private fail(at: number, what: string): never {
@@ -202,7 +205,7 @@ class Parser {
       case '?':
         return this.fail(at, `nothing to repeat before ${show(c)}`);
       default:
-        if (!LITERAL.test(c)) this.fail(at, notAllowed(c));
+        if (!LITERAL.test(c) && !(this.spaces && c === ' ')) this.fail(at, notAllowed(c));
         this.i++;
         return { size: 2, group: false };
     }
@@ -284,7 +287,7 @@ class Parser {
       let item: { char: string; isClass: boolean; escaped: boolean };
       if (c === '\\') item = { ...this.escape(true), escaped: true };
       else {
-        if (!CLASS_LITERAL.test(c)) this.fail(at, `${notAllowed(c)}${c === '{' || c === '}' ? ' inside a class' : ''}`);
+        if (!CLASS_LITERAL.test(c) && !(this.spaces && c === ' ')) this.fail(at, `${notAllowed(c)}${c === '{' || c === '}' ? ' inside a class' : ''}`);
         this.i++;
         item = { char: c, isClass: false, escaped: false };
       }
@@ -307,6 +310,22 @@ class Parser {
 export function regexPathProblem(re: string): string | null {
   try {
     checkRegexPath(re);
+    return null;
+  } catch (e) {
+    if (e instanceof RegexPathError) return e.message;
+    throw e;
+  }
+}
+
+/**
+ * The same subset for a regex that is not a path (block-user-agents, block-referers): no leading "/" required, and
+ * a space is a literal too (header values have spaces; paths do not). Null when accepted, else why, with the position.
+ */
+export function regexProblem(re: string): string | null {
+  try {
+    if (re.length > MAX_REGEX_LENGTH) throw new RegexPathError(MAX_REGEX_LENGTH + 1, `regex is longer than ${MAX_REGEX_LENGTH} characters`);
+    const size = new Parser(re, true).parse();
+    if (size > PCRE_SIZE_BUDGET) throw new RegexPathError(1, `regex is too large once its repetitions are expanded (about ${size} bytes compiled, at most ${PCRE_SIZE_BUDGET}); use smaller counts`);
     return null;
   } catch (e) {
     if (e instanceof RegexPathError) return e.message;

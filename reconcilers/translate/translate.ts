@@ -584,6 +584,48 @@ function clientCertOf(ing: NormalizedIngress | undefined): ClientCertSpec | unde
 
 /** Data-plane id of the ConfigMap's global external authentication. */
 export const GLOBAL_AUTH_ID = 'portico.global-auth';
+/** Data-plane ids of the ConfigMap's whitelist-source-range and denylist-source-range (ip-restriction instances). */
+export const GLOBAL_ALLOW_ID = 'portico.global-allow';
+export const GLOBAL_DENY_ID = 'portico.global-deny';
+
+/** The ConfigMap's block-cidrs, block-user-agents and block-referers for nginx.conf (structural: a reload). */
+function blocksOf(g: ModelSnapshot['global']): Pick<GlobalSettings, 'blocks'> {
+  const lists = [g.blockCidrs, g.blockUserAgents, g.blockReferers];
+  if (lists.every((l) => !l || (l.items && !l.items.length))) return {};
+  const invalid = lists.some((l) => l?.error !== undefined);
+  return {
+    blocks: {
+      cidrs: g.blockCidrs?.items ?? [],
+      userAgents: g.blockUserAgents?.items ?? [],
+      referers: g.blockReferers?.items ?? [],
+      ...(invalid ? { invalid: true as const } : {}),
+    },
+  };
+}
+
+/**
+ * The ConfigMap's whitelist-source-range / denylist-source-range (ingress-nginx's defaults for every location): the
+ * ip-restriction instances a path gets, and why a path must fail closed (an invalid value). An Ingress that sets its
+ * own allowlist (whitelist-/allowlist-source-range) or denylist annotation replaces that default, as in
+ * ingress-nginx; a Route (no such annotations) always gets both, on top of its own plugins.
+ */
+function globalIpLists(g: ModelSnapshot['global'], ing: NormalizedIngress | undefined): { ids: [string, PluginInstance][]; closed: string[] } {
+  const out: { ids: [string, PluginInstance][]; closed: string[] } = { ids: [], closed: [] };
+  const any = ing?.annotations.satisfy === 'any';
+  for (const [key, list, own, id, field] of [
+    ['whitelist-source-range', g.whitelistSourceRange, ing && (ing.annotations['whitelist-source-range'] !== undefined || ing.annotations['allowlist-source-range'] !== undefined), GLOBAL_ALLOW_ID, 'allow'],
+    ['denylist-source-range', g.denylistSourceRange, ing && ing.annotations['denylist-source-range'] !== undefined, GLOBAL_DENY_ID, 'deny'],
+  ] as const) {
+    if (own || !list) continue;
+    if (list.error !== undefined) out.closed.push(`the ConfigMap's ${key} cannot be applied (${list.error})`);
+    else if (list.items.length) {
+      const inst = { name: `ConfigMap ${key}`, type: 'ip-restriction', status: 403, [field]: list.items } as PluginInstance;
+      // satisfy: any makes the list one of the Ingress's alternatives (with its authentication), as the annotation.
+      out.ids.push(any ? [`${id}.any`, { ...inst, satisfyAny: true } as PluginInstance] : [id, inst]);
+    }
+  }
+  return out;
+}
 
 /** Prefix of the data-plane ids of the plugin instances an Ingress's annotations make ("ing.<ns>.<name>"). */
 function ingressPluginBase(ing: NormalizedIngress): string {
@@ -942,6 +984,16 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     }
     let pluginIds = pl.ids;
     const ing = owner.ing;
+    const gip = globalIpLists(snap.global, ing);
+    for (const why of gip.closed) closed = closed ? `${closed}; ${why}` : why;
+    if (gip.ids.length) {
+      pluginIds = [...pluginIds];
+      for (const [id, inst] of gip.ids) {
+        plugins[id] ??= inst;
+        if (!pluginIds.includes(id)) pluginIds.push(id);
+      }
+      pluginIds.sort((a, b) => (PLUGIN_RANK.get(plugins[a]!.type) ?? 99) - (PLUGIN_RANK.get(plugins[b]!.type) ?? 99) || (a < b ? -1 : 1));
+    }
     if (ing) {
       // ingress-nginx annotations that are plugins (IP lists, CORS, rate limits, auth): the same engine, own ids;
       // and the ConfigMap's global external authentication. no-auth-locations: paths (as written) that get neither
@@ -1727,6 +1779,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     hstsPreload: g.hstsPreload,
     luaSharedDicts: g.luaSharedDicts,
     proxyRealIpCidr: g.proxyRealIpCidr,
+    ...blocksOf(g),
     ...nginxTuningOf(g),
     listen: o.listen,
     ...(o.loopId ? { loopId: o.loopId } : {}),

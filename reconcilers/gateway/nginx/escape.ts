@@ -160,3 +160,23 @@ export function words(v: unknown): string {
   }
   return v;
 }
+
+const MAP_KEYWORDS = new Set(['default', 'hostnames', 'include', 'volatile']);
+/**
+ * An nginx `map` source (block-user-agents, block-referers), quoted: an exact string (printable ASCII without quotes
+ * or backslashes; map's own keywords — default, hostnames, include, volatile — escaped with "\\" so they match as
+ * text), or "~" / "~*" and a regex (no quotes or control characters; each backslash doubled, since nginx's parser
+ * halves them inside quotes and PCRE must see the regex as written).
+ */
+export function mapSource(v: unknown): string {
+  const p = v as { match?: unknown; value?: unknown } | null;
+  if (!p || typeof p.value !== 'string' || !p.value) throw new UnsafeValueError(`expected a map pattern, got ${JSON.stringify(v)}`);
+  if (CONTROL.test(p.value) || p.value.includes('"')) throw new UnsafeValueError(`unsafe map source ${JSON.stringify(p.value)}`);
+  if (p.match === 'exact') {
+    if (!/^[\x20-\x7e]+$/.test(p.value) || /["'\\;{}#$]/.test(p.value) || p.value.startsWith('~')) throw new UnsafeValueError(`unsafe exact map source ${JSON.stringify(p.value)}`);
+    return MAP_KEYWORDS.has(p.value.toLowerCase()) ? `"\\\\${p.value}"` : `"${p.value}"`;
+  }
+  if (p.match !== 'regex' && p.match !== 'iregex') throw new UnsafeValueError(`unknown map match ${JSON.stringify(p.match)}`);
+  return `"${p.match === 'iregex' ? '~*' : '~'}${p.value.replace(/\\/g, '\\\\')}"`;
+}
+
