@@ -232,6 +232,8 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     },
     testHooks: cfg['enable-test-hooks'],
     ownAddresses: ownAddresses(cfg['listen-address']),
+    // Portico's own Service: its addresses and its pods' join ownAddresses (the gateway reads them from the model).
+    ...(cfg['publish-service'] ? { selfService: cfg['publish-service'] } : {}),
     sslPassthrough: cfg['enable-ssl-passthrough'],
     // What this machine has of ModSecurity: without the module, paths that ask for it fail closed.
     modsecurity: detectModsecurity(),

@@ -28,11 +28,13 @@ const pick = (o: unknown, keys: readonly string[]): Loose | undefined => {
   return out;
 };
 
-/** A Service as the cache keeps it: identity, type, externalName, cluster IP, external IPs, ports, load balancer status. */
+/** A Service as the cache keeps it: identity, type, externalName, cluster IP(s), external IPs, ports, load balancer status. */
 export function serviceCacheTransform<T extends KubeObject>(s: T): T {
   const src = s as T & { spec?: Loose; status?: { loadBalancer?: { ingress?: unknown[] } } };
   const out: Loose = { apiVersion: s.apiVersion, kind: s.kind, metadata: meta(s.metadata) };
-  const spec = pick(src.spec, ['type', 'externalName', 'clusterIP', 'externalIPs', 'ports']);
+  const spec = pick(src.spec, ['type', 'externalName', 'clusterIP', 'clusterIPs', 'externalIPs', 'ports']);
+  // clusterIPs repeats clusterIP except on dual-stack Services: kept only when it says more.
+  if (spec && Array.isArray(spec.clusterIPs) && spec.clusterIPs.length <= 1) delete spec.clusterIPs;
   if (spec) out.spec = spec;
   const lb = src.status?.loadBalancer?.ingress;
   if (lb?.length) out.status = { loadBalancer: { ingress: lb } };

@@ -240,6 +240,11 @@ export interface GlobalSettings extends Partial<NginxTuning> {
    * useForwardedHeaders is on (set_real_ip_from). Absent or empty = nobody is trusted.
    */
   proxyRealIpCidr?: string[];
+  /**
+   * This installation's loop-detection id (16 hex digits): appended to the X-Portico-Hop header of every request
+   * Portico proxies; a request arriving with it already there answers 508 (it came back to Portico).
+   */
+  loopId?: string;
   listen: {
     httpPort: number;
     httpsPort: number;

@@ -27,6 +27,8 @@ import { IngressReporting } from './reporting.ts';
 import { resolveExternalNames } from './externalnames.ts';
 import { endpointUpdates } from './endpoint-updates.ts';
 import { forbiddenAddressReason } from '../translate/addresses.ts';
+import { loopIdOf, selfAddressesOf } from '../translate/self.ts';
+import { randomBytes } from 'node:crypto';
 import type { Backend, DataPlane, GatewayConfig, Structure } from '../config/types.ts';
 import { Lane } from './lane.ts';
 import { DynamicClient } from './nginx/dynamic.ts';
@@ -108,7 +110,15 @@ export class GatewayReconciler {
    * and reporting proportional to what changed.
    */
   private scope: { objects: Set<string>; hosts: Set<string>; backends: Set<string> } | null = null;
-  private readonly own: ReadonlySet<string>;
+  /**
+   * Portico's own addresses: the static ones (listeners, this pod) plus its published Service's and its pods' (see
+   * translate/self.ts). One Set shared with the stream section, the resolver and the data lane, updated in place.
+   */
+  private readonly own: Set<string>;
+  /** What the translation runs with: the options plus the current own addresses and loop id. */
+  private translateOptions: TranslateOptions;
+  /** The loop id when the published Service is unknown: this process's own (a loop then ends at the first replica seen twice). */
+  private readonly fallbackLoopId = randomBytes(8).toString('hex');
   /**
    * TCP/UDP services and TLS passthrough hosts: rendered into nginx.conf, so their endpoint changes go through this
    * (structural) lane.
@@ -167,6 +177,8 @@ export class GatewayReconciler {
     this.log = d.log.child({ component: 'gateway' });
     this.reporting = new IngressReporting(d.events, d.objectFor);
     this.own = new Set(o.translate.ownAddresses ?? []);
+    this.translateOptions = { ...o.translate, loopId: this.fallbackLoopId };
+    this.refreshSelf();
     this.stream = new StreamServices(d.model, d.events, this.log, { own: this.own, address: o.translate.listen.address, modulePath: o.streamModule, objectFor: d.objectFor });
     this.dynamic = new DynamicClient(); // NginxProcess attaches it to its runtime's API socket
     this.nginx = new NginxProcess(
@@ -224,9 +236,34 @@ export class GatewayReconciler {
     });
   }
 
+  /**
+   * Re-reads Portico's own Service (--publish-service) and its EndpointSlices from the model: its addresses join the
+   * static own addresses, its uid gives the loop id. Returns whether either changed.
+   */
+  private refreshSelf(): boolean {
+    const key = this.o.translate.selfService;
+    const svc = key ? this.d.model.service(key) : undefined;
+    const next = new Set([...(this.o.translate.ownAddresses ?? []), ...(key ? selfAddressesOf(svc, this.d.model.slicesOf(key)) : [])]);
+    const loopId = svc?.uid ? loopIdOf(svc.uid, this.o.translate.controllerClass) : this.fallbackLoopId;
+    const same = next.size === this.own.size && [...next].every((a) => this.own.has(a)) && loopId === this.translateOptions.loopId;
+    if (same) return false;
+    this.own.clear();
+    for (const a of next) this.own.add(a);
+    this.translateOptions = { ...this.o.translate, ownAddresses: [...next].sort(), loopId };
+    this.log.info("Portico's own addresses", { addresses: [...next].sort(), loopId });
+    return true;
+  }
+
   private changed(changes: Change[]): void {
     let structural = false;
     let streamEndpoints = false;
+    const selfKey = this.o.translate.selfService;
+    if (selfKey && changes.some((c) => (c.kind === 'Service' || c.kind === 'EndpointSlice') && c.key === selfKey) && this.refreshSelf()) {
+      // Every backend, ExternalName answer and auth/mirror target is judged again against the new own addresses.
+      this.changedIngresses = null;
+      this.resolver.recheck();
+      structural = true;
+    }
     for (const c of changes) {
       if (c.kind === 'EndpointSlice') {
         this.pendingServices.add(c.key);
@@ -379,7 +416,7 @@ export class GatewayReconciler {
       this.changedIngresses = new Set();
       let result;
       try {
-        result = this.translator.translate(this.d.model.snapshot(), this.o.translate, changed);
+        result = this.translator.translate(this.d.model.snapshot(), this.translateOptions, changed);
       } catch (e) {
         this.changedIngresses = null;
         throw e;

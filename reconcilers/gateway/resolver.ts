@@ -60,6 +60,11 @@ export class ExternalNameResolver {
     }
   }
 
+  /** Looks every name in use up again now (what `refuse` says changed, e.g. Portico's own addresses). */
+  recheck(): void {
+    for (const n of this.names) this.resolve(n);
+  }
+
   /** What is known for the name, or undefined while its first lookup runs. */
   get(name: string): ResolvedName | undefined {
     return this.cache.get(name);

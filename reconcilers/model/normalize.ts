@@ -335,6 +335,8 @@ const serviceSchema = z.object({
       type: z.string().optional(),
       externalName: z.string().optional(),
       clusterIP: z.string().optional(),
+      clusterIPs: z.array(z.string()).nullish(),
+      externalIPs: z.array(z.string()).nullish(),
       ports: z
         .array(
           z.object({
@@ -347,6 +349,7 @@ const serviceSchema = z.object({
         .optional(),
     })
     .optional(),
+  status: z.object({ loadBalancer: z.object({ ingress: z.array(z.object({ ip: z.string().optional() })).nullish() }).nullish() }).nullish(),
 });
 
 /** Throws on a malformed Service or an invalid name; invalid ports are dropped and listed in `problems`. */
@@ -371,7 +374,22 @@ export function normalizeService(obj: KubeObject): NormalizedService {
   // service-upstream: the cluster IP as written ("None" for a headless Service); anything else that is not an IP is dropped.
   const cip = o.spec?.clusterIP;
   const clusterIP = cip === 'None' ? 'None' : cip && (parseIpv4(cip) || parseIpv6(cip)) ? cip : null;
-  return { key: `${o.metadata.namespace}/${o.metadata.name}`, type, externalName, ports, problems, clusterIP };
+  // Every other address the Service answers on (dual-stack cluster IPs, external IPs, load-balancer IPs): read only
+  // for Portico's own Service, whose addresses no tenant may make it proxy to. Omitted when there are none.
+  const extra = new Set<string>();
+  for (const a of [...(o.spec?.clusterIPs ?? []), ...(o.spec?.externalIPs ?? []), ...(o.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? '')]) {
+    if (a && a !== clusterIP && (parseIpv4(a) || parseIpv6(a))) extra.add(a);
+  }
+  return {
+    key: `${o.metadata.namespace}/${o.metadata.name}`,
+    type,
+    externalName,
+    ports,
+    problems,
+    clusterIP,
+    ...(o.metadata.uid ? { uid: o.metadata.uid } : {}),
+    ...(extra.size ? { otherIPs: [...extra].sort() } : {}),
+  };
 }
 
 const sliceSchema = z.object({

@@ -109,6 +109,10 @@ export interface NormalizedService {
   problems: string[];
   /** spec.clusterIP when it is an IP address, "None" for a headless Service, else null (for service-upstream). */
   clusterIP?: string | null;
+  /** metadata.uid (Portico's own Service's gives the installation's loop-detection id). */
+  uid?: string;
+  /** The other IP addresses the Service answers on: spec.clusterIPs besides clusterIP, externalIPs, load-balancer IPs. */
+  otherIPs?: string[];
 }
 
 export interface SliceEndpoint {

@@ -38,6 +38,8 @@ export const PORTICO_VARIABLES = [
   'portico_hsts', 'portico_request_id', 'portico_timeouts', 'portico_tls_host', 'portico_plugins', 'portico_filters', 'portico_deny', 'portico_upstream_host',
   'portico_proxy_host', 'portico_auth_backend', 'portico_auth_timeouts', 'portico_auth_uri', 'portico_auth_method',
   'portico_auth_scheme', 'portico_auth_host', 'portico_auth_host_header', 'portico_conn_release',
+  // loop detection: the X-Portico-Hop value sent on, and "1" when the request came back to this installation.
+  'portico_hop', 'portico_loop',
   // default-backend, custom-http-errors and mirror-target (empty for routes without them).
   'portico_fallback', 'portico_error_route', 'portico_error_code', 'portico_error_namespace', 'portico_error_ingress', 'portico_error_service',
   'portico_error_port', 'portico_mirror_backend', 'portico_mirror_scheme', 'portico_mirror_host', 'portico_mirror_sni', 'portico_mirror_uri',

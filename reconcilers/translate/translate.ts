@@ -20,6 +20,7 @@
 //   - ssl-passthrough (with --enable-ssl-passthrough): TLS for a host goes undecrypted to one Service port, chosen as
 //     ingress-nginx does (see passthroughTarget); the oldest Ingress serving a host decides, its routes stay plain HTTP.
 import { forbiddenAddressReason, parseIp } from './addresses.ts';
+import { namesService } from './self.ts';
 import { createHash } from 'node:crypto';
 import { PLUGIN_ORDER, type Backend, type Certificate, type ClientAuth, type ConsumerSet, type Endpoint, type GatewayConfig, type GlobalSettings, type HostRoutes, type ModsecurityInstall, type ModsecuritySettings, type PassthroughHost, type PathMatch, type PluginInstance, type Profile, type Route, type RouteConditions, type RouteRule } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
@@ -44,8 +45,15 @@ export interface TranslateOptions {
   listen: GlobalSettings['listen'];
   /** Honour the portico.dev/test-invalid-directive annotation (tests of fault isolation only). */
   testHooks?: boolean;
-  /** The node's and the pod's own listener addresses: never used as endpoints (any spelling of an IP address). */
+  /**
+   * Portico's own addresses, never used as endpoints (any spelling of an IP address): the node's and the pod's
+   * listener addresses, and those of the published Service and its pods (see self.ts; the gateway adds them).
+   */
   ownAddresses?: readonly string[];
+  /** --publish-service ("namespace/name"): Portico's own Service. ExternalNames and auth/mirror URLs naming it are refused. */
+  selfService?: string;
+  /** The installation's loop-detection id (self.ts loopIdOf), sent in the hop header of every proxied request. */
+  loopId?: string;
   /** --enable-ssl-passthrough: apply the ssl-passthrough annotation (without it the annotation gets a Warning). */
   sslPassthrough?: boolean;
   /**
@@ -815,6 +823,10 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
   /** Registers the backend of an auth subrequest; why the paths using it must fail closed, or null. */
   const useAuthTarget = (ref: string, a: NonNullable<AnnotationInstance['auth']>, what: string): string | null => {
     const t = a.target;
+    const self = o.selfService;
+    if (self && ((t.kind === 'service' && `${t.namespace}/${t.service}` === self) || (t.kind === 'host' && namesService(t.host, self)))) {
+      return `${what} ${a.url} names Portico's own Service ${self}, which Portico never proxies to (a request would loop)`;
+    }
     if (t.kind === 'service') {
       const key = `${t.namespace}/${t.service}`;
       const svc = snap.services.get(key);
@@ -1264,7 +1276,11 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       else if (svc.type === 'ExternalName') {
         b.externalName = svc.externalName ?? undefined;
         b.externalPort = sp.port;
-        const literal = svc.externalName && parseIp(svc.externalName) ? forbiddenAddressReason(svc.externalName, own) : null;
+        const literal = svc.externalName && parseIp(svc.externalName)
+          ? forbiddenAddressReason(svc.externalName, own)
+          : svc.externalName && o.selfService && namesService(svc.externalName, o.selfService)
+            ? `the DNS name of Portico's own Service ${o.selfService} (a request would loop)`
+            : null;
         if (!svc.externalName) b.unavailableReason = `ExternalName service ${svcKey} has no valid externalName${dropped}`;
         else if (literal) {
           delete b.externalName;
@@ -1669,6 +1685,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     proxyRealIpCidr: g.proxyRealIpCidr,
     ...nginxTuningOf(g),
     listen: o.listen,
+    ...(o.loopId ? { loopId: o.loopId } : {}),
   };
   // Passthrough wildcards: the exact names under them that Portico serves itself stay terminated (an exact host wins).
   const terminated: string[] = [];

@@ -44,6 +44,12 @@ export function profileName(v: unknown): string {
   return v;
 }
 
+/** The installation's loop-detection id: exactly 16 lower-case hex digits (self.ts loopIdOf). */
+export function loopId(v: unknown): string {
+  if (typeof v !== 'string' || !/^[0-9a-f]{16}$/.test(v)) throw new UnsafeValueError(`invalid loop id ${JSON.stringify(v)}: expected 16 hex digits`);
+  return v;
+}
+
 /** An upstream block's name: portico_ and lower-case letters, digits and "_" (made by render.ts, never by a user). */
 export function upstreamName(v: unknown): string {
   if (typeof v !== 'string' || !/^portico_[a-z0-9_]{1,60}$/.test(v)) throw new UnsafeValueError(`invalid upstream name ${JSON.stringify(v)}`);

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../translate/safe.ts';
-import { UnsafeValueError, cidr, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaPeer, luaString, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
+import { UnsafeValueError, cidr, loopId, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaPeer, luaString, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
 
@@ -85,7 +85,7 @@ export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths 
 }
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream', 'loopid'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -129,6 +129,7 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('hdr', (v: unknown) => headerToken(v));
   hb.registerHelper('hvar', (v: unknown) => headerVariable(v));
   hb.registerHelper('words', (v: unknown) => words(v));
+  hb.registerHelper('loopid', (v: unknown) => loopId(v));
   hb.registerHelper('txid', (v: unknown) => transactionIdValue(v));
   hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
   return hb;
