@@ -24,7 +24,7 @@ export interface Reply {
   json<T = { pod: string; ip: string; path: string; headers: Record<string, string> }>(): T;
 }
 
-type Opts = { method?: string; headers?: Record<string, string>; body?: string | Buffer; timeoutMs?: number };
+type Opts = { method?: string; headers?: Record<string, string>; body?: string | Buffer; timeoutMs?: number; /** Where Portico listens (default 127.0.0.1). */ address?: string };
 
 /**
  * One HTTP request. Like browsers and HTTP libraries (RFC 9112 §9.3.1), an idempotent request that fails on a
@@ -41,7 +41,7 @@ export async function request(port: number, host: string, path: string, opts: Op
 function requestOnce(port: number, host: string, path: string, opts: Opts): Promise<Reply & { reused?: boolean }> {
   return new Promise((resolve) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path, method: opts.method ?? 'GET', agent, headers: { host, ...(opts.headers ?? {}) }, timeout: opts.timeoutMs ?? 10_000 },
+      { host: opts.address ?? '127.0.0.1', port, path, method: opts.method ?? 'GET', agent, headers: { host, ...(opts.headers ?? {}) }, timeout: opts.timeoutMs ?? 10_000 },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
