@@ -172,6 +172,25 @@ describe('loop detection (X-Portico-Hop)', () => {
   });
 });
 
+describe("Portico's own addresses follow its Service", () => {
+  test('a replica added to the published Service later: an Ingress already using its address is refused from then on (until then the hop header ended the loop)', async () => {
+    const late = await selectorless(selfNs, 'late-replica-address', []);
+    cleanups.push(await addServiceVip(late, 80, HOST_ADDR, BASE));
+    await selectorless(ns, 'late', [late]);
+    await ingress('late', {}, 'late');
+    await until('served to the (not yet known) replica: the loop ends with 508', async () => (await get(H('late'), '/', {}, 5_000)).status === 508, 20_000, 100);
+    // The new replica joins Portico's Service (as a new pod would join its EndpointSlice).
+    await admin().request('PATCH', `/apis/discovery.k8s.io/v1/namespaces/${selfNs}/endpointslices/portico-1`, {
+      contentType: 'application/merge-patch+json',
+      body: { endpoints: [replicaAddr, late].map((a) => ({ addresses: [a], conditions: { ready: true } })) },
+    });
+    const ev = await until('ForbiddenEndpoint on late', async () => (await eventsFor('late')).find((e) => e.reason === 'ForbiddenEndpoint'));
+    assert.match(ev.note, new RegExp(`${late.replace(/\./g, '\\.')} \\(one of Portico's own`));
+    await until('503 now, never proxied to the replica', async () => (await get(H('late'), '/', {}, 5_000)).status === 503);
+    assert.equal((await get(H('ok'), '/')).status, 200);
+  });
+});
+
 describe("auth-url and mirror-target stay in the Ingress's namespace (ConfigMap allow-cross-namespace-auth)", () => {
   test("another namespace's Service, by name or cluster IP: auth fails closed, nothing mirrored, Warnings say why; the switch allows it", async () => {
     const victimNs = await uniqueNamespace('victim');
