@@ -172,6 +172,68 @@ describe('loop detection (X-Portico-Hop)', () => {
   });
 });
 
+describe("Portico's own addresses follow its Service", () => {
+  test('a replica added to the published Service later: an Ingress already using its address is refused from then on (until then the hop header ended the loop)', async () => {
+    const late = await selectorless(selfNs, 'late-replica-address', []);
+    cleanups.push(await addServiceVip(late, 80, HOST_ADDR, BASE));
+    await selectorless(ns, 'late', [late]);
+    await ingress('late', {}, 'late');
+    await until('served to the (not yet known) replica: the loop ends with 508', async () => (await get(H('late'), '/', {}, 5_000)).status === 508, 20_000, 100);
+    // The new replica joins Portico's Service (as a new pod would join its EndpointSlice).
+    await admin().request('PATCH', `/apis/discovery.k8s.io/v1/namespaces/${selfNs}/endpointslices/portico-1`, {
+      contentType: 'application/merge-patch+json',
+      body: { endpoints: [replicaAddr, late].map((a) => ({ addresses: [a], conditions: { ready: true } })) },
+    });
+    const ev = await until('ForbiddenEndpoint on late', async () => (await eventsFor('late')).find((e) => e.reason === 'ForbiddenEndpoint'));
+    assert.match(ev.note, new RegExp(`${late.replace(/\./g, '\\.')} \\(one of Portico's own`));
+    await until('503 now, never proxied to the replica', async () => (await get(H('late'), '/', {}, 5_000)).status === 503);
+    assert.equal((await get(H('ok'), '/')).status, 200);
+  });
+});
+
+describe("auth-url and mirror-target stay in the Ingress's namespace (ConfigMap allow-cross-namespace-auth)", () => {
+  test("another namespace's Service, by name or cluster IP: auth fails closed, nothing mirrored, Warnings say why; the switch allows it", async () => {
+    const victimNs = await uniqueNamespace('victim');
+    cleanups.push(() => deleteNamespace(victimNs));
+    await createService(victimNs, 'secret', 'secret');
+    await addPod(victimNs, 'secret-1', { labels: { app: 'secret' } });
+    const victimIP = (await admin().request<{ spec: { clusterIP: string } }>('GET', `/api/v1/namespaces/${victimNs}/services/secret`)).spec.clusterIP;
+    const target = `http://secret.${victimNs}.svc.cluster.local`;
+    await ingress('xauth', { [`${N}auth-url`]: `${target}/verify` });
+    await ingress('xauthip', { [`${N}auth-url`]: `http://${victimIP}/verify` });
+    await ingress('xmirror', { [`${N}mirror-target`]: `${target}$request_uri` });
+    const warned = async (name: string, re: RegExp) =>
+      until(`a Warning on ${name}`, async () => (await eventsFor(name)).find((e) => e.type === 'Warning' && re.test(e.note)));
+    await warned('xauth', new RegExp(`names Service ${victimNs}/secret of another namespace: only Services of the Ingress's own namespace may be named`));
+    await warned('xauthip', new RegExp(`points at ${victimIP.replace(/\./g, '\\.')}, the cluster IP of Service ${victimNs}/secret of another namespace`));
+    const mw = await warned('xmirror', /of another namespace/);
+    assert.equal((await eventsFor('xmirror')).find((e) => e.note === mw.note)?.reason, 'MirrorUnavailable');
+    await settled();
+    const marker = `x-${RUN}`;
+    assert.equal((await get(H('xauth'), `/?m=${marker}`)).status, 503, 'fails closed, never served without its auth');
+    assert.equal((await get(H('xauthip'), `/?m=${marker}`)).status, 503);
+    const mirrored = await get(H('xmirror'), `/?m=${marker}`);
+    assert.equal(mirrored.json().pod, 'web-1', 'the Ingress itself is served');
+    // The copy would be sent while the client's request is proxied: once that answered, nothing reached the victim.
+    assert.deepEqual((await podRequests(victimNs, 'secret-1')).filter((x) => x.path.includes(marker)), [], 'the other namespace received nothing');
+
+    // The switch (the administrator's): the same objects now reach the other namespace.
+    await admin().request('PUT', `/api/v1/namespaces/${selfNs}/configmaps/portico`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'portico' }, data: { 'worker-processes': '1', 'allow-cross-namespace-auth': 'true' } } });
+    try {
+      const ok = await until('auth-url to the other namespace applies', async () => { const r = await get(H('xauth'), `/?m=${marker}-on`); return r.status === 200 && r; });
+      assert.equal(ok.json().pod, 'web-1');
+      await until('the mirror copy arrives', async () => {
+        await get(H('xmirror'), `/?m=${marker}-copy`);
+        return (await podRequests(victimNs, 'secret-1')).some((x) => x.path.includes(`${marker}-copy`));
+      });
+      assert.ok((await podRequests(victimNs, 'secret-1')).some((x) => x.path === '/verify'), 'the auth subrequest reached the other namespace');
+    } finally {
+      await admin().request('PUT', `/api/v1/namespaces/${selfNs}/configmaps/portico`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'portico' }, data: { 'worker-processes': '1' } } });
+    }
+    await until('refused again without the switch', async () => (await get(H('xauth'), '/')).status === 503);
+  });
+});
+
 describe('client-sent X-Real-IP / X-Forwarded-* never reach error-page and mirror backends', () => {
   const spoofed = { 'X-Real-IP': '192.0.2.66', 'X-Forwarded-For': '192.0.2.66', 'X-Forwarded-Proto': 'gopher', 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Port': '1' };
   const expectClean = (h: Record<string, string | string[] | undefined>, host: string, what: string) => {

@@ -757,6 +757,12 @@ export interface Backend {
   /** ExternalName services: a DNS name the gateway resolves into endpoints, and the port to use. */
   externalName?: string;
   externalPort?: number;
+  /**
+   * An auth-url / mirror-target host of an Ingress (not a Service DNS name): addresses it resolves to that are a
+   * Service's cluster IP are refused too (gateway/externalnames.ts), so a name cannot reach another namespace's
+   * Service where the Service's own name would be refused (ConfigMap allow-cross-namespace-auth off).
+   */
+  noClusterIPs?: true;
   /** Why the backend has no endpoints (for events / logs), e.g. "service default/foo not found". */
   unavailableReason?: string;
   /**

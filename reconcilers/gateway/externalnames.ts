@@ -6,6 +6,21 @@ import { ingressRef, type TranslateEvent } from '../translate/translate.ts';
 import type { Backend, GatewayConfig } from '../config/types.ts';
 import { serviceOfBackend } from './endpoint-updates.ts';
 import type { ExternalNameResolver } from './resolver.ts';
+import { clusterIpIndex, serviceOfAddress } from '../translate/cluster-ips.ts';
+
+/** Ingresses whose auth-url or mirror-target is this host and port (to report a refusal on; rare, so a scan). */
+function callersOf(model: Model, host: string, port: number): string[] {
+  const out: string[] = [];
+  for (const ing of model.snapshot().ingresses.values()) {
+    for (const t of [ing.annotations['auth-url']?.target, ing.annotations['mirror-target']?.target]) {
+      if (t?.kind === 'host' && t.host === host && t.port === port) {
+        out.push(ing.key);
+        break;
+      }
+    }
+  }
+  return out;
+}
 
 /**
  * ExternalName backends: endpoints from DNS (resolved outside the pure translation), refused addresses dropped
@@ -23,6 +38,7 @@ export function resolveExternalNames(desired: GatewayConfig, resolver: ExternalN
     }
   }
   resolver.use(names);
+  let vips: Map<string, string> | undefined;
   let copied = false;
   for (const id of external) {
     const original = desired.data.backends[id] as Backend;
@@ -32,7 +48,18 @@ export function resolveExternalNames(desired: GatewayConfig, resolver: ExternalN
     const b: Backend = { ...original };
     desired.data.backends[id] = b;
     touched?.add(id); // a new object every sync: the diff must look at it
-    const e = resolver.get(b.externalName as string);
+    let e = resolver.get(b.externalName as string);
+    // An Ingress's auth-url / mirror-target host: a Service's cluster IP is reached by the Service's name, which the
+    // translation checks for the namespace; by another name it is refused (allow-cross-namespace-auth off).
+    if (e && b.noClusterIPs && e.addresses.length) {
+      vips ??= clusterIpIndex(model.snapshot().services.values());
+      const table = vips;
+      const vip = e.addresses.filter((a) => serviceOfAddress(table, a));
+      if (vip.length) {
+        const refused = vip.map((address) => ({ address, reason: `the cluster IP of Service ${serviceOfAddress(table, address)} (name a Service of the Ingress's own namespace as <service>.<namespace>.svc instead)` }));
+        e = { ...e, addresses: e.addresses.filter((a) => !vip.includes(a)), refused: [...e.refused, ...refused] };
+      }
+    }
     if (!e) b.unavailableReason = `resolving ExternalName ${b.externalName}`;
     else if (e.error) b.unavailableReason = `ExternalName ${b.externalName} does not resolve: ${e.error}`;
     else if (!e.addresses.length && e.refused.length)
@@ -41,8 +68,15 @@ export function resolveExternalNames(desired: GatewayConfig, resolver: ExternalN
     else b.endpoints = e.addresses.map((address) => ({ address, port: b.externalPort as number, weight: 1 }));
     if (e?.refused.length) {
       const svc = serviceOfBackend(b.id)?.serviceKey;
-      const msg = `Service ${svc} (ExternalName ${b.externalName}) resolves to ${e.refused.map((r) => `${r.address} (${r.reason})`).join(', ')}; Portico never proxies there${e.addresses.length ? '' : ', so paths using it answer 503'}`;
-      for (const ingKey of svc ? model.ingressesUsingService(svc) : []) events.push({ ref: ingressRef(ingKey), type: 'Warning', reason: 'ForbiddenEndpoint', message: msg });
+      const list = e.refused.map((r) => `${r.address} (${r.reason})`).join(', ');
+      if (svc) {
+        const msg = `Service ${svc} (ExternalName ${b.externalName}) resolves to ${list}; Portico never proxies there${e.addresses.length ? '' : ', so paths using it answer 503'}`;
+        for (const ingKey of model.ingressesUsingService(svc)) events.push({ ref: ingressRef(ingKey), type: 'Warning', reason: 'ForbiddenEndpoint', message: msg });
+      } else {
+        // An auth-url / mirror-target host: reported on the Ingresses that name it.
+        const msg = `auth-url / mirror-target host ${b.externalName} resolves to ${list}; Portico never proxies there${e.addresses.length ? '' : ', so the auth subrequest fails (the request is refused) and nothing is mirrored'}`;
+        for (const ingKey of callersOf(model, b.externalName as string, b.externalPort as number)) events.push({ ref: ingressRef(ingKey), type: 'Warning', reason: 'ForbiddenEndpoint', message: msg });
+      }
     }
   }
   return events;

@@ -12,7 +12,7 @@ import { modsecuritySnippetConfigSchema } from '../annotations/modsecurity.ts';
 import { isCidr } from '../../crds/schema/plugin-config.ts';
 import { regexProblem } from '../translate/regex-path.ts';
 
-export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
+export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
   loadBalance: 'round_robin' | 'ewma';
   workerShutdownTimeoutSeconds: number;
   /** Status of requests refused by the limit-rps / limit-rpm annotations (ingress-nginx's limit-req-status-code). */
@@ -23,6 +23,11 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'workerShutdown
   allowSnippetAnnotations: boolean;
   /** ingress-nginx's annotations-risk-level: annotations of a higher risk are refused (reconcilers/annotations/risk.ts). */
   annotationsRiskLevel: Risk;
+  /**
+   * Portico's own switch: auth-url and mirror-target may reach Services (by DNS name or cluster IP) of other
+   * namespaces than the Ingress's. Off: only the Ingress's own namespace, like every other reference.
+   */
+  allowCrossNamespaceAuth: boolean;
   /**
    * ingress-nginx's global external authentication (global-auth-*), kept as written: the translation validates
    * them together (reconcilers/annotations/plugins.ts globalAuthSpec), so an invalid one fails the Ingresses it
@@ -375,6 +380,7 @@ export const CONFIG_KEYS = {
   'hsts-preload': key('hstsPreload', boolSchema, false, 'HSTS preload'),
   'lua-shared-dicts': key('luaSharedDicts', luaSharedDictsSchema, DEFAULT_LUA_SHARED_DICTS, 'Shared memory for backends and certificates, e.g. "configuration_data: 256, certificate_data: 64" (MB, or k/m suffix; 1 MB–1 GB). A full zone refuses writes (logged, counted), never evicts'),
   'allow-snippet-annotations': key('allowSnippetAnnotations', boolSchema, false, 'Allow the configuration-snippet / server-snippet annotations (as ingress-nginx ≥ 1.9, off by default); they also need annotations-risk-level: Critical. Snippets are parsed and compiled from an allowlist, never pasted into nginx.conf'),
+  'allow-cross-namespace-auth': key('allowCrossNamespaceAuth', boolSchema, false, 'Let the auth-url and mirror-target annotations reach Services of other namespaces (by <svc>.<ns>.svc name or cluster IP). Off (Portico\'s default; ingress-nginx has no such limit): an Ingress may name only Services of its own namespace, and a host name or IP literal that is a Service\'s cluster IP is refused, so an auth reply or a mirrored request body never crosses namespaces; a refused auth-url fails the Ingress closed, a refused mirror-target mirrors nothing. External URLs stay allowed (never to loopback, link-local, metadata or Portico\'s own addresses). The ConfigMap\'s global-auth-url is the administrator\'s and may name any namespace'),
   'annotations-risk-level': key('annotationsRiskLevel', riskLevelSchema, 'high', 'Low, Medium, High or Critical (ingress-nginx ≥ 1.12; default High): annotations of a higher risk (see the annotation table) are refused with a RiskyAnnotation Warning and not applied; refused access control fails the Ingress closed'),
   'global-auth-url': key('globalAuthUrl', rawText, '', 'External authentication for every Ingress (as the auth-url annotation: an http(s) URL, a Service DNS name goes to its endpoints) unless it sets enable-global-auth: "false" or its own auth-url. An invalid value in any global-auth-* key makes every Ingress it applies to fail closed (503)'),
   'global-auth-method': key('globalAuthMethod', rawText, '', 'Method of the global auth subrequest (as auth-method)'),

@@ -16,7 +16,8 @@ const authSlice = slice('oauth2-proxy-x', 'oauth2-proxy', [{ name: 'http', port:
 
 function run(ingresses: ReturnType<typeof ing>[], config: Record<string, string> = {}, extra: { services?: ReturnType<typeof svc>[] } = {}) {
   const m = modelOf({ services: [web, authSvc, ...(extra.services ?? [])], slices: [authSlice], ingresses });
-  if (Object.keys(config).length) m.setGlobalConfig(parseGlobalConfig(config, defaultGlobalConfig()).values);
+  // These tables name Services of other namespaces (the default refusal has its own tests: translate.cross-namespace.test.ts).
+  m.setGlobalConfig(parseGlobalConfig({ 'allow-cross-namespace-auth': 'true', ...config }, defaultGlobalConfig()).values);
   const r = translate(m.snapshot(), { ...OPTS, ownAddresses: ['192.0.2.254'] });
   const routeOf = (host: string, path = '/') => r.config.data.routes[host]?.rules.find((x) => x.path === path)?.route;
   const pluginsOf = (host: string, path = '/') => (routeOf(host, path)?.plugins ?? []).map((id) => ({ id, ...r.config.data.plugins[id] }) as PluginInstance & { id: string });

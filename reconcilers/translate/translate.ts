@@ -21,6 +21,7 @@
 //     ingress-nginx does (see passthroughTarget); the oldest Ingress serving a host decides, its routes stay plain HTTP.
 import { forbiddenAddressReason, parseIp } from './addresses.ts';
 import { namesService } from './self.ts';
+import { clusterIpIndex, serviceOfAddress } from './cluster-ips.ts';
 import { createHash } from 'node:crypto';
 import { PLUGIN_ORDER, type Backend, type Certificate, type ClientAuth, type ConsumerSet, type Endpoint, type GatewayConfig, type GlobalSettings, type HostRoutes, type ModsecurityInstall, type ModsecuritySettings, type PassthroughHost, type PathMatch, type PluginInstance, type Profile, type Route, type RouteConditions, type RouteRule } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
@@ -865,16 +866,24 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
   });
   const globalAuth = !gSpec ? null : 'error' in gSpec ? { error: gSpec.error } : externalAuthInstance(gSpec.spec, 'ConfigMap global-auth-url', authTimeouts);
   /** Auth backends that are not a Service: a host Portico resolves (externalName), or an allowed IP literal. */
-  const extAuthBackends = new Map<string, { host?: string; address?: string; port: number }>();
-  /** Registers the backend of an auth subrequest; why the paths using it must fail closed, or null. */
-  const useAuthTarget = (ref: string, a: NonNullable<AnnotationInstance['auth']>, what: string): string | null => {
+  const extAuthBackends = new Map<string, { host?: string; address?: string; port: number; noClusterIPs?: true }>();
+  let vips: Map<string, string> | undefined;
+  const crossNote = 'only Services of the Ingress\'s own namespace may be named (the ConfigMap\'s allow-cross-namespace-auth: "true" allows others)';
+  /**
+   * Registers the backend of an auth subrequest or mirror; why the paths using it must fail closed (or nothing is
+   * mirrored), or null. `ns`: the namespace of the Ingress that names it, whose Services alone it may reach
+   * (unless the ConfigMap allows others); null for the ConfigMap's global-auth-url, which is the administrator's.
+   */
+  const useAuthTarget = (ref: string, a: NonNullable<AnnotationInstance['auth']>, what: string, ns: string | null): string | null => {
     const t = a.target;
     const self = o.selfService;
     if (self && ((t.kind === 'service' && `${t.namespace}/${t.service}` === self) || (t.kind === 'host' && namesService(t.host, self)))) {
       return `${what} ${a.url} names Portico's own Service ${self}, which Portico never proxies to (a request would loop)`;
     }
+    const sameNamespaceOnly = ns !== null && !g0.allowCrossNamespaceAuth;
     if (t.kind === 'service') {
       const key = `${t.namespace}/${t.service}`;
+      if (sameNamespaceOnly && t.namespace !== ns) return `${what} ${a.url} names Service ${key} of another namespace: ${crossNote}`;
       const svc = snap.services.get(key);
       if (!svc) return `${what} ${a.url} names Service ${key}, which does not exist`;
       if (!svc.ports.some((p) => p.port === t.port)) return `${what} ${a.url} names port ${t.port} of Service ${key}, which it does not have`;
@@ -884,10 +893,18 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     if (t.kind === 'ip') {
       const why = forbiddenAddressReason(t.address, own);
       if (why) return `${what} ${a.url} points at ${t.address}, ${why}, which Portico never proxies to`;
+      if (sameNamespaceOnly) {
+        vips ??= clusterIpIndex(snap.services.values());
+        const owner = serviceOfAddress(vips, t.address);
+        if (owner && !owner.startsWith(`${ns}/`)) return `${what} ${a.url} points at ${t.address}, the cluster IP of Service ${owner} of another namespace: ${crossNote}`;
+      }
       extAuthBackends.set(a.backendId, { address: t.address, port: t.port });
       return null;
     }
-    extAuthBackends.set(a.backendId, { host: t.host, port: t.port });
+    // A host name: resolved by the gateway, which refuses cluster IPs for it too when one Ingress naming it may
+    // reach its own namespace only (the stricter caller wins: the backend is shared by host).
+    const prev = extAuthBackends.get(a.backendId);
+    extAuthBackends.set(a.backendId, { host: t.host, port: t.port, ...(sameNamespaceOnly || prev?.noClusterIPs ? { noClusterIPs: true as const } : {}) });
     return null;
   };
 
@@ -914,7 +931,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     const t = a['mirror-target'];
     if (t !== undefined) {
       const backendId = authBackendId(t.target);
-      const why = useAuthTarget(iref, { target: t.target, backendId, url: t.url }, 'mirror-target');
+      const why = useAuthTarget(iref, { target: t.target, backendId, url: t.url }, 'mirror-target', ing.namespace);
       if (why) warn(iref, 'MirrorUnavailable', `${why}; requests are not mirrored`);
       else {
         // The Host header: mirror-host, else the target's host (an IPv6 literal in brackets, as in a URL).
@@ -1006,7 +1023,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       if (ing.annotationPlugins.length) {
         for (const e of annotationInstances(ing, snap.global.limitReqStatusCode, authTimeouts, snap.global.limitConnStatusCode)) {
           if (noAuth && (e.auth || (e.inst.type === 'basic-auth' && e.inst.users))) continue;
-          if (e.auth) unusable(useAuthTarget(owner.ref, e.auth, 'auth-url'));
+          if (e.auth) unusable(useAuthTarget(owner.ref, e.auth, 'auth-url', ing.namespace));
           plugins[e.id] ??= e.inst;
           extra.push(e.id);
         }
@@ -1022,7 +1039,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
       if (globalAuth && !noAuth && ing.annotations['auth-url'] === undefined && ing.annotations['enable-global-auth'] !== false) {
         if ('error' in globalAuth) unusable(`the ConfigMap's global external authentication cannot be applied (${globalAuth.error})`);
         else {
-          unusable(useAuthTarget(owner.ref, globalAuth.auth, 'the ConfigMap\'s global-auth-url'));
+          unusable(useAuthTarget(owner.ref, globalAuth.auth, 'the ConfigMap\'s global-auth-url', null));
           // satisfy: any makes the global authentication one of this Ingress's alternatives: a flagged copy.
           const any = ing.annotations.satisfy === 'any';
           const gid = any ? `${GLOBAL_AUTH_ID}.any` : GLOBAL_AUTH_ID;
@@ -1474,7 +1491,7 @@ export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: Trans
     if (backends[id]) continue;
     backends[id] = e.address !== undefined
       ? { id, endpoints: [{ address: e.address, port: e.port, weight: 1 }], balance: 'round_robin' }
-      : { id, endpoints: [], balance: 'round_robin', externalName: e.host as string, externalPort: e.port };
+      : { id, endpoints: [], balance: 'round_robin', externalName: e.host as string, externalPort: e.port, ...(e.noClusterIPs ? { noClusterIPs: true as const } : {}) };
   }
 
   // ---- routes ---------------------------------------------------------------------------------------------------
