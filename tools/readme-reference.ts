@@ -1,7 +1,7 @@
-// The README's configuration reference is generated from the tables the code validates with (flags, ConfigMap keys,
-// annotations), between `<!-- reference:NAME -->` and `<!-- /reference:NAME -->` markers, so it cannot drift:
-// tools/readme-reference.test.ts fails when README differs from what this produces.
-// Usage: node tools/readme-reference.ts        rewrite README.md in place
+// The configuration reference (flags, ConfigMap keys, annotations) is generated from the tables the code validates
+// with, between `<!-- reference:NAME -->` and `<!-- /reference:NAME -->` markers in the documents of docs/reference/,
+// so it cannot drift: tools/readme-reference.test.ts fails when a document differs from what this produces.
+// Usage: node tools/readme-reference.ts        rewrite docs/reference/*.md in place
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,28 +9,37 @@ import { flagsMarkdown } from '../operator/config.ts';
 import { annotationsMarkdown } from '../reconcilers/annotations/table.ts';
 import { configReferenceMarkdown } from '../reconcilers/model/global-config.ts';
 
-export const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../README.md');
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-export const SECTIONS: Record<string, () => string> = {
-  flags: flagsMarkdown,
-  configmap: configReferenceMarkdown,
-  annotations: annotationsMarkdown,
+type Sections = Record<string, () => string>;
+
+/** Document (path from the repository root) → the generated sections it holds. */
+export const DOCUMENTS: Record<string, Sections> = {
+  'docs/reference/flags.md': { flags: flagsMarkdown },
+  'docs/reference/configmap.md': { configmap: configReferenceMarkdown },
+  'docs/reference/annotations.md': { annotations: annotationsMarkdown },
 };
 
-/** README text with every marked section regenerated; throws when a marker pair is missing. */
-export function regenerate(readme: string): string {
-  let out = readme;
-  for (const [name, gen] of Object.entries(SECTIONS)) {
+/** Every generated section, whichever document holds it. */
+export const SECTIONS: Sections = Object.assign({}, ...Object.values(DOCUMENTS));
+
+/** The text with each of `sections` regenerated; throws when a marker pair is missing. */
+export function regenerate(text: string, sections: Sections = SECTIONS, doc = 'the document'): string {
+  let out = text;
+  for (const [name, gen] of Object.entries(sections)) {
     const open = `<!-- reference:${name} -->`;
     const close = `<!-- /reference:${name} -->`;
     const a = out.indexOf(open);
     const b = out.indexOf(close);
-    if (a < 0 || b < a) throw new Error(`README has no ${open} … ${close} section`);
+    if (a < 0 || b < a) throw new Error(`${doc} has no ${open} … ${close} section`);
     out = `${out.slice(0, a + open.length)}\n${gen()}\n${out.slice(b)}`;
   }
   return out;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  writeFileSync(README, regenerate(readFileSync(README, 'utf8')));
+  for (const [doc, sections] of Object.entries(DOCUMENTS)) {
+    const file = path.join(ROOT, doc);
+    writeFileSync(file, regenerate(readFileSync(file, 'utf8'), sections, doc));
+  }
 }

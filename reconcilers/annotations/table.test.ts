@@ -344,13 +344,13 @@ test('limit-allowlist (ingress-nginx\'s current name) exempts clients, and wins 
   assert.match(annotationPlugins(parseAnnotations({ [`${NGINX_PREFIX}limit-allowlist`]: '10.0.0.0/8' }).values).problems.join(), /limit-allowlist: has no effect without/);
 });
 
-test('the generated reference has a status column and the counts per status, and README shows them', () => {
+test('the generated reference has a status column and the counts per status, and docs/reference/annotations.md shows them', () => {
   const md = annotationsMarkdown();
   const c = statusCounts();
   assert.match(md, /\| annotation \| status \| scope \| risk \|/);
   for (const s of STATUSES) assert.ok(md.includes(`**${c[s]} ${s === 'difference' ? 'with a difference' : s}**`), s);
   for (const n of INGRESS_NGINX) assert.ok(md.includes(`\`${NGINX_PREFIX}${n}\` |`), n);
   assert.match(md, /Traefik's kubernetesIngressNGINX provider/);
-  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-  assert.ok(readme.includes(md), 'README is regenerated (node tools/readme-reference.ts)');
+  const doc = readFileSync(path.join(root, 'docs/reference/annotations.md'), 'utf8');
+  assert.ok(doc.includes(md), 'docs/reference/annotations.md is regenerated (node tools/readme-reference.ts)');
 });
