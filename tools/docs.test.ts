@@ -17,8 +17,8 @@ export function linkTargets(md: string): string[] {
     .replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '') // fenced code blocks
     .replace(/(`+)[\s\S]*?\1/g, ''); // inline code
   const out: string[] = [];
-  for (const m of prose.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+"[^"]*")?\s*\)/g)) out.push(m[1] ?? m[2]);
-  for (const m of prose.matchAll(/^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)) out.push(m[1]);
+  for (const m of prose.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+"[^"]*")?\s*\)/g)) out.push(m[1] ?? m[2] ?? '');
+  for (const m of prose.matchAll(/^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)) out.push(m[1] ?? '');
   return out;
 }
 
