@@ -1,6 +1,7 @@
 -- The plugins: one line each, in the order they run. The engine (plugins.lua) and the configuration check
--- (validate.lua) know plugins only through this list; PLUGIN_ORDER (reconcilers/config/plugins.ts) lists the same
--- names in the same order, which reconcilers/config/plugins.test.ts checks by reading this file and the modules.
+-- (validate.lua) know plugins only through this list; PLUGIN_ORDER (reconcilers/config/types.ts) lists the same
+-- names in the same order, which reconcilers/config/plugin-order.test.ts checks by reading this file and the modules
+-- (so keep `_M.name = "..."` and `_M.order = N` on lines of their own).
 --
 -- A plugin is one module under portico/plugins/ that declares:
 --   name            its type (PluginInstance.type in reconcilers/config/types.ts);
