@@ -17,7 +17,6 @@ import {
   serviceName,
   urlPath,
 } from './common.ts';
-import { PLUGIN_TYPES, type PluginType } from './plugin.ts';
 
 /** Adds a refinement whose issue is reported on `path` (relative to the object). */
 function rule<S extends z.ZodType>(schema: S, check: (v: z.output<S>) => boolean, message: string, path: string[] = []): S {
@@ -216,9 +215,12 @@ export const rewriteConfigSchema = rule(
   'set at least one of path, prefix, regex, host',
 );
 
-// ---- the union ----
+// ---- the list: one line per plugin a Plugin object may configure ----
+// Its `type` literals are the CRD's spec.type enum (PLUGIN_TYPES), in this order. Each type is also a Lua plugin
+// (PLUGIN_ORDER in reconcilers/config/types.ts, nginx-assets/lua/portico/plugins/registry.lua) and has a case in
+// pluginInstanceOf (reconcilers/crds/normalize.ts), which turns the validated settings into what Lua runs.
 
-export const pluginConfigSchema = z.discriminatedUnion('type', [
+export const PLUGIN_CONFIG_SCHEMAS = [
   rateLimitConfigSchema,
   keyAuthConfigSchema,
   basicAuthConfigSchema,
@@ -229,7 +231,15 @@ export const pluginConfigSchema = z.discriminatedUnion('type', [
   externalAuthConfigSchema,
   redirectConfigSchema,
   rewriteConfigSchema,
-]);
+] as const;
+
+type TypeOf<S> = S extends { shape: { type: z.ZodLiteral<infer T> } } ? T : never;
+type TypesOf<L extends readonly unknown[]> = { readonly [K in keyof L]: TypeOf<L[K]> };
+/** The plugin types a Plugin object may have (spec.type), from PLUGIN_CONFIG_SCHEMAS. */
+export const PLUGIN_TYPES = PLUGIN_CONFIG_SCHEMAS.map((s) => s.shape.type.value) as unknown as TypesOf<typeof PLUGIN_CONFIG_SCHEMAS>;
+export type PluginType = (typeof PLUGIN_TYPES)[number];
+
+export const pluginConfigSchema = z.discriminatedUnion('type', PLUGIN_CONFIG_SCHEMAS);
 
 export type RateLimitConfig = z.output<typeof rateLimitConfigSchema>;
 export type KeyAuthConfig = z.output<typeof keyAuthConfigSchema>;

@@ -3,27 +3,19 @@
 // the schemas of plugin-config.ts, which reports the problem in status (Accepted=False, reason InvalidConfig).
 import { z } from 'zod';
 import { crossField, objectName } from './common.ts';
+import { PLUGIN_TYPES, type PluginType } from './plugin-config.ts';
 
-export const PLUGIN_TYPES = [
-  'rate-limit',
-  'key-auth',
-  'basic-auth',
-  'ip-restriction',
-  'cors',
-  'request-headers',
-  'response-headers',
-  'external-auth',
-  'redirect',
-  'rewrite',
-] as const;
-export type PluginType = (typeof PLUGIN_TYPES)[number];
+export { PLUGIN_TYPES, type PluginType };
+
+/** "a, b or c" */
+const alternatives = (xs: readonly string[]) => `${xs.slice(0, -1).join(', ')} or ${xs[xs.length - 1]}`;
 
 export const pluginSpecSchema = crossField(
   z
     .strictObject({
       type: z
         .enum(PLUGIN_TYPES)
-        .describe('The plugin: rate-limit, key-auth, basic-auth, ip-restriction, cors, request-headers, response-headers, external-auth, redirect or rewrite. Its settings go in config (or configFrom).'),
+        .describe(`The plugin: ${alternatives(PLUGIN_TYPES)}. Its settings go in config (or configFrom).`),
       config: z
         .record(z.string(), z.unknown())
         .optional()

@@ -428,6 +428,10 @@ export type ClientAuth =
  * Execution order of plugin types, fixed and documented: the client certificate of the TLS connection
  * (client-cert, checked first as nginx checks it before any phase), who may enter (ip-restriction), CORS preflight, who you
  * are (auth), how much (rate-limit), then what is changed on the way (headers, redirect/rewrite), then proxy.
+ *
+ * The TypeScript side's one table of plugin names: the Lua plugin modules listed in
+ * nginx-assets/lua/portico/plugins/registry.lua, in the same order (plugin-order.test.ts reads that file and each
+ * module's name and order). Each name has a PluginInstance below (checked at compile time).
  */
 export const PLUGIN_ORDER = [
   'client-cert',
@@ -624,6 +628,11 @@ export type PluginInstance = {
       location?: SnippetStatement[];
     }
 );
+
+// Every plugin type has exactly one PluginInstance shape, and every shape is a plugin type (a compile error otherwise).
+type SameKeys<A extends string, B extends string> = [Exclude<A, B>, Exclude<B, A>] extends [never, never] ? true : { missing: Exclude<A, B>; unknown: Exclude<B, A> };
+const pluginInstancesCoverPluginOrder: SameKeys<PluginType, PluginInstance['type']> = true;
+void pluginInstancesCoverPluginOrder;
 
 /** Request-time text: literal strings and variables of an allowlist ({ v: name }), see annotations/auth-url.ts. */
 export type AuthTemplatePart = string | { v: string };

@@ -1,12 +1,13 @@
 -- The plugin engine. Routes with plugins are sent by the router to the plugin location (@portico_lua, or a
 -- directive profile's location) with $portico_plugins = the route's plugin ids joined by ",". There:
---   access()         runs the access handlers in the fixed order (PLUGIN_ORDER in reconcilers/config/types.ts:
---                    client-cert, ip-restriction, cors, key-auth, basic-auth, external-auth, rate-limit, request-headers,
---                    response-headers, redirect, rewrite, snippet; re-sorted here whatever order the ids arrive in, ties
---                    kept in route order); a handler that answers (401, 429, a redirect...) ends the chain;
+--   access()         runs the access handlers in the fixed order (the plugin modules' `order`, as listed in
+--                    portico/plugins/registry.lua: client-cert, ip-restriction, cors, key-auth, basic-auth,
+--                    external-auth, conn-limit, rate-limit, request-headers, response-headers, redirect, rewrite,
+--                    snippet; re-sorted here whatever order the ids arrive in, ties kept in route order); a handler
+--                    that answers (401, 429, a redirect...) ends the chain;
 --   header_filter()  runs the response-header handlers (cors, response-headers), on Portico's own answers too;
---   log()            feeds the balancer's EWMA latencies and passive health (a location-level log handler
---                    replaces the http-level one).
+--   log()            runs the plugin modules' release and log hooks, feeds the balancer's EWMA latencies and
+--                    passive health (a location-level log handler replaces the http-level one).
 -- Plugin instances are data (store "p:<id>"): each worker compiles an instance when a request first needs it and
 -- a chain per distinct id string, and drops both when one of its plugins changes. An id the store does not have
 -- (or an instance that cannot be compiled) fails the request closed: 503, and an error log line naming it.
@@ -17,34 +18,28 @@
 -- type that runs before or with auth (ip-restriction, cors, the auth plugins) are ignored.
 local store = require("portico.store")
 local util = require("portico.plugins.util")
+local registry = require("portico.plugins.registry")
 
 local _M = {}
 
-local ORDER = {
-  -- ingress-nginx's auth-tls-*: the TLS connection's client certificate, checked before anything else (as nginx
-  -- checks it before any phase).
-  ["client-cert"] = 0,
-  ["ip-restriction"] = 1, ["cors"] = 2, ["key-auth"] = 3, ["basic-auth"] = 4, ["external-auth"] = 5,
-  ["conn-limit"] = 6, ["rate-limit"] = 7, ["request-headers"] = 8, ["response-headers"] = 9, ["redirect"] = 10,
-  ["rewrite"] = 11,
-  -- ingress-nginx snippets compiled by the controller (made only from annotations, never a Plugin object): last,
-  -- after every access decision.
-  ["snippet"] = 12,
-}
-local LAST_AUTH = ORDER["external-auth"]
+-- From the plugin modules (registry.lua), once when this module is loaded.
+local PLUGINS = registry.by_name -- type -> module
+local ORDER = {}                 -- type -> order
 -- Plugin types that need the access phase (a subrequest yields); every other chain runs synchronously in the
 -- router (run_sync).
-local ASYNC = { ["external-auth"] = true }
-local MODULES = {
-  ["client-cert"] = "portico.plugins.client_cert",
-  ["ip-restriction"] = "portico.plugins.ip_restriction", ["cors"] = "portico.plugins.cors",
-  ["key-auth"] = "portico.plugins.key_auth", ["basic-auth"] = "portico.plugins.basic_auth",
-  ["external-auth"] = "portico.plugins.external_auth", ["rate-limit"] = "portico.plugins.rate_limit",
-  ["conn-limit"] = "portico.plugins.conn_limit",
-  ["request-headers"] = "portico.plugins.headers", ["response-headers"] = "portico.plugins.headers",
-  ["redirect"] = "portico.plugins.redirect", ["rewrite"] = "portico.plugins.rewrite",
-  ["snippet"] = "portico.plugins.snippet",
-}
+local ASYNC = {}
+-- The order of the last auth plugin: a consumer's own plugins of a type up to it are ignored, and only plugins up to
+-- it may be flagged satisfyAny.
+local LAST_AUTH = -math.huge
+-- Hooks of the log phase (release: also in @portico_deny's).
+local RELEASE, LOG = {}, {}
+for _, m in ipairs(registry.list) do
+  ORDER[m.name] = m.order
+  if m.async then ASYNC[m.name] = true end
+  if m.auth and m.order > LAST_AUTH then LAST_AUTH = m.order end
+  if m.release then RELEASE[#RELEASE + 1] = m.release end
+  if m.log then LOG[#LOG + 1] = m.log end
+end
 _M.ORDER = ORDER
 
 local instances = {} -- plugin id -> compiled instance, or false (cannot be compiled; cleared when it changes)
@@ -70,10 +65,11 @@ local function instance(id)
   if inst == false then return nil, "cannot be compiled" end
   local conf = store.get_plugin(id)
   if not conf then return nil, "is not programmed" end
-  local order, mod = ORDER[conf.type], MODULES[conf.type]
+  local mod = PLUGINS[conf.type]
+  local order = mod and mod.order
   local ok, res
-  if order then
-    ok, res = pcall(function() return require(mod).new(conf, id) end)
+  if mod then
+    ok, res = pcall(mod.new, conf, id)
   else
     ok, res = false, "unknown type " .. tostring(conf.type)
   end
@@ -350,19 +346,17 @@ end
 local balancer = require("portico.balancer")
 local health -- portico.health (passive health checking), when that module exists; false when it does not
 -- (balancer.log reports to health.log as well; health.log counts a request once, so the second call is a no-op.)
--- conn-limit's slot of this request, if it took one (a no-op otherwise).
+-- What the plugins hold for this request (conn-limit's slot), given back: a no-op when they hold nothing.
 local function release()
-  local v = ngx.var.portico_conn_release
-  if v and v ~= "" then require("portico.plugins.conn_limit").release() end
+  for i = 1, #RELEASE do RELEASE[i]() end
 end
 _M.release = release
 
 function _M.log()
   release()
   balancer.log()
-  -- A snippet's response headers waiting for a header filter that never ran (the request ended first).
-  local snippet = package.loaded["portico.plugins.snippet"]
-  if snippet then snippet.forget() end
+  -- E.g. a snippet's response headers waiting for a header filter that never ran (the request ended first).
+  for i = 1, #LOG do LOG[i]() end
   if health == nil then
     local ok, m = pcall(require, "portico.health")
     health = ok and type(m) == "table" and type(m.log) == "function" and m or false

@@ -2,37 +2,18 @@
 -- check on the nginx side: anything malformed is refused as a whole (400) before a byte is stored. Fields the
 -- Lua side does not use are ignored. Each function returns nil when the value is fine, else a message.
 local cjson = require("cjson.safe")
-local ip_restriction = require("portico.plugins.ip_restriction")
+local C = require("portico.check")
 local crypto = require("portico.plugins.crypto")
+local registry = require("portico.plugins.registry")
 
 local _M = {}
 
-local function is_array(t)
-  if type(t) ~= "table" then return false end
-  local n = 0
-  for k in pairs(t) do
-    if type(k) ~= "number" then return false end
-    n = n + 1
-  end
-  return n == #t
-end
-
-local function is_int(v, min, max)
-  return type(v) == "number" and v % 1 == 0 and v >= min and v <= max
-end
-
-local function str(v, max, pattern)
-  return type(v) == "string" and #v > 0 and #v <= max and (not pattern or v:match(pattern) ~= nil)
-end
-
-local ID = "^[a-z0-9][a-z0-9_.-]*$"
--- RFC 6265 cookie-name token: it is written into a Set-Cookie header, so nothing that could end the header.
-local TOKEN = "^[%w!#%$%%&'%*%+%.%^_`|~%-]+$"
+local is_array, is_int, str, array_of, compiles, timeout = C.is_array, C.is_int, C.str, C.array_of, C.compiles, C.timeout
+local header_name, namespace = C.header_name, C.namespace
+local TOKEN, PLUGIN_ID = C.TOKEN, C.PLUGIN_ID
 local ALGORITHMS = { round_robin = true, ewma = true, chash = true, cookie = true }
 
-function _M.backend_id(id)
-  if not str(id, 512, ID) then return "invalid backend id " .. cjson.encode(tostring(id):sub(1, 80)) end
-end
+_M.backend_id = C.backend_id
 
 local function endpoint(e, i)
   if type(e) ~= "table" then return "endpoint " .. i .. " is not an object" end
@@ -125,41 +106,12 @@ local function route_host(h)
   return host(h)
 end
 
-local function timeout(v) return type(v) == "number" and v > 0 and v <= 1e6 end
-
--- Plugin ids ("<namespace>_<name>" and the like) and header names (lower-case RFC 9110 tokens).
-local PLUGIN_ID = "^[a-z0-9][a-z0-9_.-]*$"
-local HEADER = "^[a-z0-9!#%$%%&'%*%+%.%^_`|~%-]+$"
--- Header values: printable ASCII (and tab), never CR/LF — they are sent literally. May be empty.
-local VALUE = "^[\t\32-\126]*$"
 local METHOD = "^[A-Z][A-Z0-9_-]*$"
-local NAMESPACE = "^[a-z0-9][a-z0-9-]*$"
--- A URI path (as nginx has it in $uri or sends it): RFC 3986 path characters and percent.
-local PATH = "^/[%w%-%._~!%$&'%(%)%*%+,;=:@/%%]*$"
 
 function _M.plugin_id(id)
   if not str(id, 253, PLUGIN_ID) then return "invalid plugin id " .. cjson.encode(tostring(id):sub(1, 80)) end
 end
 
-local function namespace(ns)
-  if not str(ns, 63, NAMESPACE) or ns:sub(-1) == "-" then return "invalid namespace " .. cjson.encode(tostring(ns):sub(1, 80)) end
-end
-
--- Whether PCRE (ngx.re, as the router and plugins use it) compiles the pattern.
-local function compiles(pattern)
-  local ok, _, err = pcall(ngx.re.find, "", pattern, "j")
-  return ok and err == nil
-end
-
-local function array_of(v, max, each)
-  if not is_array(v) or #v > max then return false end
-  for i = 1, #v do
-    if not each(v[i]) then return false end
-  end
-  return true
-end
-
-local function header_name(v) return str(v, 256, HEADER) end
 local function plugin_ref(v) return str(v, 253, PLUGIN_ID) end
 
 -- RouteRule.conditions: { methods?: [METHOD], headers?: [{name, type, value}], query?: [{name, type, value}] }
@@ -305,420 +257,22 @@ function _M.backends_body(body)
   return upsert_remove(body, nil, _M.backend, _M.backend_id)
 end
 
--- Plugin instances (PluginInstance in reconcilers/config/types.ts), per type. Optional fields may be absent;
--- lists may be empty.
-local REDIRECT_STATUS = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true }
--- Headers whose values frame the message or the connection: a plugin must not change them.
--- external-auth's ingress-nginx mode (auth-url): templates are literal text and variables of an allowlist.
-local REDIRECT_VARS = { scheme = true, host = true, http_host = true, request_uri = true, escaped_request_uri = true,
-  uri = true, rd = true }
-local KEY_VARS = { remote_user = true, remote_addr = true, host = true, http_host = true, request_uri = true, uri = true,
-  scheme = true, request_method = true }
-local function key_var(v)
-  return KEY_VARS[v] or ((v:match("^http_[a-z0-9_]+$") or v:match("^cookie_[%w_]+$") or v:match("^arg_[%w_]+$")) ~= nil and #v <= 70)
-end
-local function template(parts, allowed)
-  if not is_array(parts) or #parts == 0 or #parts > 64 then return false end
-  for _, p in ipairs(parts) do
-    if type(p) == "string" then
-      if not str(p, 2048, "^[\33-\126]+$") then return false end
-    elseif type(p) ~= "table" or type(p.v) ~= "string" or not allowed(p.v) then
-      return false
-    end
-  end
-  return true
-end
--- auth-proxy-set-headers: header names it may not set, and values of printable text and nginx variable names.
-local AUTH_HEADER_REFUSED = { host = true, ["content-length"] = true, ["transfer-encoding"] = true, connection = true,
-  ["keep-alive"] = true, upgrade = true, te = true, trailer = true, ["proxy-connection"] = true, expect = true }
-local function header_template(parts)
-  if not is_array(parts) or #parts == 0 or #parts > 64 then return false end
-  for _, p in ipairs(parts) do
-    if type(p) == "string" then
-      if p ~= "" and not str(p, 1024, "^[\32-\126]*$") then return false end
-    elseif type(p) ~= "table" or not str(p.v, 64, "^[a-z_][a-z0-9_]*$") then
-      return false
-    end
-  end
-  return true
-end
-local function ingress_nginx_auth(n)
-  if type(n) ~= "table" or #n > 0 then return "ingressNginx must be an object" end
-  if n.scheme ~= "http" and n.scheme ~= "https" then return "ingressNginx.scheme must be http or https" end
-  if not str(n.host, 253, "^[%w.:-]+$") then return "invalid ingressNginx.host" end
-  if n.method ~= nil and not str(n.method, 16, "^[A-Z]+$") then return "invalid ingressNginx.method" end
-  local redirect = function(v) return REDIRECT_VARS[v] == true end
-  if n.requestRedirect ~= nil and not template(n.requestRedirect, redirect) then return "invalid ingressNginx.requestRedirect" end
-  if n.signin ~= nil and not template(n.signin, redirect) then return "invalid ingressNginx.signin" end
-  if n.cache ~= nil then
-    if type(n.cache) ~= "table" or not template(n.cache.key, key_var) then return "invalid ingressNginx.cache.key" end
-    if type(n.cache.ttl) ~= "table" or next(n.cache.ttl) == nil then return "invalid ingressNginx.cache.ttl" end
-    for k, v in pairs(n.cache.ttl) do
-      if type(k) ~= "string" or not (k == "any" or k:match("^[1-5]%d%d$")) or type(v) ~= "number" or v <= 0 or v > 31536000 then
-        return "invalid ingressNginx.cache.ttl"
-      end
-    end
-  end
-  if type(n.alwaysSetCookie) ~= "boolean" then return "ingressNginx.alwaysSetCookie must be a boolean" end
-  local t = n.timeouts
-  if type(t) ~= "table" or not timeout(t.connect) or not timeout(t.send) or not timeout(t.read) then return "invalid ingressNginx.timeouts" end
-  if n.setHeaders ~= nil then
-    if not is_array(n.setHeaders) or #n.setHeaders > 64 then return "invalid ingressNginx.setHeaders" end
-    for _, h in ipairs(n.setHeaders) do
-      if type(h) ~= "table" or not str(h.name, 64, "^[a-z0-9-]+$") or AUTH_HEADER_REFUSED[h.name] then return "invalid ingressNginx.setHeaders name" end
-      if not header_template(h.value) then return "invalid ingressNginx.setHeaders value" end
-    end
-  end
-end
-
-local FRAMING = { ["content-length"] = true, ["transfer-encoding"] = true, ["connection"] = true, ["keep-alive"] = true,
-  ["upgrade"] = true, ["te"] = true, ["trailer"] = true, ["proxy-connection"] = true }
-local REQUEST_ONLY = { ["host"] = true, ["expect"] = true }
-
-local function bool_or_nil(v) return v == nil or type(v) == "boolean" end
-local function refusal_status(v) return v == nil or is_int(v, 400, 599) end
-
-local function origin(o)
-  if o == "*" then return true end
-  if not str(o, 512) then return false end
-  local scheme, rest = o:match("^(%a[%w+.-]*)://(.+)$")
-  if not scheme then return false end
-  rest = rest:gsub("^%*%.", "", 1)
-  local host, port = rest:match("^(.-)(:%d+)$")
-  if not host then host = rest end
-  if port and not is_int(tonumber(port:sub(2)), 1, 65535) then return false end
-  return host:match("^[%w.-]+$") ~= nil or host:match("^%[[%x:.]+%]$") ~= nil
-end
-
-local function hostname(h) return str(h, 253, "^[%w.-]+$") or str(h, 64, "^%[[%x:.]+%]$") end
-
-local function prefix_pair(p)
-  return type(p) == "table" and str(p.from, 2048, PATH) and str(p.to, 2048, PATH)
-end
-
--- A replacement template for ngx.re.sub: literal text with $0-$9, ${n} and $$ only.
-local function replacement(r)
-  if type(r) ~= "string" or #r > 2048 or not r:match("^[\32-\126]*$") then return false end
-  local rest = r:gsub("%$%$", ""):gsub("%${%d+}", ""):gsub("%$%d", "")
-  return not rest:find("$", 1, true)
-end
-
-local function name_values(list, forbidden)
-  if not is_array(list) or #list > 64 then return false end
-  for _, h in ipairs(list) do
-    if type(h) ~= "table" or not header_name(h.name) or forbidden[h.name] or FRAMING[h.name] then return false end
-    if type(h.value) ~= "string" or #h.value > 4096 or not h.value:match(VALUE) then return false end
-  end
-  return true
-end
-
-local HASHES = {
-  function(h) -- sha256$<salt hex>$<64 hex>
-    local salt, hex = h:match("^sha256%$(%x+)%$(%x+)$")
-    return salt ~= nil and #salt <= 128 and #hex == 64
-  end,
-  function(h) return #h == 33 and h:match("^{SHA}[%w+/]+=*$") ~= nil end,
-  -- bcrypt, and in htpasswd files (ingress-nginx auth-secret) crypt(3) md5/sha256/sha512 and traditional DES: only
-  -- within the cost bounds (crypto.crypt_work), so a configuration that bypassed the controller cannot stall a worker.
-  function(h) return #h == 60 and h:match("^%$2[aby]%$%d%d%$[./%w]+$") ~= nil and crypto.crypt_work(h) ~= nil end,
-  function(h) return #h <= 64 and h:match("^%$apr1%$[./%w]+%$[./%w]+$") ~= nil end,
-  function(h) return #h <= 256 and h:match("^%$[156]%$[^:%s]+$") ~= nil and crypto.crypt_work(h) ~= nil end,
-  function(h) return #h == 13 and h:match("^[./%w]+$") ~= nil end,
-}
-local function password_hash(h)
-  if type(h) ~= "string" then return false end
-  for _, f in ipairs(HASHES) do
-    if f(h) then return true end
-  end
-  return false
-end
-
--- Client CIDRs exempt from a limit (rate-limit, conn-limit: ingress-nginx's limit-allowlist). nil when valid.
-local function exempt_list(list)
-  if not is_array(list) or #list > 4096 then return "exempt must be an array" end
-  for _, c in ipairs(list) do
-    local ok, why = ip_restriction.parse_cidr(c)
-    if not ok then return "exempt: " .. cjson.encode(tostring(c):sub(1, 80)) .. " " .. why end
-  end
-end
-
--- client-cert (auth-tls-*): the redirect target of auth-tls-error-page is an absolute http(s) URL of RFC 3986
--- characters without user info, fragment, quotes, spaces or "$"; match-cn a regex of printable characters.
-local VERIFY_CLIENT = { on = true, off = true, optional = true, optional_no_ca = true }
-local ERROR_PAGE = "^[Hh][Tt][Tt][Pp][Ss]?://[%w%.%-]+[%w%.%-_~!&%*%+,=:@%%/%?]*$"
-
-local checks = {
-  ["client-cert"] = function(p)
-    if not VERIFY_CLIENT[p.verify] then return "verify must be on, off, optional or optional_no_ca" end
-    if p.verify ~= "off" or p.caId ~= nil then
-      if not str(p.caId, 30, "^[0-9a-f]+$") or #p.caId ~= 30 then return "invalid caId" end
-    end
-    if p.errorPage ~= nil and (not str(p.errorPage, 2048, ERROR_PAGE) or p.errorPage:match("^[^:]+://([^/?]*)"):find("@", 1, true)) then
-      return "errorPage must be an absolute http(s) URL (no user info, variables, quotes or spaces)"
-    end
-    if not bool_or_nil(p.passCertificate) then return "passCertificate must be a boolean" end
-    -- (Whether PCRE compiles it is the plugin's business: one that does not fails its paths closed, not this push.)
-    if p.matchCn ~= nil and (not str(p.matchCn, 256, "^[\32-\126]+$") or p.matchCn:find("[{};#\"'`]")) then
-      return "matchCn: printable ASCII without braces, quotes, \";\" or \"#\""
-    end
-  end,
-  ["ip-restriction"] = function(p)
-    for _, what in ipairs({ "allow", "deny" }) do
-      local list = p[what]
-      if list ~= nil then
-        if not is_array(list) or #list > 4096 then return what .. " must be an array" end
-        for _, c in ipairs(list) do
-          local ok, why = ip_restriction.parse_cidr(c)
-          if not ok then return what .. ": " .. cjson.encode(tostring(c):sub(1, 80)) .. " " .. why end
-        end
-      end
-    end
-    if not refusal_status(p.status) then return "status must be 400-599" end
-  end,
-  ["cors"] = function(p)
-    if not array_of(p.allowOrigins, 256, origin) or #p.allowOrigins == 0 then return "allowOrigins must be a non-empty array of origins" end
-    if p.allowMethods ~= nil and not array_of(p.allowMethods, 32, function(m) return str(m, 32, TOKEN) end) then return "invalid allowMethods" end
-    if p.allowHeaders ~= nil and not array_of(p.allowHeaders, 128, header_name) then return "invalid allowHeaders" end
-    if p.exposeHeaders ~= nil and not array_of(p.exposeHeaders, 128, header_name) then return "invalid exposeHeaders" end
-    if not bool_or_nil(p.allowCredentials) then return "allowCredentials must be a boolean" end
-    if p.maxAgeSeconds ~= nil and not is_int(p.maxAgeSeconds, 0, 31536000) then return "invalid maxAgeSeconds" end
-  end,
-  ["key-auth"] = function(p)
-    local err = namespace(p.namespace)
-    if err then return err end
-    if p.header ~= nil and not header_name(p.header) then return "invalid header" end
-    if p.query ~= nil and not str(p.query, 256, "^[%w%-%._~]+$") then return "invalid query parameter name" end
-    if not bool_or_nil(p.hideCredentials) then return "hideCredentials must be a boolean" end
-  end,
-  ["basic-auth"] = function(p)
-    local err = namespace(p.namespace)
-    if err then return err end
-    if p.realm ~= nil and (not str(p.realm, 256, "^[\32-\126]+$") or p.realm:find('["\\]')) then return "invalid realm" end
-    if not bool_or_nil(p.hideCredentials) then return "hideCredentials must be a boolean" end
-    if p.users ~= nil then
-      if not is_array(p.users) or #p.users == 0 or #p.users > 10000 then return "users must be a non-empty array" end
-      for _, u in ipairs(p.users) do
-        if type(u) ~= "table" or not str(u.username, 128, "^[\33-\57\59-\126]+$") then return "invalid user name" end
-        if not password_hash(u.hash) then return "unsupported password hash (or cost over the bound) for " .. u.username end
-      end
-    end
-  end,
-  ["external-auth"] = function(p)
-    local err = _M.backend_id(p.backendId)
-    if err then return err end
-    if not str(p.path, 2048, "^/[%w%-%._~!%$&'%(%)%*%+,;=:@/%%?]*$") then return "invalid path" end
-    if p.method ~= nil and p.method ~= "GET" and p.method ~= "POST" and p.method ~= "HEAD" then return "method must be GET, POST or HEAD" end
-    for _, what in ipairs({ "forwardHeaders", "upstreamHeaders", "clientHeaders" }) do
-      if p[what] ~= nil and not array_of(p[what], 128, header_name) then return "invalid " .. what end
-    end
-    for _, h in ipairs(p.upstreamHeaders or {}) do
-      if FRAMING[h] or REQUEST_ONLY[h] then return "upstreamHeaders: " .. h .. " cannot be set" end
-    end
-    for _, h in ipairs(p.clientHeaders or {}) do
-      if FRAMING[h] then return "clientHeaders: " .. h .. " cannot be set" end
-    end
-    if p.timeoutMs ~= nil and not is_int(p.timeoutMs, 1, 600000) then return "timeoutMs must be 1-600000" end
-    if p.ingressNginx ~= nil then return ingress_nginx_auth(p.ingressNginx) end
-  end,
-  ["rate-limit"] = function(p)
-    if not is_int(p.rate, 1, 1000000) then return "rate must be 1-1000000" end
-    if p.periodSeconds ~= 1 and p.periodSeconds ~= 60 then return "periodSeconds must be 1 or 60" end
-    if p.burst ~= nil and not is_int(p.burst, 0, 1000000) then return "burst must be 0-1000000" end
-    if p.by ~= nil and p.by ~= "ip" and p.by ~= "consumer" and p.by ~= "header" then return "by must be ip, consumer or header" end
-    if p.by == "header" and not header_name(p.header) then return "by=header needs a header name" end
-    if p.header ~= nil and not header_name(p.header) then return "invalid header" end
-    if not refusal_status(p.status) then return "status must be 400-599" end
-    if not str(p.key, 253, PLUGIN_ID) then return "invalid key" end
-    if p.exempt ~= nil then return exempt_list(p.exempt) end
-  end,
-  ["conn-limit"] = function(p)
-    if not is_int(p.limit, 1, 1000000) then return "limit must be 1-1000000" end
-    if not refusal_status(p.status) then return "status must be 400-599" end
-    if not str(p.key, 253, PLUGIN_ID) then return "invalid key" end
-    if p.exempt ~= nil then return exempt_list(p.exempt) end
-  end,
-  ["request-headers"] = function(p)
-    for _, what in ipairs({ "set", "add" }) do
-      if p[what] ~= nil and not name_values(p[what], REQUEST_ONLY) then return "invalid " .. what .. " (header names, printable values; framing headers and Host cannot be set)" end
-    end
-    if p.remove ~= nil and not array_of(p.remove, 64, function(h) return header_name(h) and not FRAMING[h] and not REQUEST_ONLY[h] end) then return "invalid remove" end
-  end,
-  ["response-headers"] = function(p)
-    for _, what in ipairs({ "set", "add" }) do
-      if p[what] ~= nil and not name_values(p[what], {}) then return "invalid " .. what .. " (header names, printable values; framing headers cannot be set)" end
-    end
-    if p.remove ~= nil and not array_of(p.remove, 64, function(h) return header_name(h) and not FRAMING[h] end) then return "invalid remove" end
-  end,
-  ["redirect"] = function(p)
-    if not REDIRECT_STATUS[p.status] then return "status must be 301, 302, 303, 307 or 308" end
-    if p.scheme ~= nil and p.scheme ~= "http" and p.scheme ~= "https" then return "scheme must be http or https" end
-    if p.host ~= nil and not hostname(p.host) then return "invalid host" end
-    if p.port ~= nil and not is_int(p.port, 1, 65535) then return "invalid port" end
-    if p.path ~= nil and not str(p.path, 2048, PATH) then return "invalid path" end
-    if p.prefix ~= nil and not prefix_pair(p.prefix) then return "invalid prefix" end
-    if p.path ~= nil and p.prefix ~= nil then return "path and prefix exclude each other" end
-    if not bool_or_nil(p.keepQuery) then return "keepQuery must be a boolean" end
-    for _, k in ipairs({ "requestUri", "stripTrailingSlash", "hostFromRequest" }) do
-      if p[k] ~= nil and p[k] ~= true then return k .. " must be true when present" end
-    end
-  end,
-  ["rewrite"] = function(p)
-    local n = (p.path ~= nil and 1 or 0) + (p.prefix ~= nil and 1 or 0) + (p.regex ~= nil and 1 or 0)
-    if n > 1 then return "path, prefix and regex exclude each other" end
-    if n == 0 and p.host == nil then return "nothing to rewrite" end
-    if p.path ~= nil and not str(p.path, 2048, PATH) then return "invalid path" end
-    if p.prefix ~= nil and not prefix_pair(p.prefix) then return "invalid prefix" end
-    if p.regex ~= nil then
-      local r = p.regex
-      if type(r) ~= "table" or not str(r.pattern, 1024, "^[\32-\126]+$") or not compiles(r.pattern) then return "regex: the pattern does not compile" end
-      if not replacement(r.replacement) then return "regex: invalid replacement ($0-$9, ${n} and $$ only)" end
-      if r.nginx ~= nil and r.nginx ~= true then return "regex: nginx must be true when present" end
-    end
-    if p.host ~= nil and not str(p.host, 253, "^[%w.-]+$") and not str(p.host, 253, "^[%w.-]+:%d+$") then return "invalid host" end
-  end,
-}
-
--- ---- snippet: the compiled ingress-nginx snippets (SnippetStatement, reconcilers/config/types.ts) -------------------
--- The request variables a snippet may read (the same allowlist as reconcilers/annotations/snippets.ts).
-local SNIPPET_VARS = { host = true, uri = true, document_uri = true, request_uri = true, args = true, query_string = true,
-  is_args = true, scheme = true, https = true, remote_addr = true, request_method = true, server_name = true,
-  server_protocol = true, content_type = true, content_length = true }
-local SNIPPET_NAME = "^[a-z_][a-z0-9_]*$"
-local SNIPPET_HEADER = "^[!#%$%%&'%*%+%.%^_`|~%w%-]+$"
-local SNIPPET_TYPE = "^[%w!#%$&%^_%.%+%-]+/[%w!#%$&%^_%.%+%*%-]+$"
-
-local function snippet_var(name)
-  if type(name) ~= "string" or #name > 140 then return false end
-  if SNIPPET_VARS[name] then return true end
-  local rest = name:match("^http_(.+)$") or name:match("^arg_(.+)$") or name:match("^cookie_(.+)$")
-  return rest ~= nil and #rest <= 128 and rest:match("^[a-z0-9_]+$") ~= nil
-end
-
--- A value: parts that are literal text (printable ASCII and tab; `text` also allows newlines), or { v = variable },
--- { c = 1..9 }, { s = snippet variable }.
-local function snippet_value(v, text)
-  if not is_array(v) or #v > 256 then return false end
-  for _, p in ipairs(v) do
-    if type(p) == "string" then
-      if #p > 4096 or not p:match(text and "^[\t\n\32-\126]*$" or VALUE) then return false end
-    elseif type(p) == "table" then
-      local n = 0
-      for _ in pairs(p) do n = n + 1 end
-      if n ~= 1 then return false end
-      if p.v ~= nil then
-        if not snippet_var(p.v) then return false end
-      elseif p.c ~= nil then
-        if not is_int(p.c, 1, 9) then return false end
-      elseif p.s ~= nil then
-        if not str(p.s, 64, SNIPPET_NAME) then return false end
-      else
-        return false
-      end
-    else
-      return false
-    end
-  end
-  return true
-end
-
-local function snippet_header(name, wildcard)
-  if type(name) ~= "string" then return false end
-  local base = name
-  if wildcard and name:sub(-1) == "*" then base = name:sub(1, -2) end
-  if not str(base, 128, SNIPPET_HEADER) or base:find("*", 1, true) then return false end
-  local lower = base:lower()
-  if base ~= name then
-    for f in pairs(FRAMING) do
-      if f:sub(1, #lower) == lower then return false end
-    end
-    return true
-  end
-  return not FRAMING[lower] and lower ~= "upgrade" and lower ~= "te" and lower ~= "trailer"
-end
-
-local function snippet_regex(r) return str(r, 1024, "^[\32-\126]+$") and compiles(r) end
-
-local function snippet_block(list, depth, count)
-  if not is_array(list) then return "a block must be an array" end
-  for i, s in ipairs(list) do
-    count[1] = count[1] + 1
-    if count[1] > 256 then return "more than 256 statements" end
-    local at = "statement " .. i .. ": "
-    if type(s) ~= "table" then return at .. "not an object" end
-    local op = s.op
-    if op == "set" then
-      if not str(s.name, 64, SNIPPET_NAME) or SNIPPET_VARS[s.name] or snippet_var(s.name) then return at .. "invalid variable name" end
-      if not snippet_value(s.value) then return at .. "invalid value" end
-    elseif op == "return" then
-      if not is_int(s.status, 200, 599) or s.status == 444 then return at .. "status must be 200-599" end
-      if s.location ~= nil and (not REDIRECT_STATUS[s.status] and s.status ~= 302 or not snippet_value(s.location)) then return at .. "invalid redirect" end
-      if s.text ~= nil and (s.location ~= nil or not snippet_value(s.text, true)) then return at .. "invalid text" end
-    elseif op == "rewrite" then
-      if not snippet_regex(s.regex) then return at .. "the regex does not compile" end
-      if not snippet_value(s.path) or (s.args ~= nil and not snippet_value(s.args)) then return at .. "invalid replacement" end
-      if type(s.keepArgs) ~= "boolean" or type(s.stop) ~= "boolean" then return at .. "keepArgs and stop must be booleans" end
-      if s.redirect ~= nil and s.redirect ~= 301 and s.redirect ~= 302 then return at .. "redirect must be 301 or 302" end
-    elseif op == "break" then
-      -- nothing else
-    elseif op == "if" then
-      if depth > 0 then return at .. "if blocks do not nest" end
-      local c = s.cond
-      if type(c) ~= "table" then return at .. "invalid condition" end
-      if c.test == "nonempty" then
-        if not snippet_value(c.value) then return at .. "invalid condition" end
-      elseif c.test == "eq" or c.test == "ne" then
-        if not snippet_value(c.left) or not snippet_value(c.right) then return at .. "invalid condition" end
-      elseif c.test == "match" then
-        if not snippet_value(c.left) or not snippet_regex(c.regex) then return at .. "the condition's regex does not compile" end
-        if type(c.caseless) ~= "boolean" or type(c.negate) ~= "boolean" then return at .. "invalid condition" end
-      else
-        return at .. "unknown condition"
-      end
-      local err = snippet_block(s.body, depth + 1, count)
-      if err then return at .. err end
-    elseif op == "response" or op == "request" then
-      local a = s.action
-      if a ~= "set" and a ~= "clear" and not (op == "response" and a == "add") then return at .. "invalid action" end
-      if not snippet_header(s.name, a == "clear") then return at .. "invalid or protected header name" end
-      if op == "request" and (s.name:lower() == "expect" or (s.name:lower() == "host" and (a ~= "set" or s.name ~= "host"))) then return at .. "header " .. s.name .. " cannot be changed" end
-      if a ~= "clear" and not snippet_value(s.value) then return at .. "invalid value" end
-      if s.statuses ~= nil and not array_of(s.statuses, 64, function(x) return is_int(x, 100, 599) end) then return at .. "invalid statuses" end
-      if s.types ~= nil and not array_of(s.types, 64, function(x) return str(x, 129, SNIPPET_TYPE) end) then return at .. "invalid types" end
-      if not bool_or_nil(s.always) or not bool_or_nil(s.replaceOnly) then return at .. "always / replaceOnly must be booleans" end
-    else
-      return at .. "unknown op " .. cjson.encode(tostring(op):sub(1, 20))
-    end
-  end
-end
-
-checks["snippet"] = function(p)
-  if p.server == nil and p.location == nil then return "nothing to run" end
-  local count = { 0 }
-  for _, what in ipairs({ "server", "location" }) do
-    if p[what] ~= nil then
-      local err = snippet_block(p[what], 0, count)
-      if err then return what .. ": " .. err end
-    end
-  end
-end
-
-local SATISFY_ANY_TYPES = { ["ip-restriction"] = true, ["key-auth"] = true, ["basic-auth"] = true, ["external-auth"] = true }
-
+-- Plugin instances (PluginInstance in reconcilers/config/types.ts): the envelope here, the fields by the plugin
+-- module of the type (its check; portico/plugins/registry.lua). Optional fields may be absent; lists may be empty.
 function _M.plugin(id, p)
   local err = _M.plugin_id(id)
   if err then return err end
   if type(p) ~= "table" or #p > 0 then return "plugin " .. id .. " is not an object" end
   if not str(p.name, 512, "^[\32-\126]+$") then return "plugin " .. id .. ": invalid name" end
-  local check = checks[p.type]
-  if not check then return "plugin " .. id .. ": unknown type " .. cjson.encode(tostring(p.type):sub(1, 40)) end
-  err = check(p)
+  local mod = registry.by_name[p.type]
+  if not mod then return "plugin " .. id .. ": unknown type " .. cjson.encode(tostring(p.type):sub(1, 40)) end
+  err = mod.check(p)
   if err then return "plugin " .. id .. " (" .. p.type .. "): " .. err end
   -- ingress-nginx's satisfy: any, on the access plugins its annotations make (plugins.lua: satisfy_any).
-  if p.satisfyAny ~= nil and not (p.satisfyAny == true and SATISFY_ANY_TYPES[p.type]) then
+  if p.satisfyAny ~= nil and not (p.satisfyAny == true and mod.satisfy_any) then
     return "plugin " .. id .. " (" .. p.type .. "): satisfyAny must be true, on an access plugin"
   end
 end
-
 
 -- ConsumerSet: { consumers: [{ name, username, keys: [sha256 hex], basic: [{username, hash}], plugins: [id] }] }
 function _M.consumer_set(ns, set)
@@ -740,7 +294,7 @@ function _M.consumer_set(ns, set)
         if type(b) ~= "table" or not str(b.username, 256, "^[\32-\126]+$") or b.username:find(":", 1, true) then
           return where .. "invalid basic-auth user name"
         end
-        if not password_hash(b.hash) then return where .. "unsupported password hash for " .. b.username .. " (sha256$<salt hex>$<hex>, {SHA}<base64>, bcrypt $2a$/$2b$/$2y$ of cost 4-" .. crypto.MAX_BCRYPT_COST .. ")" end
+        if not crypto.known_hash(b.hash) then return where .. "unsupported password hash for " .. b.username .. " (sha256$<salt hex>$<hex>, {SHA}<base64>, bcrypt $2a$/$2b$/$2y$ of cost 4-" .. crypto.MAX_BCRYPT_COST .. ")" end
       end
     end
     if c.plugins ~= nil and not array_of(c.plugins, 64, plugin_ref) then return where .. "invalid plugins" end

@@ -215,3 +215,13 @@ test('Lua custom error pages and mirroring: route variables, default-backend fal
     /ok - validate: mirror host with CR\/LF is refused/,
   ]);
 });
+
+test('Lua plugin registry: a plugin is one module and one registry line — engine order, validation, log hook; a registry out of order refuses to load', () => {
+  run('registry_test.lua', [
+    /ok - registry: one added line loads the new module/,
+    /ok - registry: validate.lua checks the new type with the module's check/,
+    /ok - registry: the engine runs the new plugin in its order \(after rewrite\)/,
+    /ok - registry: the module's log hook runs in the log phase/,
+    /ok - registry: a module whose order does not ascend down the list is refused/,
+  ]);
+});

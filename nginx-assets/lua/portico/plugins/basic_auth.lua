@@ -18,6 +18,15 @@ local util = require("portico.plugins.util")
 
 local _M = {}
 
+-- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
+_M.name = "basic-auth"
+_M.order = 4
+-- Identifies the client (a consumer): a consumer's own plugins replace or join only those that run after the last
+-- of these (plugins.lua).
+_M.auth = true
+-- May be flagged satisfyAny (ingress-nginx's `satisfy any`, plugins.lua).
+_M.satisfy_any = true
+
 local CACHE_SECONDS = 60
 local CACHE_MAX = 4096
 local BCRYPT_BUDGET = 0.2 -- seconds of bcrypt per second and worker
@@ -133,5 +142,24 @@ end
 
 -- For tests.
 function _M._cache() return cache end
+
+-- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
+local C = require("portico.check")
+local str, is_array, bool_or_nil = C.str, C.is_array, C.bool_or_nil
+
+-- The basic-auth fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
+function _M.check(p)
+  local err = C.namespace(p.namespace)
+  if err then return err end
+  if p.realm ~= nil and (not str(p.realm, 256, "^[\32-\126]+$") or p.realm:find('["\\]')) then return "invalid realm" end
+  if not bool_or_nil(p.hideCredentials) then return "hideCredentials must be a boolean" end
+  if p.users ~= nil then
+    if not is_array(p.users) or #p.users == 0 or #p.users > 10000 then return "users must be a non-empty array" end
+    for _, u in ipairs(p.users) do
+      if type(u) ~= "table" or not str(u.username, 128, "^[\33-\57\59-\126]+$") then return "invalid user name" end
+      if not crypto.known_hash(u.hash) then return "unsupported password hash (or cost over the bound) for " .. u.username end
+    end
+  end
+end
 
 return _M

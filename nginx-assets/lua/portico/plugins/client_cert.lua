@@ -23,6 +23,10 @@ local tlsctx = require("portico.tlsctx")
 
 local _M = {}
 
+-- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
+_M.name = "client-cert"
+_M.order = 0
+
 -- What nginx's optional_no_ca lets through (X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, _SELF_SIGNED_CERT_IN_CHAIN,
 -- _UNABLE_TO_GET_ISSUER_CERT_LOCALLY, _CERT_UNTRUSTED, _UNABLE_TO_VERIFY_LEAF_SIGNATURE), as OpenSSL 1.1 and 3
 -- word them in $ssl_client_verify ("FAILED:<reason>").
@@ -106,6 +110,30 @@ function _M.new(conf)
     match_cn = conf.matchCn,
     access = access,
   }
+end
+
+-- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
+local C = require("portico.check")
+local str, bool_or_nil = C.str, C.bool_or_nil
+-- The redirect target of auth-tls-error-page is an absolute http(s) URL of RFC 3986 characters without user info,
+-- fragment, quotes, spaces or "$"; match-cn a regex of printable characters.
+local VERIFY_CLIENT = { on = true, off = true, optional = true, optional_no_ca = true }
+local ERROR_PAGE = "^[Hh][Tt][Tt][Pp][Ss]?://[%w%.%-]+[%w%.%-_~!&%*%+,=:@%%/%?]*$"
+
+-- The client-cert fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
+function _M.check(p)
+  if not VERIFY_CLIENT[p.verify] then return "verify must be on, off, optional or optional_no_ca" end
+  if p.verify ~= "off" or p.caId ~= nil then
+    if not str(p.caId, 30, "^[0-9a-f]+$") or #p.caId ~= 30 then return "invalid caId" end
+  end
+  if p.errorPage ~= nil and (not str(p.errorPage, 2048, ERROR_PAGE) or p.errorPage:match("^[^:]+://([^/?]*)"):find("@", 1, true)) then
+    return "errorPage must be an absolute http(s) URL (no user info, variables, quotes or spaces)"
+  end
+  if not bool_or_nil(p.passCertificate) then return "passCertificate must be a boolean" end
+  -- (Whether PCRE compiles it is the plugin's business: one that does not fails its paths closed, not this push.)
+  if p.matchCn ~= nil and (not str(p.matchCn, 256, "^[\32-\126]+$") or p.matchCn:find("[{};#\"'`]")) then
+    return "matchCn: printable ASCII without braces, quotes, \";\" or \"#\""
+  end
 end
 
 return _M

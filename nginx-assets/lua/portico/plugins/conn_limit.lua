@@ -12,6 +12,10 @@ local util = require("portico.plugins.util")
 
 local _M = {}
 
+-- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
+_M.name = "conn-limit"
+_M.order = 6
+
 -- Every counter expires on its own after this long, so a worker that dies mid-request cannot pin a slot forever.
 local TTL = 3600
 
@@ -49,13 +53,26 @@ function _M.new(conf, id)
   }
 end
 
--- Gives the request's slot back (log phase, or the answer of a refusal that came after the slot was taken).
+-- Gives the request's slot back (log phase, or the answer of a refusal that came after the slot was taken): the
+-- registry's release hook.
 function _M.release()
   local key = ngx.var.portico_conn_release
   if key == nil or key == "" then return end
   ngx.var.portico_conn_release = ""
   local n = ngx.shared.portico_limits:incr(key, -1, 0)
   if n and n <= 0 then ngx.shared.portico_limits:delete(key) end
+end
+
+-- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
+local C = require("portico.check")
+local str, is_int, refusal_status = C.str, C.is_int, C.refusal_status
+
+-- The conn-limit fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
+function _M.check(p)
+  if not is_int(p.limit, 1, 1000000) then return "limit must be 1-1000000" end
+  if not refusal_status(p.status) then return "status must be 400-599" end
+  if not str(p.key, 253, C.PLUGIN_ID) then return "invalid key" end
+  if p.exempt ~= nil then return ip_restriction.cidr_list(p.exempt, "exempt") end
 end
 
 return _M

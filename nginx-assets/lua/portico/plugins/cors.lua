@@ -20,6 +20,10 @@ local util = require("portico.plugins.util")
 
 local _M = {}
 
+-- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
+_M.name = "cors"
+_M.order = 2
+
 -- "https://*.example.com:8443" -> { scheme, suffix = ".example.com", port = ":8443" | "" }
 local function parse_wildcard(o)
   local scheme, rest = o:match("^(%a[%w+.-]*)://%*(%..+)$")
@@ -139,5 +143,31 @@ function _M.new(conf)
 end
 
 _M.parse_wildcard = parse_wildcard
+
+-- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
+local C = require("portico.check")
+local str, is_int, array_of, header_name, bool_or_nil = C.str, C.is_int, C.array_of, C.header_name, C.bool_or_nil
+
+local function origin(o)
+  if o == "*" then return true end
+  if not str(o, 512) then return false end
+  local scheme, rest = o:match("^(%a[%w+.-]*)://(.+)$")
+  if not scheme then return false end
+  rest = rest:gsub("^%*%.", "", 1)
+  local host, port = rest:match("^(.-)(:%d+)$")
+  if not host then host = rest end
+  if port and not is_int(tonumber(port:sub(2)), 1, 65535) then return false end
+  return host:match("^[%w.-]+$") ~= nil or host:match("^%[[%x:.]+%]$") ~= nil
+end
+
+-- The cors fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
+function _M.check(p)
+  if not array_of(p.allowOrigins, 256, origin) or #p.allowOrigins == 0 then return "allowOrigins must be a non-empty array of origins" end
+  if p.allowMethods ~= nil and not array_of(p.allowMethods, 32, function(m) return str(m, 32, C.TOKEN) end) then return "invalid allowMethods" end
+  if p.allowHeaders ~= nil and not array_of(p.allowHeaders, 128, header_name) then return "invalid allowHeaders" end
+  if p.exposeHeaders ~= nil and not array_of(p.exposeHeaders, 128, header_name) then return "invalid exposeHeaders" end
+  if not bool_or_nil(p.allowCredentials) then return "allowCredentials must be a boolean" end
+  if p.maxAgeSeconds ~= nil and not is_int(p.maxAgeSeconds, 0, 31536000) then return "invalid maxAgeSeconds" end
+end
 
 return _M

@@ -215,4 +215,27 @@ function _M.equal(a, b)
   return acc == 0
 end
 
+-- The password hash formats the data plane checks against (basic-auth users, consumers' basic credentials; what
+-- validate.lua accepts): sha256$<salt hex>$<64 hex>, {SHA}<base64>, and bcrypt and (in htpasswd files, ingress-nginx
+-- auth-secret) crypt(3) md5/sha256/sha512 and traditional DES — only within the cost bounds (crypt_work), so a
+-- configuration that bypassed the controller cannot stall a worker.
+local HASHES = {
+  function(h) -- sha256$<salt hex>$<64 hex>
+    local salt, hex = h:match("^sha256%$(%x+)%$(%x+)$")
+    return salt ~= nil and #salt <= 128 and #hex == 64
+  end,
+  function(h) return #h == 33 and h:match("^{SHA}[%w+/]+=*$") ~= nil end,
+  function(h) return #h == 60 and h:match("^%$2[aby]%$%d%d%$[./%w]+$") ~= nil and _M.crypt_work(h) ~= nil end,
+  function(h) return #h <= 64 and h:match("^%$apr1%$[./%w]+%$[./%w]+$") ~= nil end,
+  function(h) return #h <= 256 and h:match("^%$[156]%$[^:%s]+$") ~= nil and _M.crypt_work(h) ~= nil end,
+  function(h) return #h == 13 and h:match("^[./%w]+$") ~= nil end,
+}
+function _M.known_hash(h)
+  if type(h) ~= "string" then return false end
+  for _, f in ipairs(HASHES) do
+    if f(h) then return true end
+  end
+  return false
+end
+
 return _M

@@ -30,6 +30,17 @@ local cjson = require("cjson.safe")
 
 local _M = {}
 
+-- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
+_M.name = "external-auth"
+_M.order = 5
+-- Identifies the client (a consumer): a consumer's own plugins replace or join only those that run after the last
+-- of these (plugins.lua).
+_M.auth = true
+-- May be flagged satisfyAny (ingress-nginx's `satisfy any`, plugins.lua).
+_M.satisfy_any = true
+-- Must run in the access phase (a subrequest yields): a chain with it is not run synchronously in the router.
+_M.async = true
+
 local function header_list(v)
   if type(v) == "table" then return v end
   return { v }
@@ -362,6 +373,92 @@ function _M.new(conf, id)
     },
     access = access,
   }
+end
+
+-- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
+local C = require("portico.check")
+local str, is_int, is_array, array_of, header_name, timeout = C.str, C.is_int, C.is_array, C.array_of, C.header_name, C.timeout
+local FRAMING, REQUEST_ONLY = C.FRAMING, C.REQUEST_ONLY
+
+-- external-auth's ingress-nginx mode (auth-url): templates are literal text and variables of an allowlist.
+local REDIRECT_VARS = { scheme = true, host = true, http_host = true, request_uri = true, escaped_request_uri = true,
+  uri = true, rd = true }
+local KEY_VARS = { remote_user = true, remote_addr = true, host = true, http_host = true, request_uri = true, uri = true,
+  scheme = true, request_method = true }
+local function key_var(v)
+  return KEY_VARS[v] or ((v:match("^http_[a-z0-9_]+$") or v:match("^cookie_[%w_]+$") or v:match("^arg_[%w_]+$")) ~= nil and #v <= 70)
+end
+local function template(parts, allowed)
+  if not is_array(parts) or #parts == 0 or #parts > 64 then return false end
+  for _, p in ipairs(parts) do
+    if type(p) == "string" then
+      if not str(p, 2048, "^[\33-\126]+$") then return false end
+    elseif type(p) ~= "table" or type(p.v) ~= "string" or not allowed(p.v) then
+      return false
+    end
+  end
+  return true
+end
+-- auth-proxy-set-headers: header names it may not set, and values of printable text and nginx variable names.
+local AUTH_HEADER_REFUSED = { host = true, ["content-length"] = true, ["transfer-encoding"] = true, connection = true,
+  ["keep-alive"] = true, upgrade = true, te = true, trailer = true, ["proxy-connection"] = true, expect = true }
+local function header_template(parts)
+  if not is_array(parts) or #parts == 0 or #parts > 64 then return false end
+  for _, p in ipairs(parts) do
+    if type(p) == "string" then
+      if p ~= "" and not str(p, 1024, "^[\32-\126]*$") then return false end
+    elseif type(p) ~= "table" or not str(p.v, 64, "^[a-z_][a-z0-9_]*$") then
+      return false
+    end
+  end
+  return true
+end
+local function ingress_nginx_auth(n)
+  if type(n) ~= "table" or #n > 0 then return "ingressNginx must be an object" end
+  if n.scheme ~= "http" and n.scheme ~= "https" then return "ingressNginx.scheme must be http or https" end
+  if not str(n.host, 253, "^[%w.:-]+$") then return "invalid ingressNginx.host" end
+  if n.method ~= nil and not str(n.method, 16, "^[A-Z]+$") then return "invalid ingressNginx.method" end
+  local redirect = function(v) return REDIRECT_VARS[v] == true end
+  if n.requestRedirect ~= nil and not template(n.requestRedirect, redirect) then return "invalid ingressNginx.requestRedirect" end
+  if n.signin ~= nil and not template(n.signin, redirect) then return "invalid ingressNginx.signin" end
+  if n.cache ~= nil then
+    if type(n.cache) ~= "table" or not template(n.cache.key, key_var) then return "invalid ingressNginx.cache.key" end
+    if type(n.cache.ttl) ~= "table" or next(n.cache.ttl) == nil then return "invalid ingressNginx.cache.ttl" end
+    for k, v in pairs(n.cache.ttl) do
+      if type(k) ~= "string" or not (k == "any" or k:match("^[1-5]%d%d$")) or type(v) ~= "number" or v <= 0 or v > 31536000 then
+        return "invalid ingressNginx.cache.ttl"
+      end
+    end
+  end
+  if type(n.alwaysSetCookie) ~= "boolean" then return "ingressNginx.alwaysSetCookie must be a boolean" end
+  local t = n.timeouts
+  if type(t) ~= "table" or not timeout(t.connect) or not timeout(t.send) or not timeout(t.read) then return "invalid ingressNginx.timeouts" end
+  if n.setHeaders ~= nil then
+    if not is_array(n.setHeaders) or #n.setHeaders > 64 then return "invalid ingressNginx.setHeaders" end
+    for _, h in ipairs(n.setHeaders) do
+      if type(h) ~= "table" or not str(h.name, 64, "^[a-z0-9-]+$") or AUTH_HEADER_REFUSED[h.name] then return "invalid ingressNginx.setHeaders name" end
+      if not header_template(h.value) then return "invalid ingressNginx.setHeaders value" end
+    end
+  end
+end
+
+-- The external-auth fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
+function _M.check(p)
+  local err = C.backend_id(p.backendId)
+  if err then return err end
+  if not str(p.path, 2048, "^/[%w%-%._~!%$&'%(%)%*%+,;=:@/%%?]*$") then return "invalid path" end
+  if p.method ~= nil and p.method ~= "GET" and p.method ~= "POST" and p.method ~= "HEAD" then return "method must be GET, POST or HEAD" end
+  for _, what in ipairs({ "forwardHeaders", "upstreamHeaders", "clientHeaders" }) do
+    if p[what] ~= nil and not array_of(p[what], 128, header_name) then return "invalid " .. what end
+  end
+  for _, h in ipairs(p.upstreamHeaders or {}) do
+    if FRAMING[h] or REQUEST_ONLY[h] then return "upstreamHeaders: " .. h .. " cannot be set" end
+  end
+  for _, h in ipairs(p.clientHeaders or {}) do
+    if FRAMING[h] then return "clientHeaders: " .. h .. " cannot be set" end
+  end
+  if p.timeoutMs ~= nil and not is_int(p.timeoutMs, 1, 600000) then return "timeoutMs must be 1-600000" end
+  if p.ingressNginx ~= nil then return ingress_nginx_auth(p.ingressNginx) end
 end
 
 return _M

@@ -10,6 +10,12 @@ local band, rshift, lshift = bit.band, bit.rshift, bit.lshift
 
 local _M = {}
 
+-- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
+_M.name = "ip-restriction"
+_M.order = 1
+-- May be flagged satisfyAny (ingress-nginx's `satisfy any`, plugins.lua).
+_M.satisfy_any = true
+
 -- IP literals are parsed by peers.lua (the same parser that vets endpoint addresses).
 local function ipv4(s)
   local a, b, c, d = peers.ipv4_octets(s)
@@ -114,6 +120,32 @@ function _M.new(conf)
     status = conf.status or 403,
     access = access,
   }
+end
+
+-- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
+local C = require("portico.check")
+local cjson = require("cjson.safe")
+local refusal_status = C.refusal_status
+
+-- A list of CIDRs (what: its field, for the message; also rate-limit's and conn-limit's exempt): nil when valid.
+function _M.cidr_list(list, what)
+  if not C.is_array(list) or #list > 4096 then return what .. " must be an array" end
+  for _, c in ipairs(list) do
+    local ok, why = _M.parse_cidr(c)
+    if not ok then return what .. ": " .. cjson.encode(tostring(c):sub(1, 80)) .. " " .. why end
+  end
+end
+
+-- The ip-restriction fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
+function _M.check(p)
+  for _, what in ipairs({ "allow", "deny" }) do
+    local list = p[what]
+    if list ~= nil then
+      local err = _M.cidr_list(list, what)
+      if err then return err end
+    end
+  end
+  if not refusal_status(p.status) then return "status must be 400-599" end
 end
 
 return _M

@@ -9,6 +9,15 @@ local util = require("portico.plugins.util")
 
 local _M = {}
 
+-- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
+_M.name = "key-auth"
+_M.order = 3
+-- Identifies the client (a consumer): a consumer's own plugins replace or join only those that run after the last
+-- of these (plugins.lua).
+_M.auth = true
+-- May be flagged satisfyAny (ingress-nginx's `satisfy any`, plugins.lua).
+_M.satisfy_any = true
+
 local function access(self, ctx)
   local var = ngx.var
   local key = var[self.header_var]
@@ -52,6 +61,19 @@ function _M.new(conf)
     hide = conf.hideCredentials ~= false,
     access = access,
   }
+end
+
+-- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
+local C = require("portico.check")
+local str, header_name, bool_or_nil = C.str, C.header_name, C.bool_or_nil
+
+-- The key-auth fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
+function _M.check(p)
+  local err = C.namespace(p.namespace)
+  if err then return err end
+  if p.header ~= nil and not header_name(p.header) then return "invalid header" end
+  if p.query ~= nil and not str(p.query, 256, "^[%w%-%._~]+$") then return "invalid query parameter name" end
+  if not bool_or_nil(p.hideCredentials) then return "hideCredentials must be a boolean" end
 end
 
 return _M

@@ -18,6 +18,10 @@ local util = require("portico.plugins.util")
 
 local _M = {}
 
+-- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
+_M.name = "rate-limit"
+_M.order = 7
+
 local ceil = math.ceil
 
 local function ident(self, ctx)
@@ -83,6 +87,23 @@ function _M.new(conf, id)
     exempt = (type(conf.exempt) == "table" and #conf.exempt > 0) and ip_restriction.new({ allow = conf.exempt }) or nil,
     access = access,
   }
+end
+
+-- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
+local C = require("portico.check")
+local str, is_int, header_name, refusal_status = C.str, C.is_int, C.header_name, C.refusal_status
+
+-- The rate-limit fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
+function _M.check(p)
+  if not is_int(p.rate, 1, 1000000) then return "rate must be 1-1000000" end
+  if p.periodSeconds ~= 1 and p.periodSeconds ~= 60 then return "periodSeconds must be 1 or 60" end
+  if p.burst ~= nil and not is_int(p.burst, 0, 1000000) then return "burst must be 0-1000000" end
+  if p.by ~= nil and p.by ~= "ip" and p.by ~= "consumer" and p.by ~= "header" then return "by must be ip, consumer or header" end
+  if p.by == "header" and not header_name(p.header) then return "by=header needs a header name" end
+  if p.header ~= nil and not header_name(p.header) then return "invalid header" end
+  if not refusal_status(p.status) then return "status must be 400-599" end
+  if not str(p.key, 253, C.PLUGIN_ID) then return "invalid key" end
+  if p.exempt ~= nil then return ip_restriction.cidr_list(p.exempt, "exempt") end
 end
 
 return _M

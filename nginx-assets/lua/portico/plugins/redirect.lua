@@ -16,6 +16,10 @@ local util = require("portico.plugins.util")
 
 local _M = {}
 
+-- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
+_M.name = "redirect"
+_M.order = 10
+
 local function access(self)
   local var = ngx.var
   local path = var.uri
@@ -62,6 +66,27 @@ function _M.new(conf)
   if conf.prefix then self.from, self.to = util.unescape_path(conf.prefix.from), conf.prefix.to end
   self.absolute = conf.scheme ~= nil or conf.host ~= nil or conf.port ~= nil or self.host_from_request
   return self
+end
+
+-- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
+local C = require("portico.check")
+local str, is_int, bool_or_nil, prefix_pair = C.str, C.is_int, C.bool_or_nil, C.prefix_pair
+
+local function hostname(h) return str(h, 253, "^[%w.-]+$") or str(h, 64, "^%[[%x:.]+%]$") end
+
+-- The redirect fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
+function _M.check(p)
+  if not C.REDIRECT_STATUS[p.status] then return "status must be 301, 302, 303, 307 or 308" end
+  if p.scheme ~= nil and p.scheme ~= "http" and p.scheme ~= "https" then return "scheme must be http or https" end
+  if p.host ~= nil and not hostname(p.host) then return "invalid host" end
+  if p.port ~= nil and not is_int(p.port, 1, 65535) then return "invalid port" end
+  if p.path ~= nil and not str(p.path, 2048, C.PATH) then return "invalid path" end
+  if p.prefix ~= nil and not prefix_pair(p.prefix) then return "invalid prefix" end
+  if p.path ~= nil and p.prefix ~= nil then return "path and prefix exclude each other" end
+  if not bool_or_nil(p.keepQuery) then return "keepQuery must be a boolean" end
+  for _, k in ipairs({ "requestUri", "stripTrailingSlash", "hostFromRequest" }) do
+    if p[k] ~= nil and p[k] ~= true then return k .. " must be true when present" end
+  end
 end
 
 return _M

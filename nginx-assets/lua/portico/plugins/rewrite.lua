@@ -16,6 +16,10 @@ local util = require("portico.plugins.util")
 
 local _M = {}
 
+-- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
+_M.name = "rewrite"
+_M.order = 11
+
 -- $0..$9 and ${n} of a replacement, from a match table (an unmatched group is empty).
 local function expand(tpl, m)
   local out = tpl:gsub("%${(%d+)}", function(d) return m[tonumber(d)] or "" end)
@@ -69,6 +73,33 @@ function _M.new(conf)
     if err then error("invalid regex: " .. err) end
   end
   return self
+end
+
+-- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
+local C = require("portico.check")
+local str, compiles, prefix_pair = C.str, C.compiles, C.prefix_pair
+
+-- A replacement template for ngx.re.sub: literal text with $0-$9, ${n} and $$ only.
+local function replacement(r)
+  if type(r) ~= "string" or #r > 2048 or not r:match("^[\32-\126]*$") then return false end
+  local rest = r:gsub("%$%$", ""):gsub("%${%d+}", ""):gsub("%$%d", "")
+  return not rest:find("$", 1, true)
+end
+
+-- The rewrite fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
+function _M.check(p)
+  local n = (p.path ~= nil and 1 or 0) + (p.prefix ~= nil and 1 or 0) + (p.regex ~= nil and 1 or 0)
+  if n > 1 then return "path, prefix and regex exclude each other" end
+  if n == 0 and p.host == nil then return "nothing to rewrite" end
+  if p.path ~= nil and not str(p.path, 2048, C.PATH) then return "invalid path" end
+  if p.prefix ~= nil and not prefix_pair(p.prefix) then return "invalid prefix" end
+  if p.regex ~= nil then
+    local r = p.regex
+    if type(r) ~= "table" or not str(r.pattern, 1024, "^[\32-\126]+$") or not compiles(r.pattern) then return "regex: the pattern does not compile" end
+    if not replacement(r.replacement) then return "regex: invalid replacement ($0-$9, ${n} and $$ only)" end
+    if r.nginx ~= nil and r.nginx ~= true then return "regex: nginx must be true when present" end
+  end
+  if p.host ~= nil and not str(p.host, 253, "^[%w.-]+$") and not str(p.host, 253, "^[%w.-]+:%d+$") then return "invalid host" end
 end
 
 return _M

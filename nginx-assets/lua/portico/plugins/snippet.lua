@@ -26,6 +26,11 @@ local util = require("portico.plugins.util")
 
 local _M = {}
 
+-- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits. Made
+-- only from annotations (never a Plugin object): last, after every access decision.
+_M.name = "snippet"
+_M.order = 12
+
 local ADD_STATUSES = { [200] = true, [201] = true, [204] = true, [206] = true, [301] = true, [302] = true, [303] = true,
   [304] = true, [307] = true, [308] = true }
 
@@ -76,6 +81,7 @@ end
 function _M.forget()
   if waiting_n > 0 then take() end
 end
+_M.log = _M.forget -- the registry's log hook (plugins.log)
 function _M._waiting() return waiting_n end
 
 -- ---- values ------------------------------------------------------------------------------------------------------
@@ -398,6 +404,136 @@ function _M.new(conf)
   end
   if has_response then self.header_filter = header_filter end
   return self
+end
+
+-- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
+-- The compiled ingress-nginx snippets (SnippetStatement, reconcilers/config/types.ts).
+local C = require("portico.check")
+local cjson = require("cjson.safe")
+local str, is_int, is_array, array_of, bool_or_nil, compiles = C.str, C.is_int, C.is_array, C.array_of, C.bool_or_nil, C.compiles
+local VALUE, FRAMING, REDIRECT_STATUS = C.VALUE, C.FRAMING, C.REDIRECT_STATUS
+-- The request variables a snippet may read (the same allowlist as reconcilers/annotations/snippets.ts).
+local SNIPPET_VARS = { host = true, uri = true, document_uri = true, request_uri = true, args = true, query_string = true,
+  is_args = true, scheme = true, https = true, remote_addr = true, request_method = true, server_name = true,
+  server_protocol = true, content_type = true, content_length = true }
+local SNIPPET_NAME = "^[a-z_][a-z0-9_]*$"
+local SNIPPET_HEADER = "^[!#%$%%&'%*%+%.%^_`|~%w%-]+$"
+local SNIPPET_TYPE = "^[%w!#%$&%^_%.%+%-]+/[%w!#%$&%^_%.%+%*%-]+$"
+
+local function snippet_var(name)
+  if type(name) ~= "string" or #name > 140 then return false end
+  if SNIPPET_VARS[name] then return true end
+  local rest = name:match("^http_(.+)$") or name:match("^arg_(.+)$") or name:match("^cookie_(.+)$")
+  return rest ~= nil and #rest <= 128 and rest:match("^[a-z0-9_]+$") ~= nil
+end
+
+-- A value: parts that are literal text (printable ASCII and tab; `text` also allows newlines), or { v = variable },
+-- { c = 1..9 }, { s = snippet variable }.
+local function snippet_value(v, text)
+  if not is_array(v) or #v > 256 then return false end
+  for _, p in ipairs(v) do
+    if type(p) == "string" then
+      if #p > 4096 or not p:match(text and "^[\t\n\32-\126]*$" or VALUE) then return false end
+    elseif type(p) == "table" then
+      local n = 0
+      for _ in pairs(p) do n = n + 1 end
+      if n ~= 1 then return false end
+      if p.v ~= nil then
+        if not snippet_var(p.v) then return false end
+      elseif p.c ~= nil then
+        if not is_int(p.c, 1, 9) then return false end
+      elseif p.s ~= nil then
+        if not str(p.s, 64, SNIPPET_NAME) then return false end
+      else
+        return false
+      end
+    else
+      return false
+    end
+  end
+  return true
+end
+
+local function snippet_header(name, wildcard)
+  if type(name) ~= "string" then return false end
+  local base = name
+  if wildcard and name:sub(-1) == "*" then base = name:sub(1, -2) end
+  if not str(base, 128, SNIPPET_HEADER) or base:find("*", 1, true) then return false end
+  local lower = base:lower()
+  if base ~= name then
+    for f in pairs(FRAMING) do
+      if f:sub(1, #lower) == lower then return false end
+    end
+    return true
+  end
+  return not FRAMING[lower] and lower ~= "upgrade" and lower ~= "te" and lower ~= "trailer"
+end
+
+local function snippet_regex(r) return str(r, 1024, "^[\32-\126]+$") and compiles(r) end
+
+local function snippet_block(list, depth, count)
+  if not is_array(list) then return "a block must be an array" end
+  for i, s in ipairs(list) do
+    count[1] = count[1] + 1
+    if count[1] > 256 then return "more than 256 statements" end
+    local at = "statement " .. i .. ": "
+    if type(s) ~= "table" then return at .. "not an object" end
+    local op = s.op
+    if op == "set" then
+      if not str(s.name, 64, SNIPPET_NAME) or SNIPPET_VARS[s.name] or snippet_var(s.name) then return at .. "invalid variable name" end
+      if not snippet_value(s.value) then return at .. "invalid value" end
+    elseif op == "return" then
+      if not is_int(s.status, 200, 599) or s.status == 444 then return at .. "status must be 200-599" end
+      if s.location ~= nil and (not REDIRECT_STATUS[s.status] and s.status ~= 302 or not snippet_value(s.location)) then return at .. "invalid redirect" end
+      if s.text ~= nil and (s.location ~= nil or not snippet_value(s.text, true)) then return at .. "invalid text" end
+    elseif op == "rewrite" then
+      if not snippet_regex(s.regex) then return at .. "the regex does not compile" end
+      if not snippet_value(s.path) or (s.args ~= nil and not snippet_value(s.args)) then return at .. "invalid replacement" end
+      if type(s.keepArgs) ~= "boolean" or type(s.stop) ~= "boolean" then return at .. "keepArgs and stop must be booleans" end
+      if s.redirect ~= nil and s.redirect ~= 301 and s.redirect ~= 302 then return at .. "redirect must be 301 or 302" end
+    elseif op == "break" then
+      -- nothing else
+    elseif op == "if" then
+      if depth > 0 then return at .. "if blocks do not nest" end
+      local c = s.cond
+      if type(c) ~= "table" then return at .. "invalid condition" end
+      if c.test == "nonempty" then
+        if not snippet_value(c.value) then return at .. "invalid condition" end
+      elseif c.test == "eq" or c.test == "ne" then
+        if not snippet_value(c.left) or not snippet_value(c.right) then return at .. "invalid condition" end
+      elseif c.test == "match" then
+        if not snippet_value(c.left) or not snippet_regex(c.regex) then return at .. "the condition's regex does not compile" end
+        if type(c.caseless) ~= "boolean" or type(c.negate) ~= "boolean" then return at .. "invalid condition" end
+      else
+        return at .. "unknown condition"
+      end
+      local err = snippet_block(s.body, depth + 1, count)
+      if err then return at .. err end
+    elseif op == "response" or op == "request" then
+      local a = s.action
+      if a ~= "set" and a ~= "clear" and not (op == "response" and a == "add") then return at .. "invalid action" end
+      if not snippet_header(s.name, a == "clear") then return at .. "invalid or protected header name" end
+      if op == "request" and (s.name:lower() == "expect" or (s.name:lower() == "host" and (a ~= "set" or s.name ~= "host"))) then return at .. "header " .. s.name .. " cannot be changed" end
+      if a ~= "clear" and not snippet_value(s.value) then return at .. "invalid value" end
+      if s.statuses ~= nil and not array_of(s.statuses, 64, function(x) return is_int(x, 100, 599) end) then return at .. "invalid statuses" end
+      if s.types ~= nil and not array_of(s.types, 64, function(x) return str(x, 129, SNIPPET_TYPE) end) then return at .. "invalid types" end
+      if not bool_or_nil(s.always) or not bool_or_nil(s.replaceOnly) then return at .. "always / replaceOnly must be booleans" end
+    else
+      return at .. "unknown op " .. cjson.encode(tostring(op):sub(1, 20))
+    end
+  end
+end
+
+-- The snippet fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
+function _M.check(p)
+  if p.server == nil and p.location == nil then return "nothing to run" end
+  local count = { 0 }
+  for _, what in ipairs({ "server", "location" }) do
+    if p[what] ~= nil then
+      local err = snippet_block(p[what], 0, count)
+      if err then return what .. ": " .. err end
+    end
+  end
 end
 
 return _M

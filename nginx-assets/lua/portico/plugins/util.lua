@@ -171,4 +171,11 @@ function _M.log_every(key, level, ...)
   end
 end
 
+-- A header's value(s) as a list (ngx.header / ngx.req.get_headers give a string or a table).
+function _M.as_list(v)
+  if v == nil then return {} end
+  if type(v) == "table" then return v end
+  return { v }
+end
+
 return _M
