@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Config } from '../operator/config.ts';
+import type { Config } from './flags.ts';
 import type { Manager } from '../operator/manager.ts';
 import { keyOf, type KubeObject } from '../operator/kube/object.ts';
 import { Resources } from '../operator/kube/resources.ts';

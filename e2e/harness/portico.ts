@@ -6,7 +6,7 @@ import { KubeClient } from '../../operator/kube/client.ts';
 import { Manager } from '../../operator/manager.ts';
 import { Metrics } from '../../operator/metrics.ts';
 import { createLogger } from '../../operator/log.ts';
-import { parseConfig, type Config } from '../../operator/config.ts';
+import { parseConfig, type Config } from '../../app/flags.ts';
 import { setupPortico, type Portico } from '../../app/setup.ts';
 import { kubectl, serviceAccountKubeConfig } from './cluster.ts';
 
