@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Config } from './flags.ts';
 import type { Manager } from '../operator/manager.ts';
 import { keyOf, type KubeObject } from '../operator/kube/object.ts';
-import { Resources } from '../operator/kube/resources.ts';
+import { Resources } from '../reconcilers/resources.ts';
 import { ConfigMapReconciler } from '../reconcilers/configmap.ts';
 import { GatewayReconciler } from '../reconcilers/gateway/gateway.ts';
 import { ingressKeyOf, ingressRef, type TranslateOptions } from '../reconcilers/translate/translate.ts';
