@@ -39,7 +39,7 @@ try {
 }
 
 const log = createLogger(cfg['log-level']);
-const metrics = new Metrics({ defaultMetrics: true });
+const metrics = new Metrics({ prefix: 'portico', defaultMetrics: true });
 client.instrument(metrics);
 const manager = new Manager({
   client,

@@ -152,7 +152,7 @@ export class EventRecorder {
   }
 
   /**
-   * Records an event about `obj` (which must carry apiVersion and kind). `action` is what Portico did or tried
+   * Records an event about `obj` (which must carry apiVersion and kind). `action` is what the controller did or tried
    * (e.g. "Reload", "Programming"), `reason` is the short CamelCase why, `note` the human message.
    */
   event(obj: KubeObject, type: EventType, reason: string, action: string, note: string): void {

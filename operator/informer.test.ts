@@ -76,7 +76,7 @@ function capturingLogger() {
 
 test('a stalled watch is aborted, logged, counted, and re-opened after a backoff from the same resourceVersion', async () => {
   const { client, lists, watches } = fakeClient([cm('a', '5')]);
-  const metrics = new Metrics();
+  const metrics = new Metrics({ prefix: 'portico' });
   const { log, lines } = capturingLogger();
   const inf = new Informer<CM>(client, ConfigMaps, log, metrics, {
     namespace: 'ns',

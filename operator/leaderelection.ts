@@ -4,7 +4,7 @@
 //     renewTime written by the holder), so clock skew between replicas does not matter;
 //   - the leader renews every retryPeriod; if it cannot renew within renewDeadline it steps down;
 //   - on graceful stop the leader releases the lease (empty holder) so another replica takes over at once.
-// Leadership in Portico gates only status writes: every replica programs its own nginx.
+// What leadership gates is the application's choice (e.g. only status writes, while every replica does the rest).
 import { isConflict, isNotFound, type KubeClient } from './kube/client.ts';
 import { resourcePath, FrameworkResources } from './kube/resources.ts';
 import { sleep } from './backoff.ts';

@@ -53,7 +53,7 @@ export async function startPortico(base: number, extraFlags: string[] = []): Pro
   const manager = new Manager({
     client,
     log: createLogger((process.env.E2E_LOG_LEVEL as 'info' | undefined) ?? 'error'),
-    metrics: new Metrics(),
+    metrics: new Metrics({ prefix: 'portico' }),
     namespace: 'portico-system',
     reportingController: cfg['controller-class'],
     leaderElection: { name: extraFlags.includes('--election-id') ? cfg['election-id'] : `portico-e2e-${base}-${Date.now().toString(36)}`, leaseDurationMs: cfg['lease-duration'], renewDeadlineMs: cfg['renew-deadline'], retryPeriodMs: cfg['retry-period'] },

@@ -55,6 +55,6 @@ export function stripManagedFields<T extends KubeObject>(obj: T): T {
 
 /**
  * kubectl apply's copy of the whole object as last applied (often the largest field of an object in a real
- * cluster). Nothing in Portico reads it; informer caches drop it with managedFields.
+ * cluster). Controllers rarely read it; informer caches drop it with managedFields.
  */
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';

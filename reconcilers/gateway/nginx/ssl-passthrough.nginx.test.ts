@@ -52,7 +52,7 @@ const model = new Model();
 // tests run as root) connect to its unix sockets, so every directory above it must let them through.
 const gateway = new GatewayReconciler(
   { translate: { ...OPTS, listen: LISTEN, ownAddresses: ['127.0.0.1'], sslPassthrough: true }, nginxBinary: '/usr/sbin/nginx', runtimeDir: mkdtempSync(path.join(tmpdir(), 'portico-passthrough-rt-')), accessLog: path.join(dir, 'access.log'), quietMs: 0, maxWaitMs: 250, shutdownTimeoutMs: 2_000 },
-  { model, events: recorder, metrics: new Metrics(), log: createLogger('error'), objectFor: () => undefined, controllerObject: () => undefined },
+  { model, events: recorder, metrics: new Metrics({ prefix: 'portico' }), log: createLogger('error'), objectFor: () => undefined, controllerObject: () => undefined },
 );
 const stop = new AbortController();
 let running: Promise<void> | undefined;

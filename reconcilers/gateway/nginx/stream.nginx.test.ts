@@ -60,7 +60,7 @@ const model = new Model();
 const dir = mkdtempSync(path.join(tmpdir(), 'portico-stream-'));
 const gateway = new GatewayReconciler(
   { translate: { ...OPTS, listen: LISTEN, ownAddresses: ['127.0.0.1'] }, nginxBinary: '/usr/sbin/nginx', runtimeDir: dir, accessLog: path.join(dir, 'access.log'), quietMs: 0, maxWaitMs: 250, shutdownTimeoutMs: 2_000 },
-  { model, events: recorder, metrics: new Metrics(), log: createLogger('error'), objectFor: () => undefined, controllerObject: () => undefined },
+  { model, events: recorder, metrics: new Metrics({ prefix: 'portico' }), log: createLogger('error'), objectFor: () => undefined, controllerObject: () => undefined },
 );
 const stop = new AbortController();
 let running: Promise<void> | undefined;
