@@ -50,13 +50,6 @@ export interface WatchEvent {
   object: unknown;
 }
 
-/** One API call as RBAC sees it: verb and group/resource. Recorded so tests can compare with the ClusterRole. */
-export interface ApiCall {
-  verb: string;
-  group: string;
-  resource: string;
-}
-
 /**
  * Client-side rate limit applied to every request except watches (which are long-running: one request per
  * connection, and their reconnects already back off with jitter). 20 QPS / burst 30 are controller-runtime's

@@ -10,8 +10,6 @@ export interface ResourceType {
   namespaced: boolean;
 }
 
-export const apiVersionOf = (r: ResourceType): string => (r.group ? `${r.group}/${r.version}` : r.version);
-
 /**
  * The resources the framework itself reads and writes: the leader Lease and Events. An application declares the
  * resources it watches in its own table (e.g. spreading this one into it) and passes them to the manager.
