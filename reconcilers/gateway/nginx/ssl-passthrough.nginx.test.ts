@@ -1,6 +1,6 @@
 // TLS passthrough (--enable-ssl-passthrough, ingress-nginx's ssl-passthrough annotation) through a real nginx
 // (Debian's, with libnginx-mod-stream), driven by the real GatewayReconciler on a Model: TLS backends in this file's
-// network namespace (testnet.ts, subnet 240) present their own certificates for pass.example.com. Proven here: a
+// network namespace (testnet.test-helpers.ts, subnet 240) present their own certificates for pass.example.com. Proven here: a
 // client connecting to Portico's HTTPS port with that server name gets the backend's certificate and answer (the
 // backend saw the name: nothing was decrypted on the way); a terminated host gets Portico's certificate and the HTTP
 // routing as before, and the backend sees the client's own address (PROXY protocol between the two hops); an unknown
@@ -26,7 +26,7 @@ import { normalizeEndpointSlice, normalizeIngress, normalizeIngressClass, normal
 import { OPTS, ing, portico, rule, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { b64, issue, makeCa } from '../../translate/pki.test-helpers.ts';
 import { GatewayReconciler } from '../gateway.ts';
-import { TestNet } from './testnet.ts';
+import { TestNet } from './testnet.test-helpers.ts';
 import { until } from '../../../e2e/harness/http.ts';
 
 const LISTEN = { httpPort: 32600, httpsPort: 32601, statusPort: 32602, address: '127.0.0.1' };
