@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// portico: the ingress controller process. Flags: see operator/config.ts (README has the table).
+// portico: the ingress controller process. Flags: see app/flags.ts (README has the table).
 // `portico migrate …` runs the migration report instead (app/migrate.ts).
 import { existsSync } from 'node:fs';
-import { ConfigError, parseConfig, type Config } from '../operator/config.ts';
+import { ConfigError, parseConfig, type Config } from './flags.ts';
 import { KubeClient, loadKubeConfig } from '../operator/kube/client.ts';
 import { createLogger } from '../operator/log.ts';
 import { Manager } from '../operator/manager.ts';
@@ -39,7 +39,7 @@ try {
 }
 
 const log = createLogger(cfg['log-level']);
-const metrics = new Metrics({ defaultMetrics: true });
+const metrics = new Metrics({ prefix: 'portico', defaultMetrics: true });
 client.instrument(metrics);
 const manager = new Manager({
   client,

@@ -6,7 +6,8 @@ import { KubeClient, isForbidden } from '../operator/kube/client.ts';
 import { Informer } from '../operator/informer.ts';
 import { Controller } from '../operator/controller.ts';
 import { EventRecorder } from '../operator/events.ts';
-import { Resources, resourcePath } from '../operator/kube/resources.ts';
+import { resourcePath } from '../operator/kube/resources.ts';
+import { Resources } from '../reconcilers/resources.ts';
 import type { KubeObject } from '../operator/kube/object.ts';
 import { createLogger } from '../operator/log.ts';
 import { Metrics } from '../operator/metrics.ts';
@@ -50,7 +51,7 @@ describe('informer', () => {
     kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server: `https://127.0.0.1:${proxy.port}` } : c));
     const client = new KubeClient(kc);
     const seen: string[] = [];
-    const metrics = new Metrics();
+    const metrics = new Metrics({ prefix: 'portico' });
     const inf = new Informer<CM>(client, Resources.ConfigMap, log, metrics, {
       namespace: ns,
       backoff: { initialMs: 100, maxMs: 1000 },
@@ -211,7 +212,7 @@ describe('events', () => {
 
 describe('events at scale', () => {
   test('one event on each of 500 objects: all of them reach the API server, none dropped or failed', async () => {
-    const metrics = new Metrics();
+    const metrics = new Metrics({ prefix: 'portico' });
     const rec = new EventRecorder(
       portico,
       { reportingController: 'portico.dev/ingress-controller', reportingInstance: 'e2e-scale', qps: 100, writeBurst: 100 },

@@ -33,7 +33,6 @@ install -m 0755 "$node_bin" "$dest/node/usr/local/bin/node"
 # needed was left out.
 tar -C "$src" -cf - \
   --exclude='*.test.ts' --exclude='*.test-helpers.ts' --exclude='nginx-assets/lua/tests' \
-  --exclude='reconcilers/gateway/nginx/testnet.ts' --exclude='reconcilers/gateway/nginx/testnet-backend.ts' \
   app operator reconcilers crds nginx-assets package.json package-lock.json |
   tar -C "$dest/app/app" -xf -
 

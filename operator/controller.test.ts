@@ -19,7 +19,7 @@ test('a failing reconcile is retried with doubling delays and forgotten on succe
       if (calls.length < 4) throw new Error('dependency missing');
     },
   };
-  const metrics = new Metrics();
+  const metrics = new Metrics({ prefix: 'portico' });
   const c = new Controller(
     { name: 't', reconciler: r, rateLimit: { baseDelayMs: 20, maxDelayMs: 10_000, qps: 1000, burst: 1000 } },
     nullLogger(),

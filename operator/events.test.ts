@@ -79,7 +79,7 @@ const ingress = (name: string, generation = 1): KubeObject => ({
 });
 
 function recorder(api: ReturnType<typeof fakeApi>, o: Partial<EventRecorderOptions> = {}) {
-  const metrics = new Metrics();
+  const metrics = new Metrics({ prefix: 'portico' });
   const { log, lines } = capturingLogger();
   const rec = new EventRecorder(api.sink, { reportingController: 'portico.dev/ingress-controller', reportingInstance: 't', now: Date.now, ...o }, log, metrics);
   const outcome = async (o: string) => {

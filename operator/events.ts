@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeClient } from './kube/client.ts';
 import { TokenBucket } from './kube/ratelimit.ts';
-import { resourcePath, Resources } from './kube/resources.ts';
+import { resourcePath, FrameworkResources } from './kube/resources.ts';
 import type { KubeObject } from './kube/object.ts';
 import { describe } from './informer.ts';
 import type { Logger } from './log.ts';
@@ -152,7 +152,7 @@ export class EventRecorder {
   }
 
   /**
-   * Records an event about `obj` (which must carry apiVersion and kind). `action` is what Portico did or tried
+   * Records an event about `obj` (which must carry apiVersion and kind). `action` is what the controller did or tried
    * (e.g. "Reload", "Programming"), `reason` is the short CamelCase why, `note` the human message.
    */
   event(obj: KubeObject, type: EventType, reason: string, action: string, note: string): void {
@@ -289,7 +289,7 @@ export class EventRecorder {
     const body = count > 1 ? { ...s.body, series: { count, lastObservedTime: microTime() } } : s.body;
     const type = s.type;
     try {
-      await this.client.request('POST', resourcePath(Resources.Event, s.namespace), { body });
+      await this.client.request('POST', resourcePath(FrameworkResources.Event, s.namespace), { body });
       s.phase = 'created';
       s.body = undefined;
       s.sentCount = count;
@@ -308,7 +308,7 @@ export class EventRecorder {
     if (s.phase !== 'created' || s.count === s.sentCount) return;
     const count = s.count;
     try {
-      await this.client.request('PATCH', resourcePath(Resources.Event, s.namespace, s.name), {
+      await this.client.request('PATCH', resourcePath(FrameworkResources.Event, s.namespace, s.name), {
         body: { series: { count, lastObservedTime: microTime() } },
         contentType: 'application/merge-patch+json',
       });

@@ -1,4 +1,4 @@
-// /healthz, /readyz and /metrics on one small HTTP server (ingress-nginx's 10254 by default, loopback).
+// /healthz, /readyz and /metrics on one small HTTP server (host and port chosen by the application).
 import http from 'node:http';
 import type { Registry } from 'prom-client';
 

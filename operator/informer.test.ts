@@ -5,12 +5,14 @@ import winston from 'winston';
 import { Informer, type WatchClient } from './informer.ts';
 import type { WatchEvent } from './kube/client.ts';
 import type { KubeObject } from './kube/object.ts';
-import { Resources } from './kube/resources.ts';
+import type { ResourceType } from './kube/resources.ts';
 import { Metrics } from './metrics.ts';
 import { nullLogger } from './log.ts';
 
 beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'], now: 0 }));
 afterEach(() => mock.timers.reset());
+
+const ConfigMaps: ResourceType = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
 
 const settle = async () => {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
@@ -74,9 +76,9 @@ function capturingLogger() {
 
 test('a stalled watch is aborted, logged, counted, and re-opened after a backoff from the same resourceVersion', async () => {
   const { client, lists, watches } = fakeClient([cm('a', '5')]);
-  const metrics = new Metrics();
+  const metrics = new Metrics({ prefix: 'portico' });
   const { log, lines } = capturingLogger();
-  const inf = new Informer<CM>(client, Resources.ConfigMap, log, metrics, {
+  const inf = new Informer<CM>(client, ConfigMaps, log, metrics, {
     namespace: 'ns',
     stallTimeoutMs: 1_000,
     backoff: { initialMs: 200, maxMs: 200 },
@@ -118,7 +120,7 @@ test('a stalled watch is aborted, logged, counted, and re-opened after a backoff
 test('cached objects lose managedFields and kubectl\'s last-applied annotation before the caller transform runs; keepManagedFields opts out', async () => {
   const { client, watches } = fakeClient([cm('a', '5', { big: 'x', keep: 'y' })]);
   const seenByTransform: unknown[] = [];
-  const inf = new Informer<CM>(client, Resources.ConfigMap, nullLogger(), undefined, {
+  const inf = new Informer<CM>(client, ConfigMaps, nullLogger(), undefined, {
     namespace: 'ns',
     transform: (o) => {
       seenByTransform.push(o.metadata.managedFields);
@@ -143,7 +145,7 @@ test('cached objects lose managedFields and kubectl\'s last-applied annotation b
   await running;
 
   const kept = fakeClient([cm('b', '5')]);
-  const inf2 = new Informer<CM>(kept.client, Resources.ConfigMap, nullLogger(), undefined, { keepManagedFields: true });
+  const inf2 = new Informer<CM>(kept.client, ConfigMaps, nullLogger(), undefined, { keepManagedFields: true });
   const ac2 = new AbortController();
   const running2 = inf2.run(ac2.signal);
   await settle();

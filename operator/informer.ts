@@ -34,11 +34,11 @@ export interface InformerOptions<T extends KubeObject> {
   watchTimeoutSeconds?: [number, number];
   backoff?: { initialMs: number; maxMs: number };
   /**
-   * Applied to every object before it enters the cache, e.g. to drop Secret data Portico does not need.
+   * Applied to every object before it enters the cache, e.g. to drop Secret data the application does not need.
    * Must be pure and return a new object. Runs after managedFields were dropped.
    */
   transform?: (obj: T) => T;
-  /** Keep metadata.managedFields in the cache (dropped by default: nothing in Portico reads it). */
+  /** Keep metadata.managedFields in the cache (dropped by default: controllers rarely read it). */
   keepManagedFields?: boolean;
 }
 

@@ -4,9 +4,9 @@
 //     renewTime written by the holder), so clock skew between replicas does not matter;
 //   - the leader renews every retryPeriod; if it cannot renew within renewDeadline it steps down;
 //   - on graceful stop the leader releases the lease (empty holder) so another replica takes over at once.
-// Leadership in Portico gates only status writes: every replica programs its own nginx.
+// What leadership gates is the application's choice (e.g. only status writes, while every replica does the rest).
 import { isConflict, isNotFound, type KubeClient } from './kube/client.ts';
-import { resourcePath, Resources } from './kube/resources.ts';
+import { resourcePath, FrameworkResources } from './kube/resources.ts';
 import { sleep } from './backoff.ts';
 import { describe } from './informer.ts';
 import type { Logger } from './log.ts';
@@ -108,7 +108,7 @@ export class LeaderElector {
   }
 
   private path(): string {
-    return resourcePath(Resources.Lease, this.o.namespace, this.o.name);
+    return resourcePath(FrameworkResources.Lease, this.o.namespace, this.o.name);
   }
 
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
@@ -130,7 +130,7 @@ export class LeaderElector {
         spec: { ...wanted, acquireTime: microTime(now), leaseTransitions: 0 },
       };
       try {
-        this.current = await this.client.request<Lease>('POST', resourcePath(Resources.Lease, this.o.namespace), {
+        this.current = await this.client.request<Lease>('POST', resourcePath(FrameworkResources.Lease, this.o.namespace), {
           body: created,
           signal,
         });

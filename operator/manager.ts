@@ -1,9 +1,9 @@
 // The manager: owns the shared informers (one per kind+scope), the controllers, leader election, the event
 // recorder and the health server. Start order, stage by stage (stage 0 first): the stage's informers → wait for
 // their caches to sync → its controllers → wait until every initially listed key was reconciled once → next
-// stage; then the runnables. Stages let a later informer depend on what earlier controllers wrote (Portico lists
-// TLS Secrets only once every Ingress is in the model, so each Secret's data is kept or dropped correctly at list
-// time instead of being fetched one GET at a time afterwards).
+// stage; then the runnables. Stages let a later informer depend on what earlier controllers wrote (e.g. an
+// ingress controller lists TLS Secrets only once every Ingress is in its model, so each Secret's data is kept or
+// dropped correctly at list time instead of being fetched one GET at a time afterwards).
 // Stop order (SIGTERM): readiness turns false, an optional grace period lets load balancers notice, then stop
 // taking keys, let in-flight reconciles finish, flush events, release the lease.
 import { hostname } from 'node:os';
@@ -17,14 +17,15 @@ import { Controller, type ControllerOptions } from './controller.ts';
 import { LeaderElector, type LeaderElectionOptions } from './leaderelection.ts';
 import { EventRecorder } from './events.ts';
 import { startHealthServer } from './health.ts';
-import { Metrics } from './metrics.ts';
+import type { Metrics } from './metrics.ts';
 import type { Logger } from './log.ts';
 
 export interface ManagerOptions {
   client: KubeClient;
   log: Logger;
-  metrics?: Metrics;
-  /** Namespace Portico runs in: the Lease lives here, and events about cluster-scoped objects. */
+  /** The framework's metrics; the application names them (its prefix) and may add its own to the registry. */
+  metrics: Metrics;
+  /** Namespace the application runs in: the Lease lives here, and events about cluster-scoped objects. */
   namespace: string;
   reportingController: string;
   identity?: string;
@@ -66,7 +67,7 @@ export class Manager {
     this.o = o;
     this.client = o.client;
     this.log = o.log;
-    this.metrics = o.metrics ?? new Metrics();
+    this.metrics = o.metrics;
     this.identity = o.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
     this.events = new EventRecorder(
       o.client,
@@ -123,7 +124,7 @@ export class Manager {
     return new Promise((r) => this.initialWaiters.push(r));
   }
 
-  /** Anything else that should run between start and stop (e.g. the gateway reconciler's nginx). */
+  /** Anything else that should run between start and stop (e.g. a data-plane process the application supervises). */
   add(name: string, run: (signal: AbortSignal) => Promise<void>): void {
     this.runnables.push({ name, run });
   }
@@ -186,7 +187,7 @@ export class Manager {
       tasks.push(
         r.run(this.controllerAbort.signal).catch((e: unknown) => {
           this.log.error('runnable failed', { runnable: r.name, error: describe(e) });
-          // A runnable that gave up (e.g. nginx cannot start) leaves a process that can never serve: /healthz
+          // A runnable that gave up (e.g. a data-plane process cannot start) leaves a process that can never serve: /healthz
           // fails, so a liveness probe restarts it instead of it sitting unready forever.
           if (!this.controllerAbort.signal.aborted) this.healthChecks.set(`runnable-${r.name}`, () => false);
         }),
@@ -234,8 +235,8 @@ export class Manager {
 
   /**
    * Installs SIGTERM/SIGINT handlers: readiness turns false at once, then after `gracePeriodMs` (time for the
-   * Service's endpoints and any external load balancer to stop sending new connections) the manager stops — nginx
-   * drains in-flight requests with SIGQUIT as part of that — and the process exits.
+   * Service's endpoints and any external load balancer to stop sending new connections) the manager stops — runnables
+   * see their signal abort and drain as part of that — and the process exits.
    */
   handleSignals(gracePeriodMs = 0, onStopped: () => void = () => process.exit(0)): void {
     const handler = (sig: string) => {

@@ -1,4 +1,7 @@
-// Prometheus metrics (prom-client). Each manager owns one registry so tests can run several in one process.
+// Prometheus metrics (prom-client) of the framework's parts: work queues, reconciles, informers, leader election,
+// events and API requests. Each manager owns one registry so tests can run several in one process. Metric names
+// start with the application's prefix ("<prefix>_workqueue_depth"); the application registers its own metrics
+// in the same registry.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export class Metrics {
@@ -18,41 +21,47 @@ export class Metrics {
   readonly kubeRequests: Counter;
   readonly kubeRateLimiterWait: Histogram;
 
-  constructor(opts: { defaultMetrics?: boolean } = {}) {
+  /** The application's metric name prefix, without the trailing "_" (e.g. "myapp"). */
+  readonly prefix: string;
+
+  constructor(opts: { prefix: string; defaultMetrics?: boolean }) {
+    if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(opts.prefix)) throw new Error(`invalid metric name prefix ${JSON.stringify(opts.prefix)}`);
+    this.prefix = opts.prefix;
+    const p = `${opts.prefix}_`;
     const r = [this.registry];
-    if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'portico_process_' });
-    this.queueDepth = new Gauge({ name: 'portico_workqueue_depth', help: 'Keys waiting in a work queue', labelNames: ['name'], registers: r });
-    this.queueAdds = new Counter({ name: 'portico_workqueue_adds_total', help: 'Keys added to a work queue', labelNames: ['name'], registers: r });
-    this.queueRetries = new Counter({ name: 'portico_workqueue_retries_total', help: 'Keys re-queued after a failed reconcile', labelNames: ['name'], registers: r });
+    if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: `${p}process_` });
+    this.queueDepth = new Gauge({ name: `${p}workqueue_depth`, help: 'Keys waiting in a work queue', labelNames: ['name'], registers: r });
+    this.queueAdds = new Counter({ name: `${p}workqueue_adds_total`, help: 'Keys added to a work queue', labelNames: ['name'], registers: r });
+    this.queueRetries = new Counter({ name: `${p}workqueue_retries_total`, help: 'Keys re-queued after a failed reconcile', labelNames: ['name'], registers: r });
     this.queueLatency = new Histogram({
-      name: 'portico_workqueue_queue_duration_seconds',
+      name: `${p}workqueue_queue_duration_seconds`,
       help: 'Time a key waits in the queue before a worker takes it',
       labelNames: ['name'],
       buckets: [0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
       registers: r,
     });
     this.reconcileDuration = new Histogram({
-      name: 'portico_reconcile_duration_seconds',
+      name: `${p}reconcile_duration_seconds`,
       help: 'Time spent in one reconcile call',
       labelNames: ['controller'],
       buckets: [0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
       registers: r,
     });
-    this.reconcileTotal = new Counter({ name: 'portico_reconcile_total', help: 'Reconcile calls by result', labelNames: ['controller', 'result'], registers: r });
-    this.informerEvents = new Counter({ name: 'portico_informer_events_total', help: 'Watch events received', labelNames: ['kind', 'type'], registers: r });
-    this.informerRelists = new Counter({ name: 'portico_informer_relists_total', help: 'Full lists (start, 410 Gone)', labelNames: ['kind'], registers: r });
-    this.informerWatchRestarts = new Counter({ name: 'portico_informer_watch_restarts_total', help: 'Watch connections re-opened, by cause', labelNames: ['kind', 'cause'], registers: r });
-    this.leader = new Gauge({ name: 'portico_leader', help: '1 when this replica holds the leader lease', registers: r });
+    this.reconcileTotal = new Counter({ name: `${p}reconcile_total`, help: 'Reconcile calls by result', labelNames: ['controller', 'result'], registers: r });
+    this.informerEvents = new Counter({ name: `${p}informer_events_total`, help: 'Watch events received', labelNames: ['kind', 'type'], registers: r });
+    this.informerRelists = new Counter({ name: `${p}informer_relists_total`, help: 'Full lists (start, 410 Gone)', labelNames: ['kind'], registers: r });
+    this.informerWatchRestarts = new Counter({ name: `${p}informer_watch_restarts_total`, help: 'Watch connections re-opened, by cause', labelNames: ['kind', 'cause'], registers: r });
+    this.leader = new Gauge({ name: `${p}leader`, help: '1 when this replica holds the leader lease', registers: r });
     this.eventsEmitted = new Counter({
-      name: 'portico_events_total',
+      name: `${p}events_total`,
       help: 'Kubernetes Events recorded, by outcome: created, series (folded into an existing event), spam_filtered (per-object limit), queue_full (dropped: write queue full), shutdown (still queued at exit), failed (API refused)',
       labelNames: ['type', 'outcome'],
       registers: r,
     });
-    this.eventsQueued = new Gauge({ name: 'portico_events_queue_depth', help: 'Event writes (creates and series updates) waiting to be sent', registers: r });
-    this.kubeRequests = new Counter({ name: 'portico_kube_requests_total', help: 'API server requests by method and HTTP status ("error": no response)', labelNames: ['method', 'code'], registers: r });
+    this.eventsQueued = new Gauge({ name: `${p}events_queue_depth`, help: 'Event writes (creates and series updates) waiting to be sent', registers: r });
+    this.kubeRequests = new Counter({ name: `${p}kube_requests_total`, help: 'API server requests by method and HTTP status ("error": no response)', labelNames: ['method', 'code'], registers: r });
     this.kubeRateLimiterWait = new Histogram({
-      name: 'portico_kube_rate_limiter_wait_seconds',
+      name: `${p}kube_rate_limiter_wait_seconds`,
       help: 'Time a request waited for the client-side rate limiter (--kube-api-qps / --kube-api-burst)',
       labelNames: ['method'],
       buckets: [0.001, 0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60],

@@ -6,7 +6,8 @@ import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
 import type { Informer } from '../operator/informer.ts';
 import { isNotFound, type KubeClient } from '../operator/kube/client.ts';
 import type { KubeObject } from '../operator/kube/object.ts';
-import { resourcePath, Resources } from '../operator/kube/resources.ts';
+import { resourcePath } from '../operator/kube/resources.ts';
+import { Resources } from './resources.ts';
 import type { Model } from './model/model.ts';
 
 export type ConfigMapObject = KubeObject & { data?: Record<string, string> };

@@ -5,7 +5,8 @@
 import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
 import type { Informer } from '../operator/informer.ts';
 import { isNotFound, type KubeClient } from '../operator/kube/client.ts';
-import { resourcePath, Resources } from '../operator/kube/resources.ts';
+import { resourcePath } from '../operator/kube/resources.ts';
+import { Resources } from './resources.ts';
 import type { Model } from './model/model.ts';
 import type { SecretObject } from './secret.ts';
 import type { SecretData } from './crds/normalize.ts';

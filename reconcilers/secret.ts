@@ -6,7 +6,8 @@ import type { EventRecorder } from '../operator/events.ts';
 import type { Informer } from '../operator/informer.ts';
 import { isNotFound, type KubeClient } from '../operator/kube/client.ts';
 import type { KubeObject } from '../operator/kube/object.ts';
-import { resourcePath, Resources } from '../operator/kube/resources.ts';
+import { resourcePath } from '../operator/kube/resources.ts';
+import { Resources } from './resources.ts';
 import type { Model } from './model/model.ts';
 import { parseTlsSecret } from './model/normalize.ts';
 

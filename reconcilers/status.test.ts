@@ -27,7 +27,7 @@ function setup(objs: KubeObject[], served: string[], leader = true) {
       ingresses: { store } as never,
       services: { store: new Store<KubeObject>() } as never,
       client,
-      metrics: new Metrics(),
+      metrics: new Metrics({ prefix: 'portico' }),
       isLeader: () => leader,
       programmed: (k) => served.includes(k),
     },

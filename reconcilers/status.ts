@@ -13,7 +13,8 @@ import type { Informer } from '../operator/informer.ts';
 import type { KubeClient } from '../operator/kube/client.ts';
 import { isNotFound } from '../operator/kube/client.ts';
 import type { KubeObject } from '../operator/kube/object.ts';
-import { resourcePath, Resources } from '../operator/kube/resources.ts';
+import { resourcePath } from '../operator/kube/resources.ts';
+import { Resources } from './resources.ts';
 import type { Metrics } from '../operator/metrics.ts';
 
 export interface LbIngress {

@@ -13,26 +13,7 @@ import type { EventRecorder } from '../operator/events.ts';
 import type { Informer } from '../operator/informer.ts';
 import type { KubeObject } from '../operator/kube/object.ts';
 import type { Model } from './model/model.ts';
-
-export type StreamProtocol = 'TCP' | 'UDP';
-
-/** One normalized ConfigMap entry. */
-export interface StreamEntry {
-  protocol: StreamProtocol;
-  /** The port Portico listens on (the ConfigMap key). */
-  port: number;
-  namespace: string;
-  service: string;
-  /** The Service port: its number, or its name. */
-  servicePort: number | string;
-  /** Expect a PROXY protocol header from clients on this listener. */
-  decodeProxy: boolean;
-  /** Send a PROXY protocol header to the backend. */
-  encodeProxy: boolean;
-  /** Where it came from, for Events: the ConfigMap ("namespace/name") and the key. */
-  configMap: string;
-  key: string;
-}
+import type { StreamEntry, StreamProtocol } from './model/types.ts';
 
 export interface StreamParseResult {
   entries: StreamEntry[];

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { flagsMarkdown } from '../operator/config.ts';
+import { flagsMarkdown } from '../app/flags.ts';
 import { annotationsMarkdown } from '../reconcilers/annotations/table.ts';
 import { configReferenceMarkdown } from '../reconcilers/model/global-config.ts';
 

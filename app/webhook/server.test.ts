@@ -59,7 +59,7 @@ test('a forged AdmissionReview naming Secrets of another namespace: no Secret is
   const model = modelOf({ services: [svc('web', [{ port: 80 }], 'kube-system')] });
   const wh = new AdmissionWebhook(
     { port: await freePort(), address: '127.0.0.1', namespace: 'portico-system', secretName: 'portico-webhook-tls', serviceName: 'portico-webhook', configurationName: 'portico', extraHosts: ['127.0.0.1'] },
-    { client, log: nullLogger(), metrics: new Metrics(), model, translate: OPTS, isLeader: () => false },
+    { client, log: nullLogger(), metrics: new Metrics({ prefix: 'portico' }), model, translate: OPTS, isLeader: () => false },
   );
   const pki = apply(plan(null, wh.dnsNames, wh.ips, Date.now()), null, wh.dnsNames, wh.ips, Date.now())!;
   wh.onSecret({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'portico-webhook-tls', namespace: 'portico-system' }, data: secretDataOf(pki) });
@@ -108,7 +108,7 @@ test('--webhook-client-ca: only a caller with a client certificate of that CA ge
   const client = { request: async () => { throw new Error('no API call expected'); } } as unknown as KubeClient;
   const wh = new AdmissionWebhook(
     { port: await freePort(), address: '127.0.0.1', namespace: 'portico-system', secretName: 'portico-webhook-tls', serviceName: 'portico-webhook', configurationName: 'portico', extraHosts: ['127.0.0.1'], clientCa: ca.cert },
-    { client, log: nullLogger(), metrics: new Metrics(), model: modelOf({}), translate: OPTS, isLeader: () => false },
+    { client, log: nullLogger(), metrics: new Metrics({ prefix: 'portico' }), model: modelOf({}), translate: OPTS, isLeader: () => false },
   );
   const pki = apply(plan(null, wh.dnsNames, wh.ips, Date.now()), null, wh.dnsNames, wh.ips, Date.now())!;
   wh.onSecret({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'portico-webhook-tls', namespace: 'portico-system' }, data: secretDataOf(pki) });

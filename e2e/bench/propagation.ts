@@ -9,7 +9,7 @@ import { admin, ensureCluster, kubectl, uniqueNamespace } from '../harness/clust
 import { addPod, deleteNamespace, removePod, setPodReady } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
 import { startPortico } from '../harness/portico.ts';
-import { Resources } from '../../operator/kube/resources.ts';
+import { Resources } from '../../reconcilers/resources.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import { summary } from './stats.ts';
 

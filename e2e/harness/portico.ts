@@ -6,7 +6,7 @@ import { KubeClient } from '../../operator/kube/client.ts';
 import { Manager } from '../../operator/manager.ts';
 import { Metrics } from '../../operator/metrics.ts';
 import { createLogger } from '../../operator/log.ts';
-import { parseConfig, type Config } from '../../operator/config.ts';
+import { parseConfig, type Config } from '../../app/flags.ts';
 import { setupPortico, type Portico } from '../../app/setup.ts';
 import { kubectl, serviceAccountKubeConfig } from './cluster.ts';
 
@@ -53,7 +53,7 @@ export async function startPortico(base: number, extraFlags: string[] = []): Pro
   const manager = new Manager({
     client,
     log: createLogger((process.env.E2E_LOG_LEVEL as 'info' | undefined) ?? 'error'),
-    metrics: new Metrics(),
+    metrics: new Metrics({ prefix: 'portico' }),
     namespace: 'portico-system',
     reportingController: cfg['controller-class'],
     leaderElection: { name: extraFlags.includes('--election-id') ? cfg['election-id'] : `portico-e2e-${base}-${Date.now().toString(36)}`, leaseDurationMs: cfg['lease-duration'], renewDeadlineMs: cfg['renew-deadline'], retryPeriodMs: cfg['retry-period'] },

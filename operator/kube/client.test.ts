@@ -72,7 +72,7 @@ afterEach(async () => {
 const SLOW = { qps: 0.001, burst: 2 };
 
 test('requests wait for the token bucket; watches do not; the wait is exported as a metric', async () => {
-  const metrics = new Metrics();
+  const metrics = new Metrics({ prefix: 'portico' });
   const client = new KubeClient(api.kc, { rateLimit: SLOW, metrics });
   await Promise.all(['a', 'b'].map((ns) => client.request('GET', `/api/v1/namespaces/${ns}/configmaps`)));
   const ac = new AbortController();
@@ -138,7 +138,7 @@ test('a pooled connection closed by the server (API server restart) is replaced,
 });
 
 test('a 429 is retried after Retry-After (the API server shed it unprocessed); the retries are bounded', async () => {
-  const metrics = new Metrics();
+  const metrics = new Metrics({ prefix: 'portico' });
   const client = new KubeClient(api.kc, { rateLimit: false, metrics });
   api.shed(2);
   await client.request('POST', '/apis/events.k8s.io/v1/namespaces/a/events', { body: { note: 'x' } });

@@ -50,18 +50,11 @@ export interface WatchEvent {
   object: unknown;
 }
 
-/** One API call as RBAC sees it: verb and group/resource. Recorded so tests can compare with the ClusterRole. */
-export interface ApiCall {
-  verb: string;
-  group: string;
-  resource: string;
-}
-
 /**
  * Client-side rate limit applied to every request except watches (which are long-running: one request per
  * connection, and their reconnects already back off with jitter). 20 QPS / burst 30 are controller-runtime's
  * defaults: client-go's 5/10 predate API Priority and Fairness and would make a 10k-object start-up (status
- * writes, Secret reads) crawl, while 20/30 still bounds what one Portico replica can do to a shared API server.
+ * writes, Secret reads) crawl, while 20/30 still bounds what one replica can do to a shared API server.
  */
 export const DEFAULT_KUBE_API_RATE: TokenBucketOptions = { qps: 20, burst: 30 };
 
@@ -145,7 +138,7 @@ export class KubeClient {
   /**
    * client-node builds a new undici Agent for every request, so every request would open (and leave open for
    * the keep-alive period) its own TCP + TLS connection: thousands of handshakes against the API server during
-   * a start-up. Portico keeps one Agent per TLS identity and replaces it only when the CA or client certificate
+   * a start-up. This client keeps one Agent per TLS identity and replaces it only when the CA or client certificate
    * changes. Proxied clusters keep client-node's own dispatcher.
    */
   private async dispatcher(ctx: RequestContext): Promise<Dispatcher | undefined> {

@@ -26,11 +26,6 @@ export function keyOf(obj: { metadata: { name: string; namespace?: string } }): 
   return obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata.name;
 }
 
-export function splitKey(key: string): { namespace?: string; name: string } {
-  const i = key.indexOf('/');
-  return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
-}
-
 export function isKubeObject(v: unknown): v is KubeObject {
   if (typeof v !== 'object' || v === null) return false;
   const m = (v as { metadata?: unknown }).metadata;
@@ -55,6 +50,6 @@ export function stripManagedFields<T extends KubeObject>(obj: T): T {
 
 /**
  * kubectl apply's copy of the whole object as last applied (often the largest field of an object in a real
- * cluster). Nothing in Portico reads it; informer caches drop it with managedFields.
+ * cluster). Controllers rarely read it; informer caches drop it with managedFields.
  */
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';

@@ -1,4 +1,4 @@
-// Descriptors for the API resources Portico reads and writes, and the REST paths built from them.
+// Descriptors of API resources (group, version, plural, kind, scope), and the REST paths built from them.
 
 export interface ResourceType {
   /** "" for the core group. */
@@ -10,35 +10,13 @@ export interface ResourceType {
   namespaced: boolean;
 }
 
-export const apiVersionOf = (r: ResourceType): string => (r.group ? `${r.group}/${r.version}` : r.version);
-
-export const Resources = {
-  Namespace: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
-  Service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
-  Secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
-  ConfigMap: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
-  Pod: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
-  EndpointSlice: {
-    group: 'discovery.k8s.io',
-    version: 'v1',
-    plural: 'endpointslices',
-    kind: 'EndpointSlice',
-    namespaced: true,
-  },
-  Ingress: { group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', kind: 'Ingress', namespaced: true },
-  IngressClass: {
-    group: 'networking.k8s.io',
-    version: 'v1',
-    plural: 'ingressclasses',
-    kind: 'IngressClass',
-    namespaced: false,
-  },
+/**
+ * The resources the framework itself reads and writes: the leader Lease and Events. An application declares the
+ * resources it watches in its own table (e.g. spreading this one into it) and passes them to the manager.
+ */
+export const FrameworkResources = {
   Lease: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
   Event: { group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
-  Route: { group: 'portico.dev', version: 'v1alpha1', plural: 'routes', kind: 'Route', namespaced: true },
-  Upstream: { group: 'portico.dev', version: 'v1alpha1', plural: 'upstreams', kind: 'Upstream', namespaced: true },
-  Plugin: { group: 'portico.dev', version: 'v1alpha1', plural: 'plugins', kind: 'Plugin', namespaced: true },
-  Consumer: { group: 'portico.dev', version: 'v1alpha1', plural: 'consumers', kind: 'Consumer', namespaced: true },
 } as const satisfies Record<string, ResourceType>;
 
 /**

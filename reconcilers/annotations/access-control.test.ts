@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { accessControlKind } from './access-control.ts';
-import { parseAnnotations } from './table.ts';
+import { parseAnnotations } from './parse.ts';
 
 test('access-control annotations: each group of ingress-nginx access control is recognised', () => {
   const table: [string, string, RegExp][] = [

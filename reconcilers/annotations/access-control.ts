@@ -22,13 +22,9 @@
 //     is on but cannot be applied as asked fails the paths closed by itself: translate.ts modsecurityClosedReason.)
 import { CATALOGUE } from './table.ts';
 
-// The groups are the table's `access` column (table.ts): one place says which annotation is access control. Built
-// on first use, as table.ts imports this module too.
-let groups: Map<string, string> | undefined;
-const groupOf = (name: string): string | undefined => {
-  groups ??= new Map(Object.entries(CATALOGUE).flatMap(([n, r]) => (r.access ? [[n, r.access] as const] : [])));
-  return groups.get(name);
-};
+// The groups are the table's `access` column (table.ts): one place says which annotation is access control.
+const GROUPS = new Map(Object.entries(CATALOGUE).flatMap(([n, r]) => (r.access ? [[n, r.access] as const] : [])));
+const groupOf = (name: string): string | undefined => GROUPS.get(name);
 
 const SNIPPETS = new Set(['configuration-snippet', 'server-snippet']);
 

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, nginxSeconds, parseAuthUrl, redirectParamSchema, requestRedirectSchema, signinLocation, signinSchema } from './auth-url.ts';
 import { annotationPlugins, externalAuthPlugin, globalAuthSpec, noAuthLocation, type GlobalAuthKeys } from './plugins.ts';
-import { NGINX_PREFIX, parseAnnotations } from './table.ts';
+import { NGINX_PREFIX } from './table.ts';
+import { parseAnnotations } from './parse.ts';
 
 /** Payloads that would have broken out of a directive, a quoted string or a header in ingress-nginx. */
 const INJECTIONS = [

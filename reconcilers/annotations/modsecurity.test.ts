@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseAnnotations } from './table.ts';
+import { parseAnnotations } from './parse.ts';
 import { MAX_MODSEC_SNIPPET, ModsecSnippetError, modsecuritySnippetConfigSchema, modsecuritySnippetSchema, parseModsecuritySnippet, transactionIdSchema } from './modsecurity.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
 

@@ -223,6 +223,3 @@ export const transactionIdSchema = z
     const r = transactionIdParts(v);
     if ('error' in r) ctx.addIssue({ code: 'custom', message: r.error });
   });
-
-/** The ModSecurity annotations (the translation fails an Ingress's paths closed when ModSecurity it asks for cannot be applied). */
-export const MODSECURITY_ANNOTATIONS = ['enable-modsecurity', 'enable-owasp-core-rules', 'modsecurity-transaction-id', 'modsecurity-snippet'] as const;

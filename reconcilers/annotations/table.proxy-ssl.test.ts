@@ -3,7 +3,8 @@
 // line or hide behind a unicode separator is refused with a message saying what is expected.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CATALOGUE, NGINX_PREFIX, parseAnnotations, PROXY_SSL_ANNOTATIONS } from './table.ts';
+import { CATALOGUE, NGINX_PREFIX, PROXY_SSL_ANNOTATIONS } from './table.ts';
+import { parseAnnotations } from './parse.ts';
 
 /** The parsed value, or the error message of the annotation. */
 function parse(name: string, value: string): { value?: unknown; error?: string } {

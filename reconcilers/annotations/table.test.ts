@@ -5,7 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { accessControlKind } from './access-control.ts';
 import { annotationPlugins } from './plugins.ts';
-import { ANNOTATIONS, CATALOGUE, NGINX_PREFIX, PORTICO_PREFIX, RISKS, STATUSES, annotationsMarkdown, parseAnnotations, statusCounts, type AnnotationName } from './table.ts';
+import { ANNOTATIONS, CATALOGUE, NGINX_PREFIX, PORTICO_PREFIX, RISKS, STATUSES, annotationsMarkdown, statusCounts, type AnnotationName } from './table.ts';
+import { parseAnnotations } from './parse.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

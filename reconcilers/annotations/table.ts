@@ -6,14 +6,13 @@
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { isKnownVariable } from '../translate/nginx-variables.ts';
-import { accessControlKind } from './access-control.ts';
 import { MAX_SNIPPET } from './snippets.ts';
 import { modsecuritySnippetSchema, transactionIdSchema } from './modsecurity.ts';
 import { errorPageSchema, matchCnSchema, verifyClientSchema, verifyDepthSchema } from './auth-tls.ts';
 import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, redirectParamSchema, requestRedirectSchema, signinSchema } from './auth-url.ts';
 import { appRootSchema, hostSchema, rewriteTargetSchema } from '../translate/safe.ts';
 import { defaultBackendSchema, dnsNameSchema, httpErrorCodesSchema, mirrorTargetSchema } from './errors-mirror.ts';
-import { authSecretSchema, commaListSchema, pluginListSchema, realmSchema, affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
+import { authSecretSchema, commaListSchema, pluginListSchema, realmSchema, affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema } from '../translate/safe.ts';
 
 export type Scope = 'location' | 'server' | 'backend' | 'ingress';
 /**
@@ -236,7 +235,7 @@ export const PROXY_SSL_ANNOTATIONS = ['proxy-ssl-secret', 'proxy-ssl-verify', 'p
 /**
  * THE annotation table: every annotation ingress-nginx documents (its annotations.md and annotations-risk.md) and
  * Portico's own, with what Portico does with it. Rows with a schema are parsed (`ANNOTATIONS`); the others are
- * reported as unsupported by parseAnnotations.
+ * reported as unsupported by parseAnnotations (parse.ts).
  */
 export const ANNOTATION_TABLE = {
   'use-regex': row(boolSchema, 'ingress', 'low', 'ImplementationSpecific paths of this Ingress are PCRE regexes, matched case-insensitively and anchored at the start only (ingress-nginx\'s `~* "^<path>"`: prefix-like, "/blog(/|$)(.*)" matches "/blog/2024"). Quirk kept from ingress-nginx, without a Warning: on ONE Ingress it makes every path of that host, of every Ingress (rewrite-target does the same), a case-insensitive start-anchored regex — Exact and Prefix paths included, so an Exact "/foo" then also answers "/FOO/bar" and a Prefix "/foo" answers "/foobar" — tried longest path first (ties: reverse alphabetical), the first match wins'),
@@ -355,7 +354,7 @@ export const ANNOTATION_TABLE = {
   'enable-owasp-core-rules': row(boolSchema, 'ingress', 'low', 'With ModSecurity on (enable-modsecurity, or the ConfigMap\'s): the OWASP Core Rule Set too (Debian\'s modsecurity-crs, CRS 3.3, anomaly scoring); it blocks only with SecRuleEngine On (modsecurity-snippet). Without ModSecurity it has no effect, as in ingress-nginx'),
   'modsecurity-transaction-id': row(transactionIdSchema, 'ingress', 'high', 'ModSecurity\'s transaction id (modsecurity_transaction_id: the unique_id of its log lines and audit records), e.g. "$request_id" or "web-$request_id": nginx variables and literal letters, digits, "_" and "-"', { difference: 'at least one variable, each one nginx defines; no other characters (quotes, spaces, braces)' }),
   'modsecurity-snippet': row(modsecuritySnippetSchema, 'ingress', 'critical', 'Only with the ConfigMap\'s allow-snippet-annotations: "true" and annotations-risk-level: Critical (else refused with a Warning). ModSecurity directives applied after the recommended configuration, the CRS and the ConfigMap\'s modsecurity-snippet, read line by line from an allowlist and re-emitted from their parsed values: SecRuleEngine On|Off|DetectionOnly, SecRequestBodyAccess On|Off, SecResponseBodyAccess On|Off, SecRequestBodyLimit <bytes>, SecAuditEngine On|Off|RelevantOnly, SecRuleRemoveById <ids or ranges>, SecRuleRemoveByTag <tag>. Anything else (SecRule, SecAction, Include, SecAuditLog, SecDebugLog...) refuses the whole snippet with the line; a refused snippet makes the paths answer 503 where ModSecurity is on', { difference: 'an allowlist of directives, never pasted; the recommended configuration is always loaded first (ingress-nginx leaves it out when an Ingress has a snippet)' }),
-  'stream-snippet': refused('ingress', 'critical', 'not supported: Portico has no TCP/UDP (stream) proxying'),
+  'stream-snippet': refused('ingress', 'critical', 'not supported: the stream section serving TCP/UDP services (--tcp/udp-services-configmap) takes no snippets; snippets are compiled from an allowlist of HTTP directives'),
   'http2-push-preload': refused('location', 'low', 'not supported: HTTP/2 server push is obsolete (browsers and nginx dropped it)'),
   'fastcgi-index': refused('location', 'medium', 'FastCGI backends are not supported'),
   'fastcgi-params-configmap': refused('location', 'medium', 'FastCGI backends are not supported'),
@@ -412,51 +411,6 @@ export type ParsedAnnotations = { [K in AnnotationName]?: z.output<(typeof ANNOT
 
 export const NGINX_PREFIX = 'nginx.ingress.kubernetes.io/';
 export const PORTICO_PREFIX = 'portico.dev/';
-
-/** Annotations under Portico's prefixes that are handled outside this table (test hooks). */
-const HANDLED_ELSEWHERE = new Set(['portico.dev/test-invalid-directive']);
-
-export interface AnnotationResult {
-  values: ParsedAnnotations;
-  /** Invalid values: the annotation is ignored (default applies) and the user gets a Warning event. */
-  errors: { annotation: string; message: string }[];
-  /**
-   * nginx.ingress.kubernetes.io/* and portico.dev/* annotations Portico does not implement, sorted. Each raises an
-   * UnsupportedAnnotation Warning; the access-control ones (also listed in `accessControl`) make the Ingress fail
-   * closed.
-   */
-  unsupported: string[];
-  /** Unsupported annotations that restrict access, with what they ask for; the Ingress must not be served. */
-  accessControl: { annotation: string; kind: string }[];
-}
-
-export function parseAnnotations(annotations: Record<string, string> | undefined): AnnotationResult {
-  const out: AnnotationResult = { values: {}, errors: [], unsupported: [], accessControl: [] };
-  const a = annotations ?? {};
-  for (const full of Object.keys(a).sort()) {
-    const prefix = full.startsWith(NGINX_PREFIX) ? NGINX_PREFIX : full.startsWith(PORTICO_PREFIX) ? PORTICO_PREFIX : null;
-    if (!prefix || HANDLED_ELSEWHERE.has(full)) continue;
-    const name = full.slice(prefix.length);
-    if (Object.hasOwn(ANNOTATIONS, name)) continue;
-    out.unsupported.push(full);
-    const kind = accessControlKind(name, a[full] ?? '');
-    if (kind) out.accessControl.push({ annotation: full, kind });
-  }
-  for (const [name, r] of Object.entries(ANNOTATIONS)) {
-    const full = a[`${PORTICO_PREFIX}${name}`] !== undefined ? `${PORTICO_PREFIX}${name}` : `${NGINX_PREFIX}${name}`;
-    const raw = a[full];
-    if (raw === undefined) continue;
-    const parsed = (r.schema as z.ZodType).safeParse(raw);
-    if (parsed.success) (out.values as Record<string, unknown>)[name] = parsed.data;
-    else {
-      // Access control with a value Portico cannot read is not ignored: the Ingress fails closed.
-      const kind = accessControlKind(name, raw);
-      if (kind) out.accessControl.push({ annotation: full, kind: `${kind} with an invalid value: ${zodMessage(parsed.error)}` });
-      else out.errors.push({ annotation: full, message: `${full}=${JSON.stringify(raw.slice(0, 100))}: ${zodMessage(parsed.error)}` });
-    }
-  }
-  return out;
-}
 
 /** Rows per status. */
 export function statusCounts(origin: CatalogueRow['origin'] = 'ingress-nginx'): Record<Status, number> {

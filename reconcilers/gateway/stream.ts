@@ -13,8 +13,7 @@ import type { EventRecorder } from '../../operator/events.ts';
 import type { Logger } from '../../operator/log.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { PassthroughHosts, StreamPassthrough, StreamSection, StreamServer, Structure } from '../config/types.ts';
-import type { NormalizedService, NormalizedSlice } from '../model/types.ts';
-import type { StreamEntry } from '../tcpudp.ts';
+import type { NormalizedService, NormalizedSlice, StreamEntry } from '../model/types.ts';
 import { forbiddenAddressReason } from '../translate/addresses.ts';
 
 /** Where Debian's libnginx-mod-stream puts the module. */

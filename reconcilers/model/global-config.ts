@@ -475,8 +475,6 @@ export function refusedConfigWhy(key: string): string | null {
   return REFUSED_CONFIG_KEYS.find(([re]) => re.test(key))?.[1] ?? null;
 }
 
-export type ConfigKey = keyof typeof CONFIG_KEYS;
-
 export function defaultGlobalConfig(): GlobalConfigValues {
   const out: Record<string, unknown> = {};
   for (const k of Object.values(CONFIG_KEYS)) out[k.field] = k.default;

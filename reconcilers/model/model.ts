@@ -13,9 +13,10 @@ import type {
   NormalizedService,
   NormalizedSlice,
   NormalizedUpstream,
+  StreamEntry,
+  StreamProtocol,
   TlsMaterial,
 } from './types.ts';
-import type { StreamEntry, StreamProtocol } from '../tcpudp.ts';
 
 export type CrdKind = 'Route' | 'Upstream' | 'Plugin' | 'Consumer';
 export type ChangeKind = 'IngressClass' | 'Ingress' | 'Service' | 'EndpointSlice' | 'Secret' | 'Config' | 'Stream' | CrdKind;

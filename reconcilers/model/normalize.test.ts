@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseTlsSecret, normalizeEndpointSlice, TLS_SECRET_LIMITS } from './normalize.ts';
 import { defaultGlobalConfig, parseGlobalConfig, configReferenceMarkdown } from './global-config.ts';
-import { parseAnnotations, annotationsMarkdown } from '../annotations/table.ts';
+import { annotationsMarkdown } from '../annotations/table.ts';
+import { parseAnnotations } from '../annotations/parse.ts';
 
 function pair(cn: string, days: number): { cert: string; key: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'portico-cert-'));

@@ -4,8 +4,9 @@ import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import { annotationPlugins, authProxyHeaders, basicAuthPlugin, customHeadersPlugin, type ConfigMapReader, type SecretReader } from '../annotations/plugins.ts';
-import { NGINX_PREFIX, PORTICO_PREFIX, PROXY_SSL_ANNOTATIONS, parseAnnotations, type AnnotationResult } from '../annotations/table.ts';
-import { authTlsPlugin } from '../annotations/auth-tls.ts';
+import { NGINX_PREFIX, PORTICO_PREFIX, PROXY_SSL_ANNOTATIONS } from '../annotations/table.ts';
+import { parseAnnotations, type AnnotationResult } from '../annotations/parse.ts';
+import { authTlsPlugin } from '../annotations/auth-tls-plugin.ts';
 import { ownNamespaceRef } from '../annotations/own-namespace.ts';
 import { parseIpv4, parseIpv6 } from '../translate/addresses.ts';
 import {

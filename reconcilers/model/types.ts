@@ -231,3 +231,25 @@ export interface NormalizedConsumer extends CrdMeta {
   /** Credential Secrets missing or malformed (ResolvedRefs=False); the other credentials still work. */
   problems: string[];
 }
+
+// ---- TCP and UDP services (--tcp-services-configmap / --udp-services-configmap), normalized by tcpudp.ts ---------
+
+export type StreamProtocol = 'TCP' | 'UDP';
+
+/** One normalized ConfigMap entry. */
+export interface StreamEntry {
+  protocol: StreamProtocol;
+  /** The port Portico listens on (the ConfigMap key). */
+  port: number;
+  namespace: string;
+  service: string;
+  /** The Service port: its number, or its name. */
+  servicePort: number | string;
+  /** Expect a PROXY protocol header from clients on this listener. */
+  decodeProxy: boolean;
+  /** Send a PROXY protocol header to the backend. */
+  encodeProxy: boolean;
+  /** Where it came from, for Events: the ConfigMap ("namespace/name") and the key. */
+  configMap: string;
+  key: string;
+}

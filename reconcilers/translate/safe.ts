@@ -89,9 +89,6 @@ export const loadBalanceSchema = z.enum(['round_robin', 'ewma'], {
   error: () => 'load-balance must be round_robin or ewma',
 });
 
-/** Backend ids are built by Portico from validated names; this re-checks them at the boundary to nginx. */
-export const backendIdSchema = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,300}$/, 'invalid backend id');
-
 /** Converts a zod error into one readable line. */
 export function zodMessage(e: z.ZodError): string {
   return e.issues.map((i) => i.message).join('; ');

@@ -9,7 +9,8 @@ import { ing, modelOf, OPTS, rule, slice, svc, svcRef } from './fixtures.test-he
 import { translate } from './translate.ts';
 import { structureChecksum } from './diff.ts';
 import { IncrementalTranslator } from './incremental.ts';
-import { NGINX_PREFIX, parseAnnotations } from '../annotations/table.ts';
+import { NGINX_PREFIX } from '../annotations/table.ts';
+import { parseAnnotations } from '../annotations/parse.ts';
 import { defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from '../model/global-config.ts';
 import { renderNginxConf, runtimePaths } from '../gateway/nginx/render.ts';
 import { nginxTest, runtimeDir } from '../gateway/nginx/nginx-t.test-helpers.ts';

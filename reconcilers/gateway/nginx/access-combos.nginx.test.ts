@@ -1,7 +1,7 @@
 // ingress-nginx's limit-connections, satisfy, session-cookie-partitioned and server-alias inside a real nginx: the
 // configuration is the pure translation of Ingresses carrying them (basic-auth users from an auth-secret), rendered,
-// checked by nginx -t and loaded; the backend ("auth" kind of testnet-backend.ts, in this file's own network
-// namespace, testnet.ts subnet 242) holds requests under /slow for 3 s, which keeps them in progress.
+// checked by nginx -t and loaded; the backend ("auth" kind of testnet-backend.test-helpers.ts, in this file's own network
+// namespace, testnet.test-helpers.ts subnet 242) holds requests under /slow for 3 s, which keeps them in progress.
 // Ports 32400-32409 belong to this file: nginx 32400-32402, the backend 32403.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +16,7 @@ import { normalizeIngress } from '../../model/normalize.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { runtimePaths } from './render.ts';
-import { TestNet } from './testnet.ts';
+import { TestNet } from './testnet.test-helpers.ts';
 import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 32400, httpsPort: 32401, statusPort: 32402, address: '127.0.0.1' };

@@ -5,7 +5,7 @@
 // the ssl-client-* headers, none / another CA's → 400, optional lets a client without one through, match-cn → 403,
 // the error page → 302, a certificate verified for host A does not open host B (421), TLS sessions are resumed only
 // under the CA they were verified with, and a changed CA applies without an nginx reload.
-// The echo backend runs in this file's network namespace (testnet.ts, subnet 244).
+// The echo backend runs in this file's network namespace (testnet.test-helpers.ts, subnet 244).
 // Ports 32200-32209 belong to this file: nginx 32200-32202, the echo backend 32203.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,7 +25,7 @@ import type { GatewayConfig } from '../../config/types.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { runtimePaths } from './render.ts';
-import { TestNet } from './testnet.ts';
+import { TestNet } from './testnet.test-helpers.ts';
 import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 32200, httpsPort: 32201, statusPort: 32202, address: '127.0.0.1' };

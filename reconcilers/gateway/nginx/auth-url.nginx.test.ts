@@ -1,6 +1,6 @@
 // ingress-nginx's auth-url through the whole data plane: Ingresses with the external-authentication annotations (and
 // the ConfigMap's global-auth-url) are translated, rendered and pushed into a real nginx (Debian's, as in
-// production); a fake auth service and an echo backend run in this file's own network namespace (testnet.ts,
+// production); a fake auth service and an echo backend run in this file's own network namespace (testnet.test-helpers.ts,
 // subnet 198.19.249.0/30) — the Lua side never proxies to loopback. Real requests prove auth_request's semantics:
 // allowed / 401 / 403 / 500, the sign-in redirect with rd, response headers copied, the auth cookie, the answer
 // cache (the auth service asked once), https to the auth service, and failing closed.
@@ -16,7 +16,7 @@ import { ing, modelOf, OPTS, rule, slice, svc, svcRef } from '../../translate/fi
 import { defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
-import { TestNet, type Seen } from './testnet.ts';
+import { TestNet, type Seen } from './testnet.test-helpers.ts';
 import { capturingLogger, liveNginx, sendTo, startLive, stopLive, type Answer } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31700, httpsPort: 31701, statusPort: 31702, address: '127.0.0.1' };
@@ -25,7 +25,7 @@ const AUTH_PORT = 31704;
 const TLS_AUTH_PORT = 31705;
 const DOWN_PORT = 31706; // nothing listens
 
-// This file's network namespace (subnet 249 of testnet.ts).
+// This file's network namespace (subnet 249 of testnet.test-helpers.ts).
 const net = new TestNet(249);
 const IP = net.ip;
 

@@ -1,7 +1,7 @@
 // ingress-nginx's custom error pages and request mirroring through the whole data plane: Ingresses with
 // custom-http-errors, default-backend, disable-proxy-intercept-errors and mirror-target / mirror-host /
 // mirror-request-body are translated, rendered, checked by nginx -t and loaded into a real nginx (Debian's, as in
-// production), the routes pushed as data. The backends run in this file's own network namespace (testnet.ts,
+// production), the routes pushed as data. The backends run in this file's own network namespace (testnet.test-helpers.ts,
 // subnet 198.19.243.0/30) — the Lua side never proxies to loopback. What is observed: an intercepted 503/404 is
 // answered by the default-backend Service, which sees X-Code and the other X-* headers; a code not listed passes
 // unchanged; a Service without endpoints is served by the default backend; the mirror receives a copy (method,
@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { translate, type TranslateResult } from '../../translate/translate.ts';
 import { ing, modelOf, OPTS, rule, slice, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { until } from '../../../e2e/harness/http.ts';
-import { TestNet, type Seen } from './testnet.ts';
+import { TestNet, type Seen } from './testnet.test-helpers.ts';
 import { capturingLogger, liveNginx, sendTo, startLive, stopLive, type Answer } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 32300, httpsPort: 32301, statusPort: 32302, address: '127.0.0.1' };

@@ -4,7 +4,7 @@
 // no reload) sends it traffic again. A second backend has an endpoint refusing connections: nginx retries those
 // requests on the healthy endpoint and the balancer counts the refusals until it is ejected too.
 // The Lua side never proxies to loopback (peers.lua), so the backends run in this file's own network namespace
-// (testnet.ts, subnet 198.19.254.0/30) and listen on its address. The backend has passive health checking, so the
+// (testnet.test-helpers.ts, subnet 198.19.254.0/30) and listen on its address. The backend has passive health checking, so the
 // router sends its requests through the plugin location, whose log handler reports each attempt to health.lua —
 // decided per request from the backend data, never by a reload.
 // Ports 31300-31305 belong to this file: nginx 31300-31302, backends 31303 (healthy) and 31304 (failing), and
@@ -25,7 +25,7 @@ import { NginxProcess } from './process.ts';
 import { runtimePaths } from './render.ts';
 import type { Backend, GatewayConfig } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
-import { TestNet } from './testnet.ts';
+import { TestNet } from './testnet.test-helpers.ts';
 import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31300, httpsPort: 31301, statusPort: 31302, address: '127.0.0.1' };
@@ -38,7 +38,7 @@ const HOST2 = 'refused.example.com';
 const ID2 = 'default_refused_80';
 const PH = { failures: 3, statuses: [503], ejectSeconds: 30 };
 
-// This file's network namespace (subnet 254 of testnet.ts; plugins.nginx.test.ts uses 253).
+// This file's network namespace (subnet 254 of testnet.test-helpers.ts; plugins.nginx.test.ts uses 253).
 const net = new TestNet(254);
 const IP = net.ip;
 

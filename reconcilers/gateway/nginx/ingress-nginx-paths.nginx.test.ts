@@ -2,7 +2,7 @@
 // nginx (Debian's, as in production) over the configuration socket, and requests answered by two echo backends
 // (each answers with the request it received as JSON, so the path the backend saw is checked). Each test names the
 // ingress-nginx behaviour it pins. Nothing here reloads nginx: every behaviour is route and plugin data.
-// The echo backends run in this file's own network namespace (testnet.ts, subnet 250: 198.19.250.0/30).
+// The echo backends run in this file's own network namespace (testnet.test-helpers.ts, subnet 250: 198.19.250.0/30).
 // Ports 31600-31604 belong to this file: nginx 31600-31602, the "web" echo backend 31603, the "api" one 31604.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +17,7 @@ import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from '../../translate/fi
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { runtimePaths } from './render.ts';
-import { TestNet, type Seen } from './testnet.ts';
+import { TestNet, type Seen } from './testnet.test-helpers.ts';
 import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31600, httpsPort: 31601, statusPort: 31602, address: '127.0.0.1' };

@@ -1,7 +1,7 @@
 // ModSecurity inside a real nginx (Debian's connector module, libmodsecurity3 and the OWASP CRS): the configuration
 // is the pure translation of Ingresses carrying ingress-nginx's ModSecurity annotations, its rules files written as the
-// gateway writes them, rendered, checked by nginx -t and loaded; the backend ("echo" kind of testnet-backend.ts) lives
-// in this file's own network namespace (testnet.ts subnet 241). What is observed: blocking with the CRS and
+// gateway writes them, rendered, checked by nginx -t and loaded; the backend ("echo" kind of testnet-backend.test-helpers.ts) lives
+// in this file's own network namespace (testnet.test-helpers.ts subnet 241). What is observed: blocking with the CRS and
 // `SecRuleEngine On` (403 for an SQL injection and a <script>, 200 for a normal request, with the transaction id in
 // nginx's log), DetectionOnly (200, and the audit record in the controller's log), a host without the annotations left
 // alone, and SecRuleRemoveById letting exactly the removed rules' matches through.
@@ -22,7 +22,7 @@ import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { runtimePaths } from './render.ts';
 import { detectModsecurity, writeModsecurityRules } from './modsecurity.ts';
-import { TestNet } from './testnet.ts';
+import { TestNet } from './testnet.test-helpers.ts';
 import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 32500, httpsPort: 32501, statusPort: 32502, address: '127.0.0.1' };

@@ -21,7 +21,7 @@ import path from 'node:path';
 import type { ModsecDirective, ModsecurityInstall, ModsecuritySettings, Structure } from '../../config/types.ts';
 import { MAX_REQUEST_BODY_LIMIT, RULE_ID_RE, RULE_TAG_RE, transactionIdParts } from '../../annotations/modsecurity.ts';
 import { UnsafeValueError } from './escape.ts';
-import type { RuntimePaths } from './render.ts';
+import type { RuntimePaths } from './runtime.ts';
 
 /** Debian's files (bookworm: libnginx-mod-http-modsecurity 1.0.3, libmodsecurity3 3.0.9, modsecurity-crs 3.3.4). */
 export const MODSECURITY_FILES = {

@@ -4,7 +4,7 @@
 // backend received (an echo server answering with the request it got as JSON). Plugin changes are data: the
 // last test changes one and sees the effect without a reload.
 // The Lua side never proxies to loopback (peers.lua), so the echo and auth servers run in this file's own network
-// namespace (testnet.ts, subnet 198.19.253.0/30) and listen on its address; clients connect to nginx on 127.0.0.1
+// namespace (testnet.test-helpers.ts, subnet 198.19.253.0/30) and listen on its address; clients connect to nginx on 127.0.0.1
 // (the address ip-restriction sees).
 // Ports 31200-31205 belong to this file: nginx 31200-31202, the echo backend 31203, the auth service 31204, and
 // 31205 where nothing listens.
@@ -16,7 +16,7 @@ import { diffConfig } from '../../translate/diff.ts';
 import { OPTS, modelOf } from '../../translate/fixtures.test-helpers.ts';
 import type { Backend, ConsumerSet, GatewayConfig, HostRoutes, PluginInstance } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
-import { TestNet, type Seen } from './testnet.ts';
+import { TestNet, type Seen } from './testnet.test-helpers.ts';
 import { capturingLogger, liveNginx, sendTo, startLive, stopLive, type Answer } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31200, httpsPort: 31201, statusPort: 31202, address: '127.0.0.1' };
@@ -24,7 +24,7 @@ const ECHO_PORT = 31203;
 const AUTH_PORT = 31204;
 const DOWN_PORT = 31205; // nothing listens
 
-// This file's network namespace (subnet 253 of testnet.ts; health.nginx.test.ts uses 254).
+// This file's network namespace (subnet 253 of testnet.test-helpers.ts; health.nginx.test.ts uses 254).
 const net = new TestNet(253);
 const IP = net.ip;
 
@@ -34,7 +34,7 @@ const { dynamic, nginx } = liveNginx('portico-plugins-', logger);
 
 // The backend ('echo') answers with the request it received as JSON. The auth service ('auth'): "Bearer good"
 // passes (X-User: alice), "Bearer forbidden" gets 403, anything else 401; /slow answers too late (3 s, past the
-// plugin's timeout). Both run in the namespace (testnet-backend.ts), which records what each received.
+// plugin's timeout). Both run in the namespace (testnet-backend.test-helpers.ts), which records what each received.
 /** Requests the echo backend has received so far. */
 const echoHits = () => net.count('echo');
 

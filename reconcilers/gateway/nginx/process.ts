@@ -12,7 +12,7 @@ import { Backoff, sleep } from '../../../operator/backoff.ts';
 import type { Logger } from '../../../operator/log.ts';
 import type { DynamicClient, LiveConfig } from './dynamic.ts';
 import { groupMembers, killGroup, signalGroup, waitGroupGoneSync } from './procgroup.ts';
-import type { RuntimePaths } from './render.ts';
+import type { RuntimePaths } from './runtime.ts';
 
 /** chmod, unless the path belongs to another user (then its mode is theirs to choose). */
 function chmodIfOwned(p: string, mode: number): void {

@@ -1,6 +1,6 @@
 // ingress-nginx's directive-profile annotations inside a real nginx: the configuration is the pure translation of
-// Ingresses carrying them, rendered, checked by nginx -t and loaded; the backend ("rewrite" kind of testnet-backend.ts,
-// in this file's own network namespace, testnet.ts subnet 246) answers a redirect with a cookie and echoes what it
+// Ingresses carrying them, rendered, checked by nginx -t and loaded; the backend ("rewrite" kind of testnet-backend.test-helpers.ts,
+// in this file's own network namespace, testnet.test-helpers.ts subnet 246) answers a redirect with a cookie and echoes what it
 // received. What is observed: proxy-redirect-* rewriting Location, proxy-cookie-* rewriting Set-Cookie,
 // proxy-http-version 1.0 and connection-proxy-header as the backend sees them, enable-access-log "false" keeping
 // requests out of the access log, limit-rate slowing an answer down — each next to a host without the annotation,
@@ -20,7 +20,7 @@ import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from '../../translate/fi
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { renderNginxConf, runtimePaths } from './render.ts';
-import { TestNet } from './testnet.ts';
+import { TestNet } from './testnet.test-helpers.ts';
 import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 32000, httpsPort: 32001, statusPort: 32002, address: '127.0.0.1' };

@@ -1,5 +1,5 @@
 // ingress-nginx's proxy-ssl-* annotations inside a real nginx: HTTPS backends in this file's own network namespace
-// (testnet.ts, subnet 245) with a certificate a test CA signed for "api.default.svc" and "backend.example.internal".
+// (testnet.test-helpers.ts, subnet 245) with a certificate a test CA signed for "api.default.svc" and "backend.example.internal".
 // One requires a client certificate signed by that CA, one speaks TLS 1.2 at most. Every configuration comes from
 // the pure translation of an Ingress and its proxy-ssl-secret, so what is tested is what the controller renders:
 // the client certificate and CA files written by digest before nginx -t; the client certificate presented (200)
@@ -24,7 +24,7 @@ import { DynamicClient } from './dynamic.ts';
 import { stopLive } from './live.test-helpers.ts';
 import { NginxProcess } from './process.ts';
 import { renderNginxConf, runtimePaths, writeClientCertificates, writeTrustedCas } from './render.ts';
-import { TestNet, type Seen } from './testnet.ts';
+import { TestNet, type Seen } from './testnet.test-helpers.ts';
 
 const LISTEN = { httpPort: 32100, httpsPort: 32101, statusPort: 32102, address: '127.0.0.1' };
 const MTLS_PORT = 32103;

@@ -4,85 +4,15 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../translate/safe.ts';
 import { UnsafeValueError, cidr, loopId, mapSource, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaPeer, luaString, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
+import { ASSETS_DIR, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
 
-export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');
-
-export interface RuntimePaths {
-  /** nginx prefix / runtime directory (pid, temp, logs, placeholder cert). */
-  dir: string;
-  pidFile: string;
-  tempDir: string;
-  temp: { client_body: string; proxy: string; fastcgi: string; uwsgi: string; scgi: string };
-  /**
-   * Access log: "/dev/stdout" (containers: nginx writes straight to the controller's stdout, one write per line)
-   * or a file (buffered; tests and benchmarks keep their output clean this way).
-   */
-  accessLog: string;
-  placeholderCert: string;
-  placeholderKey: string;
-  luaPackagePath: string;
-  luaPackageCpath: string;
-  /** Mode 0700: only the controller's user may enter it, which is what protects the sockets inside. */
-  apiDir: string;
-  /** The configuration API (unix socket; no TCP listener serves it). */
-  apiSocket: string;
-  /** Internal socket answering 503 for backends without usable endpoints (workers connect to it). */
-  unavailableSocket: string;
-  /** TLS passthrough: the HTTP server's TLS listener (PROXY protocol), which the stream section's HTTPS port feeds. */
-  httpsSocket: string;
-  /** TLS passthrough: the stream hop that sends a passthrough host's connections to its Service's endpoints. */
-  passthroughSocket: string;
-  /** Hard RLIMIT_NOFILE nginx inherits (null = unknown): worker_connections and worker_rlimit_nofile stay below it. */
-  maxOpenFiles: number | null;
-}
-
-export interface RuntimeOptions {
-  /** See RuntimePaths.accessLog; default: access.log in the runtime directory. */
-  accessLog?: string;
-}
-
-/** The hard limit on open files of this process (nginx, its child, inherits it), from /proc/self/limits. */
-export function hardOpenFilesLimit(): number | null {
-  try {
-    const m = /^Max open files\s+\S+\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
-export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths {
-  return {
-    dir,
-    pidFile: path.join(dir, 'nginx.pid'),
-    tempDir: path.join(dir, 'tmp'),
-    temp: {
-      client_body: path.join(dir, 'tmp', 'client_body'),
-      proxy: path.join(dir, 'tmp', 'proxy'),
-      fastcgi: path.join(dir, 'tmp', 'fastcgi'),
-      uwsgi: path.join(dir, 'tmp', 'uwsgi'),
-      scgi: path.join(dir, 'tmp', 'scgi'),
-    },
-    accessLog: o.accessLog ?? path.join(dir, 'access.log'),
-    placeholderCert: path.join(dir, 'placeholder.crt'),
-    placeholderKey: path.join(dir, 'placeholder.key'),
-    luaPackagePath: `${path.join(ASSETS_DIR, 'lua')}/?.lua;/usr/share/lua/5.1/?.lua;;`,
-    luaPackageCpath: '/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;;',
-    apiDir: path.join(dir, 'api'),
-    apiSocket: path.join(dir, 'api', 'config.sock'),
-    unavailableSocket: path.join(dir, 'unavailable.sock'),
-    httpsSocket: path.join(dir, 'https.sock'),
-    passthroughSocket: path.join(dir, 'passthrough.sock'),
-    maxOpenFiles: hardOpenFilesLimit(),
-  };
-}
+export { ASSETS_DIR, hardOpenFilesLimit, runtimePaths, type RuntimeOptions, type RuntimePaths } from './runtime.ts';
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
 const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream', 'loopid'] as const;

@@ -3,7 +3,7 @@
 // reconcilers/annotations/snippets.ts), are pushed to a real nginx (Debian's, as in production) over the
 // configuration socket, and real requests show the effect: response and request headers set, a conditional return
 // answered by Portico, a rewrite seen by the backend, a redirect, and $1 from an if regex.
-// The backend is the echo server of testnet.ts in this file's own network namespace (subnet 198.19.251.0/30).
+// The backend is the echo server of testnet.test-helpers.ts in this file's own network namespace (subnet 198.19.251.0/30).
 // Ports 31500-31503 belong to this file: nginx 31500-31502, the echo backend 31503.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +21,7 @@ import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { runtimePaths } from './render.ts';
 import type { GatewayConfig } from '../../config/types.ts';
-import { TestNet, type Seen } from './testnet.ts';
+import { TestNet, type Seen } from './testnet.test-helpers.ts';
 import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31500, httpsPort: 31501, statusPort: 31502, address: '127.0.0.1' };

@@ -1,6 +1,6 @@
 // TLS passthrough (--enable-ssl-passthrough, ingress-nginx's ssl-passthrough annotation) through a real nginx
 // (Debian's, with libnginx-mod-stream), driven by the real GatewayReconciler on a Model: TLS backends in this file's
-// network namespace (testnet.ts, subnet 240) present their own certificates for pass.example.com. Proven here: a
+// network namespace (testnet.test-helpers.ts, subnet 240) present their own certificates for pass.example.com. Proven here: a
 // client connecting to Portico's HTTPS port with that server name gets the backend's certificate and answer (the
 // backend saw the name: nothing was decrypted on the way); a terminated host gets Portico's certificate and the HTTP
 // routing as before, and the backend sees the client's own address (PROXY protocol between the two hops); an unknown
@@ -26,7 +26,7 @@ import { normalizeEndpointSlice, normalizeIngress, normalizeIngressClass, normal
 import { OPTS, ing, portico, rule, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { b64, issue, makeCa } from '../../translate/pki.test-helpers.ts';
 import { GatewayReconciler } from '../gateway.ts';
-import { TestNet } from './testnet.ts';
+import { TestNet } from './testnet.test-helpers.ts';
 import { until } from '../../../e2e/harness/http.ts';
 
 const LISTEN = { httpPort: 32600, httpsPort: 32601, statusPort: 32602, address: '127.0.0.1' };
@@ -52,7 +52,7 @@ const model = new Model();
 // tests run as root) connect to its unix sockets, so every directory above it must let them through.
 const gateway = new GatewayReconciler(
   { translate: { ...OPTS, listen: LISTEN, ownAddresses: ['127.0.0.1'], sslPassthrough: true }, nginxBinary: '/usr/sbin/nginx', runtimeDir: mkdtempSync(path.join(tmpdir(), 'portico-passthrough-rt-')), accessLog: path.join(dir, 'access.log'), quietMs: 0, maxWaitMs: 250, shutdownTimeoutMs: 2_000 },
-  { model, events: recorder, metrics: new Metrics(), log: createLogger('error'), objectFor: () => undefined, controllerObject: () => undefined },
+  { model, events: recorder, metrics: new Metrics({ prefix: 'portico' }), log: createLogger('error'), objectFor: () => undefined, controllerObject: () => undefined },
 );
 const stop = new AbortController();
 let running: Promise<void> | undefined;

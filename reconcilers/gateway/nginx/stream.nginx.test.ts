@@ -1,6 +1,6 @@
 // TCP/UDP services through a real nginx (Debian's, with libnginx-mod-stream), driven by the real GatewayReconciler
 // on a Model: bytes round-trip through Portico's TCP and UDP listeners to echo servers in this file's network
-// namespace (testnet.ts, subnet 247), PROXY protocol is decoded from the client and sent to the backend, an
+// namespace (testnet.test-helpers.ts, subnet 247), PROXY protocol is decoded from the client and sent to the backend, an
 // endpoint change reaches new connections after exactly one (debounced) reload, and a listener without endpoints
 // accepts and closes. Ports 31900-31919 belong to this file: nginx 31900-31902 (HTTP, HTTPS, status), TCP/UDP
 // listeners 31903-31906, echo servers 31910-31912.
@@ -22,7 +22,7 @@ import { normalizeEndpointSlice, normalizeService } from '../../model/normalize.
 import { parseStreamServices } from '../../tcpudp.ts';
 import { OPTS } from '../../translate/fixtures.test-helpers.ts';
 import { GatewayReconciler } from '../gateway.ts';
-import { TestNet } from './testnet.ts';
+import { TestNet } from './testnet.test-helpers.ts';
 import { until } from '../../../e2e/harness/http.ts';
 import { tcp, udp } from './stream-client.test-helpers.ts';
 
@@ -60,7 +60,7 @@ const model = new Model();
 const dir = mkdtempSync(path.join(tmpdir(), 'portico-stream-'));
 const gateway = new GatewayReconciler(
   { translate: { ...OPTS, listen: LISTEN, ownAddresses: ['127.0.0.1'] }, nginxBinary: '/usr/sbin/nginx', runtimeDir: dir, accessLog: path.join(dir, 'access.log'), quietMs: 0, maxWaitMs: 250, shutdownTimeoutMs: 2_000 },
-  { model, events: recorder, metrics: new Metrics(), log: createLogger('error'), objectFor: () => undefined, controllerObject: () => undefined },
+  { model, events: recorder, metrics: new Metrics({ prefix: 'portico' }), log: createLogger('error'), objectFor: () => undefined, controllerObject: () => undefined },
 );
 const stop = new AbortController();
 let running: Promise<void> | undefined;

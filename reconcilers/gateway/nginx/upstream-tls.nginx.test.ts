@@ -1,5 +1,5 @@
 // TLS to the backend inside a real nginx (Upstream protocol HTTPS with tls.verify): an HTTPS backend in this file's
-// own network namespace (testnet.ts, subnet 252) whose certificate a test CA signed for "api.default.svc". The
+// own network namespace (testnet.test-helpers.ts, subnet 252) whose certificate a test CA signed for "api.default.svc". The
 // configuration comes from the pure translation of an Upstream with that CA (caSecret's ca.crt), so what is tested
 // is what the controller renders: the CA file is written by digest before nginx -t, the request is proxied with
 // SNI and verified; the same backend against another CA is refused (502), never proxied unverified.
@@ -21,7 +21,7 @@ import type { GatewayConfig } from '../../config/types.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { renderNginxConf, runtimePaths, trustedCaFile, writeTrustedCas } from './render.ts';
-import { TestNet } from './testnet.ts';
+import { TestNet } from './testnet.test-helpers.ts';
 import { startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31400, httpsPort: 31401, statusPort: 31402, address: '127.0.0.1' };

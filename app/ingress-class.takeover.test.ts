@@ -3,9 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../operator/kube/object.ts';
-import { parseConfig } from '../operator/config.ts';
-import { normalizeIngressClass } from './model/normalize.ts';
-import { isIngressServed } from './translate/translate.ts';
+import { parseConfig } from './flags.ts';
+import { normalizeIngressClass } from '../reconcilers/model/normalize.ts';
+import { isIngressServed } from '../reconcilers/translate/translate.ts';
 
 const cls = (name: string, controller: string, isDefault = false) =>
   normalizeIngressClass({ metadata: { name, ...(isDefault ? { annotations: { 'ingressclass.kubernetes.io/is-default-class': 'true' } } : {}) }, spec: { controller } } as KubeObject);

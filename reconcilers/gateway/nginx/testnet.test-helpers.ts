@@ -4,7 +4,7 @@
 //   host end       ptu<subnet>h<pid>  198.19.<subnet>.1/30
 //   namespace end  ptu<subnet>n<pid>  198.19.<subnet>.2/30   (the backends listen here; `ip` below)
 // with `lo` up inside. Each backend is a child process in the namespace (`ip netns exec <ns> node
-// testnet-backend.ts`), see that file for what it answers.
+// testnet-backend.test-helpers.ts`), see that file for what it answers.
 //
 // Subnets: each test file passes its own constant <subnet> (health 254, plugins 253; take the next lower one for a
 // new file), so files running concurrently never share addresses or interface names. 198.18.0.0/15 is the
@@ -23,11 +23,11 @@ import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CONTROL, type BackendArgs, type BackendKind, type Seen } from './testnet-backend.ts';
+import { CONTROL, type BackendArgs, type BackendKind, type Seen } from './testnet-backend.test-helpers.ts';
 
 export type { BackendKind, Seen };
 
-const BACKEND_SCRIPT = path.join(import.meta.dirname, 'testnet-backend.ts');
+const BACKEND_SCRIPT = path.join(import.meta.dirname, 'testnet-backend.test-helpers.ts');
 const NODE = path.resolve(import.meta.dirname, '../../../node_modules/.bin/node');
 const READY_TIMEOUT_MS = 10_000;
 

@@ -1,5 +1,5 @@
-// One HTTP backend for the real-nginx tests, run by testnet.ts inside the test's own network namespace
-// (`ip netns exec <ns> node testnet-backend.ts '<json>'`) and listening on the namespace's veth address.
+// One HTTP backend for the real-nginx tests, run by testnet.test-helpers.ts inside the test's own network namespace
+// (`ip netns exec <ns> node testnet-backend.test-helpers.ts '<json>'`) and listening on the namespace's veth address.
 // Argument: {name, ip, port, kind, status?, parentPid}. Kinds:
 //   echo    200 with the request it received as JSON {method, url, headers} (and X-Powered-By: node)
 //   status  the fixed `status` for every request, body "<name>\n"

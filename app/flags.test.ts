@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, parseConfig, flagsMarkdown } from './config.ts';
-import { microTime } from './events.ts';
+import { ConfigError, parseConfig, flagsMarkdown } from './flags.ts';
+import { microTime } from '../operator/events.ts';
 
 test('defaults, flags and env', () => {
   const c = parseConfig([], {});

@@ -1,27 +1,13 @@
-// Command-line flags and PORTICO_* environment variables, parsed with zod. Flags win over the environment.
-// A bad value is reported in one line and the process exits with status 2.
+// Portico's command-line flags and PORTICO_* environment variables (parsed by operator/flags.ts). Flags win over
+// the environment. A bad value is reported in one line and the process exits with status 2.
 import { z } from 'zod';
-import { LOG_LEVELS } from './log.ts';
+import { LOG_LEVELS } from '../operator/log.ts';
+import { ConfigError, flagTableMarkdown, flagTypes, parseFlags, type FlagTable, type FlagValues } from '../operator/flags.ts';
 
-const duration = z
-  .string()
-  .regex(/^\d+(ms|s|m)$/, 'expected a duration like 500ms, 15s or 2m')
-  .transform((v) => {
-    const n = Number.parseInt(v, 10);
-    return v.endsWith('ms') ? n : v.endsWith('m') ? n * 60_000 : n * 1000;
-  });
-const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
-const port = z.coerce.number().int().min(1).max(65535);
-const nsName = z
-  .string()
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'expected namespace/name');
-const hostPort = z
-  .string()
-  .regex(/^[0-9a-zA-Z.:[\]-]+:\d{1,5}$/, 'expected host:port')
-  .transform((v) => {
-    const i = v.lastIndexOf(':');
-    return { host: v.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(v.slice(i + 1)) };
-  });
+export { ConfigError };
+
+const { duration, bool, port, nsName, hostPort } = flagTypes;
+const ENV_PREFIX = 'PORTICO';
 
 /** Every flag: name → schema with its default. The README's flag table is generated from this. */
 export const FLAGS = {
@@ -72,9 +58,7 @@ export const FLAGS = {
   'kube-api-qps': { schema: z.coerce.number().positive().max(10_000).default(20), help: 'client-side limit on API server requests per second (watches excluded; controller-runtime default)' },
   'kube-api-burst': { schema: z.coerce.number().int().min(1).max(10_000).default(30), help: 'requests allowed at once above --kube-api-qps' },
   'log-level': { schema: z.enum(LOG_LEVELS).default('info'), help: 'error | warn | info | debug' },
-} as const;
-
-type FlagName = keyof typeof FLAGS;
+} as const satisfies FlagTable;
 
 /** Flags that may be given without a value ("--flag" = "--flag=true"). */
 const BOOL_FLAGS = new Set<string>(['leader-elect', 'watch-ingress-without-class', 'enable-test-hooks', 'ingress-class-by-name', 'update-status', 'update-status-on-shutdown', 'enable-ssl-passthrough']);
@@ -107,55 +91,21 @@ const INGRESS_NGINX_FLAGS: Record<string, string> = {
   'disable-catch-all': 'not supported: Ingresses with only a default backend are served',
   'election-ttl': 'use --lease-duration',
 };
-export type Config = { [K in FlagName]: z.output<(typeof FLAGS)[K]['schema']> };
-
-export class ConfigError extends Error {}
-
-const camelEnv = (flag: string) => `PORTICO_${flag.toUpperCase().replace(/-/g, '_')}`;
+export type Config = FlagValues<typeof FLAGS>;
 
 /** Parses argv (without node and script) and env. Throws ConfigError with a one-line reason. */
 export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
-  const raw: Record<string, string> = {};
-  for (const name of Object.keys(FLAGS)) {
-    const v = env[camelEnv(name)];
-    if (v !== undefined) raw[name] = v;
-  }
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
-    let name = arg.slice(2);
-    let value: string | undefined;
-    const eq = name.indexOf('=');
-    if (eq >= 0) {
-      value = name.slice(eq + 1);
-      name = name.slice(0, eq);
-    }
-    if (!(name in FLAGS)) {
-      const hint = Object.hasOwn(INGRESS_NGINX_FLAGS, name) && name !== 'status-port' ? INGRESS_NGINX_FLAGS[name] : undefined;
-      throw new ConfigError(hint ? `unknown flag --${name}: an ingress-nginx flag Portico does not support (${hint})` : `unknown flag --${name}`);
-    }
-    if (value === undefined) {
-      const next = argv[i + 1];
-      const isBool = BOOL_FLAGS.has(name);
-      if (isBool && (next === undefined || next.startsWith('--'))) value = 'true';
-      else if (next === undefined) throw new ConfigError(`flag --${name} needs a value`);
-      else {
-        value = next;
-        i++;
-      }
-    }
-    raw[name] = value;
-  }
-  const out: Record<string, unknown> = {};
-  for (const [name, def] of Object.entries(FLAGS)) {
-    const r = (def.schema as z.ZodType).safeParse(raw[name]);
-    if (!r.success) {
-      const issue = r.error.issues[0];
-      throw new ConfigError(`invalid --${name}=${JSON.stringify(raw[name])}: ${issue?.message ?? 'invalid'}`);
-    }
-    out[name] = r.data;
-  }
-  const cfg = out as Config;
+  const cfg = parseFlags(
+    {
+      flags: FLAGS,
+      envPrefix: ENV_PREFIX,
+      boolFlags: BOOL_FLAGS,
+      unknownFlagHint: (name) =>
+        Object.hasOwn(INGRESS_NGINX_FLAGS, name) && name !== 'status-port' ? `an ingress-nginx flag Portico does not support (${INGRESS_NGINX_FLAGS[name]})` : undefined,
+    },
+    argv,
+    env,
+  );
   if (cfg['healthz-port'] !== undefined) cfg['health-addr'] = { host: cfg['health-addr'].host, port: cfg['healthz-port'] };
   if (!(cfg['lease-duration'] > cfg['renew-deadline'] && cfg['renew-deadline'] > cfg['retry-period'])) {
     throw new ConfigError('leader election needs --lease-duration > --renew-deadline > --retry-period');
@@ -164,11 +114,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   return cfg;
 }
 
+/** The README's flag table (tools/readme-reference.ts). */
 export function flagsMarkdown(): string {
-  const rows = Object.entries(FLAGS).map(([name, d]) => {
-    const dflt = (d.schema as z.ZodType).safeParse(undefined);
-    const shown = dflt.success && dflt.data !== undefined ? `\`${typeof dflt.data === 'object' ? JSON.stringify(dflt.data) : String(dflt.data)}\`` : '—';
-    return `| \`--${name}\` | \`${camelEnv(name)}\` | ${shown} | ${d.help} |`;
-  });
-  return ['| flag | env | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+  return flagTableMarkdown(FLAGS, ENV_PREFIX);
 }
