@@ -9,7 +9,7 @@ export { ConfigError };
 const { duration, bool, port, nsName, hostPort } = flagTypes;
 const ENV_PREFIX = 'PORTICO';
 
-/** Every flag: name → schema with its default. The README's flag table is generated from this. */
+/** Every flag: name → schema with its default. The flag table in docs/reference/flags.md is generated from this. */
 export const FLAGS = {
   kubeconfig: { schema: z.string().min(1).optional(), help: 'kubeconfig file; default: in-cluster config, then $KUBECONFIG / ~/.kube/config' },
   namespace: { schema: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).default('portico-system'), help: 'namespace Portico runs in (leader Lease, events about cluster-scoped objects)' },
@@ -114,7 +114,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   return cfg;
 }
 
-/** The README's flag table (tools/readme-reference.ts). */
+/** The flag table of docs/reference/flags.md (tools/readme-reference.ts). */
 export function flagsMarkdown(): string {
   return flagTableMarkdown(FLAGS, ENV_PREFIX);
 }

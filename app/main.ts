@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// portico: the ingress controller process. Flags: see app/flags.ts (README has the table).
+// portico: the ingress controller process. Flags: see app/flags.ts (docs/reference/flags.md has the table).
 // `portico migrate …` runs the migration report instead (app/migrate.ts).
 import { existsSync } from 'node:fs';
 import { ConfigError, parseConfig, type Config } from './flags.ts';

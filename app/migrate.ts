@@ -6,7 +6,7 @@
 //
 // Usage: portico migrate [-f FILE|DIR|-]... [--kubeconfig FILE] [--ingress-class NAME] [--configmap NS/NAME] [-o text|json]
 // Exit status: 0 everything can move as-is, 1 something needs changes, 2 usage error or unreadable input.
-// The JSON output (-o json) is versioned by `schemaVersion`; README ("Migrating from ingress-nginx") documents it.
+// The JSON output (-o json) is versioned by `schemaVersion`; docs/ingress-nginx.md ("portico migrate") documents it.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';

@@ -1,6 +1,6 @@
 // Per-Ingress annotations: one row for every annotation ingress-nginx documents (and Portico's own), with its scope,
 // risk, status (supported / difference / refused, with the difference or why in one line) and, for those Portico
-// parses, its schema and meaning. The README reference and `portico migrate` are generated from this table.
+// parses, its schema and meaning. docs/reference/annotations.md and `portico migrate` are generated from this table.
 // `nginx.ingress.kubernetes.io/<name>` and `portico.dev/<name>` are equivalent; the portico.dev form wins when both
 // are set.
 import { createSecureContext } from 'node:tls';

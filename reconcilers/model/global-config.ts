@@ -1,5 +1,5 @@
 // The controller ConfigMap (--configmap): one row per key with schema, default and meaning. A bad value keeps the
-// previous value of that key and is reported; the README reference is generated from this table.
+// previous value of that key and is reported; docs/reference/configmap.md is generated from this table.
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
