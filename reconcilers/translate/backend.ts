@@ -1,6 +1,6 @@
 // A Service port as a backend: balancing (annotations, or the Upstream that wins over them), endpoints, what cannot be used.
 import type { Backend } from '../config/types.ts';
-import type { NormalizedUpstream, ServiceBackendRef } from '../model/types.ts';
+import type { NormalizedService, NormalizedUpstream, ServiceBackendRef } from '../model/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
 import { forbiddenAddressReason, parseIp } from './addresses.ts';
 import { namesService } from './self.ts';
@@ -34,30 +34,25 @@ export function noteUpstreamTls(d: Draft, ownerRef: string, ann: ParsedAnnotatio
   events.push({ ref: ownerRef, type: 'Normal', reason: 'UpstreamOverrides', message: `Upstream ${up.key} sets the TLS to service backend ${id}; this Ingress's proxy-ssl-* annotations do not apply to it` });
 }
 
+/** One object's use of a backend: what is reported to it, and (for the first user) what the backend is made of. */
+interface BackendUse {
+  ownerRef: string;
+  ann: ParsedAnnotations | undefined;
+  id: string;
+  svcKey: string;
+}
+
+type Unavailable = 'BackendNotFound' | 'ForbiddenEndpoint';
+
 /**
  * The backend of a Service port, made once (its first user, the oldest, decides its balancing settings) or reused from
  * the memo; what each user must hear about it (not found, refused endpoints, settings that do not apply) is reported.
  */
 export function resolveBackend(d: Draft, ownerRef: string, ann: ParsedAnnotations | undefined, ns: string, ref: ServiceBackendRef, id: string, svcKey = `${ns}/${ref.service}`): void {
-  const { snap, o, memo, events, warn, unresolved, own, ownKey, upstreamOf, backends, backendOwner, reported, forbiddenNote } = d;
+  const { snap, memo, ownKey, upstreamOf, backends, backendOwner, forbiddenNote } = d;
+  const use: BackendUse = { ownerRef, ann, id, svcKey };
   const prevOwner = backendOwner.get(id);
-  if (prevOwner) {
-    const differs = LB_KEYS.some((k) => (ann as Record<string, unknown> | undefined)?.[k] !== (prevOwner.ann as Record<string, unknown> | undefined)?.[k]);
-    if (differs && ann && prevOwner.ann && prevOwner.ref !== ownerRef && !upstreamOf.has(id) && !reported.has(`lb ${ownerRef} ${id}`)) {
-      reported.add(`lb ${ownerRef} ${id}`);
-      warn(ownerRef, 'BackendSettingsConflict', `balancing annotations for service backend ${id} differ from ${describe(prevOwner.ref)}, which is older and whose settings apply (balancing is per Service port)`);
-    }
-    noteForbidden(d, ownerRef, id);
-    noteUpstreamTls(d, ownerRef, ann, id, upstreamOf.get(id));
-    if (backends[id]?.unavailableReason && !reported.has(`${ownerRef} ${id}`)) {
-      reported.add(`${ownerRef} ${id}`);
-      if (!ownerRef.startsWith('Ingress/')) {
-        warn(ownerRef, 'BackendNotFound', `${backends[id]!.unavailableReason}; requests using it answer 503`);
-        unresolved(ownerRef, `Service ${svcKey}`);
-      }
-    }
-    return;
-  }
+  if (prevOwner) return reportSharedBackend(d, use, prevOwner);
   backendOwner.set(id, { ref: ownerRef, ann });
   const svcRecord = snap.services.get(svcKey);
   const portNumber = 'number' in ref.port ? ref.port.number : svcRecord?.ports.find((p) => p.name === (ref.port as { name: string }).name)?.port;
@@ -65,33 +60,71 @@ export function resolveBackend(d: Draft, ownerRef: string, ann: ParsedAnnotation
   if (up) upstreamOf.set(id, up);
   const inputs: unknown[] = [svcRecord, snap.slices.get(svcKey), ann, snap.global.loadBalance, ownKey, up];
   const cached = memo?.backends.get(id);
-  const report = (b: Backend, kind: 'BackendNotFound' | 'ForbiddenEndpoint') => {
-    noteForbidden(d, ownerRef, id);
-    noteUpstreamTls(d, ownerRef, ann, id, up);
-    const s = svcRecord;
-    if (ann?.['service-upstream'] && !up && s && (s.type === 'ExternalName' || !s.clusterIP || s.clusterIP === 'None') && !reported.has(`su ${ownerRef} ${id}`)) {
-      reported.add(`su ${ownerRef} ${id}`);
-      const what = s.type === 'ExternalName' ? 'an ExternalName service, its external name is used' : 'a headless service (no cluster IP), its endpoints are used';
-      warn(ownerRef, 'UnsupportedAnnotation', `service-upstream ignored for service backend ${id}: ${what}`);
-    }
-    if (b.unavailableReason && !reported.has(`${ownerRef} ${id}`)) {
-      reported.add(`${ownerRef} ${id}`);
-      warn(ownerRef, kind, `${b.unavailableReason}; ${ownerRef.startsWith('Ingress/') ? 'paths' : 'requests'} using it answer 503`);
-      if (!svcRecord) unresolved(ownerRef, `Service ${svcKey}`);
-    }
-    if (up && ann && LB_KEYS.some((k) => (ann as Record<string, unknown>)[k] !== undefined) && !reported.has(`up ${ownerRef} ${id}`)) {
-      reported.add(`up ${ownerRef} ${id}`);
-      events.push({ ref: ownerRef, type: 'Normal', reason: 'UpstreamOverrides', message: `Upstream ${up.key} sets how service backend ${id} is balanced; this Ingress's balancing annotations do not apply to it` });
-    }
-  };
   if (cached && !cached.result.externalName && sameInputs(cached.inputs, inputs)) {
     backends[id] = cached.result;
     if (cached.forbidden) forbiddenNote.set(id, cached.forbidden);
-    report(cached.result, cached.kind);
+    reportBackend(d, use, cached.result, cached.kind, svcRecord, up);
     return;
   }
+  const b = balancedBackend(d, id, ann, up);
+  const unavailableKind = addEndpoints(d, use, b, ref, svcRecord, up);
+  if (up?.tls?.verify && (up.protocol === 'HTTPS' || up.protocol === 'GRPCS') && !up.tls.caPem) {
+    // Asked to verify the backend but without a CA to verify against: fail closed, never unverified.
+    b.endpoints = [];
+    b.unavailableReason = `${up.tls.caError ?? 'no CA bundle'} (Upstream ${up.key} verifies the backend's certificate)`;
+  }
+  backends[id] = b;
+  memo?.backends.set(id, { inputs, result: b, forbidden: forbiddenNote.get(id), kind: unavailableKind });
+  reportBackend(d, use, b, unavailableKind, svcRecord, up);
+}
+
+/** What a later user of a backend hears: its balancing annotations lose to the owner's; refused endpoints; not found. */
+function reportSharedBackend(d: Draft, use: BackendUse, prevOwner: { ref: string; ann: ParsedAnnotations | undefined }): void {
+  const { warn, unresolved, upstreamOf, backends, reported } = d;
+  const { ownerRef, ann, id, svcKey } = use;
+  const differs = LB_KEYS.some((k) => (ann as Record<string, unknown> | undefined)?.[k] !== (prevOwner.ann as Record<string, unknown> | undefined)?.[k]);
+  if (differs && ann && prevOwner.ann && prevOwner.ref !== ownerRef && !upstreamOf.has(id) && !reported.has(`lb ${ownerRef} ${id}`)) {
+    reported.add(`lb ${ownerRef} ${id}`);
+    warn(ownerRef, 'BackendSettingsConflict', `balancing annotations for service backend ${id} differ from ${describe(prevOwner.ref)}, which is older and whose settings apply (balancing is per Service port)`);
+  }
+  noteForbidden(d, ownerRef, id);
+  noteUpstreamTls(d, ownerRef, ann, id, upstreamOf.get(id));
+  if (backends[id]?.unavailableReason && !reported.has(`${ownerRef} ${id}`)) {
+    reported.add(`${ownerRef} ${id}`);
+    if (!ownerRef.startsWith('Ingress/')) {
+      warn(ownerRef, 'BackendNotFound', `${backends[id]!.unavailableReason}; requests using it answer 503`);
+      unresolved(ownerRef, `Service ${svcKey}`);
+    }
+  }
+}
+
+/** What the user of a backend just made (or taken from the memo) hears about it. */
+function reportBackend(d: Draft, use: BackendUse, b: Backend, kind: Unavailable, svcRecord: NormalizedService | undefined, up: NormalizedUpstream | undefined): void {
+  const { events, warn, unresolved, reported } = d;
+  const { ownerRef, ann, id, svcKey } = use;
+  noteForbidden(d, ownerRef, id);
+  noteUpstreamTls(d, ownerRef, ann, id, up);
+  const s = svcRecord;
+  if (ann?.['service-upstream'] && !up && s && (s.type === 'ExternalName' || !s.clusterIP || s.clusterIP === 'None') && !reported.has(`su ${ownerRef} ${id}`)) {
+    reported.add(`su ${ownerRef} ${id}`);
+    const what = s.type === 'ExternalName' ? 'an ExternalName service, its external name is used' : 'a headless service (no cluster IP), its endpoints are used';
+    warn(ownerRef, 'UnsupportedAnnotation', `service-upstream ignored for service backend ${id}: ${what}`);
+  }
+  if (b.unavailableReason && !reported.has(`${ownerRef} ${id}`)) {
+    reported.add(`${ownerRef} ${id}`);
+    warn(ownerRef, kind, `${b.unavailableReason}; ${ownerRef.startsWith('Ingress/') ? 'paths' : 'requests'} using it answer 503`);
+    if (!svcRecord) unresolved(ownerRef, `Service ${svcKey}`);
+  }
+  if (up && ann && LB_KEYS.some((k) => (ann as Record<string, unknown>)[k] !== undefined) && !reported.has(`up ${ownerRef} ${id}`)) {
+    reported.add(`up ${ownerRef} ${id}`);
+    events.push({ ref: ownerRef, type: 'Normal', reason: 'UpstreamOverrides', message: `Upstream ${up.key} sets how service backend ${id} is balanced; this Ingress's balancing annotations do not apply to it` });
+  }
+}
+
+/** A backend balanced as its owner's annotations say (cookie affinity, consistent hash), unless an Upstream says otherwise. */
+function balancedBackend(d: Draft, id: string, ann: ParsedAnnotations | undefined, up: NormalizedUpstream | undefined): Backend {
   const a: ParsedAnnotations = ann ?? {};
-  const b: Backend = { id, endpoints: [], balance: a['load-balance'] ?? snap.global.loadBalance };
+  const b: Backend = { id, endpoints: [], balance: a['load-balance'] ?? d.snap.global.loadBalance };
   if (a.affinity === 'cookie') {
     b.balance = 'cookie';
     b.cookie = { name: a['session-cookie-name'] ?? 'INGRESSCOOKIE', mode: a['affinity-mode'] ?? 'balanced' };
@@ -121,9 +154,19 @@ export function resolveBackend(d: Draft, ownerRef: string, ann: ParsedAnnotation
     }
     if (up.passiveHealth) b.passiveHealth = up.passiveHealth;
   }
-  const svc = svcRecord;
+  return b;
+}
+
+/**
+ * The endpoints of a backend: its Service's ready endpoints, the cluster IP (service-upstream), or the external name;
+ * what cannot be used sets the backend's unavailableReason. Returns what kind of Warning that is.
+ */
+function addEndpoints(d: Draft, use: BackendUse, b: Backend, ref: ServiceBackendRef, svc: NormalizedService | undefined, up: NormalizedUpstream | undefined): Unavailable {
+  const { snap, o, own, forbiddenNote } = d;
+  const { id, svcKey } = use;
+  const a: ParsedAnnotations = use.ann ?? {};
   const portLabel = 'number' in ref.port ? String(ref.port.number) : ref.port.name;
-  let unavailableKind: 'BackendNotFound' | 'ForbiddenEndpoint' = 'BackendNotFound';
+  let unavailableKind: Unavailable = 'BackendNotFound';
   if (!svc) {
     b.unavailableReason = `service ${svcKey} not found`;
   } else {
@@ -161,12 +204,5 @@ export function resolveBackend(d: Draft, ownerRef: string, ann: ParsedAnnotation
       }
     }
   }
-  if (up?.tls?.verify && (up.protocol === 'HTTPS' || up.protocol === 'GRPCS') && !up.tls.caPem) {
-    // Asked to verify the backend but without a CA to verify against: fail closed, never unverified.
-    b.endpoints = [];
-    b.unavailableReason = `${up.tls.caError ?? 'no CA bundle'} (Upstream ${up.key} verifies the backend's certificate)`;
-  }
-  backends[id] = b;
-  memo?.backends.set(id, { inputs, result: b, forbidden: forbiddenNote.get(id), kind: unavailableKind });
-  report(b, unavailableKind);
+  return unavailableKind;
 }
