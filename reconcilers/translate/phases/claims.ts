@@ -162,6 +162,5 @@ export function claimPaths(d: Draft): void {
     if (!ing.defaultBackend || isCanary(ing)) continue;
     for (const pc of claimsOfIngress(ing).defaults) claimPath(d, pc, ownerOf.get(ing.key)!, true);
   }
-
   d.hostList = [...hosts.keys()].sort(hostOrder);
 }
