@@ -310,9 +310,13 @@ test('affinity cookie attributes refuse anything that could end an attribute or 
 });
 
 test('every supported or difference row is consumed by the code that applies it', () => {
+  // The translation is split over reconcilers/translate/ (translate.ts, draft.ts, phases/...): every module of it.
+  const translation = readdirSync(path.join(root, 'reconcilers/translate'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('test-helpers'))
+    .sort()
+    .map((f) => `reconcilers/translate/${f}`);
   const consumers = [
-    'reconcilers/translate/translate.ts',
-    'reconcilers/translate/incremental.ts',
+    ...translation,
     'reconcilers/annotations/plugins.ts',
     'reconcilers/annotations/auth-tls.ts',
     'reconcilers/annotations/risk.ts',

@@ -1,0 +1,56 @@
+// Phases: who configures TLS for each host, and the certificates.
+import { secretNs } from '../objects.ts';
+import { hostOrder } from '../claims.ts';
+import { type Draft, describe } from '../draft.ts';
+
+/** Who configures TLS for each host: the oldest object naming it (a younger one with another Secret gets TLSConflict). */
+export function chooseTlsOwners(d: Draft): void {
+  const { warn, exclusiveHosts, owners, hostNamespace, tlsHosts } = d;
+  for (const ow of owners) {
+    const sections = ow.ing ? ow.ing.tls : (ow.rt?.tls ?? []);
+    for (const t of sections) {
+      const secretKey = t.secretName ? `${ow.ns}/${t.secretName}` : null;
+      for (const h of t.hosts) {
+        const first = exclusiveHosts ? hostNamespace.get(h) : undefined;
+        if (first && first.ns !== ow.ns) {
+          warn(ow.ref, 'HostOwnedByNamespace', `TLS for host ${h}: the host belongs to namespace ${first.ns} (${describe(first.ref)} named it first) and the ConfigMap's namespace-exclusive-hosts is on; this TLS section is ignored for ${h}`);
+          continue;
+        }
+        const prev = tlsHosts.get(h);
+        if (!prev) tlsHosts.set(h, { ref: ow.ref, secretKey });
+        else if (prev.ref !== ow.ref && prev.secretKey !== secretKey) {
+          // The older owner's Secret is named only within its own namespace (see ClientCertificateConflict).
+          const theirs = prev.secretKey === null ? 'the default certificate' : secretNs(prev.secretKey) === ow.ns ? `secret ${prev.secretKey}` : 'a secret of its own namespace';
+          warn(ow.ref, 'TLSConflict', `TLS for host ${h} is already configured by ${describe(prev.ref)} (older, ${theirs}); this TLS section of ${describe(ow.ref)} is ignored for ${h}`);
+        }
+      }
+    }
+  }
+}
+
+/** The certificate of each TLS host with paths (from its Secret; reused from the memo while the Secret is unchanged). */
+export function loadCertificates(d: Draft): void {
+  const { snap, memo, events, warn, unresolved, hosts, tlsHosts, certificates } = d;
+  for (const [h, t] of [...tlsHosts].sort(([a], [b]) => hostOrder(a, b))) {
+    if (!hosts.has(h)) continue;
+    if (!t.secretKey) continue; // default certificate
+    const m = snap.secrets.get(t.secretKey);
+    if (!m) {
+      warn(t.ref, 'TLSSecretNotFound', `TLS secret ${t.secretKey} for host ${h} was not found (or is not a kubernetes.io/tls Secret); serving the default certificate`);
+      unresolved(t.ref, `Secret ${t.secretKey}`);
+    } else if (!m.ok) {
+      warn(t.ref, 'TLSSecretInvalid', `TLS secret ${t.secretKey} for host ${h} is invalid: ${m.error}; serving ${certificates[h] ? 'the previous' : 'the default'} certificate`);
+      unresolved(t.ref, `Secret ${t.secretKey}`);
+    } else {
+      if (m.hosts.length && !m.hosts.some((n) => n === h || (n.startsWith('*.') && h.endsWith(n.slice(1)) && !h.slice(0, -n.length + 1).includes('.')))) {
+        events.push({ ref: t.ref, type: 'Warning', reason: 'TLSHostMismatch', message: `certificate in ${t.secretKey} does not cover host ${h} (SANs: ${m.hosts.slice(0, 5).join(', ')})` });
+      }
+      let c = memo?.certificates.get(m);
+      if (!c) {
+        c = { cert: m.cert, key: m.privateKey, source: m.key, notAfter: m.notAfter };
+        memo?.certificates.set(m, c);
+      }
+      certificates[h] = c;
+    }
+  }
+}
