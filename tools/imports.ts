@@ -46,7 +46,7 @@ export const KNOWN_WRONG_WAY: readonly string[] = [
   // translate/, but translate.ts imports it.
   'reconcilers/annotations/risk.ts → reconcilers/model/types.ts',
   // crds/normalize.ts is a model-level normalizer living with the CRD reconcilers.
-  'reconcilers/translate/translate.ts → reconcilers/crds/normalize.ts',
+  'reconcilers/translate/plugin-instances.ts → reconcilers/crds/normalize.ts',
 ];
 
 export interface Import {

@@ -1,5 +1,6 @@
 // The paths each object claims on each host, derived once per (immutable) record.
 import type { PathMatch, RouteConditions } from '../config/types.ts';
+import type { PathClaim } from './types.ts';
 import type { NormalizedIngress, NormalizedRoute, RouteMatchN, RouteRuleN, ServiceBackendRef } from '../model/types.ts';
 import { claimPathOf } from './matching.ts';
 import { ingressRef, routeRef } from './objects.ts';
@@ -14,22 +15,7 @@ export function hostOrder(a: string, b: string): number {
   return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
 }
 
-/** One path an Ingress asks for, with every string the translation needs computed once per Ingress record. */
-export interface PathClaim {
-  host: string;
-  /** "<match> <path>": what two claims on one host conflict on. */
-  id: string;
-  path: string;
-  /** The path as the object wrote it (a Prefix path keeps its trailing slash here). */
-  written: string;
-  match: PathMatch;
-  ref: ServiceBackendRef;
-  backendId: string;
-  /** "<namespace>/<service>" of the backend. */
-  serviceKey: string;
-  /** Kind-qualified reference of the claiming object. */
-  source: string;
-}
+export type { PathClaim } from './types.ts';
 
 /**
  * The paths of one Ingress record (its rules, and its default backend's "/" on its own hosts and on "_"), derived

@@ -1,5 +1,6 @@
 // What translate() is given and what it answers: options, events, per-object status, the result.
-import type { GatewayConfig, GlobalSettings, ModsecurityInstall } from '../config/types.ts';
+import type { GatewayConfig, GlobalSettings, ModsecurityInstall, PathMatch } from '../config/types.ts';
+import type { ServiceBackendRef } from '../model/types.ts';
 
 export interface TranslateOptions {
   controllerClass: string;
@@ -56,4 +57,21 @@ export interface TranslateResult {
   /** Per object, keyed by kind-qualified reference ("Ingress/namespace/name"). */
   status: Map<string, IngressStatus>;
   events: TranslateEvent[];
+}
+
+/** One path an Ingress asks for, with every string the translation needs computed once per Ingress record. */
+export interface PathClaim {
+  host: string;
+  /** "<match> <path>": what two claims on one host conflict on. */
+  id: string;
+  path: string;
+  /** The path as the object wrote it (a Prefix path keeps its trailing slash here). */
+  written: string;
+  match: PathMatch;
+  ref: ServiceBackendRef;
+  backendId: string;
+  /** "<namespace>/<service>" of the backend. */
+  serviceKey: string;
+  /** Kind-qualified reference of the claiming object. */
+  source: string;
 }
