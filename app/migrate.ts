@@ -12,14 +12,14 @@ import path from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import type { z } from 'zod';
 import type { KubeObject } from '../operator/kube/object.ts';
-import { annotationRefusals, gateAnnotations, type RiskSettings } from '../reconcilers/annotations/risk.ts';
+import { annotationRefusals, gateAnnotations, type RiskSettings } from '../reconcilers/translate/risk.ts';
 import { basicAuthPlugin, type SecretReader } from '../reconcilers/annotations/plugins.ts';
 import { authTlsPlugin } from '../reconcilers/annotations/auth-tls-plugin.ts';
 import { CATALOGUE, NGINX_PREFIX, PORTICO_PREFIX, riskLabel, type Status } from '../reconcilers/annotations/table.ts';
 import { parseAnnotations } from '../reconcilers/annotations/parse.ts';
 import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from '../reconcilers/model/global-config.ts';
 import { normalizeIngress } from '../reconcilers/model/normalize.ts';
-import { zodMessage } from '../reconcilers/translate/safe.ts';
+import { zodMessage } from '../reconcilers/values/safe.ts';
 import { modsecurityClosedReason, proxySslClosedReason } from '../reconcilers/translate/translate.ts';
 
 export const SCHEMA_VERSION = 1;

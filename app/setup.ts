@@ -16,7 +16,7 @@ import { GatewayReconciler } from '../reconcilers/gateway/gateway.ts';
 import { ingressKeyOf, ingressRef, type TranslateOptions } from '../reconcilers/translate/translate.ts';
 import { detectModsecurity } from '../reconcilers/gateway/nginx/modsecurity.ts';
 import { AdmissionWebhook } from './webhook/server.ts';
-import { caBundleProblem } from '../reconcilers/translate/safe.ts';
+import { caBundleProblem } from '../reconcilers/values/safe.ts';
 import { IngressReconciler } from '../reconcilers/ingress.ts';
 import { IngressClassReconciler } from '../reconcilers/ingressclass.ts';
 import { configMapsOf, ingressCredentialSecrets, Model, secretsOf } from '../reconcilers/model/model.ts';

@@ -9,7 +9,7 @@
 //   (auth-url, auth-signin, auth-method, auth-response-headers, auth-snippet, auth-cache-*, ...), CertificateAuth
 //   (auth-tls-*) — and, so that a newer ingress-nginx option is not missed, every other `auth-*` name.
 // Snippets (configuration-snippet, server-snippet) are compiled from an allowlist when the ConfigMap allows them
-// (snippets.ts, risk.ts); one that is refused — by the ConfigMap's switches or for a directive off the allowlist —
+// (snippets.ts, translate/risk.ts); one that is refused — by the ConfigMap's switches or for a directive off the allowlist —
 // and holds an access directive (allow, deny, auth_basic, auth_request, satisfy, ssl_verify_client, access_by_lua,
 // return 401/403) counts as access control, so the Ingress fails closed instead of serving what it protected.
 // Not on the list, with why:

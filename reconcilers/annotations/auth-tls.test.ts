@@ -14,7 +14,7 @@ import { parseAnnotations } from './parse.ts';
 import { normalizeIngress } from '../model/normalize.ts';
 import { Model } from '../model/model.ts';
 import { ing, rule, svcRef } from '../translate/fixtures.test-helpers.ts';
-import { zodMessage } from '../translate/safe.ts';
+import { zodMessage } from '../values/safe.ts';
 
 const N = NGINX_PREFIX;
 const dir = mkdtempSync(path.join(tmpdir(), 'portico-authtls-'));

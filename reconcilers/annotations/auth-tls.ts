@@ -17,7 +17,7 @@
 // The annotations → plugin step is auth-tls-plugin.ts (it reads the parsed table, which reads the schemas here).
 import { X509Certificate, createHash } from 'node:crypto';
 import { z } from 'zod';
-import { caBundleProblem } from '../translate/safe.ts';
+import { caBundleProblem } from '../values/safe.ts';
 
 export const VERIFY_CLIENT = ['on', 'off', 'optional', 'optional_no_ca'] as const;
 export type VerifyClient = (typeof VERIFY_CLIENT)[number];

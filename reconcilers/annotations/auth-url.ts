@@ -8,7 +8,7 @@
 // an allowlist read at request time by Lua, never a way into nginx's own variable machinery.
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { isKnownVariable } from '../translate/nginx-variables.ts';
+import { isKnownVariable } from '../values/nginx-variables.ts';
 
 const LABEL = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
 const DNS_RE = new RegExp(`^${LABEL}(\\.${LABEL})*$`);

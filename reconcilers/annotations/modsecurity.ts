@@ -14,7 +14,7 @@
 // regard to case, as ModSecurity reads them.
 import { z } from 'zod';
 import type { ModsecDirective } from '../config/types.ts';
-import { isKnownVariable } from '../translate/nginx-variables.ts';
+import { isKnownVariable } from '../values/nginx-variables.ts';
 
 /** Longest modsecurity-snippet read (the annotation refuses anything longer outright). */
 export const MAX_MODSEC_SNIPPET = 16_384;

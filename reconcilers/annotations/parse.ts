@@ -2,7 +2,7 @@
 // annotation under Portico's prefixes the table has no schema for reported as unsupported, access control first
 // (access-control.ts).
 import type { z } from 'zod';
-import { zodMessage } from '../translate/safe.ts';
+import { zodMessage } from '../values/safe.ts';
 import { accessControlKind } from './access-control.ts';
 import { ANNOTATIONS, NGINX_PREFIX, PORTICO_PREFIX, type ParsedAnnotations } from './table.ts';
 

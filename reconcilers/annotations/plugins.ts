@@ -11,14 +11,14 @@
 // An allow- or denylist that cannot be applied (an invalid CIDR) makes the Ingress fail closed; an invalid CORS or
 // rate-limit setting is reported and that plugin is left out (as ingress-nginx ignores an invalid annotation).
 // Snippets are compiled here (once per Ingress record) but applied only when the ConfigMap allows them, which the
-// translation decides (risk.ts): so their refusals are carried in the plugin, not reported yet.
+// translation decides (translate/risk.ts): so their refusals are carried in the plugin, not reported yet.
 import type { z } from 'zod';
 import { parsePluginConfig, type PluginConfig } from '../../crds/schema/index.ts';
 import type { SnippetStatement } from '../config/types.ts';
 import { compileSnippet } from './snippets.ts';
 import { NGINX_PREFIX, type ParsedAnnotations } from './table.ts';
 import { authHeaderValue, authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, DEFAULT_CACHE_TTL, redirectParamSchema, requestRedirectSchema, signinLocation, signinSchema, type AuthUrl, type Signin, type TemplatePart } from './auth-url.ts';
-import { boolSchema, zodMessage } from '../translate/safe.ts';
+import { boolSchema, zodMessage } from '../values/safe.ts';
 import type { ClientCertSpec } from './auth-tls.ts';
 import { ownNamespaceRef } from './own-namespace.ts';
 import { checkPasswordHash } from '../config/password-hash.ts';
@@ -42,7 +42,7 @@ export interface CompiledSnippets {
 export type AnnotationPlugin =
   | { suffix: string; config: PluginConfig }
   | { suffix: string; basicAuth: { realm: string; users: { username: string; hash: string }[] } }
-  /** `allowed`: set only by the translation's gate (risk.ts) once the ConfigMap allows snippets; only then run. */
+  /** `allowed`: set only by the translation's gate (translate/risk.ts) once the ConfigMap allows snippets; only then run. */
   | { suffix: 'snippet'; snippets: CompiledSnippets; allowed?: true }
   /** limit-connections: requests in progress per client address; the translation adds the ConfigMap's status. */
   | { suffix: 'conn'; connLimit: { limit: number; exempt?: string[] } }

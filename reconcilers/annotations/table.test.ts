@@ -319,7 +319,7 @@ test('every supported or difference row is consumed by the code that applies it'
     ...translation,
     'reconcilers/annotations/plugins.ts',
     'reconcilers/annotations/auth-tls.ts',
-    'reconcilers/annotations/risk.ts',
+    'reconcilers/translate/risk.ts',
     'reconcilers/model/normalize.ts',
   ].map((f) => readFileSync(path.join(root, f), 'utf8')).join('\n');
   for (const [n, r] of Object.entries(CATALOGUE)) {

@@ -5,19 +5,19 @@
 // are set.
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
-import { isKnownVariable } from '../translate/nginx-variables.ts';
+import { isKnownVariable } from '../values/nginx-variables.ts';
 import { MAX_SNIPPET } from './snippets.ts';
 import { modsecuritySnippetSchema, transactionIdSchema } from './modsecurity.ts';
 import { errorPageSchema, matchCnSchema, verifyClientSchema, verifyDepthSchema } from './auth-tls.ts';
 import { authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, redirectParamSchema, requestRedirectSchema, signinSchema } from './auth-url.ts';
-import { appRootSchema, hostSchema, rewriteTargetSchema } from '../translate/safe.ts';
+import { appRootSchema, hostSchema, rewriteTargetSchema } from '../values/safe.ts';
 import { defaultBackendSchema, dnsNameSchema, httpErrorCodesSchema, mirrorTargetSchema } from './errors-mirror.ts';
-import { authSecretSchema, commaListSchema, pluginListSchema, realmSchema, affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema } from '../translate/safe.ts';
+import { authSecretSchema, commaListSchema, pluginListSchema, realmSchema, affinityModeSchema, affinitySchema, boolSchema, cookieNameSchema, headerNameSchema, headerPatternSchema, headerValueSchema, intSchema, loadBalanceSchema, nginxVariableSchema, secondsSchema, sizeSchema } from '../values/safe.ts';
 
 export type Scope = 'location' | 'server' | 'backend' | 'ingress';
 /**
  * ingress-nginx's risk levels (annotations-risk.md); the ConfigMap's annotations-risk-level refuses every
- * annotation above it (risk.ts). Portico's rows carry ingress-nginx's level for the same annotation.
+ * annotation above it (translate/risk.ts). Portico's rows carry ingress-nginx's level for the same annotation.
  */
 export type Risk = 'low' | 'medium' | 'high' | 'critical';
 export const RISKS: readonly Risk[] = ['low', 'medium', 'high', 'critical'];

@@ -5,7 +5,7 @@
 //     nothing that grows with the number of Ingresses;
 //   - `data`: what the Lua side applies at runtime, sent over the configuration API's unix socket (no reload):
 //     routes per host, backends, certificates.
-// Every string here has already passed a zod schema restricting its alphabet (see reconcilers/translate/safe.ts);
+// Every string here has already passed a zod schema restricting its alphabet (see reconcilers/values/safe.ts);
 // the renderer still emits each one through an escaping helper.
 
 import type { NginxTuning } from './nginx-tuning.ts';

@@ -9,8 +9,8 @@ import type { PluginInstance, RouteConditions } from '../config/types.ts';
 import { BCRYPT_SHAPE, checkPasswordHash } from '../config/password-hash.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { CrdMeta, NormalizedConsumer, NormalizedPlugin, NormalizedRoute, NormalizedUpstream, RouteRuleN } from '../model/types.ts';
-import { regexPathProblem } from '../translate/regex-path.ts';
-import { caBundleProblem } from '../translate/safe.ts';
+import { regexPathProblem } from '../values/regex-path.ts';
+import { caBundleProblem } from '../values/safe.ts';
 import type { z } from 'zod';
 
 export type CrdResult<T> = { ok: true; record: T } | { ok: false; reason: string };

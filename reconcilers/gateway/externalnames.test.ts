@@ -8,7 +8,7 @@ import { createLogger } from '../../operator/log.ts';
 import { ExternalNameResolver } from './resolver.ts';
 import { resolveExternalNames } from './externalnames.ts';
 import { translate } from '../translate/translate.ts';
-import { forbiddenAddressReason } from '../translate/addresses.ts';
+import { forbiddenAddressReason } from '../values/addresses.ts';
 import { ing, modelOf, OPTS, rule, slice, svc, svcRef } from '../translate/fixtures.test-helpers.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
 

@@ -26,7 +26,7 @@ import { IncrementalTranslator } from '../translate/incremental.ts';
 import { IngressReporting } from './reporting.ts';
 import { resolveExternalNames } from './externalnames.ts';
 import { endpointUpdates } from './endpoint-updates.ts';
-import { forbiddenAddressReason } from '../translate/addresses.ts';
+import { forbiddenAddressReason } from '../values/addresses.ts';
 import { loopIdOf, selfAddressesOf } from '../translate/self.ts';
 import { randomBytes } from 'node:crypto';
 import type { Backend, DataPlane, GatewayConfig, Structure } from '../config/types.ts';

@@ -2,7 +2,7 @@
 // of the structure. Debian packages no stream-lua module, so the endpoints are rendered into `upstream` blocks and
 // an endpoint change of a Service behind a TCP/UDP entry reloads nginx (HTTP routes and endpoints stay dynamic).
 // Those reloads go through the structural lane, so its debounce coalesces bursts of endpoint changes into one.
-// Endpoints are filtered exactly like HTTP ones (translate/addresses.ts: no loopback, link-local, unspecified or
+// Endpoints are filtered exactly like HTTP ones (values/addresses.ts: no loopback, link-local, unspecified or
 // Portico's own addresses). A Service that is missing, has no such port or no allowed endpoint keeps its listener,
 // which then accepts connections and closes them at once (UDP datagrams get no answer).
 // TLS passthrough (--enable-ssl-passthrough) is resolved here the same way: the translation decides which host
@@ -14,7 +14,7 @@ import type { Logger } from '../../operator/log.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { PassthroughHosts, StreamPassthrough, StreamSection, StreamServer, Structure } from '../config/types.ts';
 import type { NormalizedService, NormalizedSlice, StreamEntry } from '../model/types.ts';
-import { forbiddenAddressReason } from '../translate/addresses.ts';
+import { forbiddenAddressReason } from '../values/addresses.ts';
 
 /** Where Debian's libnginx-mod-stream puts the module. */
 export const STREAM_MODULE = '/usr/lib/nginx/modules/ngx_stream_module.so';

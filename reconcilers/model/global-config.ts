@@ -5,12 +5,12 @@ import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import type { GlobalSettings, ModsecDirective } from '../config/types.ts';
 import { DEFAULT_NGINX_TUNING as T, type NginxTuning } from '../config/nginx-tuning.ts';
-import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, zodMessage } from '../translate/safe.ts';
+import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, zodMessage } from '../values/safe.ts';
 import { RISKS, type Risk } from '../annotations/table.ts';
 import { httpErrorCodesSchema } from '../annotations/errors-mirror.ts';
 import { modsecuritySnippetConfigSchema } from '../annotations/modsecurity.ts';
 import { isCidr } from '../../crds/schema/plugin-config.ts';
-import { regexProblem } from '../translate/regex-path.ts';
+import { regexProblem } from '../values/regex-path.ts';
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
   loadBalance: 'round_robin' | 'ewma';
@@ -21,7 +21,7 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'wor
   limitConnStatusCode: number;
   /** ingress-nginx's allow-snippet-annotations: the snippet annotations are refused unless true. */
   allowSnippetAnnotations: boolean;
-  /** ingress-nginx's annotations-risk-level: annotations of a higher risk are refused (reconcilers/annotations/risk.ts). */
+  /** ingress-nginx's annotations-risk-level: annotations of a higher risk are refused (reconcilers/translate/risk.ts). */
   annotationsRiskLevel: Risk;
   /**
    * Portico's own switch: auth-url and mirror-target may reach Services (by DNS name or cluster IP) of other

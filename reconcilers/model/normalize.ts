@@ -8,7 +8,7 @@ import { NGINX_PREFIX, PORTICO_PREFIX, PROXY_SSL_ANNOTATIONS } from '../annotati
 import { parseAnnotations, type AnnotationResult } from '../annotations/parse.ts';
 import { authTlsPlugin } from '../annotations/auth-tls-plugin.ts';
 import { ownNamespaceRef } from '../annotations/own-namespace.ts';
-import { parseIpv4, parseIpv6 } from '../translate/addresses.ts';
+import { parseIpv4, parseIpv6 } from '../values/addresses.ts';
 import {
   dns1123LabelSchema,
   dns1123SubdomainSchema,
@@ -21,7 +21,7 @@ import {
   regexPathSchema,
   serviceNameSchema,
   zodMessage,
-} from '../translate/safe.ts';
+} from '../values/safe.ts';
 import type {
   IngressClassInfo,
   IngressPath,

@@ -1,6 +1,6 @@
 // Where an auth subrequest or a mirror may go: a Service of the object's namespace (unless the ConfigMap allows others),
 // another host or an IP address no tenant is refused; registered as a backend.
-import { forbiddenAddressReason } from './addresses.ts';
+import { forbiddenAddressReason } from '../values/addresses.ts';
 import { namesService } from './self.ts';
 import { clusterIpIndex, serviceOfAddress } from './cluster-ips.ts';
 import type { AnnotationInstance } from './plugin-instances.ts';

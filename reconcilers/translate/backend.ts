@@ -2,7 +2,7 @@
 import type { Backend } from '../config/types.ts';
 import type { NormalizedService, NormalizedUpstream, ServiceBackendRef } from '../model/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
-import { forbiddenAddressReason, parseIp } from './addresses.ts';
+import { forbiddenAddressReason, parseIp } from '../values/addresses.ts';
 import { namesService } from './self.ts';
 import { endpointsOf } from './endpoints.ts';
 import { sameInputs } from './memo.ts';

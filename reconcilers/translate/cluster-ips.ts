@@ -1,7 +1,7 @@
 // Which Service a cluster IP belongs to. auth-url and mirror-target may name only Services of the Ingress's own
 // namespace (unless the ConfigMap's allow-cross-namespace-auth says otherwise); an IP literal or a host name that
 // is, or resolves to, another Service's cluster IP would get around that, so both look the address up here. Pure.
-import { addressKey } from './addresses.ts';
+import { addressKey } from '../values/addresses.ts';
 import type { NormalizedService } from '../model/types.ts';
 
 /** Every address a Service answers on as a virtual IP (cluster IPs, external and load-balancer IPs) → "namespace/name". */

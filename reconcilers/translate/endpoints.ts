@@ -1,5 +1,5 @@
 // The endpoints of a Service port that may receive requests (shared by the translation and the gateway's fast path).
-import { forbiddenAddressReason } from './addresses.ts';
+import { forbiddenAddressReason } from '../values/addresses.ts';
 import type { Endpoint } from '../config/types.ts';
 import type { NormalizedSlice } from '../model/types.ts';
 

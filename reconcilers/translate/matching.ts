@@ -2,7 +2,7 @@
 import type { RouteRule } from '../config/types.ts';
 import type { IngressPath, NormalizedIngress, ServiceBackendRef } from '../model/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
-import { regexPathProblem } from './regex-path.ts';
+import { regexPathProblem } from '../values/regex-path.ts';
 import type { PathClaim } from './types.ts';
 
 // ---- ingress-nginx's path and rewrite semantics (docs/user-guide/ingress-path-matching.md, annotations.md) -------

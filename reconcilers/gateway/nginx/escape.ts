@@ -1,4 +1,4 @@
-// Escaping helpers for nginx.conf. Values were already validated by the zod schemas in translate/safe.ts; these
+// Escaping helpers for nginx.conf. Values were already validated by the zod schemas in values/safe.ts; these
 // helpers are the second line: they refuse anything that could break out of its token, and quote the rest.
 
 import { isIP } from 'node:net';

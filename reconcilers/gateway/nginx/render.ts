@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
-import { caBundleProblem } from '../../translate/safe.ts';
+import { caBundleProblem } from '../../values/safe.ts';
 import { UnsafeValueError, cidr, loopId, mapSource, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaPeer, luaString, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
 import { ASSETS_DIR, type RuntimePaths } from './runtime.ts';

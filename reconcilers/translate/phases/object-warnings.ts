@@ -1,6 +1,6 @@
 // Phase: the Warnings about each object as a whole.
 import { NGINX_PREFIX, PROXY_SSL_ANNOTATIONS } from '../../annotations/table.ts';
-import { annotationRefusals } from '../../annotations/risk.ts';
+import { annotationRefusals } from '../risk.ts';
 import { ingressRef } from '../objects.ts';
 import type { Draft } from '../draft.ts';
 

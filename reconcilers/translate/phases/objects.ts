@@ -1,5 +1,5 @@
 // Phases: the objects served (class, age order) and those whose every path fails closed.
-import { gateAnnotations } from '../../annotations/risk.ts';
+import { gateAnnotations } from '../risk.ts';
 import { byAge, byOwnerAge, ingressRef, isIngressServed, routeRef } from '../objects.ts';
 import { modsecurityClosedReason, proxySslClosedReason } from '../profiles.ts';
 import type { Draft } from '../draft.ts';

@@ -1,6 +1,6 @@
 // Phase: from-to-www-redirect servers.
 import { createHash } from 'node:crypto';
-import { hostSchema } from '../safe.ts';
+import { hostSchema } from '../../values/safe.ts';
 import { ingressPluginBase } from '../plugin-instances.ts';
 import { certCovers } from '../matching.ts';
 import type { Draft, Claim } from '../draft.ts';

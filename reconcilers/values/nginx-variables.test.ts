@@ -10,9 +10,9 @@ import { ASSETS_DIR, renderNginxConf } from '../gateway/nginx/render.ts';
 import { runtimeDir } from '../gateway/nginx/nginx-t.test-helpers.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
 import { KNOWN_VARIABLES, logFormatProblem, PORTICO_VARIABLES, VARIABLE_PREFIXES } from './nginx-variables.ts';
-import { structureChecksum } from './diff.ts';
-import { translate } from './translate.ts';
-import { OPTS, ing, modelOf, rule, svc, svcRef } from './fixtures.test-helpers.ts';
+import { structureChecksum } from '../translate/diff.ts';
+import { translate } from '../translate/translate.ts';
+import { OPTS, ing, modelOf, rule, svc, svcRef } from '../translate/fixtures.test-helpers.ts';
 
 test('log format variables: known ones pass; dangling, ${...}, unknown and upper-case ones are named with their position', () => {
   assert.equal(logFormatProblem('$remote_addr - [$time_local] "$request" $status $portico_backend $http_user_agent $upstream_http_x_id'), null);

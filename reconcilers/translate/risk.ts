@@ -12,10 +12,10 @@
 // refused together, so that e.g. a refused cors-allow-origin never turns into CORS for any origin.
 // The compiled snippets' own refusals (snippets.ts) are reported here too, once the snippets are allowed.
 import type { NormalizedIngress } from '../model/types.ts';
-import { accessControlKind } from './access-control.ts';
-import { annotationPlugins, SNIPPET_ANNOTATIONS, type AnnotationPlugin, type CompiledSnippets } from './plugins.ts';
-import { AUTH_TLS_ANNOTATIONS } from './auth-tls.ts';
-import { ANNOTATIONS, NGINX_PREFIX, RISKS, riskLabel, riskRank, type AnnotationName, type ParsedAnnotations, type Risk } from './table.ts';
+import { accessControlKind } from '../annotations/access-control.ts';
+import { annotationPlugins, SNIPPET_ANNOTATIONS, type AnnotationPlugin, type CompiledSnippets } from '../annotations/plugins.ts';
+import { AUTH_TLS_ANNOTATIONS } from '../annotations/auth-tls.ts';
+import { ANNOTATIONS, NGINX_PREFIX, RISKS, riskLabel, riskRank, type AnnotationName, type ParsedAnnotations, type Risk } from '../annotations/table.ts';
 
 export interface RiskSettings {
   /** ConfigMap allow-snippet-annotations. */
