@@ -26,6 +26,7 @@ export const LAYERS: readonly { prefix: string; rank: number }[] = [
   { prefix: 'reconcilers/translate/', rank: 5 },
   { prefix: 'reconcilers/gateway/', rank: 6 },
   { prefix: 'reconcilers/crds/', rank: 6 },
+  { prefix: 'reconcilers/kinds/', rank: 6 },
   { prefix: 'reconcilers/', rank: 6 },
   { prefix: 'app/', rank: 7 },
 ];
@@ -35,7 +36,8 @@ export const LAYERS: readonly { prefix: string; rank: number }[] = [
  * ending in "/" stands for any file of that folder, a `from` ending in "/" for any file under it.
  */
 export const KNOWN_WRONG_WAY: readonly string[] = [
-  // crds/normalize.ts is a model-level normalizer living with the CRD reconcilers.
+  // crds/normalize.ts re-exports the CRD normalizers (reconcilers/kinds/<kind>/normalize.ts), model-level code
+  // living with the reconcilers.
   'reconcilers/translate/plugin-instances.ts → reconcilers/crds/normalize.ts',
 ];
 

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeObject } from '../operator/kube/object.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
 import { serviceCacheTransform, sliceCacheTransform } from './cache-transforms.ts';
-import { normalizeEndpointSlice, normalizeService, serviceKeyOfSlice } from './model/normalize.ts';
-import { publishedAddresses } from './status.ts';
+import { normalizeEndpointSlice, normalizeService, serviceKeyOfSlice } from '../../model/normalize.ts';
+import { publishedAddresses } from '../ingress/status.ts';
 
 // Objects as the apiserver returns them, with the fields Portico never reads.
 const meta = (name: string, extra: Record<string, unknown> = {}) => ({

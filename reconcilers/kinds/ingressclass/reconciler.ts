@@ -1,9 +1,9 @@
 // IngressClass reconciler: records which classes exist, which belong to Portico and which is the default.
-import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
-import type { Informer } from '../operator/informer.ts';
-import type { KubeObject } from '../operator/kube/object.ts';
-import type { Model } from './model/model.ts';
-import { normalizeIngressClass } from './model/normalize.ts';
+import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
+import type { Informer } from '../../../operator/informer.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import type { Model } from '../../model/model.ts';
+import { normalizeIngressClass } from '../../model/normalize.ts';
 
 export class IngressClassReconciler implements Reconciler {
   private readonly informer: Informer<KubeObject>;

@@ -1,11 +1,11 @@
 // Service/EndpointSlice reconciler, keyed by Service: writes the Service and the full set of its slices.
-import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
-import type { EventRecorder } from '../operator/events.ts';
-import type { Informer } from '../operator/informer.ts';
-import type { KubeObject } from '../operator/kube/object.ts';
-import type { Model } from './model/model.ts';
-import { normalizeEndpointSlice, normalizeService } from './model/normalize.ts';
-import type { NormalizedSlice } from './model/types.ts';
+import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
+import type { EventRecorder } from '../../../operator/events.ts';
+import type { Informer } from '../../../operator/informer.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import type { Model } from '../../model/model.ts';
+import { normalizeEndpointSlice, normalizeService } from '../../model/normalize.ts';
+import type { NormalizedSlice } from '../../model/types.ts';
 
 export const SLICES_BY_SERVICE = 'service';
 

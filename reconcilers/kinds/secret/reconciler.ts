@@ -1,15 +1,15 @@
 // Secret reconciler: keeps TLS material only for Secrets a served Ingress references (or the default
 // certificate). The informer drops the data of every other Secret before caching it, so unreferenced keys never
 // sit in Portico's memory; when a reference appears, the Secret is fetched once.
-import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
-import type { EventRecorder } from '../operator/events.ts';
-import type { Informer } from '../operator/informer.ts';
-import { isNotFound, type KubeClient } from '../operator/kube/client.ts';
-import type { KubeObject } from '../operator/kube/object.ts';
-import { resourcePath } from '../operator/kube/resources.ts';
-import { Resources } from './resources.ts';
-import type { Model } from './model/model.ts';
-import { parseTlsSecret } from './model/normalize.ts';
+import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
+import type { EventRecorder } from '../../../operator/events.ts';
+import type { Informer } from '../../../operator/informer.ts';
+import { isNotFound, type KubeClient } from '../../../operator/kube/client.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import { resourcePath } from '../../../operator/kube/resources.ts';
+import { Resources } from '../../resources.ts';
+import type { Model } from '../../model/model.ts';
+import { parseTlsSecret } from '../../model/normalize.ts';
 
 export type SecretObject = KubeObject & { type?: string; data?: Record<string, string> };
 

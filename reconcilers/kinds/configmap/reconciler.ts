@@ -1,12 +1,12 @@
 // ConfigMap reconciler: the controller's global settings (--configmap). A bad value keeps the previous value of
 // that key and produces a Warning event on the ConfigMap — except the access lists (ACCESS_KEYS: whitelist-/denylist-
 // source-range, block-*), whose invalid value fails closed instead (global-config.ts), with the same Warning.
-import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
-import type { EventRecorder } from '../operator/events.ts';
-import type { Informer } from '../operator/informer.ts';
-import type { KubeObject } from '../operator/kube/object.ts';
-import type { Model } from './model/model.ts';
-import { defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from './model/global-config.ts';
+import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
+import type { EventRecorder } from '../../../operator/events.ts';
+import type { Informer } from '../../../operator/informer.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import type { Model } from '../../model/model.ts';
+import { defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from '../../model/global-config.ts';
 
 export class ConfigMapReconciler implements Reconciler {
   private readonly informer: Informer<KubeObject & { data?: Record<string, string> }>;

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseStreamServices, reservedPorts, streamValueSchema, TcpUdpReconciler } from './tcpudp.ts';
-import { Model } from './model/model.ts';
-import type { EventRecorder } from '../operator/events.ts';
-import type { Informer } from '../operator/informer.ts';
-import type { KubeObject } from '../operator/kube/object.ts';
+import { Model } from '../../model/model.ts';
+import type { EventRecorder } from '../../../operator/events.ts';
+import type { Informer } from '../../../operator/informer.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
 
 const RESERVED = new Set([8080, 8443, 10246, 10254]);
 

@@ -2,14 +2,14 @@
 // validation, the model (so no Warning can be raised about it) or the Secret references.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Store } from '../operator/cache.ts';
-import type { Informer } from '../operator/informer.ts';
-import type { KubeObject } from '../operator/kube/object.ts';
-import { createLogger } from '../operator/log.ts';
-import { IngressReconciler, requestedClass } from './ingress.ts';
-import { Model } from './model/model.ts';
-import { normalizeIngressClass } from './model/normalize.ts';
-import { ing, portico, rule, svcRef } from './translate/fixtures.test-helpers.ts';
+import { Store } from '../../../operator/cache.ts';
+import type { Informer } from '../../../operator/informer.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import { createLogger } from '../../../operator/log.ts';
+import { IngressReconciler, requestedClass } from './reconciler.ts';
+import { Model } from '../../model/model.ts';
+import { normalizeIngressClass } from '../../model/normalize.ts';
+import { ing, portico, rule, svcRef } from '../../translate/fixtures.test-helpers.ts';
 
 const CLASS = { controllerClass: 'portico.dev/ingress-controller', ingressClassName: 'portico', watchWithoutClass: false };
 const ctx = { signal: new AbortController().signal, log: createLogger('error') };

@@ -8,14 +8,14 @@
 // On shutdown (--update-status-on-shutdown, off by default unlike ingress-nginx: a rolling update or a restart
 // would otherwise withdraw every address and make external-dns flap), the leader clears the addresses it wrote.
 import { Counter } from 'prom-client';
-import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
-import type { Informer } from '../operator/informer.ts';
-import type { KubeClient } from '../operator/kube/client.ts';
-import { isNotFound } from '../operator/kube/client.ts';
-import type { KubeObject } from '../operator/kube/object.ts';
-import { resourcePath } from '../operator/kube/resources.ts';
-import { Resources } from './resources.ts';
-import type { Metrics } from '../operator/metrics.ts';
+import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
+import type { Informer } from '../../../operator/informer.ts';
+import type { KubeClient } from '../../../operator/kube/client.ts';
+import { isNotFound } from '../../../operator/kube/client.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import { resourcePath } from '../../../operator/kube/resources.ts';
+import { Resources } from '../../resources.ts';
+import type { Metrics } from '../../../operator/metrics.ts';
 
 export interface LbIngress {
   ip?: string;

@@ -2,13 +2,13 @@
 // cached without its data unless an Ingress names it (configMapTransform); a ConfigMap cached without its data is
 // fetched once when a reference appears. After each change the Ingresses reading it are reconciled again, so they
 // see the new content — header changes apply without a restart (ingress-nginx needs one).
-import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
-import type { Informer } from '../operator/informer.ts';
-import { isNotFound, type KubeClient } from '../operator/kube/client.ts';
-import type { KubeObject } from '../operator/kube/object.ts';
-import { resourcePath } from '../operator/kube/resources.ts';
-import { Resources } from './resources.ts';
-import type { Model } from './model/model.ts';
+import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
+import type { Informer } from '../../../operator/informer.ts';
+import { isNotFound, type KubeClient } from '../../../operator/kube/client.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import { resourcePath } from '../../../operator/kube/resources.ts';
+import { Resources } from '../../resources.ts';
+import type { Model } from '../../model/model.ts';
 
 export type ConfigMapObject = KubeObject & { data?: Record<string, string> };
 

@@ -2,14 +2,14 @@
 // and Ingresses (auth-secret, proxy-ssl-secret) read. Their data is kept only while something references them (the informers strip
 // the data of every other Secret); a Secret cached without its data is fetched once when a reference appears.
 // After each change the objects reading it are reconciled again, so they see the new content.
-import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
-import type { Informer } from '../operator/informer.ts';
-import { isNotFound, type KubeClient } from '../operator/kube/client.ts';
-import { resourcePath } from '../operator/kube/resources.ts';
-import { Resources } from './resources.ts';
-import type { Model } from './model/model.ts';
-import type { SecretObject } from './secret.ts';
-import type { SecretData } from './crds/normalize.ts';
+import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
+import type { Informer } from '../../../operator/informer.ts';
+import { isNotFound, type KubeClient } from '../../../operator/kube/client.ts';
+import { resourcePath } from '../../../operator/kube/resources.ts';
+import { Resources } from '../../resources.ts';
+import type { Model } from '../../model/model.ts';
+import type { SecretObject } from './reconciler.ts';
+import type { SecretData } from '../crd-normalize.ts';
 
 export class CredentialSecretReconciler implements Reconciler {
   /** Secrets read so far, with their data: what `lookup` answers first. */

@@ -4,7 +4,7 @@
 // normalizeService / normalizeEndpointSlice, the slice index, the status publisher (a Service's load balancer
 // status, external IPs and cluster IP) and Events (name, namespace, uid, resourceVersion) read. Tests check that the
 // normalized result and the published addresses are the same with and without the transform.
-import type { KubeObject, ObjectMeta } from '../operator/kube/object.ts';
+import type { KubeObject, ObjectMeta } from '../../../operator/kube/object.ts';
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 

@@ -2,12 +2,12 @@
 // touches another class's status, and clears status on shutdown only when told to (--update-status-on-shutdown).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Store } from '../operator/cache.ts';
+import { Store } from '../../../operator/cache.ts';
 
-import type { KubeClient } from '../operator/kube/client.ts';
-import type { KubeObject } from '../operator/kube/object.ts';
-import { createLogger } from '../operator/log.ts';
-import { Metrics } from '../operator/metrics.ts';
+import type { KubeClient } from '../../../operator/kube/client.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import { createLogger } from '../../../operator/log.ts';
+import { Metrics } from '../../../operator/metrics.ts';
 import { StatusReconciler, type LbIngress } from './status.ts';
 
 const ctx = { signal: new AbortController().signal, log: createLogger('error') };

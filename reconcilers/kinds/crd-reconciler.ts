@@ -7,8 +7,12 @@ import type { Informer } from '../../operator/informer.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { CrdKind, Model } from '../model/model.ts';
 import { isIngressServed } from '../translate/translate.ts';
-import type { ClassOptions } from '../ingress.ts';
-import { normalizeConsumer, normalizePlugin, normalizeRoute, normalizeUpstream, type CrdResult, type SecretLookup } from './normalize.ts';
+import type { ClassOptions } from './ingress/reconciler.ts';
+import type { CrdResult, SecretLookup } from './crd-normalize.ts';
+import { normalizeRoute } from './route/normalize.ts';
+import { normalizeUpstream } from './upstream/normalize.ts';
+import { normalizePlugin } from './plugin/normalize.ts';
+import { normalizeConsumer } from './consumer/normalize.ts';
 import type { CrdMeta, NormalizedConsumer, NormalizedPlugin, NormalizedUpstream } from '../model/types.ts';
 import type { EventRecorder } from '../../operator/events.ts';
 

@@ -2,13 +2,13 @@
 // it into the model or records why it is rejected. An Ingress of another class is dropped from the model before
 // anything else happens: no validation, no Warning, no Secret read — so Portico can run side by side with
 // ingress-nginx during a migration without commenting on (or loading the keys of) its Ingresses.
-import type { Reconciler, ReconcileContext } from '../operator/controller.ts';
-import type { Informer } from '../operator/informer.ts';
-import type { KubeObject } from '../operator/kube/object.ts';
-import type { Model } from './model/model.ts';
-import { normalizeIngress } from './model/normalize.ts';
-import type { ConfigMapReader, SecretReader } from './annotations/plugins.ts';
-import { isIngressServed } from './translate/translate.ts';
+import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
+import type { Informer } from '../../../operator/informer.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import type { Model } from '../../model/model.ts';
+import { normalizeIngress } from '../../model/normalize.ts';
+import type { ConfigMapReader, SecretReader } from '../../annotations/plugins.ts';
+import { isIngressServed } from '../../translate/translate.ts';
 
 export interface ClassOptions {
   controllerClass: string;
