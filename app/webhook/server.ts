@@ -17,7 +17,7 @@ import type { Model } from '../../reconcilers/model/model.ts';
 import type { TranslateOptions } from '../../reconcilers/translate/translate.ts';
 import { describe } from '../../operator/informer.ts';
 import { apply, plan, pkiFromSecretData, secretDataOf, type WebhookPki } from './certs.ts';
-import { responseOf, reviewCrd, reviewIngress, subjectOf, type AdmissionRequest, type Verdict } from './admission.ts';
+import { responseOf, reviewObject, subjectOf, type AdmissionRequest, type Verdict } from './admission.ts';
 
 export interface WebhookOptions {
   port: number;
@@ -227,7 +227,7 @@ export class AdmissionWebhook {
     const subject = subjectOf(r);
     if (!subject) return { kind: 'unknown', verdict: { allowed: true, warnings: [] } };
     const snap = this.d.model.snapshot();
-    const verdict = subject.kind === 'Ingress' ? reviewIngress(subject.obj, snap, this.d.translate) : reviewCrd(subject.kind, subject.obj, snap, this.d.translate);
+    const verdict = reviewObject(subject.kind, subject.obj, snap, this.d.translate);
     return { kind: subject.kind, verdict };
   }
 }

@@ -7,32 +7,26 @@ import type { Informer } from '../../operator/informer.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { CrdKind, Model } from '../model/model.ts';
 import { isIngressServed } from '../translate/translate.ts';
-import type { ClassOptions } from './ingress/reconciler.ts';
+import type { ClassOptions } from './kind.ts';
 import type { CrdResult, SecretLookup } from './crd-normalize.ts';
-import { normalizeRoute } from './route/normalize.ts';
-import { normalizeUpstream } from './upstream/normalize.ts';
-import { normalizePlugin } from './plugin/normalize.ts';
-import { normalizeConsumer } from './consumer/normalize.ts';
-import type { CrdMeta, NormalizedConsumer, NormalizedPlugin, NormalizedUpstream } from '../model/types.ts';
+import type { CrdMeta } from '../model/types.ts';
 import type { EventRecorder } from '../../operator/events.ts';
 
-type Normalizer = (obj: KubeObject, secrets: SecretLookup) => CrdResult<CrdMeta>;
+export type Normalizer = (obj: KubeObject, secrets: SecretLookup) => CrdResult<CrdMeta>;
 
-export const NORMALIZERS: Record<CrdKind, Normalizer> = {
-  Route: (o) => normalizeRoute(o),
-  Upstream: (o, s) => normalizeUpstream(o, s),
-  Plugin: (o, s) => normalizePlugin(o, s),
-  Consumer: (o, s) => normalizeConsumer(o, s),
-};
-
-/** The class a Route asks for (spec.ingressClassName), read before any validation. */
-export function routeClass(obj: KubeObject): string | null {
-  const c = (obj as { spec?: { ingressClassName?: unknown } }).spec?.ingressClassName;
-  return typeof c === 'string' && c ? c : null;
+/** What differs between the CRD kinds (each kind's folder declares it; crd.ts makes the descriptor from it). */
+export interface CrdSpec {
+  kind: CrdKind;
+  normalize: Normalizer;
+  /** The class an object asks for, for kinds that have one (Routes): objects of another class are dropped first. */
+  classOf?: (obj: KubeObject) => string | null;
+  /** A problem of an accepted record worth a Warning Event (once per generation). */
+  problem?: (record: CrdMeta) => { reason: string; message: string } | null;
 }
 
 export class CrdReconciler implements Reconciler {
   private readonly kind: CrdKind;
+  private readonly spec: CrdSpec;
   private readonly informer: Informer<KubeObject>;
   private readonly model: Model;
   private readonly secrets: SecretLookup;
@@ -40,8 +34,9 @@ export class CrdReconciler implements Reconciler {
   private readonly events: EventRecorder | undefined;
   /** Per object: the problem last reported (generation + message), so each is posted once per generation. */
   private readonly reported = new Map<string, string>();
-  constructor(kind: CrdKind, informer: Informer<KubeObject>, model: Model, secrets: SecretLookup, classes: ClassOptions, events?: EventRecorder) {
-    this.kind = kind;
+  constructor(spec: CrdSpec, informer: Informer<KubeObject>, model: Model, secrets: SecretLookup, classes: ClassOptions, events?: EventRecorder) {
+    this.spec = spec;
+    this.kind = spec.kind;
     this.events = events;
     this.informer = informer;
     this.model = model;
@@ -55,24 +50,17 @@ export class CrdReconciler implements Reconciler {
       this.reported.delete(key);
       return;
     }
-    if (this.kind === 'Route' && !isIngressServed({ className: routeClass(obj), classFromAnnotation: false }, this.model.classList(), this.classes)) {
+    if (this.spec.classOf && !isIngressServed({ className: this.spec.classOf(obj), classFromAnnotation: false }, this.model.classList(), this.classes)) {
       this.model.deleteCrd(this.kind, key);
       return;
     }
-    const r = NORMALIZERS[this.kind](obj, this.secrets);
+    const r = this.spec.normalize(obj, this.secrets);
     if (r.ok) this.model.setCrd(this.kind, r.record as never);
     else this.model.rejectCrd(this.kind, { key, generation: obj.metadata.generation ?? 0, reason: r.reason });
     // `kubectl get events` explains why an object is not (fully) used, once per generation and problem.
     let problem: { reason: string; message: string } | null = null;
     if (!r.ok) problem = { reason: 'Invalid', message: `${r.reason}; not used (Accepted=False)` };
-    else if (this.kind === 'Plugin' && (r.record as NormalizedPlugin).error) {
-      const p = r.record as NormalizedPlugin;
-      problem = { reason: p.unresolved ? 'RefNotFound' : 'InvalidConfig', message: `${p.error}; routes using this plugin answer 503 (fail closed)` };
-    } else if (this.kind === 'Upstream' && (r.record as NormalizedUpstream).tls?.caError) {
-      problem = { reason: 'RefNotFound', message: `${(r.record as NormalizedUpstream).tls?.caError}; requests to this Service answer 503 until the CA can be read (never unverified)` };
-    } else if (this.kind === 'Consumer' && (r.record as NormalizedConsumer).problems.length) {
-      problem = { reason: 'InvalidCredentials', message: `${(r.record as NormalizedConsumer).problems.join('; ')}; the other credentials work` };
-    }
+    else problem = this.spec.problem?.(r.record) ?? null;
     const stamp = problem ? `${obj.metadata.generation ?? 0}\u0000${problem.message}` : '';
     if (problem && this.reported.get(key) !== stamp) this.events?.event(obj, 'Warning', problem.reason, 'Validating', problem.message);
     if (problem) this.reported.set(key, stamp);

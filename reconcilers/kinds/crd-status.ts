@@ -6,10 +6,10 @@
 import type { Reconciler, ReconcileContext } from '../../operator/controller.ts';
 import type { Informer } from '../../operator/informer.ts';
 import { isNotFound, type KubeClient } from '../../operator/kube/client.ts';
-import type { KubeObject } from '../../operator/kube/object.ts';
+import { keyOf, type KubeObject } from '../../operator/kube/object.ts';
 import { resourcePath } from '../../operator/kube/resources.ts';
-import { Resources } from '../resources.ts';
-import type { CrdKind, Model } from '../model/model.ts';
+import type { Model } from '../model/model.ts';
+import type { ConditionsOf, DesiredCondition, GatewayView, KindContext, Wired } from './kind.ts';
 import type { IngressStatus } from '../translate/translate.ts';
 
 export interface Condition {
@@ -20,76 +20,32 @@ export interface Condition {
   reason: string;
   message: string;
 }
-type Desired = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
+type Desired = DesiredCondition;
 type CrdObject = KubeObject & { status?: { observedGeneration?: number; conditions?: Condition[] } };
 
-const clip = (s: string) => (s.length > 1000 ? `${s.slice(0, 997)}...` : s);
+export const clip = (s: string) => (s.length > 1000 ? `${s.slice(0, 997)}...` : s);
+
+/** What the status controller needs of each CRD kind (the registry's descriptors). */
+export interface CrdStatusKind {
+  informer: Informer<KubeObject>;
+  conditions: ConditionsOf;
+  /** Whether the kind has a Programmed condition (then a rejected spec is also not programmed). */
+  programmed: boolean;
+}
 
 /**
  * Pure: the conditions of one CR from what the model and the gateway know. null = not Portico's to write (a Route
  * of another class).
  */
-export function desiredConditions(kind: CrdKind, key: string, model: Model, route: { status: IngressStatus | undefined; programmed: boolean; synced: boolean }): Desired[] | null {
+export function desiredConditions(kind: string, k: Pick<CrdStatusKind, 'conditions' | 'programmed'>, key: string, model: Model, route: { status: IngressStatus | undefined; programmed: boolean; synced: boolean }): Desired[] | null {
   const ref = `${kind}/${key}`;
   const rejected = model.snapshot().rejectedCrds.get(ref);
   if (rejected) {
     const out: Desired[] = [{ type: 'Accepted', status: 'False', reason: 'Invalid', message: clip(rejected.reason) }];
-    if (kind === 'Route') out.push({ type: 'Programmed', status: 'False', reason: 'Invalid', message: 'not programmed: the spec is invalid (see Accepted)' });
+    if (k.programmed) out.push({ type: 'Programmed', status: 'False', reason: 'Invalid', message: 'not programmed: the spec is invalid (see Accepted)' });
     return out;
   }
-  switch (kind) {
-    case 'Route': {
-      if (!model.crd('Route', key)) return null;
-      const st = route.status;
-      if (!st || !route.synced) return [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: 'accepted; waiting for the gateway to program it' }, { type: 'Programmed', status: 'Unknown', reason: 'Pending', message: 'not synced yet' }];
-      const problems = st.problems.filter((p) => p);
-      const out: Desired[] = [
-        { type: 'Accepted', status: 'True', reason: 'Accepted', message: clip(problems.length ? `accepted with problems: ${problems.join('; ')}` : 'accepted') },
-        st.unresolved?.length
-          ? { type: 'ResolvedRefs', status: 'False', reason: 'RefNotFound', message: clip(`cannot resolve ${st.unresolved.join(', ')}; the rules using them answer 503 (fail closed)`) }
-          : { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs', message: 'every Service, Secret and Plugin it names was found' },
-        route.programmed
-          ? { type: 'Programmed', status: 'True', reason: 'Programmed', message: 'served by nginx' }
-          : { type: 'Programmed', status: 'False', reason: 'NotProgrammed', message: clip(problems.length ? `no rule is served: ${problems.join('; ')}` : 'no rule is served') },
-      ];
-      return out;
-    }
-    case 'Plugin': {
-      const p = model.crd('Plugin', key);
-      if (!p) return null;
-      if (p.error && p.unresolved) return [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: `${p.type} plugin` }, { type: 'ResolvedRefs', status: 'False', reason: 'RefNotFound', message: clip(`${p.error}; routes using this plugin answer 503 (fail closed)`) }];
-      if (p.error) return [{ type: 'Accepted', status: 'False', reason: 'InvalidConfig', message: clip(`${p.error}; routes using this plugin answer 503 (fail closed)`) }, { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs', message: 'references resolved' }];
-      return [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: `${p.type} plugin, configuration valid` }, { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs', message: p.authService ? `calls service ${p.authService.service}:${p.authService.port}` : 'references resolved' }];
-    }
-    case 'Consumer': {
-      const c = model.crd('Consumer', key);
-      if (!c) return null;
-      const creds = `${c.keys.length} key-auth and ${c.basic.length} basic-auth credential${c.keys.length + c.basic.length === 1 ? '' : 's'}`;
-      return [
-        { type: 'Accepted', status: 'True', reason: 'Accepted', message: `consumer ${c.username}: ${creds}` },
-        c.problems.length
-          ? { type: 'ResolvedRefs', status: 'False', reason: 'InvalidCredentials', message: clip(`${c.problems.join('; ')}; the other credentials work`) }
-          : { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs', message: 'every credential Secret was read' },
-      ];
-    }
-    case 'Upstream': {
-      const u = model.crd('Upstream', key);
-      if (!u) return null;
-      const svc = model.service(u.serviceKey);
-      if (u.tls?.caError) {
-        return [
-          { type: 'Accepted', status: 'True', reason: 'Accepted', message: `applies to service ${u.serviceKey}` },
-          { type: 'ResolvedRefs', status: 'False', reason: 'RefNotFound', message: clip(`${u.tls.caError}; requests to this Service answer 503 until the CA can be read (never unverified)`) },
-        ];
-      }
-      return [
-        { type: 'Accepted', status: 'True', reason: 'Accepted', message: `applies to service ${u.serviceKey}${u.ports ? ` ports ${u.ports.join(', ')}` : ''}` },
-        svc
-          ? { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs', message: `service ${u.serviceKey} found` }
-          : { type: 'ResolvedRefs', status: 'False', reason: 'ServiceNotFound', message: `service ${u.serviceKey} not found` },
-      ];
-    }
-  }
+  return k.conditions(key, model, route);
 }
 
 /** Merges desired conditions with the current ones: lastTransitionTime kept unless the status flipped. */
@@ -105,12 +61,10 @@ export function mergeConditions(current: readonly Condition[] | undefined, desir
   return { conditions, changed };
 }
 
-const RESOURCES = { Route: Resources.Route, Upstream: Resources.Upstream, Plugin: Resources.Plugin, Consumer: Resources.Consumer } as const;
-
 /** Keys are kind-qualified references ("Route/ns/name"). */
 export class CrdStatusReconciler implements Reconciler {
   private readonly d: {
-    informers: Record<CrdKind, Informer<KubeObject>>;
+    kinds: ReadonlyMap<string, CrdStatusKind>;
     model: Model;
     client: KubeClient;
     isLeader: () => boolean;
@@ -124,20 +78,20 @@ export class CrdStatusReconciler implements Reconciler {
   async reconcile(_ctx: ReconcileContext, ref: string): Promise<void> {
     if (!this.d.isLeader()) return;
     const slash = ref.indexOf('/');
-    const kind = ref.slice(0, slash) as CrdKind;
+    const kind = ref.slice(0, slash);
     const key = ref.slice(slash + 1);
-    const inf = this.d.informers[kind];
-    if (!inf) return;
-    const obj = inf.store.get(key) as CrdObject | undefined;
+    const k = this.d.kinds.get(kind);
+    if (!k) return;
+    const obj = k.informer.store.get(key) as CrdObject | undefined;
     if (!obj) return;
-    const desired = desiredConditions(kind, key, this.d.model, { status: this.d.routeStatus(ref), programmed: this.d.programmed(ref), synced: this.d.synced() });
+    const desired = desiredConditions(kind, k, key, this.d.model, { status: this.d.routeStatus(ref), programmed: this.d.programmed(ref), synced: this.d.synced() });
     if (!desired) return;
     const gen = obj.metadata.generation ?? 0;
     const { conditions, changed } = mergeConditions(obj.status?.conditions, desired, gen, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
     if (!changed && obj.status?.observedGeneration === gen) return;
     const [ns, name] = key.split('/') as [string, string];
     try {
-      await this.d.client.request('PATCH', resourcePath(RESOURCES[kind], ns, name, 'status'), {
+      await this.d.client.request('PATCH', resourcePath(k.informer.resource, ns, name, 'status'), {
         body: { status: { observedGeneration: gen, conditions } },
         contentType: 'application/merge-patch+json',
       });
@@ -145,4 +99,39 @@ export class CrdStatusReconciler implements Reconciler {
       if (!isNotFound(e)) throw e;
     }
   }
+}
+
+/**
+ * The one status controller of the kinds with conditions (the CRDs), keyed by kind-qualified ref: wired once the
+ * gateway exists (a Route's Programmed is what the gateway says). Leader only, and only once the first complete
+ * configuration is live.
+ */
+export function wireCrdStatus(ctx: KindContext, wired: ReadonlyMap<string, Wired>, gateway: GatewayView): void {
+  const { m, model } = ctx;
+  const withConditions = ctx.kinds.filter((k) => k.conditions);
+  const kinds = new Map<string, CrdStatusKind>(
+    withConditions.map((k) => [k.kind, { informer: (wired.get(k.kind) as Wired).informer, conditions: k.conditions as ConditionsOf, programmed: !!k.reportsProgrammed }]),
+  );
+  const crdStatus = new CrdStatusReconciler({
+    kinds,
+    model,
+    client: m.client,
+    isLeader: () => (m.leader ? m.isLeader() : true) && gateway.isReady(),
+    routeStatus: (ref) => gateway.statusOf(ref),
+    programmed: (ref) => gateway.programmed.has(ref),
+    synced: () => gateway.isReady(),
+  });
+  const crdStatusCtrl = m.controller({ name: 'crd-status', reconciler: crdStatus, workers: 2 });
+  for (const [kind, k] of kinds) crdStatusCtrl.watch(k.informer, (o) => [`${kind}/${keyOf(o)}`]);
+  const follows = withConditions.filter((k) => k.statusFollows);
+  model.onChange((changes) => {
+    for (const c of changes) if (kinds.has(c.kind)) crdStatusCtrl.enqueue(`${c.kind}/${c.key}`);
+    for (const c of changes) for (const k of follows) for (const ref of k.statusFollows!(c, model)) crdStatusCtrl.enqueue(ref);
+  });
+  gateway.onReported((refs) => refs.forEach((r) => crdStatusCtrl.enqueue(r)));
+  const all = () => {
+    for (const [kind, k] of kinds) for (const key of k.informer.store.keys()) crdStatusCtrl.enqueue(`${kind}/${key}`);
+  };
+  m.leader?.onStartedLeading(all);
+  gateway.onReady(all);
 }

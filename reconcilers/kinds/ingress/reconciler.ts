@@ -9,13 +9,9 @@ import type { Model } from '../../model/model.ts';
 import { normalizeIngress } from '../../model/normalize.ts';
 import type { ConfigMapReader, SecretReader } from '../../annotations/plugins.ts';
 import { isIngressServed } from '../../translate/translate.ts';
+import type { ClassOptions } from '../kind.ts';
 
-export interface ClassOptions {
-  controllerClass: string;
-  /** Class name accepted in the legacy kubernetes.io/ingress.class annotation. */
-  ingressClassName: string;
-  watchWithoutClass: boolean;
-}
+export type { ClassOptions } from '../kind.ts';
 
 /** The class an Ingress asks for, read straight from the object (before any validation). */
 export function requestedClass(obj: KubeObject): { className: string | null; classFromAnnotation: boolean } {

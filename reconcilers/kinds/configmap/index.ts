@@ -1,0 +1,70 @@
+// The ConfigMap kind: the controller's global settings (--configmap, reconciler.ts), the TCP/UDP services
+// (--tcp-services-configmap / --udp-services-configmap, tcpudp.ts) and the ConfigMaps an Ingress names
+// (custom-headers, references.ts: data kept only for those). Listed with what Ingresses refer to (stage 2). It
+// serves referenced ConfigMaps to the other kinds' normalizers (ctx.configMaps).
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import { Resources } from '../../resources.ts';
+import type { KindDescriptor } from '../kind.ts';
+import { ConfigMapReconciler } from './reconciler.ts';
+import { configMapTransform, ReferencedConfigMapReconciler, type ConfigMapObject } from './references.ts';
+import { TcpUdpReconciler } from './tcpudp.ts';
+
+const STAGE = 2;
+
+export const configMap: KindDescriptor = {
+  kind: 'ConfigMap',
+  resource: Resources.ConfigMap,
+  stage: STAGE,
+  writes: ['Config', 'Stream'],
+  rbac: [
+    {
+      resource: Resources.ConfigMap,
+      verbs: ['get', 'list', 'watch'],
+      why:
+        "ConfigMaps: the controller's own (and the TCP/UDP services ones), and those an Ingress's custom-headers names —\n" +
+        'watched without their data unless an Ingress names them; a newly named one is fetched once (get).',
+    },
+  ],
+  wire(ctx) {
+    const { m, model, o } = ctx;
+    // ConfigMaps an Ingress's custom-headers names (data kept only for those, see references.ts).
+    const refConfigMaps = m.informer<ConfigMapObject>(Resources.ConfigMap, { stage: STAGE, ...o.watched, transform: configMapTransform(model) });
+    const configMapRefs = new ReferencedConfigMapReconciler({ model, informer: refConfigMaps, client: m.client, enqueueIngress: (key) => ctx.enqueue('Ingress', key) });
+    const configMapRefCtrl = m.controller({ name: 'ingress-configmap', reconciler: configMapRefs, stage: STAGE });
+    configMapRefCtrl.watch(refConfigMaps);
+    // An object that starts (or stops) naming a ConfigMap: load (or drop) it.
+    const readers = new Map(ctx.kinds.filter((k) => k.configMapsRead).map((k) => [k.kind, k.configMapsRead!]));
+    const lastConfigMaps = new Map<string, string[]>();
+    model.onChange((changes) => {
+      for (const c of changes) {
+        const read = readers.get(c.kind);
+        if (!read) continue;
+        const ref = `${c.kind}/${c.key}`;
+        const now = read(model, c.key);
+        for (const k of new Set([...(lastConfigMaps.get(ref) ?? []), ...now])) configMapRefCtrl.enqueue(k);
+        if (now.length) lastConfigMaps.set(ref, now);
+        else lastConfigMaps.delete(ref);
+      }
+    });
+
+    if (o.configmap) {
+      const [ns, name] = o.configmap.split('/') as [string, string];
+      const cms = m.informer<KubeObject & { data?: Record<string, string> }>(Resources.ConfigMap, { stage: STAGE, namespace: ns, fieldSelector: `metadata.name=${name}` });
+      const cmCtrl = m.controller({ name: 'configmap', reconciler: new ConfigMapReconciler(cms, model, m.events, o.configmap), stage: STAGE });
+      cmCtrl.watch(cms);
+      cmCtrl.enqueue(o.configmap);
+    }
+
+    // TCP/UDP services (ingress-nginx's --tcp-services-configmap / --udp-services-configmap), see tcpudp.ts.
+    for (const [protocol, key] of [['TCP', o.tcpServices], ['UDP', o.udpServices]] as const) {
+      if (!key) continue;
+      const [ns, name] = key.split('/') as [string, string];
+      const inf = m.informer<KubeObject & { data?: Record<string, string> }>(Resources.ConfigMap, { stage: STAGE, namespace: ns, fieldSelector: `metadata.name=${name}` });
+      const reconciler = new TcpUdpReconciler({ protocol, informer: inf, model, events: m.events, key, reservedPorts: o.reservedPorts });
+      const ctrl = m.controller({ name: `${protocol.toLowerCase()}-services`, reconciler, stage: STAGE });
+      ctrl.watch(inf);
+      ctrl.enqueue(key);
+    }
+    return { informer: refConfigMaps, controller: configMapRefCtrl, provides: { configMaps: configMapRefs.lookup } };
+  },
+};

@@ -1,0 +1,67 @@
+// A CRD kind's descriptor from what differs between the CRD kinds (CrdSpec: normalizer, class, Warning, status
+// conditions, admission). Everything else is the same for every CRD of Portico's: listed with the Ingresses
+// (stage 1, so the Secrets they read are known to be referenced before Secrets are listed), one controller named
+// after the kind, list/watch and a status patch in the ClusterRole, reviewed by the webhook.
+import { crdSecretsOf, type CrdKind, type ModelSnapshot } from '../model/model.ts';
+import type { CrdMeta } from '../model/types.ts';
+import type { KubeObject } from '../../operator/kube/object.ts';
+import type { ResourceType } from '../../operator/kube/resources.ts';
+import { isIngressServed, type TranslateOptions } from '../translate/translate.ts';
+import { clip, NOTHING_READ, stamp, type Verdict } from './admission.ts';
+import { CrdReconciler, type CrdSpec } from './crd-reconciler.ts';
+import type { ConditionsOf, KindDescriptor } from './kind.ts';
+
+export interface CrdKindSpec extends CrdSpec {
+  resource: ResourceType;
+  conditions: ConditionsOf;
+  /** Whether the kind has a Programmed condition (Routes: live in nginx). */
+  programmed?: boolean;
+  /** Whether the Secrets it reads hold TLS key material (Route TLS) rather than credentials, CA bundles, configs. */
+  tlsSecrets?: boolean;
+  /** Admission beyond "the spec normalizes": what else denies or warns, given the normalized record. */
+  review?: (record: CrdMeta, snap: ModelSnapshot, o: TranslateOptions) => Verdict;
+  /** See KindDescriptor.statusFollows. */
+  statusFollows?: KindDescriptor['statusFollows'];
+}
+
+const CRD_STAGE = 1;
+
+export function crdKind(spec: CrdKindSpec): KindDescriptor {
+  const kind: CrdKind = spec.kind;
+  const r = spec.resource;
+  return {
+    kind,
+    resource: r,
+    stage: CRD_STAGE,
+    writes: [kind],
+    rbac: [
+      { resource: r, verbs: ['list', 'watch'], why: "Portico's own API (crds/): read the objects..." },
+      { resource: r, subresource: 'status', verbs: ['patch'], why: '...and report on them (conditions Accepted, ResolvedRefs, Programmed in the status subresource).' },
+    ],
+    reportedByGateway: true,
+    rereadsCredentials: !spec.tlsSecrets,
+    conditions: spec.conditions,
+    reportsProgrammed: !!spec.programmed,
+    ...(spec.statusFollows ? { statusFollows: spec.statusFollows } : {}),
+    secretsRead(model, key) {
+      const rec = model.crd(kind, key);
+      const list = rec ? crdSecretsOf(kind, rec) : [];
+      return spec.tlsSecrets ? { tls: list, other: [] } : { tls: [], other: list };
+    },
+    wire(ctx) {
+      const informer = ctx.m.informer<KubeObject>(r, { stage: CRD_STAGE, ...ctx.o.watched });
+      const reconciler = new CrdReconciler(spec, informer, ctx.model, ctx.secrets, ctx.o.classes, ctx.m.events);
+      const controller = ctx.m.controller({ name: kind.toLowerCase(), reconciler, stage: CRD_STAGE });
+      controller.watch(informer);
+      // Which objects Portico owns depends on the classes: re-check every one when a class changes.
+      if (spec.classOf) controller.watch(ctx.informerOf('IngressClass'), () => informer.store.keys());
+      return { informer, controller };
+    },
+    admission(obj, snap, o, now) {
+      if (spec.classOf && !isIngressServed({ className: spec.classOf(obj), classFromAnnotation: false }, snap.classes, o)) return { allowed: true, warnings: [] };
+      const n = spec.normalize(stamp(obj, now), NOTHING_READ);
+      if (!n.ok) return { allowed: false, message: clip(n.reason), warnings: [] };
+      return spec.review ? spec.review(n.record, snap, o) : { allowed: true, warnings: [] };
+    },
+  };
+}

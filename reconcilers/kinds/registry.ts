@@ -1,0 +1,37 @@
+// The kind registry: every kind Portico reconciles, once. app/setup.ts wires them in this order (a kind may use
+// the informer of one listed before it: Ingress and Route watch IngressClasses, Ingress status reads Services);
+// the start-up stage is each kind's own (IngressClass 0; Ingress and the CRDs 1; Service, Secret, ConfigMap 2).
+// The admission webhook reviews the kinds that declare a review, and kustomize/rbac.yaml's ClusterRole is
+// generated from their rules (rbac.ts, `make rbac`).
+//
+// Adding a kind: its folder (reconcilers/kinds/<kind>/, exporting a KindDescriptor from index.ts), one line here,
+// and — for one of Portico's CRDs — its schema in crds/schema/ (then `make crds rbac`).
+import { configMap } from './configmap/index.ts';
+import { consumer } from './consumer/index.ts';
+import { ingress } from './ingress/index.ts';
+import { ingressClass } from './ingressclass/index.ts';
+import type { KindDescriptor } from './kind.ts';
+import { plugin } from './plugin/index.ts';
+import { route } from './route/index.ts';
+import { secret } from './secret/index.ts';
+import { service } from './service/index.ts';
+import { upstream } from './upstream/index.ts';
+
+export const KINDS: readonly KindDescriptor[] = [
+  ingressClass,
+  ingress,
+  service,
+  secret,
+  route,
+  upstream,
+  plugin,
+  consumer,
+  configMap,
+];
+
+/** The kinds the admission webhook reviews. */
+export const ADMITTED: readonly KindDescriptor[] = KINDS.filter((k) => k.admission);
+
+export function kindOf(kind: string): KindDescriptor | undefined {
+  return KINDS.find((k) => k.kind === kind);
+}

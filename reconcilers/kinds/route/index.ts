@@ -1,0 +1,24 @@
+// The Route kind (portico.dev): an Ingress with more matching, weighted backends, retries and plugins.
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import { Resources } from '../../resources.ts';
+import { crdKind } from '../crd.ts';
+import { reviewRoute } from './admission.ts';
+import { normalizeRoute } from './normalize.ts';
+import { routeConditions } from './status.ts';
+
+/** The class a Route asks for (spec.ingressClassName), read before any validation. */
+export function routeClass(obj: KubeObject): string | null {
+  const c = (obj as { spec?: { ingressClassName?: unknown } }).spec?.ingressClassName;
+  return typeof c === 'string' && c ? c : null;
+}
+
+export const route = crdKind({
+  kind: 'Route',
+  resource: Resources.Route,
+  normalize: (o) => normalizeRoute(o),
+  classOf: routeClass,
+  conditions: routeConditions,
+  programmed: true,
+  tlsSecrets: true,
+  review: reviewRoute,
+});
