@@ -27,6 +27,10 @@ test: deps typecheck unit e2e ## everything CI runs
 crds: ## regenerate crds/*.yaml from the zod schemas
 	$(NODE) crds/generate.ts
 
+.PHONY: rbac
+rbac: ## regenerate the ClusterRole of kustomize/rbac.yaml from the kind registry (reconcilers/kinds/)
+	$(NODE) reconcilers/kinds/rbac.ts
+
 .PHONY: cluster-up cluster-down build-controlplane
 build-controlplane: ## build (once) etcd, kube-apiserver, kube-controller-manager from Go modules
 	bash e2e/controlplane/build.sh

@@ -1,0 +1,88 @@
+// Generates the ClusterRole of kustomize/rbac.yaml (its first document) from the kind registry: every kind's
+// rules, then the framework's own (Events). The rest of the file (bindings, the leader-election Role) is written
+// by hand and kept as it is.
+//
+//   node reconcilers/kinds/rbac.ts           rewrites the ClusterRole in kustomize/rbac.yaml (`make rbac`)
+//   node reconcilers/kinds/rbac.ts --check   writes nothing; exits 1 when the file differs (a unit test checks it too)
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FrameworkResources } from '../../operator/kube/resources.ts';
+import type { KindDescriptor, RbacRule } from './kind.ts';
+import { KINDS } from './registry.ts';
+
+export const RBAC_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../kustomize/rbac.yaml');
+
+/** What the framework itself needs (operator/events.ts): Events, folded into series. */
+const FRAMEWORK_RULES: readonly RbacRule[] = [
+  { resource: FrameworkResources.Event, verbs: ['create', 'patch'], why: 'Users watch Portico with `kubectl get events`; repeated events are folded into a series (patch).' },
+];
+
+interface Group {
+  apiGroup: string;
+  verbs: string[];
+  resources: string[];
+  why: string[];
+}
+
+/** Rules with the same API group and verbs become one (resources in registry order); their reasons are kept. */
+export function clusterRoleRules(kinds: readonly KindDescriptor[] = KINDS): Group[] {
+  const groups: Group[] = [];
+  for (const r of [...kinds.flatMap((k) => k.rbac), ...FRAMEWORK_RULES]) {
+    const verbs = [...r.verbs];
+    const resource = r.subresource ? `${r.resource.plural}/${r.subresource}` : r.resource.plural;
+    let g = groups.find((x) => x.apiGroup === r.resource.group && x.verbs.join() === verbs.join());
+    if (!g) groups.push((g = { apiGroup: r.resource.group, verbs, resources: [], why: [] }));
+    if (!g.resources.includes(resource)) g.resources.push(resource);
+    if (r.why && !g.why.includes(r.why)) g.why.push(r.why);
+  }
+  return groups;
+}
+
+const list = (xs: readonly string[]) => `[${xs.map((x) => JSON.stringify(x)).join(', ')}]`;
+
+/** The ClusterRole document, as YAML text. */
+export function renderClusterRole(kinds: readonly KindDescriptor[] = KINDS): string {
+  const out = [
+    '# Generated from the kind registry (reconcilers/kinds/registry.ts: each kind declares its rules) by',
+    '# reconcilers/kinds/rbac.ts: do not edit this document, run `make rbac`. Only the documents after it are written by hand.',
+    '# Least privilege: every rule here is used by the code (e2e/gateway.e2e.test.ts compares the calls Portico makes',
+    '# with these rules in both directions; e2e/crd-plugins.e2e.test.ts does the same for the portico.dev rules).',
+    'apiVersion: rbac.authorization.k8s.io/v1',
+    'kind: ClusterRole',
+    'metadata:',
+    '  name: portico',
+    'rules:',
+  ];
+  for (const g of clusterRoleRules(kinds)) {
+    for (const w of g.why) for (const line of w.split('\n')) out.push(`  # ${line}`);
+    out.push(`  - apiGroups: ${list([g.apiGroup])}`, `    resources: ${list(g.resources)}`, `    verbs: ${list(g.verbs)}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+const SEPARATOR = '\n---\n';
+
+/** kustomize/rbac.yaml with its first document (the ClusterRole) replaced by the generated one. */
+export function renderRbacFile(current: string, kinds: readonly KindDescriptor[] = KINDS): string {
+  const at = current.indexOf(SEPARATOR);
+  if (at < 0) throw new Error('kustomize/rbac.yaml: expected the ClusterRole, then "---" and the hand-written documents');
+  return renderClusterRole(kinds) + current.slice(at + 1);
+}
+
+export function rbacDrifted(file = RBAC_FILE): boolean {
+  const current = readFileSync(file, 'utf8');
+  return renderRbacFile(current) !== current;
+}
+
+function main(argv: string[]): number {
+  if (argv.includes('--check')) {
+    if (!rbacDrifted()) return 0;
+    process.stderr.write('kustomize/rbac.yaml differs from what the kind registry generates: run `make rbac`\n');
+    return 1;
+  }
+  writeFileSync(RBAC_FILE, renderRbacFile(readFileSync(RBAC_FILE, 'utf8')));
+  return 0;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = main(process.argv.slice(2));
