@@ -13,9 +13,11 @@
 // The compiled snippets' own refusals (snippets.ts) are reported here too, once the snippets are allowed.
 import type { NormalizedIngress } from '../model/types.ts';
 import { accessControlKind } from '../annotations/access-control.ts';
-import { annotationPlugins, SNIPPET_ANNOTATIONS, type AnnotationPlugin, type CompiledSnippets } from '../annotations/plugins.ts';
+import { annotationPlugins, type AnnotationPlugin } from '../annotations/plugins.ts';
+import { SNIPPET_ANNOTATIONS, type CompiledSnippets } from '../annotations/groups/snippets.ts';
 import { AUTH_TLS_ANNOTATIONS } from '../annotations/auth-tls.ts';
-import { ANNOTATIONS, NGINX_PREFIX, RISKS, riskLabel, riskRank, type AnnotationName, type ParsedAnnotations, type Risk } from '../annotations/table.ts';
+import { rows as basicAuthRows } from '../annotations/groups/basic-auth.ts';
+import { ANNOTATIONS, NGINX_PREFIX, REFUSED_TOGETHER, RISKS, riskLabel, riskRank, type AnnotationName, type ParsedAnnotations, type Risk } from '../annotations/table.ts';
 
 export interface RiskSettings {
   /** ConfigMap allow-snippet-annotations. */
@@ -30,18 +32,9 @@ export interface Refusal {
   message: string;
 }
 
-/** Annotations refused together: partial application would change their meaning (or loosen it). */
-const GROUPS: readonly (readonly AnnotationName[])[] = [
-  ['enable-cors', 'cors-allow-origin', 'cors-allow-methods', 'cors-allow-headers', 'cors-expose-headers', 'cors-allow-credentials', 'cors-max-age'],
-  // not `canary` itself (Low, never refused): a canary without its rules gets no traffic, never the main's.
-  ['canary-by-header', 'canary-by-header-value', 'canary-by-header-pattern', 'canary-by-cookie', 'canary-weight', 'canary-weight-total'],
-  ['permanent-redirect', 'permanent-redirect-code'],
-  ['temporal-redirect', 'temporal-redirect-code'],
-  ['auth-type', 'auth-secret', 'auth-secret-type', 'auth-realm'],
-  ['affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age'],
-  [...AUTH_TLS_ANNOTATIONS],
-];
-const BASIC_AUTH = new Set<string>(['auth-type', 'auth-secret', 'auth-secret-type', 'auth-realm']);
+// Annotations refused together (REFUSED_TOGETHER, from their groups): partial application would change their
+// meaning (or loosen it).
+const BASIC_AUTH = new Set<string>(Object.keys(basicAuthRows));
 const AUTH_TLS = new Set<string>(AUTH_TLS_ANNOTATIONS);
 // modsecurity-snippet is gated as the others (raw ModSecurity text in ingress-nginx); its allowlist is modsecurity.ts.
 const SNIPPETS = new Set<string>([...SNIPPET_ANNOTATIONS, 'modsecurity-snippet']);
@@ -83,7 +76,7 @@ export function gateAnnotations(ing: NormalizedIngress, settings: RiskSettings):
   const refused = new Map<AnnotationName, string>(); // name → why
   const setting = `annotations-risk-level is ${riskLabel(s.annotationsRiskLevel)}`;
   for (const n of over) refused.set(n, `the ConfigMap's ${setting}`);
-  for (const g of GROUPS) {
+  for (const g of REFUSED_TOGETHER) {
     const hitIn = g.find((n) => refused.has(n) && !SNIPPETS.has(n));
     if (!hitIn) continue;
     for (const n of g) if (values[n] !== undefined && !refused.has(n)) refused.set(n, `it belongs with ${NGINX_PREFIX}${hitIn}, which is refused (${refused.get(hitIn)})`);
