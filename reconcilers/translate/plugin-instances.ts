@@ -7,6 +7,7 @@ import { limitKey, pluginInstanceOf } from '../crds/normalize.ts';
 import { annotationInstance } from '../annotations/plugins.ts';
 import { externalAuthInstanceOf, type AuthTimeouts, type ExternalAuthSpec } from '../annotations/groups/external-auth.ts';
 import { customHeadersConfig } from '../annotations/groups/custom-headers.ts';
+import { ownIpLists, satisfiesAny } from '../annotations/groups/ip-lists.ts';
 import type { ClientCertSpec } from '../annotations/auth-tls.ts';
 import type { AuthTarget } from '../annotations/auth-url.ts';
 import { backendIdOf, type PathClaim } from './claims.ts';
@@ -35,9 +36,6 @@ export function customHeadersInstance(ing: NormalizedIngress, allowed: readonly 
   return { id, inst: { name: `${ing.key} (custom-headers ${ch.configMap})`, ...instance } as PluginInstance };
 }
 
-/** The access plugins ingress-nginx's satisfy: any combines (nginx's allow/deny, auth_basic, auth_request). */
-const SATISFY_ANY_TYPES = new Set<string>(['ip-restriction', 'basic-auth', 'external-auth']);
-
 const annotationCache = new WeakMap<NormalizedIngress, { key: string; list: AnnotationInstance[] }>();
 /**
  * The plugin instances an Ingress's ingress-nginx annotations ask for (derived once per Ingress record and
@@ -58,7 +56,7 @@ export function annotationInstances(ing: NormalizedIngress, limitStatus: number,
     if ('inst' in built) return { id, inst: built.inst };
     const { instance } = pluginInstanceOf(built.config, ing.namespace, limitKey(id, built.config));
     return { id, inst: { name, ...instance } as PluginInstance };
-  }).map((e) => (ing.annotations.satisfy === 'any' && SATISFY_ANY_TYPES.has(e.inst.type) ? { ...e, inst: { ...e.inst, satisfyAny: true as const } } : e));
+  }).map((e) => (satisfiesAny(ing.annotations, e.inst.type) ? { ...e, inst: { ...e.inst, satisfyAny: true as const } } : e));
   annotationCache.set(ing, { key: cacheKey, list });
   return list;
 }
@@ -98,12 +96,13 @@ export const GLOBAL_DENY_ID = 'portico.global-deny';
  */
 export function globalIpLists(g: ModelSnapshot['global'], ing: NormalizedIngress | undefined): { ids: [string, PluginInstance][]; closed: string[] } {
   const out: { ids: [string, PluginInstance][]; closed: string[] } = { ids: [], closed: [] };
-  const any = ing?.annotations.satisfy === 'any';
-  for (const [key, list, own, id, field] of [
-    ['whitelist-source-range', g.whitelistSourceRange, ing && (ing.annotations['whitelist-source-range'] !== undefined || ing.annotations['allowlist-source-range'] !== undefined), GLOBAL_ALLOW_ID, 'allow'],
-    ['denylist-source-range', g.denylistSourceRange, ing && ing.annotations['denylist-source-range'] !== undefined, GLOBAL_DENY_ID, 'deny'],
+  const any = ing ? satisfiesAny(ing.annotations, 'ip-restriction') : false;
+  const own = ing ? ownIpLists(ing.annotations) : { allow: false, deny: false };
+  for (const [key, list, replaced, id, field] of [
+    ['whitelist-source-range', g.whitelistSourceRange, own.allow, GLOBAL_ALLOW_ID, 'allow'],
+    ['denylist-source-range', g.denylistSourceRange, own.deny, GLOBAL_DENY_ID, 'deny'],
   ] as const) {
-    if (own || !list) continue;
+    if (replaced || !list) continue;
     if (list.error !== undefined) out.closed.push(`the ConfigMap's ${key} cannot be applied (${list.error})`);
     else if (list.items.length) {
       const inst = { name: `ConfigMap ${key}`, type: 'ip-restriction', status: 403, [field]: list.items } as PluginInstance;

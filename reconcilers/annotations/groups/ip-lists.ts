@@ -22,3 +22,19 @@ export function ipListPlugins(v: Values<typeof rows>): Applied<ConfigPlugin> {
   }
   return out;
 }
+
+/** The access plugins ingress-nginx's satisfy: any combines (nginx's allow/deny, auth_basic, auth_request). */
+const SATISFY_ANY_TYPES = new Set<string>(['ip-restriction', 'basic-auth', 'external-auth']);
+
+/** satisfy: "any": an instance of this type is one of the Ingress's alternatives (its lists and authentication). */
+export function satisfiesAny(v: Values<typeof rows>, instanceType: string): boolean {
+  return v.satisfy === 'any' && SATISFY_ANY_TYPES.has(instanceType);
+}
+
+/**
+ * Which of the ConfigMap's whitelist-source-range / denylist-source-range the Ingress replaces with its own list
+ * (as in ingress-nginx, an Ingress's allowlist replaces the default allowlist, its denylist the default denylist).
+ */
+export function ownIpLists(v: Values<typeof rows>): { allow: boolean; deny: boolean } {
+  return { allow: v['whitelist-source-range'] !== undefined || v['allowlist-source-range'] !== undefined, deny: v['denylist-source-range'] !== undefined };
+}
