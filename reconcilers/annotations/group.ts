@@ -4,6 +4,9 @@
 // where the group becomes a plugin) and, for a plugin, the builder of its instance from that spec and the
 // translation's context (the ConfigMap's status codes, timeouts...), never from the annotations again.
 // table.ts concatenates the groups' rows; plugins.ts runs the groups' appliers and builders.
+// Adding an annotation to a group: its row and what it does, in the group's module; a valid and an invalid value in
+// table.test.ts; an ingress-nginx one also an e2e test. A new group: its module, a line in table.ts and, if it makes
+// a plugin, its applier and builder in plugins.ts.
 import type { z } from 'zod';
 import { parsePluginConfig, type PluginConfig } from '../../crds/schema/index.ts';
 

@@ -14,7 +14,8 @@
 import type { NormalizedIngress } from '../model/types.ts';
 import { accessControlKind } from '../annotations/access-control.ts';
 import { annotationPlugins, type AnnotationPlugin } from '../annotations/plugins.ts';
-import { SNIPPET_ANNOTATIONS, type CompiledSnippets } from '../annotations/groups/snippets.ts';
+import { allowedSnippets, SNIPPET_ANNOTATIONS, type SnippetPlugin } from '../annotations/groups/snippets.ts';
+import { SNIPPET_GATED } from '../annotations/groups/modsecurity.ts';
 import { AUTH_TLS_ANNOTATIONS } from '../annotations/auth-tls.ts';
 import { rows as basicAuthRows } from '../annotations/groups/basic-auth.ts';
 import { ANNOTATIONS, NGINX_PREFIX, REFUSED_TOGETHER, RISKS, riskLabel, riskRank, type AnnotationName, type ParsedAnnotations, type Risk } from '../annotations/table.ts';
@@ -37,7 +38,7 @@ export interface Refusal {
 const BASIC_AUTH = new Set<string>(Object.keys(basicAuthRows));
 const AUTH_TLS = new Set<string>(AUTH_TLS_ANNOTATIONS);
 // modsecurity-snippet is gated as the others (raw ModSecurity text in ingress-nginx); its allowlist is modsecurity.ts.
-const SNIPPETS = new Set<string>([...SNIPPET_ANNOTATIONS, 'modsecurity-snippet']);
+const SNIPPETS = new Set<string>([...SNIPPET_ANNOTATIONS, ...SNIPPET_GATED]);
 
 const refusals = new WeakMap<NormalizedIngress, Refusal[]>();
 const memo = new WeakMap<NormalizedIngress, { key: string; out: NormalizedIngress }>();
@@ -47,7 +48,7 @@ export function annotationRefusals(ing: NormalizedIngress): readonly Refusal[] {
   return refusals.get(ing) ?? [];
 }
 
-const isSnippetPlugin = (p: AnnotationPlugin): p is Extract<AnnotationPlugin, { snippets: CompiledSnippets }> => 'snippets' in p;
+const isSnippetPlugin = (p: AnnotationPlugin): p is SnippetPlugin => 'snippets' in p;
 
 /**
  * The Ingress as the ConfigMap's switches let it be applied: the same record when nothing is refused, else a
@@ -112,19 +113,15 @@ export function gateAnnotations(ing: NormalizedIngress, settings: RiskSettings):
   if ([...refused.keys()].some((n) => AUTH_TLS.has(n))) plugins = plugins.filter((p) => !('clientCert' in p));
 
   if (snippetPlugin) {
-    const c = snippetPlugin.snippets;
-    const gated: CompiledSnippets = { refused: [] };
-    if (c.server && !refused.has('server-snippet')) gated.server = c.server;
-    if (c.location && !refused.has('configuration-snippet')) gated.location = c.location;
-    for (const r of c.refused) {
-      if (refused.has(r.annotation)) continue;
+    const allowed = allowedSnippets(snippetPlugin.snippets, (n) => refused.has(n as AnnotationName));
+    for (const r of allowed.refusals) {
       const full = `${NGINX_PREFIX}${r.annotation}`;
       out.push({ reason: 'InvalidSnippet', message: `annotation ${full} is refused: ${r.message}` });
       const raw = values[r.annotation];
       const kind = r.annotation === 'auth-snippet' ? null : accessControlKind(r.annotation, typeof raw === 'string' ? raw : '');
       if (kind) accessControl.push({ annotation: full, kind: `${kind} in a snippet Portico refused` });
     }
-    if (gated.server || gated.location) plugins = [...plugins, { suffix: 'snippet', snippets: gated, allowed: true }];
+    if (allowed.plugin) plugins = [...plugins, allowed.plugin];
   }
   const result: NormalizedIngress = { ...ing, annotations: kept as ParsedAnnotations, annotationPlugins: plugins, accessControl };
   refusals.set(result, out);

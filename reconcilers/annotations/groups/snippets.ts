@@ -65,3 +65,16 @@ export function snippetInstance(c: CompiledSnippets, name: string): PluginInstan
   const { server, location } = c;
   return { name, type: 'snippet', ...(server ? { server } : {}), ...(location ? { location } : {}) };
 }
+
+/**
+ * The compiled snippets as the ConfigMap's switches let them run (translate/risk.ts): without those of the refused
+ * annotations, marked `allowed` (undefined when nothing is left), and the compiler's refusals of the others, which
+ * are reported only now that the snippets are allowed.
+ */
+export function allowedSnippets(c: CompiledSnippets, isRefused: (annotation: string) => boolean): { plugin?: SnippetPlugin; refusals: CompiledSnippets['refused'] } {
+  const gated: CompiledSnippets = { refused: [] };
+  if (c.server && !isRefused('server-snippet')) gated.server = c.server;
+  if (c.location && !isRefused('configuration-snippet')) gated.location = c.location;
+  const refusals = c.refused.filter((r) => !isRefused(r.annotation));
+  return { ...(gated.server || gated.location ? { plugin: { suffix: 'snippet', snippets: gated, allowed: true } } : {}), refusals };
+}
