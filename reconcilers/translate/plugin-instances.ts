@@ -8,6 +8,7 @@ import { annotationInstance } from '../annotations/plugins.ts';
 import { externalAuthInstanceOf, type AuthTimeouts, type ExternalAuthSpec } from '../annotations/groups/external-auth.ts';
 import { customHeadersConfig } from '../annotations/groups/custom-headers.ts';
 import { ownIpLists, satisfiesAny } from '../annotations/groups/ip-lists.ts';
+import { rewriteTargetInstance } from '../annotations/groups/rewrite.ts';
 import type { ClientCertSpec } from '../annotations/auth-tls.ts';
 import type { AuthTarget } from '../annotations/auth-url.ts';
 import { backendIdOf, type PathClaim } from './claims.ts';
@@ -128,7 +129,7 @@ export function rewriteInstance(ing: NormalizedIngress, pc: PathClaim): { id: st
   const digest = createHash('sha256').update(`${pc.match} ${pc.written}`).digest('hex').slice(0, 16);
   return {
     id: `${ingressPluginBase(ing)}.rw-${digest}`,
-    inst: { name: `${ing.key} (annotations)`, type: 'rewrite', regex: { pattern, replacement: ing.annotations['rewrite-target'] as string, nginx: true } },
+    inst: rewriteTargetInstance(ing.annotations['rewrite-target'] as string, pattern, `${ing.key} (annotations)`),
   };
 }
 

@@ -2,6 +2,7 @@
 // rewriteInstance, on the path's regex), app-root, and what is changed on the request sent upstream:
 // x-forwarded-prefix → X-Forwarded-Prefix (request-headers plugin), upstream-vhost → the Host (rewrite plugin).
 import { z } from 'zod';
+import type { PluginInstance } from '../../config/types.ts';
 import { addConfigPlugin, emptyApplied, row, type Applied, type ConfigPlugin, type Values } from '../group.ts';
 import { appRootSchema, boolSchema, rewriteTargetSchema } from '../../values/safe.ts';
 
@@ -21,4 +22,13 @@ export function rewritePlugins(v: Values<typeof rows>): Applied<ConfigPlugin> {
   const vhost = v['upstream-vhost'];
   if (vhost !== undefined) addConfigPlugin(out, 'vhost', 'rewrite', { host: vhost }, ['upstream-vhost'], null);
   return out;
+}
+
+/**
+ * rewrite-target for one path, as a rewrite instance: nginx's rewrite semantics (the `nginx` flag of the rewrite
+ * plugin) of `pattern`, the path's regex (the translation gives it: the regex path itself, or a literal path as
+ * written read as a regex, as ingress-nginx does).
+ */
+export function rewriteTargetInstance(target: string, pattern: string, name: string): PluginInstance {
+  return { name, type: 'rewrite', regex: { pattern, replacement: target, nginx: true } };
 }
