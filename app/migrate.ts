@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import type { KubeObject } from '../operator/kube/object.ts';
 import { annotationRefusals, gateAnnotations, type RiskSettings } from '../reconcilers/translate/risk.ts';
 import { basicAuthPlugin, type SecretReader } from '../reconcilers/annotations/plugins.ts';
-import { authTlsPlugin } from '../reconcilers/annotations/auth-tls-plugin.ts';
+import { authTlsPlugin } from '../reconcilers/annotations/groups/auth-tls.ts';
 import { CATALOGUE, NGINX_PREFIX, PORTICO_PREFIX, riskLabel, type Status } from '../reconcilers/annotations/table.ts';
 import { parseAnnotations } from '../reconcilers/annotations/parse.ts';
 import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from '../reconcilers/model/global-config.ts';

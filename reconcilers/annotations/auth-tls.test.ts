@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { authTlsPlugin } from './auth-tls-plugin.ts';
+import { authTlsPlugin } from './groups/auth-tls.ts';
 import { clientCaId, errorPageSchema, matchCnSchema, verifyClientSchema, verifyDepthSchema } from './auth-tls.ts';
 import { NGINX_PREFIX } from './table.ts';
 import { parseAnnotations } from './parse.ts';

@@ -14,7 +14,7 @@
 // Any of the companions without auth-tls-secret fails closed too (ingress-nginx ignores them: Portico does not
 // guess that access control was not wanted), except verify-client "off", which asks for nothing.
 // An invalid value of any of them also fails closed (ingress-nginx falls back to the default): parseAnnotations.
-// The annotations → plugin step is auth-tls-plugin.ts (it reads the parsed table, which reads the schemas here).
+// The annotations → plugin step, with the rows, is the auth-tls group (groups/auth-tls.ts).
 import { X509Certificate, createHash } from 'node:crypto';
 import { z } from 'zod';
 import { caBundleProblem } from '../values/safe.ts';

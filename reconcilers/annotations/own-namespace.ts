@@ -1,5 +1,12 @@
 // How an annotation's reference to a Secret or ConfigMap is read (auth-tls-secret, auth-secret, custom-headers,
-// proxy-ssl-secret). No imports: auth-tls.ts cannot import plugins.ts at run time (table.ts imports auth-tls.ts).
+// auth-proxy-set-headers, proxy-ssl-secret).
+import { z } from 'zod';
+
+/** custom-headers, auth-proxy-set-headers: a ConfigMap name, optionally "namespace/" first (DNS-1123 names). */
+export const configMapRefSchema = z
+  .string()
+  .trim()
+  .regex(/^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'expected a ConfigMap name or namespace/name');
 
 /**
  * A reference "name" or "namespace/name", resolved against the Ingress's namespace: its cache key

@@ -6,7 +6,7 @@ import type { KubeObject } from '../../operator/kube/object.ts';
 import { annotationPlugins, authProxyHeaders, basicAuthPlugin, customHeadersPlugin, type ConfigMapReader, type SecretReader } from '../annotations/plugins.ts';
 import { NGINX_PREFIX, PORTICO_PREFIX, PROXY_SSL_ANNOTATIONS } from '../annotations/table.ts';
 import { parseAnnotations, type AnnotationResult } from '../annotations/parse.ts';
-import { authTlsPlugin } from '../annotations/auth-tls-plugin.ts';
+import { authTlsPlugin } from '../annotations/groups/auth-tls.ts';
 import { ownNamespaceRef } from '../annotations/own-namespace.ts';
 import { parseIpv4, parseIpv6 } from '../values/addresses.ts';
 import {

@@ -13,9 +13,12 @@
 // The compiled snippets' own refusals (snippets.ts) are reported here too, once the snippets are allowed.
 import type { NormalizedIngress } from '../model/types.ts';
 import { accessControlKind } from '../annotations/access-control.ts';
-import { annotationPlugins, SNIPPET_ANNOTATIONS, type AnnotationPlugin, type CompiledSnippets } from '../annotations/plugins.ts';
+import { annotationPlugins, type AnnotationPlugin } from '../annotations/plugins.ts';
+import { allowedSnippets, SNIPPET_ANNOTATIONS, type SnippetPlugin } from '../annotations/groups/snippets.ts';
+import { SNIPPET_GATED } from '../annotations/groups/modsecurity.ts';
 import { AUTH_TLS_ANNOTATIONS } from '../annotations/auth-tls.ts';
-import { ANNOTATIONS, NGINX_PREFIX, RISKS, riskLabel, riskRank, type AnnotationName, type ParsedAnnotations, type Risk } from '../annotations/table.ts';
+import { rows as basicAuthRows } from '../annotations/groups/basic-auth.ts';
+import { ANNOTATIONS, NGINX_PREFIX, REFUSED_TOGETHER, RISKS, riskLabel, riskRank, type AnnotationName, type ParsedAnnotations, type Risk } from '../annotations/table.ts';
 
 export interface RiskSettings {
   /** ConfigMap allow-snippet-annotations. */
@@ -30,21 +33,12 @@ export interface Refusal {
   message: string;
 }
 
-/** Annotations refused together: partial application would change their meaning (or loosen it). */
-const GROUPS: readonly (readonly AnnotationName[])[] = [
-  ['enable-cors', 'cors-allow-origin', 'cors-allow-methods', 'cors-allow-headers', 'cors-expose-headers', 'cors-allow-credentials', 'cors-max-age'],
-  // not `canary` itself (Low, never refused): a canary without its rules gets no traffic, never the main's.
-  ['canary-by-header', 'canary-by-header-value', 'canary-by-header-pattern', 'canary-by-cookie', 'canary-weight', 'canary-weight-total'],
-  ['permanent-redirect', 'permanent-redirect-code'],
-  ['temporal-redirect', 'temporal-redirect-code'],
-  ['auth-type', 'auth-secret', 'auth-secret-type', 'auth-realm'],
-  ['affinity', 'affinity-mode', 'session-cookie-name', 'session-cookie-max-age'],
-  [...AUTH_TLS_ANNOTATIONS],
-];
-const BASIC_AUTH = new Set<string>(['auth-type', 'auth-secret', 'auth-secret-type', 'auth-realm']);
+// Annotations refused together (REFUSED_TOGETHER, from their groups): partial application would change their
+// meaning (or loosen it).
+const BASIC_AUTH = new Set<string>(Object.keys(basicAuthRows));
 const AUTH_TLS = new Set<string>(AUTH_TLS_ANNOTATIONS);
 // modsecurity-snippet is gated as the others (raw ModSecurity text in ingress-nginx); its allowlist is modsecurity.ts.
-const SNIPPETS = new Set<string>([...SNIPPET_ANNOTATIONS, 'modsecurity-snippet']);
+const SNIPPETS = new Set<string>([...SNIPPET_ANNOTATIONS, ...SNIPPET_GATED]);
 
 const refusals = new WeakMap<NormalizedIngress, Refusal[]>();
 const memo = new WeakMap<NormalizedIngress, { key: string; out: NormalizedIngress }>();
@@ -54,7 +48,7 @@ export function annotationRefusals(ing: NormalizedIngress): readonly Refusal[] {
   return refusals.get(ing) ?? [];
 }
 
-const isSnippetPlugin = (p: AnnotationPlugin): p is Extract<AnnotationPlugin, { snippets: CompiledSnippets }> => 'snippets' in p;
+const isSnippetPlugin = (p: AnnotationPlugin): p is SnippetPlugin => 'snippets' in p;
 
 /**
  * The Ingress as the ConfigMap's switches let it be applied: the same record when nothing is refused, else a
@@ -83,7 +77,7 @@ export function gateAnnotations(ing: NormalizedIngress, settings: RiskSettings):
   const refused = new Map<AnnotationName, string>(); // name → why
   const setting = `annotations-risk-level is ${riskLabel(s.annotationsRiskLevel)}`;
   for (const n of over) refused.set(n, `the ConfigMap's ${setting}`);
-  for (const g of GROUPS) {
+  for (const g of REFUSED_TOGETHER) {
     const hitIn = g.find((n) => refused.has(n) && !SNIPPETS.has(n));
     if (!hitIn) continue;
     for (const n of g) if (values[n] !== undefined && !refused.has(n)) refused.set(n, `it belongs with ${NGINX_PREFIX}${hitIn}, which is refused (${refused.get(hitIn)})`);
@@ -119,19 +113,15 @@ export function gateAnnotations(ing: NormalizedIngress, settings: RiskSettings):
   if ([...refused.keys()].some((n) => AUTH_TLS.has(n))) plugins = plugins.filter((p) => !('clientCert' in p));
 
   if (snippetPlugin) {
-    const c = snippetPlugin.snippets;
-    const gated: CompiledSnippets = { refused: [] };
-    if (c.server && !refused.has('server-snippet')) gated.server = c.server;
-    if (c.location && !refused.has('configuration-snippet')) gated.location = c.location;
-    for (const r of c.refused) {
-      if (refused.has(r.annotation)) continue;
+    const allowed = allowedSnippets(snippetPlugin.snippets, (n) => refused.has(n as AnnotationName));
+    for (const r of allowed.refusals) {
       const full = `${NGINX_PREFIX}${r.annotation}`;
       out.push({ reason: 'InvalidSnippet', message: `annotation ${full} is refused: ${r.message}` });
       const raw = values[r.annotation];
       const kind = r.annotation === 'auth-snippet' ? null : accessControlKind(r.annotation, typeof raw === 'string' ? raw : '');
       if (kind) accessControl.push({ annotation: full, kind: `${kind} in a snippet Portico refused` });
     }
-    if (gated.server || gated.location) plugins = [...plugins, { suffix: 'snippet', snippets: gated, allowed: true }];
+    if (allowed.plugin) plugins = [...plugins, allowed.plugin];
   }
   const result: NormalizedIngress = { ...ing, annotations: kept as ParsedAnnotations, annotationPlugins: plugins, accessControl };
   refusals.set(result, out);
