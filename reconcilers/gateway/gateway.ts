@@ -13,7 +13,6 @@
 // configuration keeps running and the lane retries with backoff; a bug that throws is a failed sync + Event.
 // The first structural sync waits until every initially listed object has been reconciled, so the first
 // configuration nginx serves (and /readyz) reflects the whole cluster, not a partial model.
-import { Counter, Gauge, Histogram } from 'prom-client';
 import type { EventRecorder } from '../../operator/events.ts';
 import { describe } from '../../operator/informer.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
@@ -21,51 +20,32 @@ import type { Logger } from '../../operator/log.ts';
 import type { Metrics } from '../../operator/metrics.ts';
 import type { Change, Model } from '../model/model.ts';
 import { diffConfig, emptyDelta, isEmptyDelta, structureChecksum } from '../translate/diff.ts';
-import type { IngressStatus, TranslateOptions, TranslateEvent } from '../translate/translate.ts';
+import type { IngressStatus, TranslateOptions } from '../translate/translate.ts';
 import { IncrementalTranslator } from '../translate/incremental.ts';
 import { IngressReporting } from './reporting.ts';
 import { resolveExternalNames } from './externalnames.ts';
 import { endpointUpdates } from './endpoint-updates.ts';
 import { forbiddenAddressReason } from '../values/addresses.ts';
-import { loopIdOf, selfAddressesOf } from '../translate/self.ts';
-import { randomBytes } from 'node:crypto';
 import type { Backend, DataPlane, GatewayConfig, Structure } from '../config/types.ts';
 import { Lane } from './lane.ts';
 import { DynamicClient, type PushResult } from './nginx/dynamic.ts';
 import { NginxProcess } from './nginx/process.ts';
 import { renderNginxConf, runtimePaths, writeClientCertificates, writeTrustedCas } from './nginx/render.ts';
 import { ExternalNameResolver } from './resolver.ts';
-import { excludeProfiles, findCulprits, withoutProfiles } from './isolate.ts';
+import { excludeProfiles, findCulprits } from './isolate.ts';
 import { StreamServices } from './stream.ts';
 import { writeModsecurityRules } from './nginx/modsecurity.ts';
+import { PushLock } from './push-lock.ts';
+import { emptyData, heldWithout, NginxState } from './nginx-state.ts';
+import { SyncReporting, type SyncRecord } from './sync-reporting.ts';
+import { Readiness } from './readiness.ts';
+import { NginxStats } from './stats.ts';
+import { Exclusion } from './exclusion.ts';
+import { CertificateZone } from './certificate-zone.ts';
+import { OwnAddresses } from './own-addresses.ts';
+import { DiffScope } from './diff-scope.ts';
 
-/** Nothing held (a fresh object each time: `held` is updated in place by endpoint pushes). */
-const emptyData = (): DataPlane => ({ routes: {}, backends: {}, certificates: {}, defaultCertificate: null, plugins: {}, consumers: {} });
-
-/**
- * What the Lua side holds after a push it partly refused: `desired`, except that the hosts whose certificate (or
- * client CA) could not be stored keep what they had before (`base`), so the next diff sends those again.
- */
-export function heldWithout(desired: DataPlane, base: DataPlane, notStored: NonNullable<PushResult['notStored']>): DataPlane {
-  const certificates = { ...desired.certificates };
-  let defaultCertificate = desired.defaultCertificate;
-  for (const h of notStored.hosts) {
-    if (h === '__default__') defaultCertificate = base.defaultCertificate;
-    else if (base.certificates[h]) certificates[h] = base.certificates[h];
-    else delete certificates[h];
-  }
-  const out: DataPlane = { ...desired, certificates, defaultCertificate };
-  if (notStored.clientHosts.length && desired.clientAuth) {
-    const clientAuth = { ...desired.clientAuth };
-    for (const h of notStored.clientHosts) {
-      const was = base.clientAuth?.[h];
-      if (was) clientAuth[h] = was;
-      else delete clientAuth[h];
-    }
-    out.clientAuth = clientAuth;
-  }
-  return out;
-}
+export type { SyncRecord } from './sync-reporting.ts';
 
 export interface GatewayOptions {
   translate: TranslateOptions;
@@ -93,16 +73,6 @@ export interface GatewayDeps {
   initialReconciled?: () => Promise<void>;
 }
 
-export interface SyncRecord {
-  at: number;
-  lane: 'structural' | 'data';
-  reload: boolean;
-  reasons: string[];
-  bytesSent: number;
-  ms: number;
-  ok: boolean;
-}
-
 export class GatewayReconciler {
   private readonly o: GatewayOptions;
   private readonly d: GatewayDeps;
@@ -111,16 +81,9 @@ export class GatewayReconciler {
   readonly nginx: NginxProcess;
   readonly structural: Lane;
   readonly data: Lane;
-  /** What nginx.conf holds (after the last confirmed reload). */
-  private runningStructure: Structure | null = null;
-  private runningChecksum = '';
-  /** What the Lua side holds (after the last successful push). */
-  private held: DataPlane = emptyData();
-  /** nginx (re)started since the last push: its shared memory is empty, the next push must send everything. */
-  private dataLost = true;
-  /** Hosts whose certificate the Lua side could not store (zone full): the next diff compares every host again. */
-  private certificatesMissing: string[] = [];
-  private pushLock: Promise<unknown> = Promise.resolve();
+  /** What nginx runs and Lua holds. */
+  private readonly state = new NginxState();
+  private readonly lock = new PushLock();
   /** Services whose EndpointSlices changed since the data lane last ran. */
   private pendingServices = new Set<string>();
   /** Services whose EndpointSlices changed since the running configuration sync translated the model. */
@@ -130,45 +93,21 @@ export class GatewayReconciler {
   /** Ingresses changed since the last translation; null = something else changed too (translate everything). */
   private changedIngresses: Set<string> | null = null;
   private started = false;
-  /**
-   * What may differ between what Lua holds and the next desired configuration, accumulated from the incremental
-   * translation since the last successful push (null: compare everything — after a full translation, a failed
-   * reload, while profiles are excluded, or before the first push). At 10,000 Ingresses this keeps a sync's diff
-   * and reporting proportional to what changed.
-   */
-  private scope: { objects: Set<string>; hosts: Set<string>; backends: Set<string> } | null = null;
-  /**
-   * Portico's own addresses: the static ones (listeners, this pod) plus its published Service's and its pods' (see
-   * translate/self.ts). One Set shared with the stream section, the resolver and the data lane, updated in place.
-   */
-  private readonly own: Set<string>;
-  /** What the translation runs with: the options plus the current own addresses and loop id. */
-  private translateOptions: TranslateOptions;
-  /** The loop id when the published Service is unknown: this process's own (a loop then ends at the first replica seen twice). */
-  private readonly fallbackLoopId = randomBytes(8).toString('hex');
+  private readonly scope = new DiffScope();
+  /** Portico's own addresses and the options the translation runs with. */
+  private readonly own: OwnAddresses;
   /**
    * TCP/UDP services and TLS passthrough hosts: rendered into nginx.conf, so their endpoint changes go through this
    * (structural) lane.
    */
   private readonly stream: StreamServices;
-  private readonly m: {
-    reloads: Counter;
-    dynamic: Counter;
-    dynamicBytes: Counter;
-    syncs: Histogram;
-    failures: Counter;
-    checksum: Gauge;
-    ready: Gauge;
-    dictFailures: Gauge;
-    certificatesNotStored: Gauge;
-    rejectedEndpoints: Gauge;
-  };
-  private statsTimer: NodeJS.Timeout | undefined;
-  private lastDictFailures = 0;
-  private readyFlag = false;
+  /** Metrics, controller Events and the sync history. */
+  private readonly syncs: SyncReporting;
+  private readonly readiness: Readiness;
+  private readonly stats: NginxStats;
   private readonly resolver: ExternalNameResolver;
-  /** Directive profiles left out because nginx -t refuses them (names are content digests), with nginx's words. */
-  private excluded = new Map<string, string>();
+  private readonly exclusion = new Exclusion();
+  private readonly certificates: CertificateZone;
   /** Events and status of Ingresses (see reporting.ts). */
   private readonly reporting: IngressReporting;
   /** Ingress keys programmed in nginx after the last sync (for status publishing). */
@@ -177,7 +116,11 @@ export class GatewayReconciler {
   }
   /** The data Lua holds (what was last pushed): read-only, for diagnostics and benchmarks. */
   get heldData(): Readonly<DataPlane> {
-    return this.held;
+    return this.state.held;
+  }
+  /** Recent syncs, for tests and benchmarks. */
+  get history(): SyncRecord[] {
+    return this.syncs.history;
   }
   /** Last reported status of a Route (kind-qualified reference), for its status conditions. */
   statusOf(ref: string): IngressStatus | undefined {
@@ -190,24 +133,18 @@ export class GatewayReconciler {
   onProgrammedChange(cb: (changed: string[]) => void): void {
     this.reporting.onProgrammedChange(cb);
   }
-  private readonly readyListeners: (() => void)[] = [];
   /** Called once, when the first complete configuration is live. */
   onReady(cb: () => void): void {
-    if (this.readyFlag) cb();
-    else this.readyListeners.push(cb);
+    this.readiness.onReady(cb);
   }
-  /** Recent syncs, for tests and benchmarks. */
-  readonly history: SyncRecord[] = [];
 
   constructor(o: GatewayOptions, d: GatewayDeps) {
     this.o = o;
     this.d = d;
     this.log = d.log.child({ component: 'gateway' });
     this.reporting = new IngressReporting(d.events, d.objectFor);
-    this.own = new Set(o.translate.ownAddresses ?? []);
-    this.translateOptions = { ...o.translate, loopId: this.fallbackLoopId };
-    this.refreshSelf();
-    this.stream = new StreamServices(d.model, d.events, this.log, { own: this.own, address: o.translate.listen.address, modulePath: o.streamModule, objectFor: d.objectFor });
+    this.own = new OwnAddresses(o.translate, d.model, this.log);
+    this.stream = new StreamServices(d.model, d.events, this.log, { own: this.own.addresses, address: o.translate.listen.address, modulePath: o.streamModule, objectFor: d.objectFor });
     this.dynamic = new DynamicClient(); // NginxProcess attaches it to its runtime's API socket
     this.nginx = new NginxProcess(
       { binary: o.nginxBinary, runtime: runtimePaths(o.runtimeDir, { accessLog: o.accessLog }), shutdownTimeoutMs: o.shutdownTimeoutMs },
@@ -218,7 +155,7 @@ export class GatewayReconciler {
       { quietMs: o.quietMs, maxWaitMs: o.maxWaitMs, retryInitialMs: 500, retryMaxMs: 30_000 },
       {
         run: () => this.syncStructure(),
-        onError: (e) => this.laneCrashed('structural', e),
+        onError: (e) => this.syncs.laneCrashed('structural', e),
         onRetry: (ms) => this.log.warn('structural sync failed, retrying', { retryInMs: ms }),
       },
     );
@@ -226,72 +163,29 @@ export class GatewayReconciler {
       { quietMs: 0, maxWaitMs: 0, retryInitialMs: 100, retryMaxMs: 5_000 },
       {
         run: () => this.syncEndpoints(),
-        onError: (e) => this.laneCrashed('data', e),
+        onError: (e) => this.syncs.laneCrashed('data', e),
         onRetry: (ms) => this.log.warn('endpoint update failed, retrying', { retryInMs: ms }),
       },
     );
     this.resolver = new ExternalNameResolver(() => this.translateAll(), this.log, {
-      refuse: (a) => forbiddenAddressReason(a, this.own),
+      refuse: (a) => forbiddenAddressReason(a, this.own.addresses),
     });
-    const r = [d.metrics.registry];
-    this.m = {
-      reloads: new Counter({ name: 'portico_nginx_reloads_total', help: 'nginx configuration reloads by result', labelNames: ['result'], registers: r }),
-      dynamic: new Counter({ name: 'portico_dynamic_updates_total', help: 'Data-only updates pushed to Lua (no reload), by result', labelNames: ['result'], registers: r }),
-      dynamicBytes: new Counter({ name: 'portico_dynamic_update_bytes_total', help: 'Bytes of data deltas sent to nginx', registers: r }),
-      syncs: new Histogram({
-        name: 'portico_sync_duration_seconds',
-        help: 'Gateway sync latency (translate + diff + apply), by kind: reload, dynamic (structural lane, no reload), endpoints (data lane)',
-        labelNames: ['kind'],
-        buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-        registers: r,
-      }),
-      failures: new Counter({ name: 'portico_sync_failures_total', help: 'Failed gateway syncs by lane (each is retried with backoff)', labelNames: ['lane'], registers: r }),
-      checksum: new Gauge({ name: 'portico_config_checksum', help: 'First 48 bits of the running structure checksum', registers: r }),
-      ready: new Gauge({ name: 'portico_nginx_ready', help: '1 once nginx runs a complete Portico configuration', registers: r }),
-      dictFailures: new Gauge({
-        name: 'portico_nginx_shared_dict_write_failures',
-        help: 'Writes the Lua side refused because a shared-memory zone was full, since nginx started (raise lua-shared-dicts)',
-        labelNames: ['dict'],
-        registers: r,
-      }),
-      certificatesNotStored: new Gauge({
-        name: 'portico_nginx_certificates_not_stored',
-        help: 'Hosts (and client-certificate hosts) whose certificate nginx could not store because the certificate zone is full; they keep their previous certificate or get the default (raise lua-shared-dicts certificate_data)',
-        registers: r,
-      }),
-      rejectedEndpoints: new Gauge({ name: 'portico_nginx_rejected_endpoints', help: 'Endpoints the Lua side refused (loopback, link-local, unspecified, not an IP) since nginx started', registers: r }),
-    };
+    this.syncs = new SyncReporting(d.metrics, d.events, d.controllerObject, this.log);
+    this.readiness = new Readiness(this.nginx, this.syncs, this.log);
+    this.stats = new NginxStats(this.dynamic, this.readiness, this.syncs.m, this.log);
+    this.certificates = new CertificateZone(this.syncs, this.log);
     d.model.onChange((changes) => this.changed(changes));
     this.nginx.onRestart(() => {
-      this.dataLost = true;
+      this.state.dataLost = true;
       this.log.warn('nginx restarted: re-applying configuration and data');
       this.structural.trigger();
     });
   }
 
-  /**
-   * Re-reads Portico's own Service (--publish-service) and its EndpointSlices from the model: its addresses join the
-   * static own addresses, its uid gives the loop id. Returns whether either changed.
-   */
-  private refreshSelf(): boolean {
-    const key = this.o.translate.selfService;
-    const svc = key ? this.d.model.service(key) : undefined;
-    const next = new Set([...(this.o.translate.ownAddresses ?? []), ...(key ? selfAddressesOf(svc, this.d.model.slicesOf(key)) : [])]);
-    const loopId = svc?.uid ? loopIdOf(svc.uid, this.o.translate.controllerClass) : this.fallbackLoopId;
-    const same = next.size === this.own.size && [...next].every((a) => this.own.has(a)) && loopId === this.translateOptions.loopId;
-    if (same) return false;
-    this.own.clear();
-    for (const a of next) this.own.add(a);
-    this.translateOptions = { ...this.o.translate, ownAddresses: [...next].sort(), loopId };
-    this.log.info("Portico's own addresses", { addresses: [...next].sort(), loopId });
-    return true;
-  }
-
   private changed(changes: Change[]): void {
     let structural = false;
     let streamEndpoints = false;
-    const selfKey = this.o.translate.selfService;
-    if (selfKey && changes.some((c) => (c.kind === 'Service' || c.kind === 'EndpointSlice') && c.key === selfKey) && this.refreshSelf()) {
+    if (this.own.touchedBy(changes) && this.own.refresh()) {
       // Every backend, ExternalName answer and auth/mirror target is judged again against the new own addresses.
       this.changedIngresses = null;
       this.resolver.recheck();
@@ -321,14 +215,8 @@ export class GatewayReconciler {
     this.structural.trigger();
   }
 
-  private laneCrashed(lane: 'structural' | 'data', e: unknown): void {
-    this.m.failures.inc({ lane });
-    this.log.error('gateway sync threw; the running configuration is kept and the sync retried', { lane, error: describe(e), stack: e instanceof Error ? e.stack : undefined });
-    this.controllerEvent('Warning', 'SyncFailed', `${lane} sync failed (the running configuration is kept, retrying): ${describe(e).slice(0, 500)}`);
-  }
-
   isReady(): boolean {
-    return this.readyFlag && this.nginx.isRunning();
+    return this.readiness.isReady();
   }
 
   /** Runs until the signal aborts, then stops nginx gracefully. */
@@ -340,11 +228,10 @@ export class GatewayReconciler {
       this.started = true;
       this.pendingServices.clear(); // the first structural sync computes every endpoint from the model
       this.structural.trigger();
-      this.statsTimer = setInterval(() => void this.pollStats(), 15_000);
-      this.statsTimer.unref();
+      this.stats.start();
       await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
     }
-    if (this.statsTimer) clearInterval(this.statsTimer);
+    this.stats.stop();
     this.structural.stop();
     this.data.stop();
     this.resolver.stop();
@@ -360,38 +247,10 @@ export class GatewayReconciler {
     await this.data.flush();
   }
 
-  /** nginx-side counters (shared-memory write failures, refused endpoints) as metrics. */
-  private async pollStats(): Promise<void> {
-    if (!this.readyFlag || !this.nginx.isRunning()) return;
-    try {
-      const c = await this.dynamic.getConfig();
-      this.m.dictFailures.set({ dict: 'data' }, c.dictFailures.data);
-      this.m.dictFailures.set({ dict: 'certs' }, c.dictFailures.certs);
-      this.m.rejectedEndpoints.set(c.rejectedEndpoints);
-      const total = c.dictFailures.data + c.dictFailures.certs;
-      if (total > this.lastDictFailures) this.log.warn('nginx shared memory is full: some writes were refused (raise lua-shared-dicts)', { failures: c.dictFailures });
-      this.lastDictFailures = total;
-    } catch (e) {
-      this.log.debug('could not read nginx counters', { error: describe(e) });
-    }
-  }
-
-  /** Serializes pushes to Lua across both lanes. */
-  private locked<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.pushLock.then(fn, fn);
-    this.pushLock = next.catch(() => undefined);
-    return next;
-  }
-
-  private record(rec: Omit<SyncRecord, 'at'>): void {
-    this.history.push({ at: Date.now(), ...rec });
-    if (this.history.length > 1000) this.history.splice(0, this.history.length - 1000);
-  }
-
   /** Data lane: endpoints of the Services whose slices changed, pushed without waiting for anything structural. */
   private async syncEndpoints(): Promise<boolean> {
     const t0 = performance.now();
-    if (!this.runningStructure || this.dataLost) {
+    if (!this.state.structure || this.state.dataLost) {
       // Nothing programmed yet (or nginx lost its data): the structural lane pushes everything from the model.
       this.pendingServices.clear();
       return true;
@@ -400,28 +259,28 @@ export class GatewayReconciler {
     this.pendingServices = new Set();
     let bytes = 0;
     try {
-      const needsStructure = await this.locked(async () => {
-        const { upsert, needsStructure } = endpointUpdates(this.d.model, this.held.backends, services, this.own);
+      const needsStructure = await this.lock.run(async () => {
+        const { upsert, needsStructure } = endpointUpdates(this.d.model, this.state.held.backends, services, this.own.addresses);
         if (Object.keys(upsert).length) {
           bytes = await this.dynamic.push({ ...emptyDelta(), backends: { upsert, remove: [] } });
           this.endpointsPushed(upsert);
-          this.m.dynamic.inc({ result: 'success' });
-          this.m.dynamicBytes.inc(bytes);
+          this.syncs.m.dynamic.inc({ result: 'success' });
+          this.syncs.m.dynamicBytes.inc(bytes);
         }
         return needsStructure;
       });
       // A Service or port gone, a refused address to report: the full translation (Services are not Ingresses).
       if (needsStructure) this.translateAll();
       const ms = performance.now() - t0;
-      this.m.syncs.observe({ kind: 'endpoints' }, ms / 1000);
-      this.record({ lane: 'data', reload: false, reasons: [], bytesSent: bytes, ms, ok: true });
+      this.syncs.m.syncs.observe({ kind: 'endpoints' }, ms / 1000);
+      this.syncs.record({ lane: 'data', reload: false, reasons: [], bytesSent: bytes, ms, ok: true });
       return true;
     } catch (e) {
       for (const s of services) this.pendingServices.add(s);
-      this.m.dynamic.inc({ result: 'failure' });
-      this.m.failures.inc({ lane: 'data' });
+      this.syncs.m.dynamic.inc({ result: 'failure' });
+      this.syncs.m.failures.inc({ lane: 'data' });
       this.log.error('endpoint update failed', { error: describe(e) });
-      this.record({ lane: 'data', reload: false, reasons: [], bytesSent: 0, ms: performance.now() - t0, ok: false });
+      this.syncs.record({ lane: 'data', reload: false, reasons: [], bytesSent: 0, ms: performance.now() - t0, ok: false });
       return false;
     }
   }
@@ -432,7 +291,7 @@ export class GatewayReconciler {
    * keep older endpoints for every other backend, and a later flap back to them would look like no change.
    */
   private endpointsPushed(upsert: Record<string, Backend>): void {
-    Object.assign(this.held.backends, upsert);
+    Object.assign(this.state.held.backends, upsert);
     this.translator.patchBackends(upsert);
   }
 
@@ -449,26 +308,20 @@ export class GatewayReconciler {
       this.changedIngresses = new Set();
       let result;
       try {
-        result = this.translator.translate(this.d.model.snapshot(), this.translateOptions, changed);
+        result = this.translator.translate(this.d.model.snapshot(), this.own.options, changed);
       } catch (e) {
         this.changedIngresses = null;
         throw e;
       }
-      const t = result.touched;
-      if (!t) this.scope = null;
-      else if (this.scope) {
-        for (const k of t.objects) this.scope.objects.add(k);
-        for (const h of t.hosts) this.scope.hosts.add(h);
-        for (const b of t.backends) this.scope.backends.add(b);
-      }
+      this.scope.widen(result.touched);
       // The translator keeps its result to build the next one on: work on shallow copies, never on it.
       const desired: GatewayConfig = { structure: this.stream.apply(result.config.structure), data: { ...result.config.data } };
-      const events = [...result.events, ...resolveExternalNames(desired, this.resolver, this.d.model, this.scope?.backends)];
-      const status = this.excluded.size ? new Map(result.status) : result.status;
+      const events = [...result.events, ...resolveExternalNames(desired, this.resolver, this.d.model, this.scope.current?.backends)];
+      const status = this.exclusion.size ? new Map(result.status) : result.status;
       // Profiles excluded earlier stay out (same name = same content = same verdict) while routes still use them.
-      for (const name of [...this.excluded.keys()]) if (!desired.structure.profiles.some((p) => p.name === name)) this.excluded.delete(name);
-      this.exclude(desired, events, status);
-      const running: GatewayConfig | null = this.runningStructure ? { structure: this.runningStructure, data: this.held } : null;
+      this.exclusion.prune(desired.structure);
+      this.exclusion.apply(desired, events, status);
+      const running = this.state.running();
       const diff = diffConfig(running, desired);
       // (A master that died is restarted by the supervisor, which then triggers this lane; never start a second one.)
       reload = diff.reload;
@@ -477,31 +330,31 @@ export class GatewayReconciler {
       if (reload) {
         structureOk = await this.applyStructure(desired, running);
         // Newly found culprits are out of the structure now; their routes go too.
-        this.exclude(desired, events, status);
+        this.exclusion.apply(desired, events, status);
         if (!structureOk) {
-          if (!this.runningStructure || !this.nginx.isRunning()) return false;
+          if (!this.state.structure || !this.nginx.isRunning()) return false;
           // The running nginx.conf stays. Everything it can serve is still pushed — a ConfigMap value nginx
           // refuses must not hold back every Ingress — except routes that need a profile it does not have.
-          desired.data.routes = this.servableRoutes(desired.data.routes, this.runningStructure);
-          this.scope = null;
+          desired.data.routes = this.servableRoutes(desired.data.routes, this.state.structure);
+          this.scope.invalidate();
         }
-      } else if (this.dataLost && this.runningChecksum) {
+      } else if (this.state.dataLost && this.state.checksum) {
         // nginx was restarted by the supervisor: wait for it before re-sending all data.
-        if (!(await this.nginx.waitLive(this.runningChecksum))) return false;
+        if (!(await this.nginx.waitLive(this.state.checksum))) return false;
       }
-      bytes = await this.locked(async () => {
+      bytes = await this.lock.run(async () => {
         // Endpoints may have moved on since the translation (the data lane kept pushing): take those Services' from
         // the model now. (Whatever else changed announced itself through the model and has its own sync queued.)
         const moved = this.slicesSinceTranslate ?? new Set<string>();
         this.slicesSinceTranslate = null;
         let fresh: Record<string, Backend> = {};
         if (moved.size) {
-          fresh = endpointUpdates(this.d.model, desired.data.backends, moved, this.own).upsert;
+          fresh = endpointUpdates(this.d.model, desired.data.backends, moved, this.own.addresses).upsert;
           desired.data.backends = { ...desired.data.backends, ...fresh };
-          for (const id of Object.keys(fresh)) this.scope?.backends.add(id);
+          for (const id of Object.keys(fresh)) this.scope.current?.backends.add(id);
         }
-        const base = this.dataLost ? emptyData() : this.held;
-        const scope = this.dataLost || this.excluded.size || this.certificatesMissing.length ? null : this.scope;
+        const base = this.state.dataLost ? emptyData() : this.state.held;
+        const scope = this.state.dataLost || this.exclusion.size || this.certificates.missing.length ? null : this.scope.current;
         const delta = diffConfig({ structure: desired.structure, data: base }, desired, scope).delta;
         let n = 0;
         let pushed: PushResult = { bytes: 0 };
@@ -510,64 +363,37 @@ export class GatewayReconciler {
             pushed = await this.dynamic.pushData(delta);
             n = pushed.bytes;
           } catch (e) {
-            this.m.dynamic.inc({ result: 'failure' });
+            this.syncs.m.dynamic.inc({ result: 'failure' });
             throw e;
           }
-          this.m.dynamic.inc({ result: 'success' });
-          this.m.dynamicBytes.inc(n);
+          this.syncs.m.dynamic.inc({ result: 'success' });
+          this.syncs.m.dynamicBytes.inc(n);
         }
         // Certificates a full zone refused are not held: the next sync sends them again (routes went anyway).
-        this.held = pushed.notStored ? heldWithout(desired.data, base, pushed.notStored) : desired.data;
-        this.certificatesNotStored(pushed.notStored, desired.data);
-        this.dataLost = false;
+        this.state.held = pushed.notStored ? heldWithout(desired.data, base, pushed.notStored) : desired.data;
+        this.certificates.update(pushed.notStored, desired.data);
+        this.state.dataLost = false;
         this.translator.patchBackends(fresh);
         return n;
       });
       // What Lua holds is now exactly `desired`: the next diff needs only what changes from here.
-      const reported = this.excluded.size ? null : this.scope;
-      this.scope = { objects: new Set(), hosts: new Set(), backends: new Set() };
+      const ended = this.scope.restart();
+      const reported = this.exclusion.size ? null : ended;
       if (!structureOk) return false; // the reload is retried with backoff; the data is live
       ok = true;
       // The first sync after a start programs everything at once: one event on the controller instead of a
       // "Programmed" event per Ingress (a restart at 10k Ingresses would otherwise post 10k events).
-      this.reporting.report(events, status, reported?.objects ?? null, reload, this.readyFlag);
-      if (!this.readyFlag) {
-        this.readyFlag = true;
-        this.m.ready.set(1);
-        this.controllerEvent('Normal', 'Ready', `first complete configuration is live: ${this.programmed.size} Ingresses programmed`);
-        this.log.info('first complete configuration is live', { ms: Math.round(performance.now() - t0), programmed: this.programmed.size });
-        for (const cb of this.readyListeners.splice(0)) cb();
-      }
+      this.reporting.report(events, status, reported?.objects ?? null, reload, this.readiness.reached);
+      this.readiness.reach(this.programmed.size, t0);
       return true;
     } catch (e) {
-      this.m.failures.inc({ lane: 'structural' });
+      this.syncs.m.failures.inc({ lane: 'structural' });
       this.log.error('sync failed', { error: describe(e) });
       return false;
     } finally {
       const ms = performance.now() - t0;
-      this.m.syncs.observe({ kind: reload ? 'reload' : 'dynamic' }, ms / 1000);
-      this.record({ lane: 'structural', reload, reasons, bytesSent: bytes, ms, ok });
-    }
-  }
-
-  /**
-   * Leaves the excluded profiles out of `desired` (structure and routes); every object that lost a route gets an
-   * `Excluded` Warning and is not reported as programmed by that route.
-   */
-  private exclude(desired: GatewayConfig, events: TranslateEvent[], status: Map<string, IngressStatus>): void {
-    if (!this.excluded.size) return;
-    const names = new Set(this.excluded.keys());
-    desired.structure = excludeProfiles(desired.structure, names);
-    const { routes, sources } = withoutProfiles(desired.data.routes, names);
-    desired.data.routes = routes;
-    const why = [...this.excluded.values()][0] ?? '';
-    if (!sources.size) return;
-    const stillServed = new Set<string>();
-    for (const hr of Object.values(routes)) for (const r of hr.rules) if (sources.has(r.route.source) && !r.route.action) stillServed.add(r.route.source);
-    for (const ref of sources) {
-      const st = status.get(ref);
-      if (st && !stillServed.has(ref)) status.set(ref, { ...st, programmed: false });
-      events.push({ ref, type: 'Warning', reason: 'Excluded', message: `paths left out of nginx: the nginx directives they need fail nginx -t; everything else is programmed. nginx said: ${why.slice(0, 600)}` });
+      this.syncs.m.syncs.observe({ kind: reload ? 'reload' : 'dynamic' }, ms / 1000);
+      this.syncs.record({ lane: 'structural', reload, reasons, bytesSent: bytes, ms, ok });
     }
   }
 
@@ -577,7 +403,7 @@ export class GatewayReconciler {
     const out: DataPlane['routes'] = {};
     for (const [h, hr] of Object.entries(routes)) {
       if (hr.rules.every((r) => !r.route.profile || have.has(r.route.profile))) out[h] = hr;
-      else if (this.held.routes[h]) out[h] = this.held.routes[h];
+      else if (this.state.held.routes[h]) out[h] = this.state.held.routes[h];
     }
     return out;
   }
@@ -601,7 +427,7 @@ export class GatewayReconciler {
       const iso = await findCulprits(desired.structure, async (s) => (await this.nginx.testContent(renderNginxConf(s, this.nginx.runtime, 'probe'))).ok);
       if (iso.isolated && iso.culprits.length) {
         for (const name of iso.culprits) {
-          this.excluded.set(name, firstError);
+          this.exclusion.add(name, firstError);
           this.log.error('left out a directive profile that fails nginx -t', { profile: name, output: firstError });
         }
         desired.structure = excludeProfiles(desired.structure, new Set(iso.culprits));
@@ -612,54 +438,31 @@ export class GatewayReconciler {
       }
     }
     if (!v.ok) {
-      this.m.reloads.inc({ result: 'failure' });
-      this.controllerEvent('Warning', 'ReloadFailed', `nginx -t rejected the new configuration, keeping the running one: ${v.output.slice(0, 800)}`);
+      this.syncs.m.reloads.inc({ result: 'failure' });
+      this.syncs.controllerEvent('Warning', 'ReloadFailed', `nginx -t rejected the new configuration, keeping the running one: ${v.output.slice(0, 800)}`);
       this.log.error('nginx -t failed; keeping the last good configuration', { output: v.output });
       return false;
     }
     let live: boolean;
     if (!this.nginx.isRunning()) {
       this.nginx.start();
-      this.dataLost = true; // a fresh nginx holds no data
+      this.state.dataLost = true; // a fresh nginx holds no data
       live = await this.nginx.waitLive(checksum, liveBudgetMs);
     } else {
       live = await this.nginx.reload(checksum, liveBudgetMs);
     }
     if (!live) {
-      this.m.reloads.inc({ result: 'failure' });
-      this.controllerEvent('Warning', 'ReloadFailed', 'nginx did not confirm the new configuration in time');
+      this.syncs.m.reloads.inc({ result: 'failure' });
+      this.syncs.controllerEvent('Warning', 'ReloadFailed', 'nginx did not confirm the new configuration in time');
       return false;
     }
-    this.m.reloads.inc({ result: 'success' });
-    this.runningStructure = desired.structure;
-    this.runningChecksum = checksum;
-    this.m.checksum.set(Number.parseInt(checksum.slice(0, 12), 16));
+    this.syncs.m.reloads.inc({ result: 'success' });
+    this.state.structure = desired.structure;
+    this.state.checksum = checksum;
+    this.syncs.m.checksum.set(Number.parseInt(checksum.slice(0, 12), 16));
     const why = diffConfig(running, desired).reasons.join('; ') || 'configuration changed';
-    this.controllerEvent('Normal', 'Reload', `nginx reloaded: ${why}`);
+    this.syncs.controllerEvent('Normal', 'Reload', `nginx reloaded: ${why}`);
     this.log.info('nginx reloaded', { reasons: why, ms: Math.round(performance.now() - t0) });
     return true;
   }
-
-  /** A full certificate zone: log, metric and a Warning naming the Secrets and hosts; cleared once all are stored. */
-  private certificatesNotStored(notStored: PushResult['notStored'], data: DataPlane): void {
-    const hosts = notStored ? [...notStored.hosts, ...notStored.clientHosts] : [];
-    const before = this.certificatesMissing;
-    this.certificatesMissing = hosts;
-    this.m.certificatesNotStored.set(hosts.length);
-    if (!notStored || !hosts.length) {
-      if (before.length) this.log.info('every certificate is stored again', { hosts: before.length });
-      return;
-    }
-    const secrets = [...new Set(notStored.hosts.map((h) => (h === '__default__' ? data.defaultCertificate?.source : data.certificates[h]?.source)).filter((x): x is string => !!x))].sort();
-    const list = (xs: string[]) => (xs.length > 10 ? `${xs.slice(0, 10).join(', ')} and ${xs.length - 10} more` : xs.join(', '));
-    const note = `nginx's certificate zone (portico_certs) is full: ${hosts.length} host(s) keep their previous certificate or get the default one (${list(hosts.sort())}; Secrets ${list(secrets)}); nothing else was evicted and everything else is programmed. Raise the ConfigMap's lua-shared-dicts certificate_data`;
-    this.log.warn('certificates not stored: the certificate zone is full', { hosts: hosts.length, secrets: secrets.slice(0, 50), error: notStored.error });
-    this.controllerEvent('Warning', 'CertificateZoneFull', note);
-  }
-
-  private controllerEvent(type: 'Normal' | 'Warning', reason: string, note: string): void {
-    const obj = this.d.controllerObject();
-    if (obj) this.d.events.event(obj, type, reason, reason === 'Reload' || reason === 'ReloadFailed' ? 'Reload' : 'Sync', note);
-  }
-
 }
