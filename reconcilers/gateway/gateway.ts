@@ -19,7 +19,7 @@ import type { KubeObject } from '../../operator/kube/object.ts';
 import type { Logger } from '../../operator/log.ts';
 import type { Metrics } from '../../operator/metrics.ts';
 import type { Change, Model } from '../model/model.ts';
-import { diffConfig, emptyDelta, isEmptyDelta, structureChecksum } from '../translate/diff.ts';
+import { diffConfig, emptyDelta, isEmptyDelta } from '../translate/diff.ts';
 import type { IngressStatus, TranslateOptions } from '../translate/translate.ts';
 import { IncrementalTranslator } from '../translate/incremental.ts';
 import { IngressReporting } from './reporting.ts';
@@ -30,11 +30,9 @@ import type { Backend, DataPlane, GatewayConfig, Structure } from '../config/typ
 import { Lane } from './lane.ts';
 import { DynamicClient, type PushResult } from './nginx/dynamic.ts';
 import { NginxProcess } from './nginx/process.ts';
-import { renderNginxConf, runtimePaths, writeClientCertificates, writeTrustedCas } from './nginx/render.ts';
+import { runtimePaths } from './nginx/render.ts';
 import { ExternalNameResolver } from './resolver.ts';
-import { excludeProfiles, findCulprits } from './isolate.ts';
 import { StreamServices } from './stream.ts';
-import { writeModsecurityRules } from './nginx/modsecurity.ts';
 import { PushLock } from './push-lock.ts';
 import { emptyData, heldWithout, NginxState } from './nginx-state.ts';
 import { SyncReporting, type SyncRecord } from './sync-reporting.ts';
@@ -44,6 +42,7 @@ import { Exclusion } from './exclusion.ts';
 import { CertificateZone } from './certificate-zone.ts';
 import { OwnAddresses } from './own-addresses.ts';
 import { DiffScope } from './diff-scope.ts';
+import { StructureApplier } from './structure-apply.ts';
 
 export type { SyncRecord } from './sync-reporting.ts';
 
@@ -108,6 +107,8 @@ export class GatewayReconciler {
   private readonly resolver: ExternalNameResolver;
   private readonly exclusion = new Exclusion();
   private readonly certificates: CertificateZone;
+  /** render → nginx -t → reload → confirm. */
+  private readonly applier: StructureApplier;
   /** Events and status of Ingresses (see reporting.ts). */
   private readonly reporting: IngressReporting;
   /** Ingress keys programmed in nginx after the last sync (for status publishing). */
@@ -174,6 +175,7 @@ export class GatewayReconciler {
     this.readiness = new Readiness(this.nginx, this.syncs, this.log);
     this.stats = new NginxStats(this.dynamic, this.readiness, this.syncs.m, this.log);
     this.certificates = new CertificateZone(this.syncs, this.log);
+    this.applier = new StructureApplier(this.nginx, this.state, this.exclusion, this.syncs, this.log);
     d.model.onChange((changes) => this.changed(changes));
     this.nginx.onRestart(() => {
       this.state.dataLost = true;
@@ -328,7 +330,7 @@ export class GatewayReconciler {
       reasons = diff.reasons;
       let structureOk = true;
       if (reload) {
-        structureOk = await this.applyStructure(desired, running);
+        structureOk = await this.applier.apply(desired, running);
         // Newly found culprits are out of the structure now; their routes go too.
         this.exclusion.apply(desired, events, status);
         if (!structureOk) {
@@ -406,63 +408,5 @@ export class GatewayReconciler {
       else if (this.state.held.routes[h]) out[h] = this.state.held.routes[h];
     }
     return out;
-  }
-
-  /** Render → nginx -t (with fault isolation) → start or reload → confirm. False when the running config stays. */
-  private async applyStructure(desired: GatewayConfig, running: GatewayConfig | null): Promise<boolean> {
-    const t0 = performance.now();
-    let checksum = structureChecksum(desired.structure);
-    writeTrustedCas(desired.structure, this.nginx.runtime);
-    writeClientCertificates(desired.structure, this.nginx.runtime);
-    writeModsecurityRules(desired.structure, this.nginx.runtime);
-    let conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);
-    const tTest = performance.now();
-    let v = await this.nginx.writeValidated(conf);
-    // Starting or reloading parses the same file again: give it a few times what `nginx -t` took (at 10k
-    // Ingresses a fixed 15 s made the first start time out and be retried).
-    const liveBudgetMs = Math.max(15_000, Math.round(3 * (performance.now() - tTest)));
-    if (!v.ok) {
-      // Every object passed validation, yet nginx refuses the result: find the directive profiles that break it.
-      const firstError = v.output;
-      const iso = await findCulprits(desired.structure, async (s) => (await this.nginx.testContent(renderNginxConf(s, this.nginx.runtime, 'probe'))).ok);
-      if (iso.isolated && iso.culprits.length) {
-        for (const name of iso.culprits) {
-          this.exclusion.add(name, firstError);
-          this.log.error('left out a directive profile that fails nginx -t', { profile: name, output: firstError });
-        }
-        desired.structure = excludeProfiles(desired.structure, new Set(iso.culprits));
-        if (running && !diffConfig(running, desired).reload && this.nginx.isRunning()) return true;
-        checksum = structureChecksum(desired.structure);
-        conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);
-        v = await this.nginx.writeValidated(conf);
-      }
-    }
-    if (!v.ok) {
-      this.syncs.m.reloads.inc({ result: 'failure' });
-      this.syncs.controllerEvent('Warning', 'ReloadFailed', `nginx -t rejected the new configuration, keeping the running one: ${v.output.slice(0, 800)}`);
-      this.log.error('nginx -t failed; keeping the last good configuration', { output: v.output });
-      return false;
-    }
-    let live: boolean;
-    if (!this.nginx.isRunning()) {
-      this.nginx.start();
-      this.state.dataLost = true; // a fresh nginx holds no data
-      live = await this.nginx.waitLive(checksum, liveBudgetMs);
-    } else {
-      live = await this.nginx.reload(checksum, liveBudgetMs);
-    }
-    if (!live) {
-      this.syncs.m.reloads.inc({ result: 'failure' });
-      this.syncs.controllerEvent('Warning', 'ReloadFailed', 'nginx did not confirm the new configuration in time');
-      return false;
-    }
-    this.syncs.m.reloads.inc({ result: 'success' });
-    this.state.structure = desired.structure;
-    this.state.checksum = checksum;
-    this.syncs.m.checksum.set(Number.parseInt(checksum.slice(0, 12), 16));
-    const why = diffConfig(running, desired).reasons.join('; ') || 'configuration changed';
-    this.syncs.controllerEvent('Normal', 'Reload', `nginx reloaded: ${why}`);
-    this.log.info('nginx reloaded', { reasons: why, ms: Math.round(performance.now() - t0) });
-    return true;
   }
 }
