@@ -19,7 +19,7 @@ import type { KubeObject } from '../../operator/kube/object.ts';
 import type { Logger } from '../../operator/log.ts';
 import type { Metrics } from '../../operator/metrics.ts';
 import type { Change, Model } from '../model/model.ts';
-import { diffConfig, emptyDelta, isEmptyDelta } from '../translate/diff.ts';
+import { diffConfig, isEmptyDelta } from '../translate/diff.ts';
 import type { IngressStatus, TranslateOptions } from '../translate/translate.ts';
 import { IncrementalTranslator } from '../translate/incremental.ts';
 import { IngressReporting } from './reporting.ts';
@@ -43,6 +43,7 @@ import { CertificateZone } from './certificate-zone.ts';
 import { OwnAddresses } from './own-addresses.ts';
 import { DiffScope } from './diff-scope.ts';
 import { StructureApplier } from './structure-apply.ts';
+import { DataLane } from './data-lane.ts';
 
 export type { SyncRecord } from './sync-reporting.ts';
 
@@ -83,8 +84,8 @@ export class GatewayReconciler {
   /** What nginx runs and Lua holds. */
   private readonly state = new NginxState();
   private readonly lock = new PushLock();
-  /** Services whose EndpointSlices changed since the data lane last ran. */
-  private pendingServices = new Set<string>();
+  /** The data lane: endpoint updates. */
+  private readonly endpoints: DataLane;
   /** Services whose EndpointSlices changed since the running configuration sync translated the model. */
   private slicesSinceTranslate: Set<string> | null = null;
   /** Translates only what changed when only Ingresses did (see incremental.ts). */
@@ -160,14 +161,6 @@ export class GatewayReconciler {
         onRetry: (ms) => this.log.warn('structural sync failed, retrying', { retryInMs: ms }),
       },
     );
-    this.data = new Lane(
-      { quietMs: 0, maxWaitMs: 0, retryInitialMs: 100, retryMaxMs: 5_000 },
-      {
-        run: () => this.syncEndpoints(),
-        onError: (e) => this.syncs.laneCrashed('data', e),
-        onRetry: (ms) => this.log.warn('endpoint update failed, retrying', { retryInMs: ms }),
-      },
-    );
     this.resolver = new ExternalNameResolver(() => this.translateAll(), this.log, {
       refuse: (a) => forbiddenAddressReason(a, this.own.addresses),
     });
@@ -176,6 +169,18 @@ export class GatewayReconciler {
     this.stats = new NginxStats(this.dynamic, this.readiness, this.syncs.m, this.log);
     this.certificates = new CertificateZone(this.syncs, this.log);
     this.applier = new StructureApplier(this.nginx, this.state, this.exclusion, this.syncs, this.log);
+    this.endpoints = new DataLane({
+      model: d.model,
+      state: this.state,
+      lock: this.lock,
+      own: this.own.addresses,
+      dynamic: this.dynamic,
+      translator: this.translator,
+      translateAll: () => this.translateAll(),
+      reporting: this.syncs,
+      log: this.log,
+    });
+    this.data = this.endpoints.lane;
     d.model.onChange((changes) => this.changed(changes));
     this.nginx.onRestart(() => {
       this.state.dataLost = true;
@@ -195,7 +200,7 @@ export class GatewayReconciler {
     }
     for (const c of changes) {
       if (c.kind === 'EndpointSlice') {
-        this.pendingServices.add(c.key);
+        this.endpoints.noteSlices(c.key);
         this.slicesSinceTranslate?.add(c.key);
         // Endpoints of a TCP/UDP service or a passthrough host live in nginx.conf: a (debounced) structural sync, no
         // full translation.
@@ -208,7 +213,7 @@ export class GatewayReconciler {
     }
     if (!this.started) return; // the first sync (after the initial reconcile) takes everything
     if (structural || streamEndpoints) this.structural.trigger();
-    if (this.pendingServices.size) this.data.trigger();
+    if (this.endpoints.hasPending) this.data.trigger();
   }
 
   /** Next sync translates everything (something other than Ingresses changed, e.g. an ExternalName's answer). */
@@ -228,7 +233,7 @@ export class GatewayReconciler {
     await Promise.race([gate, new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }))]);
     if (!signal.aborted) {
       this.started = true;
-      this.pendingServices.clear(); // the first structural sync computes every endpoint from the model
+      this.endpoints.clear(); // the first structural sync computes every endpoint from the model
       this.structural.trigger();
       this.stats.start();
       await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
@@ -247,54 +252,6 @@ export class GatewayReconciler {
     this.structural.trigger();
     await this.structural.flush();
     await this.data.flush();
-  }
-
-  /** Data lane: endpoints of the Services whose slices changed, pushed without waiting for anything structural. */
-  private async syncEndpoints(): Promise<boolean> {
-    const t0 = performance.now();
-    if (!this.state.structure || this.state.dataLost) {
-      // Nothing programmed yet (or nginx lost its data): the structural lane pushes everything from the model.
-      this.pendingServices.clear();
-      return true;
-    }
-    const services = this.pendingServices;
-    this.pendingServices = new Set();
-    let bytes = 0;
-    try {
-      const needsStructure = await this.lock.run(async () => {
-        const { upsert, needsStructure } = endpointUpdates(this.d.model, this.state.held.backends, services, this.own.addresses);
-        if (Object.keys(upsert).length) {
-          bytes = await this.dynamic.push({ ...emptyDelta(), backends: { upsert, remove: [] } });
-          this.endpointsPushed(upsert);
-          this.syncs.m.dynamic.inc({ result: 'success' });
-          this.syncs.m.dynamicBytes.inc(bytes);
-        }
-        return needsStructure;
-      });
-      // A Service or port gone, a refused address to report: the full translation (Services are not Ingresses).
-      if (needsStructure) this.translateAll();
-      const ms = performance.now() - t0;
-      this.syncs.m.syncs.observe({ kind: 'endpoints' }, ms / 1000);
-      this.syncs.record({ lane: 'data', reload: false, reasons: [], bytesSent: bytes, ms, ok: true });
-      return true;
-    } catch (e) {
-      for (const s of services) this.pendingServices.add(s);
-      this.syncs.m.dynamic.inc({ result: 'failure' });
-      this.syncs.m.failures.inc({ lane: 'data' });
-      this.log.error('endpoint update failed', { error: describe(e) });
-      this.syncs.record({ lane: 'data', reload: false, reasons: [], bytesSent: 0, ms: performance.now() - t0, ok: false });
-      return false;
-    }
-  }
-
-  /**
-   * Endpoints the data lane pushed: what Lua holds (`held`) and the translator's last result take them over in
-   * place — the incremental translation rebuilds only what a change touches, so without this its result would
-   * keep older endpoints for every other backend, and a later flap back to them would look like no change.
-   */
-  private endpointsPushed(upsert: Record<string, Backend>): void {
-    Object.assign(this.state.held.backends, upsert);
-    this.translator.patchBackends(upsert);
   }
 
   /** Structural lane: full translation; reload when the structure changed; then the data delta. */
