@@ -19,7 +19,7 @@ import { makeCa, issue } from '../../translate/pki.test-helpers.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { runtimePaths } from './render.ts';
-import { heldWithout } from '../gateway.ts';
+import { heldWithout } from '../nginx-state.ts';
 import type { Certificate, GatewayConfig } from '../../config/types.ts';
 import { startLive } from './live.test-helpers.ts';
 
