@@ -57,3 +57,24 @@ test('an invalid reference is refused by the annotation schema (a Warning, nothi
     assert.ok(r.events.some((e) => e.type === 'Warning' && /custom-headers/.test(e.message)), bad);
   }
 });
+
+test('another annotation refused by the ConfigMap\'s annotations-risk-level leaves custom-headers (read with its ConfigMap) applied', () => {
+  const m = new Model();
+  m.setIngressClass(normalizeIngressClass(portico()));
+  m.setService(normalizeService(svc('web', [{ port: 80 }])));
+  const cms: Record<string, Record<string, string>> = { 'default/hdrs': { 'X-Team': 'blue' } };
+  const n = normalizeIngress(
+    ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { [`${N}custom-headers`]: 'hdrs', [`${N}upstream-hash-by`]: '$request_uri' } }),
+    undefined,
+    (k) => (cms[k] ? { data: cms[k] } : undefined),
+  );
+  assert.ok(n.ok);
+  m.setIngress(n.ingress);
+  // upstream-hash-by is High risk: refused at Medium; custom-headers (Medium) stays.
+  m.setGlobalConfig({ ...m.globalConfig(), globalAllowedResponseHeaders: ['x-team'], annotationsRiskLevel: 'medium' });
+  const r = translate(m.snapshot(), OPTS);
+  const route = r.config.data.routes['a.example.com']?.rules[0]?.route;
+  assert.equal(route?.backendId, 'default_web_80', `served, not failed closed: ${route?.closedReason ?? ''}`);
+  assert.deepEqual((route?.plugins ?? []).map((id) => r.config.data.plugins[id]?.type), ['response-headers']);
+  assert.ok(r.events.some((e) => e.type === 'Warning' && /upstream-hash-by/.test(e.message)), 'the refused annotation is reported');
+});
