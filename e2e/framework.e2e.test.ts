@@ -13,7 +13,7 @@ import { createLogger } from '../operator/log.ts';
 import { Metrics } from '../operator/metrics.ts';
 import { CuttableProxy } from './harness/proxy.ts';
 import { until } from './harness/http.ts';
-import { deleteNamespace } from './harness/pods.ts';
+import { deleteNamespace, waitForEndpointSliceController } from './harness/pods.ts';
 import { adminKubeConfig, compactEtcd, ensureCluster, kubectl, restartApiserver, uniqueNamespace, serviceAccountKubeConfig } from './harness/cluster.ts';
 import { installPorticoRbac } from './harness/portico.ts';
 
@@ -251,4 +251,6 @@ async function metricValue(m: Metrics, name: string): Promise<number> {
 
 after(async () => {
   if (ns) await deleteNamespace(ns);
+  // This suite restarts the apiserver: leave only once the controllers behind it publish EndpointSlices again.
+  await waitForEndpointSliceController();
 });

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import type { EchoTls, SeenRequest } from '../podhost/echo.ts';
-import { admin, DEV } from './cluster.ts';
+import { admin, DEV, uniqueNamespace } from './cluster.ts';
 import { isNotFound } from '../../operator/kube/client.ts';
 
 export const NODE_NAME = 'portico-node-0';
@@ -223,4 +223,28 @@ export async function addServiceVip(clusterIP: string, port: number, targetIp: s
     execFileSync('ip', ['route', 'del', `${clusterIP}/32`, 'via', NS_ADDR], { stdio: 'ignore' });
     await podhost('DELETE', `/vips/${clusterIP}:${port}`);
   };
+}
+
+/**
+ * After an apiserver restart, kube-controller-manager's informers reconnect with backoff (up to ~30 s), and until
+ * they have, no EndpointSlice is published: a suite that restarts the apiserver waits here, so the next suite's pods
+ * get their slices as usual. Returns once a fresh Service's EndpointSlice lists its ready pod (deadline 120 s).
+ */
+export async function waitForEndpointSliceController(): Promise<void> {
+  const ns = await uniqueNamespace('slice-probe');
+  try {
+    await admin().request('POST', `/api/v1/namespaces/${ns}/services`, {
+      body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'probe' }, spec: { selector: { app: 'probe' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } },
+    });
+    const ip = await addPod(ns, 'probe-1', { labels: { app: 'probe' } });
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const l = await admin().request<{ items: { endpoints?: { addresses: string[] }[] | null }[] }>('GET', `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=${encodeURIComponent('kubernetes.io/service-name=probe')}`);
+      if (l.items.some((sl) => (sl.endpoints ?? []).some((e) => e.addresses.includes(ip)))) return;
+      if (Date.now() > deadline) throw new Error('kube-controller-manager published no EndpointSlice within 120 s');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    await deleteNamespace(ns);
+  }
 }
