@@ -11,9 +11,9 @@ import path from 'node:path';
 import type { Config } from './flags.ts';
 import type { Manager } from '../operator/manager.ts';
 import { Resources } from '../reconcilers/resources.ts';
-import { GatewayReconciler } from '../reconcilers/gateway/gateway.ts';
+import { NginxDriver } from '../reconcilers/nginx-driver/driver.ts';
 import type { TranslateOptions } from '../reconcilers/translate/translate.ts';
-import { detectModsecurity } from '../reconcilers/gateway/nginx/modsecurity.ts';
+import { detectModsecurity } from '../reconcilers/nginx-driver/nginx/modsecurity.ts';
 import { AdmissionWebhook } from './webhook/server.ts';
 import { caBundleProblem } from '../reconcilers/values/safe.ts';
 import { Model } from '../reconcilers/model/model.ts';
@@ -26,7 +26,7 @@ import { KINDS, kindOf } from '../reconcilers/kinds/registry.ts';
 
 export interface Portico {
   model: Model;
-  gateway: GatewayReconciler;
+  gateway: NginxDriver;
   webhook?: AdmissionWebhook;
 }
 
@@ -131,7 +131,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   };
   const podName = process.env.POD_NAME;
   const podNamespace = process.env.POD_NAMESPACE;
-  const gateway = new GatewayReconciler(
+  const gateway = new NginxDriver(
     {
       translate: translateOptions,
       nginxBinary: cfg['nginx-binary'],

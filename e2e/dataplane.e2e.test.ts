@@ -15,7 +15,7 @@ import { ensureCluster, kubectl, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, until } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
-import { groupMembers } from '../reconcilers/gateway/nginx/procgroup.ts';
+import { groupMembers } from '../reconcilers/nginx-driver/nginx/procgroup.ts';
 import { emptyDelta } from '../reconcilers/translate/diff.ts';
 
 const BASE = 31080;

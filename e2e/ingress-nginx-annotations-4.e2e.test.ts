@@ -4,7 +4,7 @@
 //   proxy-http-version, proxy-cookie-domain + proxy-cookie-path, proxy-redirect-from + proxy-redirect-to,
 //   mirror-target + mirror-host + mirror-request-body, auth-method + auth-request-redirect, auth-always-set-cookie,
 //   auth-keepalive(-requests, -timeout, -share-vars), session-cookie-change-on-failure, auth-tls-verify-depth.
-// (Each also has a real-nginx test without an API server under reconcilers/gateway/nginx/.)
+// (Each also has a real-nginx test without an API server under reconcilers/nginx-driver/nginx/.)
 //
 // Isolation: an IngressClass and hosts of this run, Portico on its own ports (54080-54083).
 import { after, before, describe, test } from 'node:test';

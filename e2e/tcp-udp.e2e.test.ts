@@ -11,7 +11,7 @@ import { admin, ensureCluster, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace, removePod } from './harness/pods.ts';
 import { request, until } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
-import { tcp, udp } from '../reconcilers/gateway/nginx/stream-client.test-helpers.ts';
+import { tcp, udp } from '../reconcilers/nginx-driver/nginx/stream-client.test-helpers.ts';
 
 const BASE = 53480;
 const TCP_PORT = 53484;

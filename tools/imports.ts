@@ -24,7 +24,7 @@ export const LAYERS: readonly { prefix: string; rank: number }[] = [
   { prefix: 'reconcilers/annotations/', rank: 3 },
   { prefix: 'reconcilers/model/', rank: 4 },
   { prefix: 'reconcilers/translate/', rank: 5 },
-  { prefix: 'reconcilers/gateway/', rank: 6 },
+  { prefix: 'reconcilers/nginx-driver/', rank: 6 },
   { prefix: 'reconcilers/crds/', rank: 6 },
   { prefix: 'reconcilers/kinds/', rank: 6 },
   { prefix: 'reconcilers/', rank: 6 },

@@ -15,7 +15,7 @@ import { addPod, deleteNamespace } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
 import { installPorticoRbac, startPortico } from '../harness/portico.ts';
 import { z } from 'zod';
-import { DynamicClient } from '../../reconcilers/gateway/nginx/dynamic.ts';
+import { DynamicClient } from '../../reconcilers/nginx-driver/nginx/dynamic.ts';
 import { emptyDelta } from '../../reconcilers/translate/diff.ts';
 import type { HostRoutes } from '../../reconcilers/config/types.ts';
 import { haveValgrind, instructionsPerRequest } from './instructions.ts';

@@ -19,7 +19,7 @@ import { startPortico } from '../harness/portico.ts';
 import { percentile } from './stats.ts';
 import { haveValgrind, instructionsPerRequest } from './instructions.ts';
 import { relocatedConf, wrk, type WrkResult } from './wrk.ts';
-import { DynamicClient } from '../../reconcilers/gateway/nginx/dynamic.ts';
+import { DynamicClient } from '../../reconcilers/nginx-driver/nginx/dynamic.ts';
 import { emptyDelta } from '../../reconcilers/translate/diff.ts';
 
 const seconds = Number(process.argv[2] ?? 8);

@@ -1,5 +1,5 @@
 // The desired data-plane configuration: what the pure translation (reconcilers/translate) produces from the
-// model, and what the gateway reconciler (reconcilers/gateway) applies to nginx. Both import it from here; neither
+// model, and what the gateway reconciler (reconcilers/nginx-driver) applies to nginx. Both import it from here; neither
 // imports the other's types. It has two halves:
 //   - `structure`: what needs nginx.conf re-rendered and nginx reloaded — global settings and directive profiles,
 //     nothing that grows with the number of Ingresses;
@@ -29,7 +29,7 @@ export interface Structure {
   /**
    * --enable-ssl-passthrough (absent when the flag is off): the hosts whose TLS connections go, undecrypted, to a
    * Service (chosen by the SNI of the ClientHello), as the translation decided them. The gateway resolves their
-   * endpoints into the stream section (gateway/stream.ts); present with no host at all, it still makes every HTTPS
+   * endpoints into the stream section (nginx-driver/stream.ts); present with no host at all, it still makes every HTTPS
    * connection pass through the SNI check first.
    */
   passthrough?: PassthroughHosts;
@@ -177,7 +177,7 @@ export interface Profile {
   mirror?: { body: boolean };
   /**
    * ModSecurity (ingress-nginx's enable-modsecurity and companions): `modsecurity on` with a rules file Portico writes
-   * into its runtime directory, named by the digest of its text (gateway/nginx/modsecurity.ts), before nginx -t.
+   * into its runtime directory, named by the digest of its text (nginx-driver/nginx/modsecurity.ts), before nginx -t.
    */
   modsecurity?: ModsecuritySettings;
 }
@@ -205,7 +205,7 @@ export interface ModsecuritySettings {
   transactionId?: string;
 }
 
-/** What the controller's machine has of ModSecurity (gateway/nginx/modsecurity.ts detectModsecurity). */
+/** What the controller's machine has of ModSecurity (nginx-driver/nginx/modsecurity.ts detectModsecurity). */
 export interface ModsecurityInstall {
   /** The OWASP Core Rule Set is installed too. */
   crs: boolean;
@@ -768,7 +768,7 @@ export interface Backend {
   externalPort?: number;
   /**
    * An auth-url / mirror-target host of an Ingress (not a Service DNS name): addresses it resolves to that are a
-   * Service's cluster IP are refused too (gateway/externalnames.ts), so a name cannot reach another namespace's
+   * Service's cluster IP are refused too (nginx-driver/externalnames.ts), so a name cannot reach another namespace's
    * Service where the Service's own name would be refused (ConfigMap allow-cross-namespace-auth off).
    */
   noClusterIPs?: true;

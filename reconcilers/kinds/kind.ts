@@ -68,7 +68,7 @@ export interface Wired {
   provides?: { secrets?: SecretReader; configMaps?: ConfigMapReader };
 }
 
-/** The gateway as the status writers see it (app/setup.ts passes the GatewayReconciler). */
+/** The gateway as the status writers see it (app/setup.ts passes the NginxDriver). */
 export interface GatewayView {
   isReady(): boolean;
   readonly programmed: ReadonlySet<string>;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import { normalizeIngress } from '../model/normalize.ts';
 import { clientCaId } from '../annotations/auth-tls.ts';
-import { certificateBody } from '../gateway/nginx/dynamic.ts';
+import { certificateBody } from '../nginx-driver/nginx/dynamic.ts';
 import { diffConfig } from './diff.ts';
 import { IncrementalTranslator } from './incremental.ts';
 import { translate } from './translate.ts';

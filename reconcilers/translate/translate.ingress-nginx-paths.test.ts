@@ -1,7 +1,7 @@
 // ingress-nginx's path and rewrite semantics as translation tables: each test names the ingress-nginx behaviour it
 // pins (docs/user-guide/ingress-path-matching.md, annotations.md "Rewrite", "Redirect from/to www", "Server-side
 // HTTPS enforcement through redirect", examples/rewrite). The data plane side is in
-// reconcilers/gateway/nginx/ingress-nginx-paths.nginx.test.ts and nginx-assets/lua/tests.
+// reconcilers/nginx-driver/nginx/ingress-nginx-paths.nginx.test.ts and nginx-assets/lua/tests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../operator/kube/object.ts';

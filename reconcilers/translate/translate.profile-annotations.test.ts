@@ -8,9 +8,9 @@ import { OPTS, ing, modelOf, rule, svc, svcRef } from './fixtures.test-helpers.t
 import { NGINX_PREFIX, type AnnotationName } from '../annotations/table.ts';
 import { parseAnnotations } from '../annotations/parse.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
-import { renderNginxConf, runtimePaths } from '../gateway/nginx/render.ts';
-import { nginxTest, runtimeDir } from '../gateway/nginx/nginx-t.test-helpers.ts';
-import { UnsafeValueError, words } from '../gateway/nginx/escape.ts';
+import { renderNginxConf, runtimePaths } from '../nginx-driver/nginx/render.ts';
+import { nginxTest, runtimeDir } from '../nginx-driver/nginx/nginx-t.test-helpers.ts';
+import { UnsafeValueError, words } from '../nginx-driver/nginx/escape.ts';
 import type { Profile } from '../config/types.ts';
 
 /** What anything that reaches nginx.conf must never carry through: directive, block, comment, variable and line breaks. */

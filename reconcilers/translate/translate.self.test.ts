@@ -9,8 +9,8 @@ import { structureChecksum } from './diff.ts';
 import { ing, modelOf, OPTS, rule, slice, svc, svcRef } from './fixtures.test-helpers.ts';
 import { normalizeEndpointSlice, normalizeService } from '../model/normalize.ts';
 import type { NormalizedSlice } from '../model/types.ts';
-import { renderNginxConf } from '../gateway/nginx/render.ts';
-import { nginxTest, runtimeDir } from '../gateway/nginx/nginx-t.test-helpers.ts';
+import { renderNginxConf } from '../nginx-driver/nginx/render.ts';
+import { nginxTest, runtimeDir } from '../nginx-driver/nginx/nginx-t.test-helpers.ts';
 import { NGINX_PREFIX } from '../annotations/table.ts';
 
 const SELF = 'portico-system/portico';

@@ -24,7 +24,7 @@ export interface TranslateOptions {
   /** --enable-ssl-passthrough: apply the ssl-passthrough annotation (without it the annotation gets a Warning). */
   sslPassthrough?: boolean;
   /**
-   * ModSecurity as installed on this machine (gateway/nginx/modsecurity.ts detectModsecurity); absent = nginx's
+   * ModSecurity as installed on this machine (nginx-driver/nginx/modsecurity.ts detectModsecurity); absent = nginx's
    * ModSecurity module is not: paths that ask for ModSecurity fail closed (503).
    */
   modsecurity?: ModsecurityInstall;

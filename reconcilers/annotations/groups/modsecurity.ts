@@ -1,5 +1,5 @@
 // ModSecurity (modsecurity.ts: the snippet allowlist and transaction id; a directive profile whose rules file
-// gateway/nginx/modsecurity.ts writes): a security control, so where it is on but cannot be applied as asked the
+// nginx-driver/nginx/modsecurity.ts writes): a security control, so where it is on but cannot be applied as asked the
 // Ingress's paths fail closed (503). modsecurity-snippet is gated with the snippets (translate/risk.ts).
 import { row } from '../group.ts';
 import { modsecuritySnippetSchema, transactionIdSchema } from '../modsecurity.ts';

@@ -6,7 +6,7 @@
 // are TCP only: on a UDP entry they are ignored with a Warning (ingress-nginx ignores them silently).
 // Each entry is checked on its own by a strict schema: a bad one gets a Warning Event on the ConfigMap naming its
 // key and is left out; every other entry keeps working. The normalized entries go into the model; the gateway
-// turns them into nginx's stream section (see gateway/stream.ts).
+// turns them into nginx's stream section (see nginx-driver/stream.ts).
 import { z } from 'zod';
 import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
 import type { EventRecorder } from '../../../operator/events.ts';

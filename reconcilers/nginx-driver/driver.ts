@@ -53,7 +53,7 @@ export interface GatewayOptions {
   quietMs: number;
   maxWaitMs: number;
   shutdownTimeoutMs: number;
-  /** nginx's stream module (TCP/UDP services); default: Debian's path (gateway/stream.ts). */
+  /** nginx's stream module (TCP/UDP services); default: Debian's path (nginx-driver/stream.ts). */
   streamModule?: string;
 }
 
@@ -70,7 +70,7 @@ export interface GatewayDeps {
   initialReconciled?: () => Promise<void>;
 }
 
-export class GatewayReconciler {
+export class NginxDriver {
   readonly dynamic: DynamicClient;
   readonly nginx: NginxProcess;
   /** The configuration lane's state machine (`state`, `dirty`: the e2e harness waits on them). */

@@ -1,5 +1,5 @@
 // TLS passthrough (--enable-ssl-passthrough, ingress-nginx's ssl-passthrough annotation) through a real nginx
-// (Debian's, with libnginx-mod-stream), driven by the real GatewayReconciler on a Model: TLS backends in this file's
+// (Debian's, with libnginx-mod-stream), driven by the real NginxDriver on a Model: TLS backends in this file's
 // network namespace (testnet.test-helpers.ts, subnet 240) present their own certificates for pass.example.com. Proven here: a
 // client connecting to Portico's HTTPS port with that server name gets the backend's certificate and answer (the
 // backend saw the name: nothing was decrypted on the way); a terminated host gets Portico's certificate and the HTTP
@@ -25,7 +25,7 @@ import { Model } from '../../model/model.ts';
 import { normalizeEndpointSlice, normalizeIngress, normalizeIngressClass, normalizeService, parseTlsSecret } from '../../model/normalize.ts';
 import { OPTS, ing, portico, rule, svcRef } from '../../translate/fixtures.test-helpers.ts';
 import { b64, issue, makeCa } from '../../translate/pki.test-helpers.ts';
-import { GatewayReconciler } from '../gateway.ts';
+import { NginxDriver } from '../driver.ts';
 import { TestNet } from './testnet.test-helpers.ts';
 import { until } from '../../../e2e/harness/http.ts';
 
@@ -50,7 +50,7 @@ const recorder = { event: (o: KubeObject, type: string, reason: string, _a: stri
 const model = new Model();
 // The runtime directory is a directory of its own (0711 once prepared): nginx's workers (an unprivileged user when the
 // tests run as root) connect to its unix sockets, so every directory above it must let them through.
-const gateway = new GatewayReconciler(
+const gateway = new NginxDriver(
   { translate: { ...OPTS, listen: LISTEN, ownAddresses: ['127.0.0.1'], sslPassthrough: true }, nginxBinary: '/usr/sbin/nginx', runtimeDir: mkdtempSync(path.join(tmpdir(), 'portico-passthrough-rt-')), accessLog: path.join(dir, 'access.log'), quietMs: 0, maxWaitMs: 250, shutdownTimeoutMs: 2_000 },
   { model, events: recorder, metrics: new Metrics({ prefix: 'portico' }), log: createLogger('error'), objectFor: () => undefined, controllerObject: () => undefined },
 );

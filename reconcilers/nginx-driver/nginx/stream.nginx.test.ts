@@ -1,4 +1,4 @@
-// TCP/UDP services through a real nginx (Debian's, with libnginx-mod-stream), driven by the real GatewayReconciler
+// TCP/UDP services through a real nginx (Debian's, with libnginx-mod-stream), driven by the real NginxDriver
 // on a Model: bytes round-trip through Portico's TCP and UDP listeners to echo servers in this file's network
 // namespace (testnet.test-helpers.ts, subnet 247), PROXY protocol is decoded from the client and sent to the backend, an
 // endpoint change reaches new connections after exactly one (debounced) reload, and a listener without endpoints
@@ -21,7 +21,7 @@ import { Model } from '../../model/model.ts';
 import { normalizeEndpointSlice, normalizeService } from '../../model/normalize.ts';
 import { parseStreamServices } from '../../tcpudp.ts';
 import { OPTS } from '../../translate/fixtures.test-helpers.ts';
-import { GatewayReconciler } from '../gateway.ts';
+import { NginxDriver } from '../driver.ts';
 import { TestNet } from './testnet.test-helpers.ts';
 import { until } from '../../../e2e/harness/http.ts';
 import { tcp, udp } from './stream-client.test-helpers.ts';
@@ -58,7 +58,7 @@ const events: string[] = [];
 const recorder = { event: (o: KubeObject, type: string, reason: string, _a: string, note: string) => events.push(`${o.kind} ${type} ${reason}: ${note}`) } as unknown as EventRecorder;
 const model = new Model();
 const dir = mkdtempSync(path.join(tmpdir(), 'portico-stream-'));
-const gateway = new GatewayReconciler(
+const gateway = new NginxDriver(
   { translate: { ...OPTS, listen: LISTEN, ownAddresses: ['127.0.0.1'] }, nginxBinary: '/usr/sbin/nginx', runtimeDir: dir, accessLog: path.join(dir, 'access.log'), quietMs: 0, maxWaitMs: 250, shutdownTimeoutMs: 2_000 },
   { model, events: recorder, metrics: new Metrics({ prefix: 'portico' }), log: createLogger('error'), objectFor: () => undefined, controllerObject: () => undefined },
 );
