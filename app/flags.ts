@@ -7,6 +7,19 @@ import { ConfigError, flagTableMarkdown, flagTypes, parseFlags, type FlagTable, 
 export { ConfigError };
 
 const { duration, bool, port, nsName, hostPort } = flagTypes;
+/** Histogram bounds: comma-separated, strictly ascending, finite (ingress-nginx's Float64Slice flags). */
+const buckets = z
+  .string()
+  .regex(/^[0-9.eE+-]+(,[0-9.eE+-]+)*$/, 'expected comma-separated numbers')
+  .transform((v, ctx) => {
+    const out = v.split(',').map(Number);
+    if (out.some((n) => !Number.isFinite(n)) || out.some((n, i) => i > 0 && n <= (out[i - 1] as number)) || out.length > 64) {
+      ctx.addIssue({ code: 'custom', message: 'expected at most 64 finite numbers in ascending order' });
+      return z.NEVER;
+    }
+    return out;
+  })
+  .or(z.array(z.number()));
 const ENV_PREFIX = 'PORTICO';
 
 /** Every flag: name → schema with its default. The flag table in docs/reference/flags.md is generated from this. */
@@ -57,11 +70,22 @@ export const FLAGS = {
   'enable-test-hooks': { schema: bool.default(false), help: 'TESTS ONLY: honour portico.dev/test-invalid-directive, which makes an Ingress render an invalid directive (to exercise fault isolation)' },
   'kube-api-qps': { schema: z.coerce.number().positive().max(10_000).default(20), help: 'client-side limit on API server requests per second (watches excluded; controller-runtime default)' },
   'kube-api-burst': { schema: z.coerce.number().int().min(1).max(10_000).default(30), help: 'requests allowed at once above --kube-api-qps' },
+  'enable-metrics': { schema: bool.default(true), help: 'per-request metrics under ingress-nginx\'s names (nginx_ingress_controller_requests, the duration and size histograms), counted inside nginx and served on /metrics. On by default (ingress-nginx: off); the reload, certificate and nginx process metrics are always served' },
+  'metrics-per-host': { schema: bool.default(true), help: 'give per-request metrics a host label: the rule\'s host as written ("_" for rules without a host, the wildcard for a wildcard rule), so clients cannot create series' },
+  'metrics-per-undefined-host': { schema: bool.default(false), help: 'also count requests for hosts no rule names (all under host "_"); needs --metrics-per-host' },
+  'report-status-classes': { schema: bool.default(false), help: 'per-request metrics carry the status class ("2xx") instead of the status code' },
+  'exclude-socket-metrics': { schema: z.string().regex(/^[a-z_,]*$/, 'expected comma-separated metric names').default('').transform((v) => v.split(',').filter(Boolean).map((n) => n.replace(/^nginx_ingress_controller_/, ''))), help: 'per-request metrics not to export, e.g. nginx_ingress_controller_bytes_sent,header_duration_seconds (names without the prefix accepted)' },
+  'time-buckets': { schema: buckets.default([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]), help: 'bucket bounds (seconds) of the *_duration_seconds histograms, comma-separated ascending' },
+  'length-buckets': { schema: buckets.default([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]), help: 'bucket bounds of request_size and response_size' },
+  'size-buckets': { schema: buckets.default([10, 100, 1000, 10000, 100000, 1000000, 10000000]), help: 'bucket bounds of bytes_sent' },
+  'bucket-factor': { schema: z.coerce.number().min(0).default(0), help: 'ingress-nginx: above 1, native histograms besides the classic buckets. Portico serves the classic buckets only (the text format has no native histograms); a value above 1 is accepted and logged at start' },
+  'max-buckets': { schema: z.coerce.number().int().min(0).default(100), help: 'ingress-nginx: the native-histogram bucket limit (with --bucket-factor); accepted, no effect without native histograms' },
+  'monitor-max-batch-size': { schema: z.coerce.number().int().min(1).default(10000), help: 'ingress-nginx: the Lua batch size of its per-request metrics socket. Portico sends nothing per request (nginx aggregates in shared memory): accepted, no effect' },
   'log-level': { schema: z.enum(LOG_LEVELS).default('info'), help: 'error | warn | info | debug' },
 } as const satisfies FlagTable;
 
 /** Flags that may be given without a value ("--flag" = "--flag=true"). */
-const BOOL_FLAGS = new Set<string>(['leader-elect', 'watch-ingress-without-class', 'enable-test-hooks', 'ingress-class-by-name', 'update-status', 'update-status-on-shutdown', 'enable-ssl-passthrough']);
+const BOOL_FLAGS = new Set<string>(['enable-metrics', 'metrics-per-host', 'metrics-per-undefined-host', 'report-status-classes', 'leader-elect', 'watch-ingress-without-class', 'enable-test-hooks', 'ingress-class-by-name', 'update-status', 'update-status-on-shutdown', 'enable-ssl-passthrough']);
 
 /**
  * ingress-nginx flags Portico does not have, with what to do instead: the unknown-flag error names them. Flags of
@@ -69,8 +93,6 @@ const BOOL_FLAGS = new Set<string>(['leader-elect', 'watch-ingress-without-class
  */
 const INGRESS_NGINX_FLAGS: Record<string, string> = {
   'default-backend-service': 'Portico answers unmatched requests itself (404); a default backend is not supported',
-  'enable-metrics': 'metrics are always served on --health-addr (/metrics)',
-  'metrics-per-host': 'metrics are always served on --health-addr (/metrics)',
   'maxmind-license-key': 'GeoIP is not supported',
   'maxmind-edition-ids': 'GeoIP is not supported',
   'enable-ssl-chain-completion': 'certificates are served as given in the Secret',
@@ -110,6 +132,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   if (!(cfg['lease-duration'] > cfg['renew-deadline'] && cfg['renew-deadline'] > cfg['retry-period'])) {
     throw new ConfigError('leader election needs --lease-duration > --renew-deadline > --retry-period');
   }
+  if (cfg['metrics-per-undefined-host'] && !cfg['metrics-per-host']) throw new ConfigError('--metrics-per-undefined-host needs --metrics-per-host');
   if (cfg['sync-max-wait'] < cfg['sync-quiet']) throw new ConfigError('--sync-max-wait must be >= --sync-quiet');
   return cfg;
 }

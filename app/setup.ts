@@ -15,6 +15,7 @@ import { NginxDriver } from '../reconcilers/nginx-driver/driver.ts';
 import type { TranslateOptions } from '../reconcilers/translate/translate.ts';
 import { detectModsecurity } from '../reconcilers/nginx-driver/nginx/modsecurity.ts';
 import { AdmissionWebhook } from './webhook/server.ts';
+import { compatMetricsOptions, registerControllerCompatMetrics } from './metrics.ts';
 import { caBundleProblem } from '../reconcilers/values/safe.ts';
 import { Model } from '../reconcilers/model/model.ts';
 import type { TlsMaterial } from '../reconcilers/model/types.ts';
@@ -128,9 +129,12 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     sslPassthrough: cfg['enable-ssl-passthrough'],
     // What this machine has of ModSecurity: without the module, paths that ask for it fail closed.
     modsecurity: detectModsecurity(),
+    ...(cfg['enable-metrics'] ? { metrics: { undefinedHosts: cfg['metrics-per-undefined-host'], buckets: { time: cfg['time-buckets'], length: cfg['length-buckets'], size: cfg['size-buckets'] } } } : {}),
   };
   const podName = process.env.POD_NAME;
   const podNamespace = process.env.POD_NAMESPACE;
+  const compatMetrics = compatMetricsOptions(cfg, podName, podNamespace, m.log);
+  registerControllerCompatMetrics(m, compatMetrics.constLabels, cfg['election-id']);
   const gateway = new NginxDriver(
     {
       translate: translateOptions,
@@ -140,6 +144,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
       quietMs: cfg['sync-quiet'],
       maxWaitMs: cfg['sync-max-wait'],
       shutdownTimeoutMs: cfg['worker-shutdown-timeout'],
+      compatMetrics,
     },
     {
       model,
@@ -153,6 +158,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
         return kindOf(kind)?.reportedByGateway ? wired.get(kind)?.informer.store.get(ref.slice(slash + 1)) : undefined;
       },
       initialReconciled: () => m.initialReconciled(),
+      isLeader: () => m.isLeader(),
       controllerObject: () =>
         podName && podNamespace
           ? { apiVersion: 'v1', kind: 'Pod', metadata: { name: podName, namespace: podNamespace } }

@@ -212,7 +212,17 @@ export interface ModsecurityInstall {
 }
 
 /** The ConfigMap's nginx tuning keys (reconcilers/config/nginx-tuning.ts): absent = ingress-nginx's default. */
+/** How nginx aggregates per-request metrics (ingress-nginx's --metrics-per-undefined-host and bucket flags). */
+export interface RequestMetricsSettings {
+  /** Count requests for hosts no rule names (all under the host "_"). */
+  undefinedHosts: boolean;
+  /** Histogram bounds: durations (s), request/response sizes, bytes_sent. */
+  buckets: { time: number[]; length: number[]; size: number[] };
+}
+
 export interface GlobalSettings extends Partial<NginxTuning> {
+  /** Per-request metrics in nginx (--enable-metrics); absent = off. */
+  metrics?: RequestMetricsSettings;
   workerProcesses: number | 'auto';
   workerShutdownTimeoutSeconds: number;
   keepAliveSeconds: number;
@@ -234,7 +244,7 @@ export interface GlobalSettings extends Partial<NginxTuning> {
    * ConfigMap lua-shared-dicts: sizes in KiB of the shared-memory zones holding backends and certificates.
    * Absent = 131072 (128 MiB) and 32768 (32 MiB).
    */
-  luaSharedDicts?: { dataKb: number; certsKb: number };
+  luaSharedDicts?: { dataKb: number; certsKb: number; metricsKb?: number };
   /**
    * ConfigMap proxy-real-ip-cidr: proxies trusted to set X-Forwarded-For/-Proto/-Host/-Port when
    * useForwardedHeaders is on (set_real_ip_from). Absent or empty = nobody is trusted.
@@ -281,6 +291,11 @@ export interface HostRoutes {
   passthrough?: true;
   /** Sorted: exact first, then prefix by descending length, then regex in the order ingress-nginx uses. */
   rules: RouteRule[];
+  /**
+   * Metric labels of requests for this host that match no rule (404), as ingress-nginx counts them: the host's
+   * oldest object, Service "", path "/" (with --enable-metrics).
+   */
+  metrics?: string;
 }
 
 export type PathMatch = 'exact' | 'prefix' | 'regex';
@@ -324,6 +339,12 @@ export interface RouteConditions {
 export interface Route {
   /** Kind-qualified reference of the object the route came from: "Ingress/namespace/name". */
   source: string;
+  /**
+   * The route's per-request metric labels (with --enable-metrics), joined by U+001F: namespace, Ingress (or Route)
+   * name, Service, path as written, host as written ("_" for rules without a host). Values the controller chose,
+   * never the request's, so a client cannot mint label values.
+   */
+  metrics?: string;
   /** Backend id (into data.backends); null = answer without proxying (see `action`). */
   backendId: string | null;
   /** Without a backend: 404 (nothing to serve) or 503 (fails closed, or the backend cannot be used). */

@@ -202,13 +202,14 @@ const workerProcesses = z
  * Portico's zones answer to ingress-nginx's names (configuration_data, certificate_data) and to their own
  * (portico_data, portico_certs); each from 1 MB to 1 GB. A zone that is not named keeps its default.
  */
-const SHARED_DICT_FIELDS: Record<string, 'dataKb' | 'certsKb'> = {
+const SHARED_DICT_FIELDS: Record<string, 'dataKb' | 'certsKb' | 'metricsKb'> = {
   configuration_data: 'dataKb',
   portico_data: 'dataKb',
   certificate_data: 'certsKb',
   portico_certs: 'certsKb',
+  portico_metrics: 'metricsKb',
 };
-export const DEFAULT_LUA_SHARED_DICTS = { dataKb: 128 * 1024, certsKb: 32 * 1024 };
+export const DEFAULT_LUA_SHARED_DICTS: { dataKb: number; certsKb: number; metricsKb?: number } = { dataKb: 128 * 1024, certsKb: 32 * 1024 };
 export const luaSharedDictsSchema = z.string().transform((v, ctx) => {
   const out = { ...DEFAULT_LUA_SHARED_DICTS };
   for (const part of v.split(',')) {
@@ -220,7 +221,7 @@ export const luaSharedDictsSchema = z.string().transform((v, ctx) => {
       ctx.addIssue({
         code: 'custom',
         message: m
-          ? `unknown shared dict "${m[1]}": Portico has configuration_data and certificate_data (also accepted as portico_data and portico_certs)`
+          ? `unknown shared dict "${m[1]}": Portico has configuration_data and certificate_data (also accepted as portico_data and portico_certs) and portico_metrics (per-request metrics)`
           : `"${item.slice(0, 60)}": expected "name: size" with the size in MB, or with a k or m suffix`,
       });
       return z.NEVER;
@@ -378,7 +379,7 @@ export const CONFIG_KEYS = {
   'hsts-max-age': key('hstsMaxAgeSeconds', intSchema(0, 1_000_000_000), 31536000, 'HSTS max-age (s)'),
   'hsts-include-subdomains': key('hstsIncludeSubdomains', boolSchema, true, 'HSTS includeSubDomains'),
   'hsts-preload': key('hstsPreload', boolSchema, false, 'HSTS preload'),
-  'lua-shared-dicts': key('luaSharedDicts', luaSharedDictsSchema, DEFAULT_LUA_SHARED_DICTS, 'Shared memory for backends and certificates, e.g. "configuration_data: 256, certificate_data: 64" (MB, or k/m suffix; 1 MB–1 GB). A full zone refuses writes (logged, counted), never evicts'),
+  'lua-shared-dicts': key('luaSharedDicts', luaSharedDictsSchema, DEFAULT_LUA_SHARED_DICTS, 'Shared memory for backends, certificates and per-request metrics, e.g. "configuration_data: 256, certificate_data: 64" (MB, or k/m suffix; 1 MB–1 GB). A full zone refuses writes (logged, counted), never evicts — except portico_metrics (default 32 MB, the per-request metric totals), where the least recently updated series give way (counted in portico_nginx_shared_dict_write_failures{dict="metrics"})'),
   'allow-snippet-annotations': key('allowSnippetAnnotations', boolSchema, false, 'Allow the configuration-snippet / server-snippet annotations (as ingress-nginx ≥ 1.9, off by default); they also need annotations-risk-level: Critical. Snippets are parsed and compiled from an allowlist, never pasted into nginx.conf'),
   'allow-cross-namespace-auth': key('allowCrossNamespaceAuth', boolSchema, false, 'Let the auth-url and mirror-target annotations reach Services of other namespaces (by <svc>.<ns>.svc name or cluster IP). Off (Portico\'s default; ingress-nginx has no such limit): an Ingress may name only Services of its own namespace, and a host name or IP literal that is a Service\'s cluster IP is refused, so an auth reply or a mirrored request body never crosses namespaces; a refused auth-url fails the Ingress closed, a refused mirror-target mirrors nothing. External URLs stay allowed (never to loopback, link-local, metadata or Portico\'s own addresses). The ConfigMap\'s global-auth-url is the administrator\'s and may name any namespace'),
   'annotations-risk-level': key('annotationsRiskLevel', riskLevelSchema, 'high', 'Low, Medium, High or Critical (ingress-nginx ≥ 1.12; default High): annotations of a higher risk (see the annotation table) are refused with a RiskyAnnotation Warning and not applied; refused access control fails the Ingress closed'),

@@ -43,6 +43,7 @@ import { StructureApplier } from './structure-apply.ts';
 import { SyncReporting, type SyncRecord } from './sync-reporting.ts';
 
 export type { SyncRecord } from './sync-reporting.ts';
+import { registerCompatMetrics, type RequestMetricsOptions } from './compat-metrics.ts';
 
 export interface GatewayOptions {
   translate: TranslateOptions;
@@ -55,6 +56,11 @@ export interface GatewayOptions {
   shutdownTimeoutMs: number;
   /** nginx's stream module (TCP/UDP services); default: Debian's path (nginx-driver/stream.ts). */
   streamModule?: string;
+  /**
+   * ingress-nginx's metrics (compat-metrics.ts): the controller's constant labels and the per-request options
+   * (--enable-metrics and the flags that shape them). Absent: reload metrics with default labels only.
+   */
+  compatMetrics?: RequestMetricsOptions & { enabled: boolean };
 }
 
 export interface GatewayDeps {
@@ -68,6 +74,8 @@ export interface GatewayDeps {
   controllerObject: () => KubeObject | undefined;
   /** Resolves once every initially listed object has been reconciled into the model (default: at once). */
   initialReconciled?: () => Promise<void>;
+  /** Whether this replica leads (certificate expiry metrics are the leader's, as ingress-nginx's). */
+  isLeader?: () => boolean;
 }
 
 export class NginxDriver {
@@ -111,7 +119,15 @@ export class NginxDriver {
     this.resolver = new ExternalNameResolver(() => this.config.translateAll(), log, {
       refuse: (a) => forbiddenAddressReason(a, this.own.addresses),
     });
-    this.syncs = new SyncReporting(d.metrics, d.events, d.controllerObject, log);
+    this.syncs = new SyncReporting(d.metrics, d.events, d.controllerObject, log, o.compatMetrics?.constLabels);
+    if (o.compatMetrics) {
+      registerCompatMetrics(d.metrics.registry, o.compatMetrics, {
+        text: (path) => (this.nginx.isRunning() ? this.dynamic.getText(path) : null),
+        masterPid: () => (this.nginx.isRunning() ? (this.nginx.pid ?? null) : null),
+        certificates: () => this.state.held.certificates,
+        isLeader: () => d.isLeader?.() ?? true,
+      });
+    }
     this.readiness = new Readiness(this.nginx, this.syncs, log);
     this.stats = new NginxStats(this.dynamic, this.readiness, this.syncs.m, log);
     const exclusion = new Exclusion();

@@ -38,6 +38,7 @@ export class NginxStats {
       const c = await this.dynamic.getConfig();
       this.m.dictFailures.set({ dict: 'data' }, c.dictFailures.data);
       this.m.dictFailures.set({ dict: 'certs' }, c.dictFailures.certs);
+      this.m.dictFailures.set({ dict: 'metrics' }, c.dictFailures.metrics);
       this.m.rejectedEndpoints.set(c.rejectedEndpoints);
       const total = c.dictFailures.data + c.dictFailures.certs;
       if (total > this.lastDictFailures) this.log.warn('nginx shared memory is full: some writes were refused (raise lua-shared-dicts)', { failures: c.dictFailures });

@@ -9,6 +9,7 @@ import { writeModsecurityRules } from './nginx/modsecurity.ts';
 import type { NginxProcess } from './nginx/process.ts';
 import { renderNginxConf, writeClientCertificates, writeTrustedCas } from './nginx/render.ts';
 import type { NginxState } from './nginx-state.ts';
+import { recordReload } from './metrics.ts';
 import type { SyncReporting } from './sync-reporting.ts';
 
 export class StructureApplier {
@@ -59,7 +60,7 @@ export class StructureApplier {
       }
     }
     if (!v.ok) {
-      this.reporting.m.reloads.inc({ result: 'failure' });
+      recordReload(this.reporting.m, false);
       this.reporting.controllerEvent('Warning', 'ReloadFailed', `nginx -t rejected the new configuration, keeping the running one: ${v.output.slice(0, 800)}`);
       this.log.error('nginx -t failed; keeping the last good configuration', { output: v.output });
       return false;
@@ -78,14 +79,13 @@ export class StructureApplier {
       live = await this.nginx.reload(checksum, liveBudgetMs);
     }
     if (!live) {
-      this.reporting.m.reloads.inc({ result: 'failure' });
+      recordReload(this.reporting.m, false);
       this.reporting.controllerEvent('Warning', 'ReloadFailed', 'nginx did not confirm the new configuration in time');
       return false;
     }
-    this.reporting.m.reloads.inc({ result: 'success' });
+    recordReload(this.reporting.m, true, checksum);
     this.state.structure = desired.structure;
     this.state.checksum = checksum;
-    this.reporting.m.checksum.set(Number.parseInt(checksum.slice(0, 12), 16));
     const why = diffConfig(running, desired).reasons.join('; ') || 'configuration changed';
     this.reporting.controllerEvent('Normal', 'Reload', `nginx reloaded: ${why}`);
     this.log.info('nginx reloaded', { reasons: why, ms: Math.round(performance.now() - t0) });

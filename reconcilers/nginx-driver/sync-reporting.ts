@@ -7,6 +7,7 @@ import type { KubeObject } from '../../operator/kube/object.ts';
 import type { Logger } from '../../operator/log.ts';
 import type { Metrics } from '../../operator/metrics.ts';
 import { gatewayMetrics, type GatewayMetrics } from './metrics.ts';
+import { DEFAULT_CONST_LABELS, type ConstLabels } from './compat-metrics.ts';
 
 export interface SyncRecord {
   at: number;
@@ -29,8 +30,8 @@ export class SyncReporting {
   private readonly controllerObject: () => KubeObject | undefined;
   private readonly log: Logger;
 
-  constructor(metrics: Metrics, events: EventRecorder, controllerObject: () => KubeObject | undefined, log: Logger) {
-    this.m = gatewayMetrics(metrics.registry);
+  constructor(metrics: Metrics, events: EventRecorder, controllerObject: () => KubeObject | undefined, log: Logger, labels: ConstLabels = DEFAULT_CONST_LABELS) {
+    this.m = gatewayMetrics(metrics.registry, labels);
     this.events = events;
     this.controllerObject = controllerObject;
     this.log = log;

@@ -127,6 +127,7 @@ function assemble(d: Draft): TranslateResult {
     ...blocksOf(g),
     ...nginxTuningOf(g),
     listen: o.listen,
+    ...(o.metrics ? { metrics: o.metrics } : {}),
     ...(o.loopId ? { loopId: o.loopId } : {}),
   };
   // Passthrough wildcards: the exact names under them that Portico serves itself stay terminated (an exact host wins).

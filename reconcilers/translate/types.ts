@@ -1,5 +1,5 @@
 // What translate() is given and what it answers: options, events, per-object status, the result.
-import type { GatewayConfig, GlobalSettings, ModsecurityInstall, PathMatch } from '../config/types.ts';
+import type { GatewayConfig, GlobalSettings, ModsecurityInstall, PathMatch, RequestMetricsSettings } from '../config/types.ts';
 import type { ServiceBackendRef } from '../model/types.ts';
 
 export interface TranslateOptions {
@@ -28,6 +28,8 @@ export interface TranslateOptions {
    * ModSecurity module is not: paths that ask for ModSecurity fail closed (503).
    */
   modsecurity?: ModsecurityInstall;
+  /** Per-request metrics (--enable-metrics): present = routes carry their metric labels and nginx counts requests. */
+  metrics?: RequestMetricsSettings;
 }
 
 export interface TranslateEvent {

@@ -345,6 +345,9 @@ function _M.balance()
       if cp and use_canary(c) then
         id = c.backendId
         ngx_var.portico_backend = id
+        -- ingress-nginx's canary metric label: the canary backend (metrics.lua renders it as <ns>-<svc>-<port>).
+        local mk = ngx_var.portico_mk
+        if mk and mk ~= "" then ngx_var.portico_mk = mk .. "\31" .. id end
         p = cp
       end
     end

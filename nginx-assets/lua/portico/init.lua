@@ -14,6 +14,10 @@ function _M.init(opts)
   require("portico.ewma")
   require("portico.balancer").configure({ unavailable = opts.unavailable })
   require("portico.router").configure({ profiles = opts.profiles })
+  local m = opts.metrics
+  require("portico.metrics").configure(type(m) == "table" and {
+    enabled = true, undefinedHosts = m.undefinedHosts == true, buckets = m.buckets,
+  } or { enabled = false })
   require("portico.errors")
   require("portico.certs")
   require("portico.validate")

@@ -350,7 +350,13 @@ local health -- portico.health (passive health checking), when that module exist
 local function release()
   for i = 1, #RELEASE do RELEASE[i]() end
 end
-_M.release = release
+-- Per-request metrics: these handlers replace the server-level log handler in their locations, so they count the
+-- request themselves (a no-op without --enable-metrics).
+local metrics_log = require("portico.metrics").log
+function _M.release()
+  release()
+  metrics_log()
+end
 
 function _M.log()
   release()
@@ -362,6 +368,7 @@ function _M.log()
     health = ok and type(m) == "table" and type(m.log) == "function" and m or false
   end
   if health then health.log() end
+  metrics_log()
 end
 
 -- For tests.

@@ -54,7 +54,7 @@ end
 -- max_body = bytes|nil, https = bool, plugins = "id,id"|nil, split = {ids, cumulative weights, total}|nil,
 -- no_upgrade = bool }.
 local function prepare(host, r)
-  local p = { https = r.sslRedirect == true, keep_slash = r.preserveTrailingSlash == true, backend = r.backendId, no_upgrade = r.websocket == false }
+  local p = { https = r.sslRedirect == true, keep_slash = r.preserveTrailingSlash == true, backend = r.backendId, no_upgrade = r.websocket == false, mk = r.metrics }
   local lua = (type(r.plugins) == "table" and #r.plugins > 0) or r.observe == true
   if type(r.plugins) == "table" and #r.plugins > 0 then p.plugins = table.concat(r.plugins, ",") end
   if r.action == "not_found" then
@@ -156,7 +156,7 @@ end
 -- Rules sharing a path and match type become one entry with its candidates in order ({cond, r}); `r` is set
 -- when the only candidate has no conditions (the common case: no per-request condition work).
 local function compile(host, h)
-  local c = { tls = h.tls == true, passthrough = h.passthrough == true, exact = {}, prefix = {}, regex = {}, slash = {} }
+  local c = { tls = h.tls == true, passthrough = h.passthrough == true, exact = {}, prefix = {}, regex = {}, slash = {}, mk = h.metrics }
   local seen = {}
   for _, rule in ipairs(h.rules or {}) do
     local cand = { cond = conditions(rule.conditions), r = prepare(host, rule.route or {}) }
@@ -318,6 +318,9 @@ function _M.route()
   end
   local uri = ngx_var.uri
   local r = match(h, uri)
+  -- Metric labels (metrics.lua): the route's, else the host's for what no path matches (only with --enable-metrics).
+  local mk = r and r.mk or h.mk
+  if mk then ngx_var.portico_mk = mk end
   if not r then return "@portico_404" end
   if r == SLASH or r == SLASH_PORT then
     -- nginx: Location is the location's name (escaped) and the query, made absolute by nginx's header filter

@@ -41,7 +41,7 @@ function _M.add(dict, zone, key, value)
 end
 
 function _M.failures()
-  return { data = _M.get_count("fail:data"), certs = _M.get_count("fail:certs") }
+  return { data = _M.get_count("fail:data"), certs = _M.get_count("fail:certs"), metrics = _M.get_count("fail:metrics") }
 end
 
 -- Each zone carries a random "epoch" written once per zone lifetime. nginx starts a zone empty when it is created

@@ -142,8 +142,16 @@ local function conditions(c)
 end
 _M.conditions = conditions
 
+-- Metric labels of a route or host (metrics.lua): five fields joined by U+001F, no other control character.
+local function metrics_labels(m)
+  if type(m) ~= "string" or #m > 8192 or m:find("[%z\1-\30\127]") then return false end
+  local _, n = m:gsub("\31", "")
+  return n == 4
+end
+
 local function route(r)
   if type(r) ~= "table" then return "route is not an object" end
+  if r.metrics ~= nil and not metrics_labels(r.metrics) then return "invalid metrics labels" end
   if r.backendId ~= nil and r.backendId ~= cjson.null then
     local err = _M.backend_id(r.backendId)
     if err then return err end
@@ -209,6 +217,7 @@ function _M.host_routes(h, v)
   if type(v) ~= "table" then return "routes of " .. h .. " are not an object" end
   if v.tls ~= nil and type(v.tls) ~= "boolean" then return "routes of " .. h .. ": tls must be a boolean" end
   if v.passthrough ~= nil and v.passthrough ~= true then return "routes of " .. h .. ": passthrough must be true when present" end
+  if v.metrics ~= nil and not metrics_labels(v.metrics) then return "routes of " .. h .. ": invalid metrics labels" end
   if not is_array(v.rules) then return "routes of " .. h .. ": rules must be an array" end
   for i, rule in ipairs(v.rules) do
     if type(rule) ~= "table" or not MATCH[rule.match] then return "routes of " .. h .. ": rule " .. i .. ": invalid match" end

@@ -225,3 +225,7 @@ test('Lua plugin registry: a plugin is one module and one registry line — engi
     /ok - registry: a module whose order does not ascend down the list is refused/,
   ]);
 });
+
+test('Lua metrics: per-request series aggregated per worker, flushed as deltas, bounded labels, undefined hosts only when asked', () => {
+  run('metrics_test.lua', [/ok - three GETs counted/, /ok - upstream time observed only for single attempts/, /ok - an unknown method is OTHER/, /ok - totals accumulate across flushes/, /ok - undefined host counted under _/, /ok - disabled: nothing recorded/]);
+});

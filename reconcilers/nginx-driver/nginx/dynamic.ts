@@ -15,7 +15,7 @@ const liveConfigSchema = z.object({
   /** Random per shared-memory zone lifetime: a new value means nginx lost that zone's data (restart, resize). */
   epochs: z.object({ data: z.string(), certs: z.string() }),
   /** Writes refused because a zone was full (cumulative since nginx started; each one is also in nginx's log). */
-  dictFailures: z.object({ data: z.number(), certs: z.number() }),
+  dictFailures: z.object({ data: z.number(), certs: z.number(), metrics: z.number().default(0) }),
   /** Endpoints refused by the Lua side (loopback, link-local, unspecified, not an IP); cumulative. */
   rejectedEndpoints: z.number(),
 });
@@ -123,6 +123,14 @@ export class DynamicClient {
     const bytes = payload ? Buffer.byteLength(payload) : 0;
     this.bytesSent += bytes;
     return { data: schema.parse(JSON.parse(text)), bytes };
+  }
+
+  /** A plain-text answer of the configuration socket (per-request metric totals, nginx's stub_status). */
+  async getText(path: '/portico/metrics' | '/nginx_status', timeoutMs = 5_000): Promise<string> {
+    const res = await this.connection().request({ path, method: 'GET', signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`nginx configuration API GET ${path}: ${res.statusCode} ${text.slice(0, 300)}`);
+    return text;
   }
 
   async getConfig(timeoutMs = 2_000): Promise<LiveConfig> {

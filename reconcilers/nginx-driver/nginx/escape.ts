@@ -38,6 +38,13 @@ export function luaString(v: unknown): string {
   return `"${v}"`;
 }
 
+/** A finite number as a Lua literal (histogram bounds): digits, one dot, an exponent; nothing else. */
+export function luaNumber(v: unknown): string {
+  const s = typeof v === 'number' && Number.isFinite(v) ? String(v) : '';
+  if (!/^-?\d+(\.\d+)?(e[+-]?\d+)?$/.test(s)) throw new UnsafeValueError(`invalid number ${JSON.stringify(v)}`);
+  return s;
+}
+
 /** A directive profile's name, used in a named location (`@portico_<name>`). */
 export function profileName(v: unknown): string {
   if (typeof v !== 'string' || !/^p_[a-z0-9]{1,40}$/.test(v)) throw new UnsafeValueError(`invalid profile name ${JSON.stringify(v)}`);

@@ -75,7 +75,7 @@ test('the configuration API is a unix socket in a 0700 directory; over TCP there
   assert.ok(sock.isSocket());
   assert.equal(sock.mode & 0o777, 0o666, 'nginx makes its unix sockets 0666 itself (which is why the directory matters)');
   const cfg = await dynamic.getConfig();
-  assert.deepEqual(cfg.dictFailures, { data: 0, certs: 0 });
+  assert.deepEqual(cfg.dictFailures, { data: 0, certs: 0, metrics: 0 });
   assert.equal(cfg.rejectedEndpoints, 0);
   assert.equal(await httpGet(LISTEN.statusPort, '/healthz'), 200);
   for (const [method, p] of [['GET', '/portico/config'], ['GET', '/portico/backends'], ['POST', '/portico/backends'], ['GET', '/portico/certificates']] as const) {

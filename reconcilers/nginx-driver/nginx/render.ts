@@ -7,7 +7,7 @@ import path from 'node:path';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../values/safe.ts';
-import { UnsafeValueError, cidr, loopId, mapSource, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaPeer, luaString, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
+import { UnsafeValueError, cidr, loopId, mapSource, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
 import { ASSETS_DIR, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
@@ -15,7 +15,7 @@ import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionI
 export { ASSETS_DIR, hardOpenFilesLimit, runtimePaths, type RuntimeOptions, type RuntimePaths } from './runtime.ts';
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream', 'loopid'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream', 'loopid'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -48,6 +48,7 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('mapsrc', (v: unknown) => mapSource(v));
   hb.registerHelper('unix', (v: unknown) => unixListen(v));
   hb.registerHelper('num', (v: unknown) => integer(v));
+  hb.registerHelper('luanum', (v: unknown) => luaNumber(v));
   hb.registerHelper('size', (v: unknown) => size(v));
   hb.registerHelper('host', (v: unknown) => host(v));
   hb.registerHelper('servername', (v: unknown) => serverName(v));
@@ -95,7 +96,7 @@ export function hstsValue(s: Structure): string {
 }
 
 /** Defaults of the optional GlobalSettings fields (ConfigMap lua-shared-dicts, flags --published-http(s)-port). */
-export const DEFAULT_SHARED_DICTS = { dataKb: 128 * 1024, certsKb: 32 * 1024 } as const;
+export const DEFAULT_SHARED_DICTS = { dataKb: 128 * 1024, certsKb: 32 * 1024, metricsKb: 32 * 1024 } as const;
 export const DEFAULT_PUBLISHED_PORTS = { http: 80, https: 443 } as const;
 /** ingress-nginx's default max-worker-connections. */
 export const WORKER_CONNECTIONS = 16384;
@@ -231,7 +232,9 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     hstsValue: hstsValue(structure),
     runtime,
     checksum,
-    dicts: g.luaSharedDicts ?? DEFAULT_SHARED_DICTS,
+    dicts: { ...DEFAULT_SHARED_DICTS, ...g.luaSharedDicts },
+    // Per-request metrics (--enable-metrics): their settings for metrics.lua (init_by_lua).
+    metrics: g.metrics ?? null,
     realIp,
     realIpHeader: t.useProxyProtocol ? 'proxy_protocol' : t.forwardedForHeader,
     realIpCidrs: cidrs.length || !t.useProxyProtocol ? cidrs : ['0.0.0.0/0', '::/0'],

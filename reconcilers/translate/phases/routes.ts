@@ -10,6 +10,15 @@ import { ingressPluginBase } from '../plugin-instances.ts';
 import { ingressNginxOrder, needsRewrite, regexSourceOf, ruleOrder } from '../matching.ts';
 import { type Draft, describe, type Claim } from '../draft.ts';
 
+/**
+ * Per-request metric labels of a route (ingress-nginx's namespace, ingress, service, path, host), joined by U+001F
+ * for the Lua side (metrics.lua), which hands them back when Prometheus scrapes. `source` is "Kind/namespace/name".
+ */
+export function metricsLabels(source: string, service: string, path: string, host: string): string {
+  const [, ns = '', name = ''] = source.split('/');
+  return [ns, name, service, path, host].join('\x1f');
+}
+
 /** The routes of each host (rules in router order, directive profiles), reused from the memo while their inputs are. */
 export function buildRoutes(d: Draft): void {
   const tuning = fullNginxTuning(d.snap.global);
@@ -58,6 +67,11 @@ function buildHost(d: Draft, host: string, tuning: NginxTuning): void {
     out.unshift({ path: '/', match: 'exact', route: { source: ingressRef(appRoot.ing.key), backendId: null, sslRedirect: false, plugins: [id] } });
   }
   routes[host] = passed ? { tls, passthrough: true, rules: out } : { tls, rules: out };
+  if (d.o.metrics) {
+    // ingress-nginx counts a request for a known host that no path matches under the host's first object, path "/".
+    const first = locs.values().next().value;
+    if (first) routes[host].metrics = metricsLabels(first.pc.source, '', '/', host);
+  }
   memo?.hosts.set(host, { inputs, result: routes[host], programmed: cx.programmed, profiles: cx.used });
 }
 
@@ -117,6 +131,7 @@ function ruleOf(d: Draft, c: Claim, cx: HostContext, order: number): RankedRule 
   const { regexNamespaces, used, programmed } = cx;
   const up = c.backendId ? upstreamOf.get(c.backendId) : undefined;
   const { route, bodySize, retries, fromAnnotations } = c.owner.ing ? ingressRoute(d, c, c.owner.ing, cx, up) : crdRoute(d, c, cx, up);
+  if (d.o.metrics) route.metrics = metricsLabels(c.pc.source, c.pc.ref.service, c.pc.written, c.pc.host);
   if (c.closed) {
     route.action = 'unavailable';
     route.closedReason = c.closed;

@@ -1,0 +1,336 @@
+// ingress-nginx's metrics (nginx_ingress_controller_*) under their exact names, types, labels and buckets, so a
+// migrating cluster's dashboards, alerts and ServiceMonitors keep working. The per-request series are counted inside
+// nginx (nginx-assets/lua/portico/metrics.lua) and read from the configuration socket at each scrape; the others come
+// from the driver (reloads, running certificates), nginx's stub_status and /proc. Portico's own portico_* metrics stay.
+import { X509Certificate } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Registry } from 'prom-client';
+import type { Certificate } from '../config/types.ts';
+
+export const PREFIX = 'nginx_ingress_controller_';
+
+/** The per-request histograms in metrics.lua's slot order, with ingress-nginx's help texts and bucket sets. */
+export const REQUEST_HISTOGRAMS = [
+  { name: 'request_duration_seconds', set: 'time', help: 'The request processing time in milliseconds' },
+  { name: 'response_duration_seconds', set: 'time', help: 'The time spent on receiving the response from the upstream server' },
+  { name: 'header_duration_seconds', set: 'time', help: 'The time spent on receiving first header from the upstream server' },
+  { name: 'connect_duration_seconds', set: 'time', help: 'The time spent on establishing a connection with the upstream server' },
+  { name: 'request_size', set: 'length', help: 'The request length (including request line, header, and request body)' },
+  { name: 'response_size', set: 'length', help: 'The response length (including request line, header, and request body)' },
+  { name: 'bytes_sent', set: 'size', help: 'DEPRECATED The number of bytes sent to a client' },
+] as const;
+
+/** The names --exclude-socket-metrics accepts (with or without the nginx_ingress_controller_ prefix). */
+export const SOCKET_METRICS: readonly string[] = ['requests', ...REQUEST_HISTOGRAMS.map((h) => h.name)];
+
+export type BucketSets = { time: number[]; length: number[]; size: number[] };
+
+/** ingress-nginx's defaults: prometheus.DefBuckets, LinearBuckets(10, 10, 10), ExponentialBuckets(10, 10, 7). */
+export const DEFAULT_BUCKETS: BucketSets = {
+  time: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  length: [10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
+  size: [10, 100, 1000, 10000, 100000, 1000000, 10000000],
+};
+
+export interface ConstLabels {
+  controller_namespace: string;
+  controller_class: string;
+  controller_pod: string;
+}
+
+/** Labels when the controller is not told its pod (tests, local runs): ingress-nginx's fallbacks. */
+export const DEFAULT_CONST_LABELS: ConstLabels = { controller_namespace: 'default', controller_class: 'portico.dev/ingress-controller', controller_pod: '' };
+
+export interface RequestMetricsOptions {
+  constLabels: ConstLabels;
+  /** --metrics-per-host: the host label (the rule's host as written). */
+  perHost: boolean;
+  /** --report-status-classes: status "2xx" instead of "200". */
+  statusClasses: boolean;
+  /** --exclude-socket-metrics, without the prefix. */
+  exclude: ReadonlySet<string>;
+  buckets: BucketSets;
+}
+
+type Labels = Record<string, string>;
+interface Sample {
+  metricName?: string;
+  labels: Labels;
+  value: number;
+}
+interface MetricShape {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge' | 'histogram';
+  aggregator: 'sum';
+  values: Sample[];
+}
+
+/** Slot of each histogram's sum (1-based, as metrics.lua numbers them); the count follows, then the buckets. */
+function layout(b: BucketSets): { offsets: number[]; width: number } {
+  const offsets: number[] = [];
+  let width = 1;
+  for (const h of REQUEST_HISTOGRAMS) {
+    offsets.push(width + 1);
+    width += 2 + b[h.set].length + 1;
+  }
+  return { offsets, width };
+}
+
+/** A canary backend id "<namespace>_<service>_<port>" as ingress-nginx names the upstream: "<namespace>-<service>-<port>". */
+function upstreamName(backendId: string): string {
+  return backendId.replaceAll('_', '-');
+}
+
+/**
+ * The dump of GET /portico/metrics ("labels\x1fstatus\x1fmethod\x1fslot\tvalue" lines) summed into series: one per
+ * label set after --metrics-per-host and --report-status-classes are applied.
+ */
+export function aggregate(dump: string, o: Pick<RequestMetricsOptions, 'perHost' | 'statusClasses' | 'buckets'>): Map<string, { labels: Labels; slots: number[] }> {
+  const { width } = layout(o.buckets);
+  const out = new Map<string, { labels: Labels; slots: number[] }>();
+  for (const line of dump.split('\n')) {
+    const tab = line.lastIndexOf('\t');
+    if (tab < 0) continue;
+    const value = Number(line.slice(tab + 1));
+    const f = line.slice(0, tab).split('\x1f');
+    if (f.length !== 8 && f.length !== 9) continue;
+    const slot = Number(f[f.length - 1]);
+    if (!Number.isInteger(slot) || slot < 1 || slot > width || !Number.isFinite(value)) continue;
+    const [namespace = '', ingress = '', service = '', path = '', host = ''] = f;
+    const canary = f.length === 9 ? upstreamName(f[5] as string) : '';
+    const rawStatus = f[f.length - 3] as string;
+    const status = o.statusClasses && rawStatus ? `${rawStatus[0]}xx` : rawStatus;
+    const labels: Labels = { status, method: f[f.length - 2] as string, path, namespace, ingress, service, canary };
+    if (o.perHost) labels.host = host;
+    const key = Object.values(labels).join('\x1f');
+    let s = out.get(key);
+    if (!s) out.set(key, (s = { labels, slots: new Array<number>(width + 1).fill(0) }));
+    s.slots[slot] = (s.slots[slot] as number) + value;
+  }
+  return out;
+}
+
+/** The per-request metrics of one dump, as prom-client renders them (cumulative buckets, _sum, _count). */
+export function requestMetrics(dump: string, o: RequestMetricsOptions): MetricShape[] {
+  const series = [...aggregate(dump, o).values()];
+  const { offsets } = layout(o.buckets);
+  const out: MetricShape[] = [];
+  if (!o.exclude.has('requests')) {
+    out.push({ name: `${PREFIX}requests`, help: 'The total number of client requests', type: 'counter', aggregator: 'sum', values: series.map((s) => ({ labels: { ...s.labels, ...o.constLabels }, value: s.slots[1] as number })) });
+  }
+  REQUEST_HISTOGRAMS.forEach((h, i) => {
+    if (o.exclude.has(h.name)) return;
+    const name = `${PREFIX}${h.name}`;
+    const bounds = o.buckets[h.set];
+    const at = offsets[i] as number;
+    const values: Sample[] = [];
+    for (const s of series) {
+      const count = s.slots[at + 1] as number;
+      if (!count) continue;
+      const labels = { ...s.labels, ...o.constLabels };
+      let cum = 0;
+      bounds.forEach((le, j) => {
+        cum += s.slots[at + 2 + j] as number;
+        values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: String(le) }, value: cum });
+      });
+      values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: '+Inf' }, value: count });
+      values.push({ metricName: `${name}_sum`, labels, value: s.slots[at] as number });
+      values.push({ metricName: `${name}_count`, labels, value: count });
+    }
+    out.push({ name, help: h.help, type: 'histogram', aggregator: 'sum', values });
+  });
+  return out;
+}
+
+/** nginx's stub_status page → ingress-nginx's nginx_process_connections / _connections_total / _requests_total. */
+export function stubStatusMetrics(text: string, c: ConstLabels): MetricShape[] {
+  const active = /Active connections:\s*(\d+)/.exec(text);
+  const totals = /\n\s*(\d+)\s+(\d+)\s+(\d+)\s*\n/.exec(text);
+  const rw = /Reading:\s*(\d+)\s+Writing:\s*(\d+)\s+Waiting:\s*(\d+)/.exec(text);
+  if (!active || !totals || !rw) return [];
+  const n = (s: string | undefined) => Number(s);
+  return [
+    {
+      name: `${PREFIX}nginx_process_connections`,
+      help: 'current number of client connections with state {active, reading, writing, waiting}',
+      type: 'gauge',
+      aggregator: 'sum',
+      values: [
+        { labels: { ...c, state: 'active' }, value: n(active[1]) },
+        { labels: { ...c, state: 'reading' }, value: n(rw[1]) },
+        { labels: { ...c, state: 'writing' }, value: n(rw[2]) },
+        { labels: { ...c, state: 'waiting' }, value: n(rw[3]) },
+      ],
+    },
+    {
+      name: `${PREFIX}nginx_process_connections_total`,
+      help: 'total number of connections with state {accepted, handled}',
+      type: 'counter',
+      aggregator: 'sum',
+      values: [
+        { labels: { ...c, state: 'accepted' }, value: n(totals[1]) },
+        { labels: { ...c, state: 'handled' }, value: n(totals[2]) },
+      ],
+    },
+    { name: `${PREFIX}nginx_process_requests_total`, help: 'total number of client requests', type: 'counter', aggregator: 'sum', values: [{ labels: { ...c }, value: n(totals[3]) }] },
+  ];
+}
+
+const CLOCK_TICKS = 100;
+const PAGE = 4096;
+
+/** Processes of the nginx whose master is `masterPid` (the master and its workers), from /proc. */
+export function nginxProcesses(masterPid: number, proc = '/proc'): number[] {
+  const pids = [masterPid];
+  for (const d of readdirSync(proc)) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`${proc}/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === masterPid) pids.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** ingress-nginx's process metrics over nginx's processes (cpu_seconds_total is system time, as ingress-nginx's). */
+export function processMetrics(pids: number[], c: ConstLabels, proc = '/proc'): MetricShape[] {
+  let cpu = 0;
+  let rss = 0;
+  let vsize = 0;
+  let read = 0;
+  let write = 0;
+  let oldest = Infinity;
+  let procs = 0;
+  let bootTime = 0;
+  try {
+    bootTime = Number(/\nbtime (\d+)/.exec(readFileSync(`${proc}/stat`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    bootTime = 0;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`${proc}/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // Fields after the name, 0-based from state (field 3): stime = 15th field → index 12; starttime 22 → 19;
+      // vsize 23 → 20; rss 24 → 21.
+      cpu += Number(f[12]) / CLOCK_TICKS;
+      oldest = Math.min(oldest, bootTime + Number(f[19]) / CLOCK_TICKS);
+      vsize += Number(f[20]);
+      rss += Number(f[21]) * PAGE;
+      procs += 1;
+      try {
+        const io = readFileSync(`${proc}/${pid}/io`, 'utf8');
+        read += Number(/read_bytes:\s*(\d+)/.exec(io)?.[1] ?? 0);
+        write += Number(/write_bytes:\s*(\d+)/.exec(io)?.[1] ?? 0);
+      } catch {
+        // /proc/<pid>/io needs the same user or CAP_SYS_PTRACE
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  if (!procs) return [];
+  const g = (name: string, help: string, value: number, type: 'gauge' | 'counter' = 'gauge'): MetricShape => ({ name: `${PREFIX}nginx_process_${name}`, help, type, aggregator: 'sum', values: [{ labels: { ...c }, value }] });
+  return [
+    g('num_procs', 'number of processes', procs),
+    g('cpu_seconds_total', 'Cpu usage in seconds', cpu, 'counter'),
+    g('read_bytes_total', 'number of bytes read', read, 'counter'),
+    g('write_bytes_total', 'number of bytes written', write, 'counter'),
+    g('resident_memory_bytes', 'number of bytes of memory in use', rss),
+    g('virtual_memory_bytes', 'number of bytes of memory in use', vsize),
+    g('oldest_start_time_seconds', 'start time in seconds since 1970/01/01', oldest),
+  ];
+}
+
+const certInfo = new WeakMap<Certificate, { serial: string; issuerOrg: string; issuerCn: string; algorithm: string; serialAttr: string } | null>();
+function parseCert(c: Certificate) {
+  let info = certInfo.get(c);
+  if (info !== undefined) return info;
+  try {
+    const x = new X509Certificate(c.cert);
+    const issuer = Object.fromEntries(x.issuer.split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const alg = x.publicKey.asymmetricKeyType;
+    info = {
+      serial: BigInt(`0x${x.serialNumber}`).toString(10),
+      issuerOrg: issuer.O ?? '',
+      issuerCn: issuer.CN ?? '',
+      algorithm: alg === 'rsa' ? 'RSA' : alg === 'ec' ? 'ECDSA' : alg === 'ed25519' ? 'Ed25519' : (alg ?? '').toUpperCase(),
+      serialAttr: issuer.serialNumber ?? '',
+    };
+  } catch {
+    info = null;
+  }
+  certInfo.set(c, info);
+  return info;
+}
+
+/**
+ * ssl_expire_time_seconds and ssl_certificate_info of the running certificates (host → certificate), with
+ * ingress-nginx's labels: namespace and secret_name of the Secret, class = the controller class, identifier =
+ * "<issuer serialNumber>-<serial>". Expiry is the leader's to report (as ingress-nginx); the info every replica's.
+ */
+export function certificateMetrics(certs: Record<string, Certificate>, controllerClass: string, leader: boolean): MetricShape[] {
+  const expire: Sample[] = [];
+  const info: Sample[] = [];
+  for (const [host, c] of Object.entries(certs)) {
+    const [namespace = '', secretName = ''] = c.source.split('/');
+    const x = parseCert(c);
+    const identifier = x ? `${x.serialAttr}-${x.serial}` : '';
+    const base = { namespace, class: controllerClass, host, secret_name: secretName, identifier };
+    const t = Date.parse(c.notAfter) / 1000;
+    if (leader && Number.isFinite(t) && t > 0) expire.push({ labels: base, value: t });
+    if (x) info.push({ labels: { ...base, issuer_organization: x.issuerOrg, issuer_common_name: x.issuerCn, serial_number: x.serial, public_key_algorithm: x.algorithm }, value: 1 });
+  }
+  return [
+    { name: `${PREFIX}ssl_expire_time_seconds`, help: 'Number of seconds since 1970 to the SSL Certificate expire.', type: 'gauge', aggregator: 'sum', values: expire },
+    { name: `${PREFIX}ssl_certificate_info`, help: 'Hold all labels associated to a certificate', type: 'gauge', aggregator: 'sum', values: info },
+  ];
+}
+
+/** What the collector reads at scrape time. */
+export interface CompatSources {
+  /** GET /portico/metrics and /nginx_status over the configuration socket; null while nginx is not running. */
+  text(path: '/portico/metrics' | '/nginx_status'): Promise<string> | null;
+  masterPid(): number | null;
+  certificates(): Record<string, Certificate>;
+  isLeader(): boolean;
+}
+
+/**
+ * Registers the scrape-time metrics on `registry`: one read of nginx per scrape (memoized for 500 ms: prom-client
+ * asks each metric object separately).
+ */
+export function registerCompatMetrics(registry: Registry, o: RequestMetricsOptions & { enabled: boolean }, src: CompatSources): void {
+  let cached: { at: number; p: Promise<MetricShape[]> } | undefined;
+  const collect = async (): Promise<MetricShape[]> => {
+    const out: MetricShape[] = [];
+    const [dump, status] = await Promise.all([o.enabled ? src.text('/portico/metrics')?.catch(() => null) : null, src.text('/nginx_status')?.catch(() => null)]);
+    if (o.enabled) out.push(...requestMetrics(dump ?? '', o));
+    if (status) out.push(...stubStatusMetrics(status, o.constLabels));
+    const pid = src.masterPid();
+    if (pid) out.push(...processMetrics(nginxProcesses(pid), o.constLabels));
+    out.push(...certificateMetrics(src.certificates(), o.constLabels.controller_class, src.isLeader()));
+    return out;
+  };
+  const all = (): Promise<MetricShape[]> => {
+    const now = Date.now();
+    if (!cached || now - cached.at > 500) cached = { at: now, p: collect() };
+    return cached.p;
+  };
+  const names = [
+    ...(o.enabled ? SOCKET_METRICS.filter((n) => !o.exclude.has(n)).map((n) => `${PREFIX}${n}`) : []),
+    ...['connections', 'connections_total', 'requests_total', 'num_procs', 'cpu_seconds_total', 'read_bytes_total', 'write_bytes_total', 'resident_memory_bytes', 'virtual_memory_bytes', 'oldest_start_time_seconds'].map((n) => `${PREFIX}nginx_process_${n}`),
+    `${PREFIX}ssl_expire_time_seconds`,
+    `${PREFIX}ssl_certificate_info`,
+  ];
+  for (const name of names) {
+    registry.registerMetric({
+      name,
+      get: async () => (await all()).find((m) => m.name === name) ?? { name, help: name, type: 'gauge', aggregator: 'sum', values: [] },
+    } as unknown as Parameters<Registry['registerMetric']>[0]);
+  }
+}
