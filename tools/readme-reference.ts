@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { flagsMarkdown } from '../app/flags.ts';
 import { annotationsMarkdown } from '../reconcilers/annotations/table.ts';
 import { configReferenceMarkdown } from '../reconcilers/model/global-config.ts';
+import { compatMetricsMarkdown } from '../reconcilers/nginx-driver/compat-metrics.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -18,6 +19,7 @@ export const DOCUMENTS: Record<string, Sections> = {
   'docs/reference/flags.md': { flags: flagsMarkdown },
   'docs/reference/configmap.md': { configmap: configReferenceMarkdown },
   'docs/reference/annotations.md': { annotations: annotationsMarkdown },
+  'docs/reference/metrics.md': { metrics: compatMetricsMarkdown },
 };
 
 /** Every generated section, whichever document holds it. */

@@ -29,6 +29,9 @@ const ns = await uniqueNamespace('dp');
 await installPorticoRbac(); // the portico-system namespace and ConfigMap, on a fresh cluster too
 kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=merge', '-p', '{"data":{"worker-processes":"1"}}']);
 const p = await startPortico(39080);
+// The same Portico with per-request metrics off (its own election id, ports and nginx), measured in the same rounds:
+// what the ingress-nginx metrics cost (--enable-metrics, on by default).
+const pOff = await startPortico(39180, ['--enable-metrics=false', '--election-id', 'portico-bench-metrics-off']);
 const dir = mkdtempSync(path.join(tmpdir(), 'portico-dp-'));
 const children: ReturnType<typeof spawn>[] = [];
 // The nginx processes started here must not outlive this run (a killed run left them serving stale backends).
@@ -63,7 +66,8 @@ http { keepalive_requests 1000;
   for (let i = 0; ; i++) {
     const a = await request(p.httpPort, 'bench.test', '/');
     const b = await request(39380, 'bench.test', '/');
-    if (a.status === 200 && a.body === 'ok\n' && b.status === 200) break;
+    const c = await request(pOff.httpPort, 'bench.test', '/');
+    if (a.status === 200 && a.body === 'ok\n' && b.status === 200 && c.status === 200) break;
     if (i > 300) throw new Error(`not ready: portico ${a.status} plain ${b.status}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -74,19 +78,24 @@ http { keepalive_requests 1000;
     const route = { source: `Ingress/${ns}/r${i}`, backendId, sslRedirect: false };
     extra[`r${i}.bench.test`] = { tls: false, rules: [{ path: '/api', match: 'prefix', route }, { path: '/', match: 'prefix', route }] };
   }
-  if (extraHosts) await p.gateway.dynamic.push({ ...emptyDelta(), routes: { upsert: extra, remove: [] } });
+  if (extraHosts) {
+    await p.gateway.dynamic.push({ ...emptyDelta(), routes: { upsert: extra, remove: [] } });
+    await pOff.gateway.dynamic.push({ ...emptyDelta(), routes: { upsert: extra, remove: [] } });
+  }
   const loaded = Object.keys(await p.gateway.dynamic.getRoutes()).length;
   console.log(`[dataplane] router table: ${loaded} hosts`);
   const run = (port: number) => wrk(port, seconds, { Host: 'bench.test' });
   run(p.httpPort); // warm-up
   run(39380);
   run(39381);
+  run(pOff.httpPort);
   type R = WrkResult;
-  const res: { portico: R[]; plain: R[]; plainLog: R[] } = { portico: [], plain: [], plainLog: [] };
+  const res: { portico: R[]; plain: R[]; plainLog: R[]; off: R[] } = { portico: [], plain: [], plainLog: [], off: [] };
   for (let r = 0; r < rounds; r++) {
     res.plain.push(run(39380));
     res.portico.push(run(p.httpPort));
     res.plainLog.push(run(39381));
+    res.off.push(run(pOff.httpPort));
   }
   const avg = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   const show = (name: string, xs: typeof res.plain) =>
@@ -94,6 +103,9 @@ http { keepalive_requests 1000;
   console.log(`[dataplane] ${show('plain nginx', res.plain)}`);
   console.log(`[dataplane] ${show('plain nginx + same access log', res.plainLog)}`);
   console.log(`[dataplane] ${show('portico    ', res.portico)}`);
+  console.log(`[dataplane] ${show('portico, per-request metrics off', res.off)}`);
+  const med = (xs: R[]) => [...xs.map((x) => x.rps)].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  console.log(`[dataplane] per-request metrics on/off: ${(med(res.portico) / med(res.off)).toFixed(3)} of the req/s (median of ${rounds} rounds; mean ${(avg(res.portico.map((x) => x.rps)) / avg(res.off.map((x) => x.rps))).toFixed(3)})`);
   const ratio = (xs: R[]) => (avg(res.portico.map((x) => x.rps)) / avg(xs.map((x) => x.rps))).toFixed(2);
   console.log(`[dataplane] ratio portico/plain: ${ratio(res.plain)} (vs plain with the same access log: ${ratio(res.plainLog)}) — wrk -t1 -c32 -d${seconds}s, 1 nginx worker each, ${rounds} alternated rounds`);
   if (!haveValgrind()) console.log('[dataplane] valgrind not installed: no instruction counts');
@@ -143,6 +155,7 @@ http { keepalive_requests 1000;
   for (const c of children) c.kill('SIGQUIT');
   kubectl(['-n', 'portico-system', 'patch', 'configmap', 'portico', '--type=json', '-p', '[{"op":"remove","path":"/data"}]']);
   await p.stop();
+  await pOff.stop();
   await deleteNamespace(ns);
 }
 process.exit(0);

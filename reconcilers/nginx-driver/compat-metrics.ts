@@ -328,9 +328,43 @@ export function registerCompatMetrics(registry: Registry, o: RequestMetricsOptio
     `${PREFIX}ssl_certificate_info`,
   ];
   for (const name of names) {
+    const row = COMPAT_METRICS.find((r) => `${PREFIX}${r.name}` === name);
     registry.registerMetric({
       name,
-      get: async () => (await all()).find((m) => m.name === name) ?? { name, help: name, type: 'gauge', aggregator: 'sum', values: [] },
+      get: async () => (await all()).find((m) => m.name === name) ?? { name, help: row?.help ?? name, type: row?.type ?? 'gauge', aggregator: 'sum', values: [] },
     } as unknown as Parameters<Registry['registerMetric']>[0]);
   }
+}
+
+const REQ = 'status, method, path, namespace, ingress, service, canary, host';
+const CONST = 'controller_namespace, controller_class, controller_pod';
+/** Every ingress-nginx metric Portico serves: the reference table (docs/reference/metrics.md is generated from it). */
+export const COMPAT_METRICS: readonly { name: string; type: 'counter' | 'gauge' | 'histogram'; labels: string; help: string; source: string }[] = [
+  { name: 'requests', type: 'counter', labels: REQ, help: 'The total number of client requests', source: 'nginx log phase (metrics.lua), per route' },
+  ...REQUEST_HISTOGRAMS.map((h) => ({ name: h.name, type: 'histogram' as const, labels: REQ, help: h.help, source: `nginx log phase; --${h.set}-buckets` })),
+  { name: 'nginx_process_connections', type: 'gauge', labels: 'state', help: 'current number of client connections with state {active, reading, writing, waiting}', source: 'nginx stub_status' },
+  { name: 'nginx_process_connections_total', type: 'counter', labels: 'state', help: 'total number of connections with state {accepted, handled}', source: 'nginx stub_status' },
+  { name: 'nginx_process_requests_total', type: 'counter', labels: '', help: 'total number of client requests', source: 'nginx stub_status' },
+  { name: 'nginx_process_num_procs', type: 'gauge', labels: '', help: 'number of processes', source: '/proc (nginx master and workers)' },
+  { name: 'nginx_process_cpu_seconds_total', type: 'counter', labels: '', help: 'Cpu usage in seconds', source: '/proc: system time, as ingress-nginx' },
+  { name: 'nginx_process_read_bytes_total', type: 'counter', labels: '', help: 'number of bytes read', source: '/proc/<pid>/io' },
+  { name: 'nginx_process_write_bytes_total', type: 'counter', labels: '', help: 'number of bytes written', source: '/proc/<pid>/io' },
+  { name: 'nginx_process_resident_memory_bytes', type: 'gauge', labels: '', help: 'number of bytes of memory in use', source: '/proc' },
+  { name: 'nginx_process_virtual_memory_bytes', type: 'gauge', labels: '', help: 'number of bytes of memory in use', source: '/proc' },
+  { name: 'nginx_process_oldest_start_time_seconds', type: 'gauge', labels: '', help: 'start time in seconds since 1970/01/01', source: '/proc' },
+  { name: 'ssl_expire_time_seconds', type: 'gauge', labels: 'namespace, class, host, secret_name, identifier (no controller_* labels)', help: 'Number of seconds since 1970 to the SSL Certificate expire.', source: 'running certificates; leader only' },
+  { name: 'ssl_certificate_info', type: 'gauge', labels: 'namespace, class, host, secret_name, identifier, issuer_organization, issuer_common_name, serial_number, public_key_algorithm (no controller_* labels)', help: 'Hold all labels associated to a certificate', source: 'running certificates' },
+  { name: 'success', type: 'counter', labels: '', help: 'Cumulative number of Ingress controller reload operations', source: 'nginx reloads (data-only updates are not reloads)' },
+  { name: 'errors', type: 'counter', labels: '', help: 'Cumulative number of Ingress controller errors during reload operations', source: 'failed reloads (nginx -t or not confirmed)' },
+  { name: 'config_hash', type: 'gauge', labels: '', help: 'Running configuration hash actually running', source: 'first 48 bits of the running nginx.conf checksum; 0 after a failed reload' },
+  { name: 'config_last_reload_successful', type: 'gauge', labels: '', help: 'Whether the last configuration reload attempt was successful', source: 'reloads' },
+  { name: 'config_last_reload_successful_timestamp_seconds', type: 'gauge', labels: '', help: 'Timestamp of the last successful configuration reload.', source: 'reloads' },
+  { name: 'build_info', type: 'gauge', labels: 'release, build, repository', help: "A metric with a constant '1' labeled with information about the build.", source: 'package version' },
+  { name: 'leader_election_status', type: 'gauge', labels: 'name', help: "Gauge reporting status of the leader election, 0 indicates follower, 1 indicates leader. 'name' is the string used to identify the lease", source: '--election-id' },
+];
+
+/** The metric table of docs/reference/metrics.md. */
+export function compatMetricsMarkdown(): string {
+  const rows = COMPAT_METRICS.map((m) => `| \`${PREFIX}${m.name}\` | ${m.type} | ${m.labels ? `${m.labels}${m.labels.includes('no controller_') ? '' : `, ${CONST}`}` : CONST} | ${m.source} |`);
+  return ['| metric | type | labels | from |', '|---|---|---|---|', ...rows].join('\n');
 }
