@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything a fresh Debian bookworm machine lacks to run and test Portico:
 #   - Debian packages: nginx + Lua module and libraries, ModSecurity (connector module, libmodsecurity3, OWASP CRS),
-#     luajit2 (Lua unit tests), wrk (benchmarks), openssl, iproute2 (network namespaces for test backends);
+#     luajit2 (Lua unit tests), wrk (benchmarks), openssl, iproute2 (network namespaces for test backends), prometheus (the
+#     dashboards e2e suite runs its own);
 #   - npm packages, including Node 24 itself (the registry's `node` package → node_modules/.bin/node);
 #   - the control-plane binaries (etcd, kube-apiserver, kube-controller-manager) built from Go modules and cached.
 # Idempotent: each step is skipped when already satisfied.
@@ -12,6 +13,7 @@ PKGS=(nginx-light libnginx-mod-http-lua libnginx-mod-stream lua-resty-core lua-r
   runc containernetworking-plugins iptables conntrack) # the real node (e2e/node); iptables also guards the apiserver
 PKGS+=(libnginx-mod-http-modsecurity modsecurity-crs) # ModSecurity (enable-modsecurity) and the OWASP Core Rule Set
 PKGS+=(mmdebstrap umoci skopeo) # container images (make image / make images, image/)
+PKGS+=(prometheus) # e2e/dashboards.e2e.test.ts runs its own Prometheus against Portico
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -23,6 +25,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The Debian package starts a system nginx on port 80 where an init system exists; Portico runs its own.
   $SUDO service nginx stop >/dev/null 2>&1 || true
+  # Likewise Prometheus (port 9090): the dashboards suite starts its own, with its own configuration and storage.
+  $SUDO service prometheus stop >/dev/null 2>&1 || true
 fi
 
 if [[ ! -x node_modules/.bin/node ]] || ! node_modules/.bin/node -e 'process.exit(process.versions.node.split(".")[0]==="24"?0:1)'; then
