@@ -21,7 +21,9 @@
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress, NormalizedRoute } from '../model/types.ts';
-import { claimsOfIngress, claimsOfRoute, translate, type TranslateOptions } from '../translate/translate.ts';
+import { translate, type TranslateOptions } from '../translate/translate.ts';
+import { claimsOfIngress } from './ingress/processor.ts';
+import { claimsOfRoute } from './route/processor.ts';
 
 export interface Verdict {
   allowed: boolean;

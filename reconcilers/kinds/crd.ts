@@ -22,6 +22,8 @@ export interface CrdKindSpec extends CrdSpec {
   review?: (record: CrdMeta, snap: ModelSnapshot, o: TranslateOptions) => Verdict;
   /** See KindDescriptor.statusFollows. */
   statusFollows?: KindDescriptor['statusFollows'];
+  /** See KindDescriptor.processor (kinds whose objects claim paths). */
+  processor?: KindDescriptor['processor'];
 }
 
 const CRD_STAGE = 1;
@@ -43,6 +45,7 @@ export function crdKind(spec: CrdKindSpec): KindDescriptor {
     conditions: spec.conditions,
     reportsProgrammed: !!spec.programmed,
     ...(spec.statusFollows ? { statusFollows: spec.statusFollows } : {}),
+    ...(spec.processor ? { processor: spec.processor } : {}),
     secretsRead(model, key) {
       const rec = model.crd(kind, key);
       const list = rec ? crdSecretsOf(kind, rec) : [];

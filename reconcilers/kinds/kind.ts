@@ -8,7 +8,7 @@ import type { ResourceType } from '../../operator/kube/resources.ts';
 import type { Manager } from '../../operator/manager.ts';
 import type { ConfigMapReader, SecretReader } from '../annotations/plugins.ts';
 import type { Change, ChangeKind, Model, ModelSnapshot } from '../model/model.ts';
-import type { IngressStatus, TranslateOptions } from '../translate/translate.ts';
+import type { ClaimProcessor, IngressStatus, TranslateOptions } from '../translate/translate.ts';
 import type { Verdict } from './admission.ts';
 
 /** Which Ingresses and Routes are Portico's (flags --controller-class, --ingress-class, --watch-ingress-without-class). */
@@ -108,6 +108,8 @@ export interface KindDescriptor {
   reportsProgrammed?: boolean;
   /** Status refs to recompute when another kind's record changes (an Upstream's ResolvedRefs follows its Service). */
   statusFollows?(change: Change, model: Model): string[];
+  /** How its objects claim paths in the translation (kinds/processors.ts lists the same processors, in registry order). */
+  processor?: ClaimProcessor;
   /** Validating admission of this kind (the webhook). */
   admission?(obj: KubeObject, snap: ModelSnapshot, o: TranslateOptions, now: Date): Verdict;
 }

@@ -7,6 +7,7 @@ import { Resources } from '../../resources.ts';
 import { ingressKeyOf, ingressRef } from '../../translate/translate.ts';
 import type { KindDescriptor } from '../kind.ts';
 import { reviewIngress } from './admission.ts';
+import { ingressProcessor } from './processor.ts';
 import { IngressReconciler } from './reconciler.ts';
 import { StatusReconciler } from './status.ts';
 
@@ -31,6 +32,7 @@ export const ingress: KindDescriptor = {
     const ing = model.ingress(key);
     return ing ? configMapsOf(ing) : [];
   },
+  processor: ingressProcessor,
   admission: (obj, snap, o, now) => reviewIngress(obj, snap, o, now),
   wire(ctx) {
     const informer = ctx.m.informer<KubeObject>(Resources.Ingress, { stage: STAGE, ...ctx.o.watched });

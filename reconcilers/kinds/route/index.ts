@@ -4,6 +4,7 @@ import { Resources } from '../../resources.ts';
 import { crdKind } from '../crd.ts';
 import { reviewRoute } from './admission.ts';
 import { normalizeRoute } from './normalize.ts';
+import { routeProcessor } from './processor.ts';
 import { routeConditions } from './status.ts';
 
 /** The class a Route asks for (spec.ingressClassName), read before any validation. */
@@ -21,4 +22,5 @@ export const route = crdKind({
   programmed: true,
   tlsSecrets: true,
   review: reviewRoute,
+  processor: routeProcessor,
 });
