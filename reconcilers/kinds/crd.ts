@@ -2,7 +2,7 @@
 // conditions, admission). Everything else is the same for every CRD of Portico's: listed with the Ingresses
 // (stage 1, so the Secrets they read are known to be referenced before Secrets are listed), one controller named
 // after the kind, list/watch and a status patch in the ClusterRole, reviewed by the webhook.
-import { crdSecretsOf, type CrdKind, type ModelSnapshot } from '../model/model.ts';
+import type { CrdKind, ModelSnapshot } from '../model/model.ts';
 import type { CrdMeta } from '../model/types.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { ResourceType } from '../../operator/kube/resources.ts';
@@ -47,8 +47,7 @@ export function crdKind(spec: CrdKindSpec): KindDescriptor {
     ...(spec.statusFollows ? { statusFollows: spec.statusFollows } : {}),
     ...(spec.processor ? { processor: spec.processor } : {}),
     secretsRead(model, key) {
-      const rec = model.crd(kind, key);
-      const list = rec ? crdSecretsOf(kind, rec) : [];
+      const list = [...model.readsOf(`${kind}/${key}`).secrets];
       return spec.tlsSecrets ? { tls: list, other: [] } : { tls: [], other: list };
     },
     wire(ctx) {

@@ -16,7 +16,7 @@
 // quarter of all Ingresses, where the full one is as cheap, and so does a closure that Portico's own objects
 // (Routes, Plugins, Upstreams) reach (see clearOfCrds).
 import type { Backend, Certificate, ClientAuth, GatewayConfig, HostRoutes, Profile } from '../config/types.ts';
-import { addIdx as add, delIdx as del, type ModelSnapshot } from '../model/model.ts';
+import { addIdx as add, delIdx as del, recordsOf, type CrdViews, type ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress } from '../model/types.ts';
 import { ingressReach } from '../kinds/ingress/processor.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
@@ -98,7 +98,8 @@ export class IncrementalTranslator {
     // The ConfigMap's global external authentication adds a plugin and an auth backend to every Ingress: the full
     // translation keeps those (the merge of a scoped one keeps the previous plugins).
     if (snap.global.globalAuthUrl) return false;
-    if (!snap.routes.size && !snap.plugins.size && !snap.upstreams.size && !snap.consumers.size && !this.withPlugins.size && ![...c.ingresses].some((k) => hasPlugins(snap.ingresses.get(k)))) return true;
+    const noCrds = Object.values(snap.crds).every((m) => !m?.size);
+    if (noCrds && !this.withPlugins.size && ![...c.ingresses].some((k) => hasPlugins(snap.ingresses.get(k)))) return true;
     for (const k of c.ingresses) if (this.withPlugins.has(k) || hasPlugins(snap.ingresses.get(k))) return false;
     // Objects of the other kinds with paths (Routes): none may claim a host or serve a backend of the closure.
     for (const p of PROCESSORS) {
@@ -108,8 +109,9 @@ export class IncrementalTranslator {
         if (r.hosts.some((h) => c.hosts.has(h)) || r.backends.some((b) => c.backends.has(b))) return false;
       }
     }
-    if (snap.upstreams.size) {
-      const tuned = new Set([...snap.upstreams.values()].map((u) => u.serviceKey));
+    const upstreams = recordsOf(snap, 'Upstream');
+    if (upstreams.size) {
+      const tuned = new Set([...upstreams.values()].map((u) => u.serviceKey));
       // Backend ids are "<namespace>_<service>_<port>"; Kubernetes names never contain "_".
       for (const b of c.backends) {
         const [ns, svc] = b.split('_');
@@ -253,8 +255,11 @@ export class IncrementalTranslator {
       const rj = snap.rejected.get(k);
       if (rj) rejected.set(k, rj);
     }
-    // Routes are left out: none touches the closure (clearOfCrds), and the previous result holds theirs.
-    const part = translate({ ...snap, ingresses, rejected, routes: new Map() }, o, this.memo);
+    // The other kinds' objects with paths (Routes) are left out: none touches the closure (clearOfCrds), and the
+    // previous result holds theirs. (A processor's records are the model's records of its kind.)
+    const crds: { [kind: string]: ReadonlyMap<string, unknown> | undefined } = { ...snap.crds };
+    for (const p of PROCESSORS) if (p.kind !== 'Ingress') crds[p.kind] = new Map();
+    const part = translate({ ...snap, ingresses, rejected, crds: crds as CrdViews }, o, this.memo);
     this.stats.scoped++;
     this.stats.lastTranslated = ingresses.size;
 

@@ -2,6 +2,7 @@
 // ClaimProcessor) — every host × rule × match is a claim with its conditions and priority; its route has the rule's
 // timeouts, retries, weighted split and websocket setting. Part of the pure translation (tools/imports.ts).
 import type { Route } from '../../config/types.ts';
+import { recordsOf } from '../../model/model.ts';
 import type { IngressClassInfo, NormalizedRoute, NormalizedUpstream, RouteMatchN, RouteRuleN, ServiceBackendRef } from '../../model/types.ts';
 import { isIngressServed, routeRef } from '../../translate/objects.ts';
 import { backendIdOf } from '../../translate/claims.ts';
@@ -66,7 +67,7 @@ const rtOf = (ow: Owner): NormalizedRoute => ow.record as NormalizedRoute;
 export const routeProcessor: ClaimProcessor = {
   kind: 'Route',
   admit,
-  records: (snap) => snap.routes.values(),
+  records: (snap) => recordsOf(snap, 'Route').values(),
   reach: (rec) => routeReach(rec as NormalizedRoute),
   claims: (ow) => claimsOfRoute(rtOf(ow)),
   tls: (ow) => rtOf(ow).tls,
@@ -78,7 +79,7 @@ export const routeProcessor: ClaimProcessor = {
 /** Whether each Route is served (its class). */
 function admit(d: Draft, classes: ReadonlyMap<string, IngressClassInfo>): void {
   const { snap, o, status, owners } = d;
-  for (const rt of snap.routes.values()) {
+  for (const rt of recordsOf(snap, 'Route').values()) {
     const s = isIngressServed({ className: rt.className, classFromAnnotation: false }, classes, o);
     const ref = routeRef(rt.key);
     status.set(ref, { served: s, programmed: false, problems: [] });

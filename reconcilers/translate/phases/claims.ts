@@ -1,5 +1,6 @@
 // The claims phase: every path of every served object on its host; the oldest claim on host + path wins.
 import type { PathMatch } from '../../config/types.ts';
+import { recordsOf } from '../../model/model.ts';
 import { hostOrder, type PathClaim } from '../claims.ts';
 import { globalIpLists, PLUGIN_RANK } from '../plugin-instances.ts';
 import { type Draft, describe, type KindClaim, type Owner } from '../draft.ts';
@@ -68,7 +69,7 @@ function pluginsOfClaim(d: Draft, kc: KindClaim, owner: Owner): { reasons: strin
   const pl = pluginsFor(d, owner.ns, names);
   if (pl.closed) {
     reasons.push(pl.closed);
-    for (const n of names) if (!snap.plugins.get(`${owner.ns}/${n}`)?.instance) unresolved(owner.ref, `Plugin ${n}`);
+    for (const n of names) if (!recordsOf(snap, 'Plugin').get(`${owner.ns}/${n}`)?.instance) unresolved(owner.ref, `Plugin ${n}`);
   }
   let pluginIds = pl.ids;
   const gip = globalIpLists(snap.global, proc.annotations?.(owner));
