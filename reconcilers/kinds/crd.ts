@@ -27,6 +27,8 @@ export interface CrdKindSpec extends CrdSpec {
 }
 
 const CRD_STAGE = 1;
+/** Portico's CRs are reviewed by one webhook (every object: Portico's API, whatever the class). */
+const CRD_WEBHOOK = { name: 'crds.portico.dev' };
 
 export function crdKind(spec: CrdKindSpec): KindDescriptor {
   const kind: CrdKind = spec.kind;
@@ -59,6 +61,7 @@ export function crdKind(spec: CrdKindSpec): KindDescriptor {
       if (spec.classOf) controller.watch(ctx.informerOf('IngressClass'), () => informer.store.keys());
       return { informer, controller };
     },
+    webhook: CRD_WEBHOOK,
     admission(obj, snap, o, now) {
       if (spec.classOf && !isIngressServed({ className: spec.classOf(obj), classFromAnnotation: false }, snap.classes, o)) return { allowed: true, warnings: [] };
       const n = spec.normalize(stamp(obj, now), NOTHING_READ);
