@@ -31,6 +31,10 @@ crds: ## regenerate crds/*.yaml from the zod schemas
 rbac: ## regenerate the ClusterRole of kustomize/rbac.yaml from the kind registry (reconcilers/kinds/)
 	$(NODE) reconcilers/kinds/rbac.ts
 
+.PHONY: webhook
+webhook: ## regenerate the ValidatingWebhookConfiguration of kustomize/webhook.yaml from the kind registry
+	$(NODE) reconcilers/kinds/webhook.ts
+
 .PHONY: cluster-up cluster-down build-controlplane
 build-controlplane: ## build (once) etcd, kube-apiserver, kube-controller-manager from Go modules
 	bash e2e/controlplane/build.sh

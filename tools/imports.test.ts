@@ -72,3 +72,11 @@ test('cycles and layers on a small graph', () => {
     ['operator/a.test.ts → app/b.ts', 'reconcilers/model/a.ts → reconcilers/nginx-driver/b.ts'],
   );
 });
+
+test('a kind folder\'s claim processor is of the translation layer; the rest of the folder is not', () => {
+  assert.equal(layerOf('reconcilers/kinds/ingress/processor.ts'), layerOf('reconcilers/translate/translate.ts'));
+  assert.equal(layerOf('reconcilers/kinds/processors.ts'), layerOf('reconcilers/translate/translate.ts'));
+  assert.equal(layerOf('reconcilers/kinds/ingress/index.ts'), 6);
+  assert.equal(layerOf('reconcilers/kinds/ingress/sub/processor.ts'), 6);
+  assert.equal(layerOf('reconcilers/kinds/processor.ts'), 6);
+});

@@ -13,8 +13,9 @@ import { fileURLToPath } from 'node:url';
 export const ROOTS = ['operator', 'crds', 'reconcilers', 'app'] as const;
 
 /**
- * Layers, lowest first: a file may import its own layer and lower ones. A layer is the longest matching folder
- * prefix; files directly in reconcilers/ (the reconcilers themselves) are the `reconcilers/` layer.
+ * Layers, lowest first: a file may import its own layer and lower ones. A layer is the longest matching prefix (a
+ * `*` stands for one folder name); files directly in reconcilers/ (the reconcilers themselves) are the
+ * `reconcilers/` layer.
  */
 export const LAYERS: readonly { prefix: string; rank: number }[] = [
   { prefix: 'operator/', rank: 0 },
@@ -26,6 +27,10 @@ export const LAYERS: readonly { prefix: string; rank: number }[] = [
   { prefix: 'reconcilers/translate/', rank: 5 },
   { prefix: 'reconcilers/nginx-driver/', rank: 6 },
   { prefix: 'reconcilers/crds/', rank: 6 },
+  // A kind folder is a vertical slice: its claim processor (and the list of them) is part of the pure translation,
+  // so it may import only what the translation may (never the kind's reconciler, the gateway or app/).
+  { prefix: 'reconcilers/kinds/*/processor.ts', rank: 5 },
+  { prefix: 'reconcilers/kinds/processors.ts', rank: 5 },
   { prefix: 'reconcilers/kinds/', rank: 6 },
   { prefix: 'reconcilers/', rank: 6 },
   { prefix: 'app/', rank: 7 },
@@ -153,9 +158,26 @@ export function cycles(files: readonly string[], imports: readonly Import[]): st
   return out.sort((a, b) => (a[0] as string).localeCompare(b[0] as string));
 }
 
+/** Whether `file` starts with a LAYERS prefix (`*`: any one folder name). */
+function underPrefix(file: string, prefix: string): boolean {
+  if (!prefix.includes('*')) return file.startsWith(prefix);
+  const parts = prefix.split('*');
+  let at = 0;
+  for (const [i, part] of parts.entries()) {
+    if (i > 0) {
+      const slash = file.indexOf('/', at);
+      if (slash <= at) return false;
+      at = slash;
+    }
+    if (!file.startsWith(part, at)) return false;
+    at += part.length;
+  }
+  return true;
+}
+
 export function layerOf(file: string): number | undefined {
   let best: { prefix: string; rank: number } | undefined;
-  for (const l of LAYERS) if (file.startsWith(l.prefix) && (!best || l.prefix.length > best.prefix.length)) best = l;
+  for (const l of LAYERS) if (underPrefix(file, l.prefix) && (!best || l.prefix.length > best.prefix.length)) best = l;
   return best?.rank;
 }
 

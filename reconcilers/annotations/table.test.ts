@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { accessControlKind } from './access-control.ts';
@@ -310,11 +310,16 @@ test('affinity cookie attributes refuse anything that could end an attribute or 
 });
 
 test('every supported or difference row is consumed by the code that applies it', () => {
-  // The translation is split over reconcilers/translate/ (translate.ts, draft.ts, phases/...): every module of it.
+  // The translation is split over reconcilers/translate/ (translate.ts, draft.ts, phases/...) and the kinds' claim
+  // processors (reconcilers/kinds/<kind>/processor.ts): every module of it.
   const translation = readdirSync(path.join(root, 'reconcilers/translate'), { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('test-helpers'))
     .sort()
     .map((f) => `reconcilers/translate/${f}`);
+  const processors = readdirSync(path.join(root, 'reconcilers/kinds'), { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(path.join(root, 'reconcilers/kinds', e.name, 'processor.ts')))
+    .map((e) => `reconcilers/kinds/${e.name}/processor.ts`)
+    .sort();
   // The group modules (annotations/groups/) apply their annotations: read without their rows, which name them all.
   const groups = readdirSync(path.join(root, 'reconcilers/annotations/groups'))
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
@@ -323,6 +328,7 @@ test('every supported or difference row is consumed by the code that applies it'
   const withoutRows = (src: string) => src.replace(/^export const rows = \{\n[\s\S]*?\n\};\n/m, '');
   const consumers = [
     ...translation,
+    ...processors,
     ...groups,
     'reconcilers/annotations/plugins.ts',
     'reconcilers/annotations/auth-tls.ts',

@@ -19,9 +19,11 @@
 // controller, which fails closed and reports it with Events on the object in its own namespace. The translation
 // runs over the model without its TLS material, and its findings about the object's Secrets are left out.
 import type { KubeObject } from '../../operator/kube/object.ts';
-import type { ModelSnapshot } from '../model/model.ts';
+import { recordsOf, type ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress, NormalizedRoute } from '../model/types.ts';
-import { claimsOfIngress, claimsOfRoute, translate, type TranslateOptions } from '../translate/translate.ts';
+import { translate, type TranslateOptions } from '../translate/translate.ts';
+import { claimsOfIngress } from './ingress/processor.ts';
+import { claimsOfRoute } from './route/processor.ts';
 
 export interface Verdict {
   allowed: boolean;
@@ -51,14 +53,14 @@ export function around(snap: ModelSnapshot, hosts: Set<string>, replace: { ingre
     if ([...c.paths, ...c.defaults].some((p) => hosts.has(p.host)) || ing.tls.some((t) => t.hosts.some((h) => hosts.has(h)))) ingresses.set(k, ing);
   }
   const routes = new Map<string, NormalizedRoute>();
-  for (const [k, rt] of snap.routes) {
+  for (const [k, rt] of recordsOf(snap, 'Route')) {
     if (k === replace.dropKey && replace.route) continue;
     if (claimsOfRoute(rt).some((c) => hosts.has(c.pc.host))) routes.set(k, rt);
   }
   if (replace.ingress) ingresses.set(replace.ingress.key, replace.ingress);
   if (replace.route) routes.set(replace.route.key, replace.route);
   // No TLS material: the translation must not tell the caller anything about a Secret.
-  return { ...snap, ingresses, routes, rejected: new Map(), rejectedCrds: new Map(), secrets: new Map(), defaultCertificate: null };
+  return { ...snap, ingresses, crds: { ...snap.crds, Route: routes }, rejected: new Map(), rejectedCrds: new Map(), secrets: new Map(), defaultCertificate: null };
 }
 
 /** Conflicts and reference problems the translation reports about `ref`, as admission warnings (none about Secrets). */

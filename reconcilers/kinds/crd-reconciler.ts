@@ -5,7 +5,7 @@
 import type { Reconciler, ReconcileContext } from '../../operator/controller.ts';
 import type { Informer } from '../../operator/informer.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
-import type { CrdKind, Model } from '../model/model.ts';
+import type { CrdKind, Model, RecordReads } from '../model/model.ts';
 import { isIngressServed } from '../translate/translate.ts';
 import type { ClassOptions } from './kind.ts';
 import type { CrdResult, SecretLookup } from './crd-normalize.ts';
@@ -20,6 +20,11 @@ export interface CrdSpec {
   normalize: Normalizer;
   /** The class an object asks for, for kinds that have one (Routes): objects of another class are dropped first. */
   classOf?: (obj: KubeObject) => string | null;
+  /**
+   * What a record reads (its Secrets), stored with it in the model: a change of such a Secret reaches the record
+   * (kind.ts secretsRead), and the Secret's data is kept while something reads it.
+   */
+  reads?: (record: CrdMeta) => RecordReads;
   /** A problem of an accepted record worth a Warning Event (once per generation). */
   problem?: (record: CrdMeta) => { reason: string; message: string } | null;
 }
@@ -55,7 +60,7 @@ export class CrdReconciler implements Reconciler {
       return;
     }
     const r = this.spec.normalize(obj, this.secrets);
-    if (r.ok) this.model.setCrd(this.kind, r.record as never);
+    if (r.ok) this.model.setCrd(this.kind, r.record as never, this.spec.reads?.(r.record));
     else this.model.rejectCrd(this.kind, { key, generation: obj.metadata.generation ?? 0, reason: r.reason });
     // `kubectl get events` explains why an object is not (fully) used, once per generation and problem.
     let problem: { reason: string; message: string } | null = null;

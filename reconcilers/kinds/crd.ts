@@ -2,7 +2,7 @@
 // conditions, admission). Everything else is the same for every CRD of Portico's: listed with the Ingresses
 // (stage 1, so the Secrets they read are known to be referenced before Secrets are listed), one controller named
 // after the kind, list/watch and a status patch in the ClusterRole, reviewed by the webhook.
-import { crdSecretsOf, type CrdKind, type ModelSnapshot } from '../model/model.ts';
+import type { CrdKind, ModelSnapshot } from '../model/model.ts';
 import type { CrdMeta } from '../model/types.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { ResourceType } from '../../operator/kube/resources.ts';
@@ -22,9 +22,13 @@ export interface CrdKindSpec extends CrdSpec {
   review?: (record: CrdMeta, snap: ModelSnapshot, o: TranslateOptions) => Verdict;
   /** See KindDescriptor.statusFollows. */
   statusFollows?: KindDescriptor['statusFollows'];
+  /** See KindDescriptor.processor (kinds whose objects claim paths). */
+  processor?: KindDescriptor['processor'];
 }
 
 const CRD_STAGE = 1;
+/** Portico's CRs are reviewed by one webhook (every object: Portico's API, whatever the class). */
+const CRD_WEBHOOK = { name: 'crds.portico.dev' };
 
 export function crdKind(spec: CrdKindSpec): KindDescriptor {
   const kind: CrdKind = spec.kind;
@@ -43,9 +47,9 @@ export function crdKind(spec: CrdKindSpec): KindDescriptor {
     conditions: spec.conditions,
     reportsProgrammed: !!spec.programmed,
     ...(spec.statusFollows ? { statusFollows: spec.statusFollows } : {}),
+    ...(spec.processor ? { processor: spec.processor } : {}),
     secretsRead(model, key) {
-      const rec = model.crd(kind, key);
-      const list = rec ? crdSecretsOf(kind, rec) : [];
+      const list = [...model.readsOf(`${kind}/${key}`).secrets];
       return spec.tlsSecrets ? { tls: list, other: [] } : { tls: [], other: list };
     },
     wire(ctx) {
@@ -57,6 +61,7 @@ export function crdKind(spec: CrdKindSpec): KindDescriptor {
       if (spec.classOf) controller.watch(ctx.informerOf('IngressClass'), () => informer.store.keys());
       return { informer, controller };
     },
+    webhook: CRD_WEBHOOK,
     admission(obj, snap, o, now) {
       if (spec.classOf && !isIngressServed({ className: spec.classOf(obj), classFromAnnotation: false }, snap.classes, o)) return { allowed: true, warnings: [] };
       const n = spec.normalize(stamp(obj, now), NOTHING_READ);

@@ -1,6 +1,6 @@
 // What a kind declares about itself (a kind is a folder: reconcilers/kinds/<kind>/), and what app/setup.ts hands a
-// kind when it wires it. The registry (registry.ts) lists every kind once; setup, the admission webhook and the
-// ClusterRole (rbac.ts → kustomize/rbac.yaml) iterate it.
+// kind when it wires it. The registry (registry.ts) lists every kind once; setup, the admission webhook, its
+// configuration (webhook.ts → kustomize/webhook.yaml) and the ClusterRole (rbac.ts → kustomize/rbac.yaml) iterate it.
 import type { Controller } from '../../operator/controller.ts';
 import type { Informer } from '../../operator/informer.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
@@ -8,7 +8,7 @@ import type { ResourceType } from '../../operator/kube/resources.ts';
 import type { Manager } from '../../operator/manager.ts';
 import type { ConfigMapReader, SecretReader } from '../annotations/plugins.ts';
 import type { Change, ChangeKind, Model, ModelSnapshot } from '../model/model.ts';
-import type { IngressStatus, TranslateOptions } from '../translate/translate.ts';
+import type { ClaimProcessor, IngressStatus, TranslateOptions } from '../translate/translate.ts';
 import type { Verdict } from './admission.ts';
 
 /** Which Ingresses and Routes are Portico's (flags --controller-class, --ingress-class, --watch-ingress-without-class). */
@@ -27,6 +27,19 @@ export interface RbacRule {
   subresource?: string;
   verbs: readonly Verb[];
   /** Why Portico needs it: a comment above the rule in kustomize/rbac.yaml. */
+  why?: string;
+}
+
+/**
+ * The webhook of Portico's ValidatingWebhookConfiguration that sends a kind's objects to the admission review
+ * (kustomize/webhook.yaml is generated from it: webhook.ts, `make webhook`).
+ */
+export interface WebhookSpec {
+  /** The webhook's name: kinds that name the same one are reviewed by it together (one rule per API group). */
+  name: string;
+  /** CEL conditions an object must meet to be sent (kinds sharing a webhook must share them). */
+  matchConditions?: readonly { name: string; /** The expression, as the lines of a folded YAML scalar. */ expression: readonly string[] }[];
+  /** Why the webhook is as it is: a comment above it in kustomize/webhook.yaml. */
   why?: string;
 }
 
@@ -108,8 +121,12 @@ export interface KindDescriptor {
   reportsProgrammed?: boolean;
   /** Status refs to recompute when another kind's record changes (an Upstream's ResolvedRefs follows its Service). */
   statusFollows?(change: Change, model: Model): string[];
+  /** How its objects claim paths in the translation (kinds/processors.ts lists the same processors, in registry order). */
+  processor?: ClaimProcessor;
   /** Validating admission of this kind (the webhook). */
   admission?(obj: KubeObject, snap: ModelSnapshot, o: TranslateOptions, now: Date): Verdict;
+  /** The webhook that sends its objects to that review (every kind with an admission names one). */
+  webhook?: WebhookSpec;
 }
 
 export type DesiredCondition = { type: 'Accepted' | 'ResolvedRefs' | 'Programmed'; status: 'True' | 'False' | 'Unknown'; reason: string; message: string };

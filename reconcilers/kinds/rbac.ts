@@ -4,14 +4,13 @@
 //
 //   node reconcilers/kinds/rbac.ts           rewrites the ClusterRole in kustomize/rbac.yaml (`make rbac`)
 //   node reconcilers/kinds/rbac.ts --check   writes nothing; exits 1 when the file differs (a unit test checks it too)
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { FrameworkResources } from '../../operator/kube/resources.ts';
 import type { KindDescriptor, RbacRule } from './kind.ts';
+import { isMain, kustomizeFile, replaceFirstDocument, runGenerator } from './kustomize-doc.ts';
 import { KINDS } from './registry.ts';
 
-export const RBAC_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../kustomize/rbac.yaml');
+export const RBAC_FILE = kustomizeFile('rbac.yaml');
 
 /** What the framework itself needs (operator/events.ts): Events, folded into series. */
 const FRAMEWORK_RULES: readonly RbacRule[] = [
@@ -61,13 +60,9 @@ export function renderClusterRole(kinds: readonly KindDescriptor[] = KINDS): str
   return `${out.join('\n')}\n`;
 }
 
-const SEPARATOR = '\n---\n';
-
 /** kustomize/rbac.yaml with its first document (the ClusterRole) replaced by the generated one. */
 export function renderRbacFile(current: string, kinds: readonly KindDescriptor[] = KINDS): string {
-  const at = current.indexOf(SEPARATOR);
-  if (at < 0) throw new Error('kustomize/rbac.yaml: expected the ClusterRole, then "---" and the hand-written documents');
-  return renderClusterRole(kinds) + current.slice(at + 1);
+  return replaceFirstDocument(current, renderClusterRole(kinds), RBAC_FILE);
 }
 
 export function rbacDrifted(file = RBAC_FILE): boolean {
@@ -75,14 +70,4 @@ export function rbacDrifted(file = RBAC_FILE): boolean {
   return renderRbacFile(current) !== current;
 }
 
-function main(argv: string[]): number {
-  if (argv.includes('--check')) {
-    if (!rbacDrifted()) return 0;
-    process.stderr.write('kustomize/rbac.yaml differs from what the kind registry generates: run `make rbac`\n');
-    return 1;
-  }
-  writeFileSync(RBAC_FILE, renderRbacFile(readFileSync(RBAC_FILE, 'utf8')));
-  return 0;
-}
-
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = main(process.argv.slice(2));
+if (isMain(import.meta.url)) process.exitCode = runGenerator(process.argv.slice(2), RBAC_FILE, (current) => renderRbacFile(current), 'rbac');

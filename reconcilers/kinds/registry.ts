@@ -1,8 +1,9 @@
 // The kind registry: every kind Portico reconciles, once. app/setup.ts wires them in this order (a kind may use
 // the informer of one listed before it: Ingress and Route watch IngressClasses, Ingress status reads Services);
 // the start-up stage is each kind's own (IngressClass 0; Ingress and the CRDs 1; Service, Secret, ConfigMap 2).
-// The admission webhook reviews the kinds that declare a review, and kustomize/rbac.yaml's ClusterRole is
-// generated from their rules (rbac.ts, `make rbac`).
+// The admission webhook reviews the kinds that declare a review (kustomize/webhook.yaml's configuration is generated
+// from the webhooks they name: webhook.ts, `make webhook`), and kustomize/rbac.yaml's ClusterRole is generated from
+// their rules (rbac.ts, `make rbac`).
 //
 // Adding a kind: its folder (reconcilers/kinds/<kind>/, exporting a KindDescriptor from index.ts), one line here,
 // and — for one of Portico's CRDs — its schema in crds/schema/ (then `make crds rbac`).

@@ -2,10 +2,10 @@
 // notifications only on real changes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Model } from './model.ts';
+import { Model, recordsOf } from './model.ts';
 import { normalizeEndpointSlice, normalizeIngress } from './normalize.ts';
 import { ing, rule, slice, svcRef } from '../translate/fixtures.test-helpers.ts';
-import type { NormalizedIngress, NormalizedSlice } from './types.ts';
+import type { NormalizedIngress, NormalizedPlugin, NormalizedSlice } from './types.ts';
 
 const norm = (o: ReturnType<typeof ing>): NormalizedIngress => {
   const r = normalizeIngress(o);
@@ -65,4 +65,33 @@ test('reverse indexes follow Ingress updates and deletes; Secrets are referenced
   m.rejectIngress({ key: 'default/a', reason: 'bad' });
   assert.deepEqual(m.ingressesUsingService('default/api'), []);
   assert.equal(m.snapshot().rejected.get('default/a')?.reason, 'bad');
+});
+
+test('CRs are stored by kind with what they read: the Secrets are indexed until the record goes or reads others', () => {
+  const m = new Model();
+  const changes: string[] = [];
+  m.onChange((cs) => changes.push(...cs.map((c) => `${c.kind} ${c.key}`)));
+  assert.equal(recordsOf(m.snapshot(), 'Plugin').size, 0, 'a kind without records reads as empty');
+  const rec = { key: 'default/lim', namespace: 'default', name: 'lim', uid: 'u', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' } as NormalizedPlugin;
+  m.setCrd('Plugin', rec, { secrets: ['default/conf'] });
+  assert.equal(m.crd('Plugin', 'default/lim'), rec);
+  assert.equal(recordsOf(m.snapshot(), 'Plugin').get('default/lim'), rec);
+  assert.deepEqual([...m.records('Plugin').keys()], ['default/lim']);
+  assert.deepEqual(m.crdsUsingSecret('default/conf'), ['Plugin/default/lim']);
+  assert.equal(m.isSecretReferenced('default/conf'), true);
+  assert.deepEqual(m.readsOf('Plugin/default/lim').secrets, ['default/conf']);
+  m.setCrd('Plugin', rec, { secrets: ['default/conf'] });
+  assert.deepEqual(changes, ['Plugin default/lim'], 'the same record reading the same Secrets is no change');
+  m.setCrd('Plugin', rec, { secrets: ['default/other'] });
+  assert.deepEqual(m.crdsUsingSecret('default/conf'), []);
+  assert.deepEqual(m.crdsUsingSecret('default/other'), ['Plugin/default/lim']);
+  m.rejectCrd('Plugin', { key: 'default/lim', generation: 2, reason: 'bad' });
+  assert.equal(m.crd('Plugin', 'default/lim'), undefined);
+  assert.equal(m.isSecretReferenced('default/other'), false, 'a rejected record reads nothing');
+  assert.equal(m.snapshot().rejectedCrds.get('Plugin/default/lim')?.reason, 'bad');
+  m.setCrd('Plugin', rec, { secrets: ['default/conf'] });
+  m.deleteCrd('Plugin', 'default/lim');
+  assert.equal(m.isSecretReferenced('default/conf'), false);
+  assert.deepEqual(m.readsOf('Plugin/default/lim').secrets, []);
+  assert.deepEqual(changes, ['Plugin default/lim', 'Plugin default/lim', 'Plugin default/lim', 'Plugin default/lim', 'Plugin default/lim']);
 });

@@ -5,20 +5,23 @@
 // they are read.
 import { defaultGlobalConfig, type GlobalConfigValues } from './global-config.ts';
 import type {
+  CrdMeta,
   IngressClassInfo,
-  NormalizedConsumer,
   NormalizedIngress,
-  NormalizedPlugin,
-  NormalizedRoute,
   NormalizedService,
   NormalizedSlice,
-  NormalizedUpstream,
   StreamEntry,
   StreamProtocol,
   TlsMaterial,
 } from './types.ts';
 
-export type CrdKind = 'Route' | 'Upstream' | 'Plugin' | 'Consumer';
+/**
+ * The record type of each CRD kind, by kind. Empty here: each kind adds its own from its folder
+ * (reconcilers/kinds/<kind>/normalize.ts: `declare module '../../model/model.ts' { interface CrdRecords { Route:
+ * NormalizedRoute } }`), so a new CRD kind is stored, indexed and typed without this file knowing it.
+ */
+export interface CrdRecords {}
+export type CrdKind = keyof CrdRecords & string;
 export type ChangeKind = 'IngressClass' | 'Ingress' | 'Service' | 'EndpointSlice' | 'Secret' | 'Config' | 'Stream' | CrdKind;
 
 /** A CR whose spec failed its schema: not in the model, reported as Accepted=False. */
@@ -28,12 +31,21 @@ export interface RejectedCrd {
   reason: string;
 }
 
-interface CrdRecords {
-  Route: NormalizedRoute;
-  Upstream: NormalizedUpstream;
-  Plugin: NormalizedPlugin;
-  Consumer: NormalizedConsumer;
+/** What one CR reads besides itself, as its kind declares it (CrdKindSpec.reads): indexed, so a change reaches it. */
+export interface RecordReads {
+  /** Secrets ("namespace/name"): TLS key material, credentials, CA bundles, plugin configurations. */
+  secrets: readonly string[];
 }
+const READS_NOTHING: RecordReads = { secrets: [] };
+
+/** The CRs of every kind, each kind's by key: live read-only views (a kind with no record yet is absent). */
+export type CrdViews = { readonly [K in CrdKind]?: ReadonlyMap<string, CrdRecords[K]> };
+const NONE: ReadonlyMap<string, never> = new Map<string, never>();
+/** The records of one CRD kind in a snapshot (an empty map when it has none). */
+export function recordsOf<K extends CrdKind>(snap: Pick<ModelSnapshot, 'crds'>, kind: K): ReadonlyMap<string, CrdRecords[K]> {
+  return (snap.crds[kind] as ReadonlyMap<string, CrdRecords[K]> | undefined) ?? NONE;
+}
+
 export interface Change {
   kind: ChangeKind;
   key: string;
@@ -59,10 +71,8 @@ export interface ModelSnapshot {
   secrets: ReadonlyMap<string, TlsMaterial>;
   global: GlobalConfigValues;
   defaultCertificate: TlsMaterial | null;
-  routes: ReadonlyMap<string, NormalizedRoute>;
-  upstreams: ReadonlyMap<string, NormalizedUpstream>;
-  plugins: ReadonlyMap<string, NormalizedPlugin>;
-  consumers: ReadonlyMap<string, NormalizedConsumer>;
+  /** Portico's CRs by kind (recordsOf(snap, 'Route')). */
+  crds: CrdViews;
   /** CRs refused by their schema, keyed by kind-qualified reference ("Route/ns/name"). */
   rejectedCrds: ReadonlyMap<string, RejectedCrd>;
 }
@@ -100,16 +110,6 @@ export function ingressCredentialSecrets(ing: NormalizedIngress): string[] {
   return [...new Set([ing.authSecret, ing.proxySsl?.secretKey, ing.authTlsSecret].filter((k): k is string => !!k))].sort();
 }
 
-/** Secrets a CR reads: Route TLS Secrets (key material, like an Ingress's), a Plugin's configFrom, Consumer credentials, an Upstream's CA bundle. */
-export function crdSecretsOf(kind: CrdKind, rec: NormalizedRoute | NormalizedUpstream | NormalizedPlugin | NormalizedConsumer): string[] {
-  if (kind === 'Route') return [...new Set((rec as NormalizedRoute).tls.map((t) => `${rec.namespace}/${t.secretName}`))].sort();
-  if (kind === 'Plugin') return (rec as NormalizedPlugin).secretKey ? [(rec as NormalizedPlugin).secretKey as string] : [];
-  if (kind === 'Consumer') return (rec as NormalizedConsumer).secretKeys;
-  const ca = (rec as NormalizedUpstream).tls?.caSecret;
-  if (kind === 'Upstream' && ca && (rec as NormalizedUpstream).tls?.verify) return [`${rec.namespace}/${ca}`];
-  return [];
-}
-
 export class Model {
   private revisionN = 0;
   private readonly classes = new Map<string, IngressClassInfo>();
@@ -127,9 +127,15 @@ export class Model {
   /** custom-headers ConfigMap "namespace/name" → Ingress keys. */
   private readonly byConfigMap = new Map<string, Set<string>>();
   private readonly listeners: ((changes: Change[]) => void)[] = [];
-  private readonly crds: { [K in CrdKind]: Map<string, CrdRecords[K]> } = { Route: new Map(), Upstream: new Map(), Plugin: new Map(), Consumer: new Map() };
+  /** The CRs, by kind then key (a kind's map is made with its first record). */
+  private readonly crds: { [K in CrdKind]?: Map<string, CrdRecords[K]> } = {};
   private readonly rejectedCrds = new Map<string, RejectedCrd>();
-  /** Secret key → kind-qualified refs of the CRs that read it (Route TLS, Plugin configFrom, Consumer credentials). */
+  /** Kind-qualified ref of a CR → what it reads (as given with its record). */
+  private readonly crdReads = new Map<string, RecordReads>();
+  /**
+   * Secret key → kind-qualified refs of the objects that read it besides an Ingress's TLS: every CR's Secrets (Route
+   * TLS, Plugin configFrom, Consumer credentials, Upstream CA bundles) and an Ingress's credentials.
+   */
   private readonly crdSecrets = new Map<string, Set<string>>();
   /** TCP and UDP services (--tcp-services-configmap / --udp-services-configmap), see tcpudp.ts. */
   private readonly streams: Record<StreamProtocol, readonly StreamEntry[]> = { TCP: [], UDP: [] };
@@ -255,42 +261,65 @@ export class Model {
     return [...this.streams.TCP, ...this.streams.UDP];
   }
 
-  /** Stores a normalized CR (replacing its previous record and any rejection). */
-  setCrd<K extends CrdKind>(kind: K, rec: CrdRecords[K]): void {
+  /** The live map of one CRD kind (made with its first record). */
+  private mapOf<K extends CrdKind>(kind: K): Map<string, CrdRecords[K]> {
+    let map = this.crds[kind] as Map<string, CrdRecords[K]> | undefined;
+    if (!map) this.crds[kind] = map = new Map() as never;
+    return map as Map<string, CrdRecords[K]>;
+  }
+
+  /**
+   * Stores a normalized CR (replacing its previous record and any rejection), with what it reads (its kind's
+   * declaration, CrdKindSpec.reads): the Secrets are indexed, so a change of one reaches the CRs reading it.
+   */
+  setCrd<K extends CrdKind>(kind: K, rec: CrdRecords[K] & CrdMeta, reads: RecordReads = READS_NOTHING): void {
     const ref = `${kind}/${rec.key}`;
-    const map = this.crds[kind] as Map<string, CrdRecords[K]>;
+    const map = this.mapOf(kind);
     const old = map.get(rec.key);
-    if (old && JSON.stringify(old) === JSON.stringify(rec) && !this.rejectedCrds.has(ref)) return;
-    this.unindexCrd(kind, rec.key);
+    const before = this.crdReads.get(ref) ?? READS_NOTHING;
+    if (old && JSON.stringify(old) === JSON.stringify(rec) && !this.rejectedCrds.has(ref) && JSON.stringify(before) === JSON.stringify(reads)) return;
+    this.unindexCrd(ref);
     this.rejectedCrds.delete(ref);
     map.set(rec.key, rec);
-    for (const s of crdSecretsOf(kind, rec)) addIdx(this.crdSecrets, s, ref);
+    if (reads.secrets.length) this.crdReads.set(ref, reads);
+    for (const s of new Set(reads.secrets)) addIdx(this.crdSecrets, s, ref);
     this.changed(kind, rec.key);
   }
   rejectCrd(kind: CrdKind, r: RejectedCrd): void {
     const ref = `${kind}/${r.key}`;
     const prev = this.rejectedCrds.get(ref);
-    const had = this.crds[kind].has(r.key) || prev?.reason !== r.reason || prev?.generation !== r.generation;
-    this.unindexCrd(kind, r.key);
-    this.crds[kind].delete(r.key);
+    const map = this.mapOf(kind);
+    const had = map.has(r.key) || prev?.reason !== r.reason || prev?.generation !== r.generation;
+    this.unindexCrd(ref);
+    map.delete(r.key);
     this.rejectedCrds.set(ref, r);
     if (had) this.changed(kind, r.key);
   }
   deleteCrd(kind: CrdKind, key: string): void {
     const ref = `${kind}/${key}`;
-    const had = this.crds[kind].has(key) || this.rejectedCrds.has(ref);
-    this.unindexCrd(kind, key);
-    this.crds[kind].delete(key);
+    const map = this.mapOf(kind);
+    const had = map.has(key) || this.rejectedCrds.has(ref);
+    this.unindexCrd(ref);
+    map.delete(key);
     this.rejectedCrds.delete(ref);
     if (had) this.changed(kind, key);
   }
-  private unindexCrd(kind: CrdKind, key: string): void {
-    const old = this.crds[kind].get(key);
+  private unindexCrd(ref: string): void {
+    const old = this.crdReads.get(ref);
     if (!old) return;
-    for (const s of crdSecretsOf(kind, old)) delIdx(this.crdSecrets, s, `${kind}/${key}`);
+    for (const s of old.secrets) delIdx(this.crdSecrets, s, ref);
+    this.crdReads.delete(ref);
   }
   crd<K extends CrdKind>(kind: K, key: string): CrdRecords[K] | undefined {
-    return (this.crds[kind] as Map<string, CrdRecords[K]>).get(key);
+    return this.crds[kind]?.get(key) as CrdRecords[K] | undefined;
+  }
+  /** Every record of one CRD kind (a live read-only view). */
+  records<K extends CrdKind>(kind: K): ReadonlyMap<string, CrdRecords[K]> {
+    return (this.crds[kind] as ReadonlyMap<string, CrdRecords[K]> | undefined) ?? NONE;
+  }
+  /** What a CR read when it was stored ("Route/ns/name"; nothing for an unknown one). */
+  readsOf(ref: string): RecordReads {
+    return this.crdReads.get(ref) ?? READS_NOTHING;
   }
   /** Kind-qualified refs of the CRs reading a Secret. */
   crdsUsingSecret(secretKey: string): string[] {
@@ -349,10 +378,7 @@ export class Model {
       secrets: this.secrets,
       global: this.global,
       defaultCertificate: def,
-      routes: this.crds.Route,
-      upstreams: this.crds.Upstream,
-      plugins: this.crds.Plugin,
-      consumers: this.crds.Consumer,
+      crds: this.crds,
       rejectedCrds: this.rejectedCrds,
     };
   }

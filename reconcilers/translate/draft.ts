@@ -1,17 +1,131 @@
 // The draft: what the phases of one translation (phases/*.ts) read and fill in, in the order translate() runs them.
 // Each phase owns the fields it fills (named next to each group below); later phases only read them. Nothing here
 // does I/O or reads a clock: a draft is a pure function of the snapshot, the options and the memo.
-import type { Backend, Certificate, ClientAuth, ConsumerSet, HostRoutes, PassthroughHost, PluginInstance, Profile, Route } from '../config/types.ts';
+import type { Backend, Certificate, ClientAuth, ConsumerSet, HostRoutes, PassthroughHost, PluginInstance, Profile, Route, RouteConditions, RouteRule } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
-import type { NormalizedIngress, NormalizedRoute, NormalizedUpstream, ServiceBackendRef } from '../model/types.ts';
+import type { IngressClassInfo, NormalizedIngress, NormalizedUpstream, ServiceBackendRef } from '../model/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
 import type { ClientCertSpec } from '../annotations/auth-tls.ts';
 import { globalAuthSpec } from '../annotations/plugins.ts';
-import type { IngressStatus, TranslateEvent, TranslateOptions } from './types.ts';
+import type { NginxTuning } from '../config/nginx-tuning.ts';
+import type { IngressStatus, PathClaim, TranslateEvent, TranslateOptions } from './types.ts';
 import type { TranslateMemo } from './memo.ts';
-import type { Owner } from './objects.ts';
-import type { PathClaim, RouteClaim } from './claims.ts';
 import { externalAuthInstance, type AuthTimeouts } from './plugin-instances.ts';
+
+// ---- what a kind plugs into the translation: its claim processor (kinds/<kind>/processor.ts) ----------------------
+
+/** A contributor of paths (a served object of a kind with a claim processor), ordered by age across kinds. */
+export interface Owner {
+  /** Kind-qualified reference ("Ingress/ns/name"). */
+  ref: string;
+  created: string;
+  ns: string;
+  /** The object's model record: only its own processor reads it. */
+  record: object;
+  proc: ClaimProcessor;
+}
+
+/** One path an object asks for, as its processor hands it to the claims phase (derived once per record). */
+export interface KindClaim {
+  pc: PathClaim;
+  /** Request conditions (methods, headers, query) it is matched with: part of what claims conflict on. */
+  conditions?: RouteConditions;
+  /** Orders the rules of the same path, match and conditions: higher first (default 0). */
+  priority?: number;
+  /** The path is claimed without a backend: its plugins answer, else 503. */
+  noBackend?: boolean;
+  /** The backends its requests are split over (default: the claim's own, pc.ref). */
+  backends?: readonly ServiceBackendRef[];
+  /** The Plugin objects (names in its namespace) it runs. */
+  plugins: readonly string[];
+}
+
+/** What an object asks for TLS passthrough: the hosts it serves, and how each is passed through if it asks. */
+export type PassthroughAsk =
+  | 'ignored' // left out of passthrough altogether (its processor said why)
+  | {
+      hosts: readonly string[];
+      /** Present when it asks for passthrough: the Service port a host's TLS connections go to (null: none). */
+      target?: (host: string) => { ref: ServiceBackendRef; via: string; paths: string[] } | null;
+      /** Called once a host of it is passed through. */
+      passed?: () => void;
+    };
+
+/** The plugins an object's own redirects are (app-root, from-to-www-redirect): their id prefix and display name. */
+export interface PluginNaming {
+  base: string;
+  name: string;
+}
+
+/** What the rules of one host are built with besides its claims (phases/routes.ts). */
+export interface HostContext {
+  tls: boolean;
+  /** Namespaces whose Ingresses' paths on the host are all regexes (use-regex, rewrite-target). */
+  regexNamespaces: ReadonlySet<string>;
+  tuning: NginxTuning;
+  /** Profiles and objects the host's rules use and program (what the memo replays). */
+  used: Profile[];
+  programmed: string[];
+}
+
+/** A claim's route and the directive-profile settings of its own (phases/routes.ts makes the rule and profile). */
+export interface RouteDraft {
+  route: Route;
+  bodySize?: string | undefined;
+  retries: { attempts: number; on: string[] } | undefined;
+  fromAnnotations: Partial<Omit<Profile, 'name'>>;
+  /** The backend protocol it asks for when no Upstream sets one. */
+  protocol?: 'HTTPS' | 'GRPC' | 'GRPCS' | undefined;
+  /** TLS-to-backend settings of its own (they replace the defaults of an Upstream without tls settings). */
+  proxySsl?: Partial<Omit<Profile, 'name'>> | undefined;
+  testInvalidDirective?: boolean;
+}
+
+/**
+ * How one kind's objects become paths of the kind-agnostic translation. The phases call these hooks and never look
+ * at which kind an owner is; a kind implements the ones its objects need (kinds/<kind>/processor.ts), and
+ * kinds/processors.ts lists the processors in the order their objects are admitted.
+ */
+export interface ClaimProcessor {
+  /** The kind (the prefix of its objects' kind-qualified refs). */
+  readonly kind: string;
+  /** Every object of the kind in the snapshot: its status (served or not), an owner (d.owners) for each served one. */
+  admit(d: Draft, classes: ReadonlyMap<string, IngressClassInfo>): void;
+  /** Its records in a snapshot, and the hosts and backends one reaches (what the incremental translation follows). */
+  records(snap: ModelSnapshot): Iterable<object>;
+  reach(record: object): { hosts: readonly string[]; backends: readonly string[] };
+  /** The paths an owner claims (the oldest claim on host + path wins). */
+  claims(ow: Owner): readonly KindClaim[];
+  /** Paths it claims only where no object's claims took them (default backends), oldest owner first. */
+  fallbacks?(ow: Owner): readonly KindClaim[];
+  /** Its ingress-nginx annotations: balancing settings of its backends, the ConfigMap IP lists it replaces. */
+  annotations?(ow: Owner): ParsedAnnotations | undefined;
+  /** Why every path of the object fails closed, from the object itself (its own Warnings say it, once). */
+  closedReasons?(d: Draft, ow: Owner): string[];
+  /** Plugin ids of its own for a winning claim (registered in d.plugins); what cannot apply is added to `reasons`. */
+  ownPlugins?(d: Draft, ow: Owner, pc: PathClaim, reasons: string[]): string[];
+  /** The client-certificate CA it asks for on its hosts (auth-tls-*). */
+  clientCert?(ow: Owner): ClientCertSpec | undefined;
+  /** Its TLS sections. */
+  tls(ow: Owner): readonly { hosts: readonly string[]; secretName: string | null }[];
+  /**
+   * TLS passthrough (default: the hosts of its claims, never passed through). Asked of every owner; without
+   * --enable-ssl-passthrough the answer is not used (the processor warns about what it asked for in vain).
+   */
+  passthrough?(d: Draft, ow: Owner): PassthroughAsk;
+  /** The route of a winning claim, with the profile settings of its own. */
+  route(d: Draft, c: Claim, cx: HostContext, up: NormalizedUpstream | undefined): RouteDraft;
+  /** Its route depends on more than the claim, backend and Upstream (never reused from the memo). */
+  volatile?(d: Draft, c: Claim): boolean;
+  /** The claim makes every path of its namespace on the host a regex (ingress-nginx: use-regex, rewrite-target). */
+  regexHost?(c: Claim): boolean;
+  /** The app-root redirect it asks for on the host, if any. */
+  appRoot?(c: Claim): { path: string; naming: PluginNaming } | undefined;
+  /** Its last say on a rule (the router's path and match, redirects of a trailing slash). */
+  finishRule?(c: Claim, cx: HostContext, rule: RouteRule): void;
+  /** from-to-www-redirect: the naming of its redirect plugin when it asks for one. */
+  wwwRedirect?(ow: Owner): PluginNaming | undefined;
+}
 
 /** The path that won host + (match, path[, conditions]): who serves it, with what backend and plugins. */
 export interface Claim {
@@ -20,8 +134,8 @@ export interface Claim {
   /** Backend id, or null when the path fails closed or has no backend. */
   backendId: string | null;
   closed: string | undefined;
-  /** Route CRD claims: the rule and match. */
-  rr?: RouteClaim;
+  /** The claim as its processor made it. */
+  kc: KindClaim;
   pluginIds: string[];
   /** Why it is closed was reported already (a Warning of its own). */
   reported?: true;
@@ -52,11 +166,12 @@ export class Draft {
   readonly globalAuth: GlobalAuth;
 
   // ---- objects (phases/objects.ts): the served ones, oldest first, and why some fail closed ----------------------
-  readonly served: NormalizedIngress[] = [];
-  readonly routesServed: NormalizedRoute[] = [];
+  /** The claim processors, in the order their objects are admitted. */
+  readonly processors: readonly ClaimProcessor[];
+  /** Every served object with paths, oldest first. */
   readonly owners: Owner[] = [];
-  /** Ingress key → its owner entry. */
-  readonly ownerOf = new Map<string, Owner>();
+  /** The served Ingresses, oldest first (what the Ingress-only phases read: canaries, side backends, aliases). */
+  readonly served: NormalizedIngress[] = [];
   /** Ingress key → why all its paths fail closed: access control, proxy-ssl-*, ModSecurity. */
   readonly closedReason = new Map<string, string>();
   readonly sslClosed = new Map<string, string>();
@@ -115,7 +230,8 @@ export class Draft {
   readonly o: TranslateOptions;
   readonly memo: TranslateMemo | undefined;
 
-  constructor(snap: ModelSnapshot, o: TranslateOptions, memo?: TranslateMemo) {
+  constructor(snap: ModelSnapshot, o: TranslateOptions, processors: readonly ClaimProcessor[], memo?: TranslateMemo) {
+    this.processors = processors;
     this.snap = snap;
     this.o = o;
     this.memo = memo;

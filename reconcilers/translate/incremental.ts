@@ -16,35 +16,19 @@
 // quarter of all Ingresses, where the full one is as cheap, and so does a closure that Portico's own objects
 // (Routes, Plugins, Upstreams) reach (see clearOfCrds).
 import type { Backend, Certificate, ClientAuth, GatewayConfig, HostRoutes, Profile } from '../config/types.ts';
-import { addIdx as add, delIdx as del, type ModelSnapshot } from '../model/model.ts';
+import { addIdx as add, delIdx as del, recordsOf, type CrdViews, type ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress } from '../model/types.ts';
-import { byAge, claimsOfIngress, claimsOfRoute, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
+import { ingressReach } from '../kinds/ingress/processor.ts';
+import { PROCESSORS } from '../kinds/processors.ts';
+import { byAge, ingressKeyOf, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
 
 interface Touches {
-  hosts: string[];
-  backends: string[];
+  readonly hosts: readonly string[];
+  readonly backends: readonly string[];
 }
 
-function touchesOf(ing: NormalizedIngress): Touches {
-  const hosts = new Set<string>();
-  const backends = new Set<string>();
-  const c = claimsOfIngress(ing);
-  for (const pc of c.paths) {
-    hosts.add(pc.host);
-    backends.add(pc.backendId);
-  }
-  for (const pc of c.defaults) {
-    hosts.add(pc.host);
-    backends.add(pc.backendId);
-  }
-  for (const t of ing.tls) for (const h of t.hosts) hosts.add(h);
-  // from-to-www-redirect: the other name of each host gets a redirect server unless it has rules of its own, so
-  // it belongs to the closure (and with it every Ingress that claims it).
-  if (ing.annotations['from-to-www-redirect'] === true) {
-    for (const r of ing.rules) if (r.host && !r.host.startsWith('*.')) hosts.add(r.host.startsWith('www.') ? r.host.slice(4) : `www.${r.host}`);
-  }
-  return { hosts: [...hosts], backends: [...backends] };
-}
+/** What an Ingress touches: the hosts it reaches (claims, TLS, from-to-www-redirect) and its backends. */
+const touchesOf = (ing: NormalizedIngress): Touches => ingressReach(ing);
 
 export interface IncrementalStats {
   full: number;
@@ -114,15 +98,20 @@ export class IncrementalTranslator {
     // The ConfigMap's global external authentication adds a plugin and an auth backend to every Ingress: the full
     // translation keeps those (the merge of a scoped one keeps the previous plugins).
     if (snap.global.globalAuthUrl) return false;
-    if (!snap.routes.size && !snap.plugins.size && !snap.upstreams.size && !snap.consumers.size && !this.withPlugins.size && ![...c.ingresses].some((k) => hasPlugins(snap.ingresses.get(k)))) return true;
+    const noCrds = Object.values(snap.crds).every((m) => !m?.size);
+    if (noCrds && !this.withPlugins.size && ![...c.ingresses].some((k) => hasPlugins(snap.ingresses.get(k)))) return true;
     for (const k of c.ingresses) if (this.withPlugins.has(k) || hasPlugins(snap.ingresses.get(k))) return false;
-    for (const rt of snap.routes.values()) {
-      for (const h of rt.hosts.length ? rt.hosts : ['_']) if (c.hosts.has(h)) return false;
-      for (const t of rt.tls) for (const h of t.hosts) if (c.hosts.has(h)) return false;
-      for (const rc of claimsOfRoute(rt)) for (const be of rc.rule.backends) if (c.backends.has(`${rt.namespace}_${be.service}_${be.port}`)) return false;
+    // Objects of the other kinds with paths (Routes): none may claim a host or serve a backend of the closure.
+    for (const p of PROCESSORS) {
+      if (p.kind === 'Ingress') continue;
+      for (const rec of p.records(snap)) {
+        const r = p.reach(rec);
+        if (r.hosts.some((h) => c.hosts.has(h)) || r.backends.some((b) => c.backends.has(b))) return false;
+      }
     }
-    if (snap.upstreams.size) {
-      const tuned = new Set([...snap.upstreams.values()].map((u) => u.serviceKey));
+    const upstreams = recordsOf(snap, 'Upstream');
+    if (upstreams.size) {
+      const tuned = new Set([...upstreams.values()].map((u) => u.serviceKey));
       // Backend ids are "<namespace>_<service>_<port>"; Kubernetes names never contain "_".
       for (const b of c.backends) {
         const [ns, svc] = b.split('_');
@@ -213,9 +202,14 @@ export class IncrementalTranslator {
         queue.push(k);
         if (!canaryInvolved && isCanary(k)) canaryInvolved = true;
       };
+      // The Ingress whose settings a backend has (another kind's object: undefined, see clearOfCrds).
+      const ownerOf = (b: string): string | undefined => {
+        const ref = this.memo.owners.get(b);
+        return (ref !== undefined && ingressKeyOf(ref)) || undefined;
+      };
       const everyUser = (b: string): boolean => {
         if (canaryInvolved || prev.config.data.backends[b]?.canary) return true;
-        const owner = this.memo.owners.get(b);
+        const owner = ownerOf(b);
         if (!owner || changed.has(owner)) return true;
         const ownerRecord = snap.ingresses.get(owner);
         return !ownerRecord || (oldest !== undefined && byAge(oldest, ownerRecord) <= 0);
@@ -231,7 +225,7 @@ export class IncrementalTranslator {
           if (backends.has(b)) continue;
           backends.add(b);
           if (everyUser(b)) for (const k of this.backendIngresses.get(b) ?? []) enqueue(k);
-          else enqueue(this.memo.owners.get(b) as string);
+          else enqueue(ownerOf(b) as string);
         }
       };
       for (const k of changed) enqueue(k);
@@ -261,8 +255,11 @@ export class IncrementalTranslator {
       const rj = snap.rejected.get(k);
       if (rj) rejected.set(k, rj);
     }
-    // Routes are left out: none touches the closure (clearOfCrds), and the previous result holds theirs.
-    const part = translate({ ...snap, ingresses, rejected, routes: new Map() }, o, this.memo);
+    // The other kinds' objects with paths (Routes) are left out: none touches the closure (clearOfCrds), and the
+    // previous result holds theirs. (A processor's records are the model's records of its kind.)
+    const crds: { [kind: string]: ReadonlyMap<string, unknown> | undefined } = { ...snap.crds };
+    for (const p of PROCESSORS) if (p.kind !== 'Ingress') crds[p.kind] = new Map();
+    const part = translate({ ...snap, ingresses, rejected, crds: crds as CrdViews }, o, this.memo);
     this.stats.scoped++;
     this.stats.lastTranslated = ingresses.size;
 

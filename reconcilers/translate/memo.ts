@@ -12,7 +12,7 @@ export class TranslateMemo {
   readonly hosts = new Map<string, { inputs: unknown[]; result: HostRoutes; programmed: string[]; profiles: Profile[] }>();
   /** Certificates by the model's Secret record: one object per Secret, reused while the Secret is unchanged. */
   readonly certificates = new WeakMap<object, Certificate>();
-  /** Backend id → key of the Ingress whose settings it has (the oldest one whose path to it is served). */
+  /** Backend id → kind-qualified ref of the object whose settings it has (the oldest one whose path to it is served). */
   readonly owners = new Map<string, string>();
   readonly backends = new Map<string, { inputs: unknown[]; result: Backend; forbidden: string | undefined; kind: 'BackendNotFound' | 'ForbiddenEndpoint' }>();
 }

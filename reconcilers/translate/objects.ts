@@ -1,5 +1,5 @@
 // The objects a translation serves: kind-qualified references, age order (oldest wins), IngressClass selection.
-import type { IngressClassInfo, NormalizedIngress, NormalizedRoute } from '../model/types.ts';
+import type { IngressClassInfo, NormalizedIngress } from '../model/types.ts';
 import type { TranslateOptions } from './types.ts';
 
 export function isIngressServed(
@@ -31,12 +31,5 @@ export const routeRef = (key: string) => `Route/${key}`;
 /** The namespace of a "namespace/name" key. */
 export const secretNs = (key: string): string => key.slice(0, key.indexOf('/'));
 
-/** A contributor of paths (an Ingress or a Route), ordered by age across kinds. */
-export interface Owner {
-  ref: string;
-  created: string;
-  ns: string;
-  ing?: NormalizedIngress;
-  rt?: NormalizedRoute;
-}
-export const byOwnerAge = (a: Owner, b: Owner): number => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);
+/** Owners (draft.ts) by age across kinds: oldest first, then by kind-qualified ref. */
+export const byOwnerAge = (a: { created: string; ref: string }, b: { created: string; ref: string }): number => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0);

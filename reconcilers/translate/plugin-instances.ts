@@ -10,6 +10,7 @@ import { customHeadersConfig } from '../annotations/groups/custom-headers.ts';
 import { ownIpLists, satisfiesAny } from '../annotations/groups/ip-lists.ts';
 import { rewriteTargetInstance } from '../annotations/groups/rewrite.ts';
 import type { ClientCertSpec } from '../annotations/auth-tls.ts';
+import type { ParsedAnnotations } from '../annotations/table.ts';
 import type { AuthTarget } from '../annotations/auth-url.ts';
 import { backendIdOf, type PathClaim } from './claims.ts';
 import { regexSourceOf } from './matching.ts';
@@ -91,14 +92,15 @@ export const GLOBAL_DENY_ID = 'portico.global-deny';
 
 /**
  * The ConfigMap's whitelist-source-range / denylist-source-range (ingress-nginx's defaults for every location): the
- * ip-restriction instances a path gets, and why a path must fail closed (an invalid value). An Ingress that sets its
- * own allowlist (whitelist-/allowlist-source-range) or denylist annotation replaces that default, as in
- * ingress-nginx; a Route (no such annotations) always gets both, on top of its own plugins.
+ * ip-restriction instances a path gets, and why a path must fail closed (an invalid value). An object whose
+ * annotations (`ann`: an Ingress's) set its own allowlist (whitelist-/allowlist-source-range) or denylist replaces
+ * that default, as in ingress-nginx; an object without annotations (a Route) always gets both, on top of its own
+ * plugins.
  */
-export function globalIpLists(g: ModelSnapshot['global'], ing: NormalizedIngress | undefined): { ids: [string, PluginInstance][]; closed: string[] } {
+export function globalIpLists(g: ModelSnapshot['global'], ann: ParsedAnnotations | undefined): { ids: [string, PluginInstance][]; closed: string[] } {
   const out: { ids: [string, PluginInstance][]; closed: string[] } = { ids: [], closed: [] };
-  const any = ing ? satisfiesAny(ing.annotations, 'ip-restriction') : false;
-  const own = ing ? ownIpLists(ing.annotations) : { allow: false, deny: false };
+  const any = ann ? satisfiesAny(ann, 'ip-restriction') : false;
+  const own = ann ? ownIpLists(ann) : { allow: false, deny: false };
   for (const [key, list, replaced, id, field] of [
     ['whitelist-source-range', g.whitelistSourceRange, own.allow, GLOBAL_ALLOW_ID, 'allow'],
     ['denylist-source-range', g.denylistSourceRange, own.deny, GLOBAL_DENY_ID, 'deny'],

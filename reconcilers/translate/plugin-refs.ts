@@ -1,5 +1,6 @@
 // Plugin objects named by paths and Consumers, as data-plane ids in execution order (fail closed when missing).
 import type { PluginInstance } from '../config/types.ts';
+import { recordsOf } from '../model/model.ts';
 import { backendIdOf } from './claims.ts';
 import { pluginId, PLUGIN_RANK } from './plugin-instances.ts';
 import type { Draft } from './draft.ts';
@@ -7,7 +8,7 @@ import type { Draft } from './draft.ts';
 /** A Plugin object a path names, as a data-plane id (registered once), or why it cannot be used. */
 export function usePlugin(d: Draft, ns: string, name: string): { id: string } | { missing: string } {
   const { snap, plugins, authBackends } = d;
-  const p = snap.plugins.get(`${ns}/${name}`);
+  const p = recordsOf(snap, 'Plugin').get(`${ns}/${name}`);
   if (!p) {
     const rej = snap.rejectedCrds.get(`Plugin/${ns}/${name}`);
     return { missing: rej ? `Plugin ${ns}/${name} is invalid: ${rej.reason}` : `Plugin ${ns}/${name} not found` };

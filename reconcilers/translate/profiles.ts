@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { ModsecurityInstall, ModsecuritySettings, Profile, Route } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
-import type { NormalizedIngress } from '../model/types.ts';
+import type { NormalizedIngress, NormalizedUpstream } from '../model/types.ts';
 import { NGINX_PREFIX, PROXY_SSL_ANNOTATIONS, type ParsedAnnotations } from '../annotations/table.ts';
 import type { NginxTuning } from '../config/nginx-tuning.ts';
 
@@ -12,6 +12,11 @@ export function sizeBytes(v: string): number {
   if (!m) throw new Error(`invalid size ${v}`);
   const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[(m[2] ?? '').toLowerCase()] ?? 1;
   return Number(m[1]) * unit;
+}
+
+/** The protocol to a backend: its Upstream's (HTTP: none to set), else what the object asks for (`asked`). */
+export function backendProtocolOf(up: NormalizedUpstream | undefined, asked: Profile['backendProtocol']): Profile['backendProtocol'] {
+  return up ? (up.protocol !== 'HTTP' ? up.protocol : undefined) : asked;
 }
 
 /** The profile for nginx-only settings, named by a digest of its content; null when the defaults suffice. */

@@ -72,7 +72,7 @@ test('Route vs Ingress on the same host and path: the older wins across kinds, t
   addRoute(m, cr('Route', 'newer', { hosts: ['x.example.com'], rules: [{ backends: [{ service: { name: 'api', port: 8080 } }] }] }, { created: '2026-02-01T00:00:00Z' }));
   addRoute(m, cr('Route', 'older', { hosts: ['y.example.com'], rules: [{ backends: [{ service: { name: 'api', port: 8080 } }] }] }, { created: '2025-01-01T00:00:00Z' }));
   const m2 = modelOf({ services: [svc('web', [{ port: 80 }])], ingresses: [ing('late', { rules: [rule('y.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { created: '2026-03-01T00:00:00Z' })] });
-  for (const rt of m.snapshot().routes.values()) m2.setCrd('Route', rt);
+  for (const rt of m.records('Route').values()) m2.setCrd('Route', rt);
   let r = translate(m.snapshot(), OPTS);
   assert.equal(r.config.data.routes['x.example.com']?.rules[0]?.route.source, 'Ingress/default/old-ing');
   const ev = r.events.find((e) => e.ref === 'Route/default/newer' && e.reason === 'Conflict');

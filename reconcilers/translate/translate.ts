@@ -22,7 +22,9 @@
 //
 // translate() runs the phases below in order over one draft (draft.ts): each phase reads what the earlier ones put
 // there and adds its own part, the way Contour's DAG builder runs its processors. The order is part of the output
-// (Events, and which object wins what), so a phase moves only with what it reads and writes.
+// (Events, and which object wins what), so a phase moves only with what it reads and writes. What differs between
+// the kinds whose objects claim paths (Ingress, Route) is their claim processor's (kinds/<kind>/processor.ts,
+// listed in kinds/processors.ts): the phases call its hooks and never ask which kind an object is.
 import type { GlobalSettings } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { TlsMaterial } from '../model/types.ts';
@@ -47,13 +49,15 @@ import { redirectWww } from './phases/www-redirect.ts';
 import { addServerAliases } from './phases/server-alias.ts';
 import { warnObjects } from './phases/object-warnings.ts';
 import { askClientCertificates } from './phases/client-auth.ts';
+import { PROCESSORS } from '../kinds/processors.ts';
 
 // What other modules import from here (the translation's parts live in the modules above).
 export type { IngressStatus, TranslateEvent, TranslateOptions, TranslateResult } from './types.ts';
 export { endpointsFor, endpointsOf, type ForbiddenEndpoint } from './endpoints.ts';
 export { retainMemo, TranslateMemo } from './memo.ts';
 export { byAge, ingressKeyOf, ingressRef, isIngressServed, routeRef } from './objects.ts';
-export { claimsOfIngress, claimsOfRoute, type PathClaim, type RouteClaim } from './claims.ts';
+export type { PathClaim } from './claims.ts';
+export type { ClaimProcessor, KindClaim, Owner } from './draft.ts';
 export { annotationProfileSettings, modsecurityClosedReason, modsecuritySettings, profileOf, PROXY_SSL_DEFAULTS, proxySslClosedReason, proxySslProfileSettings, sizeBytes } from './profiles.ts';
 export { annotationInstances, authBackendId, externalAuthInstance, GLOBAL_ALLOW_ID, GLOBAL_AUTH_ID, GLOBAL_DENY_ID, pluginId, type AnnotationInstance, type AuthTimeouts } from './plugin-instances.ts';
 export { passthroughTarget } from './matching.ts';
@@ -61,7 +65,7 @@ export { passthroughTarget } from './matching.ts';
 /** The phases of a translation, in the order they run. */
 export const PHASES: readonly Phase[] = [
   admitObjects, // which objects are served, oldest first
-  failClosedObjects, // Ingresses whose every path fails closed
+  failClosedObjects, // Ingresses whose every path fails closed (Ingress annotations)
   claimPaths, // host → path → the oldest claim, with its plugins and closed reasons
   chooseClientCertificates, // one client CA per host (auth-tls-*)
   attachCanaries, // canary Ingresses onto their main's backends
@@ -82,7 +86,7 @@ export const PHASES: readonly Phase[] = [
 ];
 
 export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: TranslateMemo): TranslateResult {
-  const d = new Draft(snap, o, memo);
+  const d = new Draft(snap, o, PROCESSORS, memo);
   for (const phase of PHASES) phase(d);
   return assemble(d);
 }

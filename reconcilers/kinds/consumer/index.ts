@@ -14,4 +14,6 @@ export const consumer = crdKind({
     return c.problems.length ? { reason: 'InvalidCredentials', message: `${c.problems.join('; ')}; the other credentials work` } : null;
   },
   conditions: consumerConditions,
+  // The Secrets of its credentials.
+  reads: (r) => ({ secrets: (r as NormalizedConsumer).secretKeys }),
 });

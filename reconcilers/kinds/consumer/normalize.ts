@@ -56,3 +56,10 @@ export function normalizeConsumer(obj: KubeObject, secrets: SecretLookup): CrdRe
   rec.secretKeys.sort();
   return { ok: true, record: rec };
 }
+
+// The model stores Consumers with the other CRs, by kind (model.ts CrdRecords): this is their record type there.
+declare module '../../model/model.ts' {
+  interface CrdRecords {
+    Consumer: NormalizedConsumer;
+  }
+}

@@ -2,7 +2,8 @@
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import type { ModelSnapshot } from '../../model/model.ts';
 import { normalizeIngress } from '../../model/normalize.ts';
-import { claimsOfIngress, ingressRef, isIngressServed, type TranslateOptions } from '../../translate/translate.ts';
+import { ingressRef, isIngressServed, type TranslateOptions } from '../../translate/translate.ts';
+import { claimsOfIngress } from './processor.ts';
 import { aboutSecrets, around, clip, ingressSecretsOf, NOTHING_READ, stamp, translationWarnings, type Verdict } from '../admission.ts';
 import { requestedClass } from './reconciler.ts';
 

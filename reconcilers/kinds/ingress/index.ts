@@ -7,6 +7,7 @@ import { Resources } from '../../resources.ts';
 import { ingressKeyOf, ingressRef } from '../../translate/translate.ts';
 import type { KindDescriptor } from '../kind.ts';
 import { reviewIngress } from './admission.ts';
+import { ingressProcessor } from './processor.ts';
 import { IngressReconciler } from './reconciler.ts';
 import { StatusReconciler } from './status.ts';
 
@@ -31,7 +32,26 @@ export const ingress: KindDescriptor = {
     const ing = model.ingress(key);
     return ing ? configMapsOf(ing) : [];
   },
+  processor: ingressProcessor,
   admission: (obj, snap, o, now) => reviewIngress(obj, snap, o, now),
+  webhook: {
+    name: 'ingresses.portico.dev',
+    matchConditions: [
+      {
+        name: 'portico-class-or-none',
+        expression: [
+          "has(object.spec.ingressClassName) ? object.spec.ingressClassName == 'portico' :",
+          "(!has(object.metadata.annotations) || !('kubernetes.io/ingress.class' in object.metadata.annotations) ||",
+          "object.metadata.annotations['kubernetes.io/ingress.class'] == 'portico')",
+        ],
+      },
+    ],
+    why:
+      "matchConditions: only Ingresses that can be Portico's reach the webhook — those of class \"portico\" or without a\n" +
+      'class (Portico decides: it may be the default class). Ingresses of ingress-nginx or any other controller are never\n' +
+      'sent to Portico, so running side by side costs them nothing. A renamed class needs a kustomize patch of this\n' +
+      'expression (or of reconcilers/kinds/ingress/index.ts, then `make webhook`).',
+  },
   wire(ctx) {
     const informer = ctx.m.informer<KubeObject>(Resources.Ingress, { stage: STAGE, ...ctx.o.watched });
     const reconciler = new IngressReconciler(informer, ctx.model, ctx.o.classes, ctx.secrets, ctx.configMaps);

@@ -15,6 +15,11 @@ export const plugin = crdKind({
     return p.error ? { reason: p.unresolved ? 'RefNotFound' : 'InvalidConfig', message: `${p.error}; routes using this plugin answer 503 (fail closed)` } : null;
   },
   conditions: pluginConditions,
+  // Its configFrom Secret.
+  reads: (r) => {
+    const p = r as NormalizedPlugin;
+    return { secrets: p.secretKey ? [p.secretKey] : [] };
+  },
   review: (r) => {
     const p = r as NormalizedPlugin;
     // A configuration error is this object's fault; a configFrom Secret (not read: `unresolved`) is the controller's.

@@ -146,3 +146,10 @@ export function normalizePlugin(obj: KubeObject, secrets: SecretLookup): CrdResu
   if (secretKey) rec.secretKey = secretKey;
   return { ok: true, record: rec };
 }
+
+// The model stores Plugins with the other CRs, by kind (model.ts CrdRecords): this is their record type there.
+declare module '../../model/model.ts' {
+  interface CrdRecords {
+    Plugin: NormalizedPlugin;
+  }
+}

@@ -2,7 +2,8 @@
 // (see ../admission.ts for why nothing about a Secret is said).
 import type { ModelSnapshot } from '../../model/model.ts';
 import type { CrdMeta, NormalizedRoute } from '../../model/types.ts';
-import { claimsOfRoute, routeRef, type TranslateOptions } from '../../translate/translate.ts';
+import { routeRef, type TranslateOptions } from '../../translate/translate.ts';
+import { claimsOfRoute } from './processor.ts';
 import { around, translationWarnings, type Verdict } from '../admission.ts';
 
 export function reviewRoute(record: CrdMeta, snap: ModelSnapshot, o: TranslateOptions): Verdict {

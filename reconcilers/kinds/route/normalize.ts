@@ -62,3 +62,10 @@ export function normalizeRoute(obj: KubeObject): CrdResult<NormalizedRoute> {
     },
   };
 }
+
+// The model stores Routes with the other CRs, by kind (model.ts CrdRecords): this is their record type there.
+declare module '../../model/model.ts' {
+  interface CrdRecords {
+    Route: NormalizedRoute;
+  }
+}

@@ -14,11 +14,17 @@ export const upstream = crdKind({
     return u.tls?.caError ? { reason: 'RefNotFound', message: `${u.tls.caError}; requests to this Service answer 503 until the CA can be read (never unverified)` } : null;
   },
   conditions: upstreamConditions,
+  // Its CA bundle, when it verifies the backend's certificate.
+  reads: (r) => {
+    const u = r as NormalizedUpstream;
+    const ca = u.tls?.caSecret;
+    return { secrets: ca && u.tls?.verify ? [`${u.namespace}/${ca}`] : [] };
+  },
   // An Upstream's ResolvedRefs follows its Service.
   statusFollows: (c, model) => {
     if (c.kind !== 'Service') return [];
     const out: string[] = [];
-    for (const u of model.snapshot().upstreams.values()) if (u.serviceKey === c.key) out.push(`Upstream/${u.key}`);
+    for (const u of model.records('Upstream').values()) if (u.serviceKey === c.key) out.push(`Upstream/${u.key}`);
     return out;
   },
 });

@@ -53,3 +53,10 @@ export function normalizeUpstream(obj: KubeObject, secrets: SecretLookup = () =>
   }
   return { ok: true, record: rec };
 }
+
+// The model stores Upstreams with the other CRs, by kind (model.ts CrdRecords): this is their record type there.
+declare module '../../model/model.ts' {
+  interface CrdRecords {
+    Upstream: NormalizedUpstream;
+  }
+}

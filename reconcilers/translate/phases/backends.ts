@@ -1,38 +1,27 @@
 // Phases: the backends of the winning paths and of canaries.
 import type { Backend } from '../../config/types.ts';
-import type { ServiceBackendRef } from '../../model/types.ts';
 import { sameInputs } from '../memo.ts';
 import { ingressRef } from '../objects.ts';
-import { backendIdOf, claimsOfIngress, claimsOfRoute } from '../claims.ts';
-import { type Draft, isCanary } from '../draft.ts';
+import { backendIdOf } from '../claims.ts';
+import type { Draft } from '../draft.ts';
 import { resolveBackend } from '../backend.ts';
 
 /** The backends of the winning paths, oldest owner first: a backend's balancing settings are its oldest user's. */
 export function resolvePathBackends(d: Draft): void {
   const { memo, owners, hosts, backendOwner } = d;
   for (const ow of owners) {
-    if (ow.ing) {
-      const ing = ow.ing;
-      if (isCanary(ing)) continue;
-      const c = claimsOfIngress(ing);
-      for (const list of [c.paths, c.defaults]) {
-        for (const pc of list) {
-          const won = hosts.get(pc.host)?.get(pc.id);
-          if (won && won.owner === ow && won.pc === pc && won.backendId) resolveBackend(d, ow.ref, ing.annotations, ing.namespace, pc.ref, won.backendId, pc.serviceKey);
-        }
-      }
-    } else if (ow.rt) {
-      for (const rc of claimsOfRoute(ow.rt)) {
-        const won = hosts.get(rc.pc.host)?.get(rc.pc.id);
-        if (!won || won.owner !== ow || won.pc !== rc.pc || !won.backendId) continue;
-        for (const be of rc.rule.backends) {
-          const ref: ServiceBackendRef = { service: be.service, port: { number: be.port } };
-          resolveBackend(d, ow.ref, undefined, ow.ns, ref, backendIdOf(ow.ns, ref));
-        }
+    const proc = ow.proc;
+    const ann = proc.annotations?.(ow);
+    for (const list of [proc.claims(ow), proc.fallbacks?.(ow) ?? []]) {
+      for (const kc of list) {
+        const won = hosts.get(kc.pc.host)?.get(kc.pc.id);
+        if (!won || won.owner !== ow || won.pc !== kc.pc || !won.backendId) continue;
+        for (const ref of kc.backends ?? [kc.pc.ref]) resolveBackend(d, ow.ref, ann, ow.ns, ref, backendIdOf(ow.ns, ref));
       }
     }
   }
-  if (memo) for (const [id, ow] of backendOwner) if (ow.ref.startsWith('Ingress/')) memo.owners.set(id, ow.ref.slice('Ingress/'.length));
+  // The incremental translation follows backends to the object whose settings they have.
+  if (memo) for (const [id, ow] of backendOwner) memo.owners.set(id, ow.ref);
 }
 
 /** Canaries: their backends, and the split on the main backend (a new object: the main may be a memoized one). */

@@ -1,8 +1,7 @@
 // Phase: the client-certificate CA of each host (auth-tls-*).
 import type { ClientCertSpec } from '../../annotations/auth-tls.ts';
-import { byOwnerAge, secretNs, type Owner } from '../objects.ts';
-import { clientCertOf } from '../plugin-instances.ts';
-import { type Draft, describe, type Claim } from '../draft.ts';
+import { byOwnerAge, secretNs } from '../objects.ts';
+import { type Draft, describe, type Claim, type Owner } from '../draft.ts';
 
 /**
  * Client certificates (auth-tls-*): one CA per host.
@@ -16,14 +15,14 @@ export function chooseClientCertificates(d: Draft): void {
     const locs = hosts.get(host) as Map<string, Claim>;
     let win: { owner: Owner; spec: ClientCertSpec } | undefined;
     for (const c of locs.values()) {
-      const spec = clientCertOf(c.owner.ing);
+      const spec = c.owner.proc.clientCert?.(c.owner);
       if (spec && !c.closed && (!win || byOwnerAge(c.owner, win.owner) < 0)) win = { owner: c.owner, spec };
     }
     if (!win) continue;
     hostCa.set(host, win);
     const told = new Set<string>();
     for (const c of locs.values()) {
-      const spec = clientCertOf(c.owner.ing);
+      const spec = c.owner.proc.clientCert?.(c.owner);
       if (!spec || c.closed || spec.caId === win.spec.caId) continue;
       const what = spec.secret === win.spec.secret ? `depth ${spec.depth} instead of ${win.spec.depth}` : `Secret ${spec.secret}`;
       // The winner's Secret is named only to an Ingress of its own namespace: Events are read by the namespace's

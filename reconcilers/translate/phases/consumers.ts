@@ -1,11 +1,12 @@
 // Phase: Consumers by namespace.
+import { recordsOf } from '../../model/model.ts';
 import type { Draft } from '../draft.ts';
 import { usePlugin } from '../plugin-refs.ts';
 
 /** Consumers (auth plugins look them up by namespace) and the plugins they carry. */
 export function collectConsumers(d: Draft): void {
   const { snap, events, consumers } = d;
-  for (const c of [...snap.consumers.values()].sort((a, b) => (a.key < b.key ? -1 : 1))) {
+  for (const c of [...recordsOf(snap, 'Consumer').values()].sort((a, b) => (a.key < b.key ? -1 : 1))) {
     const ids: string[] = [];
     for (const n of c.plugins) {
       const r = usePlugin(d, c.namespace, n);

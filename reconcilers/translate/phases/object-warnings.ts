@@ -37,14 +37,16 @@ export function warnObjects(d: Draft): void {
   const closedSeen = new Set<string>();
   for (const locs of hosts.values()) {
     for (const c of locs.values()) {
-      // Reasons of the Ingress's own (access control, proxy-ssl-*, ModSecurity) have their Warnings above.
-      const own = c.owner.ing ? [closedReason.get(c.owner.ing.key), sslClosed.get(c.owner.ing.key), wafClosed.get(c.owner.ing.key)].filter(Boolean).join('; ') : '';
+      // Reasons of the object's own (an Ingress's access control, proxy-ssl-*, ModSecurity) have their Warnings above.
+      const own = c.owner.proc.closedReasons?.(d, c.owner).join('; ') ?? '';
       if (!c.closed || c.reported || closedSeen.has(c.owner.ref) || c.closed === own) continue;
       closedSeen.add(c.owner.ref);
       warn(c.owner.ref, 'PluginUnavailable', `${c.closed}; failing closed: the paths using it answer 503 until it is fixed`);
     }
   }
+  // Objects of a kind with paths that their schema refused: not served (Ingresses: see their processor's admit).
+  const withPaths = new Set(d.processors.map((p) => p.kind));
   for (const [ref, r] of snap.rejectedCrds) {
-    if (ref.startsWith('Route/')) status.set(ref, { served: false, programmed: false, problems: [r.reason] });
+    if (withPaths.has(ref.slice(0, ref.indexOf('/')))) status.set(ref, { served: false, programmed: false, problems: [r.reason] });
   }
 }

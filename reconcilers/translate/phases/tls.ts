@@ -7,8 +7,7 @@ import { type Draft, describe } from '../draft.ts';
 export function chooseTlsOwners(d: Draft): void {
   const { warn, exclusiveHosts, owners, hostNamespace, tlsHosts } = d;
   for (const ow of owners) {
-    const sections = ow.ing ? ow.ing.tls : (ow.rt?.tls ?? []);
-    for (const t of sections) {
+    for (const t of ow.proc.tls(ow)) {
       const secretKey = t.secretName ? `${ow.ns}/${t.secretName}` : null;
       for (const h of t.hosts) {
         const first = exclusiveHosts ? hostNamespace.get(h) : undefined;
