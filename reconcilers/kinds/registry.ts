@@ -5,8 +5,11 @@
 // from the webhooks they name: webhook.ts, `make webhook`), and kustomize/rbac.yaml's ClusterRole is generated from
 // their rules (rbac.ts, `make rbac`).
 //
-// Adding a kind: its folder (reconcilers/kinds/<kind>/, exporting a KindDescriptor from index.ts), one line here,
-// and — for one of Portico's CRDs — its schema in crds/schema/ (then `make crds rbac`).
+// Adding a kind: its folder (reconcilers/kinds/<kind>/, exporting a KindDescriptor from index.ts; a CRD's record
+// type joins the model's CrdRecords from its normalize.ts), one line here, one line in processors.ts when its
+// objects claim paths (its processor.ts), and — for one of Portico's CRDs — its schema in crds/schema/ (a module and
+// its crdDefinitions entry). Then `make crds rbac webhook`, and add it to the lists of kinds that rbac.test.ts (and,
+// for a CRD, crds/crds.test.ts) pin.
 import { configMap } from './configmap/index.ts';
 import { consumer } from './consumer/index.ts';
 import { ingress } from './ingress/index.ts';

@@ -5,6 +5,7 @@
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import { Resources } from '../../resources.ts';
 import type { KindDescriptor } from '../kind.ts';
+import { followReads } from '../reads.ts';
 import { ConfigMapReconciler } from './reconciler.ts';
 import { configMapTransform, ReferencedConfigMapReconciler, type ConfigMapObject } from './references.ts';
 import { TcpUdpReconciler } from './tcpudp.ts';
@@ -33,18 +34,13 @@ export const configMap: KindDescriptor = {
     const configMapRefCtrl = m.controller({ name: 'ingress-configmap', reconciler: configMapRefs, stage: STAGE });
     configMapRefCtrl.watch(refConfigMaps);
     // An object that starts (or stops) naming a ConfigMap: load (or drop) it.
-    const readers = new Map(ctx.kinds.filter((k) => k.configMapsRead).map((k) => [k.kind, k.configMapsRead!]));
-    const lastConfigMaps = new Map<string, string[]>();
-    model.onChange((changes) => {
-      for (const c of changes) {
-        const read = readers.get(c.kind);
-        if (!read) continue;
-        const ref = `${c.kind}/${c.key}`;
-        const now = read(model, c.key);
-        for (const k of new Set([...(lastConfigMaps.get(ref) ?? []), ...now])) configMapRefCtrl.enqueue(k);
-        if (now.length) lastConfigMaps.set(ref, now);
-        else lastConfigMaps.delete(ref);
-      }
+    followReads(model, ctx.kinds, {
+      read: (k) => k.configMapsRead,
+      none: [],
+      isEmpty: (l) => !l.length,
+      changed(before, now) {
+        for (const k of new Set([...before, ...now])) configMapRefCtrl.enqueue(k);
+      },
     });
 
     if (o.configmap) {

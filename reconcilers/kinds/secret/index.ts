@@ -4,6 +4,7 @@
 // other kinds' normalizers (ctx.secrets).
 import { Resources } from '../../resources.ts';
 import type { KindDescriptor } from '../kind.ts';
+import { followReads } from '../reads.ts';
 import { CredentialSecretReconciler } from './credentials.ts';
 import { SecretReconciler, secretTransform, type SecretObject } from './reconciler.ts';
 
@@ -50,20 +51,14 @@ export const secret: KindDescriptor = {
     // A Secret becomes (un)referenced when an object that reads it changes in the model: re-check the Secrets it names
     // now and the ones it named before — TLS Secrets (Ingress and Route TLS) with the TLS reconciler, the others
     // (credentials, plugin configs, CA bundles, auth-secrets, proxy-ssl-secrets) with the credential reconciler.
-    const readers = new Map(ctx.kinds.filter((k) => k.secretsRead).map((k) => [k.kind, k.secretsRead!]));
-    const lastRead = new Map<string, { tls: string[]; other: string[] }>();
-    model.onChange((changes) => {
-      for (const c of changes) {
-        const read = readers.get(c.kind);
-        if (!read) continue;
-        const ref = `${c.kind}/${c.key}`;
-        const now = read(model, c.key);
-        const before = lastRead.get(ref) ?? { tls: [], other: [] };
+    followReads(model, ctx.kinds, {
+      read: (k) => k.secretsRead,
+      none: { tls: [], other: [] },
+      isEmpty: (r) => !r.tls.length && !r.other.length,
+      changed(before, now) {
         for (const s of new Set([...before.tls, ...now.tls])) secretCtrl.enqueue(s);
         for (const s of new Set([...before.other, ...now.other])) credentialCtrl.enqueue(s);
-        if (now.tls.length || now.other.length) lastRead.set(ref, now);
-        else lastRead.delete(ref);
-      }
+      },
     });
     return { informer: secrets, controller: secretCtrl, provides: { secrets: credentials.lookup } };
   },
