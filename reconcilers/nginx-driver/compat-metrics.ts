@@ -359,6 +359,15 @@ export const COMPAT_METRICS: readonly { name: string; type: 'counter' | 'gauge' 
   { name: 'config_hash', type: 'gauge', labels: '', help: 'Running configuration hash actually running', source: 'first 48 bits of the running nginx.conf checksum; 0 after a failed reload' },
   { name: 'config_last_reload_successful', type: 'gauge', labels: '', help: 'Whether the last configuration reload attempt was successful', source: 'reloads' },
   { name: 'config_last_reload_successful_timestamp_seconds', type: 'gauge', labels: '', help: 'Timestamp of the last successful configuration reload.', source: 'reloads' },
+  { name: 'check_success', type: 'counter', labels: 'namespace, ingress', help: 'Cumulative number of Ingress controller syntax check operations', source: 'admission webhook: Ingresses admitted (with --webhook-port)' },
+  { name: 'check_errors', type: 'counter', labels: 'namespace, ingress', help: 'Cumulative number of Ingress controller errors during syntax check operations', source: 'admission webhook: Ingresses denied' },
+  ...(['tested_ingresses', 'tested_duration', 'render_ingresses', 'render_duration', 'roundtrip_duration'] as const).map((n) => ({
+    name: `admission_${n}`,
+    type: 'gauge' as const,
+    labels: '',
+    help: `ingress-nginx's admission_${n}`,
+    source: n === 'roundtrip_duration' ? 'admission webhook: the last Ingress review, request to answer' : "admission webhook: the last Ingress review (one Ingress, translated with the others; there is no nginx.conf render or test to time)",
+  })),
   { name: 'build_info', type: 'gauge', labels: 'release, build, repository', help: "A metric with a constant '1' labeled with information about the build.", source: 'package version' },
   { name: 'leader_election_status', type: 'gauge', labels: 'name', help: "Gauge reporting status of the leader election, 0 indicates follower, 1 indicates leader. 'name' is the string used to identify the lease", source: '--election-id' },
 ];
