@@ -8,9 +8,10 @@
 //   after+json    a JSON format with escape=json reading every ingress-nginx variable (route labels sent)
 // Callgrind counts do not move with other load, so this runs anywhere (no cluster): the backend is a test server in a
 // network namespace of its own (subnet 238 of testnet.test-helpers.ts), nginx listens on 31960.
-// The total moves by a few thousand instructions between runs (the Lua collector's timing), so the parts that matter
-// are also counted exactly: inclusive instructions per request of nginx's log handler (formatting the line, every
-// variable it reads) and of $request_id (the random bytes), from callgrind_annotate.
+// The total moves by several thousand instructions between runs (the Lua collector's timing), so the parts that
+// matter are also counted exactly, from callgrind_annotate (Debian's nginx is stripped: only exported functions have
+// names): RAND_bytes (OpenSSL; $request_id's random bytes) and ngx_http_get_indexed_variable, inclusive — every
+// variable nginx evaluates for the request (headers sent upstream, the log line and what its maps read).
 // Usage: node e2e/bench/log-cost.ts [requests=1200]
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -28,6 +29,8 @@ import { defaultGlobalConfig, parseGlobalConfig } from '../../reconcilers/model/
 import { haveValgrind, instructionsPerRequest } from './instructions.ts';
 
 const many = Number(process.argv[2] ?? 1200);
+// PORTICO_LOG_COST_ONLY=before,after: only these variants.
+const only = process.env.PORTICO_LOG_COST_ONLY?.split(',');
 const LISTEN = { httpPort: 31960, httpsPort: 31961, statusPort: 31962, address: '127.0.0.1' };
 const OLD_FORMAT = `'$remote_addr - [$time_local] "$request" $status $body_bytes_sent "$http_user_agent" $request_time [$portico_backend] $upstream_addr $upstream_status $upstream_response_time'`;
 const OLD_ID = '"" "$msec-$connection-$connection_requests";';
@@ -53,7 +56,8 @@ try {
   /** Inclusive instructions of one function in a callgrind output (0 when it never ran). */
   const inclusive = (file: string, fn: string): number => {
     const out = spawnSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
-    const line = out.split('\n').find((l) => new RegExp(`[ :]${fn}( |$)`).test(l));
+    const line = out.split('\n').find((l) => new RegExp(`[ :]${fn}( |'|$)`).test(l));
+    if (process.env.PORTICO_DEBUG_ANNOTATE) console.log(out.split('\n').slice(0, 40).join('\n'));
     return line ? Number((/^\s*([\d,]+)/.exec(line)?.[1] ?? '0').replace(/,/g, '')) : 0;
   };
   const count = async (name: string, data: Record<string, string>, edit: (conf: string) => string, headers?: Record<string, string>): Promise<{ total: number; log: number; requestId: number }> => {
@@ -68,7 +72,7 @@ try {
     try {
       const total = await instructionsPerRequest({ dir, conf, port: LISTEN.httpPort, host: 'bench.test', few: 200, many, ...(headers ? { headers } : {}), ready: () => client.push(diffConfig(null, config).delta).then(() => undefined) });
       const per = (fn: string) => Math.round((inclusive(path.join(dir, `callgrind.${many}.out`), fn) - inclusive(path.join(dir, 'callgrind.200.out'), fn)) / (many - 200));
-      return { total, log: per('ngx_http_log_handler'), requestId: per('ngx_http_variable_request_id') };
+      return { total, log: per('ngx_http_get_indexed_variable'), requestId: per('RAND_bytes') };
     } finally {
       await client.close();
     }
@@ -77,15 +81,15 @@ try {
   const oldId = (c: string) => c.replace('"" $request_id;', OLD_ID);
   const same = (c: string) => c;
   const results: [string, { total: number; log: number; requestId: number }][] = [];
-  results.push(['before', await count('before', {}, (c) => oldId(oldFormat(c)))]);
-  results.push(['format', await count('format', {}, oldId)]);
-  results.push(['after', await count('after', {}, same)]);
-  results.push(['after+client', await count('client', {}, same, { 'x-request-id': 'client-supplied-request-id-000001' })]);
-  results.push(['after+nogen', await count('nogen', { 'generate-request-id': 'false' }, same)]);
-  results.push(['after+json', await count('json', { 'log-format-upstream': JSON_FORMAT, 'log-format-escape-json': 'true' }, same)]);
+  if (!only || only.includes('before')) results.push(['before', await count('before', {}, (c) => oldId(oldFormat(c)))]);
+  if (!only || only.includes('format')) results.push(['format', await count('format', {}, oldId)]);
+  if (!only || only.includes('after')) results.push(['after', await count('after', {}, same)]);
+  if (!only || only.includes('after+client')) results.push(['after+client', await count('client', {}, same, { 'x-request-id': 'client-supplied-request-id-000001' })]);
+  if (!only || only.includes('after+nogen')) results.push(['after+nogen', await count('nogen', { 'generate-request-id': 'false' }, same)]);
+  if (!only || only.includes('after+json')) results.push(['after+json', await count('json', { 'log-format-upstream': JSON_FORMAT, 'log-format-escape-json': 'true' }, same)]);
   const base = results[0]![1].total;
   for (const [name, n] of results) {
-    console.log(`[log-cost] ${name.padEnd(13)} ${n.total} instructions per proxied request (${n.total - base >= 0 ? '+' : ''}${n.total - base} vs before), of which the log handler ${n.log}, $request_id ${n.requestId} (callgrind, ${many - 200} requests)`);
+    console.log(`[log-cost] ${name.padEnd(13)} ${n.total} instructions per proxied request (${n.total - base >= 0 ? '+' : ''}${n.total - base} vs before), variables ${n.log} (${n.log - results[0]![1].log >= 0 ? '+' : ''}${n.log - results[0]![1].log}), RAND_bytes ${n.requestId} (callgrind, ${many - 200} requests)`);
   }
 } finally {
   await net.close();
