@@ -218,6 +218,8 @@ local function prepare_nginx(self)
     change("X-Original-URI", var.request_uri)
     change("X-Scheme", scheme())
   end
+  -- The request's X-Request-ID (the subrequest's own variables would generate another one).
+  change("X-Request-ID", var.portico_request_id)
   -- auth-proxy-set-headers: the ConfigMap's headers, last (as ingress-nginx's proxy_set_header lines after its own).
   local set = self.set_headers
   if set then
