@@ -2,8 +2,9 @@
 // translation of one Ingress, same backend, with variants of the rendered configuration:
 //   before        Portico's earlier default: its own short log format, X-Request-ID "$msec-$connection-$connection_requests"
 //   format        ingress-nginx's default log format, the earlier X-Request-ID
-//   after         ingress-nginx's default log format and X-Request-ID from nginx's $request_id (today's default)
-//   after+client  the same, the client sends its own X-Request-ID (no random bytes drawn)
+//   after         ingress-nginx's default log format and the 32-hex X-Request-ID the router makes (today's default)
+//   after+rand    the same with nginx's $request_id as the id instead (16 random bytes from OpenSSL per request)
+//   after+client  the default, the client sends its own X-Request-ID (no id made)
 //   after+nogen   generate-request-id "false", no client id (nothing generated)
 //   after+json    a JSON format with escape=json reading every ingress-nginx variable (route labels sent)
 // Callgrind counts do not move with other load, so this runs anywhere (no cluster): the backend is a test server in a
@@ -78,12 +79,15 @@ try {
     }
   };
   const oldFormat = (c: string) => c.replace(/(log_format portico_upstream) '[^']*';/, `$1 ${OLD_FORMAT};`);
-  const oldId = (c: string) => c.replace('"" $request_id;', OLD_ID);
+  // The router makes the id ($portico_rid) only with requestIds on: the variants with another id turn it off.
+  const oldId = (c: string) => c.replace('"" $portico_rid;', OLD_ID).replace('requestIds = true', 'requestIds = false');
+  const randId = (c: string) => c.replace('"" $portico_rid;', '"" $request_id;').replace('requestIds = true', 'requestIds = false');
   const same = (c: string) => c;
   const results: [string, { total: number; log: number; requestId: number }][] = [];
   if (!only || only.includes('before')) results.push(['before', await count('before', {}, (c) => oldId(oldFormat(c)))]);
   if (!only || only.includes('format')) results.push(['format', await count('format', {}, oldId)]);
   if (!only || only.includes('after')) results.push(['after', await count('after', {}, same)]);
+  if (!only || only.includes('after+rand')) results.push(['after+rand', await count('rand', {}, randId)]);
   if (!only || only.includes('after+client')) results.push(['after+client', await count('client', {}, same, { 'x-request-id': 'client-supplied-request-id-000001' })]);
   if (!only || only.includes('after+nogen')) results.push(['after+nogen', await count('nogen', { 'generate-request-id': 'false' }, same)]);
   if (!only || only.includes('after+json')) results.push(['after+json', await count('json', { 'log-format-upstream': JSON_FORMAT, 'log-format-escape-json': 'true' }, same)]);

@@ -13,7 +13,7 @@ function _M.init(opts)
   require("portico.chash")
   require("portico.ewma")
   require("portico.balancer").configure({ unavailable = opts.unavailable })
-  require("portico.router").configure({ profiles = opts.profiles })
+  require("portico.router").configure({ profiles = opts.profiles, requestIds = opts.requestIds })
   local m = opts.metrics
   require("portico.metrics").configure(type(m) == "table" and {
     enabled = true, undefinedHosts = m.undefinedHosts == true, buckets = m.buckets,

@@ -36,10 +36,29 @@ local hosts = {}          -- host -> compiled routes (hosts requested since thei
 local known = {}          -- host -> true: routes exist in shared memory
 local profiles = {}       -- profile names rendered in the running nginx.conf (from init.lua)
 
+local gen_ids = false
 function _M.configure(opts)
   profiles = {}
   for _, name in ipairs(opts.profiles or {}) do profiles[name] = true end
+  gen_ids = opts.requestIds == true
 end
+
+-- X-Request-ID for a request that brought none (generate-request-id): 16 hex characters of 64 random bits drawn once
+-- per worker, then 16 of the worker's request counter. Unique across workers, replicas and restarts; not secret.
+local id_prefix, id_n = nil, 0
+local format, floor = string.format, math.floor
+local function new_request_id()
+  if not id_prefix then
+    local f = io.open("/dev/urandom", "rb")
+    local raw = f and f:read(8)
+    if f then f:close() end
+    if not raw or #raw < 8 then raw = tostring(ngx.now()) .. tostring(ngx.worker.pid()) .. tostring(os.clock()) end
+    id_prefix = raw:sub(1, 8):gsub(".", function(c) return format("%02x", c:byte()) end)
+  end
+  id_n = id_n + 1
+  return id_prefix .. format("%08x%08x", floor(id_n / 4294967296), id_n % 4294967296)
+end
+_M._new_request_id = new_request_id
 
 local logged_at = {}
 local function warn_once(key, ...)
@@ -306,6 +325,7 @@ end
 function _M.route()
   -- external-auth subrequests run the server phases again: they are not routed (their location is internal).
   if ngx.is_subrequest then return "" end
+  if gen_ids and not ngx_var.http_x_request_id then ngx_var.portico_rid = new_request_id() end
   sync()
   local h = find_host(ngx_var.host)
   if not h then return "@portico_404" end
