@@ -47,12 +47,6 @@ export const operationNameTemplateSchema = z
     else if (!/^[A-Za-z0-9_.:/ -]*$/.test(rest)) ctx.addIssue({ code: 'custom', message: 'expected letters, digits, spaces, "_", ".", ":", "/", "-" and $variables' });
   });
 
-/** opentelemetry-operation-name (annotation): ingress-nginx's own rule, ^[A-Za-z0-9_\-]*$ (no spaces, no variables). */
-export const operationNameAnnotationSchema = z
-  .string()
-  .max(128, 'at most 128 characters')
-  .regex(/^[A-Za-z0-9_-]*$/, 'expected letters, digits, "_" and "-" (ingress-nginx\'s rule)');
-
 /** otlp-collector-host: an IP address Portico may send to, or "" (tracing off). DNS names: see the description. */
 export const collectorHostSchema = z
   .string()

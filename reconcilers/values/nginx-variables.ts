@@ -43,6 +43,8 @@ export const PORTICO_VARIABLES = [
   // default-backend, custom-http-errors and mirror-target (empty for routes without them).
   'portico_fallback', 'portico_error_route', 'portico_error_code', 'portico_error_namespace', 'portico_error_ingress', 'portico_error_service',
   'portico_error_port', 'portico_mirror_backend', 'portico_mirror_scheme', 'portico_mirror_host', 'portico_mirror_sni', 'portico_mirror_uri', 'portico_mk', 'portico_metrics_line',
+  // OpenTelemetry (tracing.lua): the traceparent sent upstream, the sampled span and what its log phase reads.
+  'portico_traceparent', 'portico_traceparent_out', 'portico_span', 'portico_span_line',
 ] as const;
 
 /** Families: any name after the prefix is valid ($http_user_agent, $cookie_session, $arg_page...). */
