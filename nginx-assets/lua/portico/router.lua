@@ -305,6 +305,9 @@ local function split_pick(s)
   return s.ids[#cum]
 end
 
+-- The request was sampled by tracing.start (tracing.lua): route_traced sends it to a location with a log handler.
+local sampled = false
+
 -- Called by set_by_lua for every request; returns the jump target ("" = proxy from location /).
 function _M.route()
   -- external-auth subrequests run the server phases again: they are not routed (their location is internal).
@@ -326,7 +329,7 @@ function _M.route()
   if mk then ngx_var.portico_mk = mk end
   if not r then return "@portico_404" end
   local tr = r.trace
-  if tr then tracing.start(tr) end
+  if tr and tracing.start(tr) then sampled = true end
   if r == SLASH or r == SLASH_PORT then
     -- nginx: Location is the location's name (escaped) and the query, made absolute by nginx's header filter
     -- without a port (port_in_redirect off, ingress-nginx's default); with use-port-in-redirects, absolute here with
@@ -399,6 +402,18 @@ function _M.route()
       return plain_jump
     end
   end
+  return jump
+end
+
+-- set_by_lua's entry point when tracing is configured (http.hbs). `location /`, the common case, has no log handler
+-- (a Lua log handler costs every request that reaches it), so a sampled request bound there goes to the plugin
+-- location instead, whose handler records the span; its plugin handlers have nothing to do for it. Every other
+-- location a request can end in has a log handler then.
+local route = _M.route
+function _M.route_traced()
+  sampled = false
+  local jump = route()
+  if sampled and jump == "" then return "@portico_lua" end
   return jump
 end
 

@@ -9,7 +9,9 @@
 --     $portico_span (trace id, span id, parent span id, span name). Variables survive the jump to a named location
 --     (ngx.ctx does not), and nginx formats the rest of the span in C ($portico_span_line, a map that is empty unless
 --     $portico_span is set).
---   - log() reads that one variable; for a sampled request it appends the line and two timestamps to a bounded
+--   - log() runs only where a sampled request can end (the router sends a sampled request bound for `location /`,
+--     which has no log handler, to the plugin location; the other locations have one with tracing) and reads that
+--     one variable; for a sampled request it appends the line and two timestamps to a bounded
 --     per-worker queue (a full queue drops the span and counts it: "drop:tracing" in portico_stats).
 --   - a timer (every otel-schedule-delay-millis, or at once when a batch is full) turns the queue into OTLP JSON
 --     and POSTs it to <collector>/v1/traces with a cosocket, one batch (otel-max-export-batch-size) per request, one
@@ -147,7 +149,8 @@ local function parse(tp)
 end
 _M.parse = parse
 
--- The router, for a route that traces (`rt` from _M.route). Sets $portico_traceparent / $portico_span when sampled.
+-- The router, for a route that traces (`rt` from _M.route). Sets $portico_traceparent / $portico_span and returns
+-- true when sampled.
 function _M.start(rt)
   local tid, pid, sampled
   if rt.trust then
@@ -162,7 +165,7 @@ function _M.start(rt)
   if not sampled then
     -- An untrusted client's traceparent is not passed on ("-": the map in http.hbs sends none).
     if not rt.trust then ngx_var.portico_traceparent = "-" end
-    return
+    return false
   end
   tid = tid or hex_id(16)
   local sid = hex_id(8)
@@ -176,6 +179,7 @@ function _M.start(rt)
   end
   ngx_var.portico_traceparent = "00-" .. tid .. "-" .. sid .. "-01"
   ngx_var.portico_span = tid .. sid .. (pid or "0000000000000000") .. gsub(name, "[%c]", "")
+  return true
 end
 
 local function flush_soon()
