@@ -406,14 +406,14 @@ function _M.route()
 end
 
 -- set_by_lua's entry point when tracing is configured (http.hbs). `location /`, the common case, has no log handler
--- (a Lua log handler costs every request that reaches it), so a sampled request bound there goes to the plugin
--- location instead, whose handler records the span; its plugin handlers have nothing to do for it. Every other
--- location a request can end in has a log handler then.
+-- (a Lua log handler costs every request that reaches it), so a sampled request bound there goes to
+-- @portico_traced, the same with a log handler that records the span. Every other location a request can end in
+-- has a log handler then.
 local route = _M.route
 function _M.route_traced()
   sampled = false
   local jump = route()
-  if sampled and jump == "" then return "@portico_lua" end
+  if sampled and jump == "" then return "@portico_traced" end
   return jump
 end
 

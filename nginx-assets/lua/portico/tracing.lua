@@ -10,7 +10,7 @@
 --     (ngx.ctx does not), and nginx formats the rest of the span in C ($portico_span_line, a map that is empty unless
 --     $portico_span is set).
 --   - log() runs only where a sampled request can end (the router sends a sampled request bound for `location /`,
---     which has no log handler, to the plugin location; the other locations have one with tracing) and reads that
+--     which has no log handler, to @portico_traced; the other locations have one with tracing) and reads that
 --     one variable; for a sampled request it appends the line and two timestamps to a bounded
 --     per-worker queue (a full queue drops the span and counts it: "drop:tracing" in portico_stats).
 --   - a timer (every otel-schedule-delay-millis, or at once when a batch is full) turns the queue into OTLP JSON
