@@ -47,19 +47,30 @@ export const operationNameTemplateSchema = z
     else if (!/^[A-Za-z0-9_.:/ -]*$/.test(rest)) ctx.addIssue({ code: 'custom', message: 'expected letters, digits, spaces, "_", ".", ":", "/", "-" and $variables' });
   });
 
-/** otlp-collector-host: an IP address Portico may send to, or "" (tracing off). DNS names: see the description. */
+/**
+ * otlp-collector-host: "" (tracing off), an IP address Portico may send to, or a DNS name (lower case, a trailing dot
+ * allowed), which the gateway resolves (nginx-driver/externalnames.ts) and whose addresses pass the same checks.
+ */
 export const collectorHostSchema = z
   .string()
   .trim()
+  .transform((v) => v.toLowerCase().replace(/\.$/, ''))
   .superRefine((v, ctx) => {
     if (v === '') return;
     if (!parseIp(v)) {
-      ctx.addIssue({ code: 'custom', message: 'expected the IP address of the collector (e.g. its Service\'s cluster IP): DNS names are not resolved yet' });
+      if (v.length > 253 || !/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(v)) {
+        ctx.addIssue({ code: 'custom', message: 'expected an IP address or a DNS name (e.g. otel-collector.observability.svc.cluster.local), without scheme or port' });
+      } else if (v === 'localhost' || v.endsWith('.localhost')) {
+        ctx.addIssue({ code: 'custom', message: 'the collector cannot be loopback' });
+      }
       return;
     }
     const why = forbiddenAddressReason(v);
     if (why) ctx.addIssue({ code: 'custom', message: `the collector cannot be ${why}` });
   });
+
+/** Whether the collector host is a DNS name the gateway must resolve (not an IP address). */
+export const collectorIsName = (host: string): boolean => host !== '' && !parseIp(host);
 
 /** otlp-collector-port: 4317 (ingress-nginx's default, OTLP/gRPC) is read as 4318, OTLP/HTTP on the same collector. */
 const collectorPortSchema = intSchema(1, 65535).transform((n) => (n === 4317 ? 4318 : n));
@@ -93,7 +104,7 @@ export const TRACING_KEYS = {
   'opentelemetry-trust-incoming-span': row('otelTrustIncomingSpan', boolSchema, true, 'Continue the trace of a valid incoming traceparent (its span is the parent); "false": every request starts a new trace and the client\'s traceparent is not passed on. An Ingress\'s annotation overrides it'),
   'opentelemetry-operation-name': row('otelOperationName', operationNameTemplateSchema, '', 'Span name of routes without an opentelemetry-operation-name annotation: text and the variables $request_method, $uri, $host, $scheme, $server_port, $namespace, $ingress_name, $service_name, $location_path (e.g. "HTTP $request_method $uri"). Empty: the route\'s path as written (ingress-nginx: the location, e.g. "/api/")'),
   'opentelemetry-config': row('otelConfigPath', configPathSchema, OTEL_CONFIG_PATH, 'ingress-nginx\'s path of the TOML file it writes for its module. Portico has no module and writes no file (the otel-* and otlp-* keys are read directly), so only the default value is accepted; another one is reported'),
-  'otlp-collector-host': row('otlpCollectorHost', collectorHostSchema, '', 'The OpenTelemetry Collector spans are sent to (OTLP/HTTP, POST /v1/traces, JSON): its IP address, e.g. the collector Service\'s cluster IP. Not yet a DNS name; never loopback, link-local, unspecified or one of Portico\'s own addresses. Empty: no tracing'),
+  'otlp-collector-host': row('otlpCollectorHost', collectorHostSchema, '', 'The OpenTelemetry Collector spans are sent to (OTLP/HTTP, POST /v1/traces, JSON): an IP address or a DNS name (resolved by the controller, IPv4, re-checked every minute: use the full name, e.g. otel-collector.observability.svc.cluster.local); never loopback, link-local, unspecified or one of Portico\'s own addresses. Empty: no tracing'),
   'otlp-collector-port': row('otlpCollectorPort', collectorPortSchema, 4318, 'The collector\'s OTLP/HTTP port. Portico exports over HTTP only (Lua has no gRPC): 4317, ingress-nginx\'s default (OTLP/gRPC), is read as 4318, the OTLP/HTTP port of the same collector'),
   'otel-service-name': row('otelServiceName', serviceNameSchema, 'nginx', 'The service.name resource attribute of the spans (ingress-nginx\'s default, "nginx")'),
   'otel-sampler': row('otelSampler', samplerSchema, 'AlwaysOn', 'AlwaysOn, AlwaysOff or TraceIdRatioBased (otel-sampler-ratio of the requests, drawn per request). Others (ingress-nginx\'s docs list "remote", which its module rejects) are refused'),
@@ -111,7 +122,8 @@ export const TRACING_KEYS = {
  */
 export function tracingSettingsOf(g: OtelConfigValues, anyRoute: boolean, own?: ReadonlySet<string>): TracingSettings | undefined {
   if (!g.otlpCollectorHost || !(g.otelEnabled || anyRoute)) return undefined;
-  if (forbiddenAddressReason(g.otlpCollectorHost, own)) return undefined;
+  // (A DNS name is resolved and its addresses checked by the gateway, which puts an address here.)
+  if (!collectorIsName(g.otlpCollectorHost) && forbiddenAddressReason(g.otlpCollectorHost, own)) return undefined;
   return {
     enabled: g.otelEnabled,
     host: g.otlpCollectorHost,

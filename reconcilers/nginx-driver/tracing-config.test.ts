@@ -1,8 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from './global-config.ts';
-import { tracingSettingsOf } from './tracing-config.ts';
+import { defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from '../model/global-config.ts';
+import { tracingSettingsOf } from '../model/tracing-config.ts';
 import { translate } from '../translate/translate.ts';
+import { createLogger } from '../../operator/log.ts';
+import { ExternalNameResolver } from './resolver.ts';
+import { resolveExternalNames } from './externalnames.ts';
+import { forbiddenAddressReason } from '../values/addresses.ts';
 import { OPTS, ing, modelOf, rule, svc, svcRef } from '../translate/fixtures.test-helpers.ts';
 
 const parse = (d: Record<string, string>) => parseGlobalConfig(d, defaultGlobalConfig());
@@ -15,6 +19,7 @@ test('OpenTelemetry ConfigMap keys: ingress-nginx\'s defaults, 4317 read as 4318
   assert.equal(r.values.otlpCollectorPort, 4318);
   assert.equal(r.values.otelSamplerRatio, 0.25);
   assert.equal(refusedConfigWhy('otlp-collector-host'), null, 'no longer refused');
+  assert.equal(parse({ 'otlp-collector-host': 'OTel-Collector.observability.svc.cluster.local.' }).values.otlpCollectorHost, 'otel-collector.observability.svc.cluster.local', 'a DNS name (resolved by the gateway)');
   assert.match(refusedConfigWhy('jaeger-collector-host') ?? '', /removed from ingress-nginx/);
 });
 
@@ -31,7 +36,7 @@ test('OpenTelemetry ConfigMap keys: bad values are reported and keep the previou
   const values: Record<string, string[]> = {
     'otel-sampler': ['remote', 'ParentBased'],
     'otel-sampler-ratio': ['1.5', '-0.1', 'abc'],
-    'otlp-collector-host': ['127.0.0.1', '::1', '169.254.169.254', '0.0.0.0', 'collector.otel.svc', 'http://10.0.0.1'],
+    'otlp-collector-host': ['127.0.0.1', '::1', '169.254.169.254', '0.0.0.0', 'localhost', 'http://10.0.0.1', 'collector:4318', 'a_b.example'],
     'opentelemetry-operation-name': ['HTTP $request_body', 'a"b', 'x;y', '$http_authorization'],
     'opentelemetry-config': ['/tmp/x.toml'],
     'otel-service-name': ['a b', ''],
@@ -71,4 +76,25 @@ test('translation: annotations become route data (no nginx.conf change per Ingre
   assert.equal(c.structure.global.tracing?.port, 4318);
   m.setGlobalConfig(parse({}).values);
   assert.equal(translate(m.snapshot(), OPTS).config.structure.global.tracing, undefined, 'no collector: no tracing in nginx.conf');
+});
+
+test('a collector named by DNS: the gateway resolves it and puts an allowed address in the settings; loopback or nothing: no tracing', async () => {
+  const m = modelOf({ services: [svc('api', [{ port: 80, targetPort: 8080 }])], ingresses: [ing('a', { rules: [rule('a.example', [{ path: '/a', backend: svcRef('api', 80) }])] })] });
+  const run = async (answer: string[]) => {
+    m.setGlobalConfig(parse({ 'enable-opentelemetry': 'true', 'otlp-collector-host': 'otel.observability.svc.cluster.local' }).values);
+    const desired = translate(m.snapshot(), { ...OPTS, ownAddresses: ['10.0.0.7'] }).config;
+    assert.equal(desired.structure.global.tracing?.host, 'otel.observability.svc.cluster.local');
+    const resolver = new ExternalNameResolver(() => {}, createLogger('error'), { refuse: (a) => forbiddenAddressReason(a, new Set(['10.0.0.7'])), lookup: async () => answer });
+    // Each sync works on a shallow copy of the translation's result (config-lane.ts).
+    resolveExternalNames({ structure: desired.structure, data: { ...desired.data } }, resolver, m); // starts the lookup
+    await resolver.settle();
+    const second = { structure: desired.structure, data: { ...desired.data } };
+    resolveExternalNames(second, resolver, m);
+    resolver.stop();
+    return second.structure.global.tracing;
+  };
+  assert.equal((await run(['10.96.3.4']))?.host, '10.96.3.4');
+  assert.equal(await run(['127.0.0.1']), undefined, 'loopback');
+  assert.equal(await run(['10.0.0.7']), undefined, 'Portico\'s own address');
+  assert.equal(await run([]), undefined, 'does not resolve');
 });
