@@ -21,7 +21,8 @@ function conf(keys: Record<string, string>, metrics = false) {
 }
 
 test('tracing off (no collector, or nothing traces): no traceparent header, no tracing hook, the plain router entry', () => {
-  for (const keys of [{}, { 'otlp-collector-host': '10.96.0.20' }, { 'enable-opentelemetry': 'true' }]) {
+  const cases: Record<string, string>[] = [{}, { 'otlp-collector-host': '10.96.0.20' }, { 'enable-opentelemetry': 'true' }];
+  for (const keys of cases) {
     const { text } = conf(keys);
     assert.doesNotMatch(text, /proxy_set_header traceparent/);
     assert.doesNotMatch(text, /portico\.tracing|route_traced|@portico_traced/);

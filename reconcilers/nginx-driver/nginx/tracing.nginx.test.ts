@@ -237,4 +237,6 @@ test('a collector that accepts connections and never answers does not delay requ
   const a = await sendTo(DEAD.httpPort, 'otel.example.com', '/api/late');
   assert.equal(a.status, 200);
   assert.ok(performance.now() - t0 < 500, 'a request while an export hangs is not delayed');
+  // The export times out (2 s): its spans are dropped and counted, and the controller reads the count.
+  await until('the dropped spans to be counted', async () => (await dead.dynamic.getConfig()).tracingDropped > 0, 15_000, 100);
 });
