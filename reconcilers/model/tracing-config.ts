@@ -110,7 +110,7 @@ export const TRACING_KEYS = {
   'otel-sampler': row('otelSampler', samplerSchema, 'AlwaysOn', 'AlwaysOn, AlwaysOff or TraceIdRatioBased (otel-sampler-ratio of the requests, drawn per request). Others (ingress-nginx\'s docs list "remote", which its module rejects) are refused'),
   'otel-sampler-ratio': row('otelSamplerRatio', ratioSchema, 0.01, 'With TraceIdRatioBased: the share of requests sampled (0 to 1)'),
   'otel-sampler-parent-based': row('otelSamplerParentBased', boolSchema, true, 'A request with a trusted, valid traceparent is sampled when its sampled flag is set (ParentBased); the sampler decides only for the others'),
-  'otel-max-queuesize': row('otelMaxQueueSize', intSchema(1, 1_000_000), 2048, 'Spans each nginx worker keeps waiting for export; a span that finds the queue full is dropped and counted (drop:tracing), never waited for'),
+  'otel-max-queuesize': row('otelMaxQueueSize', intSchema(1, 1_000_000), 2048, 'Spans each nginx worker keeps waiting for export; a span that finds the queue full is dropped and counted (portico_tracing_spans_dropped), never waited for'),
   'otel-schedule-delay-millis': row('otelScheduleDelayMillis', intSchema(10, 3_600_000), 5000, 'How often each worker exports its queued spans (ms); a full batch goes at once'),
   'otel-max-export-batch-size': row('otelMaxExportBatchSize', intSchema(1, 100_000), 512, 'Spans per export request at most'),
 } as const;
