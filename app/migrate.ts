@@ -329,7 +329,7 @@ export const CONFIG_DIFFERENCES: Partial<Record<keyof typeof CONFIG_KEYS, string
   'limit-req-status-code': 'applies to the limit-rps / limit-rpm annotations only (Plugin objects set their own status)',
   'lua-shared-dicts': 'only configuration_data and certificate_data are sized (Portico has no other zones)',
   'allow-snippet-annotations': 'snippets are compiled from an allowlist of directives, never pasted into nginx.conf',
-  'log-format-upstream': 'text and $variables only: quotes, braces, semicolons and backslashes are refused',
+  'log-format-upstream': 'single quotes, ";", backslashes and line breaks are refused (JSON formats work); $the_real_ip does not exist (use $remote_addr)',
   'ssl-protocols': 'SSLv2 and SSLv3 are refused (TLSv1 to TLSv1.3 only)',
   'ssl-session-tickets': 'ticket keys are random per nginx process (ssl-session-ticket-key is not supported)',
   'proxy-next-upstream': 'Routes and Upstreams with their own retry settings keep them',

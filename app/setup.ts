@@ -188,7 +188,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
         extraHosts: cfg['webhook-extra-hosts'],
         ...(cfg['webhook-client-ca'] ? { clientCa: webhookClientCa(cfg['webhook-client-ca']) } : {}),
       },
-      { client: m.client, log: m.log.child({ component: 'webhook' }), metrics: m.metrics, model, translate: translateOptions, isLeader: () => m.isLeader() },
+      { client: m.client, log: m.log.child({ component: 'webhook' }), metrics: m.metrics, model, translate: translateOptions, isLeader: () => m.isLeader(), compatLabels: compatMetrics.constLabels },
     );
     webhook = wh;
     const certSecret = m.informer<SecretObject>(Resources.Secret, { stage: 2, namespace: cfg.namespace, fieldSelector: `metadata.name=${cfg['webhook-secret']}` });

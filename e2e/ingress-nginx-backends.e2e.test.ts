@@ -232,8 +232,9 @@ describe('ingress-nginx backend annotations (drop-in)', () => {
     await until('served through the pod', async () => (await get(H('svc-pods'), '/')).status === 200);
     assert.equal((await get(H('svc-up'), `/up-${RUN}`)).status, 200);
     assert.equal((await get(H('svc-pods'), `/pods-${RUN}`)).status, 200);
-    assert.match(await logLine(`/up-${RUN}`), new RegExp(` ${clusterIP.replace(/\./g, '\\.')}:80 200 `));
-    assert.match(await logLine(`/pods-${RUN}`), new RegExp(` ${ip.replace(/\./g, '\\.')}:8080 200 `));
+    // ingress-nginx's default format: … $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id
+    assert.match(await logLine(`/up-${RUN}`), new RegExp(` ${clusterIP.replace(/\./g, '\\.')}:80 \\d+ [\\d.]+ 200 `));
+    assert.match(await logLine(`/pods-${RUN}`), new RegExp(` ${ip.replace(/\./g, '\\.')}:8080 \\d+ [\\d.]+ 200 `));
   });
 
   test('proxy-connect-timeout: a pod that never answers the connection gets 504 after that many seconds, not the default 5', async () => {

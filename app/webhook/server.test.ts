@@ -128,3 +128,42 @@ test('--webhook-client-ca: only a caller with a client certificate of that CA ge
     await wh.stop();
   }
 });
+
+test("ingress-nginx's admission metrics: check_success / check_errors per reviewed Ingress, and the last review's admission_* gauges", async () => {
+  const client = { request: async () => { throw new Error('no API call expected'); } } as unknown as KubeClient;
+  const metrics = new Metrics({ prefix: 'portico' });
+  const labels = { controller_namespace: 'ingress-nginx', controller_class: 'k8s.io/ingress-nginx', controller_pod: 'ctl-0' };
+  const wh = new AdmissionWebhook(
+    { port: await freePort(), address: '127.0.0.1', namespace: 'portico-system', secretName: 'portico-webhook-tls', serviceName: 'portico-webhook', configurationName: 'portico', extraHosts: ['127.0.0.1'] },
+    { client, log: nullLogger(), metrics, model: modelOf({ services: [svc('web', [{ port: 80 }], 'shop')] }), translate: OPTS, isLeader: () => false, compatLabels: labels },
+  );
+  const pki = apply(plan(null, wh.dnsNames, wh.ips, Date.now()), null, wh.dnsNames, wh.ips, Date.now())!;
+  wh.onSecret({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'portico-webhook-tls', namespace: 'portico-system' }, data: secretDataOf(pki) });
+  const port = (wh as unknown as { o: { port: number } }).o.port;
+  const ING = { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' };
+  const ingress = (name: string, path: string, pathType: string) => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name, namespace: 'shop' },
+    spec: { ingressClassName: 'portico', rules: [{ host: 'shop.example.com', http: { paths: [{ path, pathType, backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+  });
+  try {
+    for (const [uid, body] of [['1', ingress('good', '/', 'Prefix')], ['2', ingress('good', '/', 'Prefix')], ['3', ingress('bad', 'api', 'Exact')]] as const) {
+      const r = await post(port, review(uid, ING, 'shop', body));
+      assert.equal(r.status, 200, r.text);
+    }
+    const text = await metrics.registry.metrics();
+    const value = (line: string) => Number(text.split('\n').find((l) => l.startsWith(line))?.split(' ').pop());
+    const who = (ing: string) => `{${Object.entries({ ...labels, namespace: 'shop', ingress: ing }).map(([k, v]) => `${k}="${v}"`).join(',')}}`;
+    assert.equal(value(`nginx_ingress_controller_check_success${who('good')}`), 2, text);
+    assert.equal(value(`nginx_ingress_controller_check_errors${who('bad')}`), 1, text);
+    assert.ok(!text.includes(`nginx_ingress_controller_check_success${who('bad')}`), 'a denied Ingress is not a success');
+    const c = `{${Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',')}}`;
+    assert.equal(value(`nginx_ingress_controller_admission_tested_ingresses${c}`), 1);
+    const rt = value(`nginx_ingress_controller_admission_roundtrip_duration${c}`);
+    const tested = value(`nginx_ingress_controller_admission_tested_duration${c}`);
+    assert.ok(rt > 0 && tested > 0 && tested <= rt, `durations: tested ${tested} within the round trip ${rt}`);
+  } finally {
+    await wh.stop();
+  }
+});

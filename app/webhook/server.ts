@@ -5,7 +5,8 @@
 import https from 'node:https';
 import { isIP } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { DEFAULT_CONST_LABELS, PREFIX, type ConstLabels } from '../../reconcilers/nginx-driver/compat-metrics.ts';
 import type { KubeClient } from '../../operator/kube/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../../operator/kube/client.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
@@ -48,11 +49,14 @@ export class AdmissionWebhook {
   private upkeepRunning = false;
   private timer: NodeJS.Timeout | null = null;
   private readonly o: WebhookOptions;
-  private readonly d: { client: KubeClient; log: Logger; metrics: Metrics; model: Model; translate: TranslateOptions; isLeader: () => boolean };
+  private readonly d: { client: KubeClient; log: Logger; metrics: Metrics; model: Model; translate: TranslateOptions; isLeader: () => boolean; compatLabels?: ConstLabels };
+  /** ingress-nginx's admission metrics (nginx_ingress_controller_check_* and admission_*), for Ingress reviews. */
+  private readonly compat: ReturnType<typeof admissionCompatMetrics>;
 
   constructor(o: WebhookOptions, d: AdmissionWebhook['d']) {
     this.o = o;
     this.d = d;
+    this.compat = admissionCompatMetrics(d.metrics.registry, d.compatLabels ?? DEFAULT_CONST_LABELS);
     this.requests = new Counter({ name: 'portico_admission_requests_total', help: 'Admission reviews by kind and verdict', labelNames: ['kind', 'verdict'], registers: [d.metrics.registry] });
     this.duration = new Histogram({ name: 'portico_admission_duration_seconds', help: 'Time to decide an admission review', buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], registers: [d.metrics.registry] });
   }
@@ -204,9 +208,11 @@ export class AdmissionWebhook {
       const review = JSON.parse(raw) as { request?: AdmissionRequest };
       const r = review.request;
       if (!r?.uid) return send(400, { error: 'not an AdmissionReview with a request' });
+      const t1 = process.hrtime.bigint();
       const decided = this.decide(r);
       kind = decided.kind;
       const verdict = decided.verdict;
+      if (kind === 'Ingress') this.compat.record(r, verdict.allowed, Number(process.hrtime.bigint() - t1) / 1e9, Number(process.hrtime.bigint() - t0) / 1e9);
       this.requests.inc({ kind, verdict: verdict.allowed ? (verdict.warnings.length ? 'warned' : 'allowed') : 'denied' });
       send(200, responseOf(r.uid, verdict));
     } catch (e) {
@@ -230,6 +236,37 @@ export class AdmissionWebhook {
     const verdict = reviewObject(subject.kind, subject.obj, snap, this.d.translate);
     return { kind: subject.kind, verdict };
   }
+}
+
+/**
+ * check_success / check_errors {namespace, ingress} per reviewed Ingress and the admission_* gauges of the last review,
+ * with ingress-nginx's names. Portico's review is the pure translation of the Ingress with the others (no nginx.conf
+ * is written or tested: admission_config_size has no meaning here and is not served), so tested and rendered are both
+ * that one Ingress and both durations the translation's.
+ */
+function admissionCompatMetrics(registry: Registry, labels: ConstLabels) {
+  const r = [registry];
+  const cl = Object.keys(labels);
+  const g = (name: string, help: string) => new Gauge({ name: `${PREFIX}admission_${name}`, help, labelNames: cl, registers: r });
+  const success = new Counter({ name: `${PREFIX}check_success`, help: 'Cumulative number of Ingress controller syntax check operations', labelNames: [...cl, 'namespace', 'ingress'], registers: r });
+  const errors = new Counter({ name: `${PREFIX}check_errors`, help: 'Cumulative number of Ingress controller errors during syntax check operations', labelNames: [...cl, 'namespace', 'ingress'], registers: r });
+  const tested = g('tested_ingresses', 'The length of ingresses processed by the admission controller');
+  const testedDuration = g('tested_duration', 'The processing duration of the admission controller tests (float seconds)');
+  const rendered = g('render_ingresses', 'The length of ingresses rendered by the admission controller');
+  const renderDuration = g('render_duration', 'The processing duration of ingresses rendering by the admission controller (float seconds)');
+  const roundtrip = g('roundtrip_duration', 'The complete duration of the admission controller at the time to process a new event (float seconds)');
+  return {
+    record(req: AdmissionRequest, allowed: boolean, decideSeconds: number, totalSeconds: number): void {
+      const meta = req.object?.metadata;
+      const who = { ...labels, namespace: meta?.namespace ?? req.namespace ?? '', ingress: meta?.name ?? '' };
+      (allowed ? success : errors).inc(who);
+      tested.set({ ...labels }, 1);
+      rendered.set({ ...labels }, 1);
+      testedDuration.set({ ...labels }, decideSeconds);
+      renderDuration.set({ ...labels }, decideSeconds);
+      roundtrip.set({ ...labels }, totalSeconds);
+    },
+  };
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -44,6 +44,16 @@ export interface NginxTuning {
   logFormatEscapeJson: boolean;
   logFormatEscapeNone: boolean;
   disableAccessLog: boolean;
+  /** log-format-stream: the TCP/UDP access-log format; empty = ingress-nginx's default (render.ts). */
+  logFormatStream: string;
+  /** skip-access-log-urls: requests whose $request_uri matches one are not access-logged (nginx map sources). */
+  skipAccessLogUrls: { match: 'exact' | 'regex' | 'iregex'; value: string }[];
+  /** access-log-params: "buffer=<size> flush=<time> gzip[=<level>]" (any of them); empty = Portico's choice. */
+  accessLogParams: string;
+  /** error-log-level: nginx's error_log severity. */
+  errorLogLevel: 'debug' | 'info' | 'notice' | 'warn' | 'error' | 'crit' | 'alert' | 'emerg';
+  /** generate-request-id: a random X-Request-ID for requests that bring none. */
+  generateRequestId: boolean;
   upstreamKeepaliveConnections: number;
   upstreamKeepaliveTimeoutSeconds: number;
   upstreamKeepaliveRequests: number;
@@ -98,6 +108,11 @@ export const DEFAULT_NGINX_TUNING: Readonly<NginxTuning> = Object.freeze({
   logFormatEscapeJson: false,
   logFormatEscapeNone: false,
   disableAccessLog: false,
+  logFormatStream: '',
+  skipAccessLogUrls: [],
+  accessLogParams: '',
+  errorLogLevel: 'notice',
+  generateRequestId: true,
   upstreamKeepaliveConnections: 320,
   upstreamKeepaliveTimeoutSeconds: 60,
   upstreamKeepaliveRequests: 10000,

@@ -5,7 +5,7 @@ import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import type { GlobalSettings, ModsecDirective } from '../config/types.ts';
 import { DEFAULT_NGINX_TUNING as T, type NginxTuning } from '../config/nginx-tuning.ts';
-import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, zodMessage } from '../values/safe.ts';
+import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, streamLogFormatSchema, zodMessage } from '../values/safe.ts';
 import { RISKS, type Risk } from '../annotations/table.ts';
 import { httpErrorCodesSchema } from '../annotations/errors-mirror.ts';
 import { modsecuritySnippetConfigSchema } from '../annotations/modsecurity.ts';
@@ -360,6 +360,40 @@ export const mimeTypesSchema = z.string().transform((v, ctx) => {
   return items.join(' ');
 });
 
+/** error-log-level: nginx's severities, lowest first. */
+export const errorLogLevelSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .pipe(z.enum(['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg'], { error: () => 'expected one of debug, info, notice, warn, error, crit, alert, emerg' }));
+
+/**
+ * access-log-params: nginx's access_log buffering parameters, each at most once: buffer=<size> (1k to 1m),
+ * flush=<time> (needs buffer or gzip, as nginx), gzip or gzip=<1-9>. Nothing else (no if=, no path).
+ */
+export const accessLogParamsSchema = z.string().transform((v, ctx) => {
+  const seen = new Map<string, string>();
+  for (const t of v.trim().split(/[ \t]+/).filter(Boolean)) {
+    const m = /^(buffer|flush|gzip)(?:=(.*))?$/.exec(t);
+    const name = m?.[1] ?? '';
+    const arg = m?.[2];
+    const ok =
+      (name === 'buffer' && arg !== undefined && bufferSizeSchema(1024, 1024 * 1024).safeParse(arg).success) ||
+      (name === 'flush' && arg !== undefined && /^\d{1,6}(ms|s|m|h)?$/.test(arg) && !/^0+(ms|s|m|h)?$/.test(arg)) ||
+      (name === 'gzip' && (arg === undefined || /^[1-9]$/.test(arg)));
+    if (!ok || seen.has(name)) {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(t.slice(0, 60))}: expected buffer=<size> (1k to 1m), flush=<time> (e.g. 5s, 1m), gzip or gzip=<1-9>, each at most once` });
+      return z.NEVER;
+    }
+    seen.set(name, t);
+  }
+  if (seen.has('flush') && !seen.has('buffer') && !seen.has('gzip')) {
+    ctx.addIssue({ code: 'custom', message: 'flush= needs buffer= or gzip (nginx has nothing to flush otherwise)' });
+    return z.NEVER;
+  }
+  return [...seen.values()].join(' ');
+});
+
 export const CONFIG_KEYS = {
   'proxy-body-size': key('proxyBodySize', sizeSchema, '1m', 'Maximum request body size (client_max_body_size)'),
   'proxy-connect-timeout': key('proxyConnectTimeoutSeconds', secondsSchema, 5, 'Upstream connect timeout (s)'),
@@ -370,7 +404,12 @@ export const CONFIG_KEYS = {
   'worker-processes': key('workerProcesses', workerProcesses, 'auto', 'nginx worker processes ("auto" = one per core)'),
   'worker-shutdown-timeout': key('workerShutdownTimeoutSeconds', secondsSchema, 240, 'How long old workers may finish requests after a reload (s)'),
   'use-forwarded-headers': key('useForwardedHeaders', boolSchema, false, 'Trust incoming X-Forwarded-* headers (set when behind another L7 proxy)'),
-  'log-format-upstream': key('logFormatUpstream', logFormatSchema, '', 'Access log format (text and $variables); empty = Portico default'),
+  'log-format-upstream': key('logFormatUpstream', logFormatSchema, '', 'Access log format of HTTP requests: text, $variables and JSON punctuation (double quotes, braces; no single quotes, ";", backslashes or newlines). Empty = ingress-nginx\'s default, field for field. ingress-nginx\'s $proxy_upstream_name, $proxy_alternative_upstream_name, $req_id, $namespace, $ingress_name, $service_name, $service_port and $location_path are available with its values; an unknown variable is refused'),
+  'log-format-stream': key('logFormatStream', streamLogFormatSchema, T.logFormatStream, 'Access log format of TCP/UDP services (the stream section\'s variables); empty = ingress-nginx\'s default "[$remote_addr] [$time_local] $protocol $status $bytes_sent $bytes_received $session_time"'),
+  'skip-access-log-urls': key('skipAccessLogUrls', mapPatternListSchema, T.skipAccessLogUrls, 'Comma-separated request URIs not written to the access log, compared with $request_uri (path and query, as sent) as nginx\'s map does: exact strings, or "~" / "~*" and a PCRE (as block-user-agents)'),
+  'access-log-params': key('accessLogParams', accessLogParamsSchema, T.accessLogParams, 'Parameters of the access_log directives (HTTP and stream): buffer=<size> (1k-1m), flush=<time>, gzip or gzip=<1-9>. Empty: a log file is written with buffer=64k flush=1s, stdout/stderr one write per line (lines of several workers never interleave; a buffer larger than 4k on a pipe may)'),
+  'error-log-level': key('errorLogLevel', errorLogLevelSchema, T.errorLogLevel, 'nginx\'s error log level: debug, info, notice, warn, error, crit, alert or emerg (nginx\'s lines are forwarded into the controller\'s log)'),
+  'generate-request-id': key('generateRequestId', boolSchema, T.generateRequestId, 'Send a random X-Request-ID (32 hex characters, nginx\'s $request_id) upstream when the client sent none; "false": only the client\'s own is sent (empty otherwise). $req_id logs the id sent'),
   'load-balance': key('loadBalance', loadBalanceSchema, 'round_robin', 'Default balancing algorithm: round_robin or ewma (latency-aware)'),
   'custom-http-errors': key('customHttpErrors', httpErrorCodesSchema, [], 'Comma-separated status codes (400-599) caught for every Ingress path without its own custom-http-errors annotation: the request goes to the Ingress\'s default-backend Service with X-Code and the other X-* headers (as the annotation), or — without default-backend, since Portico has no controller-wide default backend — gets nginx\'s own page for that status'),
   'limit-req-status-code': key('limitReqStatusCode', intSchema(400, 599), 503, 'Status for requests over the limit-rps / limit-rpm annotations (Plugin objects set their own, default 429)'),

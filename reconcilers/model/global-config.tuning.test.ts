@@ -6,6 +6,8 @@ import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy }
 import { DEFAULT_NGINX_TUNING } from '../config/nginx-tuning.ts';
 
 /** Characters and words that must never reach nginx.conf from a ConfigMap value. */
+import { mapSource, quoteFormat } from '../nginx-driver/nginx/escape.ts';
+
 const PAYLOADS = [';', '}', '{', '\n', '\r', '#', '$', '"', "'", '\\', ' ', '\u0000', '\u2028', '\t', ' *_by_lua_block { os.exit() }', '; include /etc/passwd', '`'];
 
 /** key → [valid value, parsed value][] and plain-invalid values. */
@@ -54,6 +56,11 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'variables-hash-bucket-size': { ok: [['256', 256]], bad: ['32'] },
   'variables-hash-max-size': { ok: [['4096', 4096]], bad: ['512'] },
   'map-hash-bucket-size': { ok: [['128', 128]], bad: ['16'] },
+  'log-format-stream': { ok: [['[$remote_addr] $protocol $status', '[$remote_addr] $protocol $status'], ['{"up": "$upstream_addr"}', '{"up": "$upstream_addr"}']], bad: ['$request_uri', "'x'", '$status;'] },
+  'skip-access-log-urls': { ok: [['/healthz, ~^/metrics', [{ match: 'exact', value: '/healthz' }, { match: 'regex', value: '^/metrics' }]]], bad: ['/a;b', '/x$y'] },
+  'access-log-params': { ok: [['buffer=32k flush=5s', 'buffer=32k flush=5s'], ['gzip', 'gzip']], bad: ['flush=5s', 'if=$x', 'buffer=16k buffer=16k'] },
+  'error-log-level': { ok: [['warn', 'warn'], ['DEBUG', 'debug']], bad: ['verbose', 'info;'] },
+  'generate-request-id': { ok: [['false', false]], bad: ['no'] },
 };
 
 test('the tuning keys are in the ConfigMap table with ingress-nginx\'s defaults', () => {
@@ -96,9 +103,20 @@ test('each tuning key refuses injection payloads, alone and after a valid value'
         const r = parseGlobalConfig({ [name]: raw }, defaultGlobalConfig());
         if (r.errors.length === 0) {
           // A value may only pass when it came out as one of the safe shapes: a boolean, a number, or tokens
-          // without any of the payload's characters (e.g. "error  error" → "error" for whitespace payloads).
+          // without any of the payload's characters (e.g. "error  error" → "error" for whitespace payloads), or nothing.
           const v = r.values[CONFIG_KEYS[name as keyof typeof CONFIG_KEYS].field];
-          assert.ok(typeof v === 'boolean' || typeof v === 'number' || (typeof v === 'string' && /^[A-Za-z0-9.+*/:!@=_-]+( [A-Za-z0-9.+*/:!@=_-]+)*$/.test(v)), `${name}=${JSON.stringify(raw)} → ${JSON.stringify(v)}`);
+          // A log format is text inside a single-quoted nginx string: what passes must stay in it (quoteFormat refuses
+          // "'", ";", backslashes and control characters); "{", "}", '"', "#" and words are literal text there.
+          if (name === 'log-format-stream') {
+            assert.doesNotThrow(() => quoteFormat(v), `${name}=${JSON.stringify(raw)}`);
+            continue;
+          }
+          // Map sources (skip-access-log-urls): each must be one its escaping helper emits as a single quoted token.
+          if (Array.isArray(v)) {
+            for (const item of v) assert.match(mapSource(item), /^"[^"]*"$/, `${name}=${JSON.stringify(raw)}`);
+            continue;
+          }
+          assert.ok(typeof v === 'boolean' || typeof v === 'number' || v === '' || (typeof v === 'string' && /^[A-Za-z0-9.+*/:!@=_-]+( [A-Za-z0-9.+*/:!@=_-]+)*$/.test(v)), `${name}=${JSON.stringify(raw)} → ${JSON.stringify(v)}`);
           assert.ok(typeof v !== 'string' || !/_by_lua|include/.test(v), `${name}=${JSON.stringify(raw)} → ${JSON.stringify(v)}`);
         }
       }

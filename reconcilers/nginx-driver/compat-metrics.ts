@@ -6,6 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
 import type { Certificate } from '../config/types.ts';
+import { servicesOf, type ModelSnapshot } from '../model/model.ts';
 
 export const PREFIX = 'nginx_ingress_controller_';
 
@@ -291,6 +292,26 @@ export function certificateMetrics(certs: Record<string, Certificate>, controlle
   ];
 }
 
+/**
+ * orphan_ingress{namespace, ingress, type}: per Ingress, 1 when one of its Services does not exist (no-service) or
+ * has no ready endpoint (no-endpoint), else 0 — ingress-nginx's meaning (an ExternalName Service has endpoints).
+ */
+export function orphanMetrics(snap: Pick<ModelSnapshot, 'ingresses' | 'services' | 'slices'>, c: ConstLabels): MetricShape[] {
+  const values: Sample[] = [];
+  for (const ing of snap.ingresses.values()) {
+    let noService = 0;
+    let noEndpoint = 0;
+    for (const key of servicesOf(ing)) {
+      const svc = snap.services.get(key);
+      if (!svc) noService = 1;
+      else if (!svc.externalName && !(snap.slices.get(key) ?? []).some((sl) => sl.endpoints.some((e) => e.ready))) noEndpoint = 1;
+    }
+    const l = { ...c, namespace: ing.namespace, ingress: ing.name };
+    values.push({ labels: { ...l, type: 'no-service' }, value: noService }, { labels: { ...l, type: 'no-endpoint' }, value: noEndpoint });
+  }
+  return [{ name: `${PREFIX}orphan_ingress`, help: 'Gauge reporting status of ingress orphanity, 1 indicates orphaned ingress. \'namespace\' is the string used to identify namespace of ingress, \'ingress\' for ingress name and \'type\' for \'no-service\' or \'no-endpoint\' of orphanity', type: 'gauge', aggregator: 'sum', values }];
+}
+
 /** What the collector reads at scrape time. */
 export interface CompatSources {
   /** GET /portico/metrics and /nginx_status over the configuration socket; null while nginx is not running. */
@@ -298,6 +319,8 @@ export interface CompatSources {
   masterPid(): number | null;
   certificates(): Record<string, Certificate>;
   isLeader(): boolean;
+  /** The model, for orphan_ingress. */
+  model?(): Pick<ModelSnapshot, 'ingresses' | 'services' | 'slices'>;
 }
 
 /**
@@ -314,6 +337,8 @@ export function registerCompatMetrics(registry: Registry, o: RequestMetricsOptio
     const pid = src.masterPid();
     if (pid) out.push(...processMetrics(nginxProcesses(pid), o.constLabels));
     out.push(...certificateMetrics(src.certificates(), o.constLabels.controller_class, src.isLeader()));
+    const snap = src.model?.();
+    if (snap) out.push(...orphanMetrics(snap, o.constLabels));
     return out;
   };
   const all = (): Promise<MetricShape[]> => {
@@ -326,6 +351,7 @@ export function registerCompatMetrics(registry: Registry, o: RequestMetricsOptio
     ...['connections', 'connections_total', 'requests_total', 'num_procs', 'cpu_seconds_total', 'read_bytes_total', 'write_bytes_total', 'resident_memory_bytes', 'virtual_memory_bytes', 'oldest_start_time_seconds'].map((n) => `${PREFIX}nginx_process_${n}`),
     `${PREFIX}ssl_expire_time_seconds`,
     `${PREFIX}ssl_certificate_info`,
+    ...(src.model ? [`${PREFIX}orphan_ingress`] : []),
   ];
   for (const name of names) {
     const row = COMPAT_METRICS.find((r) => `${PREFIX}${r.name}` === name);
@@ -359,6 +385,16 @@ export const COMPAT_METRICS: readonly { name: string; type: 'counter' | 'gauge' 
   { name: 'config_hash', type: 'gauge', labels: '', help: 'Running configuration hash actually running', source: 'first 48 bits of the running nginx.conf checksum; 0 after a failed reload' },
   { name: 'config_last_reload_successful', type: 'gauge', labels: '', help: 'Whether the last configuration reload attempt was successful', source: 'reloads' },
   { name: 'config_last_reload_successful_timestamp_seconds', type: 'gauge', labels: '', help: 'Timestamp of the last successful configuration reload.', source: 'reloads' },
+  { name: 'check_success', type: 'counter', labels: 'namespace, ingress', help: 'Cumulative number of Ingress controller syntax check operations', source: 'admission webhook: Ingresses admitted (with --webhook-port)' },
+  { name: 'check_errors', type: 'counter', labels: 'namespace, ingress', help: 'Cumulative number of Ingress controller errors during syntax check operations', source: 'admission webhook: Ingresses denied' },
+  ...(['tested_ingresses', 'tested_duration', 'render_ingresses', 'render_duration', 'roundtrip_duration'] as const).map((n) => ({
+    name: `admission_${n}`,
+    type: 'gauge' as const,
+    labels: '',
+    help: `ingress-nginx's admission_${n}`,
+    source: n === 'roundtrip_duration' ? 'admission webhook: the last Ingress review, request to answer' : "admission webhook: the last Ingress review (one Ingress, translated with the others; there is no nginx.conf render or test to time)",
+  })),
+  { name: 'orphan_ingress', type: 'gauge', labels: 'namespace, ingress, type', help: 'Gauge reporting status of ingress orphanity', source: 'the model at scrape time: type no-service / no-endpoint, 1 = orphaned' },
   { name: 'build_info', type: 'gauge', labels: 'release, build, repository', help: "A metric with a constant '1' labeled with information about the build.", source: 'package version' },
   { name: 'leader_election_status', type: 'gauge', labels: 'name', help: "Gauge reporting status of the leader election, 0 indicates follower, 1 indicates leader. 'name' is the string used to identify the lease", source: '--election-id' },
 ];

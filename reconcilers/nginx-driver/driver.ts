@@ -126,6 +126,7 @@ export class NginxDriver {
         masterPid: () => (this.nginx.isRunning() ? (this.nginx.pid ?? null) : null),
         certificates: () => this.state.held.certificates,
         isLeader: () => d.isLeader?.() ?? true,
+        model: () => d.model.snapshot(),
       });
     }
     this.readiness = new Readiness(this.nginx, this.syncs, log);

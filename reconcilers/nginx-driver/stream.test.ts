@@ -14,6 +14,8 @@ import { translate } from '../translate/translate.ts';
 import { diffConfig, structureChecksum } from '../translate/diff.ts';
 import { OPTS } from '../translate/fixtures.test-helpers.ts';
 import type { Structure } from '../config/types.ts';
+import { STREAM_VARIABLES } from '../values/nginx-variables.ts';
+import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
 
 const svc = (name: string, ports: { name?: string; port: number; protocol?: string }[], extra: Record<string, unknown> = {}): KubeObject =>
   ({ metadata: { name, namespace: 'default' }, spec: { ports, ...extra } }) as KubeObject;
@@ -112,6 +114,27 @@ test('render: stream section with load_module, upstreams, PROXY flags, UDP, clos
   assert.match(conf, /listen 127\.0\.0\.1:5000 udp;\n\s+proxy_pass portico_udp_5000;\n[^}]*proxy_responses 1;/);
   assert.ok(!conf.includes('127.0.0.1:15432') && !conf.includes('169.254'), 'refused endpoints never reach nginx.conf');
   nginxTest(rt, conf);
+});
+
+test('render: the stream access log is ingress-nginx\'s format by default; log-format-stream with every stream variable, access-log-params and disable-access-log pass nginx -t', () => {
+  const m = model({ '5000': 'default/db:pg' });
+  const base = translate(m.snapshot(), OPTS).config.structure;
+  const stream = streamSection(m, O).section ?? undefined;
+  const rt = runtimeDir();
+  const plain = renderNginxConf({ ...base, stream }, rt, 'c');
+  assert.match(plain, /log_format portico_stream '\[\$remote_addr\] \[\$time_local\] \$protocol \$status \$bytes_sent \$bytes_received \$session_time';\n\s+access_log "[^"]+" portico_stream buffer=64k flush=1s;/);
+  nginxTest(rt, plain);
+  const everything = `{${[...STREAM_VARIABLES].map((v) => `"${v}": "$${v}"`).join(', ')}}`;
+  const cfg = parseGlobalConfig({ 'log-format-stream': everything, 'access-log-params': 'buffer=8k gzip=5 flush=2s' }, defaultGlobalConfig());
+  assert.deepEqual(cfg.errors, []);
+  const s = { ...base, global: { ...base.global, logFormatStream: cfg.values.logFormatStream, accessLogParams: cfg.values.accessLogParams }, stream };
+  const conf = renderNginxConf(s, rt, 'c');
+  assert.ok(conf.includes(`log_format portico_stream '${everything}';`));
+  assert.match(conf, /access_log "[^"]+" portico_stream buffer=8k gzip=5 flush=2s;/);
+  nginxTest(rt, conf);
+  const off = renderNginxConf({ ...s, global: { ...s.global, disableAccessLog: true } }, rt, 'c');
+  assert.equal(off.match(/^  access_log off;$/gm)?.length, 2, 'http and stream');
+  nginxTest(rt, off);
 });
 
 test('render: values that bypassed the schema cannot break out of their token', () => {

@@ -18,6 +18,12 @@ test('log format variables: known ones pass; dangling, ${...}, unknown and upper
   assert.equal(logFormatProblem('$remote_addr - [$time_local] "$request" $status $portico_backend $http_user_agent $upstream_http_x_id'), null);
   assert.equal(logFormatProblem('no variables at all'), null);
   assert.equal(logFormatProblem('$status.$msec,$request_time'), null);
+  // ingress-nginx's own variables are Portico's too.
+  assert.equal(logFormatProblem('[$proxy_upstream_name] [$proxy_alternative_upstream_name] $req_id $namespace $ingress_name $service_name $service_port $location_path'), null);
+  // The stream section has its own set.
+  assert.equal(logFormatProblem('[$remote_addr] $protocol $session_time $upstream_addr', 'stream'), null);
+  assert.match(logFormatProblem('$protocol $request_uri', 'stream') ?? '', /^at character 11: unknown variable \$request_uri of the stream section/);
+  assert.match(logFormatProblem('$protocol', 'http') ?? '', /unknown variable \$protocol$/);
   const cases: [string, RegExp][] = [
     ['$status $', /^at character 9: dangling "\$"/],
     ['a $ b', /^at character 3: dangling "\$"/],
@@ -28,9 +34,7 @@ test('log format variables: known ones pass; dangling, ${...}, unknown and upper
     ['$http_', /unknown variable \$http_/],
     ['$1', /unknown variable \$1/],
     ['$Status', /must be written in lower case/],
-    ['$proxy_upstream_name', /unknown variable \$proxy_upstream_name \(an ingress-nginx variable: use \$portico_backend\)/],
-    ['$the_real_ip', /use \$portico_client_ip/],
-    ['$namespace', /Portico has no equivalent/],
+    ['$the_real_ip', /unknown variable \$the_real_ip \(an ingress-nginx variable: use \$portico_client_ip/],
     ['$constructor', /^at character 1: unknown variable \$constructor$/],
   ];
   for (const [f, why] of cases) assert.match(logFormatProblem(f) ?? '', why, f);
@@ -38,7 +42,7 @@ test('log format variables: known ones pass; dangling, ${...}, unknown and upper
 
 test('ConfigMap log-format-upstream: a bad variable keeps the previous format and is reported', () => {
   const prev = { ...defaultGlobalConfig(), logFormatUpstream: '$remote_addr $status' };
-  for (const bad of ['$remote_addr $bogus', '$status $', '$status ${host}', '$proxy_upstream_name']) {
+  for (const bad of ['$remote_addr $bogus', '$status $', '$status ${host}', '$the_real_ip']) {
     const r = parseGlobalConfig({ 'log-format-upstream': bad }, prev);
     assert.equal(r.values.logFormatUpstream, '$remote_addr $status', bad);
     assert.equal(r.errors.length, 1, bad);
@@ -51,7 +55,7 @@ test('ConfigMap log-format-upstream: a bad variable keeps the previous format an
 
 /** Defined only under some settings, so a global log format must not rely on them. */
 // Defined only with some settings: use-forwarded-headers, --enable-ssl-passthrough, the ConfigMap's block-* filters.
-const CONDITIONAL = new Set(['portico_trusted_peer', 'portico_peer_addr', 'portico_block_cidr', 'portico_block_ua', 'portico_block_referer']);
+const CONDITIONAL = new Set(['portico_loggable', 'portico_trusted_peer', 'portico_peer_addr', 'portico_block_cidr', 'portico_block_ua', 'portico_block_referer']);
 
 test('every $portico_* variable the templates define is in the known set, and only those', () => {
   const dir = path.join(ASSETS_DIR, 'templates');

@@ -43,26 +43,51 @@ export const PORTICO_VARIABLES = [
   // default-backend, custom-http-errors and mirror-target (empty for routes without them).
   'portico_fallback', 'portico_error_route', 'portico_error_code', 'portico_error_namespace', 'portico_error_ingress', 'portico_error_service',
   'portico_error_port', 'portico_mirror_backend', 'portico_mirror_scheme', 'portico_mirror_host', 'portico_mirror_sni', 'portico_mirror_uri', 'portico_mk', 'portico_metrics_line',
+  // The log variables of ingress-nginx (below) are derived from these (http.hbs): the route's backend when a canary
+  // served (else empty), the backend that decides $proxy_upstream_name, $service_name and $service_port, and the
+  // backends written as ingress-nginx names its upstreams.
+  'portico_route_backend', 'portico_main_backend', 'portico_main_upstream', 'portico_served_upstream',
   // OpenTelemetry (tracing.lua): the traceparent sent upstream, the sampled span and what its log phase reads.
   'portico_traceparent', 'portico_traceparent_out', 'portico_span', 'portico_span_line',
 ] as const;
 
+/**
+ * ingress-nginx's own log variables, with its meanings and values (http.hbs derives them with `map`, so they cost
+ * nothing unless a log format reads them). $namespace, $ingress_name and $location_path need the route's labels: the
+ * controller sends them when the format uses one of these (ROUTE_LABEL_VARIABLES) or per-request metrics are on.
+ */
+export const INGRESS_NGINX_VARIABLES = [
+  'proxy_upstream_name', 'proxy_alternative_upstream_name', 'req_id', 'namespace', 'ingress_name', 'service_name', 'service_port', 'location_path',
+] as const;
+export const ROUTE_LABEL_VARIABLES: readonly string[] = ['namespace', 'ingress_name', 'location_path'];
+
+/** Whether a log format reads a variable that needs the route's labels in $portico_mk. */
+export function formatNeedsRouteLabels(format: string): boolean {
+  for (const m of format.matchAll(/\$([a-z0-9_]+)/g)) if (ROUTE_LABEL_VARIABLES.includes(m[1] as string)) return true;
+  return false;
+}
+
+/**
+ * The stream section's variables (log-format-stream): ngx_stream_core, upstream, realip, ssl_preread and
+ * ngx_stream_log of the nginx Portico ships. No prefixed families exist there.
+ */
+export const STREAM_VARIABLES: ReadonlySet<string> = new Set<string>([
+  'binary_remote_addr', 'bytes_received', 'bytes_sent', 'connection', 'hostname', 'msec', 'nginx_version', 'pid', 'protocol',
+  'proxy_protocol_addr', 'proxy_protocol_port', 'proxy_protocol_server_addr', 'proxy_protocol_server_port', 'remote_addr',
+  'remote_port', 'server_addr', 'server_port', 'session_time', 'status', 'time_iso8601', 'time_local',
+  'upstream_addr', 'upstream_bytes_received', 'upstream_bytes_sent', 'upstream_connect_time', 'upstream_first_byte_time',
+  'upstream_session_time', 'realip_remote_addr', 'realip_remote_port', 'ssl_preread_protocol', 'ssl_preread_server_name',
+  'ssl_preread_alpn_protocols',
+]);
+
 /** Families: any name after the prefix is valid ($http_user_agent, $cookie_session, $arg_page...). */
 export const VARIABLE_PREFIXES = ['http_', 'sent_http_', 'sent_trailer_', 'cookie_', 'arg_', 'upstream_http_', 'upstream_trailer_', 'upstream_cookie_'] as const;
 
-export const KNOWN_VARIABLES: ReadonlySet<string> = new Set<string>([...NGINX, ...PORTICO_VARIABLES]);
+export const KNOWN_VARIABLES: ReadonlySet<string> = new Set<string>([...NGINX, ...PORTICO_VARIABLES, ...INGRESS_NGINX_VARIABLES]);
 
-/** ingress-nginx's own variables that migrating log formats use, with what to write instead in Portico. */
+/** ingress-nginx variables Portico does not define, with what to write instead. */
 const INGRESS_NGINX_HINTS: Record<string, string> = {
-  proxy_upstream_name: 'use $portico_backend',
-  proxy_alternative_upstream_name: 'Portico has no equivalent; remove it',
-  the_real_ip: 'use $portico_client_ip',
-  req_id: 'use $portico_request_id',
-  namespace: 'Portico has no equivalent; remove it',
-  ingress_name: 'Portico has no equivalent; remove it',
-  service_name: 'Portico has no equivalent; remove it',
-  service_port: 'Portico has no equivalent; remove it',
-  location_path: 'Portico has no equivalent; remove it',
+  the_real_ip: 'use $portico_client_ip or $remote_addr',
 };
 
 export function isKnownVariable(name: string): boolean {
@@ -70,8 +95,11 @@ export function isKnownVariable(name: string): boolean {
   return VARIABLE_PREFIXES.some((p) => name.length > p.length && name.startsWith(p));
 }
 
-/** Null when every `$variable` in a log format is known; else what is wrong, with the position (1-based). */
-export function logFormatProblem(format: string): string | null {
+/**
+ * Null when every `$variable` in a log format is known; else what is wrong, with the position (1-based). `stream`:
+ * the stream section's format (log-format-stream), whose variables are the stream modules'.
+ */
+export function logFormatProblem(format: string, section: 'http' | 'stream' = 'http'): string | null {
   for (let i = format.indexOf('$'); i !== -1; i = format.indexOf('$', i + 1)) {
     const at = i + 1;
     const next = format[i + 1];
@@ -80,9 +108,10 @@ export function logFormatProblem(format: string): string | null {
     if (!m) return `at character ${at}: dangling "$" (a variable name must follow it)`;
     const name = m[0];
     if (name !== name.toLowerCase()) return `at character ${at}: variable $${name} must be written in lower case`;
-    if (!isKnownVariable(name)) {
+    if (section === 'stream' ? !STREAM_VARIABLES.has(name) : !isKnownVariable(name)) {
       const hint = Object.hasOwn(INGRESS_NGINX_HINTS, name) ? INGRESS_NGINX_HINTS[name] : undefined;
-      return `at character ${at}: unknown variable $${name}${hint ? ` (an ingress-nginx variable: ${hint})` : ''}`;
+      const where = section === 'stream' ? ' of the stream section (TCP/UDP services)' : '';
+      return `at character ${at}: unknown variable $${name}${where}${hint ? ` (an ingress-nginx variable: ${hint})` : ''}`;
     }
   }
   return null;

@@ -71,18 +71,26 @@ export const nginxVariableSchema = z
   .regex(/^\$[a-z_][a-z0-9_]{0,63}$/, 'expected one nginx variable such as $request_uri or $remote_addr');
 
 /**
- * Log format: literal text and $variables; no quotes, braces, semicolons, backslashes or control characters. Every
- * variable must be one nginx (or Portico's configuration) defines: an unknown one fails `nginx -t` and would block
- * every reload.
+ * Log format (log-format-upstream, log-format-stream): literal text and $variables, including what JSON formats
+ * need (double quotes, braces, ":" and ","). nginx.conf holds it in single quotes, so "'" is refused, and so are
+ * ";", backslashes, newlines and other control characters (a YAML value spanning lines is folded into one by YAML
+ * itself). Every variable must be one nginx (or Portico's configuration) defines: an unknown one fails `nginx -t`
+ * and would block every reload.
  */
-export const logFormatSchema = z
-  .string()
-  .max(4096, 'log format is longer than 4096 characters')
-  .regex(/^[A-Za-z0-9 $_.,:/\-[\]()|=@+*#<>!?%&^~]*$/, 'log format may contain text and $variables only (no quotes, braces, ";", backslashes or newlines)')
-  .superRefine((v, ctx) => {
-    const problem = logFormatProblem(v);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  });
+const LOG_FORMAT_RE = /^[A-Za-z0-9 $_.,:/\-[\]()|=@+*#<>!?%&^~"{}`]*$/;
+const LOG_FORMAT_MESSAGE = 'log format may contain text, $variables and JSON punctuation only (no single quotes, ";", backslashes, newlines or other control characters)';
+function logFormatOf(section: 'http' | 'stream') {
+  return z
+    .string()
+    .max(4096, 'log format is longer than 4096 characters')
+    .regex(LOG_FORMAT_RE, LOG_FORMAT_MESSAGE)
+    .superRefine((v, ctx) => {
+      const problem = logFormatProblem(v, section);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+}
+export const logFormatSchema = logFormatOf('http');
+export const streamLogFormatSchema = logFormatOf('stream');
 
 /** load-balance values (consistent hashing and affinity have their own annotations, as in ingress-nginx). */
 export const loadBalanceSchema = z.enum(['round_robin', 'ewma'], {

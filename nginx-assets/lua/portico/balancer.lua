@@ -343,6 +343,8 @@ function _M.balance()
     if c then
       local cp = picker(c.backendId)
       if cp and use_canary(c) then
+        -- The route's own backend stays the access log's $proxy_upstream_name (http.hbs), as in ingress-nginx.
+        ngx_var.portico_route_backend = id
         id = c.backendId
         ngx_var.portico_backend = id
         -- ingress-nginx's canary metric label: the canary backend (metrics.lua renders it as <ns>-<svc>-<port>).

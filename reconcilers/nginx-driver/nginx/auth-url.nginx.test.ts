@@ -119,7 +119,8 @@ test('allowed: 2xx from the auth service → proxied, auth-response-headers copi
   assert.equal(seenByAuth.headers['x-forwarded-proto'], undefined, 'ingress-nginx clears X-Forwarded-Proto');
   assert.equal(seenByAuth.headers['content-length'], undefined, 'no body to the auth service');
   assert.equal(seenByAuth.headers['x-original-uri'], undefined, 'only with auth-method');
-  assert.match(String(seenByAuth.headers['x-request-id'] ?? ''), /\S/);
+  assert.match(String(seenByAuth.headers['x-request-id'] ?? ''), /^[0-9a-f]{32}$/, 'generated: 32 hex characters');
+  assert.equal(seenByAuth.headers['x-request-id'], got.headers['x-request-id'], 'the auth service and the backend see the same id');
 });
 
 test('auth-method and auth-request-redirect: the method, X-Original-URI, X-Scheme and the templated redirect', async () => {

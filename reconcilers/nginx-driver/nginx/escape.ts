@@ -25,11 +25,27 @@ export function quoteRegex(v: unknown): string {
   return `"${v}"`;
 }
 
-/** A quoted log format: `$variables` allowed, quotes/backslashes/control characters rejected. */
+/**
+ * A single-quoted log format: `$variables`, double quotes and braces (JSON formats) allowed; single quotes,
+ * backslashes (nginx's escape character inside quotes), ";", "${" and control or non-ASCII characters rejected.
+ */
 export function quoteFormat(v: unknown): string {
   if (typeof v !== 'string') throw new UnsafeValueError(`expected a string, got ${typeof v}`);
-  if (CONTROL.test(v) || /["'\\{};]/.test(v)) throw new UnsafeValueError(`unsafe character in log format ${JSON.stringify(v)}`);
+  if (!/^[\x20-\x7e]*$/.test(v) || /['\\;]/.test(v) || v.includes('${')) throw new UnsafeValueError(`unsafe character in log format ${JSON.stringify(v)}`);
   return `'${v}'`;
+}
+
+const ERROR_LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg']);
+/** An error_log severity. */
+export function errorLogLevel(v: unknown): string {
+  if (typeof v !== 'string' || !ERROR_LOG_LEVELS.has(v)) throw new UnsafeValueError(`invalid error_log level ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** access_log parameters (access-log-params): buffer=<size>, flush=<time>, gzip[=<level>], space-separated. */
+export function accessLogParams(v: unknown): string {
+  if (typeof v !== 'string' || !v.split(' ').every((t) => /^(buffer=\d{1,9}[kKmM]?|flush=\d{1,6}(ms|s|m|h)?|gzip(=[1-9])?)$/.test(t))) throw new UnsafeValueError(`invalid access_log parameters ${JSON.stringify(v)}`);
+  return v;
 }
 
 /** A Lua string literal (for init_by_lua): only [A-Za-z0-9_-] accepted. */

@@ -48,6 +48,10 @@ const ACCEPTED_AS_DATA: Record<string, { classes: string[]; why: string }> = {
   'cors-expose-headers': { classes: ['dollar'], why: '"$pwn_dollar" is a valid header-name token, listed literally in Access-Control-Expose-Headers' },
 };
 
+/** Log formats (single-quoted in nginx.conf) keep these payload classes as literal text: see the ConfigMap test. */
+const LOG_FORMAT_KEYS = ['log-format-upstream', 'log-format-stream'];
+const LOG_FORMAT_TEXT = ['hash', 'brace', 'dquote', 'lua'];
+
 const SNIPPETS_ALLOWED = { allowSnippetAnnotations: true, annotationsRiskLevel: 'critical' as const };
 // Companions that switch on the code paths an annotation belongs to (its value is then the payload).
 const BASE: Record<string, string> = {
@@ -118,10 +122,12 @@ test('every ConfigMap key × every payload class: refused with an InvalidConfigu
       const out = translate(m.snapshot(), OPTS);
       const conf = renderNginxConf(out.config.structure, rt, structureChecksum(out.config.structure));
       const marked = conf.split('\n').filter((l) => l.includes(MARK));
-      if (key === 'log-format-upstream' && cls === 'hash') {
-        // "#" is a character of a log format: the text stays inside the single-quoted format string (no comment), and
-        // nginx -t parses it as such.
-        assert.ok(marked.length > 0 && marked.every((l) => /^\s*log_format \w+ '[^']*x # pwn_hash[^']*'/.test(l)), marked.join('\n'));
+      if (LOG_FORMAT_KEYS.includes(key) && LOG_FORMAT_TEXT.includes(cls)) {
+        // "#", braces, double quotes (and so "content_by_lua_block { ... }" as words) are characters of a log format (JSON formats need them): the text stays inside
+        // the single-quoted format string (no comment, no block, no directive), and nginx -t parses it as such.
+        // log-format-stream is rendered only with TCP/UDP services: then nothing of it is in this file.
+        assert.ok(marked.every((l) => new RegExp(`^\\s*log_format \\w+ '[^']*${payload.replace(/[{}()[\]\\^$.|?*+]/g, '\\$&')}[^']*';$`).test(l)), marked.join('\n'));
+        if (key === 'log-format-upstream') assert.equal(marked.length, 1, `${key}/${cls}`);
         nginxTest(rt, conf);
         continue;
       }

@@ -38,6 +38,8 @@ export class NginxProcess {
   /** Resolves once the process group of the last master that exited has no live member. */
   private groupGone: Promise<void> = Promise.resolve();
   private lastPgid: number | undefined;
+  /** Forward nginx's info and debug lines (error-log-level info or debug in the live configuration). */
+  private forwardInfo = false;
   readonly confPath: string;
   restarts = 0;
 
@@ -162,6 +164,8 @@ export class NginxProcess {
       return t;
     }
     renameSync(tmp, this.confPath);
+    // error-log-level info or debug: nginx's lines of those levels are wanted in the controller's log too.
+    this.forwardInfo = /^error_log stderr (info|debug);$/m.test(content);
     return t;
   }
 
@@ -193,7 +197,7 @@ export class NginxProcess {
       while ((i = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, i);
         buf = buf.slice(i + 1);
-        const fwd = forwardedNginxLine(line);
+        const fwd = forwardedNginxLine(line, this.forwardInfo);
         if (fwd) this.log.log(fwd.level, fwd.message, { source: fwd.source });
       }
     });
@@ -309,14 +313,15 @@ export class NginxProcess {
  * level, except in the locations of ModSecurity profiles (info, see http.hbs): there ModSecurity writes each rule
  * match at info level ("ModSecurity: Warning. ...", a detection, also in DetectionOnly mode) and each block at error
  * level ("ModSecurity: Access denied ..."). Those are forwarded as warnings (source "modsecurity"); nginx's other
- * info lines (a keep-alive connection closed...) are not, as before.
+ * info lines (a keep-alive connection closed...) are not, unless error-log-level asks for info or debug
+ * (`forwardInfo`).
  */
-export function forwardedNginxLine(line: string): { level: 'error' | 'warn' | 'info'; message: string; source: 'nginx' | 'modsecurity' } | null {
+export function forwardedNginxLine(line: string, forwardInfo = false): { level: 'error' | 'warn' | 'info'; message: string; source: 'nginx' | 'modsecurity' } | null {
   if (!line.trim()) return null;
   const message = line.replace(/^\S+ \S+ /, '');
   // The connector's own prefix, right after nginx's (a client's text later in a line cannot make one).
   if (/^\S+ \S+ \[(info|warn|error)\] \d+#\d+: \*\d+ (\[client [^\]]{1,64}\] )?ModSecurity: /.test(line)) return { level: 'warn', message, source: 'modsecurity' };
-  if (/\[(info|debug)\]/.test(line.slice(0, 40))) return null;
+  if (!forwardInfo && /\[(info|debug)\]/.test(line.slice(0, 40))) return null;
   return { level: nginxLevel(line), message, source: 'nginx' };
 }
 

@@ -20,7 +20,8 @@ test('regex, log format, size and host helpers', () => {
   assert.throws(() => quoteRegex('/a$b'), UnsafeValueError);
   assert.throws(() => quoteRegex('/a"; deny all; #'), UnsafeValueError);
   assert.equal(quoteFormat('$remote_addr $status'), "'$remote_addr $status'");
-  for (const bad of ["x' ; access_log off", 'a{b}', 'a;b', 'a\\b']) assert.throws(() => quoteFormat(bad), UnsafeValueError);
+  assert.equal(quoteFormat('{"status": $status, "ua": "$http_user_agent"}'), `'{"status": $status, "ua": "$http_user_agent"}'`);
+  for (const bad of ["x' ; access_log off", 'a;b', 'a\\b', 'a\nb', 'a\tb', 'x ${status}', 'caf\u00e9']) assert.throws(() => quoteFormat(bad), UnsafeValueError, bad);
   assert.equal(size('10m'), '10m');
   assert.throws(() => size('10m; evil'), UnsafeValueError);
   assert.throws(() => host('a.example.com;'), UnsafeValueError);

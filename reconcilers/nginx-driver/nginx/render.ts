@@ -7,7 +7,7 @@ import path from 'node:path';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../values/safe.ts';
-import { UnsafeValueError, cidr, loopId, mapSource, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
+import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, loopId, mapSource, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
 import { ASSETS_DIR, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
@@ -15,7 +15,7 @@ import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionI
 export { ASSETS_DIR, hardOpenFilesLimit, runtimePaths, type RuntimeOptions, type RuntimePaths } from './runtime.ts';
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream', 'loopid'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -42,6 +42,8 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('q', (v: unknown) => quote(v));
   hb.registerHelper('qre', (v: unknown) => quoteRegex(v));
   hb.registerHelper('qfmt', (v: unknown) => quoteFormat(v));
+  hb.registerHelper('loglevel', (v: unknown) => errorLogLevel(v));
+  hb.registerHelper('logparams', (v: unknown) => accessLogParams(v));
   hb.registerHelper('luastr', (v: unknown) => luaString(v));
   hb.registerHelper('luatext', (v: unknown) => luaText(v));
   hb.registerHelper('luapeer', (v: unknown) => luaPeer(v));
@@ -97,6 +99,12 @@ export function hstsValue(s: Structure): string {
 }
 
 /** Defaults of the optional GlobalSettings fields (ConfigMap lua-shared-dicts, flags --published-http(s)-port). */
+/** ingress-nginx's default access-log format (log-format-upstream unset), byte for byte. */
+export const DEFAULT_LOG_FORMAT_UPSTREAM =
+  '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id';
+/** ingress-nginx's default stream access-log format (log-format-stream unset). */
+export const DEFAULT_LOG_FORMAT_STREAM = '[$remote_addr] [$time_local] $protocol $status $bytes_sent $bytes_received $session_time';
+
 export const DEFAULT_SHARED_DICTS = { dataKb: 128 * 1024, certsKb: 32 * 1024, metricsKb: 32 * 1024 } as const;
 export const DEFAULT_PUBLISHED_PORTS = { http: 80, https: 443 } as const;
 /** ingress-nginx's default max-worker-connections. */
@@ -243,11 +251,14 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     realIpHeader: t.useProxyProtocol ? 'proxy_protocol' : t.forwardedForHeader,
     realIpCidrs: cidrs.length || !t.useProxyProtocol ? cidrs : ['0.0.0.0/0', '::/0'],
     logEscape: t.logFormatEscapeNone ? 'none' : t.logFormatEscapeJson ? 'json' : '',
+    logFormat: g.logFormatUpstream || DEFAULT_LOG_FORMAT_UPSTREAM,
+    streamLogFormat: t.logFormatStream || DEFAULT_LOG_FORMAT_STREAM,
     publishedHttpPort: g.listen.publishedHttpPort ?? DEFAULT_PUBLISHED_PORTS.http,
     publishedHttpsPort: g.listen.publishedHttpsPort ?? DEFAULT_PUBLISHED_PORTS.https,
     ...connectionLimits(runtime.maxOpenFiles, t.maxWorkerConnections),
     unavailablePeer: `unix:${runtime.unavailableSocket}`,
-    accessLogBuffered: runtime.accessLog !== '/dev/stdout' && runtime.accessLog !== '/dev/stderr',
+    // access-log-params, else a buffer for a file (stdout and stderr: one write per line).
+    accessLogParams: t.accessLogParams || (runtime.accessLog !== '/dev/stdout' && runtime.accessLog !== '/dev/stderr' ? 'buffer=64k flush=1s' : ''),
     stream: structure.stream ?? null,
     // TLS passthrough: the HTTPS port is the stream section's, the HTTP server's TLS listener a unix socket.
     passthrough: structure.stream?.passthrough ?? null,

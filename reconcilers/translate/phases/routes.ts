@@ -6,6 +6,7 @@ import { sameInputs } from '../memo.ts';
 import { condCount } from '../claims.ts';
 import { backendProtocolOf, profileOf, sizeBytes } from '../profiles.ts';
 import { ingressNginxOrder, ruleOrder } from '../matching.ts';
+import { formatNeedsRouteLabels } from '../../values/nginx-variables.ts';
 import { type Draft, describe, type Claim, type HostContext, type Owner, type PluginNaming, type RouteDraft } from '../draft.ts';
 
 /**
@@ -16,6 +17,19 @@ export function metricsLabels(source: string, service: string, path: string, hos
   const [, ns = '', name = ''] = source.split('/');
   return [ns, name, service, path, host].join('\x1f');
 }
+
+/**
+ * Whether routes carry their labels: for per-request metrics, and for the access log when its format reads
+ * ingress-nginx's $namespace, $ingress_name or $location_path (derived from them in http.hbs).
+ */
+function routeLabels(d: Draft): boolean {
+  if (d.o.metrics) return true;
+  const f = d.snap.global.logFormatUpstream;
+  if (f !== lastFormat) lastFormat = f, lastNeeds = formatNeedsRouteLabels(f);
+  return lastNeeds;
+}
+let lastFormat = '';
+let lastNeeds = false;
 
 /** The routes of each host (rules in router order, directive profiles), reused from the memo while their inputs are. */
 export function buildRoutes(d: Draft): void {
@@ -62,7 +76,7 @@ function buildHost(d: Draft, host: string, tuning: NginxTuning): void {
     out.unshift({ path: '/', match: 'exact', route: { source: appRoot.owner.ref, backendId: null, sslRedirect: false, plugins: [id] } });
   }
   routes[host] = passed ? { tls, passthrough: true, rules: out } : { tls, rules: out };
-  if (d.o.metrics) {
+  if (routeLabels(d)) {
     // ingress-nginx counts a request for a known host that no path matches under the host's first object, path "/".
     const first = locs.values().next().value;
     if (first) routes[host].metrics = metricsLabels(first.pc.source, '', '/', host);
@@ -119,7 +133,7 @@ function ruleOf(d: Draft, c: Claim, cx: HostContext, order: number): RankedRule 
   const up = c.backendId ? upstreamOf.get(c.backendId) : undefined;
   const draft = c.owner.proc.route(d, c, cx, up);
   const { route } = draft;
-  if (d.o.metrics) route.metrics = metricsLabels(c.pc.source, c.pc.ref.service, c.pc.written, c.pc.host);
+  if (routeLabels(d)) route.metrics = metricsLabels(c.pc.source, c.pc.ref.service, c.pc.written, c.pc.host);
   if (c.closed) {
     route.action = 'unavailable';
     route.closedReason = c.closed;
