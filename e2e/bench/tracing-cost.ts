@@ -4,8 +4,8 @@
 // one Ingress), same backend. The export runs in the counted nginx (its timer POSTs the batches to a stand-in
 // collector of this process that answers 200), so the 100 % figure includes the JSON encoding and the sends.
 // Callgrind counts do not move with other load on the machine, so this runs anywhere (no cluster): the backend is
-// a test server in a network namespace of its own (subnet 238 of testnet.test-helpers.ts), nginx listens on 31960,
-// the backend on 31963, the stand-in collector on 31964.
+// a test server in a network namespace of its own (subnet 236 of testnet.test-helpers.ts), nginx listens on 31970,
+// the backend on 31973, the stand-in collector on 31974.
 // Usage: node e2e/bench/tracing-cost.ts [requests=2000]
 import http from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -23,10 +23,10 @@ import { TestNet } from '../../reconcilers/nginx-driver/nginx/testnet.test-helpe
 import { haveValgrind, instructionsPerRequest } from './instructions.ts';
 
 const many = Number(process.argv[2] ?? 2000);
-const LISTEN = { httpPort: 31960, httpsPort: 31961, statusPort: 31962, address: '127.0.0.1' };
-const COLLECTOR = 31964;
+const LISTEN = { httpPort: 31970, httpsPort: 31971, statusPort: 31972, address: '127.0.0.1' };
+const COLLECTOR = 31974;
 if (!haveValgrind()) throw new Error('valgrind is not installed (make deps)');
-const net = new TestNet(238);
+const net = new TestNet(236);
 const root = mkdtempSync(path.join(tmpdir(), 'portico-tracing-cost-'));
 let spans = 0;
 const collector = http.createServer((req, res) => {
@@ -39,11 +39,11 @@ const collector = http.createServer((req, res) => {
 });
 try {
   net.up();
-  await net.start('web', 31963, 'echo');
+  await net.start('web', 31973, 'echo');
   await new Promise<void>((r) => collector.listen(COLLECTOR, net.hostIp, r));
   const model = modelOf({
-    services: [svc('web', [{ port: 80, targetPort: 31963 }])],
-    slices: [slice('web-1', 'web', [{ port: 31963 }], [{ ip: net.ip }])],
+    services: [svc('web', [{ port: 80, targetPort: 31973 }])],
+    slices: [slice('web-1', 'web', [{ port: 31973 }], [{ ip: net.ip }])],
     ingresses: [ing('web', { rules: [rule('bench.test', [{ path: '/', backend: svcRef('web', 80) }])] })],
   });
   const count = async (name: string, keys: Record<string, string>): Promise<number> => {

@@ -2,7 +2,7 @@
 // e2e/otel/build.sh): the configuration comes from the pure translation with the ConfigMap's otel-* / otlp-* keys
 // and the Ingress annotations; the collector receives nginx's OTLP/HTTP export and re-exports what it decoded, as
 // OTLP JSON, to an HTTP server of this file, so every assertion is on spans the collector accepted. Backends answer
-// in this file's network namespace (testnet.test-helpers.ts, subnet 239) and echo the headers they got.
+// in this file's network namespace (testnet.test-helpers.ts, subnet 237) and echo the headers they got.
 // Ports 32800-32829 belong to this file: nginx 32800-32802 (AlwaysOn), 32803-32805 (AlwaysOff), 32806-32808 (dead
 // collector); the echo backend 32810; the collector's OTLP/HTTP receiver 32811; the collector's export to this
 // file 32812; a collector that accepts connections and never answers 32813.
@@ -28,7 +28,7 @@ const ECHO = 32810;
 const OTLP = 32811;
 const SINK = 32812;
 const SILENT = 32813;
-const tnet = new TestNet(239);
+const tnet = new TestNet(237);
 const { logger, lines } = capturingLogger();
 const on = liveNginx('portico-otel-on-', logger);
 const off = liveNginx('portico-otel-off-', logger);
