@@ -79,6 +79,10 @@ bench-new-ingress: ## new Ingress → first 200 through the API server with 100 
 bench-startup: ## start-up with 2,000 Ingresses already in the API server: Ready, all served, certs, RSS, endpoints during a reload (needs make cluster-up)
 	$(NODE) e2e/bench/startup.ts 2000 10
 
+.PHONY: bench-tracing
+bench-tracing: ## in-process, real nginx under callgrind: instructions per proxied request with OpenTelemetry off, at 1 % and at 100 %
+	$(NODE) e2e/bench/tracing-cost.ts 4000
+
 .PHONY: bench-plugins
 bench-plugins: ## req/s through a Route with key-auth + rate-limit vs none (same run), plugin config change → enforced latency and reloads (needs make cluster-up)
 	$(NODE) e2e/bench/plugins.ts 8 5 30

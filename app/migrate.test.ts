@@ -55,7 +55,7 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'web/legacy-admin': 'fails-closed,snippet-refused',
     'web/maintenance': 'invalid-value',
     'web/old-domain': 'ready',
-    'web/waf-protected': 'refused-annotation',
+    'web/waf-protected': 'invalid-value,refused-annotation',
   });
   assert.equal(r.summary.ingresses, 21);
   assert.equal(r.summary.ready, 10);

@@ -4,7 +4,9 @@
 #     luajit2 (Lua unit tests), wrk (benchmarks), openssl, iproute2 (network namespaces for test backends), prometheus (the
 #     dashboards e2e suite runs its own);
 #   - npm packages, including Node 24 itself (the registry's `node` package → node_modules/.bin/node);
-#   - the control-plane binaries (etcd, kube-apiserver, kube-controller-manager) built from Go modules and cached.
+#   - the control-plane binaries (etcd, kube-apiserver, kube-controller-manager) built from Go modules and cached;
+#   - an OpenTelemetry Collector built from Go modules with the collector's own builder (e2e/otel/build.sh), cached
+#     likewise: the tracing tests export to it.
 # Idempotent: each step is skipped when already satisfied.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,3 +37,4 @@ if [[ ! -x node_modules/.bin/node ]] || ! node_modules/.bin/node -e 'process.exi
 fi
 
 bash e2e/controlplane/build.sh
+bash e2e/otel/build.sh

@@ -220,9 +220,32 @@ export interface RequestMetricsSettings {
   buckets: { time: number[]; length: number[]; size: number[] };
 }
 
+/**
+ * OpenTelemetry (ingress-nginx's ConfigMap keys; reconcilers/model/tracing-config.ts): spans exported by Lua over
+ * OTLP/HTTP (JSON) to host:port. Routes trace when `enabled`, unless their Route.tracing says otherwise.
+ */
+export interface TracingSettings {
+  enabled: boolean;
+  /** An IP address (checked: not loopback, link-local, unspecified nor Portico's own). */
+  host: string;
+  port: number;
+  serviceName: string;
+  sampler: 'AlwaysOn' | 'AlwaysOff' | 'TraceIdRatioBased';
+  ratio: number;
+  parentBased: boolean;
+  trustIncomingSpan: boolean;
+  /** Span name template ("" = the route's path): text and $variables of OPERATION_NAME_VARIABLES. */
+  operationName: string;
+  maxQueueSize: number;
+  scheduleDelayMillis: number;
+  maxExportBatchSize: number;
+}
+
 export interface GlobalSettings extends Partial<NginxTuning> {
   /** Per-request metrics in nginx (--enable-metrics); absent = off. */
   metrics?: RequestMetricsSettings;
+  /** OpenTelemetry tracing (ConfigMap otel-* / otlp-* keys, tracing.lua); absent = no tracing anywhere. */
+  tracing?: TracingSettings;
   workerProcesses: number | 'auto';
   workerShutdownTimeoutSeconds: number;
   keepAliveSeconds: number;
@@ -356,6 +379,11 @@ export interface Route {
    * it is dropped, as ingress-nginx does).
    */
   preserveTrailingSlash?: true;
+  /**
+   * OpenTelemetry annotations of the route's Ingress (enable-opentelemetry, opentelemetry-trust-incoming-span,
+   * opentelemetry-operation-name): each absent = the ConfigMap's. Data, so changing them never reloads nginx.
+   */
+  tracing?: { enabled?: boolean; trust?: boolean; operationName?: string };
   /** Directive profile (Structure.profiles) the request is proxied with; absent = the default location. */
   profile?: string;
   /** With a profile: the body-size limit in bytes the router checks against Content-Length (0 = unlimited). */

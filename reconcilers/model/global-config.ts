@@ -11,6 +11,7 @@ import { httpErrorCodesSchema } from '../annotations/errors-mirror.ts';
 import { modsecuritySnippetConfigSchema } from '../annotations/modsecurity.ts';
 import { isCidr } from '../../crds/schema/plugin-config.ts';
 import { regexProblem } from '../values/regex-path.ts';
+import { TRACING_KEYS, type OtelConfigValues } from './tracing-config.ts';
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
   loadBalance: 'round_robin' | 'ewma';
@@ -70,7 +71,7 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'wor
   blockUserAgents: AccessList<MapPattern>;
   /** block-referers: Referer values refused everywhere (403). */
   blockReferers: AccessList<MapPattern>;
-};
+} & OtelConfigValues;
 
 /**
  * A ConfigMap list that controls access: its items, or why the value cannot be applied — then what it governs fails
@@ -496,6 +497,8 @@ export const CONFIG_KEYS = {
   'block-cidrs': key('blockCidrs', accessList(cidrListSchema), { items: [] }, 'Comma-separated CIDRs or addresses refused (403) on every request, before routing (nginx geo, a reload). An invalid value makes every request answer 503 (fail closed)'),
   'block-user-agents': key('blockUserAgents', accessList(mapPatternListSchema), { items: [] }, 'Comma-separated User-Agent values refused (403) on every request: exact strings, or "~" / "~*" (case-insensitive) and a PCRE, as nginx\'s map (at most 1024, each ≤ 512 characters; regexes checked as regex paths are). An invalid value makes every request answer 503 (fail closed)'),
   'block-referers': key('blockReferers', accessList(mapPatternListSchema), { items: [] }, 'Comma-separated Referer values refused (403) on every request, as block-user-agents. An invalid value makes every request answer 503 (fail closed)'),
+  // OpenTelemetry (tracing-config.ts).
+  ...TRACING_KEYS,
 } as const;
 
 /**
@@ -504,7 +507,7 @@ export const CONFIG_KEYS = {
  */
 export const REFUSED_CONFIG_KEYS: readonly [RegExp, string][] = [
   [/^(http|main|server|location|stream)-snippet$/, 'configuration snippets in the ConfigMap are not supported: nginx.conf is never pasted into (snippet annotations are compiled from an allowlist instead)'],
-  [/^(enable-)?(opentelemetry|otlp|opentracing|zipkin|jaeger|datadog)/, 'tracing is not supported yet'],
+  [/^(enable-)?(opentracing|zipkin|jaeger|datadog)/, 'removed from ingress-nginx (replaced by OpenTelemetry: the otel-* and otlp-* keys) and not supported'],
   [/^(ssl-ecdh-curve|ssl-dh-param|ssl-session-ticket-key|ssl-early-data)$/, 'not configurable: Portico chooses the curves, has no DH parameters (ECDHE only), and keeps ticket keys per process'],
   [/^(http2-.*)$/, 'HTTP/2 limits are nginx\'s defaults (use large-client-header-buffers, keep-alive-requests)'],
   [/^(enable-brotli|brotli-.*)$/, 'brotli compression is not part of Portico\'s nginx (use use-gzip)'],

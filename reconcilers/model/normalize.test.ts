@@ -79,11 +79,11 @@ test('annotations: portico.dev wins over nginx.ingress.kubernetes.io; unsupporte
   const r = parseAnnotations({
     'nginx.ingress.kubernetes.io/proxy-read-timeout': '30',
     'portico.dev/proxy-read-timeout': '45',
-    'nginx.ingress.kubernetes.io/enable-opentelemetry': 'true',
+    'nginx.ingress.kubernetes.io/enable-influxdb': 'true',
     'nginx.ingress.kubernetes.io/ssl-redirect': 'maybe',
   });
   assert.equal(r.values['proxy-read-timeout'], 45);
-  assert.deepEqual(r.unsupported, ['nginx.ingress.kubernetes.io/enable-opentelemetry']);
+  assert.deepEqual(r.unsupported, ['nginx.ingress.kubernetes.io/enable-influxdb']);
   assert.match(r.errors[0]?.message ?? '', /ssl-redirect.*"true" or "false"/);
   assert.match(annotationsMarkdown(), /use-regex/);
 });

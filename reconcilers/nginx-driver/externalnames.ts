@@ -6,6 +6,7 @@ import { ingressRef, type TranslateEvent } from '../translate/translate.ts';
 import type { Backend, GatewayConfig } from '../config/types.ts';
 import { serviceOfBackend } from './endpoint-updates.ts';
 import type { ExternalNameResolver } from './resolver.ts';
+import { collectorIsName } from '../model/tracing-config.ts';
 import { clusterIpIndex, serviceOfAddress } from '../translate/cluster-ips.ts';
 
 /** Ingresses whose auth-url or mirror-target is this host and port (to report a refusal on; rare, so a scan). */
@@ -37,7 +38,21 @@ export function resolveExternalNames(desired: GatewayConfig, resolver: ExternalN
       external.push(id);
     }
   }
+  // The OpenTelemetry collector, when the ConfigMap names it by DNS name (tracing-config.ts).
+  const tracing = desired.structure.global.tracing;
+  const collector = tracing && collectorIsName(tracing.host) ? tracing.host : undefined;
+  if (collector) names.add(collector);
   resolver.use(names);
+  if (tracing && collector) {
+    const e = resolver.get(collector);
+    const address = e && !e.error ? e.addresses[0] : undefined;
+    // Results of the translation are shared with the next one: change copies only. Unresolved (or only refused
+    // addresses): no tracing until it resolves (the resolver's refresh triggers a new sync).
+    const global = { ...desired.structure.global };
+    if (address) global.tracing = { ...tracing, host: address };
+    else delete global.tracing;
+    desired.structure = { ...desired.structure, global };
+  }
   let vips: Map<string, string> | undefined;
   let copied = false;
   for (const id of external) {

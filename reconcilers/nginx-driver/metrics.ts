@@ -11,6 +11,7 @@ export interface GatewayMetrics {
   checksum: Gauge;
   ready: Gauge;
   dictFailures: Gauge;
+  tracingDropped: Gauge;
   certificatesNotStored: Gauge;
   rejectedEndpoints: Gauge;
   /** ingress-nginx's reload metrics (nginx_ingress_controller_*), labelled with the controller's constant labels. */
@@ -48,6 +49,11 @@ export function gatewayMetrics(registry: Registry, labels: ConstLabels): Gateway
     failures: new Counter({ name: 'portico_sync_failures_total', help: 'Failed gateway syncs by lane (each is retried with backoff)', labelNames: ['lane'], registers: r }),
     checksum: new Gauge({ name: 'portico_config_checksum', help: 'First 48 bits of the running structure checksum', registers: r }),
     ready: new Gauge({ name: 'portico_nginx_ready', help: '1 once nginx runs a complete Portico configuration', registers: r }),
+    tracingDropped: new Gauge({
+      name: 'portico_tracing_spans_dropped',
+      help: 'OpenTelemetry spans nginx dropped since it started: a worker\'s queue was full (otel-max-queuesize) or the collector did not take an export',
+      registers: r,
+    }),
     dictFailures: new Gauge({
       name: 'portico_nginx_shared_dict_write_failures',
       help: 'Writes the Lua side refused because a shared-memory zone was full, since nginx started (raise lua-shared-dicts)',

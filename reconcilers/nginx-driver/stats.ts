@@ -40,6 +40,7 @@ export class NginxStats {
       this.m.dictFailures.set({ dict: 'certs' }, c.dictFailures.certs);
       this.m.dictFailures.set({ dict: 'metrics' }, c.dictFailures.metrics);
       this.m.rejectedEndpoints.set(c.rejectedEndpoints);
+      this.m.tracingDropped.set(c.tracingDropped);
       const total = c.dictFailures.data + c.dictFailures.certs;
       if (total > this.lastDictFailures) this.log.warn('nginx shared memory is full: some writes were refused (raise lua-shared-dicts)', { failures: c.dictFailures });
       this.lastDictFailures = total;

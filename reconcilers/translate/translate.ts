@@ -25,7 +25,8 @@
 // (Events, and which object wins what), so a phase moves only with what it reads and writes. What differs between
 // the kinds whose objects claim paths (Ingress, Route) is their claim processor's (kinds/<kind>/processor.ts,
 // listed in kinds/processors.ts): the phases call its hooks and never ask which kind an object is.
-import type { GlobalSettings } from '../config/types.ts';
+import type { GlobalSettings, HostRoutes } from '../config/types.ts';
+import { tracingSettingsOf } from '../model/tracing-config.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { TlsMaterial } from '../model/types.ts';
 import { nginxTuningOf } from '../config/nginx-tuning.ts';
@@ -107,6 +108,11 @@ function blocksOf(g: ModelSnapshot['global']): Pick<GlobalSettings, 'blocks'> {
 }
 
 /** The result of a finished draft: the structure (globals, profiles, passthrough) and the data (routes, backends, ...). */
+function anyRouteTraces(routes: Record<string, HostRoutes>): boolean {
+  for (const h of Object.values(routes)) for (const r of h.rules) if (r.route.tracing?.enabled) return true;
+  return false;
+}
+
 function assemble(d: Draft): TranslateResult {
   const { snap, o, memo, events, status, passthrough, routes, profiles, backends, certificates, plugins, consumers, clientAuth } = d;
   const g = snap.global;
@@ -134,6 +140,10 @@ function assemble(d: Draft): TranslateResult {
     ...(o.metrics ? { metrics: o.metrics } : {}),
     ...(o.loopId ? { loopId: o.loopId } : {}),
   };
+  // OpenTelemetry: in nginx.conf only when a collector is named and some route traces (the ConfigMap, or an
+  // Ingress's enable-opentelemetry "true").
+  const tracing = g.otlpCollectorHost ? tracingSettingsOf(g, g.otelEnabled || anyRouteTraces(routes), new Set(o.ownAddresses ?? [])) : undefined;
+  if (tracing) global.tracing = tracing;
   // Passthrough wildcards: the exact names under them that Portico serves itself stay terminated (an exact host wins).
   const terminated: string[] = [];
   const wildcards = [...passthrough.keys()].filter((h) => h.startsWith('*.'));

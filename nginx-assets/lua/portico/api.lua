@@ -121,6 +121,7 @@ local routes = {
         epochs = shm.epochs(),
         dictFailures = shm.failures(),
         rejectedEndpoints = shm.get_count("rejected_endpoints"),
+        tracingDropped = shm.get_count("drop:tracing"),
       })
     end,
   },

@@ -18,6 +18,8 @@ function _M.init(opts)
   require("portico.metrics").configure(type(m) == "table" and {
     enabled = true, undefinedHosts = m.undefinedHosts == true, buckets = m.buckets,
   } or { enabled = false })
+  -- OpenTelemetry (tracing.lua): configured only when the ConfigMap names a collector.
+  require("portico.tracing").configure(type(opts.tracing) == "table" and opts.tracing or {})
   require("portico.errors")
   require("portico.certs")
   require("portico.validate")

@@ -353,9 +353,11 @@ end
 -- Per-request metrics: these handlers replace the server-level log handler in their locations, so they count the
 -- request themselves (a no-op without --enable-metrics).
 local metrics_log = require("portico.metrics").log
+local tracing_log = require("portico.tracing").log
 function _M.release()
   release()
   metrics_log()
+  tracing_log()
 end
 
 function _M.log()
@@ -369,6 +371,7 @@ function _M.log()
   end
   if health then health.log() end
   metrics_log()
+  tracing_log()
 end
 
 -- For tests.

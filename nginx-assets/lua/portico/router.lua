@@ -23,6 +23,7 @@
 -- them and drops that compiled form when they change, so its memory follows the hosts it serves.
 local store = require("portico.store")
 local plugins = require("portico.plugins")
+local tracing = require("portico.tracing")
 
 local ngx_var = ngx.var
 local re_find = ngx.re.find
@@ -71,9 +72,11 @@ end
 
 -- Per-route answer, computed once per data change: { jump = string, backend = id|nil, tk = "c s r"|nil,
 -- max_body = bytes|nil, https = bool, plugins = "id,id"|nil, split = {ids, cumulative weights, total}|nil,
--- no_upgrade = bool }.
-local function prepare(host, r)
+-- no_upgrade = bool, trace = tracing.route(...)|nil }.
+local function prepare(host, r, path)
   local p = { https = r.sslRedirect == true, keep_slash = r.preserveTrailingSlash == true, backend = r.backendId, no_upgrade = r.websocket == false, mk = r.metrics }
+  -- OpenTelemetry (tracing.lua): nil unless the route traces, so a route that does not costs one field test.
+  p.trace = tracing.route(r.tracing, path, r.source)
   local lua = (type(r.plugins) == "table" and #r.plugins > 0) or r.observe == true
   if type(r.plugins) == "table" and #r.plugins > 0 then p.plugins = table.concat(r.plugins, ",") end
   if r.action == "not_found" then
@@ -178,7 +181,7 @@ local function compile(host, h)
   local c = { tls = h.tls == true, passthrough = h.passthrough == true, exact = {}, prefix = {}, regex = {}, slash = {}, mk = h.metrics }
   local seen = {}
   for _, rule in ipairs(h.rules or {}) do
-    local cand = { cond = conditions(rule.conditions), r = prepare(host, rule.route or {}) }
+    local cand = { cond = conditions(rule.conditions), r = prepare(host, rule.route or {}, rule.path) }
     local key = tostring(rule.match) .. " " .. tostring(rule.path)
     local e = seen[key]
     if e then
@@ -321,6 +324,9 @@ local function split_pick(s)
   return s.ids[#cum]
 end
 
+-- The request was sampled by tracing.start (tracing.lua): route_traced sends it to a location with a log handler.
+local sampled = false
+
 -- Called by set_by_lua for every request; returns the jump target ("" = proxy from location /).
 function _M.route()
   -- external-auth subrequests run the server phases again: they are not routed (their location is internal).
@@ -342,6 +348,8 @@ function _M.route()
   local mk = r and r.mk or h.mk
   if mk then ngx_var.portico_mk = mk end
   if not r then return "@portico_404" end
+  local tr = r.trace
+  if tr and tracing.start(tr) then sampled = true end
   if r == SLASH or r == SLASH_PORT then
     -- nginx: Location is the location's name (escaped) and the query, made absolute by nginx's header filter
     -- without a port (port_in_redirect off, ingress-nginx's default); with use-port-in-redirects, absolute here with
@@ -414,6 +422,18 @@ function _M.route()
       return plain_jump
     end
   end
+  return jump
+end
+
+-- set_by_lua's entry point when tracing is configured (http.hbs). `location /`, the common case, has no log handler
+-- (a Lua log handler costs every request that reaches it), so a sampled request bound there goes to
+-- @portico_traced, the same with a log handler that records the span. Every other location a request can end in
+-- has a log handler then.
+local route = _M.route
+function _M.route_traced()
+  sampled = false
+  local jump = route()
+  if sampled and jump == "" then return "@portico_traced" end
   return jump
 end
 

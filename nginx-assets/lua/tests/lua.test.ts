@@ -229,3 +229,19 @@ test('Lua plugin registry: a plugin is one module and one registry line — engi
 test('Lua metrics: per-request series aggregated per worker, flushed as deltas, bounded labels, undefined hosts only when asked', () => {
   run('metrics_test.lua', [/ok - three GETs counted/, /ok - upstream time observed only for single attempts/, /ok - an unknown method is OTHER/, /ok - totals accumulate across flushes/, /ok - undefined host counted under _/, /ok - disabled: nothing recorded/]);
 });
+
+test('Lua tracing (OpenTelemetry): traceparent parsing, which routes trace, sampling and propagation, the bounded queue, OTLP JSON, batched export', () => {
+  run('tracing_test.lua', [
+    /ok - traceparent: version ff, zero ids, upper case, short are invalid/,
+    /ok - global on: enable-opentelemetry false opts out/,
+    /ok - operation name: request variables read when a sampled span starts/,
+    /ok - trusted traceparent: the trace is continued, Portico's span is the upstream's parent/,
+    /ok - parent-based: an unsampled parent is not sampled/,
+    /ok - AlwaysOff, untrusted: nothing recorded, the client's traceparent is not passed on/,
+    /ok - TraceIdRatioBased 0.01: about 1 % of 20000 sampled/,
+    /ok - log: what does not fit is dropped and counted/,
+    /ok - encode: attributes, old and stable names/,
+    /ok - export: 3 spans in batches of 2 = 2 POSTs/,
+    /ok - export: a dead collector drops the batch \(counted\) and keeps the rest for the next tick/,
+  ]);
+});

@@ -272,4 +272,15 @@ function finishRule(c: Claim, cx: HostContext, rule: RouteRule): void {
     if (a['use-port-in-redirects'] === true) rule.portInRedirect = true;
   }
   if (rule.route.sslRedirect && a['preserve-trailing-slash'] === true) rule.route.preserveTrailingSlash = true;
+  // OpenTelemetry (route data, read by tracing.lua): each annotation absent = the ConfigMap's.
+  const otel = a['enable-opentelemetry'];
+  const trust = a['opentelemetry-trust-incoming-span'];
+  const name = a['opentelemetry-operation-name'];
+  if (otel !== undefined || trust !== undefined || name) {
+    rule.route.tracing = {
+      ...(otel !== undefined ? { enabled: otel } : {}),
+      ...(trust !== undefined ? { trust } : {}),
+      ...(name ? { operationName: name } : {}),
+    };
+  }
 }

@@ -16,6 +16,8 @@ const liveConfigSchema = z.object({
   epochs: z.object({ data: z.string(), certs: z.string() }),
   /** Writes refused because a zone was full (cumulative since nginx started; each one is also in nginx's log). */
   dictFailures: z.object({ data: z.number(), certs: z.number(), metrics: z.number().default(0) }),
+  /** OpenTelemetry spans dropped (queue full, export failed) since nginx started (tracing.lua). */
+  tracingDropped: z.number().default(0),
   /** Endpoints refused by the Lua side (loopback, link-local, unspecified, not an IP); cumulative. */
   rejectedEndpoints: z.number(),
 });

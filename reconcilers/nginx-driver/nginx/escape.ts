@@ -54,6 +54,15 @@ export function luaString(v: unknown): string {
   return `"${v}"`;
 }
 
+/**
+ * Text as a Lua string literal (the collector address, a span name template): letters, digits, space and
+ * _ . : / - $ only, so no quote, backslash, brace or line break can reach Lua or nginx's block parser.
+ */
+export function luaText(v: unknown): string {
+  if (typeof v !== 'string' || v.length > 256 || !/^[A-Za-z0-9_.:/ $-]*$/.test(v)) throw new UnsafeValueError(`unsafe Lua text ${JSON.stringify(v)}`);
+  return `"${v}"`;
+}
+
 /** A finite number as a Lua literal (histogram bounds): digits, one dot, an exponent; nothing else. */
 export function luaNumber(v: unknown): string {
   const s = typeof v === 'number' && Number.isFinite(v) ? String(v) : '';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../values/safe.ts';
-import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, loopId, mapSource, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
+import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, loopId, mapSource, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
 import { ASSETS_DIR, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
@@ -15,7 +15,7 @@ import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionI
 export { ASSETS_DIR, hardOpenFilesLimit, runtimePaths, type RuntimeOptions, type RuntimePaths } from './runtime.ts';
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -45,6 +45,7 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('loglevel', (v: unknown) => errorLogLevel(v));
   hb.registerHelper('logparams', (v: unknown) => accessLogParams(v));
   hb.registerHelper('luastr', (v: unknown) => luaString(v));
+  hb.registerHelper('luatext', (v: unknown) => luaText(v));
   hb.registerHelper('luapeer', (v: unknown) => luaPeer(v));
   hb.registerHelper('cidr', (v: unknown) => cidr(v));
   hb.registerHelper('mapsrc', (v: unknown) => mapSource(v));
@@ -243,6 +244,9 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     dicts: { ...DEFAULT_SHARED_DICTS, ...g.luaSharedDicts },
     // Per-request metrics (--enable-metrics): their settings for metrics.lua (init_by_lua).
     metrics: g.metrics ?? null,
+    // OpenTelemetry (tracing.lua): init_by_lua settings, the traceparent sent upstream, the span's log line.
+    tracing: g.tracing ?? null,
+    workerInit: !!(g.metrics || g.tracing),
     realIp,
     realIpHeader: t.useProxyProtocol ? 'proxy_protocol' : t.forwardedForHeader,
     realIpCidrs: cidrs.length || !t.useProxyProtocol ? cidrs : ['0.0.0.0/0', '::/0'],
