@@ -313,4 +313,12 @@ do -- TLS passthrough (ssl-passthrough): the host's routes serve plain HTTP; ove
   R.check("other hosts are served over HTTPS", backend_for(T, router, "other.example.com", "/") == "other")
 end
 
+do
+  -- generate-request-id: the router's X-Request-ID for requests that bring none.
+  local _, _, router = setup()
+  local a, b = router._new_request_id(), router._new_request_id()
+  R.check("request ids are 32 lower-case hex characters", a:match("^%x+$") ~= nil and #a == 32 and a == a:lower(), a)
+  R.check("request ids differ per request, one worker prefix", a ~= b and a:sub(1, 16) == b:sub(1, 16), a .. " " .. b)
+end
+
 R.done()

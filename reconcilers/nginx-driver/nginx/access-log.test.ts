@@ -131,14 +131,16 @@ test('error-log-level: nginx\'s severities, rendered at the main level; info and
   assert.deepEqual(forwardedNginxLine(info, true)?.level, 'info');
 });
 
-test('generate-request-id: $request_id only for requests without an X-Request-ID; "false" sends the client\'s only; $req_id is the id sent', () => {
+test('generate-request-id: the router\'s id only for requests without an X-Request-ID; "false" sends the client\'s only; $req_id is the id sent', () => {
   const on = render({});
-  assert.match(on, /map \$http_x_request_id \$portico_request_id \{ default \$http_x_request_id; "" \$request_id; \}/);
+  assert.match(on, /map \$http_x_request_id \$portico_request_id \{ default \$http_x_request_id; "" \$portico_rid; \}/);
+  assert.match(on, /requestIds = true,/, 'the router makes ids');
   assert.match(on, /map \$portico_request_id \$req_id \{ default \$portico_request_id; \}/);
   assert.match(on, /proxy_set_header X-Request-ID \$portico_request_id;/);
   const off = render({ 'generate-request-id': 'false' });
   assert.match(off, /map \$http_x_request_id \$portico_request_id \{ default \$http_x_request_id; \}/);
-  assert.doesNotMatch(off, /"" \$request_id;/);
+  assert.doesNotMatch(off, /"" \$portico_rid;/);
+  assert.match(off, /requestIds = false,/, 'the router makes none');
 });
 
 test('route labels are sent for $namespace, $ingress_name and $location_path formats (or metrics), not otherwise', () => {
