@@ -1,7 +1,7 @@
 // What ingress-nginx's per-request metrics cost inside nginx: instructions per proxied request (callgrind) with
 // --enable-metrics on and off, same configuration otherwise (the pure translation of one Ingress), same backend.
 // Callgrind counts do not move with other load on the machine, so this runs anywhere (no cluster): the backend is
-// a test server in a network namespace of its own (subnet 247 of testnet.test-helpers.ts), nginx listens on 31950.
+// a test server in a network namespace of its own (subnet 235 of testnet.test-helpers.ts), nginx listens on 31950.
 // Usage: node e2e/bench/metrics-cost.ts [requests=2000]
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ import { haveValgrind, instructionsPerRequest } from './instructions.ts';
 const many = Number(process.argv[2] ?? 2000);
 const LISTEN = { httpPort: 31950, httpsPort: 31951, statusPort: 31952, address: '127.0.0.1' };
 if (!haveValgrind()) throw new Error('valgrind is not installed (make deps)');
-const net = new TestNet(247);
+const net = new TestNet(235);
 const root = mkdtempSync(path.join(tmpdir(), 'portico-metrics-cost-'));
 try {
   net.up();

@@ -19,8 +19,9 @@ local MK = "shop\31web\31api\31/api\31shop.example.com"
 local function request(o)
   -- As nginx formats $portico_metrics_line (http.hbs): the module keeps ngx.var, so it is changed in place.
   local urt = o.urt or ""
-  ngx.var.portico_metrics_line = table.concat({ tostring(o.status or 200), o.method or "GET", string.format("%.3f", o.rt or 0.05),
-    urt, urt, urt, o.len or "50", o.sent or "500", o.mk or "" }, "|")
+  ngx.var.portico_metrics_line = table.concat({ string.format("%.3f", o.rt or 0.05), urt, urt, urt, o.len or "50", o.sent or "500", o.mk or "" }, "|")
+  ngx.status = o.status or 200
+  T.method = o.method or "GET"
   m.log()
 end
 request({ mk = MK, urt = "0.040" })
@@ -35,8 +36,16 @@ local function slot(status, method, i) return d:get(MK .. "\31" .. status .. "\3
 check("three GETs counted", slot(200, "GET", 1) == 3, slot(200, "GET", 1))
 check("request time: count 3, one above 0.1 s", slot(200, "GET", 3) == 3 and slot(200, "GET", 4) == 2 and slot(200, "GET", 5) == 1 and slot(200, "GET", 6) == nil)
 check("upstream time observed only for single attempts", slot(200, "GET", 8) == 2, slot(200, "GET", 8))
+-- Sizes: request_size 50 ≤ 100 (slot 24), response_size 500 > 100 (+Inf, slot 29), bytes_sent 500 ≤ 1000 (slot 32).
+check("size buckets: request 50 in le=100, response 500 in +Inf, bytes_sent 500 in le=1000", slot(200, "GET", 24) == 3 and slot(200, "GET", 29) == 3 and slot(200, "GET", 32) == 3 and slot(200, "GET", 22) == 150,
+  tostring(slot(200, "GET", 24)) .. " " .. tostring(slot(200, "GET", 29)) .. " " .. tostring(slot(200, "GET", 32)))
 check("an unknown method is OTHER", slot(404, "OTHER", 1) == 1 and slot(404, "BREW", 1) == nil)
 check("a request without route labels is not counted", #d:get_keys(0) > 0 and not tostring(table.concat(d:get_keys(0), " ")):find("\31\31\31\31_", 1, true))
+
+-- A duration beyond the largest bound: +Inf.
+request({ mk = MK, method = "PUT", rt = 12.5 })
+m.flush()
+check("a 12.5 s request lands in +Inf", slot(200, "PUT", 6) == 1 and slot(200, "PUT", 2) == 12.5, tostring(slot(200, "PUT", 2)))
 
 -- A second flush adds only what happened since; totals keep growing (counters never go back).
 request({ mk = MK })
