@@ -103,6 +103,8 @@ async function runSize(n: number): Promise<string> {
     p = await startPortico(BASE, [
       '--sync-quiet', '0ms', '--sync-max-wait', '250ms',
       '--controller-class', CONTROLLER, '--ingress-class', CLASS, '--configmap', `${ns}/portico`,
+      // PORTICO_BENCH_FLAGS: extra flags, e.g. "--enable-metrics=false" to measure without per-request metrics.
+      ...(process.env.PORTICO_BENCH_FLAGS ?? '').split(' ').filter(Boolean),
     ]);
     const running = p;
     const sample = [...Array.from({ length: Math.ceil(n / 100) }, (_, k) => k * 100), n - 1].filter((i, k, a) => a.indexOf(i) === k);
