@@ -348,7 +348,7 @@ export function registerCompatMetrics(registry: Registry, o: RequestMetricsOptio
   };
   const names = [
     ...(o.enabled ? SOCKET_METRICS.filter((n) => !o.exclude.has(n)).map((n) => `${PREFIX}${n}`) : []),
-    ...['connections', 'connections_total', 'requests_total', 'num_procs', 'cpu_seconds_total', 'read_bytes_total', 'write_bytes_total', 'resident_memory_bytes', 'virtual_memory_bytes', 'oldest_start_time_seconds'].map((n) => `${PREFIX}nginx_process_${n}`),
+    ...COMPAT_METRICS.filter((r) => r.name.startsWith('nginx_process_')).map((r) => `${PREFIX}${r.name}`),
     `${PREFIX}ssl_expire_time_seconds`,
     `${PREFIX}ssl_certificate_info`,
     ...(src.model ? [`${PREFIX}orphan_ingress`] : []),
