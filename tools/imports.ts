@@ -21,6 +21,9 @@ export const LAYERS: readonly { prefix: string; rank: number }[] = [
   { prefix: 'operator/', rank: 0 },
   { prefix: 'crds/', rank: 1 },
   { prefix: 'reconcilers/values/', rank: 1 },
+  // The plugins' TypeScript modules hold the Plugin CRD's per-type settings schemas as well as the data plane's
+  // instance types: crds/schema/plugin-config.ts reads them, so they sit with the CRD schemas.
+  { prefix: 'reconcilers/config/plugins/', rank: 1 },
   { prefix: 'reconcilers/config/', rank: 2 },
   { prefix: 'reconcilers/annotations/', rank: 3 },
   { prefix: 'reconcilers/model/', rank: 4 },

@@ -18,16 +18,7 @@ export {
   isCidr,
   type ParsedPluginConfig,
   type PluginConfig,
-  type RateLimitConfig,
-  type KeyAuthConfig,
-  type BasicAuthConfig,
-  type IpRestrictionConfig,
-  type CorsConfig,
-  type RequestHeadersConfig,
-  type ResponseHeadersConfig,
-  type ExternalAuthConfig,
-  type RedirectConfig,
-  type RewriteConfig,
+  type PluginConfigOf,
 } from './plugin-config.ts';
 export { statusSchema, conditionSchema, type Status, type Condition, type Timeouts, type Retries, type CelRule, CONDITION_TYPES, HTTP_METHODS, RETRY_ON, durationMs } from './common.ts';
 

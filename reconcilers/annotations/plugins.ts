@@ -1,6 +1,6 @@
 // ingress-nginx annotations that are plugins in disguise: each group's applier (groups/<group>.ts) turns its parsed
 // values into plugin specs — plugin configurations validated by the very same zod schemas as Portico's own Plugin
-// objects (crds/schema/plugin-config.ts) and run by the same Lua plugins, or, where the instance needs more than a
+// objects (crds/schema/plugin-config.ts, from reconcilers/config/plugins/) and run by the same Lua plugins, or, where the instance needs more than a
 // configuration (a Secret's users, compiled snippets, a ConfigMap's status codes...), the group's own spec with its
 // instance builder. This file runs the appliers in order and dispatches the builders.
 //   allowlist-source-range / whitelist-source-range / denylist-source-range → ip-restriction (403);  ip-lists.ts

@@ -9,6 +9,10 @@
 // the renderer still emits each one through an escaping helper.
 
 import type { NginxTuning } from './nginx-tuning.ts';
+import { PLUGINS, type PluginShape } from './plugins/index.ts';
+
+export type { AuthTemplatePart, IngressNginxAuth } from './plugins/external-auth.ts';
+export type { SnippetCondition, SnippetStatement, SnippetValue } from './plugins/snippet.ts';
 
 export interface GatewayConfig {
   structure: Structure;
@@ -478,32 +482,19 @@ export type ClientAuth =
  * (client-cert, checked first as nginx checks it before any phase), who may enter (ip-restriction), CORS preflight, who you
  * are (auth), how much (rate-limit), then what is changed on the way (headers, redirect/rewrite), then proxy.
  *
- * The TypeScript side's one table of plugin names: the Lua plugin modules listed in
- * nginx-assets/lua/portico/plugins/registry.lua, in the same order (plugin-order.test.ts reads that file and each
- * module's name and order). Each name has a PluginInstance below (checked at compile time).
+ * The TypeScript side's one table of plugin names, from the plugin modules (reconcilers/config/plugins/index.ts,
+ * generated in the order of the Lua modules' `_M.order`, as is nginx-assets/lua/portico/plugins/registry.lua).
  */
-export const PLUGIN_ORDER = [
-  'client-cert',
-  'ip-restriction',
-  'cors',
-  'key-auth',
-  'basic-auth',
-  'external-auth',
-  'conn-limit',
-  'rate-limit',
-  'request-headers',
-  'response-headers',
-  'redirect',
-  'rewrite',
-  'snippet',
-] as const;
+export const PLUGIN_ORDER = PLUGINS.map((p) => p.name) as unknown as NamesOf<typeof PLUGINS>;
+type NamesOf<L extends readonly unknown[]> = { readonly [K in keyof L]: L[K] extends { name: infer N } ? N : never };
 export type PluginType = (typeof PLUGIN_ORDER)[number];
 
 /**
  * A plugin as the Lua engine runs it: normalized and validated by the controller (zod), so Lua only re-checks
  * shapes. `name` is "<namespace>/<name>" of the Plugin object (or of the Ingress/annotation it came from), for logs.
  * Header names are lower-case tokens; header values are printable ASCII without CR/LF and are sent literally (no
- * nginx variables are ever interpreted).
+ * nginx variables are ever interpreted). Each plugin's own fields are its module's `Instance`
+ * (reconcilers/config/plugins/<type>.ts).
  */
 export type PluginInstance = {
   name: string;
@@ -512,246 +503,7 @@ export type PluginInstance = {
    * external-auth): the request passes when one of the flagged plugins of its chain lets it through.
    */
   satisfyAny?: true;
-} & (
-  | {
-      type: 'ip-restriction';
-      /** CIDRs (IPv4/IPv6, a bare address = /32 or /128). A client in `deny` is refused; with `allow`, only those pass. */
-      allow?: string[];
-      deny?: string[];
-      /** Answer for refused clients (default 403). */
-      status: number;
-    }
-  | {
-      type: 'cors';
-      /** Exact origins ("https://a.example"), "*" (any), or subdomain wildcards ("https://*.example.com": one or more labels, never the apex). */
-      allowOrigins: string[];
-      allowMethods: string[];
-      allowHeaders: string[];
-      exposeHeaders: string[];
-      allowCredentials: boolean;
-      maxAgeSeconds: number;
-    }
-  | {
-      type: 'key-auth';
-      /** Consumers of this namespace are searched (DataPlane.consumers[namespace]). */
-      namespace: string;
-      /** Request header carrying the key (lower-case), default "apikey". */
-      header: string;
-      /** Also accept the key from this query parameter. */
-      query?: string;
-      /** Remove the key header/parameter before proxying (default true). */
-      hideCredentials: boolean;
-    }
-  | {
-      type: 'basic-auth';
-      namespace: string;
-      realm: string;
-      hideCredentials: boolean;
-      /** Users of the plugin itself (an ingress-nginx auth-secret); absent = the Consumers of `namespace`. */
-      users?: { username: string; hash: string }[];
-    }
-  | {
-      type: 'external-auth';
-      /** Backend (DataPlane.backends) of the auth Service; the subrequest goes there through the balancer. */
-      backendId: string;
-      /** Path (and optional query) requested on the auth service. */
-      path: string;
-      method: 'GET' | 'POST' | 'HEAD';
-      /** Client request headers sent to the auth service (lower-case); empty = all of them. */
-      forwardHeaders: string[];
-      /** Auth response headers copied onto the proxied request on success (lower-case). */
-      upstreamHeaders: string[];
-      /** Auth response headers copied onto the client's response on denial (e.g. www-authenticate, location). */
-      clientHeaders: string[];
-      timeoutMs: number;
-      /**
-       * ingress-nginx's auth-url (from annotations or the ConfigMap's global-auth-url), with nginx auth_request's
-       * semantics instead of the Plugin's: the subrequest carries X-Original-URL/-Method, X-Auth-Request-Redirect,
-       * X-Sent-From, X-Real-IP, X-Forwarded-For (X-Forwarded-Proto removed); 2xx passes, 401/403 are answered
-       * (401 with WWW-Authenticate, or the sign-in redirect), anything else is 500. `forwardHeaders` is empty (every
-       * client header goes), `upstreamHeaders` are auth-response-headers, `clientHeaders` unused.
-       */
-      ingressNginx?: IngressNginxAuth;
-    }
-  | {
-      /** ingress-nginx's limit-connections (annotation only): requests of one client address in progress at once. */
-      type: 'conn-limit';
-      limit: number;
-      /** Answer when over the limit (the ConfigMap's limit-conn-status-code, default 503). */
-      status: number;
-      /** Counter namespace in shared memory (the plugin id). */
-      key: string;
-      /** Client CIDRs never limited (limit-allowlist). */
-      exempt?: string[];
-    }
-  | {
-      type: 'rate-limit';
-      /** Requests allowed per `periodSeconds` (1 or 60), sustained. */
-      rate: number;
-      periodSeconds: number;
-      /** Extra requests allowed in a burst above the sustained rate. */
-      burst: number;
-      /** What a counter is kept per. `consumer` falls back to the client IP when no consumer was identified. */
-      by: 'ip' | 'consumer' | 'header';
-      /** With by=header: the header (lower-case); a request without it is counted by client IP. */
-      header?: string;
-      /** Answer when limited (default 429, with Retry-After). */
-      status: number;
-      /** Counter namespace in shared memory (the plugin id), so two plugins never share counters. */
-      key: string;
-      /** Client CIDRs never limited (ingress-nginx's limit-whitelist). */
-      exempt?: string[];
-    }
-  | {
-      type: 'request-headers' | 'response-headers';
-      /** Replace (or create) these headers. */
-      set: { name: string; value: string }[];
-      /** Add these (keeping existing values). */
-      add: { name: string; value: string }[];
-      remove: string[];
-    }
-  | {
-      type: 'redirect';
-      /** 301, 302, 303, 307 or 308. */
-      status: number;
-      scheme?: 'http' | 'https';
-      host?: string;
-      port?: number;
-      /** Replace the whole path... */
-      path?: string;
-      /** ...or only a leading prefix (matched element-wise). */
-      prefix?: { from: string; to: string };
-      /** Keep the query string (default true). */
-      keepQuery: boolean;
-      /**
-       * The path and query are the client's request URI as sent ($request_uri, not normalized) instead of `path`,
-       * `prefix` and `keepQuery` (ingress-nginx's from-to-www-redirect).
-       */
-      requestUri?: true;
-      /** With requestUri: a final "/" of the request URI is dropped (ingress-nginx's from-to-www-redirect). */
-      stripTrailingSlash?: true;
-      /**
-       * Without `host`: the Location is absolute, <scheme>://<the client's Host header><path> (ingress-nginx's
-       * app-root: `$scheme://$http_host<app-root>`).
-       */
-      hostFromRequest?: true;
-    }
-  | {
-      type: 'rewrite';
-      path?: string;
-      prefix?: { from: string; to: string };
-      /**
-       * PCRE on the path with $1..$9 in the replacement (no nginx variables). `nginx`: nginx's `rewrite` semantics
-       * (ingress-nginx's rewrite-target): case-insensitive, the first match anywhere in the path, and the WHOLE path
-       * replaced by the expanded replacement, whose "?query" (if any) comes before the client's query.
-       */
-      regex?: { pattern: string; replacement: string; nginx?: true };
-      /** Host header sent to the backend. */
-      host?: string;
-    }
-  | {
-      /**
-       * ingress-nginx's auth-tls-* for the paths of one Ingress. The handshake asked for a certificate with the
-       * host's CA (DataPlane.clientAuth); this checks its outcome ($ssl_client_verify) per request: `on` needs
-       * SUCCESS, `optional` also lets NONE through, `optional_no_ca` also a chain nginx's optional_no_ca accepts
-       * (unknown or self-signed issuer); otherwise 400, or a 302 to `errorPage`. Over HTTPS, the TLS server name must
-       * be the Host (else 421), and a certificate must have been verified against the CA `caId` names (the TLS
-       * session carries the id the handshake used; else 421). `matchCn`: PCRE on the subject DN ($ssl_client_s_dn),
-       * else 403. The ssl-client-verify / -subject-dn / -issuer-dn headers (and ssl-client-cert, the escaped PEM,
-       * with `passCertificate`) are set for the backend, the client's own always removed. `off`: nothing is
-       * checked; ssl-client-verify NONE.
-       */
-      type: 'client-cert';
-      verify: 'on' | 'off' | 'optional' | 'optional_no_ca';
-      /** ClientAuth id of the CA this path verifies against; absent only with verify off. */
-      caId?: string;
-      errorPage?: string;
-      passCertificate: boolean;
-      matchCn?: string;
-    }
-  | {
-      type: 'snippet';
-      /** server-snippet: runs first (nginx's server rewrite phase); a return/break there ends only this block. */
-      server?: SnippetStatement[];
-      /** configuration-snippet: runs after the server block, unless that answered. */
-      location?: SnippetStatement[];
-    }
-);
-
-// Every plugin type has exactly one PluginInstance shape, and every shape is a plugin type (a compile error otherwise).
-type SameKeys<A extends string, B extends string> = [Exclude<A, B>, Exclude<B, A>] extends [never, never] ? true : { missing: Exclude<A, B>; unknown: Exclude<B, A> };
-const pluginInstancesCoverPluginOrder: SameKeys<PluginType, PluginInstance['type']> = true;
-void pluginInstancesCoverPluginOrder;
-
-/** Request-time text: literal strings and variables of an allowlist ({ v: name }), see annotations/auth-url.ts. */
-export type AuthTemplatePart = string | { v: string };
-
-export interface IngressNginxAuth {
-  /** Scheme of the auth URL (https: TLS with the URL's host as server name, the certificate not verified). */
-  scheme: 'http' | 'https';
-  /** The auth URL's host: the Host header sent, and the TLS server name. */
-  host: string;
-  /** auth-method (proxy_method); absent = GET. */
-  method?: string;
-  /** X-Auth-Request-Redirect; absent = the request URI. */
-  requestRedirect?: AuthTemplatePart[];
-  /** The Location of the 302 answered instead of a 401 (auth-signin; `{ v: "rd" }` = the request's own URL). */
-  signin?: AuthTemplatePart[];
-  /** auth-cache-key / -duration: answers kept per key in shared memory, seconds per status ("any": the rest). */
-  cache?: { key: AuthTemplatePart[]; ttl: Record<string, number> };
-  /** Send the auth response's Set-Cookie with every answer (else only with 200, 201, 204, 206, 301-304, 307, 308). */
-  alwaysSetCookie: boolean;
-  /** proxy timeouts of the subrequest, seconds (the ConfigMap's, as ingress-nginx's auth location inherits). */
-  timeouts: { connect: number; send: number; read: number };
-  /** auth-proxy-set-headers: headers set on the subrequest (lower-case names; values: text and any nginx variable). */
-  setHeaders?: { name: string; value: AuthTemplatePart[] }[];
-}
-
-/**
- * A value of a compiled snippet, concatenated at request time: literal text, a request variable from the allowlist
- * (`v`: "host", "http_x_token", "arg_page", "cookie_sid"...), a capture of the last successful regex of the run
- * (`c`: 1-9), or a variable `set` earlier in the same snippet (`s`). Nothing else can be read.
- */
-export type SnippetValue = (string | { v: string } | { c: number } | { s: string })[];
-
-/**
- * One directive of an ingress-nginx snippet, compiled by reconcilers/annotations/snippets.ts from the allowlist and
- * run by the Lua snippet plugin (plugins/snippet.lua) top to bottom.
- */
-export type SnippetStatement =
-  | { op: 'set'; name: string; value: SnippetValue }
-  /** return: `text` is the body; `location` makes it a redirect (3xx). */
-  | { op: 'return'; status: number; text?: SnippetValue; location?: SnippetValue }
-  /**
-   * rewrite: PCRE `regex` on $uri; on a match the path becomes `path` (and the query `args`, followed by the
-   * client's unless `keepArgs` is false). `redirect` (a 301/302 status) answers with a Location instead; `stop`
-   * ends the block (flags last and break).
-   */
-  | { op: 'rewrite'; regex: string; path: SnippetValue; args?: SnippetValue; keepArgs: boolean; redirect?: number; stop: boolean }
-  | { op: 'break' }
-  | { op: 'if'; cond: SnippetCondition; body: SnippetStatement[] }
-  /**
-   * Response header, applied in the header filter (and to the snippet's own answers): `set` replaces
-   * (more_set_headers; an empty value removes), `add` appends (add_header; only on 200, 201, 204, 206, 301, 302,
-   * 303, 304, 307, 308 unless `always`), `clear` removes (a name ending in "*" is a prefix). `statuses` / `types`:
-   * more_set_headers' -s / -t.
-   */
-  | { op: 'response'; action: 'set' | 'add' | 'clear'; name: string; value?: SnippetValue; always?: boolean; statuses?: number[]; types?: string[] }
-  /**
-   * Request header sent to the backend: `set` replaces (proxy_set_header / more_set_input_headers; an empty value
-   * removes; `replaceOnly` = more_set_input_headers -r), `clear` removes (a name ending in "*" is a prefix); `types`
-   * = -t (the request's Content-Type). The name "host" (proxy_set_header Host) sets the Host sent upstream.
-   */
-  | { op: 'request'; action: 'set' | 'clear'; name: string; value?: SnippetValue; replaceOnly?: boolean; types?: string[] };
-
-/**
- * An `if` condition: `($v)` is true when the value is neither empty nor "0"; `=`/`!=` compare strings; `~`/`~*`
- * (caseless) match a PCRE regex and set the captures $1-$9, `negate` for `!~`/`!~*`.
- */
-export type SnippetCondition =
-  | { test: 'nonempty'; value: SnippetValue }
-  | { test: 'eq' | 'ne'; left: SnippetValue; right: SnippetValue }
-  | { test: 'match'; left: SnippetValue; regex: string; caseless: boolean; negate: boolean };
+} & PluginShape;
 
 /** The consumers of one namespace, as auth plugins see them. */
 export interface ConsumerSet {

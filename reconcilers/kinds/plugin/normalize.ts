@@ -1,11 +1,11 @@
 // Plugin → its normalized model record: the instance the Lua plugin runs, or why it cannot run (fail closed).
 import { createHash } from 'node:crypto';
 import { loadYaml } from '@kubernetes/client-node';
-import { durationMs, parsePluginConfig, pluginSpecSchema, type PluginConfig } from '../../../crds/schema/index.ts';
+import { parsePluginConfig, pluginSpecSchema, type PluginConfig } from '../../../crds/schema/index.ts';
+import { PLUGIN_CRDS, type AnyPluginCrd } from '../../../crds/schema/plugin-config.ts';
 import type { PluginInstance } from '../../config/types.ts';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import type { CrdMeta, NormalizedPlugin } from '../../model/types.ts';
-import { regexPathProblem } from '../../values/regex-path.ts';
 import { decode, issuesText, metaOf, type CrdResult, type SecretLookup } from '../crd-normalize.ts';
 
 /**
@@ -17,88 +17,17 @@ export function limitKey(base: string, c: PluginConfig): string {
   return `${base}_${createHash('sha256').update(`${c.requestsPerSecond}/${c.requestsPerMinute}/${c.burst}/${c.by}/${c.header}`).digest('hex').slice(0, 8)}`;
 }
 
-/** PluginConfig (validated) → what the Lua plugin runs. `key` namespaces rate-limit counters. */
+/**
+ * PluginConfig (validated) → what the Lua plugin runs: its type's conversion (`crd.toInstance` of
+ * reconcilers/config/plugins/<type>.ts). `key` namespaces rate-limit counters.
+ */
 export function pluginInstanceOf(c: PluginConfig, namespace: string, key: string): Omit<NormalizedPlugin, keyof CrdMeta | 'type'> {
-  const lower = (xs: readonly string[] | undefined) => (xs ?? []).map((x) => x.toLowerCase());
-  let instance: DistributiveOmitName;
-  let authService: NormalizedPlugin['authService'];
-  switch (c.type) {
-    case 'rate-limit':
-      instance = {
-        type: 'rate-limit',
-        rate: (c.requestsPerSecond ?? c.requestsPerMinute) as number,
-        periodSeconds: c.requestsPerSecond !== undefined ? 1 : 60,
-        burst: c.burst,
-        by: c.by,
-        status: c.status,
-        key,
-        ...(c.header ? { header: c.header.toLowerCase() } : {}),
-        ...(c.exempt?.length ? { exempt: [...c.exempt] } : {}),
-      };
-      break;
-    case 'key-auth':
-      instance = { type: 'key-auth', namespace, header: c.header.toLowerCase(), hideCredentials: c.hideCredentials, ...(c.query ? { query: c.query } : {}) };
-      break;
-    case 'basic-auth':
-      instance = { type: 'basic-auth', namespace, realm: c.realm, hideCredentials: c.hideCredentials };
-      break;
-    case 'ip-restriction':
-      instance = { type: 'ip-restriction', status: c.status, ...(c.allow ? { allow: [...c.allow] } : {}), ...(c.deny ? { deny: [...c.deny] } : {}) };
-      break;
-    case 'cors':
-      instance = {
-        type: 'cors',
-        allowOrigins: [...c.allowOrigins],
-        allowMethods: [...c.allowMethods],
-        allowHeaders: lower(c.allowHeaders),
-        exposeHeaders: lower(c.exposeHeaders),
-        allowCredentials: c.allowCredentials,
-        maxAgeSeconds: c.maxAge,
-      };
-      break;
-    case 'request-headers':
-    case 'response-headers': {
-      const pairs = (xs: { name: string; value: string }[] | undefined) => (xs ?? []).map((x) => ({ name: x.name.toLowerCase(), value: x.value }));
-      instance = { type: c.type, set: pairs(c.set), add: pairs(c.add), remove: lower(c.remove) };
-      break;
-    }
-    case 'external-auth':
-      instance = {
-        type: 'external-auth',
-        backendId: '',
-        path: c.path,
-        method: c.method,
-        forwardHeaders: lower(c.forwardHeaders),
-        upstreamHeaders: lower(c.upstreamHeaders),
-        clientHeaders: lower(c.clientHeaders),
-        timeoutMs: durationMs(c.timeout),
-      };
-      authService = { service: c.service.name, port: c.service.port };
-      break;
-    case 'redirect':
-      instance = {
-        type: 'redirect',
-        status: c.statusCode,
-        keepQuery: c.keepQuery,
-        ...(c.scheme ? { scheme: c.scheme } : {}),
-        ...(c.hostname ? { host: c.hostname } : {}),
-        ...(c.port ? { port: c.port } : {}),
-        ...(c.path ? { path: c.path } : {}),
-        ...(c.prefix ? { prefix: { ...c.prefix } } : {}),
-      };
-      break;
-    case 'rewrite':
-      instance = {
-        type: 'rewrite',
-        ...(c.path ? { path: c.path } : {}),
-        ...(c.prefix ? { prefix: { ...c.prefix } } : {}),
-        ...(c.regex ? { regex: { ...c.regex } } : {}),
-        ...(c.host ? { host: c.host } : {}),
-      };
-      break;
-  }
+  const crd = crdOf(c);
+  const instance: DistributiveOmitName = crd.toInstance(c as never, { namespace, key });
+  const authService = crd.authService?.(c as never);
   return authService ? { instance, authService } : { instance };
 }
+const crdOf = (c: PluginConfig) => PLUGIN_CRDS.get(c.type) as AnyPluginCrd;
 type DistributiveOmitName = PluginInstance extends infer T ? (T extends unknown ? Omit<T, 'name'> : never) : never;
 
 /** A Plugin: its instance, or the zod message (Accepted=False) / the missing Secret (ResolvedRefs=False). */
@@ -138,10 +67,8 @@ export function normalizePlugin(obj: KubeObject, secrets: SecretLookup): CrdResu
     if (secretKey) rec.secretKey = secretKey;
     return { ok: true, record: rec };
   }
-  if (pc.config.type === 'rewrite' && pc.config.regex) {
-    const p = regexPathProblem(pc.config.regex.pattern);
-    if (p) return { ok: true, record: { ...base, instance: null, error: `spec.config.regex.pattern: regular expression ${p}` } };
-  }
+  const problem = crdOf(pc.config).problem?.(pc.config as never);
+  if (problem) return { ok: true, record: { ...base, instance: null, error: `spec.config.${problem}` } };
   const rec: NormalizedPlugin = { ...base, ...pluginInstanceOf(pc.config, meta.namespace, limitKey(`${meta.namespace}_${meta.name}`, pc.config)) };
   if (secretKey) rec.secretKey = secretKey;
   return { ok: true, record: rec };
