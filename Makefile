@@ -27,6 +27,10 @@ test: deps typecheck unit e2e ## everything CI runs
 crds: ## regenerate crds/*.yaml from the zod schemas
 	$(NODE) crds/generate.ts
 
+.PHONY: plugins
+plugins: ## regenerate the plugin lists (Lua registry.lua, reconcilers/config/plugins/index.ts) from the plugin modules
+	$(NODE) tools/plugins.ts
+
 .PHONY: rbac
 rbac: ## regenerate the ClusterRole of kustomize/rbac.yaml from the kind registry (reconcilers/kinds/)
 	$(NODE) reconcilers/kinds/rbac.ts

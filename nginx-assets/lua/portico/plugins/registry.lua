@@ -1,11 +1,13 @@
 -- The plugins: one line each, in the order they run. The engine (plugins.lua) and the configuration check
--- (validate.lua) know plugins only through this list; PLUGIN_ORDER (reconcilers/config/types.ts) lists the same
--- names in the same order, which reconcilers/config/plugin-order.test.ts checks by reading this file and the modules
--- (so keep `_M.name = "..."` and `_M.order = N` on lines of their own).
+-- (validate.lua) know plugins only through this list. The list is generated (tools/plugins.ts, `make plugins`)
+-- from the modules of this folder that declare `_M.name = "..."` and `_M.order = N` on lines of their own, as is
+-- the TypeScript side's list (reconcilers/config/plugins/index.ts: PLUGIN_ORDER, PluginInstance, the Plugin CRD's
+-- types), so adding a plugin is adding its module here and its TypeScript module,
+-- reconcilers/config/plugins/<name>.ts, then `make plugins` (tools/plugins.test.ts fails until then).
 --
--- A plugin is one module under portico/plugins/ that declares:
+-- A plugin is one module under portico/plugins/ (named after its type, "-" written "_") that declares:
 --   name            its type (PluginInstance.type in reconcilers/config/types.ts);
---   order           its place in every chain, ascending down this list (ties are not allowed: the list is the order);
+--   order           its place in every chain: this list is sorted by it (ties are not allowed);
 --   new(conf, id)   compiles an instance (once per worker, when a request first needs it): a table with
 --                   access(self, ctx) — true when it answered, which ends the chain — and/or header_filter(self, ctx);
 --   check(conf)     its fields as the configuration API accepts them: nil when valid, else a message;
@@ -17,8 +19,9 @@
 --   release()       run in the log phase of every plugin location and of @portico_deny (give back what it holds);
 --   log()           run in the log phase of every plugin location.
 -- Everything here is resolved when the module is loaded (the master, in init_by_lua): requests only read the tables.
+-- Generated: every module here declaring _M.name and _M.order, by order (tools/plugins.ts, `make plugins`).
 local MODULES = {
-  "portico.plugins.client_cert",      -- client-cert: the TLS connection's certificate, as nginx checks it first
+  "portico.plugins.client_cert",      -- client-cert
   "portico.plugins.ip_restriction",   -- ip-restriction
   "portico.plugins.cors",             -- cors
   "portico.plugins.key_auth",         -- key-auth
@@ -30,7 +33,7 @@ local MODULES = {
   "portico.plugins.response_headers", -- response-headers
   "portico.plugins.redirect",         -- redirect
   "portico.plugins.rewrite",          -- rewrite
-  "portico.plugins.snippet",          -- snippet: compiled ingress-nginx snippets, after every access decision
+  "portico.plugins.snippet",          -- snippet
 }
 
 local _M = {
