@@ -5,7 +5,7 @@
 // served objects reference before stage 2 lists Secrets, Services, EndpointSlices and ConfigMaps — each Secret's
 // key material is kept or dropped right at list time, with no per-Secret GET.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Config } from './flags.ts';
@@ -14,6 +14,7 @@ import { Resources } from '../reconcilers/resources.ts';
 import { NginxDriver } from '../reconcilers/nginx-driver/driver.ts';
 import type { TranslateOptions } from '../reconcilers/translate/translate.ts';
 import { detectModsecurity } from '../reconcilers/nginx-driver/nginx/modsecurity.ts';
+import { METRICS_MODULE } from '../reconcilers/nginx-driver/nginx/runtime.ts';
 import { AdmissionWebhook } from './webhook/server.ts';
 import { compatMetricsOptions, registerControllerCompatMetrics } from './metrics.ts';
 import { caBundleProblem } from '../reconcilers/values/safe.ts';
@@ -109,6 +110,10 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   model.setDefaultCertificate(defaultKey, generateFallbackCertificate());
   if (defaultKey) ctx.enqueue('Secret', defaultKey);
 
+  // Per-request metrics are counted by Portico's nginx module (nginx-assets/modules/portico_metrics): nginx cannot
+  // start with them without it, so a machine that lacks it serves traffic without them, and says so.
+  const metricsOn = cfg['enable-metrics'] && existsSync(METRICS_MODULE);
+  if (cfg['enable-metrics'] && !metricsOn) m.log.error(`per-request metrics are off: Portico's nginx module ${METRICS_MODULE} is not installed (make deps or the image build it); --enable-metrics=false turns them off without this error`);
   const translateOptions: TranslateOptions = {
     controllerClass: cfg['controller-class'],
     ingressClassName: cfg['ingress-class'],
@@ -129,11 +134,11 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     sslPassthrough: cfg['enable-ssl-passthrough'],
     // What this machine has of ModSecurity: without the module, paths that ask for it fail closed.
     modsecurity: detectModsecurity(),
-    ...(cfg['enable-metrics'] ? { metrics: { undefinedHosts: cfg['metrics-per-undefined-host'], buckets: { time: cfg['time-buckets'], length: cfg['length-buckets'], size: cfg['size-buckets'] } } } : {}),
+    ...(metricsOn ? { metrics: { undefinedHosts: cfg['metrics-per-undefined-host'], buckets: { time: cfg['time-buckets'], length: cfg['length-buckets'], size: cfg['size-buckets'] } } } : {}),
   };
   const podName = process.env.POD_NAME;
   const podNamespace = process.env.POD_NAMESPACE;
-  const compatMetrics = compatMetricsOptions(cfg, podName, podNamespace, m.log);
+  const compatMetrics = { ...compatMetricsOptions(cfg, podName, podNamespace, m.log), enabled: metricsOn };
   registerControllerCompatMetrics(m, compatMetrics.constLabels, cfg['election-id']);
   const gateway = new NginxDriver(
     {

@@ -2,6 +2,9 @@
 # Stages what the Portico image adds on top of the Debian base, as two trees under DEST:
 #   DEST/node/usr/local/bin/node   Node 24: the ELF from npm's `node` package (what `npm ci` puts behind
 #                                  node_modules/.bin/node), unmodified
+#   DEST/node/usr/lib/nginx/modules/ngx_http_portico_metrics_module.so
+#                                  Portico's nginx module (per-request metrics), built against the sources of the
+#                                  Debian nginx the image installs (nginx-assets/modules/build.sh)
 #   DEST/app/app/...               Portico's sources (no tests), package.json and production node_modules
 # Used by both builds (the Containerfile's build stage and image/build-portico.sh), so both images get the same
 # files. Needs npm (any version that reads lockfile v3) on PATH; the npm cache makes reruns offline-fast.
@@ -27,6 +30,9 @@ fi
 rm -rf "$dest"
 mkdir -p "$dest/node/usr/local/bin" "$dest/app/app"
 install -m 0755 "$node_bin" "$dest/node/usr/local/bin/node"
+mkdir -p "$dest/node/usr/lib/nginx/modules"
+bash "$src/nginx-assets/modules/build.sh" "$dest/node/usr/lib/nginx/modules"
+rm -f "$dest/node/usr/lib/nginx/modules/"*.digest
 
 # Sources Portico runs from (no build step: Node strips the types at load). Tests, test helpers and the Lua
 # unit tests stay out; `node /app/app/main.ts` loading the whole module graph in the smoke test proves nothing

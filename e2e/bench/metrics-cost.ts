@@ -52,5 +52,6 @@ try {
   console.log(`[metrics-cost] instructions per proxied request (callgrind, ${many - 200} requests): metrics off ${off}, on ${on} (+${on - off}, ${((100 * (on - off)) / off).toFixed(1)} %)`);
 } finally {
   await net.close();
-  rmSync(root, { recursive: true, force: true });
+  if (process.env.PORTICO_KEEP) console.log(`[metrics-cost] kept ${root}`);
+  else rmSync(root, { recursive: true, force: true });
 }

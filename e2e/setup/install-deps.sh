@@ -5,6 +5,7 @@
 #     dashboards e2e suite runs its own);
 #   - npm packages, including Node 24 itself (the registry's `node` package → node_modules/.bin/node);
 #   - the control-plane binaries (etcd, kube-apiserver, kube-controller-manager) built from Go modules and cached;
+#   - Portico's own nginx module (per-request metrics), built against Debian's nginx sources (nginx-assets/modules);
 #   - an OpenTelemetry Collector built from Go modules with the collector's own builder (e2e/otel/build.sh), cached
 #     likewise: the tracing tests export to it.
 # Idempotent: each step is skipped when already satisfied.
@@ -16,6 +17,7 @@ PKGS=(nginx-light libnginx-mod-http-lua libnginx-mod-stream lua-resty-core lua-r
 PKGS+=(libnginx-mod-http-modsecurity modsecurity-crs) # ModSecurity (enable-modsecurity) and the OWASP Core Rule Set
 PKGS+=(mmdebstrap umoci skopeo) # container images (make image / make images, image/)
 PKGS+=(prometheus) # e2e/dashboards.e2e.test.ts runs its own Prometheus against Portico
+PKGS+=(gcc make libc6-dev libpcre2-dev zlib1g-dev libssl-dev) # Portico's nginx module (nginx-assets/modules/build.sh)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -36,5 +38,6 @@ if [[ ! -x node_modules/.bin/node ]] || ! node_modules/.bin/node -e 'process.exi
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
+bash nginx-assets/modules/build.sh
 bash e2e/controlplane/build.sh
 bash e2e/otel/build.sh

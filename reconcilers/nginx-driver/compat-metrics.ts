@@ -1,7 +1,8 @@
 // ingress-nginx's metrics (nginx_ingress_controller_*) under their exact names, types, labels and buckets, so a
 // migrating cluster's dashboards, alerts and ServiceMonitors keep working. The per-request series are counted inside
-// nginx (nginx-assets/lua/portico/metrics.lua) and read from the configuration socket at each scrape; the others come
-// from the driver (reloads, running certificates), nginx's stub_status and /proc. Portico's own portico_* metrics stay.
+// nginx (Portico's module, nginx-assets/modules/portico_metrics) and read from the configuration socket at each
+// scrape; the others come from the driver (reloads, running certificates), nginx's stub_status and /proc. Portico's
+// own portico_* metrics stay.
 import { X509Certificate } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
@@ -10,7 +11,7 @@ import { servicesOf, type ModelSnapshot } from '../model/model.ts';
 
 export const PREFIX = 'nginx_ingress_controller_';
 
-/** The per-request histograms in metrics.lua's slot order, with ingress-nginx's help texts and bucket sets. */
+/** The per-request histograms in the metrics module's slot order, with ingress-nginx's help texts and bucket sets. */
 export const REQUEST_HISTOGRAMS = [
   { name: 'request_duration_seconds', set: 'time', help: 'The request processing time in milliseconds' },
   { name: 'response_duration_seconds', set: 'time', help: 'The time spent on receiving the response from the upstream server' },
@@ -67,7 +68,7 @@ interface MetricShape {
   values: Sample[];
 }
 
-/** Slot of each histogram's sum (1-based, as metrics.lua numbers them); the count follows, then the buckets. */
+/** Slot of each histogram's sum (1-based, as the metrics module numbers them); the count follows, then the buckets. */
 function layout(b: BucketSets): { offsets: number[]; width: number } {
   const offsets: number[] = [];
   let width = 1;
@@ -366,7 +367,7 @@ const REQ = 'status, method, path, namespace, ingress, service, canary, host';
 const CONST = 'controller_namespace, controller_class, controller_pod';
 /** Every ingress-nginx metric Portico serves: the reference table (docs/reference/metrics.md is generated from it). */
 export const COMPAT_METRICS: readonly { name: string; type: 'counter' | 'gauge' | 'histogram'; labels: string; help: string; source: string }[] = [
-  { name: 'requests', type: 'counter', labels: REQ, help: 'The total number of client requests', source: 'nginx log phase (metrics.lua), per route' },
+  { name: 'requests', type: 'counter', labels: REQ, help: 'The total number of client requests', source: 'nginx log phase (Portico\'s metrics module), per route' },
   ...REQUEST_HISTOGRAMS.map((h) => ({ name: h.name, type: 'histogram' as const, labels: REQ, help: h.help, source: `nginx log phase; --${h.set}-buckets` })),
   { name: 'nginx_process_connections', type: 'gauge', labels: 'state', help: 'current number of client connections with state {active, reading, writing, waiting}', source: 'nginx stub_status' },
   { name: 'nginx_process_connections_total', type: 'counter', labels: 'state', help: 'total number of connections with state {accepted, handled}', source: 'nginx stub_status' },

@@ -42,7 +42,7 @@ export const PORTICO_VARIABLES = [
   'portico_hop', 'portico_loop',
   // default-backend, custom-http-errors and mirror-target (empty for routes without them).
   'portico_fallback', 'portico_error_route', 'portico_error_code', 'portico_error_namespace', 'portico_error_ingress', 'portico_error_service',
-  'portico_error_port', 'portico_mirror_backend', 'portico_mirror_scheme', 'portico_mirror_host', 'portico_mirror_sni', 'portico_mirror_uri', 'portico_mk', 'portico_metrics_line', 'portico_rid',
+  'portico_error_port', 'portico_mirror_backend', 'portico_mirror_scheme', 'portico_mirror_host', 'portico_mirror_sni', 'portico_mirror_uri', 'portico_mk', 'portico_rid',
   // The log variables of ingress-nginx (below) are derived from these (http.hbs): the route's backend when a canary
   // served (else empty), the backend that decides $proxy_upstream_name, $service_name and $service_port, and the
   // backends written as ingress-nginx names its upstreams.

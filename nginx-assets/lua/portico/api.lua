@@ -125,14 +125,6 @@ local routes = {
       })
     end,
   },
-  -- Per-request metric totals (metrics.lua), for the controller's /metrics.
-  ["/portico/metrics"] = {
-    GET = function()
-      ngx.header["Content-Type"] = "text/plain"
-      ngx.print(require("portico.metrics").dump())
-      return ngx.exit(200)
-    end,
-  },
   ["/portico/backends"] = {
     GET = function() return reply(200, store.dump("b")) end,
     POST = post_backends,

@@ -347,7 +347,7 @@ function _M.balance()
         ngx_var.portico_route_backend = id
         id = c.backendId
         ngx_var.portico_backend = id
-        -- ingress-nginx's canary metric label: the canary backend (metrics.lua renders it as <ns>-<svc>-<port>).
+        -- ingress-nginx's canary metric label: the canary backend (the controller renders it as <ns>-<svc>-<port>).
         local mk = ngx_var.portico_mk
         if mk and mk ~= "" then ngx_var.portico_mk = mk .. "\31" .. id end
         p = cp

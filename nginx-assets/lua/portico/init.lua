@@ -14,10 +14,6 @@ function _M.init(opts)
   require("portico.ewma")
   require("portico.balancer").configure({ unavailable = opts.unavailable })
   require("portico.router").configure({ profiles = opts.profiles, requestIds = opts.requestIds })
-  local m = opts.metrics
-  require("portico.metrics").configure(type(m) == "table" and {
-    enabled = true, undefinedHosts = m.undefinedHosts == true, buckets = m.buckets,
-  } or { enabled = false })
   -- OpenTelemetry (tracing.lua): configured only when the ConfigMap names a collector.
   require("portico.tracing").configure(type(opts.tracing) == "table" and opts.tracing or {})
   require("portico.errors")

@@ -350,13 +350,11 @@ local health -- portico.health (passive health checking), when that module exist
 local function release()
   for i = 1, #RELEASE do RELEASE[i]() end
 end
--- Per-request metrics: these handlers replace the server-level log handler in their locations, so they count the
--- request themselves (a no-op without --enable-metrics).
-local metrics_log = require("portico.metrics").log
+-- OpenTelemetry: these handlers replace the server-level log handler in their locations, so they end the request's
+-- span themselves (a no-op without tracing).
 local tracing_log = require("portico.tracing").log
 function _M.release()
   release()
-  metrics_log()
   tracing_log()
 end
 
@@ -370,7 +368,6 @@ function _M.log()
     health = ok and type(m) == "table" and type(m.log) == "function" and m or false
   end
   if health then health.log() end
-  metrics_log()
   tracing_log()
 end
 

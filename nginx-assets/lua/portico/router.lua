@@ -344,7 +344,7 @@ function _M.route()
   end
   local uri = ngx_var.uri
   local r = match(h, uri)
-  -- Metric labels (metrics.lua): the route's, else the host's for what no path matches (only with --enable-metrics).
+  -- Metric labels (read by the metrics module, nginx-assets/modules/portico_metrics): the route's, else the host's for what no path matches (only with --enable-metrics).
   local mk = r and r.mk or h.mk
   if mk then ngx_var.portico_mk = mk end
   if not r then return "@portico_404" end

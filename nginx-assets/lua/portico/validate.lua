@@ -142,7 +142,7 @@ local function conditions(c)
 end
 _M.conditions = conditions
 
--- Metric labels of a route or host (metrics.lua): five fields joined by U+001F, no other control character.
+-- Metric labels of a route or host (the metrics module counts by them): five fields joined by U+001F, no other control character.
 local function metrics_labels(m)
   if type(m) ~= "string" or #m > 8192 or m:find("[%z\1-\30\127]") then return false end
   local _, n = m:gsub("\31", "")

@@ -38,7 +38,9 @@ test('tracing on: settings in init_by_lua, traceparent sent upstream, location /
   assert.match(text, /proxy_set_header traceparent \$portico_traceparent_out;/);
   assert.match(text, /route_traced\(\)/);
   assert.match(text, /require\("portico.tracing"\).start_worker\(\)/);
-  assert.match(text, /require\("portico.metrics"\).start\(\)/, 'one init_worker block for both');
+  assert.match(text, /^load_module "\/usr\/lib\/nginx\/modules\/ngx_http_portico_metrics_module\.so";$/m, 'metrics on as well: counted by Portico\'s module');
+  assert.match(text, /^    portico_metrics on;$/m);
+  assert.doesNotMatch(text, /portico\.metrics/, 'no Lua log handler counts them');
   assert.match(text, /    location \/ \{\n      proxy_pass http:\/\/portico_upstream;\n    \}/);
   nginxTest(rt, text, { withOutput: true });
 });

@@ -9,7 +9,7 @@ import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../values/safe.ts';
 import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, loopId, mapSource, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
-import { ASSETS_DIR, type RuntimePaths } from './runtime.ts';
+import { ASSETS_DIR, METRICS_MODULE, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
 
 export { ASSETS_DIR, hardOpenFilesLimit, runtimePaths, type RuntimeOptions, type RuntimePaths } from './runtime.ts';
@@ -242,11 +242,12 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     runtime,
     checksum,
     dicts: { ...DEFAULT_SHARED_DICTS, ...g.luaSharedDicts },
-    // Per-request metrics (--enable-metrics): their settings for metrics.lua (init_by_lua).
+    // Per-request metrics (--enable-metrics): Portico's nginx module and its settings.
     metrics: g.metrics ?? null,
+    metricsModule: g.metrics ? METRICS_MODULE : null,
     // OpenTelemetry (tracing.lua): init_by_lua settings, the traceparent sent upstream, the span's log line.
     tracing: g.tracing ?? null,
-    workerInit: !!(g.metrics || g.tracing),
+    workerInit: !!g.tracing,
     realIp,
     realIpHeader: t.useProxyProtocol ? 'proxy_protocol' : t.forwardedForHeader,
     realIpCidrs: cidrs.length || !t.useProxyProtocol ? cidrs : ['0.0.0.0/0', '::/0'],

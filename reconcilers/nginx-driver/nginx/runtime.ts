@@ -6,6 +6,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');
+/** Portico's own nginx module: the per-request metrics (nginx-assets/modules/portico_metrics, built by build.sh). */
+export const METRICS_MODULE = '/usr/lib/nginx/modules/ngx_http_portico_metrics_module.so';
 
 export interface RuntimePaths {
   /** nginx prefix / runtime directory (pid, temp, logs, placeholder cert). */

@@ -11,7 +11,7 @@ import { type Draft, describe, type Claim, type HostContext, type Owner, type Pl
 
 /**
  * Per-request metric labels of a route (ingress-nginx's namespace, ingress, service, path, host), joined by U+001F
- * for the Lua side (metrics.lua), which hands them back when Prometheus scrapes. `source` is "Kind/namespace/name".
+ * for the metrics module in nginx (nginx-assets/modules/portico_metrics), which hands them back when Prometheus scrapes. `source` is "Kind/namespace/name".
  */
 export function metricsLabels(source: string, service: string, path: string, host: string): string {
   const [, ns = '', name = ''] = source.split('/');
