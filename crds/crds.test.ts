@@ -9,8 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadYaml } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { CRDS_DIR, crdFor, driftedFiles, goPattern, renderCrds, toStructural, toYaml, type SchemaNode } from './generate.ts';
-import { crdDefinitions, consumerSpecSchema, pluginSpecSchema, routeSpecSchema, upstreamSpecSchema } from './schema/index.ts';
+import { CRDS as crdDefinitions } from '../reconcilers/kinds/registry.ts';
+import { CRDS_DIR, driftedFiles, renderCrds } from './generate.ts';
+import { crdFor, goPattern, toStructural, toYaml, type SchemaNode } from './structural.ts';
+import { consumerSpecSchema, pluginSpecSchema, routeSpecSchema, upstreamSpecSchema } from './schema/index.ts';
 import { crossField, setList, statusSchema } from './schema/common.ts';
 
 // ---- generation ----

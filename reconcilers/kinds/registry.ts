@@ -10,6 +10,7 @@
 // objects claim paths (its processor.ts), and — for one of Portico's CRDs — its schema in crds/schema/ (a module and
 // its crdDefinitions entry). Then `make crds rbac webhook`, and add it to the lists of kinds that rbac.test.ts (and,
 // for a CRD, crds/crds.test.ts) pin.
+import type { CrdDefinition } from '../../crds/schema/definition.ts';
 import { configMap } from './configmap/index.ts';
 import { consumer } from './consumer/index.ts';
 import { ingress } from './ingress/index.ts';
@@ -32,6 +33,9 @@ export const KINDS: readonly KindDescriptor[] = [
   consumer,
   configMap,
 ];
+
+/** Portico's CRDs, in registry order: crds/generate.ts writes crds/<plural>.yaml (and crds/kustomization.yaml) from them. */
+export const CRDS: readonly CrdDefinition[] = KINDS.flatMap((k) => (k.crd ? [k.crd] : []));
 
 /** The kinds the admission webhook reviews. */
 export const ADMITTED: readonly KindDescriptor[] = KINDS.filter((k) => k.admission);
