@@ -124,7 +124,7 @@ export interface KindDescriptor {
   reportsProgrammed?: boolean;
   /** Status refs to recompute when another kind's record changes (an Upstream's ResolvedRefs follows its Service). */
   statusFollows?(change: Change, model: Model): string[];
-  /** How its objects claim paths in the translation (kinds/processors.ts lists the same processors, in registry order). */
+  /** How its objects claim paths in the translation (kinds/processors.ts, generated from the registry, lists them in registry order). */
   processor?: ClaimProcessor;
   /** Validating admission of this kind (the webhook). */
   admission?(obj: KubeObject, snap: ModelSnapshot, o: TranslateOptions, now: Date): Verdict;
