@@ -39,6 +39,13 @@ rbac: ## regenerate the ClusterRole of kustomize/rbac.yaml from the kind registr
 webhook: ## regenerate the ValidatingWebhookConfiguration of kustomize/webhook.yaml from the kind registry
 	$(NODE) reconcilers/kinds/webhook.ts
 
+.PHONY: processors
+processors: ## regenerate reconcilers/kinds/processors.ts (the claim processors the translation runs) from the kind registry
+	$(NODE) reconcilers/kinds/processors-gen.ts
+
+.PHONY: kinds
+kinds: crds rbac webhook processors ## regenerate everything derived from the kind registry (after adding a kind)
+
 .PHONY: cluster-up cluster-down build-controlplane
 build-controlplane: ## build (once) etcd, kube-apiserver, kube-controller-manager from Go modules
 	bash e2e/controlplane/build.sh

@@ -12,8 +12,9 @@ import { ADMIN_KUBECONFIG, ensureCluster, uniqueNamespace } from './harness/clus
 import { deleteNamespace } from './harness/pods.ts';
 import { until } from './harness/http.ts';
 import { installPorticoRbac } from './harness/portico.ts';
-import { crdFor } from '../crds/generate.ts';
-import { API_VERSION, crdDefinitions, consumerSpecSchema, pluginSpecSchema, routeSpecSchema, upstreamSpecSchema } from '../crds/schema/index.ts';
+import { crdFor } from '../crds/structural.ts';
+import { CRDS as crdDefinitions } from '../reconcilers/kinds/registry.ts';
+import { API_VERSION, consumerSpecSchema, pluginSpecSchema, routeSpecSchema, upstreamSpecSchema } from '../crds/schema/index.ts';
 
 // kubectl keeps discovery and OpenAPI caches; a fresh cache directory makes it see CRDs as soon as they exist.
 const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'crd-e2e-kubectl-'));

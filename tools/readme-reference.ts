@@ -1,5 +1,5 @@
-// The configuration reference (flags, ConfigMap keys, annotations) is generated from the tables the code validates
-// with, between `<!-- reference:NAME -->` and `<!-- /reference:NAME -->` markers in the documents of docs/reference/,
+// The configuration reference (flags, ConfigMap keys, annotations, metrics; the kinds, from the kind registry) is
+// generated from the tables the code validates with, between `<!-- reference:NAME -->` and `<!-- /reference:NAME -->` markers in the documents of docs/reference/,
 // so it cannot drift: tools/readme-reference.test.ts fails when a document differs from what this produces.
 // Usage: node tools/readme-reference.ts        rewrite docs/reference/*.md in place
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { flagsMarkdown } from '../app/flags.ts';
 import { annotationsMarkdown } from '../reconcilers/annotations/table.ts';
+import { crdsMarkdown, kindsMarkdown } from '../reconcilers/kinds/reference.ts';
 import { configReferenceMarkdown } from '../reconcilers/model/global-config.ts';
 import { compatMetricsMarkdown } from '../reconcilers/nginx-driver/compat-metrics.ts';
 
@@ -20,6 +21,7 @@ export const DOCUMENTS: Record<string, Sections> = {
   'docs/reference/configmap.md': { configmap: configReferenceMarkdown },
   'docs/reference/annotations.md': { annotations: annotationsMarkdown },
   'docs/reference/metrics.md': { metrics: compatMetricsMarkdown },
+  'docs/reference/kinds.md': { kinds: kindsMarkdown, crds: crdsMarkdown },
 };
 
 /** Every generated section, whichever document holds it. */

@@ -1,7 +1,8 @@
 // Consumer (portico.dev/v1alpha1): an API client identified by key-auth or basic-auth credentials stored in
 // Secrets, with plugins applied to its requests (e.g. its own rate limit).
 import { z } from 'zod';
-import { objectName, secretRefSchema, setList } from './common.ts';
+import { AGE, conditionColumn, type CrdDefinition } from './definition.ts';
+import { objectName, secretRefSchema, setList, statusSchema } from './common.ts';
 
 export const CREDENTIAL_TYPES = ['key-auth', 'basic-auth'] as const;
 
@@ -36,3 +37,15 @@ export const consumerSpecSchema = z
 export type ConsumerSpec = z.output<typeof consumerSpecSchema>;
 export type ConsumerSpecInput = z.input<typeof consumerSpecSchema>;
 export type Credential = z.output<typeof credentialSchema>;
+
+/** The Consumer CRD (crds/consumers.yaml). */
+export const consumerCrd: CrdDefinition = {
+  kind: 'Consumer',
+  plural: 'consumers',
+  singular: 'consumer',
+  shortNames: ['pconsumer'],
+  description: 'Consumer is an API client known to the key-auth and basic-auth plugins, with its credentials (in Secrets) and its own plugins.',
+  spec: consumerSpecSchema,
+  status: statusSchema,
+  printerColumns: [{ name: 'Username', type: 'string', jsonPath: '.spec.username', description: 'Consumer name' }, conditionColumn('Accepted'), AGE],
+};

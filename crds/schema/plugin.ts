@@ -2,7 +2,8 @@
 // Routes and Consumers. The CRD only checks the envelope; `config` is validated per type by the controller with
 // the schemas of plugin-config.ts, which reports the problem in status (Accepted=False, reason InvalidConfig).
 import { z } from 'zod';
-import { crossField, objectName } from './common.ts';
+import { AGE, conditionColumn, type CrdDefinition } from './definition.ts';
+import { crossField, objectName, statusSchema } from './common.ts';
 import { PLUGIN_TYPES, type PluginType } from './plugin-config.ts';
 
 export { PLUGIN_TYPES, type PluginType };
@@ -44,3 +45,15 @@ export const pluginSpecSchema = crossField(
 );
 export type PluginSpec = z.output<typeof pluginSpecSchema>;
 export type PluginSpecInput = z.input<typeof pluginSpecSchema>;
+
+/** The Plugin CRD (crds/plugins.yaml). */
+export const pluginCrd: CrdDefinition = {
+  kind: 'Plugin',
+  plural: 'plugins',
+  singular: 'plugin',
+  shortNames: ['pplugin'],
+  description: 'Plugin is a configured request-processing step (rate limiting, authentication, CORS, header changes, redirects, rewrites) that Routes and Consumers reference by name.',
+  spec: pluginSpecSchema,
+  status: statusSchema,
+  printerColumns: [{ name: 'Type', type: 'string', jsonPath: '.spec.type', description: 'Plugin type' }, conditionColumn('Accepted'), AGE],
+};

@@ -1,6 +1,7 @@
 // Route (portico.dev/v1alpha1): hosts, TLS, and rules matching requests to weighted Service backends, with
 // plugins, timeouts and retries.
 import { z } from 'zod';
+import { AGE, conditionColumn, type CrdDefinition } from './definition.ts';
 import {
   crossField,
   headerName,
@@ -18,6 +19,7 @@ import {
   timeoutsSchema,
   URL_PATH,
   VISIBLE,
+  statusSchema,
 } from './common.ts';
 
 export const PATH_MATCH_TYPES = ['Exact', 'Prefix', 'RegularExpression'] as const;
@@ -177,3 +179,20 @@ export type RouteSpecInput = z.input<typeof routeSpecSchema>;
 export type RouteRule = z.output<typeof ruleSchema>;
 export type RouteMatch = z.output<typeof routeMatchSchema>;
 export type RouteBackend = z.output<typeof backendSchema>;
+
+/** The Route CRD (crds/routes.yaml). */
+export const routeCrd: CrdDefinition = {
+  kind: 'Route',
+  plural: 'routes',
+  singular: 'route',
+  shortNames: ['proute'],
+  description: 'Route sends requests for some hosts and paths to Services, through Portico plugins. An Ingress with more matching (methods, headers, query parameters), weighted backends, retries and plugins.',
+  spec: routeSpecSchema,
+  status: statusSchema,
+  printerColumns: [
+    { name: 'Hosts', type: 'string', jsonPath: '.spec.hosts', description: 'Hosts the Route serves (empty: every host)' },
+    conditionColumn('Accepted'),
+    conditionColumn('Programmed'),
+    AGE,
+  ],
+};

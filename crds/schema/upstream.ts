@@ -1,7 +1,8 @@
 // Upstream (portico.dev/v1alpha1): how Portico talks to the endpoints of one Service — load balancing, retries,
 // timeouts, protocol, upstream TLS and passive health checks.
 import { z } from 'zod';
-import { crossField, duration, headerName, objectName, port, queryParamName, retriesSchema, serviceName, setList, timeoutsSchema, TOKEN, dnsName } from './common.ts';
+import { AGE, conditionColumn, type CrdDefinition } from './definition.ts';
+import { crossField, duration, headerName, objectName, port, queryParamName, retriesSchema, serviceName, setList, timeoutsSchema, TOKEN, dnsName, statusSchema } from './common.ts';
 
 export const LB_ALGORITHMS = ['RoundRobin', 'EWMA', 'ConsistentHash', 'Cookie'] as const;
 /** nginx variables a consistent hash may use: request data only, nothing that exposes server state. */
@@ -126,3 +127,20 @@ export type UpstreamSpec = z.output<typeof upstreamSpecSchema>;
 export type UpstreamSpecInput = z.input<typeof upstreamSpecSchema>;
 export type LoadBalancer = z.output<typeof loadBalancerSchema>;
 export type HashOn = z.output<typeof hashOnSchema>;
+
+/** The Upstream CRD (crds/upstreams.yaml). */
+export const upstreamCrd: CrdDefinition = {
+  kind: 'Upstream',
+  plural: 'upstreams',
+  singular: 'upstream',
+  shortNames: ['pupstream'],
+  description: 'Upstream tunes how Portico talks to one Service: load-balancing algorithm, retries, timeouts, protocol, TLS to the backend and passive health checks.',
+  spec: upstreamSpecSchema,
+  status: statusSchema,
+  printerColumns: [
+    { name: 'Service', type: 'string', jsonPath: '.spec.service.name', description: 'The Service configured' },
+    { name: 'Algorithm', type: 'string', jsonPath: '.spec.loadBalancer.algorithm', description: 'Load-balancing algorithm (empty: RoundRobin)' },
+    conditionColumn('Accepted'),
+    AGE,
+  ],
+};

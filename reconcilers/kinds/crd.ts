@@ -1,9 +1,11 @@
-// A CRD kind's descriptor from what differs between the CRD kinds (CrdSpec: normalizer, class, Warning, status
-// conditions, admission). Everything else is the same for every CRD of Portico's: listed with the Ingresses
+// A CRD kind's descriptor from what differs between the CRD kinds (its CRD definition, and CrdSpec: normalizer,
+// class, Warning, status conditions, admission). Everything else is the same for every CRD of Portico's: its API
+// resource (portico.dev/v1alpha1, namespaced, named by the definition), listed with the Ingresses
 // (stage 1, so the Secrets they read are known to be referenced before Secrets are listed), one controller named
 // after the kind, list/watch and a status patch in the ClusterRole, reviewed by the webhook.
 import type { CrdKind, ModelSnapshot } from '../model/model.ts';
 import type { CrdMeta } from '../model/types.ts';
+import { GROUP, VERSION, type CrdDefinition } from '../../crds/schema/definition.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { ResourceType } from '../../operator/kube/resources.ts';
 import { isIngressServed, type TranslateOptions } from '../translate/translate.ts';
@@ -12,7 +14,8 @@ import { CrdReconciler, type CrdSpec } from './crd-reconciler.ts';
 import type { ConditionsOf, KindDescriptor } from './kind.ts';
 
 export interface CrdKindSpec extends CrdSpec {
-  resource: ResourceType;
+  /** Its CRD (crds/schema/<kind>.ts): names the API resource, and crds/generate.ts writes crds/<plural>.yaml from it. */
+  crd: CrdDefinition;
   conditions: ConditionsOf;
   /** Whether the kind has a Programmed condition (Routes: live in nginx). */
   programmed?: boolean;
@@ -30,12 +33,19 @@ const CRD_STAGE = 1;
 /** Portico's CRs are reviewed by one webhook (every object: Portico's API, whatever the class). */
 const CRD_WEBHOOK = { name: 'crds.portico.dev' };
 
+/** The API resource of one of Portico's CRDs. */
+export function crdResource(def: CrdDefinition): ResourceType {
+  return { group: GROUP, version: VERSION, plural: def.plural, kind: def.kind, namespaced: true };
+}
+
 export function crdKind(spec: CrdKindSpec): KindDescriptor {
   const kind: CrdKind = spec.kind;
-  const r = spec.resource;
+  if (spec.crd.kind !== kind) throw new Error(`${kind}: its CRD definition is for ${spec.crd.kind}`);
+  const r = crdResource(spec.crd);
   return {
     kind,
     resource: r,
+    crd: spec.crd,
     stage: CRD_STAGE,
     writes: [kind],
     rbac: [

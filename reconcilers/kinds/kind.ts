@@ -1,6 +1,7 @@
 // What a kind declares about itself (a kind is a folder: reconcilers/kinds/<kind>/), and what app/setup.ts hands a
 // kind when it wires it. The registry (registry.ts) lists every kind once; setup, the admission webhook, its
 // configuration (webhook.ts → kustomize/webhook.yaml) and the ClusterRole (rbac.ts → kustomize/rbac.yaml) iterate it.
+import type { CrdDefinition } from '../../crds/schema/definition.ts';
 import type { Controller } from '../../operator/controller.ts';
 import type { Informer } from '../../operator/informer.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
@@ -97,6 +98,8 @@ export interface KindDescriptor {
   kind: string;
   /** The API resource of its main informer (and of admission). */
   resource: ResourceType;
+  /** One of Portico's CRDs: its definition (crds/schema/<kind>.ts), which crds/generate.ts turns into crds/<plural>.yaml. */
+  crd?: CrdDefinition;
   /** Start-up stage of its informers and controllers (operator/manager.ts): 0 IngressClasses, 1 Ingresses and CRDs, 2 what they refer to. */
   stage: number;
   /** The model slices its reconcilers write (the `kind` of the model's changes). */
@@ -121,7 +124,7 @@ export interface KindDescriptor {
   reportsProgrammed?: boolean;
   /** Status refs to recompute when another kind's record changes (an Upstream's ResolvedRefs follows its Service). */
   statusFollows?(change: Change, model: Model): string[];
-  /** How its objects claim paths in the translation (kinds/processors.ts lists the same processors, in registry order). */
+  /** How its objects claim paths in the translation (kinds/processors.ts, generated from the registry, lists them in registry order). */
   processor?: ClaimProcessor;
   /** Validating admission of this kind (the webhook). */
   admission?(obj: KubeObject, snap: ModelSnapshot, o: TranslateOptions, now: Date): Verdict;

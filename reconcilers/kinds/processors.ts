@@ -1,8 +1,10 @@
+// Generated from the kind registry (reconcilers/kinds/registry.ts: the kinds that declare a claim processor) by
+// reconcilers/kinds/processors-gen.ts: do not edit, run `make processors`.
+//
 // The claim processors of the kinds whose objects claim paths, in the order their objects are admitted into a
-// translation (translate/translate.ts runs them; translate/draft.ts ClaimProcessor says what one is). Part of the
-// pure translation (tools/imports.ts), so it cannot be derived from the kind registry (which wires informers and
-// controllers): registry.test.ts checks that it lists exactly the registered kinds that declare a processor, in
-// registry order.
+// translation (registry order; translate/translate.ts runs them, translate/draft.ts ClaimProcessor says what one is).
+// Part of the pure translation (tools/imports.ts), so it cannot import the kind registry, which wires informers and
+// controllers: it is generated from it instead.
 import type { ClaimProcessor } from '../translate/draft.ts';
 import { ingressProcessor } from './ingress/processor.ts';
 import { routeProcessor } from './route/processor.ts';

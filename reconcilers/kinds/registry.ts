@@ -1,15 +1,18 @@
 // The kind registry: every kind Portico reconciles, once. app/setup.ts wires them in this order (a kind may use
 // the informer of one listed before it: Ingress and Route watch IngressClasses, Ingress status reads Services);
 // the start-up stage is each kind's own (IngressClass 0; Ingress and the CRDs 1; Service, Secret, ConfigMap 2).
-// The admission webhook reviews the kinds that declare a review (kustomize/webhook.yaml's configuration is generated
-// from the webhooks they name: webhook.ts, `make webhook`), and kustomize/rbac.yaml's ClusterRole is generated from
-// their rules (rbac.ts, `make rbac`).
+// Everything that lists kinds is derived from it: the admission webhook reviews the kinds that declare a review
+// (kustomize/webhook.yaml's configuration is generated from the webhooks they name: webhook.ts, `make webhook`),
+// kustomize/rbac.yaml's ClusterRole from their rules (rbac.ts, `make rbac`), crds/*.yaml from the CRD kinds'
+// definitions (CRDS; crds/generate.ts, `make crds`), the translation's claim processors from the kinds that declare
+// one (processors.ts; processors-gen.ts, `make processors`), and the tables of docs/reference/kinds.md
+// (reference.ts; `node tools/readme-reference.ts`). Unit tests fail when any of these drift.
 //
-// Adding a kind: its folder (reconcilers/kinds/<kind>/, exporting a KindDescriptor from index.ts; a CRD's record
-// type joins the model's CrdRecords from its normalize.ts), one line here, one line in processors.ts when its
-// objects claim paths (its processor.ts), and — for one of Portico's CRDs — its schema in crds/schema/ (a module and
-// its crdDefinitions entry). Then `make crds rbac webhook`, and add it to the lists of kinds that rbac.test.ts (and,
-// for a CRD, crds/crds.test.ts) pin.
+// Adding a kind: its folder (reconcilers/kinds/<kind in lower case>/, exporting a KindDescriptor from index.ts; a
+// CRD's record type joins the model's CrdRecords from its normalize.ts; a processor.ts when its objects claim
+// paths), one line here, and — for one of Portico's CRDs — its schema module crds/schema/<kind>.ts (its spec schema
+// and CrdDefinition, which the kind's crdKind() names). Then `make kinds` and `node tools/readme-reference.ts`.
+import type { CrdDefinition } from '../../crds/schema/definition.ts';
 import { configMap } from './configmap/index.ts';
 import { consumer } from './consumer/index.ts';
 import { ingress } from './ingress/index.ts';
@@ -32,6 +35,9 @@ export const KINDS: readonly KindDescriptor[] = [
   consumer,
   configMap,
 ];
+
+/** Portico's CRDs, in registry order: crds/generate.ts writes crds/<plural>.yaml (and crds/kustomization.yaml) from them. */
+export const CRDS: readonly CrdDefinition[] = KINDS.flatMap((k) => (k.crd ? [k.crd] : []));
 
 /** The kinds the admission webhook reviews. */
 export const ADMITTED: readonly KindDescriptor[] = KINDS.filter((k) => k.admission);

@@ -1,5 +1,5 @@
 // The Consumer kind (portico.dev): a client and its credentials (key-auth, basic-auth) read from Secrets.
-import { Resources } from '../../resources.ts';
+import { consumerCrd } from '../../../crds/schema/consumer.ts';
 import type { NormalizedConsumer } from '../../model/types.ts';
 import { crdKind } from '../crd.ts';
 import { normalizeConsumer } from './normalize.ts';
@@ -7,7 +7,7 @@ import { consumerConditions } from './status.ts';
 
 export const consumer = crdKind({
   kind: 'Consumer',
-  resource: Resources.Consumer,
+  crd: consumerCrd,
   normalize: (o, s) => normalizeConsumer(o, s),
   problem: (r) => {
     const c = r as NormalizedConsumer;

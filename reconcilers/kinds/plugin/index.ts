@@ -1,5 +1,5 @@
 // The Plugin kind (portico.dev): one configured Lua plugin (rate limit, auth, CORS...) Routes refer to.
-import { Resources } from '../../resources.ts';
+import { pluginCrd } from '../../../crds/schema/plugin.ts';
 import type { NormalizedPlugin } from '../../model/types.ts';
 import { clip } from '../admission.ts';
 import { crdKind } from '../crd.ts';
@@ -8,7 +8,7 @@ import { pluginConditions } from './status.ts';
 
 export const plugin = crdKind({
   kind: 'Plugin',
-  resource: Resources.Plugin,
+  crd: pluginCrd,
   normalize: (o, s) => normalizePlugin(o, s),
   problem: (r) => {
     const p = r as NormalizedPlugin;

@@ -1,7 +1,7 @@
 // The Route kind (portico.dev): an Ingress with more matching, weighted backends, retries and plugins.
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import type { NormalizedRoute } from '../../model/types.ts';
-import { Resources } from '../../resources.ts';
+import { routeCrd } from '../../../crds/schema/route.ts';
 import { crdKind } from '../crd.ts';
 import { reviewRoute } from './admission.ts';
 import { normalizeRoute } from './normalize.ts';
@@ -16,7 +16,7 @@ export function routeClass(obj: KubeObject): string | null {
 
 export const route = crdKind({
   kind: 'Route',
-  resource: Resources.Route,
+  crd: routeCrd,
   normalize: (o) => normalizeRoute(o),
   classOf: routeClass,
   conditions: routeConditions,

@@ -1,5 +1,5 @@
 // The Upstream kind (portico.dev): how a Service is balanced, retried, health-checked and reached over TLS.
-import { Resources } from '../../resources.ts';
+import { upstreamCrd } from '../../../crds/schema/upstream.ts';
 import type { NormalizedUpstream } from '../../model/types.ts';
 import { crdKind } from '../crd.ts';
 import { normalizeUpstream } from './normalize.ts';
@@ -7,7 +7,7 @@ import { upstreamConditions } from './status.ts';
 
 export const upstream = crdKind({
   kind: 'Upstream',
-  resource: Resources.Upstream,
+  crd: upstreamCrd,
   normalize: (o, s) => normalizeUpstream(o, s),
   problem: (r) => {
     const u = r as NormalizedUpstream;
