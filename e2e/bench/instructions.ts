@@ -90,3 +90,22 @@ export async function instructionsPerRequest(o: { dir: string; conf: string; por
   const b = await total(many);
   return Math.round((b - a) / (many - few));
 }
+
+/**
+ * Inclusive instructions per request of the functions whose callgrind name matches `fn`, from the two profiles
+ * instructionsPerRequest left in `dir` (callgrind_annotate --inclusive): what one part of the request costs, without
+ * the run-to-run drift of the whole (LuaJIT's collector and traces move the total by a few thousand).
+ */
+export function inclusivePerRequest(dir: string, fn: RegExp, few = 200, many = 2200): number {
+  const at = (n: number): number => {
+    const out = spawnSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', path.join(dir, `callgrind.${n}.out`)], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    if (out.status !== 0) throw new Error(`callgrind_annotate: ${out.stderr}`);
+    let sum = 0;
+    for (const line of out.stdout.split('\n')) {
+      const m = /^\s*([\d,]+)\s+\([^)]*\)\s+(.*)$/.exec(line);
+      if (m && fn.test(m[2] as string)) sum += Number((m[1] as string).replaceAll(',', ''));
+    }
+    return sum;
+  };
+  return Math.round((at(many) - at(few)) / (many - few));
+}

@@ -135,6 +135,15 @@ async function dump(): Promise<Map<string, Map<number, number>>> {
 
 const count = (d: Map<string, Map<number, number>>, s: string) => d.get(s)?.get(1) ?? 0;
 
+/** The dump once `series` has counted `n` requests (a request is counted in its log phase, after the client has its
+ * answer, and another worker may serve the dump first), within a deadline. */
+async function counted(series: string, n: number): Promise<Map<string, Map<number, number>>> {
+  return until(`${n} requests of ${series} in the dump`, async () => {
+    const d = await dump();
+    return count(d, series) >= n && d;
+  }, 5_000);
+}
+
 test('counts per series (labels, status, method), histogram sums, counts and buckets; upstream times only for one attempt', async () => {
   const n = await start();
   try {
@@ -142,13 +151,22 @@ test('counts per series (labels, status, method), histogram sums, counts and buc
     for (let i = 0; i < 3; i++) assert.equal((await sendTo(COUNTED, 'a.test', '/s/a')).status, 200);
     for (let i = 0; i < 2; i++) assert.equal((await sendTo(COUNTED, 'a.test', '/p/a', { method: 'POST', body: 'x'.repeat(300) })).status, 200);
     assert.equal((await sendTo(COUNTED, 'a.test', '/s/b', { method: 'FOO' })).status, 200);
+    const methods = ['HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PROPFIND', 'MKCOL', 'UNLOCK'];
+    for (const method of methods) assert.equal((await sendTo(COUNTED, 'a.test', '/s/m', { method })).status, 200, method);
     assert.equal((await sendTo(COUNTED, 'a.test', '/missing')).status, 404); // empty key: not counted
     assert.equal((await sendTo(COUNTED, 'a.test', '/off/o')).status, 200); // portico_metrics off here
     for (let i = 0; i < 2; i++) assert.equal((await sendTo(COUNTED, 'a.test', '/p/pa')).status, 200);
     assert.equal((await sendTo(COUNTED, 'a.test', '/retry/r')).status, 200);
 
-    const d = await dump();
-    assert.deepEqual([...d.keys()].sort(), ['ns|a|200|GET', 'ns|a|200|POST', 'ns|b|200|OTHER', 'ns|pa|200|GET', 'ns|r|200|GET']);
+    // A request is counted in its log phase, after the client has its answer (and another worker may serve the dump
+    // first): wait, with a deadline, for all 17 counted requests.
+    const total = (x: Map<string, Map<number, number>>) => [...x.values()].reduce((a, slots) => a + (slots.get(1) ?? 0), 0);
+    const d = await until('the 17 counted requests in the dump', async () => {
+      const x = await dump();
+      return total(x) >= 17 && x;
+    }, 5_000);
+    assert.equal(total(d), 17);
+    assert.deepEqual([...d.keys()].sort(), ['ns|a|200|GET', 'ns|a|200|POST', 'ns|b|200|OTHER', ...methods.map((m) => `ns|m|200|${m}`), 'ns|pa|200|GET', 'ns|r|200|GET'].sort(), 'each method nginx knows under its name');
     assert.equal(count(d, 'ns|a|200|GET'), 3);
     assert.equal(count(d, 'ns|a|200|POST'), 2);
     assert.equal(count(d, 'ns|b|200|OTHER'), 1, 'a method outside the list is OTHER');
@@ -175,6 +193,7 @@ test('counts per series (labels, status, method), histogram sums, counts and buc
     // Duration sums are dumped in seconds with millisecond digits, and bucketed in seconds: a 30 ms answer is above
     // the 0.01 bound and within 0.1 (the third time bucket), for the request and for the upstream's response.
     assert.equal((await sendTo(COUNTED, 'a.test', '/p/slow')).status, 200);
+    await counted('ns|slow|200|GET', 1);
     const text = await get('/dump');
     for (const h of [0, 1]) {
       const o = offset[h] as number;
@@ -193,7 +212,7 @@ test('undefined hosts: an empty key counts under the catch-all host "_" only whe
   const n = await start({ undefinedHosts: true });
   try {
     assert.equal((await sendTo(COUNTED, 'a.test', '/missing')).status, 404);
-    const d = await dump();
+    const d = await counted('\x1f\x1f\x1f\x1f_|404|GET', 1);
     assert.deepEqual([...d.keys()], ['\x1f\x1f\x1f\x1f_|404|GET'], 'host "_", every other label empty');
     assert.equal(count(d, '\x1f\x1f\x1f\x1f_|404|GET'), 1);
   } finally {
@@ -205,13 +224,14 @@ test('a full zone: new series are dropped (counted, logged), existing ones keep 
   const n = await start({ zone: '32k' });
   try {
     assert.equal((await sendTo(COUNTED, 'a.test', '/s/first')).status, 200);
+    await counted('ns|first|200|GET', 1);
     for (let i = 0; i < 300; i++) await sendTo(COUNTED, 'a.test', `/s/k${i}`);
-    const dropped = Number(await get('/dropped'));
+    const dropped = await until('series dropped', async () => Number(await get('/dropped')) || false, 5_000);
     assert.ok(dropped > 0, `a 32k zone cannot hold 300 series (${dropped} dropped)`);
     const before = count(await dump(), 'ns|first|200|GET');
     assert.equal(before, 1);
     await sendTo(COUNTED, 'a.test', '/s/first');
-    assert.equal(count(await dump(), 'ns|first|200|GET'), 2, 'a series that has its place keeps counting');
+    assert.equal(count(await counted('ns|first|200|GET', 2), 'ns|first|200|GET'), 2, 'a series that has its place keeps counting');
     await until('the full zone is logged', () => readFileSync(path.join(n.dir, 'error.log'), 'utf8').includes('portico_metrics zone is full'), 5_000);
   } finally {
     await stop(n);
@@ -222,16 +242,17 @@ test('reloads keep the counts; a reload that changes the bucket layout starts th
   const n = await start({ generation: 1 });
   try {
     for (let i = 0; i < 4; i++) await sendTo(COUNTED, 'a.test', '/s/a');
+    await counted('ns|a|200|GET', 4);
     await reload(n, { generation: 2 });
     assert.equal(count(await dump(), 'ns|a|200|GET'), 4, 'same layout: the zone and its counts survive');
     await sendTo(COUNTED, 'a.test', '/s/a');
-    assert.equal(count(await dump(), 'ns|a|200|GET'), 5);
+    assert.equal(count(await counted('ns|a|200|GET', 5), 'ns|a|200|GET'), 5);
 
     const other = { ...BUCKETS, time: [0.5, 1] };
     await reload(n, { generation: 3, buckets: other });
     assert.equal((await dump()).size, 0, 'a new layout empties the zone (old slots would be misread)');
     await sendTo(COUNTED, 'a.test', '/s/a');
-    const d = await dump();
+    const d = await counted('ns|a|200|GET', 1);
     assert.equal(count(d, 'ns|a|200|GET'), 1);
     assert.ok([...d.get('ns|a|200|GET')!.keys()].every((s) => s <= layout(other).width));
   } finally {

@@ -50,13 +50,14 @@ static const ngx_uint_t  pm_set_of[PM_HISTOGRAMS] = {
     PM_SET_TIME, PM_SET_TIME, PM_SET_TIME, PM_SET_TIME, PM_SET_LENGTH, PM_SET_SIZE, PM_SET_SIZE
 };
 
+/* The methods nginx knows (r->method, one bit each: NGX_HTTP_GET ... NGX_HTTP_CONNECT), by bit number; everything
+ * else (NGX_HTTP_UNKNOWN, bit 0) is OTHER. */
 static ngx_str_t  pm_methods[] = {
-    ngx_string("GET"), ngx_string("HEAD"), ngx_string("POST"), ngx_string("PUT"), ngx_string("DELETE"),
-    ngx_string("CONNECT"), ngx_string("OPTIONS"), ngx_string("TRACE"), ngx_string("PATCH"),
-    ngx_string("PROPFIND"), ngx_string("PROPPATCH"), ngx_string("MKCOL"), ngx_string("COPY"), ngx_string("MOVE"),
-    ngx_string("LOCK"), ngx_string("UNLOCK"), ngx_null_string
+    ngx_string("OTHER"), ngx_string("GET"), ngx_string("HEAD"), ngx_string("POST"), ngx_string("PUT"),
+    ngx_string("DELETE"), ngx_string("MKCOL"), ngx_string("COPY"), ngx_string("MOVE"), ngx_string("OPTIONS"),
+    ngx_string("PROPFIND"), ngx_string("PROPPATCH"), ngx_string("LOCK"), ngx_string("UNLOCK"), ngx_string("PATCH"),
+    ngx_string("TRACE"), ngx_string("CONNECT")
 };
-static ngx_str_t  pm_other = ngx_string("OTHER");
 static ngx_str_t  pm_undefined = ngx_string("\x1f\x1f\x1f\x1f_");
 
 
@@ -441,15 +442,9 @@ ngx_http_pm_log_handler(ngx_http_request_t *r)
         status = 0;
     }
 
-    method = &pm_other;
-    for (i = 0; pm_methods[i].len; i++) {
-        if (pm_methods[i].len == r->method_name.len
-            && ngx_strncmp(pm_methods[i].data, r->method_name.data, r->method_name.len) == 0)
-        {
-            method = &pm_methods[i];
-            break;
-        }
-    }
+    i = (r->method > NGX_HTTP_UNKNOWN && r->method <= NGX_HTTP_CONNECT && (r->method & (r->method - 1)) == 0)
+        ? (ngx_uint_t) __builtin_ctz((unsigned int) r->method) : 0;
+    method = &pm_methods[i];
 
     /* the series key: labels \x1f status \x1f method */
     size = mk->len + 1 + NGX_INT_T_LEN + 1 + method->len;
@@ -463,11 +458,17 @@ ngx_http_pm_log_handler(ngx_http_request_t *r)
     }
     p = ngx_cpymem(key, mk->data, mk->len);
     *p++ = PM_SEP;
-    p = ngx_sprintf(p, "%ui", status);
+    if (status >= 100 && status < 1000) {
+        *p++ = (u_char) ('0' + status / 100);
+        *p++ = (u_char) ('0' + status / 10 % 10);
+        *p++ = (u_char) ('0' + status % 10);
+    } else {
+        p = ngx_sprintf(p, "%ui", status);
+    }
     *p++ = PM_SEP;
     p = ngx_cpymem(p, method->data, method->len);
     len = p - key;
-    hash = ngx_crc32_short(key, len);
+    hash = ngx_murmur_hash2(key, len);
 
     z = mcf->zone->data;
     width = mcf->width;
