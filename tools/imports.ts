@@ -46,11 +46,7 @@ export const LAYERS: readonly { prefix: string; rank: number }[] = [
  * Known wrong-way imports, to be removed — not to be added to. "from → to", both relative to the root; a `to`
  * ending in "/" stands for any file of that folder, a `from` ending in "/" for any file under it.
  */
-export const KNOWN_WRONG_WAY: readonly string[] = [
-  // crds/normalize.ts re-exports the CRD normalizers (reconcilers/kinds/<kind>/normalize.ts), model-level code
-  // living with the reconcilers.
-  'reconcilers/translate/plugin-instances.ts → reconcilers/crds/normalize.ts',
-];
+export const KNOWN_WRONG_WAY: readonly string[] = [];
 
 export interface Import {
   from: string;

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { PLUGIN_ORDER, type PluginInstance } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress } from '../model/types.ts';
-import { limitKey, pluginInstanceOf } from '../crds/normalize.ts';
+import { limitKey, pluginInstanceOf } from '../config/plugin-instance.ts';
 import { annotationInstance } from '../annotations/plugins.ts';
 import { externalAuthInstanceOf, type AuthTimeouts, type ExternalAuthSpec } from '../annotations/groups/external-auth.ts';
 import { customHeadersConfig } from '../annotations/groups/custom-headers.ts';

@@ -1,34 +1,13 @@
 // Plugin → its normalized model record: the instance the Lua plugin runs, or why it cannot run (fail closed).
-import { createHash } from 'node:crypto';
 import { loadYaml } from '@kubernetes/client-node';
 import { parsePluginConfig, pluginSpecSchema, type PluginConfig } from '../../../crds/schema/index.ts';
-import { PLUGIN_CRDS, type AnyPluginCrd } from '../../../crds/schema/plugin-config.ts';
-import type { PluginInstance } from '../../config/types.ts';
+import { crdOf, limitKey, pluginInstanceOf } from '../../config/plugin-instance.ts';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import type { CrdMeta, NormalizedPlugin } from '../../model/types.ts';
 import { decode, issuesText, metaOf, type CrdResult, type SecretLookup } from '../crd-normalize.ts';
 
-/**
- * Rate-limit counters are keyed by the plugin and its limits: a changed limit starts from fresh counters (a bucket
- * filled under a lower limit would otherwise keep refusing for as long as that limit said).
- */
-export function limitKey(base: string, c: PluginConfig): string {
-  if (c.type !== 'rate-limit') return base;
-  return `${base}_${createHash('sha256').update(`${c.requestsPerSecond}/${c.requestsPerMinute}/${c.burst}/${c.by}/${c.header}`).digest('hex').slice(0, 8)}`;
-}
 
-/**
- * PluginConfig (validated) → what the Lua plugin runs: its type's conversion (`crd.toInstance` of
- * reconcilers/config/plugins/<type>.ts). `key` namespaces rate-limit counters.
- */
-export function pluginInstanceOf(c: PluginConfig, namespace: string, key: string): Omit<NormalizedPlugin, keyof CrdMeta | 'type'> {
-  const crd = crdOf(c);
-  const instance: DistributiveOmitName = crd.toInstance(c as never, { namespace, key });
-  const authService = crd.authService?.(c as never);
-  return authService ? { instance, authService } : { instance };
-}
-const crdOf = (c: PluginConfig) => PLUGIN_CRDS.get(c.type) as AnyPluginCrd;
-type DistributiveOmitName = PluginInstance extends infer T ? (T extends unknown ? Omit<T, 'name'> : never) : never;
+export { limitKey, pluginInstanceOf };
 
 /** A Plugin: its instance, or the zod message (Accepted=False) / the missing Secret (ResolvedRefs=False). */
 export function normalizePlugin(obj: KubeObject, secrets: SecretLookup): CrdResult<NormalizedPlugin> {
