@@ -16,6 +16,7 @@ import { authTlsPlugin } from '../reconcilers/annotations/groups/auth-tls.ts';
 import { CATALOGUE, NGINX_PREFIX, PORTICO_PREFIX, riskLabel, type Status } from '../reconcilers/annotations/table.ts';
 import { parseAnnotations } from '../reconcilers/annotations/parse.ts';
 import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy } from '../reconcilers/model/global-config.ts';
+import { NO_EFFECT_KEYS } from '../reconcilers/model/directive-keys.ts';
 import { normalizeIngress } from '../reconcilers/model/normalize.ts';
 import { zodMessage } from '../reconcilers/values/safe.ts';
 import { modsecurityClosedReason, proxySslClosedReason } from '../reconcilers/translate/translate.ts';
@@ -133,6 +134,11 @@ function analyzeConfigMap(cm: ConfigMapInput): ConfigMapReport {
     .sort()
     .map((key) => {
       const value = cm.data[key] as string;
+      const none = NO_EFFECT_KEYS[key];
+      if (none) {
+        const err = errors.get(key);
+        return { key, value, status: 'difference' as const, note: `accepted without effect: ${none.why}`, valid: !err, error: err ?? null };
+      }
       if (!Object.hasOwn(CONFIG_KEYS, key)) return { key, value, status: 'refused' as const, note: refusedWhy(key), valid: null, error: null };
       const diff = CONFIG_DIFFERENCES[key as keyof typeof CONFIG_KEYS];
       const err = errors.get(key);

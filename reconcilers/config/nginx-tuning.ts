@@ -3,7 +3,9 @@
 // ingress-nginx's default (see reconcilers/model/global-config.ts, which validates them); the renderer emits each
 // through an escaping helper. Optional in GlobalSettings: an absent field takes the default below.
 
-export interface NginxTuning {
+import { DEFAULT_DIRECTIVE_TUNING, type DirectiveTuning } from './directive-tuning.ts';
+
+export interface NginxTuning extends DirectiveTuning {
   /** forwarded-for-header: header the real client address is read from (real_ip_header). */
   forwardedForHeader: string;
   /** compute-full-forwarded-for: append the peer's address to the incoming X-Forwarded-For instead of replacing it. */
@@ -128,6 +130,7 @@ export const DEFAULT_NGINX_TUNING: Readonly<NginxTuning> = Object.freeze({
   gzipTypes: GZIP_TYPES,
   enableUnderscoresInHeaders: false,
   ignoreInvalidHeaders: true,
+  ...DEFAULT_DIRECTIVE_TUNING,
 });
 
 export const NGINX_TUNING_FIELDS = Object.keys(DEFAULT_NGINX_TUNING) as (keyof NginxTuning)[];

@@ -12,6 +12,7 @@ import { modsecuritySnippetConfigSchema } from '../annotations/modsecurity.ts';
 import { isCidr } from '../../crds/schema/plugin-config.ts';
 import { regexProblem } from '../values/regex-path.ts';
 import { TRACING_KEYS, type OtelConfigValues } from './tracing-config.ts';
+import { DIRECTIVE_KEYS, NO_EFFECT_KEYS } from './directive-keys.ts';
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
   loadBalance: 'round_robin' | 'ewma';
@@ -499,6 +500,8 @@ export const CONFIG_KEYS = {
   'block-referers': key('blockReferers', accessList(mapPatternListSchema), { items: [] }, 'Comma-separated Referer values refused (403) on every request, as block-user-agents. An invalid value makes every request answer 503 (fail closed)'),
   // OpenTelemetry (tracing-config.ts).
   ...TRACING_KEYS,
+  // One nginx directive each (directive-keys.ts).
+  ...DIRECTIVE_KEYS,
 } as const;
 
 /**
@@ -512,6 +515,11 @@ export const REFUSED_CONFIG_KEYS: readonly [RegExp, string][] = [
   [/^(http2-.*)$/, 'HTTP/2 limits are nginx\'s defaults (use large-client-header-buffers, keep-alive-requests)'],
   [/^(enable-brotli|brotli-.*)$/, 'brotli compression is not part of Portico\'s nginx (use use-gzip)'],
   [/^default-backend-.*$/, 'there is no controller-wide default backend: Portico answers unmatched requests itself (404); per Ingress, use the default-backend annotation'],
+  [/^(access-log-path|http-access-log-path|stream-access-log-path|error-log-path)$/, 'nginx\'s logs go to Portico\'s stdout and stderr (container logs; the root filesystem is read-only): use access-log-params for buffering and a log collector for files'],
+  [/^use-geoip$/, 'the legacy GeoIP databases are discontinued by MaxMind: use use-geoip2'],
+  [/^nginx-status-ipv[46]-whitelist$/, 'nginx\'s status page is served only on the controller\'s configuration socket, which nothing else can reach; its counters are on /metrics (nginx_ingress_controller_nginx_process_*)'],
+  [/^bind-address(-ipv4|-ipv6)?$/, 'nginx listens on the address of the --listen-address flag (by default every IPv4 address)'],
+  [/^allow-cross-namespace-resources$/, 'an Ingress never reads another namespace\'s Secrets or ConfigMaps in Portico (auth-secret, auth-tls-secret, proxy-ssl-secret and the others name their own namespace\'s); allow-cross-namespace-auth covers auth and mirror Services'],
 ];
 
 export function refusedConfigWhy(key: string): string | null {
@@ -553,7 +561,14 @@ export function parseGlobalConfig(data: Record<string, string> | undefined, prev
       errors.push({ key: name, message: `${name}=${JSON.stringify(raw.slice(0, 100))}: ${zodMessage(r.error)}; keeping ${JSON.stringify(previous[k.field])}` });
     }
   }
-  const unknown = Object.keys(d).filter((n) => !(n in CONFIG_KEYS)).sort();
+  // Keys accepted without effect: their values are still checked.
+  for (const [name, k] of Object.entries(NO_EFFECT_KEYS)) {
+    const raw = d[name];
+    if (raw === undefined) continue;
+    const r = k.schema.safeParse(raw);
+    if (!r.success) errors.push({ key: name, message: `${name}=${JSON.stringify(raw.slice(0, 100))}: ${zodMessage(r.error)}` });
+  }
+  const unknown = Object.keys(d).filter((n) => !(n in CONFIG_KEYS) && !(n in NO_EFFECT_KEYS)).sort();
   return { values: values as unknown as GlobalConfigValues, errors, unknown };
 }
 
@@ -562,5 +577,6 @@ export function configReferenceMarkdown(): string {
     // An access list's default is shown as the empty list it is written as.
     ([n, k]) => `| \`${n}\` | \`${JSON.stringify((ACCESS_KEYS as readonly string[]).includes(n) ? (k.default as AccessList<unknown>).items : k.default)}\` | ${k.description} |`,
   );
-  return ['| key | default | meaning |', '|---|---|---|', ...rows].join('\n');
+  const none = Object.entries(NO_EFFECT_KEYS).map(([n, k]) => `| \`${n}\` | \`${JSON.stringify(k.default)}\` | Accepted (the value is checked) with no effect: ${k.why} |`);
+  return ['| key | default | meaning |', '|---|---|---|', ...rows, ...none].join('\n');
 }

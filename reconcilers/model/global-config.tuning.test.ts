@@ -6,7 +6,7 @@ import { CONFIG_KEYS, defaultGlobalConfig, parseGlobalConfig, refusedConfigWhy }
 import { DEFAULT_NGINX_TUNING } from '../config/nginx-tuning.ts';
 
 /** Characters and words that must never reach nginx.conf from a ConfigMap value. */
-import { mapSource, quoteFormat } from '../nginx-driver/nginx/escape.ts';
+import { mapSource, quoteFormat, quoteRegex } from '../nginx-driver/nginx/escape.ts';
 
 const PAYLOADS = [';', '}', '{', '\n', '\r', '#', '$', '"', "'", '\\', ' ', '\u0000', '\u2028', '\t', ' *_by_lua_block { os.exit() }', '; include /etc/passwd', '`'];
 
@@ -61,6 +61,33 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'access-log-params': { ok: [['buffer=32k flush=5s', 'buffer=32k flush=5s'], ['gzip', 'gzip']], bad: ['flush=5s', 'if=$x', 'buffer=16k buffer=16k'] },
   'error-log-level': { ok: [['warn', 'warn'], ['DEBUG', 'debug']], bad: ['verbose', 'info;'] },
   'generate-request-id': { ok: [['false', false]], bad: ['no'] },
+  // One directive each (reconcilers/config/directive-tuning.ts).
+  'allow-backend-server-header': { ok: [['true', true]], bad: ['on'] },
+  'hide-headers': { ok: [['X-Powered-By, Server', ['x-powered-by', 'server']], ['', []]], bad: ['X_Powered', '1x', 'a b'] },
+  'default-type': { ok: [['application/octet-stream', 'application/octet-stream'], ['text/html', 'text/html']], bad: ['', 'text', 'text/html; charset=utf-8'] },
+  'gzip-disable': { ok: [['msie6', 'msie6'], ['', ''], ['MSIE [4-6]\\.', 'MSIE [4-6]\\.']], bad: ['(a', 'a"b', 'x$y', '(?R)'] },
+  'limit-rate': { ok: [['0', 0], ['1048576', 1048576]], bad: ['1m', '-1'] },
+  'limit-rate-after': { ok: [['10240', 10240]], bad: ['10k'] },
+  'proxy-busy-buffers-size': { ok: [['16k', '16k'], ['', '']], bad: ['16 k', 'big'] },
+  'proxy-headers-hash-bucket-size': { ok: [['128', 128]], bad: ['16', '4096'] },
+  'proxy-headers-hash-max-size': { ok: [['1024', 1024]], bad: ['10', '100000'] },
+  'retry-non-idempotent': { ok: [['true', true]], bad: ['yes'] },
+  'upstream-keepalive-time': { ok: [['1h', '1h'], ['3600s', '3600s']], bad: ['1 h', 'forever', '1h30m'] },
+  'enable-multi-accept': { ok: [['false', false]], bad: ['off'] },
+  'worker-cpu-affinity': { ok: [['auto', 'auto'], ['0001 0010', '0001 0010'], ['auto 1100', 'auto 1100'], ['', '']], bad: ['all', '0002', 'auto auto'] },
+  'max-worker-open-files': { ok: [['0', 0], ['65536', 65536]], bad: ['100', '-1'] },
+  'grpc-buffer-size-kb': { ok: [['0', 0], ['64', 64]], bad: ['64k'] },
+  'relative-redirects': { ok: [['true', true]], bad: ['on'] },
+  'proxy-http-version': { ok: [['1.0', '1.0'], ['1.1', '1.1']], bad: ['2', '2.0', 'HTTP/1.1'] },
+  'debug-connections': { ok: [['127.0.0.1, 192.0.2.0/24', ['127.0.0.1', '192.0.2.0/24']], ['', []]], bad: ['localhost', '300.1.1.1'] },
+  'enable-aio-write': { ok: [['false', false]], bad: ['off'] },
+  'disable-http-access-log': { ok: [['true', true]], bad: ['on'] },
+  'disable-stream-access-log': { ok: [['true', true]], bad: ['on'] },
+  'proxy-stream-timeout': { ok: [['600s', '600s'], ['10m', '10m']], bad: ['10 m', 'forever'] },
+  'proxy-stream-next-upstream': { ok: [['false', false]], bad: ['off'] },
+  'proxy-stream-next-upstream-timeout': { ok: [['0', '0'], ['30s', '30s']], bad: ['soon'] },
+  'proxy-stream-next-upstream-tries': { ok: [['0', 0], ['5', 5]], bad: ['101'] },
+  'proxy-stream-responses': { ok: [['0', 0], ['2', 2]], bad: ['-1'] },
 };
 
 test('the tuning keys are in the ConfigMap table with ingress-nginx\'s defaults', () => {
@@ -111,9 +138,20 @@ test('each tuning key refuses injection payloads, alone and after a valid value'
             assert.doesNotThrow(() => quoteFormat(v), `${name}=${JSON.stringify(raw)}`);
             continue;
           }
+          // A regex (gzip-disable) is one double-quoted token (quoteRegex: no quote, control character or "$"
+          // before its end), and PCRE-valid, so it cannot end in a backslash that would escape the closing quote.
+          if (name === 'gzip-disable') {
+            assert.match(quoteRegex(v), /^"[^"\u0000-\u001f]*"$/, `${name}=${JSON.stringify(raw)}`);
+            assert.ok(!String(v).endsWith('\\') || String(v).endsWith('\\\\'), `${name}=${JSON.stringify(raw)}`);
+            continue;
+          }
           // Map sources (skip-access-log-urls): each must be one its escaping helper emits as a single quoted token.
+          // Lists of names or addresses (hide-headers, debug-connections): each a plain token.
           if (Array.isArray(v)) {
-            for (const item of v) assert.match(mapSource(item), /^"[^"]*"$/, `${name}=${JSON.stringify(raw)}`);
+            for (const item of v) {
+              if (typeof item === 'string') assert.match(item, /^[A-Za-z0-9.:/-]+$/, `${name}=${JSON.stringify(raw)}`);
+              else assert.match(mapSource(item), /^"[^"]*"$/, `${name}=${JSON.stringify(raw)}`);
+            }
             continue;
           }
           assert.ok(typeof v === 'boolean' || typeof v === 'number' || v === '' || (typeof v === 'string' && /^[A-Za-z0-9.+*/:!@=_-]+( [A-Za-z0-9.+*/:!@=_-]+)*$/.test(v)), `${name}=${JSON.stringify(raw)} → ${JSON.stringify(v)}`);

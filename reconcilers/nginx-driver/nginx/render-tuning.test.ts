@@ -224,3 +224,55 @@ test('escaping helpers of the tuning keys refuse what could break out of their t
   }
   for (const bad of ['', ' a', 'a ', 'x'.repeat(4097), 5]) assert.throws(() => words(bad), UnsafeValueError);
 });
+
+test('the one-directive keys (directive-tuning.ts): defaults as ingress-nginx renders them, other values in place, nginx -t passes', () => {
+  const dflt = renderNginxConf(structureFrom({}), rt, 'c');
+  for (const d of ['default_type text/html;', 'aio threads;', 'aio_write on;', 'proxy_headers_hash_bucket_size 64;', 'proxy_headers_hash_max_size 512;', 'keepalive_time 1h;', 'multi_accept on;', 'proxy_http_version 1.1;\n  proxy_set_header Upgrade']) assert.ok(dflt.includes(d), d);
+  assert.doesNotMatch(dflt, /limit_rate |proxy_busy_buffers_size|grpc_buffer_size|absolute_redirect|proxy_pass_header|proxy_hide_header|gzip_disable|worker_cpu_affinity|debug_connection/);
+
+  const conf = renderNginxConf(structureFrom({
+    'allow-backend-server-header': 'true',
+    'hide-headers': 'X-Powered-By,X-AspNet-Version',
+    'default-type': 'application/octet-stream',
+    'use-gzip': 'true',
+    'gzip-disable': 'MSIE [4-6]\\.',
+    'limit-rate': '1048576',
+    'limit-rate-after': '65536',
+    'proxy-busy-buffers-size': '8k',
+    'proxy-headers-hash-bucket-size': '128',
+    'proxy-headers-hash-max-size': '1024',
+    'retry-non-idempotent': 'true',
+    'upstream-keepalive-time': '30m',
+    'enable-multi-accept': 'false',
+    'worker-cpu-affinity': 'auto',
+    'max-worker-open-files': '4096',
+    'grpc-buffer-size-kb': '64',
+    'relative-redirects': 'true',
+    'proxy-http-version': '1.0',
+    'debug-connections': '127.0.0.1,192.0.2.0/24',
+    'enable-aio-write': 'false',
+    'disable-http-access-log': 'true',
+  }), rt, 'c');
+  for (const d of [
+    'proxy_pass_header Server;', 'default_type application/octet-stream;',
+    'gzip_disable "MSIE [4-6]\\.";', 'limit_rate 1048576;', 'limit_rate_after 65536;', 'proxy_busy_buffers_size 8k;',
+    'proxy_headers_hash_bucket_size 128;', 'proxy_headers_hash_max_size 1024;', 'proxy_next_upstream error timeout non_idempotent;',
+    'keepalive_time 30m;', 'multi_accept off;', 'worker_cpu_affinity auto;', 'worker_rlimit_nofile 4096;', 'worker_connections 2048;',
+    'grpc_buffer_size 64k;', 'absolute_redirect off;', 'proxy_http_version 1.0;', 'debug_connection 127.0.0.1;', 'debug_connection 192.0.2.0/24;',
+  ]) assert.ok(conf.includes(d), d);
+  assert.match(conf, /proxy_hide_header x-powered-by;\n  proxy_hide_header x-aspnet-version;/);
+  assert.doesNotMatch(conf, /aio_write on/);
+  assert.match(conf, /^  access_log off;$/m, 'disable-http-access-log');
+  nginxTest(rt, conf, { withOutput: true });
+  // retry-non-idempotent adds nothing to "off", and does not repeat what is there.
+  assert.match(renderNginxConf(structureFrom({ 'retry-non-idempotent': 'true', 'proxy-next-upstream': 'off' }), rt, 'c'), /proxy_next_upstream off;/);
+  assert.match(renderNginxConf(structureFrom({ 'retry-non-idempotent': 'true', 'proxy-next-upstream': 'error non_idempotent' }), rt, 'c'), /proxy_next_upstream error non_idempotent;/);
+});
+
+test('keys accepted without effect are checked and reported as such; the rest of the unknown keys are refused by name', () => {
+  const r = parseGlobalConfig({ 'enable-serial-reloads': 'true', 'limit-conn-zone-variable': '$remote_addr', 'disable-ipv6': 'maybe', 'access-log-path': '/var/log/x' }, defaultGlobalConfig());
+  assert.deepEqual(r.unknown, ['access-log-path'], 'accepted keys are not unknown');
+  assert.deepEqual(r.errors.map((e) => e.key), ['disable-ipv6'], 'a bad value is still reported');
+  const bad = parseGlobalConfig({ 'limit-conn-zone-variable': '$http_x_user' }, defaultGlobalConfig());
+  assert.match(bad.errors[0]?.message ?? '', /per client address only/);
+});

@@ -256,7 +256,11 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     streamLogFormat: t.logFormatStream || DEFAULT_LOG_FORMAT_STREAM,
     publishedHttpPort: g.listen.publishedHttpPort ?? DEFAULT_PUBLISHED_PORTS.http,
     publishedHttpsPort: g.listen.publishedHttpsPort ?? DEFAULT_PUBLISHED_PORTS.https,
-    ...connectionLimits(runtime.maxOpenFiles, t.maxWorkerConnections),
+    ...connectionLimits(t.maxWorkerOpenFiles || runtime.maxOpenFiles, t.maxWorkerConnections),
+    // proxy-next-upstream, with non_idempotent when retry-non-idempotent says so (and retries are on at all).
+    nextUpstream: t.retryNonIdempotent && t.proxyNextUpstream !== 'off' && !t.proxyNextUpstream.split(' ').includes('non_idempotent') ? `${t.proxyNextUpstream} non_idempotent` : t.proxyNextUpstream,
+    httpAccessLogOff: t.disableAccessLog || t.disableHttpAccessLog,
+    streamAccessLogOff: t.disableAccessLog || t.disableStreamAccessLog,
     unavailablePeer: `unix:${runtime.unavailableSocket}`,
     // access-log-params, else a buffer for a file (stdout and stderr: one write per line).
     accessLogParams: t.accessLogParams || (runtime.accessLog !== '/dev/stdout' && runtime.accessLog !== '/dev/stderr' ? 'buffer=64k flush=1s' : ''),

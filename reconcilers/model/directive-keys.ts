@@ -1,0 +1,124 @@
+// ingress-nginx's controller ConfigMap keys that are one nginx directive each, beyond the original tuning set, as
+// rows of the controller ConfigMap table (global-config.ts spreads them into CONFIG_KEYS): their schemas, defaults
+// (reconcilers/config/directive-tuning.ts, ingress-nginx v1.15.1's) and meanings. Also the ingress-nginx keys that
+// Portico accepts and validates but that change nothing in it, with why (NO_EFFECT_KEYS).
+import { z } from 'zod';
+import { DEFAULT_DIRECTIVE_TUNING as D, type DirectiveTuning } from '../config/directive-tuning.ts';
+import { isCidr } from '../../crds/schema/plugin-config.ts';
+import { boolSchema, intSchema } from '../values/safe.ts';
+import { regexProblem } from '../values/regex-path.ts';
+
+type Row<F extends keyof DirectiveTuning> = { field: F; schema: z.ZodType<DirectiveTuning[F], string>; default: DirectiveTuning[F]; description: string };
+const row = <F extends keyof DirectiveTuning>(field: F, schema: z.ZodType<DirectiveTuning[F], string>, description: string): Row<F> => ({ field, schema, default: D[field], description });
+
+/** Comma-separated header names (hide-headers), lower-cased, at most 64. */
+const headerListSchema = z
+  .string()
+  .transform((v) => [...new Set(v.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean))])
+  .pipe(z.array(z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'expected header names (a letter, then letters, digits, "-") separated by commas')).max(64, 'at most 64 headers'));
+
+/** A MIME type without parameters ("text/html", "application/octet-stream"). */
+const mimeTypeSchema = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9.+-]{0,63}\/[A-Za-z0-9][A-Za-z0-9.+-]{0,63}$/, 'expected a MIME type such as text/html');
+
+/** gzip-disable: "" (none), nginx's "msie6", or a case-insensitive User-Agent regex (PCRE, checked like regex paths). */
+const gzipDisableSchema = z
+  .string()
+  .trim()
+  .superRefine((v, ctx) => {
+    if (v === '' || v === 'msie6') return;
+    if (v.length > 256 || /["\u0000-\u001f\u007f]/.test(v)) ctx.addIssue({ code: 'custom', message: 'expected "msie6" or a User-Agent regex of at most 256 characters without quotes or control characters' });
+    else if (v.slice(0, -1).includes('$')) ctx.addIssue({ code: 'custom', message: '"$" may only end the regex' });
+    else {
+      const problem = regexProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }
+  });
+
+/** An nginx size in bytes, k or m, or "" (nginx's default). */
+const optionalSizeSchema = z
+  .string()
+  .trim()
+  .regex(/^(\d{1,8}[kKmM]?)?$/, 'expected a size such as 16k or 1m');
+
+/** An nginx time ("600s", "10m", "1h"): whole units. */
+const timeSchema = z
+  .string()
+  .trim()
+  .regex(/^\d{1,7}(ms|s|m|h|d)?$/, 'expected a time such as 600s, 10m or 1h');
+
+/** worker-cpu-affinity: "", "auto", "auto <mask>" or one bitmask per worker ("0001 0010"). */
+const cpuAffinitySchema = z
+  .string()
+  .trim()
+  .regex(/^(|auto( [01]{1,64})?|[01]{1,64}( [01]{1,64}){0,255})$/, 'expected "auto", "auto" and a CPU mask, or CPU bitmasks such as "0001 0010"');
+
+/** debug-connections: comma-separated addresses or CIDRs. */
+const cidrsSchema = z.string().transform((v, ctx): string[] => {
+  const out = [...new Set(v.split(',').map((x) => x.trim()).filter(Boolean))];
+  const bad = out.find((x) => !isCidr(x));
+  if (bad !== undefined) {
+    ctx.addIssue({ code: 'custom', message: `"${bad.slice(0, 60)}" is not an IP address or CIDR` });
+    return z.NEVER;
+  }
+  if (out.length > 256) {
+    ctx.addIssue({ code: 'custom', message: 'at most 256 addresses or CIDRs' });
+    return z.NEVER;
+  }
+  return out;
+});
+
+const httpVersionSchema = z
+  .string()
+  .trim()
+  .refine((v): v is '1.0' | '1.1' => v === '1.0' || v === '1.1', { message: 'expected "1.0" or "1.1"' })
+  .transform((v) => v as '1.0' | '1.1');
+
+export const DIRECTIVE_KEYS = {
+  'allow-backend-server-header': row('allowBackendServerHeader', boolSchema, 'Pass the backend\'s Server header to clients (proxy_pass_header Server); "false": nginx\'s own (see server-tokens)'),
+  'hide-headers': row('hideHeaders', headerListSchema, 'Comma-separated response headers of the backends that clients never see (proxy_hide_header each), e.g. "X-Powered-By,Server"'),
+  'default-type': row('defaultType', mimeTypeSchema, 'MIME type of the responses nginx makes that have none (default_type)'),
+  'gzip-disable': row('gzipDisable', gzipDisableSchema, 'User agents that get no gzip: "msie6" or a case-insensitive regex (gzip_disable); empty: none'),
+  'limit-rate': row('limitRate', intSchema(0, 1_073_741_824), 'Bytes per second sent to each client, per request (limit_rate); 0: no limit. An Ingress\'s limit-rate annotation overrides it'),
+  'limit-rate-after': row('limitRateAfter', intSchema(0, 1_073_741_824), 'Bytes sent at full speed before limit-rate applies (limit_rate_after)'),
+  'proxy-busy-buffers-size': row('proxyBusyBuffersSize', optionalSizeSchema, 'How much of a response may be busy being sent to the client while not fully read (proxy_busy_buffers_size); empty: nginx\'s default. nginx requires at least proxy-buffer-size and less than all proxy buffers but one: a value outside that fails nginx -t, which keeps the running configuration and reports it'),
+  'proxy-headers-hash-bucket-size': row('proxyHeadersHashBucketSize', intSchema(32, 1024), 'proxy_headers_hash_bucket_size'),
+  'proxy-headers-hash-max-size': row('proxyHeadersHashMaxSize', intSchema(64, 65536), 'proxy_headers_hash_max_size'),
+  'retry-non-idempotent': row('retryNonIdempotent', boolSchema, 'Also retry POST, LOCK and PATCH requests on another endpoint when proxy-next-upstream says so (non_idempotent)'),
+  'upstream-keepalive-time': row('upstreamKeepaliveTime', timeSchema, 'How long one backend connection may be reused in all (keepalive_time), e.g. 1h'),
+  'enable-multi-accept': row('enableMultiAccept', boolSchema, 'A worker accepts all pending connections at once (multi_accept)'),
+  'worker-cpu-affinity': row('workerCpuAffinity', cpuAffinitySchema, 'Bind nginx workers to CPUs: "auto", or one bitmask per worker (worker_cpu_affinity); empty: not bound'),
+  'max-worker-open-files': row('maxWorkerOpenFiles', intSchema(0, 1_048_576).refine((n) => n === 0 || n >= 1024, { message: 'expected 0 or at least 1024' }), 'Open files per nginx worker (worker_rlimit_nofile); worker connections are at most half of it. 0: from the open-files limit Portico runs with'),
+  'grpc-buffer-size-kb': row('grpcBufferSizeKb', intSchema(0, 65536), 'Buffer for gRPC responses in KiB (grpc_buffer_size); 0: nginx\'s default'),
+  'relative-redirects': row('relativeRedirects', boolSchema, 'Redirects nginx makes itself (a directory without its trailing slash) keep a relative Location (absolute_redirect off)'),
+  'proxy-http-version': row('proxyHttpVersion', httpVersionSchema, 'HTTP version of requests to backends: "1.1" (keep-alive connections) or "1.0". An Ingress\'s proxy-http-version annotation overrides it'),
+  'debug-connections': row('debugConnections', cidrsSchema, 'Comma-separated client addresses or CIDRs whose connections nginx logs at debug level (debug_connection)'),
+  'enable-aio-write': row('enableAioWrite', boolSchema, 'Write temporary files (buffered request and response bodies) in nginx\'s thread pool (aio_write; reading uses it always, as ingress-nginx)'),
+  'disable-http-access-log': row('disableHttpAccessLog', boolSchema, 'No access log for HTTP requests (disable-access-log turns off both)'),
+  'disable-stream-access-log': row('disableStreamAccessLog', boolSchema, 'No access log for TCP and UDP services'),
+  'proxy-stream-timeout': row('proxyStreamTimeout', timeSchema, 'TCP/UDP services: idle time after which a connection is closed (proxy_timeout)'),
+  'proxy-stream-next-upstream': row('proxyStreamNextUpstream', boolSchema, 'TCP/UDP services: try another endpoint when one cannot be connected to (proxy_next_upstream)'),
+  'proxy-stream-next-upstream-timeout': row('proxyStreamNextUpstreamTimeout', timeSchema, 'TCP/UDP services: how long endpoints are tried in all (proxy_next_upstream_timeout; 0: no limit)'),
+  'proxy-stream-next-upstream-tries': row('proxyStreamNextUpstreamTries', intSchema(0, 100), 'TCP/UDP services: how many endpoints are tried (proxy_next_upstream_tries; 0: no limit)'),
+  'proxy-stream-responses': row('proxyStreamResponses', intSchema(0, 1_000_000), 'UDP services: datagrams expected back per request datagram before the session ends (proxy_responses; 0: until proxy-stream-timeout)'),
+} as const;
+
+/**
+ * ingress-nginx keys that Portico accepts (their values are still checked) but that change nothing in it, with why.
+ * They are reported as a difference by `portico migrate` and listed in the ConfigMap reference.
+ */
+export const NO_EFFECT_KEYS: Readonly<Record<string, { schema: z.ZodType<unknown, string>; default: string; why: string }>> = {
+  'reuse-port': { schema: boolSchema, default: 'true', why: 'the listeners always use reuseport (each worker has its own accept queue), ingress-nginx\'s default' },
+  'enable-serial-reloads': { schema: boolSchema, default: 'false', why: 'Portico already runs one nginx -t and reload at a time, and most changes need none' },
+  'disable-ipv6': { schema: boolSchema, default: 'false', why: 'nginx listens only on --listen-address (one address family); there is no separate IPv6 listener to turn off' },
+  'disable-ipv6-dns': { schema: boolSchema, default: 'false', why: 'Portico\'s nginx resolves no names: the controller resolves ExternalName Services and collectors itself' },
+  'limit-conn-zone-variable': {
+    schema: z.string().trim().refine((v) => v === '$binary_remote_addr' || v === '$remote_addr', { message: 'Portico counts connections per client address only: expected $binary_remote_addr or $remote_addr' }),
+    default: '$binary_remote_addr',
+    why: 'limit-connections always counts per client address (the values accepted mean exactly that)',
+  },
+  'proxy-ssl-location-only': { schema: boolSchema, default: 'false', why: 'the proxy-ssl-* annotations always apply to the paths of their Ingress only (Portico has no per-server proxy settings)' },
+  'strict-validate-path-type': { schema: boolSchema, default: 'true', why: 'Portico always matches Exact and Prefix paths literally (never as regexes, whatever use-regex says) and checks the characters of every path; "false" does not make it accept more' },
+};
