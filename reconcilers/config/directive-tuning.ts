@@ -48,6 +48,18 @@ export interface DirectiveTuning {
   proxyStreamNextUpstreamTimeout: string;
   proxyStreamNextUpstreamTries: number;
   proxyStreamResponses: number;
+  /** proxy-cookie-domain / proxy-cookie-path: "off" or "<from> <to>" (literal), for every path without its annotation. */
+  proxyCookieDomain: string;
+  proxyCookiePath: string;
+  /** proxy-redirect-from / proxy-redirect-to: "off", or a literal pair (proxy_redirect), for every path without its annotations. */
+  proxyRedirectFrom: string;
+  proxyRedirectTo: string;
+  /** proxy-max-temp-file-size: nginx size; "" = nginx's (and ingress-nginx's) 1024m. */
+  proxyMaxTempFileSize: string;
+  /** enable-access-log-for-default-backend: log the requests no host or path matched (answered 404 by Portico). */
+  enableAccessLogForDefaultBackend: boolean;
+  /** enable-auth-access-log: log the auth-url subrequests too. */
+  enableAuthAccessLog: boolean;
 }
 
 /** ingress-nginx v1.15.1's defaults (internal/ingress/controller/config/config.go). */
@@ -78,4 +90,11 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   proxyStreamNextUpstreamTimeout: '600s',
   proxyStreamNextUpstreamTries: 3,
   proxyStreamResponses: 1,
+  proxyCookieDomain: 'off',
+  proxyCookiePath: 'off',
+  proxyRedirectFrom: 'off',
+  proxyRedirectTo: 'off',
+  proxyMaxTempFileSize: '',
+  enableAccessLogForDefaultBackend: false,
+  enableAuthAccessLog: false,
 });

@@ -7,6 +7,7 @@ import { DEFAULT_DIRECTIVE_TUNING as D, type DirectiveTuning } from '../config/d
 import { isCidr } from '../../crds/schema/plugin-config.ts';
 import { boolSchema, intSchema } from '../values/safe.ts';
 import { regexProblem } from '../values/regex-path.ts';
+import { cookieRewriteSchema, redirectTextSchema } from '../annotations/groups/proxy.ts';
 
 type Row<F extends keyof DirectiveTuning> = { field: F; schema: z.ZodType<DirectiveTuning[F], string>; default: DirectiveTuning[F]; description: string };
 const row = <F extends keyof DirectiveTuning>(field: F, schema: z.ZodType<DirectiveTuning[F], string>, description: string): Row<F> => ({ field, schema, default: D[field], description });
@@ -103,6 +104,13 @@ export const DIRECTIVE_KEYS = {
   'proxy-stream-next-upstream-timeout': row('proxyStreamNextUpstreamTimeout', timeSchema, 'TCP/UDP services: how long endpoints are tried in all (proxy_next_upstream_timeout; 0: no limit)'),
   'proxy-stream-next-upstream-tries': row('proxyStreamNextUpstreamTries', intSchema(0, 100), 'TCP/UDP services: how many endpoints are tried (proxy_next_upstream_tries; 0: no limit)'),
   'proxy-stream-responses': row('proxyStreamResponses', intSchema(0, 1_000_000), 'UDP services: datagrams expected back per request datagram before the session ends (proxy_responses; 0: until proxy-stream-timeout)'),
+  'proxy-cookie-domain': row('proxyCookieDomain', cookieRewriteSchema('domain'), 'Rewrite the domain attribute of backends\' Set-Cookie headers on every path whose Ingress sets no proxy-cookie-domain annotation: "off" or "<domain> <replacement>" (literal text)'),
+  'proxy-cookie-path': row('proxyCookiePath', cookieRewriteSchema('path'), 'As proxy-cookie-domain, for the path attribute'),
+  'proxy-redirect-from': row('proxyRedirectFrom', z.string().trim().pipe(z.union([z.literal('off'), z.literal('default'), redirectTextSchema])), 'Text to replace in backends\' Location and Refresh headers on every path whose Ingress sets no proxy-redirect annotations (proxy_redirect, with proxy-redirect-to); "off" or "default": unchanged'),
+  'proxy-redirect-to': row('proxyRedirectTo', z.string().trim().pipe(z.union([z.literal('off'), redirectTextSchema])), 'Replacement for proxy-redirect-from (both must be set)'),
+  'proxy-max-temp-file-size': row('proxyMaxTempFileSize', optionalSizeSchema, 'Largest temporary file a buffered response may spill to (proxy_max_temp_file_size; empty: 1024m; 0: none). An Ingress\'s proxy-max-temp-file-size annotation overrides it'),
+  'enable-access-log-for-default-backend': row('enableAccessLogForDefaultBackend', boolSchema, 'Log the requests Portico answers 404 because no host or path matched (ingress-nginx\'s default backend); "false" (default): not logged'),
+  'enable-auth-access-log': row('enableAuthAccessLog', boolSchema, 'Log the auth-url subrequests as lines of their own (log_subrequest)'),
 } as const;
 
 /**

@@ -88,6 +88,13 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'proxy-stream-next-upstream-timeout': { ok: [['0', '0'], ['30s', '30s']], bad: ['soon'] },
   'proxy-stream-next-upstream-tries': { ok: [['0', 0], ['5', 5]], bad: ['101'] },
   'proxy-stream-responses': { ok: [['0', 0], ['2', 2]], bad: ['-1'] },
+  'proxy-cookie-domain': { ok: [['off', 'off'], ['internal.example .example.com', 'internal.example .example.com']], bad: ['one', 'a b c', '~x y'] },
+  'proxy-cookie-path': { ok: [['/app /', '/app /']], bad: ['/a'] },
+  'proxy-redirect-from': { ok: [['off', 'off'], ['default', 'default'], ['http://internal/', 'http://internal/']], bad: ['a b', ''] },
+  'proxy-redirect-to': { ok: [['off', 'off'], ['https://www.example.com/', 'https://www.example.com/']], bad: ['a b'] },
+  'proxy-max-temp-file-size': { ok: [['0', '0'], ['2048m', '2048m'], ['', '']], bad: ['big', '1 m'] },
+  'enable-access-log-for-default-backend': { ok: [['true', true]], bad: ['on'] },
+  'enable-auth-access-log': { ok: [['true', true]], bad: ['on'] },
 };
 
 test('the tuning keys are in the ConfigMap table with ingress-nginx\'s defaults', () => {

@@ -2,7 +2,8 @@
 -- set_by_lua (synchronous, no coroutine, before nginx picks a location) and returns where the request goes:
 --   ""                   proxy from `location /` (the default directive profile) — the common case;
 --   "@portico_<profile>" proxy from that profile's named location (nginx-only directives such as a body size);
---   "@portico_404" / "@portico_503" / "@portico_413" / "@portico_https" (308 to HTTPS);
+--   "@portico_unmatched" (404: no host or path matched), "@portico_404" (a route's own 404) / "@portico_503" /
+--   "@portico_413" / "@portico_https" (308 to HTTPS);
 --   "@portico_deny"      an answer of its own: a redirect, or 421 for a TLS-passthrough host over HTTPS.
 -- For proxied requests it sets $portico_backend (read by the balancer and the access log) and, when the route has
 -- its own, $portico_timeouts, $portico_fallback (default-backend), $portico_error_route (custom-http-errors) and
@@ -334,7 +335,7 @@ function _M.route()
   if gen_ids and not ngx_var.http_x_request_id then ngx_var.portico_rid = new_request_id() end
   sync()
   local h = find_host(ngx_var.host)
-  if not h then return "@portico_404" end
+  if not h then return "@portico_unmatched" end
   if h.passthrough and ngx_var.scheme == "https" then
     -- TLS for this host is passed through to its backend (ssl-passthrough): a request for it on a connection Portico
     -- terminated (another server name in the handshake, or a connection a client reuses for several hosts) is not
@@ -347,7 +348,7 @@ function _M.route()
   -- Metric labels (read by the metrics module, nginx-assets/modules/portico_metrics): the route's, else the host's for what no path matches (only with --enable-metrics).
   local mk = r and r.mk or h.mk
   if mk then ngx_var.portico_mk = mk end
-  if not r then return "@portico_404" end
+  if not r then return "@portico_unmatched" end
   local tr = r.trace
   if tr and tracing.start(tr) then sampled = true end
   if r == SLASH or r == SLASH_PORT then

@@ -66,10 +66,10 @@ do -- a host without "/" answers 404 for other paths and never falls through to 
     ["a.example.com"] = { rules = { rule("prefix", "/api", route("api")) } },
     ["_"] = { rules = { rule("prefix", "/", route("catch-all")) } },
   } } })
-  R.check("unmatched path on a known host is 404", backend_for(T, router, "a.example.com", "/other") == "@portico_404")
+  R.check("unmatched path on a known host is 404", backend_for(T, router, "a.example.com", "/other") == "@portico_unmatched")
   R.check("unknown host goes to the catch-all", backend_for(T, router, "zzz.example.com", "/other") == "catch-all")
   store.apply_all({ r = { remove = { "_" } } })
-  R.check("unknown host without a catch-all is 404", backend_for(T, router, "zzz.example.com", "/") == "@portico_404")
+  R.check("unknown host without a catch-all is 404", backend_for(T, router, "zzz.example.com", "/") == "@portico_unmatched")
 end
 
 do -- wildcard hosts match exactly one label; an exact host wins over the wildcard
@@ -79,8 +79,8 @@ do -- wildcard hosts match exactly one label; an exact host wins over the wildca
     ["a.example.com"] = { rules = { rule("prefix", "/", route("exact-host")) } },
   } } })
   R.check("one label matches the wildcard", backend_for(T, router, "b.example.com", "/") == "wild")
-  R.check("two labels do not", backend_for(T, router, "c.b.example.com", "/") == "@portico_404")
-  R.check("the bare parent does not", backend_for(T, router, "example.com", "/") == "@portico_404")
+  R.check("two labels do not", backend_for(T, router, "c.b.example.com", "/") == "@portico_unmatched")
+  R.check("the bare parent does not", backend_for(T, router, "example.com", "/") == "@portico_unmatched")
   R.check("exact host wins over wildcard", backend_for(T, router, "a.example.com", "/") == "exact-host")
 end
 
@@ -143,7 +143,7 @@ do -- only the hosts that changed are compiled again; removals reach the worker
   R.check("the changed host is served its new route", backend_for(T, router, "a.example.com", "/") == "a2")
   R.check("the other host was not compiled again", router._hosts()["b.example.com"] == b_before and router._hosts()["a.example.com"] ~= a_before)
   store_mod.apply_all({ r = { remove = { "a.example.com" } } })
-  R.check("a removed host is gone", backend_for(T, router, "a.example.com", "/") == "@portico_404")
+  R.check("a removed host is gone", backend_for(T, router, "a.example.com", "/") == "@portico_unmatched")
   R.check("the others stay", backend_for(T, router, "b.example.com", "/") == "b1")
 end
 

@@ -85,7 +85,7 @@ function fields(line: string) {
 }
 
 test('the default format, field by field: a proxied request, the canary, the client\'s own X-Request-ID, an unknown host; skip-access-log-urls', async () => {
-  await withNginx({ 'skip-access-log-urls': '/api/healthz,~^/api/skip/' }, async (lines) => {
+  await withNginx({ 'skip-access-log-urls': '/api/healthz,~^/api/skip/', 'enable-access-log-for-default-backend': 'true' }, async (lines) => {
     const a = await sendTo(LISTEN.httpPort, 'shop.example.com', '/api/x?q=1', { headers: { 'user-agent': 'portico-test/1', referer: 'http://ref.example/' } });
     assert.equal(a.status, 200);
     const sentId = (JSON.parse(a.body) as { headers: Record<string, string> }).headers['x-request-id'] ?? '';
@@ -147,7 +147,7 @@ test('the default format, field by field: a proxied request, the canary, the cli
 test('a JSON format with escape=json: every line parses with JSON.parse; ingress-nginx\'s variables without per-request metrics; generate-request-id "false"', async () => {
   const format =
     '{"time": "$time_iso8601", "status": $status, "bytes": $body_bytes_sent, "uri": "$request_uri", "ua": "$http_user_agent", "upstream": "$proxy_upstream_name", "alt": "$proxy_alternative_upstream_name", "req_id": "$req_id", "namespace": "$namespace", "ingress": "$ingress_name", "service": "$service_name", "port": "$service_port", "path": "$location_path", "upstream_status": "$upstream_status"}';
-  await withNginx({ 'log-format-upstream': format, 'log-format-escape-json': 'true', 'generate-request-id': 'false' }, async (lines) => {
+  await withNginx({ 'log-format-upstream': format, 'log-format-escape-json': 'true', 'generate-request-id': 'false', 'enable-access-log-for-default-backend': 'true' }, async (lines) => {
     const a = await sendTo(LISTEN.httpPort, 'shop.example.com', '/api/j', { headers: { 'user-agent': 'quote " backslash \\ tab\there' } });
     assert.equal(a.status, 200);
     assert.equal((JSON.parse(a.body) as { headers: Record<string, string> }).headers['x-request-id'], undefined, 'no id generated: none sent');
@@ -170,5 +170,15 @@ test('a JSON format with escape=json: every line parses with JSON.parse; ingress
     assert.equal((await sendTo(LISTEN.httpPort, 'nobody.example.org', '/')).status, 404);
     const u = JSON.parse((await lines(1))[0] as string) as Record<string, unknown>;
     assert.deepEqual([u.upstream, u.alt, u.namespace, u.ingress, u.service, u.port, u.path], ['upstream-default-backend', '', '', '', '', '', '']);
+  });
+});
+
+test('requests no host or path matched are not logged unless enable-access-log-for-default-backend (ingress-nginx\'s default backend)', async () => {
+  await withNginx({}, async (lines) => {
+    assert.equal((await sendTo(LISTEN.httpPort, 'unknown.example.org', '/nothing')).status, 404);
+    assert.equal((await sendTo(LISTEN.httpPort, 'shop.example.com', '/elsewhere')).status, 404);
+    assert.equal((await sendTo(LISTEN.httpPort, 'shop.example.com', '/api/after')).status, 200);
+    const [first] = await lines(1);
+    assert.equal(fields(first as string).request, 'GET /api/after HTTP/1.1', 'the two unmatched requests left no line');
   });
 });

@@ -252,7 +252,17 @@ test('the one-directive keys (directive-tuning.ts): defaults as ingress-nginx re
     'debug-connections': '127.0.0.1,192.0.2.0/24',
     'enable-aio-write': 'false',
     'disable-http-access-log': 'true',
+    'proxy-cookie-domain': 'internal.example .example.com',
+    'proxy-cookie-path': '/app /',
+    'proxy-redirect-from': 'http://internal/',
+    'proxy-redirect-to': 'https://www.example.com/',
+    'proxy-max-temp-file-size': '2048m',
+    'enable-access-log-for-default-backend': 'true',
+    'enable-auth-access-log': 'true',
   }), rt, 'c');
+  for (const d of ['proxy_cookie_domain internal.example .example.com;', 'proxy_cookie_path /app /;', 'proxy_redirect http://internal/ https://www.example.com/;', 'proxy_max_temp_file_size 2048m;', '      log_subrequest on;']) assert.ok(conf.includes(d), d);
+  assert.match(conf, /location @portico_unmatched \{ return 404; \}/, 'logged with enable-access-log-for-default-backend');
+  assert.match(dflt, /location @portico_unmatched \{ return 404; access_log off; \}/, 'not logged by default');
   for (const d of [
     'proxy_pass_header Server;', 'default_type application/octet-stream;',
     'gzip_disable "MSIE [4-6]\\.";', 'limit_rate 1048576;', 'limit_rate_after 65536;', 'proxy_busy_buffers_size 8k;',
