@@ -60,6 +60,11 @@ export interface DirectiveTuning {
   enableAccessLogForDefaultBackend: boolean;
   /** enable-auth-access-log: log the auth-url subrequests too. */
   enableAuthAccessLog: boolean;
+  // Not directives: the ConfigMap's defaults of three annotations, for Ingresses without them (ingress-nginx's
+  // parsers of these fall back to the ConfigMap; translate/annotation-defaults.ts applies them).
+  preserveTrailingSlash: boolean;
+  usePortInRedirects: boolean;
+  serviceUpstream: boolean;
 }
 
 /** ingress-nginx v1.15.1's defaults (internal/ingress/controller/config/config.go). */
@@ -97,4 +102,7 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   proxyMaxTempFileSize: '',
   enableAccessLogForDefaultBackend: false,
   enableAuthAccessLog: false,
+  preserveTrailingSlash: false,
+  usePortInRedirects: false,
+  serviceUpstream: false,
 });

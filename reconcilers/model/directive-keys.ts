@@ -111,6 +111,9 @@ export const DIRECTIVE_KEYS = {
   'proxy-max-temp-file-size': row('proxyMaxTempFileSize', optionalSizeSchema, 'Largest temporary file a buffered response may spill to (proxy_max_temp_file_size; empty: 1024m; 0: none). An Ingress\'s proxy-max-temp-file-size annotation overrides it'),
   'enable-access-log-for-default-backend': row('enableAccessLogForDefaultBackend', boolSchema, 'Log the requests Portico answers 404 because no host or path matched (ingress-nginx\'s default backend); "false" (default): not logged'),
   'enable-auth-access-log': row('enableAuthAccessLog', boolSchema, 'Log the auth-url subrequests as lines of their own (log_subrequest)'),
+  'preserve-trailing-slash': row('preserveTrailingSlash', boolSchema, 'The preserve-trailing-slash annotation of every Ingress that does not set it'),
+  'use-port-in-redirects': row('usePortInRedirects', boolSchema, 'The use-port-in-redirects annotation of every Ingress that does not set it'),
+  'service-upstream': row('serviceUpstream', boolSchema, 'The service-upstream annotation of every Ingress that does not set it: its backends are the Services\' cluster IPs'),
 } as const;
 
 /**
@@ -118,6 +121,10 @@ export const DIRECTIVE_KEYS = {
  * They are reported as a difference by `portico migrate` and listed in the ConfigMap reference.
  */
 export const NO_EFFECT_KEYS: Readonly<Record<string, { schema: z.ZodType<unknown, string>; default: string; why: string }>> = {
+  'upstream-hash-by': { schema: z.string(), default: '', why: 'ingress-nginx reads it only as an annotation (its ConfigMap value reaches no Ingress\'s backends): use the upstream-hash-by annotation' },
+  'upstream-hash-by-subset': { schema: boolSchema, default: 'false', why: 'as upstream-hash-by: an annotation only' },
+  'upstream-hash-by-subset-size': { schema: intSchema(1, 1000), default: '3', why: 'as upstream-hash-by: an annotation only' },
+  'app-root': { schema: z.string(), default: '', why: 'ingress-nginx reads it only as an annotation (its ConfigMap value redirects nothing): use the app-root annotation' },
   'reuse-port': { schema: boolSchema, default: 'true', why: 'the listeners always use reuseport (each worker has its own accept queue), ingress-nginx\'s default' },
   'enable-serial-reloads': { schema: boolSchema, default: 'false', why: 'Portico already runs one nginx -t and reload at a time, and most changes need none' },
   'disable-ipv6': { schema: boolSchema, default: 'false', why: 'nginx listens only on --listen-address (one address family); there is no separate IPv6 listener to turn off' },

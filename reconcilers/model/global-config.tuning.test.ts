@@ -95,6 +95,9 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'proxy-max-temp-file-size': { ok: [['0', '0'], ['2048m', '2048m'], ['', '']], bad: ['big', '1 m'] },
   'enable-access-log-for-default-backend': { ok: [['true', true]], bad: ['on'] },
   'enable-auth-access-log': { ok: [['true', true]], bad: ['on'] },
+  'preserve-trailing-slash': { ok: [['true', true]], bad: ['on'] },
+  'use-port-in-redirects': { ok: [['true', true]], bad: ['on'] },
+  'service-upstream': { ok: [['true', true]], bad: ['yes'] },
 };
 
 test('the tuning keys are in the ConfigMap table with ingress-nginx\'s defaults', () => {

@@ -3,6 +3,7 @@
 // certificates, passthrough), default backend, canaries (they attach to their main's paths instead of claiming),
 // and ingress-nginx's path rules (host-wide regex mode per namespace, a trailing slash that redirects).
 // Part of the pure translation (tools/imports.ts: the translation layer): it never imports the kind's reconciler.
+import { withAnnotationDefaults } from '../../translate/annotation-defaults.ts';
 import type { PathMatch, Route, RouteRule } from '../../config/types.ts';
 import type { IngressClassInfo, NormalizedIngress, NormalizedUpstream, ServiceBackendRef } from '../../model/types.ts';
 import { ANNOTATIONS, NGINX_PREFIX, type AnnotationName } from '../../annotations/table.ts';
@@ -116,7 +117,8 @@ function admit(d: Draft, classes: ReadonlyMap<string, IngressClassInfo>): void {
   // The ConfigMap's annotations-risk-level / allow-snippet-annotations decide which annotations apply (risk.ts).
   const risk = { allowSnippetAnnotations: snap.global.allowSnippetAnnotations, annotationsRiskLevel: snap.global.annotationsRiskLevel };
   for (const raw of snap.ingresses.values()) {
-    const ing = gateAnnotations(raw, risk);
+    // The ConfigMap's defaults of annotations the Ingress does not set, then the risk gate over all of them.
+    const ing = gateAnnotations(withAnnotationDefaults(raw, snap.global), risk);
     const s = isIngressServed(ing, classes, o);
     const ref = ingressRef(ing.key);
     status.set(ref, { served: s, programmed: false, problems: [] });
