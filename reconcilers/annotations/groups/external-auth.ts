@@ -236,6 +236,8 @@ export function externalAuthInstanceOf(spec: ExternalAuthSpec, name: string, t: 
     ingressNginx: {
       scheme: spec.url.scheme,
       host: spec.url.host,
+      ...(spec.url.uriParts ? { uri: spec.url.uriParts } : {}),
+      ...(spec.url.target.kind === 'own-host' ? { ownHost: true as const } : {}),
       ...(spec.method !== undefined ? { method: spec.method } : {}),
       ...(spec.requestRedirect ? { requestRedirect: spec.requestRedirect } : {}),
       ...(spec.signin ? { signin: spec.signin } : {}),
