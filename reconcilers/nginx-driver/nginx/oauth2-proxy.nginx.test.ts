@@ -37,7 +37,7 @@ const EXAMPLE = {
   'auth-response-headers': 'X-Auth-Request-User, X-Auth-Request-Email',
 };
 const annotated = (a: Record<string, string>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [`${N}${k}`, v]));
-const app = (name: string, host: string, ns = 'team') => ing(name, { rules: [rule(host, [{ path: '/', backend: svcRef('web', 80) }])] }, { ns, annotations: annotated(EXAMPLE) });
+const app = (name: string, host: string, ns = 'team', a: Record<string, string> = EXAMPLE) => ing(name, { rules: [rule(host, [{ path: '/', backend: svcRef('web', 80) }])] }, { ns, annotations: annotated(a) });
 const oauth2 = (name: string, host: string, ns = 'team', annotations: Record<string, string> = {}) =>
   ing(name, { rules: [rule(host, [{ path: '/oauth2', backend: svcRef('oauth2-proxy', 4180) }])] }, { ns, annotations: annotated(annotations) });
 
@@ -54,6 +54,10 @@ function desired(): GatewayConfig {
     ingresses: [
       app('app', 'app.test'),
       oauth2('oauth2-proxy', 'app.test'),
+      // Variables in the query of a $host auth URL, and in the path and query of a literal one (a Service).
+      app('vars', 'vars.test', 'team', { ...EXAMPLE, 'auth-url': 'https://$host/oauth2/auth?from=$escaped_request_uri&m=$request_method' }),
+      oauth2('vars-oauth2', 'vars.test'),
+      app('svc', 'svc.test', 'team', { ...EXAMPLE, 'auth-url': 'http://oauth2-proxy.team.svc:4180/oauth2/auth?u=$request_uri&h=$host' }),
       // No /oauth2 route on this host: its "/" is the application itself, never taken for the auth service.
       app('lonely', 'lonely.test'),
       // The /oauth2 route requires auth-url itself: the auth subrequest would recurse.
@@ -83,7 +87,14 @@ before(async () => {
     `--http-address=${IP}:${PROXY_PORT}`, '--provider=google', '--client-id=portico-test', '--client-secret=never-used',
     '--cookie-secret=0123456789abcdef0123456789abcdef', '--cookie-secure=false', '--email-domain=*', `--htpasswd-file=${htpasswd}`,
     '--upstream=static://202', '--set-xauthrequest', '--reverse-proxy', `--trusted-proxy-ip=${net.hostIp}/32`], { stdio: ['ignore', 'pipe', 'pipe'] });
-  for (const s of [proxy.stdout, proxy.stderr]) s?.on('data', (c: Buffer) => proxyOut.push(...c.toString().split('\n').filter(Boolean)));
+  for (const s of [proxy.stdout, proxy.stderr]) {
+    let partial = '';
+    s?.on('data', (c: Buffer) => {
+      const lines = (partial + c.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      proxyOut.push(...lines.filter(Boolean));
+    });
+  }
   await startLive(nginx, dynamic, desired());
   await until('oauth2-proxy answers through Portico', async () => (await send('app.test', '/oauth2/auth')).status === 401, 10_000);
 });
@@ -106,7 +117,7 @@ test('unauthenticated: 302 to the sign-in URL on the request\'s own host, rd = t
   const a = await send('app.test', '/doc/a%20b?x=1&y=2');
   assert.equal(a.status, 302, a.body);
   assert.equal(a.headers.location, 'https://app.test/oauth2/start?rd=%2Fdoc%2Fa%2520b%3Fx%3D1%26y%3D2');
-  assert.ok(proxyOut.some((l) => l.includes(' GET ') && l.includes('"/oauth2/auth"') && l.includes(' 401 ')), 'the real oauth2-proxy answered the auth subrequest');
+  await until('the real oauth2-proxy answered the auth subrequest (its log)', () => proxyOut.some((l) => l.includes(' app.test GET ') && l.includes('"/oauth2/auth"') && l.includes(' 401 ')), 5_000);
 });
 
 test('/oauth2/* is served by the oauth2-proxy Ingress without authentication: /oauth2/start redirects to the provider, sign-in sets the cookie', async () => {
@@ -123,9 +134,21 @@ test('authenticated (the session cookie): 200 from the application with auth-res
   const seen = JSON.parse(a.body) as Seen;
   assert.equal(seen.url, '/doc?page=2');
   assert.equal(seen.headers['x-auth-request-user'], 'alice');
-  assert.ok(proxyOut.some((l) => l.includes(' alice ') && l.includes('"/oauth2/auth"') && l.includes(' 202 ')), 'oauth2-proxy accepted the session');
-  // What oauth2-proxy saw: the request's own Host (it hairpins in ingress-nginx; here Portico's route for /oauth2/auth).
-  assert.ok(proxyOut.some((l) => l.includes(' app.test GET ') && l.includes('"/oauth2/auth"')), proxyOut.slice(-5).join('\n'));
+  // oauth2-proxy accepted the session, asked with the request's own Host (in ingress-nginx the subrequest hairpins
+  // through the load balancer; here it takes Portico's route for /oauth2/auth).
+  await until('oauth2-proxy logged the accepted subrequest', () => proxyOut.some((l) => l.includes(' alice ') && l.includes(' app.test GET ') && l.includes('"/oauth2/auth"') && l.includes(' 202 ')), 5_000);
+});
+
+test('variables in the auth URL are filled from the request and percent-encoded, on the request\'s own host and on a literal one', async () => {
+  const cookie = await signIn();
+  const a = await send('vars.test', '/doc?page=2', { headers: { cookie } });
+  assert.equal(a.status, 200, `${a.status} ${a.body}`);
+  assert.equal((JSON.parse(a.body) as Seen).headers['x-auth-request-user'], 'alice');
+  const b = await send('svc.test', '/doc/%22x%22?q=a%20b', { headers: { cookie } });
+  assert.equal(b.status, 200, `${b.status} ${b.body}`);
+  await until('oauth2-proxy logged both subrequests', () =>
+    proxyOut.some((l) => l.includes(' vars.test GET ') && l.includes('"/oauth2/auth?from=%2Fdoc%3Fpage%3D2&m=GET"')) &&
+    proxyOut.some((l) => l.includes(' oauth2-proxy.team.svc GET ') && l.includes('"/oauth2/auth?u=/doc/%22x%22?q=a%20b&h=svc.test"')), 5_000);
 });
 
 test('a host without a /oauth2 route (only its application\'s "/"), a /oauth2 route with auth-url itself, another namespace\'s /oauth2: 500, with the reason logged', async () => {
