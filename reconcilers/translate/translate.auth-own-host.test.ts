@@ -71,3 +71,23 @@ test('$host auth-url: variables in the query travel as a template; allow-cross-n
   assert.ok(gi?.type === 'external-auth' && gi.ingressNginx?.ownHost === true && gi.ingressNginx.namespace === undefined && gi.ingressNginx.scheme === 'http');
   assert.equal(g.routeOf('/')?.backendId, 'default_web_80');
 });
+
+test('$host auth-url without a usable route for the auth path: a Warning on the Ingress (its catch-all "/" does not count; a route that requires auth itself would loop)', () => {
+  const alone = run(EXAMPLE);
+  assert.deepEqual(alone.r.events.filter((e) => e.reason === 'AuthRouteMissing'), []);
+  const m = modelOf({
+    services: [web, proxy],
+    ingresses: [
+      ing('lonely', { rules: [rule('lonely.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { [`${N}auth-url`]: 'https://$host/oauth2/auth?rd=$escaped_request_uri' } }),
+      ing('loop', { rules: [rule('loop.example.com', [{ path: '/', backend: svcRef('web', 80) }, { path: '/oauth2', backend: svcRef('oauth2-proxy', 4180) }])] }, { annotations: { [`${N}auth-url`]: 'https://$host/oauth2/auth' } }),
+    ],
+  });
+  const r = translate(m.snapshot(), OPTS);
+  const warnings = r.events.filter((e) => e.reason === 'AuthRouteMissing').map((e) => [e.ref, e.message]);
+  assert.equal(warnings.length, 2, JSON.stringify(warnings));
+  assert.equal(warnings[0]?.[0], 'Ingress/default/lonely');
+  assert.match(warnings[0]?.[1] ?? '', /host lonely\.example\.com has no route for \/oauth2\/auth but its catch-all "\/".*answer 500/);
+  assert.equal(warnings[1]?.[0], 'Ingress/default/loop');
+  assert.match(warnings[1]?.[1] ?? '', /the route of host loop\.example\.com for \/oauth2\/auth requires authentication itself/);
+  assert.equal(r.config.data.routes['lonely.example.com']?.rules[0]?.route.backendId, 'default_web_80', 'still served: the data plane fails each request closed');
+});
