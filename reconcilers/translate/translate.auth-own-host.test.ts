@@ -90,4 +90,14 @@ test('$host auth-url without a usable route for the auth path: a Warning on the 
   assert.equal(warnings[1]?.[0], 'Ingress/default/loop');
   assert.match(warnings[1]?.[1] ?? '', /the route of host loop\.example\.com for \/oauth2\/auth requires authentication itself/);
   assert.equal(r.config.data.routes['lonely.example.com']?.rules[0]?.route.backendId, 'default_web_80', 'still served: the data plane fails each request closed');
+  // The auth subrequest is plain HTTP: an auth service the host reaches over HTTPS (backend-protocol) is named too.
+  const tls = modelOf({
+    services: [web, proxy],
+    ingresses: [
+      ing('app', { rules: [rule('tls.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { [`${N}auth-url`]: 'https://$host/oauth2/auth' } }),
+      ing('oauth2-proxy', { rules: [rule('tls.example.com', [{ path: '/oauth2', backend: svcRef('oauth2-proxy', 4180) }])] }, { annotations: { [`${N}backend-protocol`]: 'HTTPS' } }),
+    ],
+  });
+  const t = translate(tls.snapshot(), OPTS).events.filter((e) => e.reason === 'AuthRouteMissing');
+  assert.match(t[0]?.message ?? '', /the route of host tls\.example\.com for \/oauth2\/auth speaks HTTPS to its backend, and the auth subrequest is plain HTTP/);
 });

@@ -30,6 +30,8 @@ function problem(d: Draft, host: string, h: HostRoutes, path: string): string | 
   if (!r || (r.match === 'prefix' && r.path === '/')) return `host ${host} has no route for ${path} but its catch-all "/" (the application, never taken for the auth service)`;
   if ((r.route.plugins ?? []).some((id) => isAuth(d.plugins[id]))) return `the route of host ${host} for ${path} requires authentication itself (the subrequest would loop)`;
   if (!r.route.backendId) return `the route of host ${host} for ${path} has no backend`;
+  const proto = r.route.profile ? d.profiles.get(r.route.profile)?.backendProtocol : undefined;
+  if (proto) return `the route of host ${host} for ${path} speaks ${proto} to its backend, and the auth subrequest is plain HTTP`;
   return null;
 }
 
