@@ -30,8 +30,8 @@
 -- resolved by name: the subrequest goes to the backend of the route this host serves the auth path with (the
 -- router's own lookup), so it reaches what the host already routes to and nothing else. It fails closed (500, logged)
 -- when the host has no such route (its catch-all "/" does not count: that is the application), when that route
--- requires authentication itself (a loop) or, unless the
--- ConfigMap allows other namespaces, when the route's backend is another namespace's.
+-- requires authentication itself (a loop) or, unless the ConfigMap allows other namespaces, when the route's backend
+-- is another namespace's. The hop is plain HTTP; the auth service sees X-Forwarded-Proto = the auth URL's scheme.
 local util = require("portico.plugins.util")
 local cjson = require("cjson.safe")
 
