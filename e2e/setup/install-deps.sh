@@ -8,6 +8,8 @@
 #   - Portico's own nginx module (per-request metrics), built against Debian's nginx sources (nginx-assets/modules);
 #   - an OpenTelemetry Collector built from Go modules with the collector's own builder (e2e/otel/build.sh), cached
 #     likewise: the tracing tests export to it.
+#   - oauth2-proxy built from Go modules (e2e/oauth2-proxy/build.sh), cached likewise: the external-auth tests sign in
+#     through it.
 # Idempotent: each step is skipped when already satisfied.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -41,3 +43,4 @@ fi
 bash nginx-assets/modules/build.sh
 bash e2e/controlplane/build.sh
 bash e2e/otel/build.sh
+bash e2e/oauth2-proxy/build.sh

@@ -60,8 +60,22 @@ test('auth-url: refused — other schemes, user info, fragments, variables, bad 
     '//auth.example.com/',
     'http://user:pw@auth.example.com/',
     'http://auth.example.com/#frag',
-    'http://$host/auth',
-    'http://auth.example.com/$request_uri',
+    'http://$host:8080/auth',
+    'http://$remote_addr/auth',
+    'http://x$host/auth',
+    'http://$host.evil.example/auth',
+    'http://user@$host/auth',
+    'http://$host/../admin',
+    'http://$host/oauth2/./auth',
+    'http://$host//oauth2/auth',
+    'http://$host/oauth2%2fauth',
+    'http://$host/auth$uri',
+    'http://$host/auth#x',
+    'http://auth.example.com/$document_root',
+    'http://auth.example.com/?u=$request_body',
+    'http://auth.example.com/?u=$upstream_http_x',
+    'http://auth.example.com/?u=$',
+    'http://auth.example.com/?u=${request_uri',
     'http://auth.example.com:0/',
     'http://auth.example.com:65536/',
     'http://-bad-.example/',
@@ -78,7 +92,37 @@ test('auth-url: refused — other schemes, user info, fragments, variables, bad 
     assert.equal(authUrlSchema.safeParse(`http://auth.example.com/a${p}b`).success, false, `path with ${JSON.stringify(p)}`);
     assert.equal(authUrlSchema.safeParse(`http://auth.exa${p}mple.com/`).success, false, `host with ${JSON.stringify(p)}`);
   }
-  assert.match(parseAuthUrl('http://$host/auth').ok ? '' : (parseAuthUrl('http://$host/auth') as { error: string }).error, /variables are not supported/);
+  for (const p of INJECTIONS) {
+    assert.equal(authUrlSchema.safeParse(`https://$host/oauth2/auth?rd=$escaped_request_uri${p}x`).success, false, `own-host query with ${JSON.stringify(p)}`);
+    assert.equal(authUrlSchema.safeParse(`https://$host${p}/oauth2/auth`).success, false, `own-host authority with ${JSON.stringify(p)}`);
+  }
+  const err = (s: string) => { const r = parseAuthUrl(s); return r.ok ? '' : r.error; };
+  assert.match(err('http://$remote_addr/auth'), /only nginx variables the auth URL's host may be are \$host, \$http_host and \$best_http_host/);
+  assert.match(err('http://$host/auth$uri'), /path must be literal \(variables only in the query\)/);
+});
+
+test('auth-url: the request\'s own host ($host, $http_host, $best_http_host) and variables in the path and query, as ingress-nginx\'s oauth2-proxy example', () => {
+  const ok = (s: string) => {
+    const r = parseAuthUrl(s);
+    assert.ok(r.ok, `${s}: ${r.ok ? '' : r.error}`);
+    return r.url;
+  };
+  assert.deepEqual(ok('https://$host/oauth2/auth'), { url: 'https://$host/oauth2/auth', scheme: 'https', host: '', port: 443, uri: '/oauth2/auth', target: { kind: 'own-host' } });
+  for (const h of ['$http_host', '${host}', '$best_http_host', '${best_http_host}']) assert.deepEqual(ok(`http://${h}/oauth2/auth`).target, { kind: 'own-host' });
+  assert.deepEqual(ok('https://$host/oauth2/auth?rd=$escaped_request_uri&m=${request_method}'), {
+    url: 'https://$host/oauth2/auth?rd=$escaped_request_uri&m=${request_method}',
+    scheme: 'https',
+    host: '',
+    port: 443,
+    uri: '/oauth2/auth?rd=$escaped_request_uri&m=$request_method',
+    uriParts: ['/oauth2/auth?rd=', { v: 'escaped_request_uri' }, '&m=', { v: 'request_method' }],
+    target: { kind: 'own-host' },
+  });
+  // A literal host keeps its target; variables may then sit in the path too (filled in and percent-encoded by Lua).
+  const lit = ok('http://authz.team.svc:8080/check$request_uri?h=$server_name&a=$arg_token&c=$cookie_s&x=$http_x_team&s=$pass_access_scheme');
+  assert.deepEqual(lit.target, { kind: 'service', service: 'authz', namespace: 'team', port: 8080 });
+  assert.deepEqual(lit.uriParts, ['/check', { v: 'request_uri' }, '?h=', { v: 'host' }, '&a=', { v: 'arg_token' }, '&c=', { v: 'cookie_s' }, '&x=', { v: 'http_x_team' }, '&s=', { v: 'scheme' }]);
+  assert.equal(ok('http://auth.example.com/v').uriParts, undefined, 'no variables: no template');
 });
 
 test('auth-method: ingress-nginx\'s methods, exactly', () => {

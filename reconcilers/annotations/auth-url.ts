@@ -28,17 +28,27 @@ export type AuthTarget =
   /** Any other host: resolved by Portico's resolver, addresses no tenant may reach refused (as ExternalName). */
   | { kind: 'host'; host: string; port: number }
   /** An IP literal (checked against the same address filter by the translation). */
-  | { kind: 'ip'; address: string; port: number };
+  | { kind: 'ip'; address: string; port: number }
+  /**
+   * The request's own host ($host, $http_host, $best_http_host): "this host, as Portico routes it". Never resolved:
+   * the data plane sends the subrequest to the backend of the route the host serves the auth path with.
+   */
+  | { kind: 'own-host' };
 
 export interface AuthUrl {
   /** As given (for messages). */
   url: string;
   scheme: 'http' | 'https';
-  /** The URL's host name (lower-case; an IPv6 literal without brackets): the Host header and TLS server name. */
+  /**
+   * The URL's host name (lower-case; an IPv6 literal without brackets): the Host header and TLS server name; ""
+   * for the request's own host (the request's Host is sent).
+   */
   host: string;
   port: number;
-  /** Path and query sent to the auth service. */
+  /** Path and query sent to the auth service (as written, "${name}" as "$name", when it has variables). */
   uri: string;
+  /** The path and query with variables (filled from the request by the data plane); absent when it has none. */
+  uriParts?: TemplatePart[];
   target: AuthTarget;
 }
 
@@ -69,7 +79,19 @@ export function parseAuthUrl(raw: string): { ok: true; url: AuthUrl } | { ok: fa
   const authority = m[2] as string;
   let rest = m[3] as string;
   if (authority.includes('@')) return { ok: false, error: 'user info (user:password@) is not allowed in the URL' };
-  if (authority.includes('$') || rest.includes('$')) return { ok: false, error: 'nginx variables are not supported in the auth URL' };
+  if (rest === '') rest = '/';
+  if (rest.startsWith('?')) rest = `/${rest}`;
+  if (!rest.startsWith('/')) return { ok: false, error: 'the path must start with "/"' };
+  const parts = authUriParts(rest);
+  if ('error' in parts) return { ok: false, error: parts.error };
+  if (OWN_HOST.test(authority)) {
+    // The path picks the route of the request's own host: literal, plain and normalized (what the router matches).
+    const path = rest.split('?')[0] as string;
+    if (!OWN_PATH.test(path)) return { ok: false, error: 'on the request\'s own host ($host) the auth URL\'s path must be literal (variables only in the query), without "%", "//", "." or ".." segments' };
+    const uri = rest.replace(/\$\{([a-z_][a-z0-9_]*)\}/g, '$$$1');
+    return { ok: true, url: { url: v, scheme, host: '', port: scheme === 'https' ? 443 : 80, uri, ...(parts.parts ? { uriParts: parts.parts } : {}), target: { kind: 'own-host' } } };
+  }
+  if (authority.includes('$')) return { ok: false, error: 'the only nginx variables the auth URL\'s host may be are $host, $http_host and $best_http_host (the request\'s own host, without a port)' };
   let host: string;
   let portText: string | undefined;
   const v6 = /^\[([0-9A-Fa-f:.]+)\](?::(\d{1,5}))?$/.exec(authority);
@@ -86,16 +108,35 @@ export function parseAuthUrl(raw: string): { ok: true; url: AuthUrl } | { ok: fa
   }
   const port = portText !== undefined ? Number(portText) : scheme === 'https' ? 443 : 80;
   if (!Number.isInteger(port) || port < 1 || port > 65535) return { ok: false, error: 'the port must be 1-65535' };
-  if (rest === '') rest = '/';
-  if (rest.startsWith('?')) rest = `/${rest}`;
-  if (!rest.startsWith('/')) return { ok: false, error: 'the path must start with "/"' };
-  if (!URI_CHARS.test(rest) || !PCT_OK(rest)) return { ok: false, error: 'the path and query may only contain letters, digits, - . _ ~ ! & * + , = : @ / ? and %XX escapes' };
   let target: AuthTarget;
   const svc = SERVICE_RE.exec(host);
   if (isIP(host)) target = { kind: 'ip', address: host, port };
   else if (svc) target = { kind: 'service', service: svc[1] as string, namespace: svc[3] as string, port };
   else target = { kind: 'host', host, port };
-  return { ok: true, url: { url: v, scheme, host, port, uri: rest, target } };
+  const uri = rest.replace(/\$\{([a-z_][a-z0-9_]*)\}/g, '$$$1');
+  return { ok: true, url: { url: v, scheme, host, port, uri, ...(parts.parts ? { uriParts: parts.parts } : {}), target } };
+}
+
+/** The request's own host as an auth URL's authority (ingress-nginx's documented oauth2-proxy example). */
+const OWN_HOST = /^\$(\{host\}|host|\{http_host\}|http_host|\{best_http_host\}|best_http_host)$/;
+/** A literal path: no "%", no "//", no "." or ".." segment (the router matches it as it is). */
+const OWN_PATH = /^(?!.*\/\/)(?!.*\/\.\.?(\/|$))\/[A-Za-z0-9\-._~!&*+,=:@/]*$/;
+
+/**
+ * Variables the auth URL's path and query may hold (ingress-nginx allows any nginx variable there): the request's
+ * URL, method, client address, query arguments, headers and cookies. Filled in by the data plane, percent-encoded.
+ */
+const URL_VARS = new Set(['scheme', 'pass_access_scheme', 'host', 'http_host', 'best_http_host', 'server_name', 'request_uri', 'escaped_request_uri', 'uri', 'args', 'query_string', 'is_args', 'request_method', 'remote_addr']);
+const urlVar = (n: string) => URL_VARS.has(n) || (/^(arg|http|cookie)_[a-z0-9_]+$/.test(n) && n.length <= 70);
+
+/** The path and query of an auth URL: literal URL characters and %XX escapes; `parts` only when it has variables. */
+function authUriParts(rest: string): { parts?: TemplatePart[] } | { error: string } {
+  const chars = 'the path and query may only contain letters, digits, - . _ ~ ! & * + , = : @ / ? and %XX escapes';
+  if (!rest.includes('$')) return URI_CHARS.test(rest) && PCT_OK(rest) ? {} : { error: chars };
+  const t = template(rest, urlVar, URL_TEXT, 'the auth URL');
+  if ('error' in t) return t;
+  if (!t.parts.every((p) => typeof p !== 'string' || PCT_OK(p))) return { error: chars };
+  return { parts: t.parts };
 }
 
 export const authUrlSchema = z.string().transform((v, ctx) => {

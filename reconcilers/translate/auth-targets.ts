@@ -5,6 +5,7 @@ import { namesService } from './self.ts';
 import { clusterIpIndex, serviceOfAddress } from './cluster-ips.ts';
 import type { AnnotationInstance } from './plugin-instances.ts';
 import type { Draft } from './draft.ts';
+import type { PluginInstance } from '../config/types.ts';
 
 const crossNote = 'only Services of the Ingress\'s own namespace may be named (the ConfigMap\'s allow-cross-namespace-auth: "true" allows others)';
 
@@ -22,6 +23,9 @@ export function useAuthTarget(d: Draft, ref: string, a: NonNullable<AnnotationIn
     return `${what} ${a.url} names Portico's own Service ${self}, which Portico never proxies to (a request would loop)`;
   }
   const sameNamespaceOnly = ns !== null && !g0.allowCrossNamespaceAuth;
+  // The request's own host: no backend of its own (the route the host serves the auth path with, found per request;
+  // the instance carries the namespace its backend must be of, see ownHostScoped).
+  if (t.kind === 'own-host') return null;
   if (t.kind === 'service') {
     const key = `${t.namespace}/${t.service}`;
     if (sameNamespaceOnly && t.namespace !== ns) return `${what} ${a.url} names Service ${key} of another namespace: ${crossNote}`;
@@ -47,4 +51,14 @@ export function useAuthTarget(d: Draft, ref: string, a: NonNullable<AnnotationIn
   const prev = extAuthBackends.get(a.backendId);
   extAuthBackends.set(a.backendId, { host: t.host, port: t.port, ...(sameNamespaceOnly || prev?.noClusterIPs ? { noClusterIPs: true as const } : {}) });
   return null;
+}
+
+/**
+ * An auth-url on the request's own host ($host) of an Ingress of `namespace`: its subrequest may only reach a route
+ * whose backend is of that namespace (the ConfigMap's allow-cross-namespace-auth lifts it; global-auth-url is not
+ * scoped).
+ */
+export function ownHostScoped(inst: PluginInstance, namespace: string): PluginInstance {
+  if (inst.type !== 'external-auth' || !inst.ingressNginx) return inst;
+  return { ...inst, ingressNginx: { ...inst.ingressNginx, namespace } };
 }

@@ -70,6 +70,8 @@ export function annotationInstances(ing: NormalizedIngress, limitStatus: number,
 export function authBackendId(t: AuthTarget): string {
   if (t.kind === 'service') return backendIdOf(t.namespace, { service: t.service, port: { number: t.port } });
   if (t.kind === 'host') return `extauth.${t.host}.${t.port}`;
+  // (The request's own host: the data plane picks the backend of the host's route per request.)
+  if (t.kind === 'own-host') return 'extauth.own-host';
   return `extauth.ip.${t.address.replace(/[^0-9a-f.]/g, (c) => (c === ':' ? '-' : ''))}.${t.port}`;
 }
 

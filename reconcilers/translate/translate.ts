@@ -49,6 +49,7 @@ import { buildRoutes } from './phases/routes.ts';
 import { redirectWww } from './phases/www-redirect.ts';
 import { addServerAliases } from './phases/server-alias.ts';
 import { warnObjects } from './phases/object-warnings.ts';
+import { warnOwnHostAuth } from './phases/own-host-auth.ts';
 import { askClientCertificates } from './phases/client-auth.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
 
@@ -83,6 +84,7 @@ export const PHASES: readonly Phase[] = [
   redirectWww, // from-to-www-redirect servers
   addServerAliases, // server-alias names
   warnObjects, // Warnings about each object as a whole
+  warnOwnHostAuth, // auth-url on the request's own host without a usable route for its path
   askClientCertificates, // what each server name's handshake asks for
 ];
 

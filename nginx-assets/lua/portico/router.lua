@@ -438,6 +438,24 @@ function _M.route_traced()
   return jump
 end
 
+-- The route a host serves a path with (external-auth's auth URL on the request's own host, plugins/external_auth.lua):
+-- the same host and path lookup as a request's, without side effects. nil when nothing matches, or only nginx's
+-- "/foo" → "/foo/" redirect; else the prepared route (backend, plugins "id,id", jump) and whether it is the host's
+-- catch-all prefix "/".
+function _M.lookup(host, uri)
+  local h = find_host(host)
+  local r = h and match(h, uri)
+  if r == nil or r == SLASH or r == SLASH_PORT then return nil end
+  local px = h.prefix
+  local root = px[#px]
+  if root and root.len == 0 then
+    for _, c in ipairs(root.cands) do
+      if c.r == r then return r, true end
+    end
+  end
+  return r, false
+end
+
 -- For tests.
 function _M._hosts() return hosts end
 

@@ -241,3 +241,15 @@ test('Lua tracing (OpenTelemetry): traceparent parsing, which routes trace, samp
     /ok - export: a dead collector drops the batch \(counted\) and keeps the rest for the next tick/,
   ]);
 });
+
+test('Lua external-auth on the request\'s own host ($host in auth-url): the host\'s route for the auth path, fail closed without one, on a loop or another namespace; variables in the auth URL', () => {
+  run('own_host_auth_test.lua', [
+    /ok - own host: the subrequest goes to the backend of the host's route for the auth path/,
+    /ok - own host: a host without a route for the auth path fails closed/,
+    /ok - own host: the host's catch-all "\/" \(the application, not an auth service\) does not count/,
+    /ok - own host: a route for the auth path that requires auth-url itself fails closed \(no recursion\)/,
+    /ok - own host: a route whose backend is another namespace's fails closed/,
+    /ok - auth URL variables: filled from the request, percent-encoded/,
+    /ok - check: own host with a host, a variable in the path, an unknown variable or a bad namespace is refused/,
+  ]);
+});

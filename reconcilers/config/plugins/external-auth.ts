@@ -34,8 +34,21 @@ export type AuthTemplatePart = string | { v: string };
 export interface IngressNginxAuth {
   /** Scheme of the auth URL (https: TLS with the URL's host as server name, the certificate not verified). */
   scheme: 'http' | 'https';
-  /** The auth URL's host: the Host header sent, and the TLS server name. */
+  /** The auth URL's host: the Host header sent, and the TLS server name ("" with ownHost: the request's Host). */
   host: string;
+  /**
+   * The auth URL's path and query with variables ($request_uri, $arg_x…), filled in per request and
+   * percent-encoded; absent: the instance's `path` as it is.
+   */
+  uri?: AuthTemplatePart[];
+  /**
+   * The auth URL's host is the request's own ($host): the subrequest goes to the backend of the route this host
+   * serves the auth path with (the router's lookup), over plain HTTP with X-Forwarded-Proto set to `scheme`; it
+   * fails closed when there is none, when that route requires authentication itself, or when its backend is not of
+   * `namespace` (absent: any namespace — the ConfigMap's global-auth-url, or allow-cross-namespace-auth).
+   */
+  ownHost?: true;
+  namespace?: string;
   /** auth-method (proxy_method); absent = GET. */
   method?: string;
   /** X-Auth-Request-Redirect; absent = the request URI. */

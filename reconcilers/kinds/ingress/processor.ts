@@ -14,7 +14,7 @@ import { backendIdOf, hostOrder, type PathClaim } from '../../translate/claims.t
 import { claimPathOf, needsRewrite, passthroughTarget, regexSourceOf } from '../../translate/matching.ts';
 import { annotationInstances, clientCertOf, customHeadersInstance, GLOBAL_AUTH_ID, ingressPluginBase, rewriteInstance } from '../../translate/plugin-instances.ts';
 import { annotationProfileSettings, backendProtocolOf, fullTimeouts, modsecuritySettings, proxySslProfileSettings } from '../../translate/profiles.ts';
-import { useAuthTarget } from '../../translate/auth-targets.ts';
+import { ownHostScoped, useAuthTarget } from '../../translate/auth-targets.ts';
 import { isCanary, type Claim, type ClaimProcessor, type Draft, type HostContext, type KindClaim, type Owner, type PassthroughAsk, type PluginNaming, type RouteDraft } from '../../translate/draft.ts';
 
 /**
@@ -150,7 +150,7 @@ function annotationPlugins(d: Draft, pc: PathClaim, ing: NormalizedIngress, owne
     for (const e of annotationInstances(ing, snap.global.limitReqStatusCode, authTimeouts, snap.global.limitConnStatusCode)) {
       if (noAuth && (e.auth || (e.inst.type === 'basic-auth' && e.inst.users))) continue;
       if (e.auth) unusable(useAuthTarget(d, owner.ref, e.auth, 'auth-url', ing.namespace));
-      plugins[e.id] ??= e.inst;
+      plugins[e.id] ??= e.auth?.target.kind === 'own-host' && !g0.allowCrossNamespaceAuth ? ownHostScoped(e.inst, ing.namespace) : e.inst;
       extra.push(e.id);
     }
   }

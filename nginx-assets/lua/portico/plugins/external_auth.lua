@@ -23,8 +23,15 @@
 --   - auth-cache-key: answers kept in the shared dict portico_auth_cache per plugin, host and key, for the seconds
 --     auth-cache-duration gives their status — except, as with nginx's proxy_cache, answers with Set-Cookie,
 --     Cache-Control no-store / no-cache / private / max-age=0, or Vary: *.
--- Template values (sign-in URL, X-Auth-Request-Redirect, cache key) read only the variables the controller
--- allowlisted; what a variable brings in is percent-encoded where it could break a header.
+-- Template values (sign-in URL, X-Auth-Request-Redirect, cache key, the auth URL's path and query) read only the
+-- variables the controller allowlisted; what a variable brings in is percent-encoded where it could break a header
+-- or the URI.
+-- An auth URL on the request's own host (ownHost: "https://$host/oauth2/auth", the oauth2-proxy pattern) is not
+-- resolved by name: the subrequest goes to the backend of the route this host serves the auth path with (the
+-- router's own lookup), so it reaches what the host already routes to and nothing else. It fails closed (500, logged)
+-- when the host has no such route (its catch-all "/" does not count: that is the application), when that route
+-- requires authentication itself (a loop) or, unless the ConfigMap allows other namespaces, when the route's backend
+-- is another namespace's. The hop is plain HTTP; the auth service sees X-Forwarded-Proto = the auth URL's scheme.
 local util = require("portico.plugins.util")
 local cjson = require("cjson.safe")
 
@@ -201,6 +208,74 @@ local function control_safe(v)
   return (v:gsub("[%c\127-\255]", function(c) return string.format("%%%02X", c:byte()) end))
 end
 
+-- Characters a variable's value may bring into the auth URL as they are: in the path, and in the query.
+local PATH_ENCODE = "[^%w%-%._~!%$&'%(%)%*%+,;=:@/%%]"
+local QUERY_ENCODE = "[^%w%-%._~!%$&'%(%)%*%+,;=:@/%%?]"
+local function pct(c) return string.format("%%%02X", c:byte()) end
+
+-- The auth URL's path and query, its variables filled from the request (percent-encoded as above; "?" too in the
+-- path, so a value can never start the query).
+local function auth_uri(parts)
+  local out, in_query = {}, false
+  for i, p in ipairs(parts) do
+    if type(p) == "string" then
+      out[i] = p
+      if p:find("?", 1, true) then in_query = true end
+    else
+      local f = VARS[p.v]
+      local v
+      if f then v = f() else v = ngx.var[p.v] end
+      out[i] = (tostring(v or ""):gsub(in_query and QUERY_ENCODE or PATH_ENCODE, pct))
+    end
+  end
+  return table.concat(out)
+end
+
+-- The backend of the route the request's own host serves `path` with, or nil and why not.
+local function own_route(self, path)
+  local host = ngx.var.host or ""
+  local r, root = require("portico.router").lookup(host, path)
+  if not r then return nil, "host " .. host .. " has no route for " .. path end
+  -- Only the host's "/" would answer: that is the application, not an auth service (ingress-nginx users give the
+  -- auth service a route of its own, an Ingress for /oauth2); a 200 from it must not let requests through.
+  if root then return nil, "host " .. host .. " has no route for " .. path .. " but its catch-all \"/\"" end
+  local id = r.backend
+  if type(id) ~= "string" or r.jump == "@portico_503" or r.jump == "@portico_404" then
+    return nil, "the route of host " .. host .. " for " .. path .. " has no backend"
+  end
+  if r.plugins then
+    local get, by_name = require("portico.store").get_plugin, require("portico.plugins.registry").by_name
+    for pid in r.plugins:gmatch("[^,]+") do
+      local conf = get(pid)
+      local mod = conf and by_name[conf.type]
+      if not mod or mod.auth then
+        return nil, "the route of host " .. host .. " for " .. path .. " requires authentication itself (it would loop)"
+      end
+    end
+  end
+  local ns = self.namespace
+  if ns and id:sub(1, #ns + 1) ~= ns .. "_" then
+    return nil, "the route of host " .. host .. " for " .. path .. " is another namespace's (allow-cross-namespace-auth is off)"
+  end
+  return id
+end
+
+-- The subrequest's options: the instance's, or — with variables in the auth URL or on the request's own host — a
+-- copy for this request. nil and why when the request's own host has no usable route for the auth path.
+local function capture_opts(self)
+  local opts = self.opts
+  if not self.uri and not self.own_host then return opts end
+  local vars = {}
+  for k, v in pairs(opts.vars) do vars[k] = v end
+  if self.uri then vars.portico_auth_uri = auth_uri(self.uri) end
+  if self.own_host then
+    local id, why = own_route(self, vars.portico_auth_uri:match("^[^?]*"))
+    if not id then return nil, why end
+    vars.portico_auth_backend = id
+  end
+  return { method = opts.method, vars = vars }
+end
+
 local function prepare_nginx(self)
   local change, saved = header_changer()
   local var = ngx.var
@@ -210,7 +285,10 @@ local function prepare_nginx(self)
   change("X-Sent-From", "nginx-ingress-controller")
   change("X-Real-IP", var.remote_addr)
   change("X-Forwarded-For", var.remote_addr)
-  change("X-Forwarded-Proto", nil)
+  -- On the request's own host the auth service sees what a request through the load balancer would bring: the
+  -- auth URL's scheme and the host (the hop itself is plain HTTP inside Portico).
+  change("X-Forwarded-Proto", self.own_host and self.scheme or nil)
+  if self.own_host then change("X-Forwarded-Host", var.host) end
   if var.http_x_forwarded_host then change("X-Forwarded-Host", var.portico_forwarded_host or var.host) end
   if var.http_x_forwarded_port then change("X-Forwarded-Port", var.portico_forwarded_port) end
   change("X-Auth-Request-Redirect", self.redirect and eval(self.redirect, url_safe) or var.request_uri)
@@ -261,8 +339,14 @@ local function access_nginx(self, ctx)
     if type(c) == "table" and type(c.s) == "number" and type(c.h) == "table" then status, h = c.s, c.h end
   end
   if not status then
+    local opts, why = capture_opts(self)
+    if not opts then
+      util.log_every("external-auth:own:" .. self.name .. ":" .. (ngx.var.host or ""), ngx.ERR, "portico: external-auth ",
+        self.name, ": auth URL on the request's own host: ", why, "; answering 500")
+      return util.deny(500)
+    end
     local saved = prepare_nginx(self)
-    local res = ngx.location.capture("/_portico_internal/auth", self.opts)
+    local res = ngx.location.capture("/_portico_internal/auth", opts)
     restore(saved)
     status = res and res.status or 0
     h = lower_headers(res and res.header)
@@ -329,6 +413,10 @@ local function new_nginx(conf, n)
     always = n.alwaysSetCookie == true,
     cache_key = n.cache and n.cache.key,
     ttl = ttl,
+    uri = n.uri,
+    own_host = n.ownHost == true,
+    scheme = n.scheme,
+    namespace = n.namespace,
     opts = {
       method = ngx.HTTP_GET,
       vars = {
@@ -336,8 +424,8 @@ local function new_nginx(conf, n)
         portico_auth_timeouts = tk,
         portico_auth_uri = conf.path,
         portico_auth_method = n.method or "GET",
-        portico_auth_scheme = n.scheme,
-        portico_auth_host = n.host,
+        portico_auth_scheme = n.ownHost == true and "http" or n.scheme,
+        portico_auth_host = n.host or "",
       },
     },
     access = access_nginx,
@@ -390,6 +478,12 @@ local REDIRECT_VARS = { scheme = true, host = true, http_host = true, request_ur
   uri = true, rd = true }
 local KEY_VARS = { remote_user = true, remote_addr = true, host = true, http_host = true, request_uri = true, uri = true,
   scheme = true, request_method = true }
+-- Variables of the auth URL's path and query (auth-url.ts URL_VARS).
+local URI_VARS = { scheme = true, host = true, http_host = true, request_uri = true, escaped_request_uri = true, uri = true,
+  args = true, query_string = true, is_args = true, request_method = true, remote_addr = true }
+local function uri_var(v)
+  return (v:match("^arg_[%w_]+$") or v:match("^http_[a-z0-9_]+$") or v:match("^cookie_[%w_]+$")) ~= nil and #v <= 70
+end
 local function key_var(v)
   return KEY_VARS[v] or ((v:match("^http_[a-z0-9_]+$") or v:match("^cookie_[%w_]+$") or v:match("^arg_[%w_]+$")) ~= nil and #v <= 70)
 end
@@ -421,7 +515,23 @@ end
 local function ingress_nginx_auth(n)
   if type(n) ~= "table" or #n > 0 then return "ingressNginx must be an object" end
   if n.scheme ~= "http" and n.scheme ~= "https" then return "ingressNginx.scheme must be http or https" end
-  if not str(n.host, 253, "^[%w.:-]+$") then return "invalid ingressNginx.host" end
+  if n.ownHost ~= nil and n.ownHost ~= true then return "ingressNginx.ownHost must be true" end
+  if n.ownHost then
+    if n.host ~= nil and n.host ~= "" then return "ingressNginx.host must be empty with ownHost" end
+    if n.namespace ~= nil and C.namespace(n.namespace) then return "invalid ingressNginx.namespace" end
+  elseif not str(n.host, 253, "^[%w.:-]+$") then
+    return "invalid ingressNginx.host"
+  elseif n.namespace ~= nil then
+    return "ingressNginx.namespace needs ownHost"
+  end
+  if n.uri ~= nil and not template(n.uri, function(v) return URI_VARS[v] == true or uri_var(v) end) then return "invalid ingressNginx.uri" end
+  if n.uri ~= nil and n.ownHost then
+    -- On the request's own host the path picks the route: literal, variables only in the query.
+    local in_query = false
+    for _, p in ipairs(n.uri) do
+      if type(p) == "string" then in_query = in_query or p:find("?", 1, true) ~= nil elseif not in_query then return "ingressNginx.uri: variables in the path with ownHost" end
+    end
+  end
   if n.method ~= nil and not str(n.method, 16, "^[A-Z]+$") then return "invalid ingressNginx.method" end
   local redirect = function(v) return REDIRECT_VARS[v] == true end
   if n.requestRedirect ~= nil and not template(n.requestRedirect, redirect) then return "invalid ingressNginx.requestRedirect" end
