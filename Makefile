@@ -54,6 +54,10 @@ cluster-up: ## real control plane on loopback, RBAC on; admin kubeconfig at .dev
 cluster-down: ## stop it (the real node first, if up); leaves no process, netns, veth, route or state behind
 	bash e2e/controlplane/down.sh
 
+.PHONY: build-conformance
+build-conformance: ## build (once) the Gateway API conformance suite, echo-basic and the Gateway API CRDs from Go modules (issue 23; not in deps or CI yet)
+	bash e2e/gateway-api/build.sh
+
 .PHONY: node-up node-down build-node
 build-node: ## build (once) kubelet, kube-proxy, kube-scheduler and containerd from Go modules
 	bash e2e/controlplane/build.sh node
