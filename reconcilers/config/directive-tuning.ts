@@ -60,6 +60,10 @@ export interface DirectiveTuning {
   enableAccessLogForDefaultBackend: boolean;
   /** enable-auth-access-log: log the auth-url subrequests too. */
   enableAuthAccessLog: boolean;
+  /** enable-syslog, syslog-host, syslog-port: the HTTP access log and a copy of the error log go to a syslog server. */
+  enableSyslog: boolean;
+  syslogHost: string;
+  syslogPort: number;
   // Not directives: the ConfigMap's defaults of three annotations, for Ingresses without them (ingress-nginx's
   // parsers of these fall back to the ConfigMap; translate/annotation-defaults.ts applies them).
   preserveTrailingSlash: boolean;
@@ -102,6 +106,9 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   proxyMaxTempFileSize: '',
   enableAccessLogForDefaultBackend: false,
   enableAuthAccessLog: false,
+  enableSyslog: false,
+  syslogHost: '',
+  syslogPort: 514,
   preserveTrailingSlash: false,
   usePortInRedirects: false,
   serviceUpstream: false,

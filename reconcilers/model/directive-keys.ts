@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { DEFAULT_DIRECTIVE_TUNING as D, type DirectiveTuning } from '../config/directive-tuning.ts';
 import { isCidr } from '../../crds/schema/plugin-config.ts';
 import { boolSchema, intSchema } from '../values/safe.ts';
+import { parseIpv4 } from '../values/addresses.ts';
 import { regexProblem } from '../values/regex-path.ts';
 import { cookieRewriteSchema, redirectTextSchema } from '../annotations/groups/proxy.ts';
 
@@ -71,6 +72,15 @@ const cidrsSchema = z.string().transform((v, ctx): string[] => {
   return out;
 });
 
+/** syslog-host: "" or an IPv4 address or DNS name (lower case; nginx resolves it when it loads the configuration). */
+const syslogHostSchema = z
+  .string()
+  .trim()
+  .transform((v) => v.toLowerCase().replace(/\.$/, ''))
+  .refine((v) => v === '' || parseIpv4(v) !== null || (v.length <= 253 && /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(v) && !/^[0-9.]+$/.test(v)), {
+    message: 'expected an IPv4 address or a DNS name (IPv6 is not supported here)',
+  });
+
 const httpVersionSchema = z
   .string()
   .trim()
@@ -111,6 +121,9 @@ export const DIRECTIVE_KEYS = {
   'proxy-max-temp-file-size': row('proxyMaxTempFileSize', optionalSizeSchema, 'Largest temporary file a buffered response may spill to (proxy_max_temp_file_size; empty: 1024m; 0: none). An Ingress\'s proxy-max-temp-file-size annotation overrides it'),
   'enable-access-log-for-default-backend': row('enableAccessLogForDefaultBackend', boolSchema, 'Log the requests Portico answers 404 because no host or path matched (ingress-nginx\'s default backend); "false" (default): not logged'),
   'enable-auth-access-log': row('enableAuthAccessLog', boolSchema, 'Log the auth-url subrequests as lines of their own (log_subrequest)'),
+  'enable-syslog': row('enableSyslog', boolSchema, 'Send the HTTP access log to syslog-host instead of Portico\'s stdout, and a copy of nginx\'s error log (the controller keeps reading it on stderr). Needs syslog-host'),
+  'syslog-host': row('syslogHost', syslogHostSchema, 'The syslog server (UDP): an IPv4 address or a DNS name, which nginx resolves when it loads the configuration (a name that does not resolve fails the check of the new configuration, and the running one stays)'),
+  'syslog-port': row('syslogPort', intSchema(1, 65535), 'The syslog server\'s UDP port'),
   'preserve-trailing-slash': row('preserveTrailingSlash', boolSchema, 'The preserve-trailing-slash annotation of every Ingress that does not set it'),
   'use-port-in-redirects': row('usePortInRedirects', boolSchema, 'The use-port-in-redirects annotation of every Ingress that does not set it'),
   'service-upstream': row('serviceUpstream', boolSchema, 'The service-upstream annotation of every Ingress that does not set it: its backends are the Services\' cluster IPs'),

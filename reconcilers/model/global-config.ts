@@ -561,6 +561,7 @@ export function parseGlobalConfig(data: Record<string, string> | undefined, prev
       errors.push({ key: name, message: `${name}=${JSON.stringify(raw.slice(0, 100))}: ${zodMessage(r.error)}; keeping ${JSON.stringify(previous[k.field])}` });
     }
   }
+  if (values.enableSyslog === true && !values.syslogHost) errors.push({ key: 'enable-syslog', message: 'enable-syslog is "true" but syslog-host is empty: the logs stay local' });
   // Keys accepted without effect: their values are still checked.
   for (const [name, k] of Object.entries(NO_EFFECT_KEYS)) {
     const raw = d[name];

@@ -259,7 +259,12 @@ test('the one-directive keys (directive-tuning.ts): defaults as ingress-nginx re
     'proxy-max-temp-file-size': '2048m',
     'enable-access-log-for-default-backend': 'true',
     'enable-auth-access-log': 'true',
+    'enable-syslog': 'true',
+    'syslog-host': '192.0.2.10',
+    'syslog-port': '5140',
   }), rt, 'c');
+  assert.ok(conf.includes('error_log syslog:server=192.0.2.10:5140 notice;'), 'a copy of the error log');
+  assert.doesNotMatch(conf, /access_log syslog/, 'disable-http-access-log wins');
   for (const d of ['proxy_cookie_domain internal.example .example.com;', 'proxy_cookie_path /app /;', 'proxy_redirect http://internal/ https://www.example.com/;', 'proxy_max_temp_file_size 2048m;', '      log_subrequest on;']) assert.ok(conf.includes(d), d);
   assert.match(conf, /location @portico_unmatched \{ return 404; \}/, 'logged with enable-access-log-for-default-backend');
   assert.match(dflt, /location @portico_unmatched \{ return 404; access_log off; \}/, 'not logged by default');
@@ -285,4 +290,13 @@ test('keys accepted without effect are checked and reported as such; the rest of
   assert.deepEqual(r.errors.map((e) => e.key), ['disable-ipv6'], 'a bad value is still reported');
   const bad = parseGlobalConfig({ 'limit-conn-zone-variable': '$http_x_user' }, defaultGlobalConfig());
   assert.match(bad.errors[0]?.message ?? '', /per client address only/);
+});
+
+test('enable-syslog: the access log to syslog instead of the file; without syslog-host it is reported and stays local', () => {
+  const conf = renderNginxConf(structureFrom({ 'enable-syslog': 'true', 'syslog-host': 'syslog.example.com', 'skip-access-log-urls': '/healthz' }), rt, 'c');
+  assert.match(conf, /^  access_log syslog:server=syslog\.example\.com:514 portico_upstream if=\$portico_loggable;$/m);
+  assert.match(conf, /^  error_log stderr notice;\n  error_log syslog:server=syslog\.example\.com:514 notice;$/m);
+  assert.doesNotMatch(conf, /access_log "[^"]*access\.log"/);
+  const r = parseGlobalConfig({ 'enable-syslog': 'true' }, defaultGlobalConfig());
+  assert.match(r.errors[0]?.message ?? '', /syslog-host is empty/);
 });

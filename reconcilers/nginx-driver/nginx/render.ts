@@ -260,6 +260,8 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     // proxy-next-upstream, with non_idempotent when retry-non-idempotent says so (and retries are on at all).
     nextUpstream: t.retryNonIdempotent && t.proxyNextUpstream !== 'off' && !t.proxyNextUpstream.split(' ').includes('non_idempotent') ? `${t.proxyNextUpstream} non_idempotent` : t.proxyNextUpstream,
     httpAccessLogOff: t.disableAccessLog || t.disableHttpAccessLog,
+    // enable-syslog: "<host>:<port>" (an IPv4 address or DNS name, checked by its schema).
+    syslogServer: t.enableSyslog && t.syslogHost ? `${t.syslogHost}:${t.syslogPort}` : null,
     // proxy-redirect-from / -to for every path without the annotations ("off" and "default" leave nginx's default).
     proxyRedirect: t.proxyRedirectFrom !== 'off' && t.proxyRedirectFrom !== 'default' && t.proxyRedirectTo !== 'off' ? { from: t.proxyRedirectFrom, to: t.proxyRedirectTo } : null,
     streamAccessLogOff: t.disableAccessLog || t.disableStreamAccessLog,
