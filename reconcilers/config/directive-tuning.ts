@@ -48,6 +48,8 @@ export interface DirectiveTuning {
   proxyStreamNextUpstreamTimeout: string;
   proxyStreamNextUpstreamTries: number;
   proxyStreamResponses: number;
+  /** proxy-protocol-header-timeout: how long a PROXY-protocol listener of the TCP/UDP and passthrough proxy waits for the header (nginx time). */
+  proxyProtocolHeaderTimeout: string;
   /** proxy-cookie-domain / proxy-cookie-path: "off" or "<from> <to>" (literal), for every path without its annotation. */
   proxyCookieDomain: string;
   proxyCookiePath: string;
@@ -99,6 +101,7 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   proxyStreamNextUpstreamTimeout: '600s',
   proxyStreamNextUpstreamTries: 3,
   proxyStreamResponses: 1,
+  proxyProtocolHeaderTimeout: '5s',
   proxyCookieDomain: 'off',
   proxyCookiePath: 'off',
   proxyRedirectFrom: 'off',
