@@ -25,6 +25,8 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'wor
   allowSnippetAnnotations: boolean;
   /** ingress-nginx's annotations-risk-level: annotations of a higher risk are refused (reconcilers/translate/risk.ts). */
   annotationsRiskLevel: Risk;
+  /** ingress-nginx's annotation-value-word-blocklist: an Ingress with one of these in an annotation value is not served. */
+  annotationValueWordBlocklist: string[];
   /**
    * Portico's own switch: auth-url and mirror-target may reach Services (by DNS name or cluster IP) of other
    * namespaces than the Ingress's. Off: only the Ingress's own namespace, like every other reference.
@@ -423,6 +425,12 @@ export const CONFIG_KEYS = {
   'lua-shared-dicts': key('luaSharedDicts', luaSharedDictsSchema, DEFAULT_LUA_SHARED_DICTS, 'Shared memory for backends, certificates and per-request metrics, e.g. "configuration_data: 256, certificate_data: 64" (MB, or k/m suffix; 1 MB–1 GB). A full zone refuses writes (logged, counted), never evicts; portico_metrics (default 32 MB) holds the per-request metric totals: when it is full, requests of series it has not seen yet are not counted (logged, counted in portico_nginx_shared_dict_write_failures{dict="metrics"}) and every series it holds keeps counting'),
   'allow-snippet-annotations': key('allowSnippetAnnotations', boolSchema, false, 'Allow the configuration-snippet / server-snippet annotations (as ingress-nginx ≥ 1.9, off by default); they also need annotations-risk-level: Critical. Snippets are parsed and compiled from an allowlist, never pasted into nginx.conf'),
   'allow-cross-namespace-auth': key('allowCrossNamespaceAuth', boolSchema, false, 'Let the auth-url and mirror-target annotations reach Services of other namespaces (by <svc>.<ns>.svc name or cluster IP). Off (Portico\'s default; ingress-nginx has no such limit): an Ingress may name only Services of its own namespace, and a host name or IP literal that is a Service\'s cluster IP is refused, so an auth reply or a mirrored request body never crosses namespaces; a refused auth-url fails the Ingress closed, a refused mirror-target mirrors nothing. External URLs stay allowed (never to loopback, link-local, metadata or Portico\'s own addresses). The ConfigMap\'s global-auth-url is the administrator\'s and may name any namespace'),
+  'annotation-value-word-blocklist': key(
+    'annotationValueWordBlocklist',
+    z.string().transform((v) => [...new Set(v.split(',').map((w) => w.trim()).filter(Boolean))]).pipe(z.array(z.string().max(256, 'a word of at most 256 characters')).max(256, 'at most 256 words')),
+    [],
+    'Comma-separated words (case-sensitive, as ingress-nginx) that no nginx.ingress.kubernetes.io/ or portico.dev/ annotation value may contain: an Ingress with one is not served (a BlockedAnnotationValue Warning names the annotation and the word). Empty (default): none. Portico never pastes annotation text into nginx.conf, so this is a policy of the cluster\'s, not a guard Portico needs',
+  ),
   'annotations-risk-level': key('annotationsRiskLevel', riskLevelSchema, 'high', 'Low, Medium, High or Critical (ingress-nginx ≥ 1.12; default High): annotations of a higher risk (see the annotation table) are refused with a RiskyAnnotation Warning and not applied; refused access control fails the Ingress closed'),
   'global-auth-url': key('globalAuthUrl', rawText, '', 'External authentication for every Ingress (as the auth-url annotation: an http(s) URL, a Service DNS name goes to its endpoints) unless it sets enable-global-auth: "false" or its own auth-url. An invalid value in any global-auth-* key makes every Ingress it applies to fail closed (503)'),
   'global-auth-method': key('globalAuthMethod', rawText, '', 'Method of the global auth subrequest (as auth-method)'),

@@ -20,6 +20,7 @@ import { addIdx as add, delIdx as del, recordsOf, type CrdViews, type ModelSnaps
 import type { NormalizedIngress } from '../model/types.ts';
 import { ingressReach } from '../kinds/ingress/processor.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
+import { blockedWord } from './blocklist.ts';
 import { byAge, ingressKeyOf, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
 
 interface Touches {
@@ -124,7 +125,8 @@ export class IncrementalTranslator {
   }
 
   private served(ing: NormalizedIngress | undefined, snap: ModelSnapshot, o: TranslateOptions): ing is NormalizedIngress {
-    return !!ing && isIngressServed(ing, snap.classes, o);
+    const words = snap.global.annotationValueWordBlocklist ?? [];
+    return !!ing && isIngressServed(ing, snap.classes, o) && !(words.length && blockedWord(ing, words));
   }
 
   private full(snap: ModelSnapshot, o: TranslateOptions): TranslateResult {

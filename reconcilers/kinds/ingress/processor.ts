@@ -4,6 +4,7 @@
 // and ingress-nginx's path rules (host-wide regex mode per namespace, a trailing slash that redirects).
 // Part of the pure translation (tools/imports.ts: the translation layer): it never imports the kind's reconciler.
 import { withAnnotationDefaults } from '../../translate/annotation-defaults.ts';
+import { blockedWord } from '../../translate/blocklist.ts';
 import type { PathMatch, Route, RouteRule } from '../../config/types.ts';
 import type { IngressClassInfo, NormalizedIngress, NormalizedUpstream, ServiceBackendRef } from '../../model/types.ts';
 import { ANNOTATIONS, NGINX_PREFIX, type AnnotationName } from '../../annotations/table.ts';
@@ -116,11 +117,21 @@ function admit(d: Draft, classes: ReadonlyMap<string, IngressClassInfo>): void {
   }
   // The ConfigMap's annotations-risk-level / allow-snippet-annotations decide which annotations apply (risk.ts).
   const risk = { allowSnippetAnnotations: snap.global.allowSnippetAnnotations, annotationsRiskLevel: snap.global.annotationsRiskLevel };
+  const blocklist = snap.global.annotationValueWordBlocklist ?? [];
   for (const raw of snap.ingresses.values()) {
     // The ConfigMap's defaults of annotations the Ingress does not set, then the risk gate over all of them.
     const ing = gateAnnotations(withAnnotationDefaults(raw, snap.global), risk);
-    const s = isIngressServed(ing, classes, o);
     const ref = ingressRef(ing.key);
+    // annotation-value-word-blocklist: an Ingress with a listed word in an annotation value is not served (as
+    // ingress-nginx, which skips it), said once on the Ingress.
+    const blocked = blocklist.length ? blockedWord(raw, blocklist) : null;
+    if (blocked && isIngressServed(ing, classes, o)) {
+      const message = `annotation ${blocked.annotation} contains the word ${JSON.stringify(blocked.word)} of the ConfigMap's annotation-value-word-blocklist: the Ingress is not served`;
+      status.set(ref, { served: false, programmed: false, problems: [message] });
+      events.push({ ref, type: 'Warning', reason: 'BlockedAnnotationValue', message });
+      continue;
+    }
+    const s = isIngressServed(ing, classes, o);
     status.set(ref, { served: s, programmed: false, problems: [] });
     if (s) {
       served.push(ing);
@@ -286,3 +297,4 @@ function finishRule(c: Claim, cx: HostContext, rule: RouteRule): void {
     };
   }
 }
+
