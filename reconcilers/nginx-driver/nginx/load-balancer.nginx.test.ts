@@ -170,13 +170,13 @@ function seen(a: Answer): Seen {
 }
 
 /** A raw HTTP/1.0 request (an answer without chunks) on a connection from `localAddress`, after `preamble` (a PROXY protocol header). */
-function raw(port: number, localAddress: string, preamble: string, host: string, p: string): Promise<{ status: number; location: string | undefined; body: string }> {
+function raw(port: number, localAddress: string, preamble: string, host: string, p: string, extra = ''): Promise<{ status: number; location: string | undefined; body: string }> {
   return new Promise((resolve, reject) => {
     const s = net.connect({ host: '127.0.0.1', port, localAddress });
     let data = '';
     s.setEncoding('utf8');
     s.setTimeout(5_000, () => s.destroy(new Error('timeout')));
-    s.on('connect', () => s.write(`${preamble}GET ${p} HTTP/1.0\r\nHost: ${host}\r\n\r\n`));
+    s.on('connect', () => s.write(`${preamble}GET ${p} HTTP/1.0\r\nHost: ${host}\r\n${extra}\r\n`));
     s.on('data', (c: string) => (data += c));
     s.on('error', reject);
     s.on('close', () => {
@@ -214,6 +214,17 @@ test('the backend sees the client\'s address and scheme from the trusted load ba
   assert.equal(h['x-original-forwarded-host'], 'force.test', 'the X-Forwarded-Host as it arrived');
   assert.equal(h.proxy, undefined, 'httpoxy: the Proxy header is cleared');
   assert.equal(h['x-original-uri'], undefined, 'only with proxy-add-original-uri-header');
+});
+
+test('X-Forwarded-Host from the trusted peer listing several names: the first counts (the redirect\'s host, X-Forwarded-Host upstream), as ingress-nginx', async () => {
+  const names = 'X-Forwarded-Host: front.example:8443, inner.example\r\n';
+  const r = await raw(FWD.httpPort, LB_ADDR, '', 'force.test', '/a/', `${names}X-Forwarded-Proto: http\r\n`);
+  assert.equal(r.status, 308);
+  assert.equal(r.location, 'https://front.example/a', 'the first name without its port; the final "/" dropped');
+  const ok = await raw(FWD.httpPort, LB_ADDR, '', 'force.test', '/a', `${names}X-Forwarded-Proto: https\r\n`);
+  const h = seen({ status: ok.status, headers: {}, body: ok.body }).headers;
+  assert.equal(h['x-forwarded-host'], 'front.example:8443');
+  assert.equal(h['x-original-forwarded-host'], 'front.example:8443, inner.example');
 });
 
 test('a peer outside proxy-real-ip-cidr cannot set the client address, scheme, host or port: its X-Forwarded-* are replaced and it is redirected', async () => {

@@ -224,6 +224,12 @@ test('headers sent upstream as ingress-nginx sends them: X-Forwarded-Scheme, X-S
   const fwd = renderNginxConf(structureFrom({ 'use-forwarded-headers': 'true', 'proxy-add-original-uri-header': 'true' }), rt, 'c');
   assert.match(fwd, /\n  proxy_set_header X-Forwarded-Scheme \$portico_forwarded_proto;\n  proxy_set_header X-Scheme \$portico_forwarded_proto;/);
   assert.match(fwd, /\n  proxy_set_header X-Original-URI \$request_uri;/);
+  // gRPC backends get them too (grpc_set_header), with the trusted values.
+  for (const [h, v] of [['X-Real-IP', '$remote_addr'], ['X-Forwarded-For', '$portico_forwarded_for'], ['X-Forwarded-Proto', '$portico_forwarded_proto'], ['X-Scheme', '$portico_forwarded_proto'], ['X-Original-URI', '$request_uri'], ['Proxy', '""']]) {
+    assert.ok(fwd.includes(`\n  grpc_set_header ${h} ${v};`), `grpc_set_header ${h}`);
+  }
+  // A trusted X-Forwarded-Host listing several names: the first (as ingress-nginx).
+  assert.ok(fwd.includes('"~^1:(?<fhost>[A-Za-z0-9.:\\[\\]-]+)( *,.*)?$" $fhost;'));
   nginxTest(rt, fwd, { withOutput: true });
 });
 
