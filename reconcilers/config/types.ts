@@ -274,7 +274,8 @@ export interface GlobalSettings extends Partial<NginxTuning> {
   luaSharedDicts?: { dataKb: number; certsKb: number; metricsKb?: number };
   /**
    * ConfigMap proxy-real-ip-cidr: proxies trusted to set X-Forwarded-For/-Proto/-Host/-Port when
-   * useForwardedHeaders is on (set_real_ip_from). Absent or empty = nobody is trusted.
+   * useForwardedHeaders is on (set_real_ip_from). The ConfigMap's default is ingress-nginx's 0.0.0.0/0; absent here
+   * (a structure built without the ConfigMap) or empty = nobody is trusted (with use-proxy-protocol: everybody).
    */
   proxyRealIpCidr?: string[];
   /**

@@ -16,6 +16,7 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'forwarded-for-header': { ok: [['X-Real-Client', 'X-Real-Client'], [' CF-Connecting-IP ', 'CF-Connecting-IP']], bad: ['', 'X_Forwarded', '1x', 'x'.repeat(65), 'X-A:b'] },
   'compute-full-forwarded-for': { ok: [['true', true]], bad: ['on'] },
   'use-proxy-protocol': { ok: [['true', true]], bad: ['enabled'] },
+  'proxy-add-original-uri-header': { ok: [['true', true], ['false', false]], bad: ['yes please'] },
   'ssl-protocols': { ok: [['TLSv1.3', 'TLSv1.3'], ['TLSv1.3  TLSv1.2', 'TLSv1.2 TLSv1.3'], ['TLSv1 TLSv1.1 TLSv1.2', 'TLSv1 TLSv1.1 TLSv1.2']], bad: ['SSLv3', 'TLSv1.2 SSLv2', '', 'tlsv1.2', 'TLSv1.2,TLSv1.3'] },
   'ssl-ciphers': { ok: [['HIGH:!aNULL:!MD5', 'HIGH:!aNULL:!MD5'], ['ECDHE-RSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES128-GCM-SHA256'], ['@STRENGTH:HIGH', '@STRENGTH:HIGH']], bad: ['', 'NOSUCHCIPHER', 'HIGH MEDIUM', 'a'.repeat(2049)] },
   'ssl-prefer-server-ciphers': { ok: [['false', false]], bad: ['off'] },

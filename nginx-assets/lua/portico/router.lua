@@ -364,12 +364,15 @@ function _M.route()
     end
     return redirect(301, loc)
   end
-  if r.https and ngx_var.scheme == "http" then
+  -- The scheme the client used: $portico_forwarded_proto is a trusted load balancer's (use-forwarded-headers:
+  -- X-Forwarded-Proto; use-proxy-protocol: destination port 443), else nginx's own, as ingress-nginx's
+  -- $pass_access_scheme; so a request the load balancer received over HTTPS is never redirected again (no loop).
+  if r.https and (ngx_var.portico_forwarded_proto or ngx_var.scheme) == "http" then
     -- ingress-nginx's redirect to HTTPS drops a final "/" of $request_uri unless preserve-trailing-slash is set
-    -- ("/docs/" → "https://host/docs", "/" → "https://host").
+    -- ("/docs/" → "https://host/docs", "/" → "https://host"). The host is the forwarded one without its port.
     if not r.keep_slash then
       local ru = ngx_var.request_uri or ""
-      if byte(ru, #ru) == 47 then return redirect(308, "https://" .. ngx_var.host .. sub(ru, 1, -2)) end
+      if byte(ru, #ru) == 47 then return redirect(308, "https://" .. (ngx_var.portico_redirect_host or ngx_var.host) .. sub(ru, 1, -2)) end
     end
     return "@portico_https"
   end

@@ -233,7 +233,7 @@ function ingressRoute(d: Draft, c: Claim, ing: NormalizedIngress, cx: HostContex
   const { tls, tuning } = cx;
   const retries = up?.retries;
   const a = ing.annotations;
-  const route: Route = { source: c.pc.source, backendId: c.backendId, sslRedirect: a['force-ssl-redirect'] === true || (tls && (a['ssl-redirect'] ?? g.sslRedirect)) };
+  const route: Route = { source: c.pc.source, backendId: c.backendId, sslRedirect: (a['force-ssl-redirect'] ?? g.forceSslRedirect) || (tls && (a['ssl-redirect'] ?? g.sslRedirect)) };
   const bodySize = a['proxy-body-size'] !== undefined && a['proxy-body-size'] !== g.proxyBodySize ? a['proxy-body-size'] : undefined;
   const t = { connect: a['proxy-connect-timeout'], send: a['proxy-send-timeout'], read: a['proxy-read-timeout'] };
   const tt = fullTimeouts(up?.timeouts, g) ?? fullTimeouts(t, g);

@@ -77,7 +77,7 @@ function load(): Handlebars.TemplateDelegate {
   if (compiled) return compiled;
   env = makeEnv();
   const dir = path.join(ASSETS_DIR, 'templates');
-  for (const partial of ['http', 'stream']) {
+  for (const partial of ['forwarded', 'http', 'stream']) {
     const src = readFileSync(path.join(dir, `${partial}.hbs`), 'utf8');
     assertOnlyHelpers(`${partial}.hbs`, src);
     env.registerPartial(partial, src);
@@ -249,6 +249,10 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     tracing: g.tracing ?? null,
     workerInit: !!g.tracing,
     realIp,
+    // The geo of trusted peers ($portico_trusted_peer): their X-Forwarded-Proto/-Host/-Port or PROXY header's port count.
+    trustedPeer: g.useForwardedHeaders || t.useProxyProtocol,
+    // compute-full-forwarded-for counts only with use-forwarded-headers (ingress-nginx).
+    fullForwardedFor: g.useForwardedHeaders && t.computeFullForwardedFor,
     realIpHeader: t.useProxyProtocol ? 'proxy_protocol' : t.forwardedForHeader,
     realIpCidrs: cidrs.length || !t.useProxyProtocol ? cidrs : ['0.0.0.0/0', '::/0'],
     logEscape: t.logFormatEscapeNone ? 'none' : t.logFormatEscapeJson ? 'json' : '',
