@@ -88,7 +88,21 @@ async function start(o: Parameters<typeof conf>[1] = {}): Promise<Nginx> {
   const proc = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'] });
   const stderr: string[] = [];
   proc.stderr?.on('data', (b: Buffer) => stderr.push(b.toString()));
-  await until('nginx answers on the dump port', async () => (await get('/generation').catch(() => null)) !== null, 10_000);
+  // nginx exits at once when it cannot listen (another process holds these ports): say so instead of talking to it.
+  let exited = false;
+  proc.once('exit', () => (exited = true));
+  await until('nginx answers on the dump port', async () => {
+    if (exited) throw new Error(`nginx exited before it served: ${stderr.join('').slice(0, 500)}`);
+    // Its pid file is written once it listens: then the answers are its own.
+    let pid = '';
+    try {
+      pid = readFileSync(path.join(dir, 'nginx.pid'), 'utf8').trim();
+    } catch {
+      return false;
+    }
+    return pid === String(proc.pid) && (await get('/generation').catch(() => null)) !== null;
+  }, 10_000);
+  assert.ok(!exited, `nginx is still running: ${stderr.join('').slice(0, 500)}`);
   return { dir, proc, stderr };
 }
 
