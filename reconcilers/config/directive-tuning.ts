@@ -71,6 +71,7 @@ export interface DirectiveTuning {
   preserveTrailingSlash: boolean;
   usePortInRedirects: boolean;
   serviceUpstream: boolean;
+  disableProxyInterceptErrors: boolean;
 }
 
 /** ingress-nginx v1.15.1's defaults (internal/ingress/controller/config/config.go). */
@@ -115,4 +116,5 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   preserveTrailingSlash: false,
   usePortInRedirects: false,
   serviceUpstream: false,
+  disableProxyInterceptErrors: false,
 });

@@ -127,6 +127,7 @@ export const DIRECTIVE_KEYS = {
   'syslog-port': row('syslogPort', intSchema(1, 65535), 'The syslog server\'s UDP port'),
   'preserve-trailing-slash': row('preserveTrailingSlash', boolSchema, 'The preserve-trailing-slash annotation of every Ingress that does not set it'),
   'use-port-in-redirects': row('usePortInRedirects', boolSchema, 'The use-port-in-redirects annotation of every Ingress that does not set it'),
+  'disable-proxy-intercept-errors': row('disableProxyInterceptErrors', boolSchema, 'With custom-http-errors: errors the backends answer reach clients unchanged (only those nginx makes itself go to the error backend), for every Ingress without its own disable-proxy-intercept-errors annotation'),
   'service-upstream': row('serviceUpstream', boolSchema, 'The service-upstream annotation of every Ingress that does not set it: its backends are the Services\' cluster IPs'),
 } as const;
 

@@ -103,6 +103,7 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'preserve-trailing-slash': { ok: [['true', true]], bad: ['on'] },
   'use-port-in-redirects': { ok: [['true', true]], bad: ['on'] },
   'service-upstream': { ok: [['true', true]], bad: ['yes'] },
+  'disable-proxy-intercept-errors': { ok: [['true', true]], bad: ['yes'] },
 };
 
 test('the tuning keys are in the ConfigMap table with ingress-nginx\'s defaults', () => {
