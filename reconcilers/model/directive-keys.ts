@@ -122,6 +122,11 @@ export const DIRECTIVE_KEYS = {
   'proxy-max-temp-file-size': row('proxyMaxTempFileSize', optionalSizeSchema, 'Largest temporary file a buffered response may spill to (proxy_max_temp_file_size; empty: 1024m; 0: none). An Ingress\'s proxy-max-temp-file-size annotation overrides it'),
   'enable-access-log-for-default-backend': row('enableAccessLogForDefaultBackend', boolSchema, 'Log the requests Portico answers 404 because no host or path matched (ingress-nginx\'s default backend); "false" (default): not logged'),
   'enable-auth-access-log': row('enableAuthAccessLog', boolSchema, 'Log the auth-url subrequests as lines of their own (log_subrequest)'),
+  'http-redirect-code': row(
+    'httpRedirectCode',
+    z.string().trim().refine((v) => ['301', '302', '307', '308'].includes(v), { message: 'expected 301, 302, 307 or 308' }).transform((v) => Number(v) as 301 | 302 | 307 | 308),
+    'Status of the redirect to HTTPS (ssl-redirect, force-ssl-redirect): 301, 302, 307 or 308',
+  ),
   'enable-syslog': row('enableSyslog', boolSchema, 'Send the HTTP access log to syslog-host instead of Portico\'s stdout, and a copy of nginx\'s error log (the controller keeps reading it on stderr). Needs syslog-host'),
   'syslog-host': row('syslogHost', syslogHostSchema, 'The syslog server (UDP): an IPv4 address or a DNS name, which nginx resolves when it loads the configuration (a name that does not resolve fails the check of the new configuration, and the running one stays)'),
   'syslog-port': row('syslogPort', intSchema(1, 65535), 'The syslog server\'s UDP port'),

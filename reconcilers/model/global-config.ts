@@ -58,6 +58,9 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'wor
   namespaceExclusiveHosts: boolean;
   /** no-auth-locations: Ingress paths starting with one of these get no authentication. */
   noAuthLocations: string[];
+  /** no-tls-redirect-locations: path beginnings never redirected to HTTPS. */
+  noTlsRedirectLocations: string[];
+
   /** custom-http-errors: error codes of every Ingress path without its own custom-http-errors annotation. */
   customHttpErrors: number[];
   /** enable-modsecurity: ModSecurity on every Ingress path (an Ingress's enable-modsecurity "false" opts out). */
@@ -447,6 +450,7 @@ export const CONFIG_KEYS = {
   'global-auth-snippet': key('globalAuthSnippet', rawText, '', 'Not supported: set, it makes every Ingress under global auth fail closed (its directives are not compiled into the auth subrequest)'),
   'global-allowed-response-headers': key('globalAllowedResponseHeaders', headerNameList, [], 'Comma-separated header names the custom-headers annotation may set (as ingress-nginx ≥ 1.12: empty = none, and an Ingress naming another header fails closed)'),
   'namespace-exclusive-hosts': key('namespaceExclusiveHosts', boolSchema, false, 'Portico\'s own: "true" gives each host (and the catch-all of rules without a host) to the namespace of the oldest Ingress or Route that names it; paths of other namespaces on it are refused with a HostOwnedByNamespace Warning naming the owner. Default "false": Ingresses and Routes of several namespaces may share a host, as in ingress-nginx (each path still stays its own namespace\'s: canaries, use-regex, rewrite-target and app-root never reach another namespace\'s paths). `portico migrate` lists the hosts shared across namespaces'),
+  'no-tls-redirect-locations': key('noTlsRedirectLocations', locationList, ['/.well-known/acme-challenge'], 'Comma-separated path beginnings: Ingress paths that start with one are never redirected to HTTPS, whatever ssl-redirect or force-ssl-redirect say (compared with the path as written, as ingress-nginx does; the default keeps ACME HTTP-01 challenges on HTTP)'),
   'no-auth-locations': key('noAuthLocations', locationList, ['/.well-known/acme-challenge'], 'Comma-separated path beginnings: Ingress paths that start with one get no external or basic authentication (compared with the path as written in the Ingress, as ingress-nginx does)'),
   'proxy-real-ip-cidr': key('proxyRealIpCidr', realIpCidrSchema, ['0.0.0.0/0'], 'With use-forwarded-headers, enable-real-ip or use-proxy-protocol: comma-separated addresses or CIDRs of the proxies trusted to name the client (forwarded-for-header or the PROXY protocol header) and, with use-forwarded-headers, the scheme, host and port (X-Forwarded-Proto/-Host/-Port: the redirect to HTTPS, and what the backend is sent). Default "0.0.0.0/0", as ingress-nginx: every IPv4 peer is trusted, so switch use-forwarded-headers on only where every client connection comes through the load balancer (or list the load balancer\'s addresses here), since a client reaching Portico directly could otherwise pick its own address and scheme. IPv6 peers are trusted only when listed (e.g. "::/0"). An empty value trusts nobody, except with use-proxy-protocol (the listeners accept PROXY connections only), where every peer is'),
   // ModSecurity (reconcilers/annotations/modsecurity.ts, nginx-driver/nginx/modsecurity.ts).

@@ -39,10 +39,14 @@ local known = {}          -- host -> true: routes exist in shared memory
 local profiles = {}       -- profile names rendered in the running nginx.conf (from init.lua)
 
 local gen_ids = false
+local https_code = 308
 function _M.configure(opts)
   profiles = {}
   for _, name in ipairs(opts.profiles or {}) do profiles[name] = true end
   gen_ids = opts.requestIds == true
+  -- http-redirect-code: the status of the redirect to HTTPS (301, 302, 307 or 308; 308 by default).
+  local code = tonumber(opts.httpsRedirectCode)
+  https_code = (code == 301 or code == 302 or code == 307) and code or 308
 end
 
 -- X-Request-ID for a request that brought none (generate-request-id): 16 hex characters of 64 random bits drawn once
@@ -372,7 +376,7 @@ function _M.route()
     -- ("/docs/" → "https://host/docs", "/" → "https://host"). The host is the forwarded one without its port.
     if not r.keep_slash then
       local ru = ngx_var.request_uri or ""
-      if byte(ru, #ru) == 47 then return redirect(308, "https://" .. (ngx_var.portico_redirect_host or ngx_var.host) .. sub(ru, 1, -2)) end
+      if byte(ru, #ru) == 47 then return redirect(https_code, "https://" .. (ngx_var.portico_redirect_host or ngx_var.host) .. sub(ru, 1, -2)) end
     end
     return "@portico_https"
   end

@@ -233,7 +233,10 @@ function ingressRoute(d: Draft, c: Claim, ing: NormalizedIngress, cx: HostContex
   const { tls, tuning } = cx;
   const retries = up?.retries;
   const a = ing.annotations;
-  const route: Route = { source: c.pc.source, backendId: c.backendId, sslRedirect: (a['force-ssl-redirect'] ?? g.forceSslRedirect) || (tls && (a['ssl-redirect'] ?? g.sslRedirect)) };
+  // no-tls-redirect-locations: paths (as written) that start with one are never redirected to HTTPS, whatever
+  // ssl-redirect or force-ssl-redirect say (ingress-nginx's force_no_ssl_redirect: ACME HTTP-01 challenges).
+  const noTls = noAuthLocation(c.pc.path, g.noTlsRedirectLocations ?? []);
+  const route: Route = { source: c.pc.source, backendId: c.backendId, sslRedirect: !noTls && ((a['force-ssl-redirect'] ?? g.forceSslRedirect) || (tls && (a['ssl-redirect'] ?? g.sslRedirect))) };
   const bodySize = a['proxy-body-size'] !== undefined && a['proxy-body-size'] !== g.proxyBodySize ? a['proxy-body-size'] : undefined;
   const t = { connect: a['proxy-connect-timeout'], send: a['proxy-send-timeout'], read: a['proxy-read-timeout'] };
   const tt = fullTimeouts(up?.timeouts, g) ?? fullTimeouts(t, g);

@@ -291,11 +291,15 @@ test('the one-directive keys (directive-tuning.ts): defaults as ingress-nginx re
     'proxy-max-temp-file-size': '2048m',
     'enable-access-log-for-default-backend': 'true',
     'enable-auth-access-log': 'true',
+    'http-redirect-code': '301',
     'enable-syslog': 'true',
     'syslog-host': '192.0.2.10',
     'syslog-port': '5140',
   }), rt, 'c');
   assert.ok(conf.includes('error_log syslog:server=192.0.2.10:5140 notice;'), 'a copy of the error log');
+  assert.match(conf, /location @portico_https \{ return 301 https:/);
+  assert.match(conf, /httpsRedirectCode = 301,/);
+  assert.match(dflt, /location @portico_https \{ return 308 https:/);
   assert.doesNotMatch(conf, /access_log syslog/, 'disable-http-access-log wins');
   for (const d of ['proxy_cookie_domain internal.example .example.com;', 'proxy_cookie_path /app /;', 'proxy_redirect http://internal/ https://www.example.com/;', 'proxy_max_temp_file_size 2048m;', '      log_subrequest on;']) assert.ok(conf.includes(d), d);
   assert.match(conf, /location @portico_unmatched \{ return 404; \}/, 'logged with enable-access-log-for-default-backend');
