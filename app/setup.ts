@@ -132,6 +132,8 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     // Portico's own Service: its addresses and its pods' join ownAddresses (the gateway reads them from the model).
     ...(cfg['publish-service'] ? { selfService: cfg['publish-service'] } : {}),
     sslPassthrough: cfg['enable-ssl-passthrough'],
+    // ingress-nginx's --default-backend-service: where custom-http-errors go for Ingresses without default-backend.
+    ...(cfg['default-backend-service'] ? { defaultBackendService: cfg['default-backend-service'] } : {}),
     // What this machine has of ModSecurity: without the module, paths that ask for it fail closed.
     modsecurity: detectModsecurity(),
     ...(metricsOn ? { metrics: { undefinedHosts: cfg['metrics-per-undefined-host'], buckets: { time: cfg['time-buckets'], length: cfg['length-buckets'], size: cfg['size-buckets'] } } } : {}),

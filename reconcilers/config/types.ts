@@ -425,7 +425,14 @@ export interface Route {
    * backend about the route — X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port (the port as the Ingress
    * wrote it, number or name). Without defaultBackendId the error page is nginx's own for the status.
    */
-  errorPage?: { namespace: string; ingress: string; service: string; port: string };
+  errorPage?: {
+    namespace: string;
+    ingress: string;
+    service: string;
+    port: string;
+    /** Where the errors go when the route has no defaultBackendId: --default-backend-service's backend. */
+    backendId?: string;
+  };
   /**
    * mirror-target (with a profile whose `mirror` is set): where the copies go. `backendId` is balanced like any
    * backend (a Service's endpoints, or a host the gateway resolves); `host` is the Host header (mirror-host, else

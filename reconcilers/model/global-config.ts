@@ -411,7 +411,7 @@ export const CONFIG_KEYS = {
   'error-log-level': key('errorLogLevel', errorLogLevelSchema, T.errorLogLevel, 'nginx\'s error log level: debug, info, notice, warn, error, crit, alert or emerg (nginx\'s lines are forwarded into the controller\'s log)'),
   'generate-request-id': key('generateRequestId', boolSchema, T.generateRequestId, 'Send an X-Request-ID of 32 hex characters upstream when the client sent none (unique: 64 random bits per nginx worker and its request counter; nginx\'s $request_id would cost an OpenSSL draw per request); "false": only the client\'s own is sent (empty otherwise). $req_id logs the id sent'),
   'load-balance': key('loadBalance', loadBalanceSchema, 'round_robin', 'Default balancing algorithm: round_robin or ewma (latency-aware)'),
-  'custom-http-errors': key('customHttpErrors', httpErrorCodesSchema, [], 'Comma-separated status codes (400-599) caught for every Ingress path without its own custom-http-errors annotation: the request goes to the Ingress\'s default-backend Service with X-Code and the other X-* headers (as the annotation), or — without default-backend, since Portico has no controller-wide default backend — gets nginx\'s own page for that status'),
+  'custom-http-errors': key('customHttpErrors', httpErrorCodesSchema, [], 'Comma-separated status codes (400-599) caught for every Ingress path without its own custom-http-errors annotation: the request goes to the Ingress\'s default-backend Service with X-Code and the other X-* headers (as the annotation), else to --default-backend-service\'s Service (as ingress-nginx), else gets nginx\'s own page for that status'),
   'limit-req-status-code': key('limitReqStatusCode', intSchema(400, 599), 503, 'Status for requests over the limit-rps / limit-rpm annotations (Plugin objects set their own, default 429)'),
   'limit-conn-status-code': key('limitConnStatusCode', intSchema(400, 599), 503, 'Status for requests over the limit-connections annotation'),
   'ssl-redirect': key('sslRedirect', boolSchema, true, 'Redirect HTTP to HTTPS for hosts with TLS'),
@@ -511,7 +511,7 @@ export const REFUSED_CONFIG_KEYS: readonly [RegExp, string][] = [
   [/^(ssl-ecdh-curve|ssl-dh-param|ssl-session-ticket-key|ssl-early-data)$/, 'not configurable: Portico chooses the curves, has no DH parameters (ECDHE only), and keeps ticket keys per process'],
   [/^(http2-.*)$/, 'HTTP/2 limits are nginx\'s defaults (use large-client-header-buffers, keep-alive-requests)'],
   [/^(enable-brotli|brotli-.*)$/, 'brotli compression is not part of Portico\'s nginx (use use-gzip)'],
-  [/^default-backend-.*$/, 'there is no controller-wide default backend: Portico answers unmatched requests itself (404); per Ingress, use the default-backend annotation'],
+  [/^default-backend-.*$/, 'not supported: Portico answers unmatched requests itself (404); per Ingress, use the default-backend annotation (errors also go to --default-backend-service)'],
 ];
 
 export function refusedConfigWhy(key: string): string | null {

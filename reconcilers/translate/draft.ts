@@ -141,9 +141,11 @@ export interface Claim {
   reported?: true;
 }
 
-/** What an Ingress's routes name besides their own backend (default-backend, mirror-target). */
+/** What an Ingress's routes name besides their own backend (default-backend, mirror-target, --default-backend-service). */
 export interface SideBackends {
   defaultBackendId?: string;
+  /** --default-backend-service's backend: where the route's custom-http-errors go (it has no default-backend). */
+  errorBackendId?: string;
   mirror?: NonNullable<Route['mirror']>;
 }
 

@@ -21,6 +21,7 @@ import type { NormalizedIngress } from '../model/types.ts';
 import { ingressReach } from '../kinds/ingress/processor.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
 import { byAge, ingressKeyOf, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
+import { usesErrorBackend } from './phases/side-backends.ts';
 
 interface Touches {
   readonly hosts: readonly string[];
@@ -74,6 +75,8 @@ export class IncrementalTranslator {
     if (!changedIngresses.size) return prev;
     const closure = this.closure(snap, o, changedIngresses);
     if (!closure || !this.clearOfCrds(snap, closure) || shadowingClientAuth(prev) || passthroughInvolved(snap, o, prev, closure.ingresses)) return this.full(snap, o);
+    // --default-backend-service: an Ingress sending its errors there names a backend no claim of it shows.
+    for (const k of closure.ingresses) if (usesErrorBackend(snap.ingresses.get(k), snap.global, o)) return this.full(snap, o);
     return this.scoped(snap, o, prev, closure);
   }
 
@@ -138,7 +141,7 @@ export class IncrementalTranslator {
     this.canaries.clear();
     this.withPlugins.clear();
     for (const ing of snap.ingresses.values()) if (this.served(ing, snap, o)) this.index(ing.key, touchesOf(ing), ing.annotations.canary === true);
-    for (const ing of snap.ingresses.values()) if (hasPlugins(ing) && this.served(ing, snap, o)) this.withPlugins.add(ing.key);
+    for (const ing of snap.ingresses.values()) if ((hasPlugins(ing) || usesErrorBackend(ing, snap.global, o)) && this.served(ing, snap, o)) this.withPlugins.add(ing.key);
     this.lastEvents = groupEvents(r.events);
     this.hostProfiles.clear();
     const byName = new Map(r.config.structure.profiles.map((p) => [p.name, p]));
@@ -147,6 +150,7 @@ export class IncrementalTranslator {
     for (const hr of Object.values(r.config.data.routes)) {
       for (const rule of hr.rules) {
         if (rule.route.defaultBackendId) this.sideBackends.add(rule.route.defaultBackendId);
+        if (rule.route.errorPage?.backendId) this.sideBackends.add(rule.route.errorPage.backendId);
         if (rule.route.mirror) this.sideBackends.add(rule.route.mirror.backendId);
       }
     }

@@ -104,12 +104,14 @@ local function prepare(host, r, path)
   local t = r.timeouts
   if type(t) == "table" then p.tk = tostring(t.connect) .. " " .. tostring(t.send) .. " " .. tostring(t.read) end
   -- default-backend (the balancer's fallback when the backend has no endpoint), custom-http-errors (what
-  -- errors.lua tells the default backend: "<default backend id>\t<namespace>\t<ingress>\t<service>\t<port>") and
-  -- mirror-target (the copies' target): route data, set per request only for routes that have them.
+  -- errors.lua tells the default backend: "<default backend id>\t<namespace>\t<ingress>\t<service>\t<port>"; the
+  -- route's default-backend, else errorPage.backendId, --default-backend-service's) and mirror-target (the copies'
+  -- target): route data, set per request only for routes that have them.
   if type(r.defaultBackendId) == "string" then p.fallback = r.defaultBackendId end
   local e = r.errorPage
   if type(e) == "table" then
-    p.errors = table.concat({ p.fallback or "", tostring(e.namespace), tostring(e.ingress), tostring(e.service), tostring(e.port) }, "\t")
+    local to = p.fallback or (type(e.backendId) == "string" and e.backendId) or ""
+    p.errors = table.concat({ to, tostring(e.namespace), tostring(e.ingress), tostring(e.service), tostring(e.port) }, "\t")
   end
   if type(r.mirror) == "table" then p.mirror = r.mirror end
   if type(r.split) == "table" and #r.split > 1 then

@@ -194,6 +194,10 @@ local function route(r)
       or not str(e.port, 15, "^[a-z0-9-]+$") then
       return "invalid errorPage"
     end
+    if e.backendId ~= nil then
+      local err = _M.backend_id(e.backendId)
+      if err then return "errorPage.backendId: " .. err end
+    end
   end
   if r.mirror ~= nil then
     -- Values of the mirror subrequest's Host header, TLS server name and request URI.

@@ -40,6 +40,10 @@ do -- the router: route data into variables, only for routes that have it
     ["a.example"] = { tls = false, rules = {
       { path = "/err", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_err", defaultBackendId = "shop_errors_8080", errorPage = EP } },
       { path = "/plain-err", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_err", errorPage = EP } },
+      { path = "/global-err", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_err",
+        errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "http", backendId = "ingress-nginx_default-http-backend_80" } } },
+      { path = "/both-err", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_err", defaultBackendId = "shop_errors_8080",
+        errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "http", backendId = "ingress-nginx_default-http-backend_80" } } },
       { path = "/mirror", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_mir",
         mirror = { backendId = "shop_shadow_80", scheme = "http", host = "shadow.test", serverName = "shadow.shop.svc", requestUri = true } } },
       { path = "/mirror-path", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_mir",
@@ -55,6 +59,11 @@ do -- the router: route data into variables, only for routes that have it
   jump, v = req(T, router, "a.example", "/plain-err/x")
   R.check("custom-http-errors without default-backend: an empty backend in $portico_error_route, no fallback",
     v.portico_error_route == "\tshop\tweb\tcart\thttp" and v.portico_fallback == nil, tostring(v.portico_error_route))
+  jump, v = req(T, router, "a.example", "/global-err/x")
+  R.check("custom-http-errors with --default-backend-service: its backend in $portico_error_route, still no fallback",
+    v.portico_error_route == "ingress-nginx_default-http-backend_80\tshop\tweb\tcart\thttp" and v.portico_fallback == nil, tostring(v.portico_error_route))
+  jump, v = req(T, router, "a.example", "/both-err/x")
+  R.check("…the route's own default backend wins over it", v.portico_error_route == "shop_errors_8080\tshop\tweb\tcart\thttp", tostring(v.portico_error_route))
   jump, v = req(T, router, "a.example", "/mirror/a%20b", { request_uri = "/mirror/a%20b?q=1", args = "q=1" })
   R.check("mirror with $request_uri: the client's URI as sent, the target and its Host",
     v.portico_mirror_uri == "/mirror/a%20b?q=1" and v.portico_mirror_backend == "shop_shadow_80" and v.portico_mirror_scheme == "http"
@@ -157,12 +166,14 @@ do -- validate.lua: the route fields
   end
   local good = { defaultBackendId = "shop_errors_8080", errorPage = EP, mirror = mirror({}).mirror }
   R.check("validate: default backend, error page and mirror", hr(good) == nil, hr(good))
+  R.check("validate: an error page with --default-backend-service's backend", hr({ errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "80", backendId = "ingress-nginx_default-http-backend_80" } }) == nil)
   R.check("validate: a mirror with a literal path", hr(mirror({ requestUri = false, path = "/copy/a%20b" })) == nil)
   R.check("validate: an IPv6 Host header in brackets", hr(mirror({ host = "[2001:db8::1]", serverName = "2001:db8::1" })) == nil)
   local bad = {
     { "defaultBackendId with a slash", { defaultBackendId = "shop/errors" } },
     { "errorPage with a header break", { errorPage = { namespace = "shop", ingress = "web\r\nX-Evil: 1", service = "cart", port = "80" } } },
     { "errorPage port with a space", { errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "80 x" } } },
+    { "errorPage backendId with a slash", { errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "80", backendId = "ns/errors" } } },
     { "mirror scheme gopher", mirror({ scheme = "gopher" }) },
     { "mirror host with a semicolon", mirror({ host = "a.example;b" }) },
     { "mirror host with CR/LF", mirror({ host = "a.example\r\nX-Evil: 1" }) },
