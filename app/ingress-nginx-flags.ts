@@ -77,7 +77,7 @@ export const INGRESS_NGINX_FLAGS: Readonly<Record<string, IngressNginxFlag>> = {
   'apiserver-host': { status: 'implemented', note: 'API server URL; with --kubeconfig it replaces the kubeconfig\'s server, alone it is used without credentials' },
   'certificate-authority': { status: 'implemented', note: 'CA file for the API server\'s certificate; read only with --apiserver-host (as ingress-nginx)' },
   kubeconfig: { status: 'implemented', note: 'same' },
-  'default-backend-service': { status: 'mapped', note: 'the errors listed in the ConfigMap\'s custom-http-errors go to this Service (its first port) for every Ingress path without its own default-backend annotation. Unmatched requests still get Portico\'s own 404' },
+  'default-backend-service': { status: 'implemented', note: 'this Service\'s first port gets what no path matches (unknown hosts too) and the errors custom-http-errors lists for Ingresses without their own default-backend. A missing Service does not stop the start: Portico answers 404 itself' },
   'ingress-class': { status: 'implemented', note: 'same (Portico\'s default: portico)' },
   'controller-class': { status: 'implemented', note: 'same (Portico\'s default: portico.dev/ingress-controller)' },
   'watch-ingress-without-class': { status: 'implemented', note: 'same' },

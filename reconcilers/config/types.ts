@@ -323,6 +323,11 @@ export interface HostRoutes {
    * oldest object, Service "", path "/" (with --enable-metrics).
    */
   metrics?: string;
+  /**
+   * --default-backend-service (ingress-nginx's catch-all): requests for this host that no rule matches are proxied,
+   * as sent, to this backend instead of answered 404. The catch-all host "_" carries it too, for unknown hosts.
+   */
+  unmatchedBackendId?: string;
 }
 
 export type PathMatch = 'exact' | 'prefix' | 'regex';

@@ -511,7 +511,7 @@ export const REFUSED_CONFIG_KEYS: readonly [RegExp, string][] = [
   [/^(ssl-ecdh-curve|ssl-dh-param|ssl-session-ticket-key|ssl-early-data)$/, 'not configurable: Portico chooses the curves, has no DH parameters (ECDHE only), and keeps ticket keys per process'],
   [/^(http2-.*)$/, 'HTTP/2 limits are nginx\'s defaults (use large-client-header-buffers, keep-alive-requests)'],
   [/^(enable-brotli|brotli-.*)$/, 'brotli compression is not part of Portico\'s nginx (use use-gzip)'],
-  [/^default-backend-.*$/, 'not supported: Portico answers unmatched requests itself (404); per Ingress, use the default-backend annotation (errors also go to --default-backend-service)'],
+  [/^default-backend-.*$/, 'not supported: unmatched requests get Portico\'s own 404, or go to --default-backend-service; per Ingress, use the default-backend annotation'],
 ];
 
 export function refusedConfigWhy(key: string): string | null {

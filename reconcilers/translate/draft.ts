@@ -222,6 +222,8 @@ export class Draft {
   readonly consumers: Record<string, ConsumerSet> = {};
   /** Ingress key → its default-backend and mirror-target backends. */
   readonly sideOf = new Map<string, SideBackends>();
+  /** --default-backend-service's backend, where what no path matches goes (resolveSideBackends sets it). */
+  unmatchedBackendId: string | undefined;
 
   // ---- routes (phases/routes.ts, phases/www-redirect.ts, phases/server-alias.ts), handshakes (phases/client-auth.ts)
   readonly routes: Record<string, HostRoutes> = {};

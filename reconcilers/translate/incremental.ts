@@ -148,6 +148,7 @@ export class IncrementalTranslator {
     for (const [h, hr] of Object.entries(r.config.data.routes)) this.noteProfiles(h, hr, byName);
     this.sideBackends = new Set();
     for (const hr of Object.values(r.config.data.routes)) {
+      if (hr.unmatchedBackendId) this.sideBackends.add(hr.unmatchedBackendId);
       for (const rule of hr.rules) {
         if (rule.route.defaultBackendId) this.sideBackends.add(rule.route.defaultBackendId);
         if (rule.route.errorPage?.backendId) this.sideBackends.add(rule.route.errorPage.backendId);

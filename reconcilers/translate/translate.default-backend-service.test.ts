@@ -1,6 +1,7 @@
 // ingress-nginx's --default-backend-service with custom-http-errors: the errors every Ingress path catches (its own
 // custom-http-errors, else the ConfigMap's) go to that Service's first port unless the Ingress has its own
-// default-backend. What the translation makes of it (route data, the backend, warnings), and that the incremental
+// default-backend; what no path matches goes there too (ingress-nginx's catch-all). What the translation makes of
+// it (route data, the backend, warnings), and that the incremental
 // translation gives the full one's answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -49,10 +50,26 @@ test('the ConfigMap\'s custom-http-errors go to --default-backend-service for ev
   assert.equal(plain.config.data.backends[DB_ID], undefined);
 });
 
-test('without custom-http-errors nothing goes to --default-backend-service, and its backend is not made', () => {
+test('what no path matches goes to --default-backend-service: every host says so, and the catch-all host "_" exists for unknown hosts', () => {
   const r = translate(model([app('a', 'a.example')], {}).snapshot(), { ...OPTS, defaultBackendService: DBS });
-  assert.equal(r.config.data.routes['a.example']?.rules[0]?.route.errorPage, undefined);
-  assert.equal(r.config.data.backends[DB_ID], undefined);
+  assert.equal(r.config.data.routes['a.example']?.rules[0]?.route.errorPage, undefined, 'no custom-http-errors: no error page');
+  assert.equal(r.config.data.routes['a.example']?.unmatchedBackendId, DB_ID);
+  assert.deepEqual(r.config.data.routes._, { tls: false, rules: [], unmatchedBackendId: DB_ID });
+  assert.deepEqual(r.config.data.backends[DB_ID]?.endpoints, [{ address: '10.0.0.9', port: 8080, weight: 1 }]);
+  // A catch-all Ingress keeps its own rules; what they do not match goes to the default backend too.
+  const all = ing('all', { rules: [rule('', [{ path: '/api', backend: svcRef('web', 80) }])] }, { ns: 'shop' });
+  const c = translate(model([all], {}).snapshot(), { ...OPTS, defaultBackendService: DBS });
+  assert.deepEqual(c.config.data.routes._?.rules.map((x) => x.path), ['/api']);
+  assert.equal(c.config.data.routes._?.unmatchedBackendId, DB_ID);
+  // Without the flag: Portico's own 404, no catch-all host.
+  const plain = translate(model([app('a', 'a.example')], {}).snapshot(), OPTS);
+  assert.equal(plain.config.data.routes['a.example']?.unmatchedBackendId, undefined);
+  assert.equal(plain.config.data.routes._, undefined);
+  // A Service that does not exist: nothing to send to (404 as without the flag), and no Event about a non-object.
+  const gone = translate(model([app('a', 'a.example')], {}, false).snapshot(), { ...OPTS, defaultBackendService: DBS });
+  assert.equal(gone.config.data.routes['a.example']?.unmatchedBackendId, undefined);
+  assert.equal(gone.config.data.routes._, undefined);
+  assert.deepEqual(gone.events.filter((e) => !e.ref.startsWith('Ingress/')), []);
 });
 
 test('--default-backend-service naming a Service that does not exist: a Warning on the Ingresses using it, nginx\'s own page', () => {
@@ -83,7 +100,12 @@ test('incremental: Ingresses that start or stop sending errors to --default-back
   assert.ok(on.config.data.backends[DB_ID]);
   const off = step(app('a', 'a.example'), 'shop/a');
   assert.equal(off.config.data.routes['a.example']?.rules[0]?.route.errorPage, undefined);
-  assert.equal(off.config.data.backends[DB_ID], undefined, 'no longer used: gone');
+  assert.ok(off.config.data.backends[DB_ID], 'still the catch-all\'s');
+  // A new host: its unmatched paths go to the default backend too, translated alone.
+  const scoped0 = t.stats.scoped;
+  const added = step(app('n', 'n.example'), 'shop/n');
+  assert.equal(added.config.data.routes['n.example']?.unmatchedBackendId, DB_ID);
+  assert.equal(t.stats.scoped, scoped0 + 1);
   // An Ingress that never uses it is still translated alone.
   const scoped = t.stats.scoped;
   step(app('b', 'b.example', { 'proxy-read-timeout': '30' }), 'shop/b');

@@ -180,7 +180,8 @@ end
 -- Rules sharing a path and match type become one entry with its candidates in order ({cond, r}); `r` is set
 -- when the only candidate has no conditions (the common case: no per-request condition work).
 local function compile(host, h)
-  local c = { tls = h.tls == true, passthrough = h.passthrough == true, exact = {}, prefix = {}, regex = {}, slash = {}, mk = h.metrics }
+  local c = { tls = h.tls == true, passthrough = h.passthrough == true, exact = {}, prefix = {}, regex = {}, slash = {}, mk = h.metrics,
+    unmatched = type(h.unmatchedBackendId) == "string" and h.unmatchedBackendId or nil }
   local seen = {}
   for _, rule in ipairs(h.rules or {}) do
     local cand = { cond = conditions(rule.conditions), r = prepare(host, rule.route or {}, rule.path) }
@@ -349,7 +350,14 @@ function _M.route()
   -- Metric labels (read by the metrics module, nginx-assets/modules/portico_metrics): the route's, else the host's for what no path matches (only with --enable-metrics).
   local mk = r and r.mk or h.mk
   if mk then ngx_var.portico_mk = mk end
-  if not r then return "@portico_404" end
+  if not r then
+    -- --default-backend-service (ingress-nginx's catch-all): what no path matches is proxied there, as sent.
+    if h.unmatched then
+      ngx_var.portico_backend = h.unmatched
+      return ""
+    end
+    return "@portico_404"
+  end
   local tr = r.trace
   if tr and tracing.start(tr) then sampled = true end
   if r == SLASH or r == SLASH_PORT then

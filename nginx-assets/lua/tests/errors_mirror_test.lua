@@ -77,6 +77,27 @@ do -- the router: route data into variables, only for routes that have it
     jump == "" and v.portico_fallback == nil and v.portico_error_route == nil and v.portico_mirror_backend == nil and v.portico_backend == "shop_cart_80", jump)
 end
 
+do -- --default-backend-service: what no path matches is proxied to it, on a known host and on an unknown one
+  local T, store, router = setup({})
+  store.apply_all({ r = { upsert = {
+    ["k.example"] = { tls = false, unmatchedBackendId = "ingress-nginx_default-http-backend_80", rules = {
+      { path = "/app", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false } },
+    } },
+    ["_"] = { tls = false, unmatchedBackendId = "ingress-nginx_default-http-backend_80", rules = {} },
+    ["plain.example"] = { tls = false, rules = {
+      { path = "/app", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false } },
+    } },
+  } } })
+  local jump, v = req(T, router, "k.example", "/app/x")
+  R.check("unmatched backend: a matching path still goes to its own backend", jump == "" and v.portico_backend == "shop_cart_80", tostring(v.portico_backend))
+  jump, v = req(T, router, "k.example", "/other")
+  R.check("unmatched backend: a path no rule matches is proxied to the default backend", jump == "" and v.portico_backend == "ingress-nginx_default-http-backend_80", tostring(jump))
+  jump, v = req(T, router, "unknown.example", "/x")
+  R.check("unmatched backend: an unknown host reaches the catch-all host and the default backend", jump == "" and v.portico_backend == "ingress-nginx_default-http-backend_80", tostring(jump))
+  jump, v = req(T, router, "plain.example", "/other")
+  R.check("a host without it still answers 404 itself", jump == "@portico_404" and v.portico_backend == nil, tostring(jump))
+end
+
 do -- the balancer: the default backend while the route's backend has no endpoint
   local T, store, _, balancer = setup()
   store.apply({ shop_cart_80 = { endpoints = {} }, shop_errors_8080 = { endpoints = { ep("10.0.9.1", 8080) } }, shop_ok_80 = { endpoints = { ep("10.0.1.1") } } })
@@ -191,6 +212,8 @@ do -- validate.lua: the route fields
     local e = hr(c[2])
     R.check("validate: " .. c[1] .. " is refused", e ~= nil, "accepted")
   end
+  R.check("validate: a host's unmatchedBackendId", validate.host_routes("_", { rules = {}, unmatchedBackendId = "ingress-nginx_default-http-backend_80" }) == nil)
+  R.check("validate: a host's unmatchedBackendId with a space is refused", validate.host_routes("_", { rules = {}, unmatchedBackendId = "a b" }) ~= nil)
 end
 
 R.done()

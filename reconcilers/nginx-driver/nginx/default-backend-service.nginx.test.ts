@@ -3,7 +3,8 @@
 // default-backend catches are answered by the controller-wide default backend (a Service of another namespace,
 // its first port), which sees X-Code and the other X-* headers; an Ingress with its own default-backend keeps it;
 // a code not listed passes unchanged; a Service without endpoints answers 503, which the default backend takes
-// when 503 is listed. Backends run in this file's network namespace (TestNet 233).
+// when 503 is listed; what no path matches (a known host's other paths, an unknown host) is proxied there as sent.
+// Backends run in this file's network namespace (TestNet 233).
 // Ports 32920-32939 belong to this file: nginx 32920-32922, the default backend (echo) 32923, the Ingress's own
 // default backend (echo) 32924, a backend answering 503 32925, one answering 404 32926.
 import { after, before, test } from 'node:test';
@@ -40,7 +41,7 @@ before(async () => {
   const m = modelOf({
     services: [service('default-http-backend', DEFAULT_PORT, 'ingress-nginx'), service('own-errors', OWN_PORT), service('flaky', FLAKY_PORT), service('gone', GONE_PORT), service('empty', 9)],
     slices: [endpoints('default-http-backend', DEFAULT_PORT, 'ingress-nginx'), endpoints('own-errors', OWN_PORT), endpoints('flaky', FLAKY_PORT), endpoints('gone', GONE_PORT)],
-    ingresses: [app('plain', 'plain.test', 'flaky'), app('own', 'own.test', 'flaky', { 'default-backend': 'own-errors' }), app('unlisted', 'unlisted.test', 'gone'), app('noeps', 'noeps.test', 'empty')],
+    ingresses: [app('plain', 'plain.test', 'flaky'), app('own', 'own.test', 'flaky', { 'default-backend': 'own-errors' }), app('unlisted', 'unlisted.test', 'gone'), app('noeps', 'noeps.test', 'empty'), ing('paths', { rules: [rule('paths.test', [{ path: '/api', backend: svcRef('own-errors', 80) }])] }, { ns: 'team' })],
   });
   m.setGlobalConfig(parseGlobalConfig({ 'custom-http-errors': '503' }, defaultGlobalConfig()).values);
   const result = translate(m.snapshot(), { ...OPTS, listen: LISTEN, defaultBackendService: 'ingress-nginx/default-http-backend' });
@@ -82,4 +83,20 @@ test('a Service without endpoints: the 503 is listed, so --default-backend-servi
   const got = echoed(await send('noeps.test', '/x'));
   assert.equal(got.headers['x-code'], '503');
   assert.equal(got.headers['x-service-name'], 'empty');
+});
+
+test('what no path matches, on a known host or an unknown one, is proxied to --default-backend-service as sent', async () => {
+  const before = await net.count('default');
+  const unknown = echoed(await send('nowhere.test', '/a/b?c=1', { 'x-request-id': 'rid-catch-all' }));
+  assert.equal(unknown.url, '/a/b?c=1');
+  assert.equal(unknown.headers.host, 'nowhere.test');
+  assert.equal(unknown.headers['x-code'], undefined, 'proxied as a request, not as an error page');
+  assert.equal(unknown.headers['x-request-id'], 'rid-catch-all');
+  const known = echoed(await send('paths.test', '/not-a-path'));
+  assert.equal(known.url, '/not-a-path');
+  assert.equal(await net.count('default'), before + 2);
+  const matched = echoed(await send('paths.test', '/api/x'));
+  assert.equal(matched.url, '/api/x');
+  assert.equal(await net.count('default'), before + 2, 'a matching path goes to its own backend');
+  assert.equal(await net.count('own'), 2);
 });

@@ -58,12 +58,15 @@ export function usesErrorBackend(ing: NormalizedIngress | undefined, g: Pick<Glo
   return (ing.annotations['custom-http-errors'] ?? g.customHttpErrors ?? []).length > 0;
 }
 
+/** The reference of --default-backend-service's backend in what the translation reports: not an object, no Event. */
+const FLAG_REF = 'Flag/--default-backend-service';
+
 /** The backend of --default-backend-service ("namespace/name", its first port as ingress-nginx), or why not. */
 function errorBackend(d: Draft, iref: string, key: string): string | undefined {
   const [ns, name] = key.split('/') as [string, string];
   const port = d.snap.services.get(key)?.ports[0]?.port;
   if (port === undefined) {
-    d.warn(iref, 'DefaultBackendNotFound', `--default-backend-service: Service ${key} ${d.snap.services.has(key) ? 'has no port' : 'does not exist'}; the errors listed in custom-http-errors get nginx's own page`);
+    if (iref !== FLAG_REF) d.warn(iref, 'DefaultBackendNotFound', `--default-backend-service: Service ${key} ${d.snap.services.has(key) ? 'has no port' : 'does not exist'}; the errors listed in custom-http-errors get nginx's own page`);
     return undefined;
   }
   const ref: ServiceBackendRef = { service: name, port: { number: port } };
@@ -85,4 +88,6 @@ export function resolveSideBackends(d: Draft): void {
     if ((a['default-backend'] === undefined && a['mirror-target'] === undefined && !usesErrorBackend(ing, d.snap.global, d.o)) || isCanary(ing) || closedReason.has(ing.key)) continue;
     sideOf.set(ing.key, sideBackends(d, ing, ingressRef(ing.key)));
   }
+  // ingress-nginx's catch-all: with --default-backend-service, what no path of any host matches goes there.
+  if (d.o.defaultBackendService) d.unmatchedBackendId = errorBackend(d, FLAG_REF, d.o.defaultBackendService);
 }
