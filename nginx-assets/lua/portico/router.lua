@@ -109,12 +109,14 @@ local function prepare(host, r, path)
   local t = r.timeouts
   if type(t) == "table" then p.tk = tostring(t.connect) .. " " .. tostring(t.send) .. " " .. tostring(t.read) end
   -- default-backend (the balancer's fallback when the backend has no endpoint), custom-http-errors (what
-  -- errors.lua tells the default backend: "<default backend id>\t<namespace>\t<ingress>\t<service>\t<port>") and
-  -- mirror-target (the copies' target): route data, set per request only for routes that have them.
+  -- errors.lua tells the default backend: "<default backend id>\t<namespace>\t<ingress>\t<service>\t<port>"; the
+  -- route's default-backend, else errorPage.backendId, --default-backend-service's) and mirror-target (the copies'
+  -- target): route data, set per request only for routes that have them.
   if type(r.defaultBackendId) == "string" then p.fallback = r.defaultBackendId end
   local e = r.errorPage
   if type(e) == "table" then
-    p.errors = table.concat({ p.fallback or "", tostring(e.namespace), tostring(e.ingress), tostring(e.service), tostring(e.port) }, "\t")
+    local to = p.fallback or (type(e.backendId) == "string" and e.backendId) or ""
+    p.errors = table.concat({ to, tostring(e.namespace), tostring(e.ingress), tostring(e.service), tostring(e.port) }, "\t")
   end
   if type(r.mirror) == "table" then p.mirror = r.mirror end
   if type(r.split) == "table" and #r.split > 1 then
@@ -183,7 +185,8 @@ end
 -- Rules sharing a path and match type become one entry with its candidates in order ({cond, r}); `r` is set
 -- when the only candidate has no conditions (the common case: no per-request condition work).
 local function compile(host, h)
-  local c = { tls = h.tls == true, passthrough = h.passthrough == true, exact = {}, prefix = {}, regex = {}, slash = {}, mk = h.metrics }
+  local c = { tls = h.tls == true, passthrough = h.passthrough == true, exact = {}, prefix = {}, regex = {}, slash = {}, mk = h.metrics,
+    unmatched = type(h.unmatchedBackendId) == "string" and h.unmatchedBackendId or nil }
   local seen = {}
   for _, rule in ipairs(h.rules or {}) do
     local cand = { cond = conditions(rule.conditions), r = prepare(host, rule.route or {}, rule.path) }
@@ -352,7 +355,14 @@ function _M.route()
   -- Metric labels (read by the metrics module, nginx-assets/modules/portico_metrics): the route's, else the host's for what no path matches (only with --enable-metrics).
   local mk = r and r.mk or h.mk
   if mk then ngx_var.portico_mk = mk end
-  if not r then return "@portico_unmatched" end
+  if not r then
+    -- --default-backend-service (ingress-nginx's catch-all): what no path matches is proxied there, as sent.
+    if h.unmatched then
+      ngx_var.portico_backend = h.unmatched
+      return ""
+    end
+    return "@portico_unmatched"
+  end
   local tr = r.trace
   if tr and tracing.start(tr) then sampled = true end
   if r == SLASH or r == SLASH_PORT then

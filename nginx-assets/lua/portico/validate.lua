@@ -194,6 +194,10 @@ local function route(r)
       or not str(e.port, 15, "^[a-z0-9-]+$") then
       return "invalid errorPage"
     end
+    if e.backendId ~= nil then
+      local err = _M.backend_id(e.backendId)
+      if err then return "errorPage.backendId: " .. err end
+    end
   end
   if r.mirror ~= nil then
     -- Values of the mirror subrequest's Host header, TLS server name and request URI.
@@ -218,6 +222,10 @@ function _M.host_routes(h, v)
   if v.tls ~= nil and type(v.tls) ~= "boolean" then return "routes of " .. h .. ": tls must be a boolean" end
   if v.passthrough ~= nil and v.passthrough ~= true then return "routes of " .. h .. ": passthrough must be true when present" end
   if v.metrics ~= nil and not metrics_labels(v.metrics) then return "routes of " .. h .. ": invalid metrics labels" end
+  if v.unmatchedBackendId ~= nil then
+    local e = _M.backend_id(v.unmatchedBackendId)
+    if e then return "routes of " .. h .. ": unmatchedBackendId: " .. e end
+  end
   if not is_array(v.rules) then return "routes of " .. h .. ": rules must be an array" end
   for i, rule in ipairs(v.rules) do
     if type(rule) ~= "table" or not MATCH[rule.match] then return "routes of " .. h .. ": rule " .. i .. ": invalid match" end

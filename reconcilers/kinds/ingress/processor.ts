@@ -252,6 +252,8 @@ function ingressRoute(d: Draft, c: Claim, ing: NormalizedIngress, cx: HostContex
       if (a['disable-proxy-intercept-errors'] !== true) fromAnnotations.interceptErrors = true;
       const p = c.pc.ref.port;
       route.errorPage = { namespace: ing.namespace, ingress: ing.name, service: c.pc.ref.service, port: 'number' in p ? String(p.number) : p.name };
+      // --default-backend-service: the controller-wide default backend takes the errors (the route has no default-backend).
+      if (side?.errorBackendId && !side.defaultBackendId) route.errorPage.backendId = side.errorBackendId;
     }
     if (side?.defaultBackendId) route.defaultBackendId = side.defaultBackendId;
     if (side?.mirror) {
