@@ -62,6 +62,8 @@ export interface DirectiveTuning {
   enableAccessLogForDefaultBackend: boolean;
   /** enable-auth-access-log: log the auth-url subrequests too. */
   enableAuthAccessLog: boolean;
+  /** forwarded-host-header: the incoming header sent upstream as X-Original-Forwarded-Host. */
+  forwardedHostHeader: string;
   /** http-redirect-code: the status of the redirect to HTTPS (ssl-redirect, force-ssl-redirect). */
   httpRedirectCode: 301 | 302 | 307 | 308;
   /** enable-syslog, syslog-host, syslog-port: the HTTP access log and a copy of the error log go to a syslog server. */
@@ -112,6 +114,7 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   proxyMaxTempFileSize: '',
   enableAccessLogForDefaultBackend: false,
   enableAuthAccessLog: false,
+  forwardedHostHeader: 'X-Forwarded-Host',
   httpRedirectCode: 308,
   enableSyslog: false,
   syslogHost: '',

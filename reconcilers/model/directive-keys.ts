@@ -81,6 +81,12 @@ const syslogHostSchema = z
     message: 'expected an IPv4 address or a DNS name (IPv6 is not supported here)',
   });
 
+/** One header name (forwarded-host-header): letters, digits and "-", starting with a letter, at most 64. */
+const headerNameSchema = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'expected a header name: letters, digits and "-" (at most 64), e.g. X-Forwarded-Host');
+
 const httpVersionSchema = z
   .string()
   .trim()
@@ -122,6 +128,7 @@ export const DIRECTIVE_KEYS = {
   'proxy-max-temp-file-size': row('proxyMaxTempFileSize', optionalSizeSchema, 'Largest temporary file a buffered response may spill to (proxy_max_temp_file_size; empty: 1024m; 0: none). An Ingress\'s proxy-max-temp-file-size annotation overrides it'),
   'enable-access-log-for-default-backend': row('enableAccessLogForDefaultBackend', boolSchema, 'Log the requests Portico answers 404 because no host or path matched (ingress-nginx\'s default backend); "false" (default): not logged'),
   'enable-auth-access-log': row('enableAuthAccessLog', boolSchema, 'Log the auth-url subrequests as lines of their own (log_subrequest)'),
+  'forwarded-host-header': row('forwardedHostHeader', headerNameSchema, 'The incoming header sent upstream as X-Original-Forwarded-Host (as ingress-nginx; the forwarded host Portico trusts for redirects is X-Forwarded-Host from peers of proxy-real-ip-cidr)'),
   'http-redirect-code': row(
     'httpRedirectCode',
     z.string().trim().refine((v) => ['301', '302', '307', '308'].includes(v), { message: 'expected 301, 302, 307 or 308' }).transform((v) => Number(v) as 301 | 302 | 307 | 308),
@@ -145,6 +152,11 @@ export const NO_EFFECT_KEYS: Readonly<Record<string, { schema: z.ZodType<unknown
   'upstream-hash-by-subset': { schema: boolSchema, default: 'false', why: 'as upstream-hash-by: an annotation only' },
   'upstream-hash-by-subset-size': { schema: intSchema(1, 1000), default: '3', why: 'as upstream-hash-by: an annotation only' },
   'app-root': { schema: z.string(), default: '', why: 'ingress-nginx reads it only as an annotation (its ConfigMap value redirects nothing): use the app-root annotation' },
+  'forwarded-for-proxy-protocol-header': {
+    schema: headerNameSchema,
+    default: 'X-Forwarded-For-Proxy-Protocol',
+    why: 'the name of an internal header of ingress-nginx\'s use-proxy-protocol + use-forwarded-headers mode; with both, Portico takes the client from the PROXY header (no internal header)',
+  },
   'reuse-port': { schema: boolSchema, default: 'true', why: 'the listeners always use reuseport (each worker has its own accept queue), ingress-nginx\'s default' },
   'enable-serial-reloads': { schema: boolSchema, default: 'false', why: 'Portico already runs one nginx -t and reload at a time, and most changes need none' },
   'disable-ipv6': { schema: boolSchema, default: 'false', why: 'nginx listens only on --listen-address (one address family); there is no separate IPv6 listener to turn off' },

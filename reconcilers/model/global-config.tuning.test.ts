@@ -97,6 +97,7 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'enable-access-log-for-default-backend': { ok: [['true', true]], bad: ['on'] },
   'enable-auth-access-log': { ok: [['true', true]], bad: ['on'] },
   'proxy-protocol-header-timeout': { ok: [['5s', '5s'], ['500ms', '500ms'], ['1m', '1m']], bad: ['5', '1m30s', 'soon'] },
+  'forwarded-host-header': { ok: [['X-Forwarded-Host', 'X-Forwarded-Host'], ['X-Original-Host', 'X-Original-Host']], bad: ['', 'X_Host', '1x'] },
   'http-redirect-code': { ok: [['301', 301], ['308', 308]], bad: ['300', '200', 'permanent'] },
   'enable-syslog': { ok: [['false', false]], bad: ['on'] },
   'syslog-host': { ok: [['192.0.2.10', '192.0.2.10'], ['Syslog.Logging.svc.cluster.local.', 'syslog.logging.svc.cluster.local'], ['', '']], bad: ['2001:db8::1', 'a_b', 'host:514', '300.1.1.1'] },

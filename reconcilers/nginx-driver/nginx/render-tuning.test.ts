@@ -292,12 +292,15 @@ test('the one-directive keys (directive-tuning.ts): defaults as ingress-nginx re
     'enable-access-log-for-default-backend': 'true',
     'enable-auth-access-log': 'true',
     'http-redirect-code': '301',
+    'forwarded-host-header': 'X-Original-Host',
     'enable-syslog': 'true',
     'syslog-host': '192.0.2.10',
     'syslog-port': '5140',
   }), rt, 'c');
   assert.ok(conf.includes('error_log syslog:server=192.0.2.10:5140 notice;'), 'a copy of the error log');
   assert.match(conf, /location @portico_https \{ return 301 https:/);
+  assert.match(conf, /proxy_set_header X-Original-Forwarded-Host \$http_x_original_host;/);
+  assert.match(dflt, /proxy_set_header X-Original-Forwarded-Host \$http_x_forwarded_host;/);
   assert.match(conf, /httpsRedirectCode = 301,/);
   assert.match(dflt, /location @portico_https \{ return 308 https:/);
   assert.doesNotMatch(conf, /access_log syslog/, 'disable-http-access-log wins');
