@@ -211,7 +211,9 @@ test('permanent-redirect / temporal-redirect (+ -code) → a redirect plugin ans
   const both = one({ [`${N}permanent-redirect`]: 'https://a.example.com', [`${N}temporal-redirect`]: 'https://b.example.com' });
   assert.equal(both.plugins[0]?.host, 'a.example.com');
   assert.ok(both.r.events.some((e) => /permanent-redirect wins/.test(e.message)));
-  for (const bad of ['ftp://x.example.com/', 'https://user:pw@x.example.com/', 'https://x.example.com/?q=1', 'not a url']) {
+  // A query of its own is kept, percent-encoded as a URL has it (ingress-nginx's `return 301 <url>`).
+  assert.deepEqual(one({ [`${N}permanent-redirect`]: 'https://x.example.com/land?utm_source=old site&a=1' }).plugins.map((p) => [p.path, p.query, p.keepQuery]), [['/land', 'utm_source=old%20site&a=1', false]]);
+  for (const bad of ['ftp://x.example.com/', 'https://user:pw@x.example.com/', 'https://x.example.com/#frag', 'not a url']) {
     const r = one({ [`${N}permanent-redirect`]: bad });
     assert.deepEqual(r.plugins, [], bad);
     assert.ok(r.r.events.some((e) => e.reason === 'InvalidConfiguration' && /permanent-redirect/.test(e.message)), bad);

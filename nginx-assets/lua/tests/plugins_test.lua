@@ -642,6 +642,8 @@ do
     pre = plugin("redirect", { status = 308, prefix = { from = "/old", to = "/new" }, keepQuery = true }),
     esc = plugin("redirect", { status = 301, path = "/a%20b", keepQuery = false }),
     noq = plugin("redirect", { status = 302, host = "b.example", keepQuery = false }),
+    ownq = plugin("redirect", { status = 301, scheme = "https", host = "c.example", path = "/land", query = "utm=a%20b&x=1", keepQuery = false }),
+    bothq = plugin("redirect", { status = 301, path = "/land", query = "utm=a", keepQuery = true }),
   })
   local r = request(T, engine, { plugins = "full", uri = "/x", query = "a=1&b=$host" })
   R.check("redirect: status and an absolute Location from scheme/host/port/path, query kept",
@@ -656,6 +658,11 @@ do
   r = request(T, engine, { plugins = "noq", uri = "/p", query = "x=1", scheme = "https" })
   R.check("redirect: host only keeps the request's scheme and path, drops the query when keepQuery is false",
     r.status == 302 and r.headers["location"] == "https://b.example/p", tostring(r.headers["location"]))
+  r = request(T, engine, { plugins = "ownq", uri = "/p", query = "client=1" })
+  R.check("redirect: a query of its own replaces the client's (permanent-redirect with a query)",
+    r.status == 301 and r.headers["location"] == "https://c.example/land?utm=a%20b&x=1", tostring(r.headers["location"]))
+  r = request(T, engine, { plugins = "bothq", uri = "/p", query = "client=1" })
+  R.check("redirect: its query first, then the client's with keepQuery", r.headers["location"] == "/land?utm=a&client=1", tostring(r.headers["location"]))
   r = request(T, engine, { plugins = "pre", uri = "/old", query = "a=\r\nSet-Cookie:x" })
   R.check("redirect: a query cannot break the Location header", r.headers["location"] == "/new?a=%0D%0ASet-Cookie:x", tostring(r.headers["location"]))
 end
