@@ -227,6 +227,11 @@ test('x-forwarded-prefix → request-headers; upstream-vhost → rewrite of the 
     ['request-headers', JSON.stringify([{ name: 'x-forwarded-prefix', value: '/shop' }])],
     ['rewrite', JSON.stringify('backend.internal')],
   ]);
+  // The variables ingress-nginx users write: $host is what is sent anyway; $http_host / $best_http_host the header as sent.
+  const same = one({ [`${N}upstream-vhost`]: '$host' });
+  assert.deepEqual([same.plugins, same.r.events.filter((e) => e.type === 'Warning').length], [[], 0]);
+  for (const v of ['$http_host', '$best_http_host']) assert.deepEqual(one({ [`${N}upstream-vhost`]: v }).plugins.map((p) => [p.type, p.type === 'rewrite' ? p.hostHeader : null]), [['rewrite', true]], v);
+  for (const v of ['$host.internal', '$request_uri']) assert.equal(one({ [`${N}upstream-vhost`]: v }).r.events.filter((e) => e.reason === 'InvalidConfiguration').length, 1, v);
   const bad = one({ [`${N}upstream-vhost`]: 'bad host!', [`${N}x-forwarded-prefix`]: 'a\u0007b' });
   assert.deepEqual(bad.plugins, []);
   assert.equal(bad.r.events.filter((e) => e.reason === 'InvalidConfiguration').length, 2);

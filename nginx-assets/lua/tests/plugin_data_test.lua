@@ -176,6 +176,8 @@ bad("response-headers setting Content-Length", { type = "response-headers", set 
 ok("response-headers", { type = "response-headers", set = { { name = "x-frame-options", value = "DENY" } }, add = {}, remove = { "server" } })
 ok("redirect", { type = "redirect", status = 301, scheme = "https", host = "new.example", port = 8443, prefix = { from = "/old", to = "/new" }, keepQuery = true })
 bad("redirect with status 200", { type = "redirect", status = 200, keepQuery = true }, "status")
+ok("rewrite of the Host to the client's header", { type = "rewrite", hostHeader = true })
+bad("rewrite with host and hostHeader", { type = "rewrite", host = "a.example", hostHeader = true }, "exclude")
 ok("redirect with a query", { type = "redirect", status = 301, host = "x.example", path = "/land", query = "utm_source=old%20site&a=1", keepQuery = false })
 bad("redirect with a query holding a quote", { type = "redirect", status = 301, host = "x.example", query = "a=\"b", keepQuery = false }, "query")
 bad("redirect with path and prefix", { type = "redirect", status = 301, path = "/a", prefix = { from = "/b", to = "/c" } }, "exclude")

@@ -41,6 +41,7 @@ local function request(T, engine, o)
   v.remote_addr = o.ip or "192.0.2.10"
   v.uri = o.uri or "/"
   v.host = o.host or "a.example"
+  v.http_host = o.http_host
   v.scheme = o.scheme or "http"
   v.args = o.query
   v.request_uri = (o.uri or "/") .. (o.query and ("?" .. o.query) or "")
@@ -675,6 +676,7 @@ do
     pre = plugin("rewrite", { prefix = { from = "/api", to = "/" } }),
     rx = plugin("rewrite", { regex = { pattern = "^/v([0-9]+)/(.*)$", replacement = "/api/$2/v$1" } }),
     host = plugin("rewrite", { host = "internal.svc" }),
+    hh = plugin("rewrite", { hostHeader = true }),
   })
   request(T, engine, { plugins = "path", uri = "/a/b" })
   R.check("rewrite: path replaces the whole path", T.new_uri == "/fixed")
@@ -690,6 +692,9 @@ do
   R.check("rewrite: regex without a match leaves the path", T.new_uri == nil and r.proxied)
   request(T, engine, { plugins = "host", uri = "/" })
   R.check("rewrite: host sets $portico_upstream_host", T.ngx.var.portico_upstream_host == "internal.svc" and T.new_uri == nil)
+  request(T, engine, { plugins = "hh", uri = "/", host = "a.example", http_host = "a.example:8443" })
+  R.check("rewrite: hostHeader sends the client's Host header as sent, port included (upstream-vhost: $http_host)",
+    T.ngx.var.portico_upstream_host == "a.example:8443", tostring(T.ngx.var.portico_upstream_host))
 end
 
 do -- rewrite-target: nginx's `rewrite "(?i)<path>" <target> break` (ingress-nginx examples/rewrite)
