@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { brotliDecompressSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
 import { translate } from '../../translate/translate.ts';
 import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
@@ -78,7 +78,7 @@ async function nextLine(): Promise<string> {
 before(async () => {
   net.up();
   await net.start('web', BACKEND_PORT, 'echo');
-  const cfg = parseGlobalConfig({ 'enable-brotli': 'true', 'use-geoip2': 'true', 'geoip2-database-directory': geoDir, 'log-format-upstream': FORMAT }, defaultGlobalConfig());
+  const cfg = parseGlobalConfig({ 'enable-brotli': 'true', 'use-gzip': 'true', 'gzip-types': 'application/json', 'use-geoip2': 'true', 'geoip2-database-directory': geoDir, 'log-format-upstream': FORMAT }, defaultGlobalConfig());
   assert.deepEqual(cfg.errors, []);
   const m = modelOf({
     services: [svc('web', [{ port: 80, targetPort: BACKEND_PORT }])],
@@ -91,7 +91,7 @@ before(async () => {
 });
 after(() => stopLive(nginx, dynamic, net));
 
-test('Accept-Encoding: br gets the answer brotli-compressed; without it, or with gzip only, it comes as the backend sent it', async () => {
+test('Accept-Encoding: br gets the answer brotli-compressed (also when gzip is accepted too); gzip only: gzip; neither: as the backend sent it', async () => {
   const br = await request('127.0.0.1', '/compress/me?x=1', { 'accept-encoding': 'br' });
   assert.equal(br.status, 200);
   assert.equal(br.headers['content-encoding'], 'br');
@@ -101,13 +101,21 @@ test('Accept-Encoding: br gets the answer brotli-compressed; without it, or with
   assert.ok(br.body.length < Buffer.byteLength(JSON.stringify(decoded)), 'compressed is smaller');
   await nextLine();
 
-  for (const headers of [{}, { 'accept-encoding': 'gzip' }]) {
-    const plain = await request('127.0.0.1', '/compress/me?x=1', headers);
-    assert.equal(plain.status, 200);
-    assert.equal(plain.headers['content-encoding'], undefined, JSON.stringify(headers));
-    assert.equal((JSON.parse(plain.body.toString('utf8')) as { url: string }).url, '/compress/me?x=1');
-    await nextLine();
-  }
+  // With use-gzip on too: a client accepting both gets brotli, one accepting gzip only gets gzip.
+  const both = await request('127.0.0.1', '/compress/both', { 'accept-encoding': 'gzip, br' });
+  assert.equal(both.headers['content-encoding'], 'br');
+  assert.equal((JSON.parse(brotliDecompressSync(both.body).toString('utf8')) as { url: string }).url, '/compress/both');
+  await nextLine();
+  const gz = await request('127.0.0.1', '/compress/gz', { 'accept-encoding': 'gzip' });
+  assert.equal(gz.headers['content-encoding'], 'gzip');
+  assert.equal((JSON.parse(gunzipSync(gz.body).toString('utf8')) as { url: string }).url, '/compress/gz');
+  await nextLine();
+
+  const plain = await request('127.0.0.1', '/compress/me?x=1');
+  assert.equal(plain.status, 200);
+  assert.equal(plain.headers['content-encoding'], undefined);
+  assert.equal((JSON.parse(plain.body.toString('utf8')) as { url: string }).url, '/compress/me?x=1');
+  await nextLine();
 });
 
 test('the $geoip2_* variables: an address in the databases gets its values, others empty ones', async () => {

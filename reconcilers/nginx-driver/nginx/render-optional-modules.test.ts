@@ -4,7 +4,7 @@
 // log format naming $geoip2_* variables.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Structure } from '../../config/types.ts';
@@ -129,4 +129,15 @@ test('the $geoip2_* variables: every edition\'s are the known ones log formats m
   }
   assert.equal(geoip2Variable('geoip2_asn'), '$geoip2_asn');
   for (const bad of ['geoip2_asn;', 'remote_addr', '', 1]) assert.throws(() => geoip2Variable(bad), UnsafeValueError);
+});
+
+test('the modules are Debian packages both the test machine and the image install', () => {
+  const root = path.resolve(import.meta.dirname, '../../..');
+  const image = readFileSync(path.join(root, 'image/debian-packages'), 'utf8').split('\n').map((l) => l.replace(/#.*/, '').trim());
+  const deps = readFileSync(path.join(root, 'e2e/setup/install-deps.sh'), 'utf8');
+  for (const p of ['libnginx-mod-http-brotli-filter', 'libnginx-mod-http-geoip2']) {
+    assert.ok(image.includes(p), `image/debian-packages lists ${p}`);
+    assert.match(deps, new RegExp(`PKGS\\+=\\([^)]*\\b${p}\\b`), `install-deps.sh installs ${p}`);
+  }
+  for (const f of Object.values(OPTIONAL_MODULE_FILES)) assert.ok(existsSync(f), `${f} is installed here`);
 });
