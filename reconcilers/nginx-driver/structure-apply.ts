@@ -6,7 +6,7 @@ import { diffConfig, structureChecksum } from '../translate/diff.ts';
 import type { Exclusion } from './exclusion.ts';
 import { excludeProfiles, findCulprits } from './isolate.ts';
 import { writeModsecurityRules } from './nginx/modsecurity.ts';
-import { optionalModules } from './nginx/optional-modules.ts';
+import { moduleProblemReporter } from './nginx/optional-modules.ts';
 import { fullNginxTuning } from '../config/nginx-tuning.ts';
 import type { NginxProcess } from './nginx/process.ts';
 import { renderNginxConf, writeClientCertificates, writeTrustedCas } from './nginx/render.ts';
@@ -20,8 +20,14 @@ export class StructureApplier {
   private readonly exclusion: Exclusion;
   private readonly reporting: SyncReporting;
   private readonly log: Logger;
-  /** The optional-module problems last reported (each reported once, until they change). */
-  private moduleProblems = '';
+  /**
+   * brotli or GeoIP2 asked for but not installed, or a GeoIP2 database missing: the renderer leaves them out (nginx
+   * serves without them, the $geoip2_* variables empty); said once per change, on the controller and in the log.
+   */
+  private readonly reportModuleProblems = moduleProblemReporter((p) => {
+    this.reporting.controllerEvent('Warning', p.reason, p.message);
+    this.log.error(p.message, { reason: p.reason });
+  });
 
   constructor(nginx: NginxProcess, state: NginxState, exclusion: Exclusion, reporting: SyncReporting, log: Logger) {
     this.nginx = nginx;
@@ -41,7 +47,7 @@ export class StructureApplier {
     writeTrustedCas(desired.structure, this.nginx.runtime);
     writeClientCertificates(desired.structure, this.nginx.runtime);
     writeModsecurityRules(desired.structure, this.nginx.runtime);
-    this.reportModuleProblems(desired);
+    this.reportModuleProblems(fullNginxTuning(desired.structure.global));
     let conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);
     const tTest = performance.now();
     let v = await this.nginx.writeValidated(conf);
@@ -71,21 +77,6 @@ export class StructureApplier {
       return false;
     }
     return this.goLive(desired, running, checksum, liveBudgetMs, t0);
-  }
-
-  /**
-   * brotli or GeoIP2 asked for but not installed, or a GeoIP2 database missing: the renderer leaves them out (nginx
-   * serves without them, the $geoip2_* variables empty); say so once per change, on the controller and in the log.
-   */
-  private reportModuleProblems(desired: GatewayConfig): void {
-    const problems = optionalModules(fullNginxTuning(desired.structure.global)).problems;
-    const key = JSON.stringify(problems);
-    if (key === this.moduleProblems) return;
-    this.moduleProblems = key;
-    for (const p of problems) {
-      this.reporting.controllerEvent('Warning', p.reason, p.message);
-      this.log.error(p.message, { reason: p.reason });
-    }
   }
 
   /** Starts nginx (or reloads it) on the validated nginx.conf and waits until it reports `checksum`. */

@@ -150,6 +150,22 @@ export function optionalModules(t: Pick<NginxTuning, 'enableBrotli' | 'useGeoip2
   return { brotliModule, geoip2, geoip2Empty: GEOIP2_VARIABLES.filter((v) => !defined.has(v)), problems };
 }
 
+/**
+ * A reporter of optionalModules' problems for each configuration nginx is given: each problem once, until the set of
+ * problems changes (a rebuild with the same problems says nothing again; one that fixes them and a later one that
+ * brings them back does).
+ */
+export function moduleProblemReporter(report: (p: OptionalModules['problems'][number]) => void, files: { brotli: string; geoip2: string } = OPTIONAL_MODULE_FILES): (t: Parameters<typeof optionalModules>[0]) => void {
+  let last = '[]';
+  return (t) => {
+    const problems = optionalModules(t, files).problems;
+    const key = JSON.stringify(problems);
+    if (key === last) return;
+    last = key;
+    for (const p of problems) report(p);
+  };
+}
+
 function accessible(file: string): boolean {
   try {
     accessSync(file, constants.R_OK);

@@ -16,7 +16,7 @@ import { GEOIP2_VARIABLES, isKnownVariable } from '../../values/nginx-variables.
 import { UnsafeValueError } from './escape.ts';
 import { buildMmdb } from './mmdb.test-helpers.ts';
 import { nginxTest, runtimeDir } from './nginx-t.test-helpers.ts';
-import { EDITION_VARIABLES, GEOIP2_EDITIONS, OPTIONAL_MODULE_FILES, geoip2Lookup, geoip2Variable, mmdbProblem, optionalModules } from './optional-modules.ts';
+import { EDITION_VARIABLES, GEOIP2_EDITIONS, OPTIONAL_MODULE_FILES, geoip2Lookup, geoip2Variable, mmdbProblem, moduleProblemReporter, optionalModules } from './optional-modules.ts';
 import { renderNginxConf } from './render.ts';
 
 function structureFrom(data: Record<string, string>): Structure {
@@ -140,4 +140,24 @@ test('the modules are Debian packages both the test machine and the image instal
     assert.match(deps, new RegExp(`PKGS\\+=\\([^)]*\\b${p}\\b`), `install-deps.sh installs ${p}`);
   }
   for (const f of Object.values(OPTIONAL_MODULE_FILES)) assert.ok(existsSync(f), `${f} is installed here`);
+});
+
+test('the problems are reported once per change: again only after they were fixed and came back, or changed', () => {
+  const seen: string[] = [];
+  const files = { ...OPTIONAL_MODULE_FILES, brotli: '/nonexistent/brotli.so' };
+  const report = moduleProblemReporter((p) => seen.push(`${p.reason}: ${p.message}`), files);
+  const brotli = { ...DEFAULT_NGINX_TUNING, enableBrotli: true };
+  report(DEFAULT_NGINX_TUNING);
+  assert.deepEqual(seen, [], 'nothing asked for, nothing to say');
+  report(brotli);
+  report(brotli);
+  assert.equal(seen.length, 1);
+  assert.match(seen[0] ?? '', /^OptionalModuleMissing: enable-brotli/);
+  const empty = geoDir([]);
+  report({ ...brotli, useGeoip2: true, geoip2DatabaseDirectory: empty });
+  assert.equal(seen.length, 3, 'a new set: both said');
+  assert.match(seen[2] ?? '', /^GeoIP2DatabaseMissing: use-geoip2 is "true" but .* holds no usable MaxMind database/);
+  report(DEFAULT_NGINX_TUNING);
+  report(brotli);
+  assert.equal(seen.length, 4, 'fixed, then back: said again');
 });

@@ -80,7 +80,7 @@ function load(): Handlebars.TemplateDelegate {
   if (compiled) return compiled;
   env = makeEnv();
   const dir = path.join(ASSETS_DIR, 'templates');
-  for (const partial of ['http', 'stream']) {
+  for (const partial of ['http', 'stream', 'modules']) {
     const src = readFileSync(path.join(dir, `${partial}.hbs`), 'utf8');
     assertOnlyHelpers(`${partial}.hbs`, src);
     env.registerPartial(partial, src);
