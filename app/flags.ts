@@ -93,8 +93,8 @@ const BOOL_FLAGS = new Set<string>(['enable-metrics', 'metrics-per-host', 'metri
  */
 const INGRESS_NGINX_FLAGS: Record<string, string> = {
   'default-backend-service': 'Portico answers unmatched requests itself (404); a default backend is not supported',
-  'maxmind-license-key': 'GeoIP is not supported',
-  'maxmind-edition-ids': 'GeoIP is not supported',
+  'maxmind-license-key': 'Portico downloads no MaxMind database: mount the .mmdb files into /etc/ingress-controller/geoip (ConfigMap use-geoip2, geoip2-database-directory)',
+  'maxmind-edition-ids': 'every MaxMind database in geoip2-database-directory is used (ConfigMap use-geoip2); Portico downloads none',
   'enable-ssl-chain-completion': 'certificates are served as given in the Secret',
   'ssl-passthrough-proxy-port': 'with --enable-ssl-passthrough the hop to Portico\'s TLS termination is a unix socket in --runtime-dir: there is no port to set',
   'validating-webhook': 'use --webhook-port (Portico manages its own webhook certificate, see --webhook-secret)',
