@@ -69,7 +69,7 @@ export const COMPAT_FLAGS = {
 /** The boolean flags of COMPAT_FLAGS ("--flag" alone = true, as pflag). */
 export const COMPAT_BOOL_FLAGS = ['profiling', 'version', 'disable-leader-election', 'enable-annotation-validation', 'disable-full-test', 'deep-inspect', 'report-node-internal-ip-address', 'enable-ssl-chain-completion', 'disable-svc-external-name', 'disable-catch-all', 'disable-sync-events', 'enable-topology-aware-routing'];
 
-const GEOIP = 'GeoIP is not supported (Portico downloads no MaxMind database)';
+const GEOIP = 'Portico downloads no MaxMind database: mount the .mmdb files (e.g. kept current by geoipupdate) into geoip2-database-directory and set use-geoip2 in the ConfigMap';
 const NO_GO = 'Portico is not a Go program';
 
 /** Every flag of ingress-nginx v1.15.1, in its order of declaration, with what Portico does with it. */

@@ -76,7 +76,27 @@ export interface DirectiveTuning {
   usePortInRedirects: boolean;
   serviceUpstream: boolean;
   disableProxyInterceptErrors: boolean;
+  // Optional Debian modules, loaded only when these ask for them (nginx-driver/nginx/optional-modules.ts).
+  /** enable-brotli: brotli compression (libnginx-mod-http-brotli-filter) with brotli-level, -min-length, -types. */
+  enableBrotli: boolean;
+  brotliLevel: number;
+  brotliMinLength: number;
+  /** brotli-types: space-separated MIME types ("*": all), as gzip-types. */
+  brotliTypes: string;
+  /** use-geoip2: the $geoip2_* variables from MaxMind databases (libnginx-mod-http-geoip2). */
+  useGeoip2: boolean;
+  /** geoip2-autoreload-in-minutes: nginx re-reads a changed database this often (auto_reload); 0 = never. */
+  geoip2AutoreloadInMinutes: number;
+  /** geoip2-database-directory (Portico's own): where the .mmdb files are (ingress-nginx's fixed path by default). */
+  geoip2DatabaseDirectory: string;
 }
+
+/** ingress-nginx v1.15.1's brotli-types (brotliTypes of its config.go). */
+export const BROTLI_TYPES =
+  'application/xml+rss application/atom+xml application/javascript application/x-javascript application/json application/rss+xml application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json application/xhtml+xml application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component';
+
+/** Where ingress-nginx reads (and its --maxmind-* flags download) the MaxMind databases. */
+export const GEOIP2_DEFAULT_DIRECTORY = '/etc/ingress-controller/geoip';
 
 /** ingress-nginx v1.15.1's defaults (internal/ingress/controller/config/config.go). */
 export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze({
@@ -123,4 +143,11 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   usePortInRedirects: false,
   serviceUpstream: false,
   disableProxyInterceptErrors: false,
+  enableBrotli: false,
+  brotliLevel: 4,
+  brotliMinLength: 20,
+  brotliTypes: BROTLI_TYPES,
+  useGeoip2: false,
+  geoip2AutoreloadInMinutes: 0,
+  geoip2DatabaseDirectory: GEOIP2_DEFAULT_DIRECTORY,
 });

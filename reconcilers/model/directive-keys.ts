@@ -87,6 +87,17 @@ const headerNameSchema = z
   .trim()
   .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'expected a header name: letters, digits and "-" (at most 64), e.g. X-Forwarded-Host');
 
+/** Space-separated MIME types (gzip-types, brotli-types): exact types ("text/css") or "*" (all). */
+export const mimeTypesSchema = z.string().transform((v, ctx) => {
+  const items = [...new Set(v.trim().split(/[ \t]+/).filter(Boolean))];
+  const bad = items.find((t) => t !== '*' && !/^[a-z0-9][a-z0-9.+-]{0,63}\/[a-z0-9][a-z0-9.+-]{0,127}$/i.test(t));
+  if (bad !== undefined || !items.length || items.length > 128) {
+    ctx.addIssue({ code: 'custom', message: bad !== undefined ? `${JSON.stringify(bad.slice(0, 60))} is not a MIME type such as text/css (or "*")` : 'expected 1 to 128 space-separated MIME types' });
+    return z.NEVER;
+  }
+  return items.join(' ');
+});
+
 const httpVersionSchema = z
   .string()
   .trim()
@@ -141,6 +152,14 @@ export const DIRECTIVE_KEYS = {
   'use-port-in-redirects': row('usePortInRedirects', boolSchema, 'The use-port-in-redirects annotation of every Ingress that does not set it'),
   'disable-proxy-intercept-errors': row('disableProxyInterceptErrors', boolSchema, 'With custom-http-errors: errors the backends answer reach clients unchanged (only those nginx makes itself go to the error backend), for every Ingress without its own disable-proxy-intercept-errors annotation'),
   'service-upstream': row('serviceUpstream', boolSchema, 'The service-upstream annotation of every Ingress that does not set it: its backends are the Services\' cluster IPs'),
+  // Optional Debian modules, loaded (load_module) only when asked for (nginx-driver/nginx/optional-modules.ts).
+  'enable-brotli': row('enableBrotli', boolSchema, 'Compress responses of the brotli-types (and text/html) with brotli for clients that accept it (Accept-Encoding: br; preferred over gzip when both are accepted) (nginx\'s brotli filter module, Debian\'s libnginx-mod-http-brotli-filter, loaded only then). Without the module nginx serves without brotli and Portico says so (a Warning event "OptionalModuleMissing" on the controller and an error log line)'),
+  'brotli-level': row('brotliLevel', intSchema(0, 11), 'brotli compression level (0-11; brotli_comp_level)'),
+  'brotli-min-length': row('brotliMinLength', intSchema(0, 1_000_000_000), 'Smallest response compressed with brotli (bytes, from Content-Length; brotli_min_length)'),
+  'brotli-types': row('brotliTypes', mimeTypesSchema, 'MIME types compressed with brotli besides text/html, space-separated ("*" = all; brotli_types)'),
+  'use-geoip2': row('useGeoip2', boolSchema, 'The $geoip2_* variables (as ingress-nginx names them: $geoip2_city_country_code, $geoip2_city, $geoip2_asn, $geoip2_org...) from the MaxMind databases in geoip2-database-directory, looked up by the client address ($remote_addr, after use-forwarded-headers / enable-real-ip), for log-format-upstream and every other place that takes nginx variables. Portico reads the files MaxMind names GeoLite2-City, GeoLite2-Country, GeoLite2-ASN, GeoIP2-City, GeoIP2-Country, GeoIP2-ASN, GeoIP2-ISP, GeoIP2-Connection-Type and GeoIP2-Anonymous-IP (".mmdb") that are there when nginx is reloaded, and downloads none (mount them, e.g. kept current by MaxMind\'s geoipupdate). A missing or unreadable database is left out with a Warning event "GeoIP2DatabaseMissing" (never a failing reload); the variables it would fill are empty, as all of them are when use-geoip2 is off, so a log format naming them always loads'),
+  'geoip2-autoreload-in-minutes': row('geoip2AutoreloadInMinutes', intSchema(0, 10_080), 'How often nginx checks the GeoIP2 databases for a newer file and loads it without a reload (auto_reload, minutes); 0: only when nginx reloads'),
+  'geoip2-database-directory': row('geoip2DatabaseDirectory', z.string().trim().regex(/^\/[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/, 'expected an absolute directory path of letters, digits, ".", "_", "-"').refine((v) => !v.split('/').includes('..'), { message: '".." is not allowed' }), 'Portico\'s own: the directory of the MaxMind databases (use-geoip2); ingress-nginx\'s fixed /etc/ingress-controller/geoip by default'),
 } as const;
 
 /**

@@ -12,7 +12,9 @@ import { modsecuritySnippetConfigSchema } from '../annotations/modsecurity.ts';
 import { isCidr } from '../../crds/schema/plugin-config.ts';
 import { regexProblem } from '../values/regex-path.ts';
 import { TRACING_KEYS, type OtelConfigValues } from './tracing-config.ts';
-import { DIRECTIVE_KEYS, NO_EFFECT_KEYS } from './directive-keys.ts';
+import { DIRECTIVE_KEYS, NO_EFFECT_KEYS, mimeTypesSchema } from './directive-keys.ts';
+
+export { mimeTypesSchema };
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
   loadBalance: 'round_robin' | 'ewma';
@@ -357,17 +359,6 @@ export const largeBuffersSchema = z.string().transform((v, ctx) => {
   return `${count} ${m[2]}`;
 });
 
-/** gzip-types: MIME types ("text/css", "application/*+json" patterns are not nginx's: exact types) or "*". */
-export const mimeTypesSchema = z.string().transform((v, ctx) => {
-  const items = [...new Set(v.trim().split(/[ \t]+/).filter(Boolean))];
-  const bad = items.find((t) => t !== '*' && !/^[a-z0-9][a-z0-9.+-]{0,63}\/[a-z0-9][a-z0-9.+-]{0,127}$/i.test(t));
-  if (bad !== undefined || !items.length || items.length > 128) {
-    ctx.addIssue({ code: 'custom', message: bad !== undefined ? `${JSON.stringify(bad.slice(0, 60))} is not a MIME type such as text/css (or "*")` : 'expected 1 to 128 space-separated MIME types' });
-    return z.NEVER;
-  }
-  return items.join(' ');
-});
-
 /** error-log-level: nginx's severities, lowest first. */
 export const errorLogLevelSchema = z
   .string()
@@ -529,7 +520,6 @@ export const REFUSED_CONFIG_KEYS: readonly [RegExp, string][] = [
   [/^(enable-)?(opentracing|zipkin|jaeger|datadog)/, 'removed from ingress-nginx (replaced by OpenTelemetry: the otel-* and otlp-* keys) and not supported'],
   [/^(ssl-ecdh-curve|ssl-dh-param|ssl-session-ticket-key|ssl-early-data)$/, 'not configurable: Portico chooses the curves, has no DH parameters (ECDHE only), and keeps ticket keys per process'],
   [/^(http2-.*)$/, 'HTTP/2 limits are nginx\'s defaults (use large-client-header-buffers, keep-alive-requests)'],
-  [/^(enable-brotli|brotli-.*)$/, 'brotli compression is not part of Portico\'s nginx (use use-gzip)'],
   [/^default-backend-.*$/, 'not supported: unmatched requests get Portico\'s own 404, or go to --default-backend-service; per Ingress, use the default-backend annotation'],
   [/^(access-log-path|http-access-log-path|stream-access-log-path|error-log-path)$/, 'nginx\'s logs go to Portico\'s stdout and stderr (container logs; the root filesystem is read-only): use access-log-params for buffering and a log collector for files'],
   [/^use-geoip$/, 'the legacy GeoIP databases are discontinued by MaxMind: use use-geoip2'],

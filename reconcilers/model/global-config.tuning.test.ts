@@ -106,6 +106,14 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'use-port-in-redirects': { ok: [['true', true]], bad: ['on'] },
   'service-upstream': { ok: [['true', true]], bad: ['yes'] },
   'disable-proxy-intercept-errors': { ok: [['true', true]], bad: ['yes'] },
+  // Optional modules (brotli, GeoIP2).
+  'enable-brotli': { ok: [['true', true], ['false', false]], bad: ['on', 'br'] },
+  'brotli-level': { ok: [['0', 0], ['11', 11], ['4', 4]], bad: ['12', '-1', 'max'] },
+  'brotli-min-length': { ok: [['0', 0], ['256', 256]], bad: ['1k', '-5'] },
+  'brotli-types': { ok: [['application/json text/css', 'application/json text/css'], ['*', '*']], bad: ['', 'text', 'text/css,application/json', 'text/*'] },
+  'use-geoip2': { ok: [['true', true]], bad: ['on', 'yes'] },
+  'geoip2-autoreload-in-minutes': { ok: [['0', 0], ['60', 60]], bad: ['1h', '-1', '10081'] },
+  'geoip2-database-directory': { ok: [['/var/lib/geoip', '/var/lib/geoip'], [' /etc/ingress-controller/geoip ', '/etc/ingress-controller/geoip']], bad: ['', 'geoip', '/a/../etc', '/a b', '/a//b', '/a/'] },
 };
 
 test('the tuning keys are in the ConfigMap table with ingress-nginx\'s defaults', () => {
@@ -183,7 +191,8 @@ test('each tuning key refuses injection payloads, alone and after a valid value'
 test('ingress-nginx keys refused on purpose carry a reason; snippets among them', () => {
   for (const k of ['http-snippet', 'server-snippet', 'location-snippet', 'main-snippet', 'stream-snippet']) assert.match(refusedConfigWhy(k) ?? '', /snippets in the ConfigMap are not supported/, k);
   assert.equal(refusedConfigWhy('custom-http-errors'), null, 'supported since custom error pages are');
-  assert.match(refusedConfigWhy('enable-brotli') ?? '', /brotli/);
+  assert.equal(refusedConfigWhy('enable-brotli'), null, 'supported since brotli is (libnginx-mod-http-brotli-filter)');
+  assert.equal(refusedConfigWhy('brotli-types'), null);
   assert.equal(refusedConfigWhy('ssl-protocols'), null, 'supported keys are not refused');
   assert.equal(refusedConfigWhy('no-such-key'), null);
   const r = parseGlobalConfig({ 'http-snippet': 'include /etc/passwd;', 'use-gzip': 'true' }, defaultGlobalConfig());

@@ -52,6 +52,20 @@ export const PORTICO_VARIABLES = [
 ] as const;
 
 /**
+ * ingress-nginx's $geoip2_* variables (use-geoip2): from the MaxMind databases present, else empty — the renderer
+ * defines every one of them either way (nginx-driver/nginx/optional-modules.ts, whose editions define exactly these).
+ */
+export const GEOIP2_VARIABLES = [
+  'geoip2_country_code', 'geoip2_country_name', 'geoip2_country_geoname_id', 'geoip2_continent_code', 'geoip2_continent_name',
+  'geoip2_continent_geoname_id', 'geoip2_city_country_code', 'geoip2_city_country_name', 'geoip2_city_country_geoname_id',
+  'geoip2_city', 'geoip2_city_geoname_id', 'geoip2_postal_code', 'geoip2_dma_code', 'geoip2_latitude', 'geoip2_longitude',
+  'geoip2_time_zone', 'geoip2_region_code', 'geoip2_region_name', 'geoip2_region_geoname_id', 'geoip2_subregion_code',
+  'geoip2_subregion_name', 'geoip2_subregion_geoname_id', 'geoip2_city_continent_code', 'geoip2_city_continent_name',
+  'geoip2_isp', 'geoip2_isp_org', 'geoip2_asn', 'geoip2_org', 'geoip2_connection_type', 'geoip2_is_anon', 'geoip2_is_anonymous',
+  'geoip2_is_anonymous_vpn', 'geoip2_is_hosting_provider', 'geoip2_is_public_proxy', 'geoip2_is_tor_exit_node',
+] as const;
+
+/**
  * ingress-nginx's own log variables, with its meanings and values (http.hbs derives them with `map`, so they cost
  * nothing unless a log format reads them). $namespace, $ingress_name and $location_path need the route's labels: the
  * controller sends them when the format uses one of these (ROUTE_LABEL_VARIABLES) or per-request metrics are on.
@@ -83,7 +97,7 @@ export const STREAM_VARIABLES: ReadonlySet<string> = new Set<string>([
 /** Families: any name after the prefix is valid ($http_user_agent, $cookie_session, $arg_page...). */
 export const VARIABLE_PREFIXES = ['http_', 'sent_http_', 'sent_trailer_', 'cookie_', 'arg_', 'upstream_http_', 'upstream_trailer_', 'upstream_cookie_'] as const;
 
-export const KNOWN_VARIABLES: ReadonlySet<string> = new Set<string>([...NGINX, ...PORTICO_VARIABLES, ...INGRESS_NGINX_VARIABLES]);
+export const KNOWN_VARIABLES: ReadonlySet<string> = new Set<string>([...NGINX, ...PORTICO_VARIABLES, ...INGRESS_NGINX_VARIABLES, ...GEOIP2_VARIABLES]);
 
 /** ingress-nginx variables Portico does not define, with what to write instead. */
 const INGRESS_NGINX_HINTS: Record<string, string> = {

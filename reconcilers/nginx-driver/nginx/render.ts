@@ -11,11 +11,12 @@ import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, loopId, mapSour
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
 import { ASSETS_DIR, METRICS_MODULE, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
+import { geoip2Lookup, geoip2Variable, optionalModules } from './optional-modules.ts';
 
 export { ASSETS_DIR, hardOpenFilesLimit, runtimePaths, type RuntimeOptions, type RuntimePaths } from './runtime.ts';
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams', 'geovar', 'geoname'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -66,6 +67,8 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('words', (v: unknown) => words(v));
   hb.registerHelper('loopid', (v: unknown) => loopId(v));
   hb.registerHelper('txid', (v: unknown) => transactionIdValue(v));
+  hb.registerHelper('geovar', (v: unknown) => geoip2Lookup(v));
+  hb.registerHelper('geoname', (v: unknown) => geoip2Variable(v));
   hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
   return hb;
 }
@@ -77,7 +80,7 @@ function load(): Handlebars.TemplateDelegate {
   if (compiled) return compiled;
   env = makeEnv();
   const dir = path.join(ASSETS_DIR, 'templates');
-  for (const partial of ['forwarded', 'http', 'stream']) {
+  for (const partial of ['forwarded', 'http', 'stream', 'modules']) {
     const src = readFileSync(path.join(dir, `${partial}.hbs`), 'utf8');
     assertOnlyHelpers(`${partial}.hbs`, src);
     env.registerPartial(partial, src);
@@ -277,5 +280,8 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     passthrough: structure.stream?.passthrough ?? null,
     // ModSecurity's module, loaded only when a profile uses it.
     modsecurityModule: structure.profiles.some((p) => p.modsecurity) ? MODSECURITY_FILES.module : null,
+    // brotli and GeoIP2 (optional-modules.ts): loaded only when asked for and installed; their problems are reported
+    // by structure-apply.ts.
+    ...optionalModules(t),
   });
 }
