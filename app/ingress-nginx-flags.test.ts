@@ -55,7 +55,7 @@ test('the refused booleans accept "false", ingress-nginx\'s default and what Por
     assert.throws(() => parseConfig([`--${name}`], {}), new RegExp(`--${name}`));
   }
   assert.throws(() => parseConfig(['--watch-namespace-selector=team=a'], {}), /unknown flag --watch-namespace-selector: an ingress-nginx flag Portico does not support \(.*--watch-namespace/);
-  assert.throws(() => parseConfig(['--maxmind-license-key=x'], {}), /GeoIP is not supported/);
+  assert.throws(() => parseConfig(['--maxmind-license-key=x'], {}), /Portico downloads no MaxMind database/);
   assert.throws(() => parseConfig(['--health-check-path=/ping'], {}), /--health-check-path.*only \/healthz/);
 });
 

@@ -40,5 +40,5 @@ test('the ingress-nginx chart\'s default arguments get past flag parsing (the ne
   assert.match(r.stderr.trim(), /^portico: cannot load a kubeconfig/);
   const refused = run(['--maxmind-license-key=abc']);
   assert.equal(refused.status, 2);
-  assert.match(refused.stderr.trim(), /^portico: unknown flag --maxmind-license-key: an ingress-nginx flag Portico does not support \(GeoIP is not supported[^\n]*\)$/);
+  assert.match(refused.stderr.trim(), /^portico: unknown flag --maxmind-license-key: an ingress-nginx flag Portico does not support \(Portico downloads no MaxMind database[^\n]*\)$/);
 });

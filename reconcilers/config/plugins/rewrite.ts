@@ -22,6 +22,7 @@ export type Instance = {
 
 export const rewriteConfigSchema = rule(
   rule(
+    rule(
     z.strictObject({
       type: z.literal('rewrite'),
       path: urlPath().optional(),
@@ -35,9 +36,13 @@ export const rewriteConfigSchema = rule(
       host: dnsName().optional(),
       hostHeader: z.literal(true).optional(),
     }),
-    (c) => [c.path, c.prefix, c.regex].filter((v) => v !== undefined).length <= 1 && !(c.host !== undefined && c.hostHeader),
-    'set at most one of path, prefix, regex, and not both host and hostHeader',
+    (c) => [c.path, c.prefix, c.regex].filter((v) => v !== undefined).length <= 1,
+    'set at most one of path, prefix, regex',
     ['path'],
+    ),
+    (c) => !(c.host !== undefined && c.hostHeader),
+    'set host or hostHeader, not both',
+    ['hostHeader'],
   ),
   (c) => [c.path, c.prefix, c.regex, c.host, c.hostHeader].some((v) => v !== undefined),
   'set at least one of path, prefix, regex, host, hostHeader',
