@@ -43,7 +43,9 @@ function _M.backend(id, b)
     if err then return "backend " .. id .. ": " .. err end
   end
   if b.balance ~= nil and not ALGORITHMS[b.balance] then return "backend " .. id .. ": unknown balance " .. tostring(b.balance) end
-  if b.hashBy ~= nil and not str(b.hashBy, 128, "^%$[%a_][%w_]*$") then return "backend " .. id .. ": hashBy must be an nginx variable" end
+  if b.hashBy ~= nil and not (str(b.hashBy, 256, "^%$[%w_.:/%-%$]*$") and not b.hashBy:find("%$%$") and not b.hashBy:find("%$[^%a_]") and b.hashBy:sub(-1) ~= "$") then
+    return "backend " .. id .. ": hashBy must be nginx variables and literal text (letters, digits . _ : / -) starting with a variable"
+  end
   if b.hashSubsetSize ~= nil and (not is_int(b.hashSubsetSize, 1, 1000) or b.balance ~= "chash") then
     return "backend " .. id .. ": hashSubsetSize must be 1-1000, with balance chash"
   end
