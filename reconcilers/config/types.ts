@@ -39,66 +39,8 @@ export interface Structure {
   passthrough?: PassthroughHosts;
 }
 
-/** ssl-passthrough as the translation decides it (no endpoints: those are the gateway's, see StreamPassthrough). */
-export interface PassthroughHosts {
-  /** Sorted by host. */
-  hosts: PassthroughHost[];
-  /**
-   * Exact hosts with routes of their own (TLS terminated by Portico) under a passthrough wildcard: an exact name wins
-   * over a wildcard, as in the HTTP routing. Sorted.
-   */
-  terminated: string[];
-}
-
-export interface PassthroughHost {
-  /** A DNS name, or a "*." wildcard of exactly one label (as the HTTP routing's). */
-  host: string;
-  /** Kind-qualified reference of the Ingress whose backend it is ("Ingress/namespace/name"): Events name it. */
-  source: string;
-  namespace: string;
-  service: string;
-  /** Service port: its number, or its name. */
-  servicePort: number | string;
-}
-
-/** nginx's stream section: one listener per TCP/UDP service entry, its endpoints rendered into an upstream. */
-export interface StreamSection {
-  /** The stream module nginx loads (load_module). */
-  modulePath: string;
-  /** Sorted by protocol, then port. */
-  servers: StreamServer[];
-  /**
-   * TLS passthrough (--enable-ssl-passthrough): the HTTPS listener is the stream's, which reads the SNI and sends the
-   * connection either to a passthrough backend or, with a PROXY protocol header naming the client, to the HTTP
-   * server's TLS listener on a unix socket (RuntimePaths.httpsSocket).
-   */
-  passthrough?: StreamPassthrough;
-}
-
-export interface StreamPassthrough {
-  /** The public HTTPS listener (--listen-address, --https-port). */
-  address: string;
-  port: number;
-  /** Passthrough hosts (sorted): `upstream` indexes `upstreams`; null = no allowed endpoint (connections are closed). */
-  hosts: { host: string; upstream: number | null }[];
-  /** Exact hosts Portico terminates although a passthrough wildcard covers them (PassthroughHosts.terminated). */
-  terminated: string[];
-  /** One per Service port some host uses, with its allowed endpoints (never empty), sorted. */
-  upstreams: { endpoints: { address: string; port: number }[] }[];
-}
-
-export interface StreamServer {
-  udp: boolean;
-  /** Listen address (--listen-address) and port. */
-  address: string;
-  port: number;
-  /** Expect a PROXY protocol header from clients (TCP only). */
-  decodeProxy: boolean;
-  /** Send a PROXY protocol header to the backend (TCP only). */
-  encodeProxy: boolean;
-  /** Allowed endpoints, sorted; empty = the listener accepts and closes at once. */
-  endpoints: { address: string; port: number }[];
-}
+import type { PassthroughHosts, StreamSection } from './stream-types.ts';
+export type { PassthroughHosts, PassthroughHost, StreamSection, StreamPassthrough, StreamServer } from './stream-types.ts';
 
 /**
  * nginx directives Lua cannot set per request, as one named location (`@portico_<name>`) the router sends a
