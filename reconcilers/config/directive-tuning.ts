@@ -60,6 +60,8 @@ export interface DirectiveTuning {
   enableAccessLogForDefaultBackend: boolean;
   /** enable-auth-access-log: log the auth-url subrequests too. */
   enableAuthAccessLog: boolean;
+  /** ssl-reject-handshake: a TLS handshake naming no host Portico serves fails (certs.lua) instead of getting the default certificate. */
+  sslRejectHandshake: boolean;
   // Not directives: the ConfigMap's defaults of three annotations, for Ingresses without them (ingress-nginx's
   // parsers of these fall back to the ConfigMap; translate/annotation-defaults.ts applies them).
   preserveTrailingSlash: boolean;
@@ -102,6 +104,7 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   proxyMaxTempFileSize: '',
   enableAccessLogForDefaultBackend: false,
   enableAuthAccessLog: false,
+  sslRejectHandshake: false,
   preserveTrailingSlash: false,
   usePortInRedirects: false,
   serviceUpstream: false,

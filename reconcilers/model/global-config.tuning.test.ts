@@ -98,6 +98,7 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'preserve-trailing-slash': { ok: [['true', true]], bad: ['on'] },
   'use-port-in-redirects': { ok: [['true', true]], bad: ['on'] },
   'service-upstream': { ok: [['true', true]], bad: ['yes'] },
+  'ssl-reject-handshake': { ok: [['true', true], ['false', false]], bad: ['on', 'reject'] },
 };
 
 test('the tuning keys are in the ConfigMap table with ingress-nginx\'s defaults', () => {

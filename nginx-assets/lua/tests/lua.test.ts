@@ -34,7 +34,7 @@ test('Lua store: change log, safe_set failures counted without eviction, forbidd
 });
 
 test('Lua certs: one copy per certificate, sweep, SNI selection, bounded SNI cache, full zone fails without eviction', () => {
-  run('certs_test.lua', [/ok - three hosts, one stored certificate/, /ok - a certificate no host uses any more is swept/, /ok - the SNI cache stays within its bound/, /ok - the other host keeps its certificate/, /ok - …names the hosts left without it, and applies the rest/]);
+  run('certs_test.lua', [/ok - three hosts, one stored certificate/, /ok - a certificate no host uses any more is swept/, /ok - the SNI cache stays within its bound/, /ok - the other host keeps its certificate/, /ok - …names the hosts left without it, and applies the rest/, /ok - reject: an unknown name fails the handshake/, /ok - reject: a host with routes but no certificate gets the default/, /ok - reject off \(default\): an unknown name still gets the default certificate/]);
 });
 
 test('Lua certs, client certificates: CAs stored once and swept, looked up as the router looks up hosts, asked for in the handshake, recorded in the TLS session', () => {
