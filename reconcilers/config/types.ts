@@ -245,6 +245,18 @@ export interface TracingSettings {
   maxExportBatchSize: number;
 }
 
+/** A header of add-headers / proxy-set-headers: a name ([A-Za-z][A-Za-z0-9-]*) and a value of printable text and ${variable}s. */
+export interface GlobalHeader {
+  name: string;
+  value: string;
+}
+export interface GlobalHeaders {
+  /** add-headers: on every response (replacing a backend's header of the same name). */
+  add: GlobalHeader[];
+  /** proxy-set-headers: on every request proxied to a backend. */
+  proxy: GlobalHeader[];
+}
+
 export interface GlobalSettings extends Partial<NginxTuning> {
   /** Per-request metrics in nginx (--enable-metrics); absent = off. */
   metrics?: RequestMetricsSettings;
@@ -293,6 +305,12 @@ export interface GlobalSettings extends Partial<NginxTuning> {
     referers: { match: 'exact' | 'regex' | 'iregex'; value: string }[];
     invalid?: true;
   };
+  /**
+   * ConfigMap add-headers / proxy-set-headers: the headers of the ConfigMaps they name, validated
+   * (reconcilers/model/global-headers.ts) — set on every response, and on every request proxied to a backend.
+   * Absent when there are none.
+   */
+  headers?: GlobalHeaders;
   listen: {
     httpPort: number;
     httpsPort: number;
