@@ -62,6 +62,8 @@ export interface DirectiveTuning {
   enableAuthAccessLog: boolean;
   /** ssl-reject-handshake: a TLS handshake naming no host Portico serves fails (certs.lua) instead of getting the default certificate. */
   sslRejectHandshake: boolean;
+  /** enable-ocsp: staple OCSP responses of the certificates that name a responder (certs.lua, ocsp.lua). */
+  enableOcsp: boolean;
   // Not directives: the ConfigMap's defaults of three annotations, for Ingresses without them (ingress-nginx's
   // parsers of these fall back to the ConfigMap; translate/annotation-defaults.ts applies them).
   preserveTrailingSlash: boolean;
@@ -105,6 +107,7 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   enableAccessLogForDefaultBackend: false,
   enableAuthAccessLog: false,
   sslRejectHandshake: false,
+  enableOcsp: false,
   preserveTrailingSlash: false,
   usePortInRedirects: false,
   serviceUpstream: false,

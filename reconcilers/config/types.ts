@@ -553,6 +553,20 @@ export interface Certificate {
   source: string;
   /** Not-after, ISO-8601. */
   notAfter: string;
+  /**
+   * enable-ocsp: the OCSP responder its leaf names (Authority Information Access), with the one address Lua may
+   * connect to — vetted by the controller (nginx-driver/ocsp-responders.ts): never loopback, link-local, a pod, a
+   * Service or Portico's own. Absent: no stapling for this certificate.
+   */
+  ocsp?: OcspResponder;
+}
+
+/** An OCSP responder reached over plain HTTP: Host header, address to connect to, port, request path. */
+export interface OcspResponder {
+  host: string;
+  address: string;
+  port: number;
+  path: string;
 }
 
 export type BalanceAlgorithm = 'round_robin' | 'ewma' | 'chash' | 'cookie';

@@ -45,7 +45,7 @@ local function parse(id)
     ngx.log(ngx.ERR, "portico: cannot parse certificate ", id, " (", tostring(c.source), "): ", err1 or err2)
     return false
   end
-  return { cert = cert, key = key }
+  return { cert = cert, key = key, id = id, ocsp = type(c.ocsp) == "table" }
 end
 
 -- The id shared memory maps `name` to under `prefix` (false: none), remembered in the worker's name cache `cache`.
@@ -187,7 +187,8 @@ end
 
 -- reject (ssl-reject-handshake): a server name that is no host Portico serves fails the handshake instead of being
 -- answered with the default (or placeholder) certificate, so the certificate cannot be fingerprinted.
-function _M.select(reject)
+-- staple (enable-ocsp): the certificate's OCSP answer is stapled when one is kept (ocsp.lua).
+function _M.select(reject, staple)
   local name = ssl.server_name()
   local c, own = _M.find(name)
   if reject and not own and not _M.known_host(name) then
@@ -199,6 +200,7 @@ function _M.select(reject)
     ok, err = ssl.set_cert(c.cert)
     if ok then ok, err = ssl.set_priv_key(c.key) end
     if not ok then ngx.log(ngx.ERR, "portico: set cert: ", err); return ngx.exit(ngx.ERROR) end
+    if staple then require("portico.ocsp").staple(c.id, c.ocsp) end
   end
   return ask_client_certificate(name)
 end
@@ -226,7 +228,7 @@ local function sweep()
 end
 
 -- Writer side (input already validated by api.lua).
---   certificates: id -> {cert, key, source}   content, stored once per id
+--   certificates: id -> {cert, key, source, ocsp?}   content, stored once per id (ocsp: the vetted responder)
 --   hosts:        host -> id
 --   remove:       hosts
 --   default:      id | cjson.null (none) | nil (unchanged)
@@ -240,7 +242,7 @@ function _M.apply(certificates, hosts, remove, default, client)
   local missed = { hosts = {}, clientHosts = {} }
   for id, c in pairs(certificates or {}) do
     if not dict:get("c:" .. id) then
-      local ok, err = shm.set(dict, "certs", "c:" .. id, cjson.encode({ cert = c.cert, key = c.key, source = c.source }))
+      local ok, err = shm.set(dict, "certs", "c:" .. id, cjson.encode({ cert = c.cert, key = c.key, source = c.source, ocsp = c.ocsp }))
       if not ok then failed = failed or ("shared dict portico_certs is full storing certificate " .. tostring(c.source) .. ": " .. tostring(err)) end
     end
   end
