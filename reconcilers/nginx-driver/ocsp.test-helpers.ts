@@ -14,7 +14,9 @@ export interface OcspPki {
   leaf: Pem & { chain: string };
   /** The responder's signing certificate (OCSPSigning, issued by the CA). */
   signer: Pem;
-  /** openssl ca's index: the leaf, valid ("V"). */
+  /** A second leaf of the same CA (name `revoked.<name>`), listed as revoked. */
+  revoked: Pem & { chain: string; name: string };
+  /** openssl ca's index: the leaf valid ("V"), the second one revoked ("R"). */
   index: string;
 }
 
@@ -29,17 +31,19 @@ function signed(dir: string, ca: Pem, name: string, ext: string): Pem {
   return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), certFile, keyFile };
 }
 
-/** A CA, a leaf for `name` whose AIA names `url`, a responder signer, and the index listing the leaf as valid. */
+/** A CA, a leaf for `name` whose AIA names `url` (and a revoked one), a responder signer, and the index. */
 export function ocspPki(dir: string, name: string, url: string): OcspPki {
   const ca = makeCa(dir, `${name}-ca`);
-  const leaf = signed(dir, ca, name, `subjectAltName=DNS:${name}\nbasicConstraints=CA:FALSE\nauthorityInfoAccess=OCSP;URI:${url}\n`);
+  const aia = (n: string) => `subjectAltName=DNS:${n}\nbasicConstraints=CA:FALSE\nauthorityInfoAccess=OCSP;URI:${url}\n`;
+  const leaf = signed(dir, ca, name, aia(name));
+  const revokedName = `revoked.${name}`;
+  const revoked = signed(dir, ca, revokedName, aia(revokedName));
   const signer = signed(dir, ca, `${name}-ocsp`, 'basicConstraints=CA:FALSE\nextendedKeyUsage=OCSPSigning\n');
-  const serial = execFileSync('openssl', ['x509', '-in', leaf.certFile, '-noout', '-serial'], { encoding: 'utf8' }).trim().replace(/^serial=/, '');
-  const expiry = execFileSync('openssl', ['x509', '-in', leaf.certFile, '-noout', '-enddate'], { encoding: 'utf8' }).trim().replace(/^notAfter=/, '');
-  const d = new Date(expiry);
+  const field = (file: string, what: string) => execFileSync('openssl', ['x509', '-in', file, '-noout', `-${what}`], { encoding: 'utf8' }).trim().replace(/^[a-zA-Z]+=/, '');
   const p = (n: number) => String(n).padStart(2, '0');
-  const asn1 = `${p(d.getUTCFullYear() % 100)}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}Z`;
+  const asn1 = (d: Date) => `${p(d.getUTCFullYear() % 100)}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}Z`;
+  const line = (status: string, pem: Pem, n: string) => `${status}\t${asn1(new Date(field(pem.certFile, 'enddate')))}\t${status === 'R' ? asn1(new Date(Date.now() - 3600_000)) : ''}\t${field(pem.certFile, 'serial')}\tunknown\t/CN=${n}\n`;
   const index = path.join(dir, `${name}-index.txt`);
-  writeFileSync(index, `V\t${asn1}\t\t${serial}\tunknown\t/CN=${name}\n`);
-  return { ca, leaf: { ...leaf, chain: leaf.cert + ca.cert }, signer, index };
+  writeFileSync(index, line('V', leaf, name) + line('R', revoked, revokedName));
+  return { ca, leaf: { ...leaf, chain: leaf.cert + ca.cert }, revoked: { ...revoked, chain: revoked.cert + ca.cert, name: revokedName }, signer, index };
 }

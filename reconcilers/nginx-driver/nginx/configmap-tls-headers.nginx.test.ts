@@ -5,7 +5,8 @@
 //   not pass is left out and the rest applies; without the keys nothing changes.
 // * enable-ocsp: an OCSP responder (`openssl ocsp`) runs in the namespace; a leaf whose AIA names it, served with
 //   the key on, gets a good stapled response once nginx has fetched it in the background (first handshakes go
-//   without); with the key off, never.
+//   without); a revoked leaf of the same CA never gets one (the answer is fetched and refused); with the key off,
+//   nothing is stapled.
 // Ports 32986-32993 belong to this file: nginx 32986-32988 (headers), the echo backend 32989, nginx 32990-32992
 // (OCSP; with the key off 32994-32996), the OCSP responder 32993.
 import { after, before, test } from 'node:test';
@@ -109,11 +110,12 @@ function ocspConfig(enable: boolean, listen: typeof OCSP_ON, pki: ReturnType<typ
   const m = modelOf({
     // No endpoints: the echo backend's address is a pod's here, which a responder may not be (only handshakes are made).
     services: [svc('echo', [{ port: 80, targetPort: BACKEND }])],
-    ingresses: [ing('tls', { rules: [rule(HOST, [{ path: '/', backend: svcRef('echo', 80) }])] })],
+    ingresses: [ing('tls', { rules: [rule(HOST, [{ path: '/', backend: svcRef('echo', 80) }]), rule(`revoked.${HOST}`, [{ path: '/', backend: svcRef('echo', 80) }])] })],
   });
   m.setGlobalConfig(cfg.values);
   const c = translate(m.snapshot(), { ...OPTS, listen }).config;
   c.data.certificates[HOST] = { cert: pki.leaf.chain, key: pki.leaf.key, source: 'default/stapled', notAfter: new Date(Date.now() + 86400_000).toISOString() };
+  c.data.certificates[pki.revoked.name] = { cert: pki.revoked.chain, key: pki.revoked.key, source: 'default/revoked', notAfter: new Date(Date.now() + 86400_000).toISOString() };
   // As the controller does before each push: the responder (an IP literal here) vetted and attached.
   const warned: string[] = [];
   applyOcspResponders(c, { get: () => undefined }, m, new Set(['127.0.0.1']), { warn: (msg: string) => warned.push(msg) });
@@ -123,8 +125,8 @@ function ocspConfig(enable: boolean, listen: typeof OCSP_ON, pki: ReturnType<typ
 }
 
 /** openssl s_client asking for the certificate status: what it printed about OCSP. */
-async function stapled(port: number): Promise<string> {
-  const child = execFile('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', HOST, '-status'], { timeout: 10_000 });
+async function stapled(port: number, servername = HOST): Promise<string> {
+  const child = execFile('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', servername, '-status'], { timeout: 10_000 });
   child.stdin?.end();
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -132,7 +134,7 @@ async function stapled(port: number): Promise<string> {
   return out;
 }
 
-test('enable-ocsp: a good response is stapled once fetched in the background; without the key never', async () => {
+test('enable-ocsp: a good response is stapled once fetched in the background, a revoked one never; without the key nothing', async () => {
   const dir = liveNginx('portico-ocsp-pki-', logger).dir;
   const pki = ocspPki(dir, HOST, `http://${testNet.ip}:${RESPONDER_PORT}/`);
   const responder = spawn('ip', ['netns', 'exec', testNet.netns, 'openssl', 'ocsp', '-index', pki.index, '-port', String(RESPONDER_PORT), '-rsigner', pki.signer.certFile, '-rkey', pki.signer.keyFile, '-CA', pki.ca.certFile, '-nmin', '60', '-ignore_err'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -157,6 +159,11 @@ test('enable-ocsp: a good response is stapled once fetched in the background; wi
     assert.match(got, /Cert Status: good/);
     assert.match(got, /Next Update:/);
     assert.match(offOut, /OCSP response: no response sent/, 'enable-ocsp off: nothing stapled, though the certificate names a responder');
+    // A revoked certificate: the responder's answer (status revoked) is fetched but not kept, so nothing is stapled.
+    const before = lines.length;
+    await stapled(OCSP_ON.httpsPort, pki.revoked.name);
+    await until('the revoked answer is refused', () => lines.slice(before).some((l) => /OCSP for certificate .*answer not used.*revoked/.test(l)));
+    assert.match(await stapled(OCSP_ON.httpsPort, pki.revoked.name), /OCSP response: no response sent/);
     assert.ok(!lines.some((l) => /\[emerg\]/.test(l)));
   } finally {
     responder.kill();
