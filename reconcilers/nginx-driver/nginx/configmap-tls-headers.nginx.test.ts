@@ -7,11 +7,14 @@
 //   the key on, gets a good stapled response once nginx has fetched it in the background (first handshakes go
 //   without); a revoked leaf of the same CA never gets one (the answer is fetched and refused); with the key off,
 //   nothing is stapled.
-// Ports 32986-32993 belong to this file: nginx 32986-32988 (headers), the echo backend 32989, nginx 32990-32992
+// Ports 32986-32996 belong to this file: nginx 32986-32988 (headers), the echo backend 32989, nginx 32990-32992
 // (OCSP; with the key off 32994-32996), the OCSP responder 32993.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
 import { globalHeadersOf } from '../../model/global-headers.ts';
 import { translate } from '../../translate/translate.ts';
@@ -135,7 +138,7 @@ async function stapled(port: number, servername = HOST): Promise<string> {
 }
 
 test('enable-ocsp: a good response is stapled once fetched in the background, a revoked one never; without the key nothing', async () => {
-  const dir = liveNginx('portico-ocsp-pki-', logger).dir;
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-ocsp-pki-'));
   const pki = ocspPki(dir, HOST, `http://${testNet.ip}:${RESPONDER_PORT}/`);
   const responder = spawn('ip', ['netns', 'exec', testNet.netns, 'openssl', 'ocsp', '-index', pki.index, '-port', String(RESPONDER_PORT), '-rsigner', pki.signer.certFile, '-rkey', pki.signer.keyFile, '-CA', pki.ca.certFile, '-nmin', '60', '-ignore_err'], { stdio: ['ignore', 'pipe', 'pipe'] });
   // It says when it listens (a probe connection would hold its one-at-a-time loop: it serves a connection until it ends).
