@@ -66,11 +66,13 @@ test('ingress-nginx flag names: accepted where the meaning is the same, refused 
   assert.equal(parseConfig([], { PORTICO_ENABLE_SSL_PASSTHROUGH: 'true' })['enable-ssl-passthrough'], true);
   assert.equal(parseConfig(['--enable-ssl-passthrough=false'], {})['enable-ssl-passthrough'], false);
   assert.throws(() => parseConfig(['--enable-ssl-passthrough=yes'], {}), /invalid --enable-ssl-passthrough/);
-  assert.throws(() => parseConfig(['--ssl-passthrough-proxy-port', '442'], {}), /unknown flag --ssl-passthrough-proxy-port: .*unix socket/);
+  // Accepted since issue 21 (was refused): it changes nothing and is logged at start with why.
+  assert.deepEqual(parseConfig(['--ssl-passthrough-proxy-port', '442'], {}).noEffect.map((n) => n.flag), ['ssl-passthrough-proxy-port']);
   assert.throws(() => parseConfig(['--annotations-prefix', 'custom.example.com'], {}), /--annotations-prefix.*nginx\.ingress\.kubernetes\.io/);
   assert.throws(() => parseConfig(['--watch-namespace', 'Bad_NS'], {}), /--watch-namespace/);
   assert.throws(() => parseConfig(['--tcp-services-configmap', 'no-slash'], {}), /--tcp-services-configmap.*namespace\/name/);
-  assert.throws(() => parseConfig(['--default-backend-service', 'ns/svc'], {}), /unknown flag --default-backend-service: an ingress-nginx flag Portico does not support \(.*404/);
+  // Accepted since issue 21 (was refused): see the default-backend-service tests.
+  assert.equal(parseConfig(['--default-backend-service', 'ns/svc'], {})['default-backend-service'], 'ns/svc');
   assert.throws(() => parseConfig(['--v=2'], {}), /unknown flag --v: .*--log-level/);
   assert.throws(() => parseConfig(['--made-up'], {}), /^Error: unknown flag --made-up$|unknown flag --made-up$/);
 });

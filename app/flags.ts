@@ -3,10 +3,11 @@
 import { z } from 'zod';
 import { LOG_LEVELS } from '../operator/log.ts';
 import { ConfigError, flagTableMarkdown, flagTypes, parseFlags, type FlagTable, type FlagValues } from '../operator/flags.ts';
+import { COMPAT_BOOL_FLAGS, COMPAT_FLAGS, INGRESS_NGINX_FLAGS, givenFlags, ingressNginxFlagsMarkdown, isIngressNginxProgram, refusedFlagHint, withIngressNginxDefaults } from './ingress-nginx-flags.ts';
 
 export { ConfigError };
 
-const { duration, bool, port, nsName, hostPort } = flagTypes;
+const { duration, secondsOrDuration, bool, port, nsName, hostPort } = flagTypes;
 /** Histogram bounds: comma-separated, strictly ascending, finite (ingress-nginx's Float64Slice flags). */
 const buckets = z
   .string()
@@ -58,7 +59,7 @@ export const FLAGS = {
   'retry-period': { schema: duration.default(2_000), help: 'leader election retry period' },
   'sync-quiet': { schema: duration.default(0), help: 'gateway debounce: quiet window after the last change (0: sync at once; changes arriving during a sync are coalesced into the next one)' },
   'sync-max-wait': { schema: duration.default(250), help: 'gateway debounce: maximum wait after the first change' },
-  'shutdown-grace-period': { schema: duration.default(5_000), help: 'on SIGTERM: /readyz fails at once, nginx keeps serving this long (so endpoints and load balancers stop sending new connections), then nginx drains' },
+  'shutdown-grace-period': { schema: secondsOrDuration.default(5_000), help: 'whole seconds (as ingress-nginx) or a duration. On SIGTERM: /readyz fails at once, nginx keeps serving this long (so endpoints and load balancers stop sending new connections), then nginx drains' },
   'worker-shutdown-timeout': { schema: duration.default(240_000), help: 'nginx worker_shutdown_timeout on reload/stop' },
   'webhook-port': { schema: z.coerce.number().int().min(0).max(65535).default(0), help: 'HTTPS port of the validating admission webhook (POST /validate), bound on --listen-address; 0 = no webhook' },
   'webhook-secret': { schema: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/).default('portico-webhook-tls'), help: 'Secret (in --namespace) holding the webhook\'s CA and serving certificate; created and rotated by the leader' },
@@ -85,59 +86,84 @@ export const FLAGS = {
 } as const satisfies FlagTable;
 
 /** Flags that may be given without a value ("--flag" = "--flag=true"). */
-const BOOL_FLAGS = new Set<string>(['enable-metrics', 'metrics-per-host', 'metrics-per-undefined-host', 'report-status-classes', 'leader-elect', 'watch-ingress-without-class', 'enable-test-hooks', 'ingress-class-by-name', 'update-status', 'update-status-on-shutdown', 'enable-ssl-passthrough']);
+const BOOL_FLAGS = new Set<string>(['enable-metrics', 'metrics-per-host', 'metrics-per-undefined-host', 'report-status-classes', 'leader-elect', 'watch-ingress-without-class', 'enable-test-hooks', 'ingress-class-by-name', 'update-status', 'update-status-on-shutdown', 'enable-ssl-passthrough', ...COMPAT_BOOL_FLAGS]);
+
+export type Config = FlagValues<typeof FLAGS> &
+  FlagValues<typeof COMPAT_FLAGS> & {
+    /** Started as /nginx-ingress-controller: ingress-nginx's defaults apply (app/ingress-nginx-flags.ts). */
+    ingressNginxProgram: boolean;
+    /** ingress-nginx flags given that change nothing, with why: logged at start by name. */
+    noEffect: { flag: string; why: string }[];
+    /** Address the admission webhook binds (--validating-webhook's host, every address when empty; else --listen-address). */
+    webhookAddress: string;
+  };
 
 /**
- * ingress-nginx flags Portico does not have, with what to do instead: the unknown-flag error names them. Flags of
- * ingress-nginx with the same meaning are accepted under their own name (see FLAGS).
+ * Parses argv (without node and script) and env. Throws ConfigError with a one-line reason. A first argument naming
+ * ingress-nginx's program (/nginx-ingress-controller, as the ingress-nginx chart passes it) is dropped and switches
+ * the shared flags' defaults to ingress-nginx's.
  */
-const INGRESS_NGINX_FLAGS: Record<string, string> = {
-  'default-backend-service': 'Portico answers unmatched requests itself (404); a default backend is not supported',
-  'maxmind-license-key': 'GeoIP is not supported',
-  'maxmind-edition-ids': 'GeoIP is not supported',
-  'enable-ssl-chain-completion': 'certificates are served as given in the Secret',
-  'ssl-passthrough-proxy-port': 'with --enable-ssl-passthrough the hop to Portico\'s TLS termination is a unix socket in --runtime-dir: there is no port to set',
-  'validating-webhook': 'use --webhook-port (Portico manages its own webhook certificate, see --webhook-secret)',
-  'validating-webhook-certificate': 'use --webhook-port (Portico manages its own webhook certificate, see --webhook-secret)',
-  'validating-webhook-key': 'use --webhook-port (Portico manages its own webhook certificate, see --webhook-secret)',
-  'post-shutdown-grace-period': 'use --shutdown-grace-period',
-  'report-node-internal-ip-address': 'use --publish-status-address or --publish-service',
-  'sync-period': 'Portico watches; there is no periodic resync',
-  'sync-rate-limit': 'use --sync-quiet / --sync-max-wait',
-  'profiling': 'not supported',
-  'default-server-port': 'Portico has no default backend server',
-  'status-port': 'this is Portico\'s nginx health port; ingress-nginx\'s status port has no equivalent',
-  'stream-port': 'not supported',
-  'v': 'use --log-level (error, warn, info, debug)',
-  'enable-topology-aware-routing': 'not supported yet',
-  'disable-catch-all': 'not supported: Ingresses with only a default backend are served',
-  'election-ttl': 'use --lease-duration',
-};
-export type Config = FlagValues<typeof FLAGS>;
-
-/** Parses argv (without node and script) and env. Throws ConfigError with a one-line reason. */
 export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
-  const cfg = parseFlags(
-    {
-      flags: FLAGS,
-      envPrefix: ENV_PREFIX,
-      boolFlags: BOOL_FLAGS,
-      unknownFlagHint: (name) =>
-        Object.hasOwn(INGRESS_NGINX_FLAGS, name) && name !== 'status-port' ? `an ingress-nginx flag Portico does not support (${INGRESS_NGINX_FLAGS[name]})` : undefined,
-    },
-    argv,
-    env,
-  );
-  if (cfg['healthz-port'] !== undefined) cfg['health-addr'] = { host: cfg['health-addr'].host, port: cfg['healthz-port'] };
+  const ingressNginxProgram = isIngressNginxProgram(argv[0]);
+  const args = ingressNginxProgram ? argv.slice(1) : argv;
+  const environment = ingressNginxProgram ? withIngressNginxDefaults(env, ENV_PREFIX) : env;
+  const table = { ...FLAGS, ...COMPAT_FLAGS };
+  const parsed = parseFlags({ flags: table, envPrefix: ENV_PREFIX, boolFlags: BOOL_FLAGS, unknownFlagHint: refusedFlagHint }, args, environment);
+  const given = givenFlags(args, env, Object.keys(table), ENV_PREFIX);
+  const cfg: Config = { ...parsed, ingressNginxProgram, noEffect: [], webhookAddress: parsed['listen-address'] };
+  applyIngressNginxFlags(cfg, given);
   if (!(cfg['lease-duration'] > cfg['renew-deadline'] && cfg['renew-deadline'] > cfg['retry-period'])) {
     throw new ConfigError('leader election needs --lease-duration > --renew-deadline > --retry-period');
   }
   if (cfg['metrics-per-undefined-host'] && !cfg['metrics-per-host']) throw new ConfigError('--metrics-per-undefined-host needs --metrics-per-host');
   if (cfg['sync-max-wait'] < cfg['sync-quiet']) throw new ConfigError('--sync-max-wait must be >= --sync-quiet');
+  const wp = cfg['webhook-port'];
+  if (wp > 0 && (wp === cfg['http-port'] || wp === cfg['https-port'])) throw new ConfigError(`the admission webhook's port ${wp} is also nginx's --http-port or --https-port`);
   return cfg;
+}
+
+/** ingress-nginx's flags that Portico maps onto its own settings, and the list of those given that change nothing. */
+function applyIngressNginxFlags(cfg: Config, given: ReadonlySet<string>): void {
+  const both = (a: string, b: string) => {
+    if (given.has(a) && given.has(b)) throw new ConfigError(`--${a} and --${b} set the same thing: give one`);
+  };
+  if (cfg['healthz-port'] !== undefined) cfg['health-addr'] = { ...cfg['health-addr'], port: cfg['healthz-port'] };
+  if (cfg['healthz-host'] !== undefined) cfg['health-addr'] = { ...cfg['health-addr'], host: cfg['healthz-host'] || '0.0.0.0' };
+  if (cfg['disable-leader-election'] !== undefined) {
+    both('disable-leader-election', 'leader-elect');
+    cfg['leader-elect'] = !cfg['disable-leader-election'];
+  }
+  const ttl = cfg['election-ttl'];
+  if (ttl !== undefined) {
+    for (const f of ['lease-duration', 'renew-deadline', 'retry-period']) both('election-ttl', f);
+    // ingress-nginx: a TTL of 0 or less means 30s; the renew deadline is half of it and the retry period a quarter.
+    const t = ttl > 0 ? ttl : 30_000;
+    Object.assign(cfg, { 'lease-duration': t, 'renew-deadline': Math.round(t / 2), 'retry-period': Math.round(t / 4) });
+  }
+  const hook = cfg['validating-webhook'];
+  if (hook !== undefined) {
+    both('validating-webhook', 'webhook-port');
+    const i = hook.lastIndexOf(':');
+    cfg['webhook-port'] = Number(hook.slice(i + 1));
+    if (cfg['webhook-port'] < 1 || cfg['webhook-port'] > 65535) throw new ConfigError(`invalid --validating-webhook=${JSON.stringify(hook)}: the port must be between 1 and 65535`);
+    cfg.webhookAddress = hook.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
+    if ((cfg['validating-webhook-certificate'] === undefined) !== (cfg['validating-webhook-key'] === undefined)) {
+      throw new ConfigError('--validating-webhook-certificate and --validating-webhook-key go together');
+    }
+  }
+  for (const [name, f] of Object.entries(INGRESS_NGINX_FLAGS)) {
+    if (f.status === 'no-effect' && given.has(name)) cfg.noEffect.push({ flag: name, why: f.note });
+  }
+  // Without --validating-webhook, ingress-nginx reads neither file: nor does Portico.
+  for (const name of ['validating-webhook-certificate', 'validating-webhook-key']) {
+    if (hook === undefined && given.has(name)) cfg.noEffect.push({ flag: name, why: 'ingress-nginx and Portico read it only with --validating-webhook' });
+  }
 }
 
 /** The flag table of docs/reference/flags.md (tools/readme-reference.ts). */
 export function flagsMarkdown(): string {
   return flagTableMarkdown(FLAGS, ENV_PREFIX);
 }
+
+/** The table of ingress-nginx's flags and their status in Portico (tools/readme-reference.ts). */
+export { ingressNginxFlagsMarkdown };

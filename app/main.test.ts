@@ -27,3 +27,18 @@ test('a missing kubeconfig exits 2 with a one-line reason', () => {
   assert.equal(none.status, 2);
   assert.match(none.stderr.trim(), /^portico: cannot load a kubeconfig/);
 });
+
+test('--version prints the package version and exits 0 (ingress-nginx\'s flag)', () => {
+  const r = run(['--version']);
+  assert.equal(r.status, 0);
+  assert.match(r.stdout, /^portico \d+\.\d+\.\d+\n$/);
+});
+
+test('the ingress-nginx chart\'s default arguments get past flag parsing (the next stop, outside a pod, is the kubeconfig)', () => {
+  const r = run(['/nginx-ingress-controller', '--publish-service=ingress-nginx/ingress-nginx-controller', '--election-id=ingress-nginx-leader', '--controller-class=k8s.io/ingress-nginx', '--ingress-class=nginx', '--configmap=ingress-nginx/ingress-nginx-controller', '--validating-webhook=:8443', '--validating-webhook-certificate=/usr/local/certificates/cert', '--validating-webhook-key=/usr/local/certificates/key'], { POD_NAMESPACE: 'ingress-nginx' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr.trim(), /^portico: cannot load a kubeconfig/);
+  const refused = run(['--maxmind-license-key=abc']);
+  assert.equal(refused.status, 2);
+  assert.match(refused.stderr.trim(), /^portico: unknown flag --maxmind-license-key: an ingress-nginx flag Portico does not support \(Portico downloads no MaxMind database[^\n]*\)$/);
+});

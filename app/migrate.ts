@@ -111,7 +111,7 @@ export interface Report {
 
 /** ConfigMap keys Portico reads with a meaning that differs from ingress-nginx's (one line each). */
 export const CONFIG_DIFFERENCES: Partial<Record<keyof typeof CONFIG_KEYS, string>> = {
-  'proxy-real-ip-cidr': 'empty means no proxy is trusted (ingress-nginx trusts 0.0.0.0/0)',
+  'proxy-real-ip-cidr': 'with use-forwarded-headers, X-Forwarded-Proto/-Host/-Port are taken only from these peers too (ingress-nginx takes them from any peer); an empty value trusts nobody',
   'limit-req-status-code': 'applies to the limit-rps / limit-rpm annotations only (Plugin objects set their own status)',
   'lua-shared-dicts': 'only configuration_data and certificate_data are sized (Portico has no other zones)',
   'allow-snippet-annotations': 'snippets are compiled from an allowlist of directives, never pasted into nginx.conf',
@@ -121,7 +121,7 @@ export const CONFIG_DIFFERENCES: Partial<Record<keyof typeof CONFIG_KEYS, string
   'proxy-next-upstream': 'Routes and Upstreams with their own retry settings keep them',
   'proxy-buffers-number': 'at least 4 (fewer fail nginx\'s busy-buffers check with the default buffer sizes)',
   'max-worker-connections': 'lowered to half the open-files limit when that is smaller; 0 = as many as that limit allows',
-  'use-proxy-protocol': 'with an empty proxy-real-ip-cidr every peer is trusted (the listeners accept PROXY connections only)',
+  'use-proxy-protocol': 'with an empty proxy-real-ip-cidr every peer is trusted (the listeners accept PROXY connections only); with use-forwarded-headers too, the client is still the PROXY header\'s (ingress-nginx reads forwarded-for-header from a trusted load balancer then)',
 };
 
 /** Why a ConfigMap key Portico does not read is refused (reconcilers/model/global-config.ts REFUSED_CONFIG_KEYS). */

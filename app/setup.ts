@@ -132,6 +132,8 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     // Portico's own Service: its addresses and its pods' join ownAddresses (the gateway reads them from the model).
     ...(cfg['publish-service'] ? { selfService: cfg['publish-service'] } : {}),
     sslPassthrough: cfg['enable-ssl-passthrough'],
+    // ingress-nginx's --default-backend-service: where custom-http-errors go for Ingresses without default-backend.
+    ...(cfg['default-backend-service'] ? { defaultBackendService: cfg['default-backend-service'] } : {}),
     // What this machine has of ModSecurity: without the module, paths that ask for it fail closed.
     modsecurity: detectModsecurity(),
     ...(metricsOn ? { metrics: { undefinedHosts: cfg['metrics-per-undefined-host'], buckets: { time: cfg['time-buckets'], length: cfg['length-buckets'], size: cfg['size-buckets'] } } } : {}),
@@ -179,23 +181,35 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
 
   m.addReadyCheck('nginx', () => gateway.isReady());
 
-  // Validating admission webhook (every replica serves it; the leader keeps its certificate and CA bundle current).
-  let webhook: AdmissionWebhook | undefined;
-  if (cfg['webhook-port'] > 0) {
-    const wh = new AdmissionWebhook(
-      {
-        port: cfg['webhook-port'],
-        address: cfg['listen-address'],
-        namespace: cfg.namespace,
-        secretName: cfg['webhook-secret'],
-        serviceName: cfg['webhook-service'],
-        configurationName: cfg['webhook-configuration'],
-        extraHosts: cfg['webhook-extra-hosts'],
-        ...(cfg['webhook-client-ca'] ? { clientCa: webhookClientCa(cfg['webhook-client-ca']) } : {}),
-      },
-      { client: m.client, log: m.log.child({ component: 'webhook' }), metrics: m.metrics, model, translate: translateOptions, isLeader: () => m.isLeader(), compatLabels: compatMetrics.constLabels },
-    );
-    webhook = wh;
+  const webhook = cfg['webhook-port'] > 0 ? setupWebhook(m, cfg, { model, gateway, translate: translateOptions, compatLabels: compatMetrics.constLabels }) : undefined;
+  return { model, gateway, webhook };
+}
+
+/**
+ * The validating admission webhook (every replica serves it): its certificate from ingress-nginx's files when
+ * --validating-webhook names them, else from --webhook-secret, which the leader keeps current with the CA bundle.
+ */
+function setupWebhook(m: Manager, cfg: Config, p: { model: Model; gateway: NginxDriver; translate: TranslateOptions; compatLabels: ReturnType<typeof compatMetricsOptions>['constLabels'] }): AdmissionWebhook {
+  const { gateway } = p;
+  const wh = new AdmissionWebhook(
+    {
+      port: cfg['webhook-port'],
+      address: cfg.webhookAddress,
+      namespace: cfg.namespace,
+      secretName: cfg['webhook-secret'],
+      serviceName: cfg['webhook-service'],
+      configurationName: cfg['webhook-configuration'],
+      extraHosts: cfg['webhook-extra-hosts'],
+      ...(cfg['webhook-client-ca'] ? { clientCa: webhookClientCa(cfg['webhook-client-ca']) } : {}),
+    },
+    { client: m.client, log: m.log.child({ component: 'webhook' }), metrics: m.metrics, model: p.model, translate: p.translate, isLeader: () => m.isLeader(), compatLabels: p.compatLabels },
+  );
+  const certFile = cfg['validating-webhook-certificate'];
+  const keyFile = cfg['validating-webhook-key'];
+  if (cfg['validating-webhook'] !== undefined && certFile !== undefined && keyFile !== undefined) {
+    // ingress-nginx's certificate files: served as they are; whoever wrote them keeps the CA bundle.
+    wh.serveFiles(certFile, keyFile);
+  } else {
     const certSecret = m.informer<SecretObject>(Resources.Secret, { stage: 2, namespace: cfg.namespace, fieldSelector: `metadata.name=${cfg['webhook-secret']}` });
     const certCtrl = m.controller({
       name: 'webhook-cert',
@@ -206,12 +220,12 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     certCtrl.enqueue(`${cfg.namespace}/${cfg['webhook-secret']}`);
     if (m.leader) m.leader.onStartedLeading(() => wh.startUpkeep());
     else gateway.onReady(() => wh.startUpkeep());
-    m.add('webhook', async (signal) => {
-      if (!signal.aborted) await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
-      await wh.stop();
-    });
   }
-  return { model, gateway, webhook };
+  m.add('webhook', async (signal) => {
+    if (!signal.aborted) await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+    await wh.stop();
+  });
+  return wh;
 }
 
 /** The CA bundle of --webhook-client-ca: PEM certificates only; anything else stops the start (as a bad flag). */

@@ -98,7 +98,7 @@ test('refusals name the field', () => {
     ['redirect', { statusCode: 304, scheme: 'https' }, /^config\.statusCode: must be one of 301, 302, 303, 307, 308$/],
     ['redirect', { hostname: '*.example.com' }, /^config\.hostname: must be a lower-case DNS name/],
     ['redirect', { prefix: { from: '/a', to: 'b' } }, /^config\.prefix\.to: must start with "\/"/],
-    ['rewrite', {}, /^config: set at least one of path, prefix, regex, host$/],
+    ['rewrite', {}, /^config: set at least one of path, prefix, regex, host, hostHeader$/],
     ['rewrite', { path: '/a', regex: { pattern: 'x', replacement: 'y' } }, /^config\.path: set at most one of path, prefix, regex$/],
     ['rewrite', { regex: { pattern: 'x' } }, /^config\.regex\.replacement: /],
   ];

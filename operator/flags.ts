@@ -23,17 +23,31 @@ export interface FlagParser<T extends FlagTable> {
   unknownFlagHint?: (name: string) => string | undefined;
 }
 
+const GO_DURATION = /^(0|(\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$/;
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const TRUE_WORDS = new Set(['true', '1', 't', 'T', 'TRUE', 'True']);
+
+/** A Go duration (already matched by GO_DURATION) in milliseconds, rounded to the nearest. */
+function goDurationMs(v: string): number {
+  let ms = 0;
+  for (const m of v.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * (UNIT_MS[m[2] as string] as number);
+  return Math.round(ms);
+}
+
 /** Common value schemas for flag tables. */
 export const flagTypes = {
-  /** "500ms", "15s", "2m" → milliseconds. */
+  /** A Go duration ("500ms", "15s", "2m", "1m30s", "1.5h"; "0") → milliseconds (rounded). */
   duration: z
     .string()
-    .regex(/^\d+(ms|s|m)$/, 'expected a duration like 500ms, 15s or 2m')
-    .transform((v) => {
-      const n = Number.parseInt(v, 10);
-      return v.endsWith('ms') ? n : v.endsWith('m') ? n * 60_000 : n * 1000;
-    }),
-  bool: z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
+    .regex(GO_DURATION, 'expected a duration like 500ms, 15s, 2m or 1m30s')
+    .transform(goDurationMs),
+  /** An integer number of seconds (as ingress-nginx's int flags), or a duration like the above → milliseconds. */
+  secondsOrDuration: z
+    .string()
+    .regex(new RegExp(`^\\d+$|${GO_DURATION.source}`), 'expected whole seconds (30) or a duration like 500ms, 15s or 2m')
+    .transform((v) => (/^\d+$/.test(v) ? Number(v) * 1000 : goDurationMs(v))),
+  /** Go's strconv.ParseBool alphabet, as pflag reads a boolean flag. */
+  bool: z.enum(['true', 'false', '1', '0', 't', 'f', 'T', 'F', 'TRUE', 'FALSE', 'True', 'False']).transform((v) => TRUE_WORDS.has(v)),
   port: z.coerce.number().int().min(1).max(65535),
   /** namespace/name of an object. */
   nsName: z

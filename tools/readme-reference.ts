@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { flagsMarkdown } from '../app/flags.ts';
+import { flagsMarkdown, ingressNginxFlagsMarkdown } from '../app/flags.ts';
 import { annotationsMarkdown } from '../reconcilers/annotations/table.ts';
 import { crdsMarkdown, kindsMarkdown } from '../reconcilers/kinds/reference.ts';
 import { configReferenceMarkdown } from '../reconcilers/model/global-config.ts';
@@ -17,7 +17,7 @@ type Sections = Record<string, () => string>;
 
 /** Document (path from the repository root) → the generated sections it holds. */
 export const DOCUMENTS: Record<string, Sections> = {
-  'docs/reference/flags.md': { flags: flagsMarkdown },
+  'docs/reference/flags.md': { flags: flagsMarkdown, 'ingress-nginx-flags': ingressNginxFlagsMarkdown },
   'docs/reference/configmap.md': { configmap: configReferenceMarkdown },
   'docs/reference/annotations.md': { annotations: annotationsMarkdown },
   'docs/reference/metrics.md': { metrics: compatMetricsMarkdown },

@@ -10,7 +10,7 @@ import { nullLogger } from '../../operator/log.ts';
 import { modelOf, OPTS, svc } from '../../reconcilers/translate/fixtures.test-helpers.ts';
 import { apply, plan, secretDataOf } from './certs.ts';
 import { AdmissionWebhook } from './server.ts';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { issue, makeCa } from '../../reconcilers/translate/pki.test-helpers.ts';
@@ -163,6 +163,56 @@ test("ingress-nginx's admission metrics: check_success / check_errors per review
     const rt = value(`nginx_ingress_controller_admission_roundtrip_duration${c}`);
     const tested = value(`nginx_ingress_controller_admission_tested_duration${c}`);
     assert.ok(rt > 0 && tested > 0 && tested <= rt, `durations: tested ${tested} within the round trip ${rt}`);
+  } finally {
+    await wh.stop();
+  }
+});
+
+test('ingress-nginx\'s --validating-webhook-certificate/-key: the files are served (renewed ones too), on ingress-nginx\'s path, without any API call', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-whfiles-'));
+  const ca = makeCa(dir, 'chart-ca');
+  const name = 'ingress-nginx-controller-admission.ingress-nginx.svc';
+  const first = issue(dir, ca, 'first', [name]);
+  const certFile = path.join(dir, 'cert');
+  const keyFile = path.join(dir, 'key');
+  writeFileSync(certFile, first.cert);
+  writeFileSync(keyFile, first.key);
+  const client = { request: async () => { throw new Error('no API call expected'); } } as unknown as KubeClient;
+  const port = await freePort();
+  const wh = new AdmissionWebhook(
+    { port, address: '127.0.0.1', namespace: 'ingress-nginx', secretName: 'portico-webhook-tls', serviceName: 'portico-webhook', configurationName: 'portico', extraHosts: [] },
+    { client, log: nullLogger(), metrics: new Metrics({ prefix: 'portico' }), model: modelOf({}), translate: OPTS, isLeader: () => true },
+  );
+  const call = (p: string) =>
+    new Promise<{ status: number; text: string; serial: string }>((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port, path: p, method: 'POST', ca: ca.cert, servername: name, agent: false, timeout: 5000 }, (res) => {
+        const serial = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().serialNumber;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), serial }));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(review('f1', { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' }, 'default', { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'x' }, spec: {} })));
+    });
+  try {
+    wh.serveFiles(certFile, keyFile, 50);
+    assert.equal(wh.serving, true);
+    const r = await call('/networking/v1/ingresses');
+    assert.equal(r.status, 200, r.text);
+    assert.equal((JSON.parse(r.text) as { response: { uid: string } }).response.uid, 'f1');
+    assert.equal((await call('/validate')).status, 200);
+    assert.equal((await call('/other')).status, 404);
+    // A renewed certificate in the files is served without a restart.
+    const second = issue(dir, ca, 'second', [name]);
+    writeFileSync(keyFile, second.key);
+    writeFileSync(certFile, second.cert);
+    const before = r.serial;
+    let after = before;
+    for (let i = 0; i < 100 && after === before; i++) {
+      await new Promise((res) => setTimeout(res, 20));
+      after = (await call('/validate')).serial;
+    }
+    assert.notEqual(after, before, 'the renewed certificate is served');
   } finally {
     await wh.stop();
   }

@@ -1,8 +1,10 @@
 // The validating admission webhook: an HTTPS server on every replica (POST /validate, AdmissionReview v1), its
-// certificate from one Secret that every replica watches (hot-swapped with setSecureContext, no restart), and — on
+// certificate from one Secret that every replica watches (hot-swapped with setSecureContext, no restart) — or from
+// files, with ingress-nginx's --validating-webhook-certificate/-key — and — on
 // the leader only — the PKI upkeep: create the CA and serving certificate, rotate them before they expire, and write
 // the CA bundle into the ValidatingWebhookConfiguration. Decisions are in admission.ts (pure); keys in certs.ts.
 import https from 'node:https';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -40,6 +42,10 @@ export interface WebhookOptions {
 const WEBHOOK_CONFIGS = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false };
 const MAX_BODY = 3 * 1024 * 1024;
 const RECHECK_MS = 3_600_000;
+/** How often certificate files (--validating-webhook-certificate) are read again for a renewed certificate. */
+const FILE_RECHECK_MS = 60_000;
+/** POST paths answered: Portico's own and the one ingress-nginx's chart writes into its ValidatingWebhookConfiguration. */
+const REVIEW_PATHS = new Set(['/validate', '/networking/v1/ingresses']);
 
 export class AdmissionWebhook {
   private server: https.Server | null = null;
@@ -79,7 +85,28 @@ export class AdmissionWebhook {
     if (this.d.isLeader()) void this.upkeep();
   }
 
-  private serve(pki: WebhookPki): void {
+  /**
+   * ingress-nginx's --validating-webhook-certificate/-key: serve these PEM files instead of the Secret (whoever wrote
+   * them — the ingress-nginx chart's jobs — also owns the CA bundle, so there is no upkeep), read again every minute
+   * and hot-swapped when they change.
+   */
+  serveFiles(certFile: string, keyFile: string, recheckMs = FILE_RECHECK_MS): void {
+    const load = () => {
+      let pem: { cert: string; key: string };
+      try {
+        pem = { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
+      } catch (e) {
+        this.d.log.error('admission webhook: cannot read the certificate files', { certificate: certFile, key: keyFile, error: describe(e) });
+        return;
+      }
+      if (pem.cert !== this.loaded) this.serve(pem, `files ${certFile}, ${keyFile}`);
+    };
+    load();
+    this.timer ??= setInterval(load, recheckMs);
+    this.timer.unref();
+  }
+
+  private serve(pki: Pick<WebhookPki, 'cert' | 'key'>, source = `Secret ${this.o.namespace}/${this.o.secretName}`): void {
     try {
       if (!this.server) {
         this.server = https.createServer({ ...this.tlsOptions(pki), ...(this.o.clientCa ? { requestCert: true, rejectUnauthorized: true } : {}) }, (req, res) => void this.handle(req, res));
@@ -94,11 +121,11 @@ export class AdmissionWebhook {
       }
       this.loaded = pki.cert;
     } catch (e) {
-      this.d.log.error('admission webhook: the certificate in the Secret cannot be used', { secret: `${this.o.namespace}/${this.o.secretName}`, error: describe(e) });
+      this.d.log.error('admission webhook: the certificate cannot be used', { source, error: describe(e) });
     }
   }
 
-  private tlsOptions(pki: WebhookPki): https.ServerOptions {
+  private tlsOptions(pki: Pick<WebhookPki, 'cert' | 'key'>): https.ServerOptions {
     return { cert: pki.cert, key: pki.key, minVersion: 'TLSv1.2', ...(this.o.clientCa ? { ca: this.o.clientCa } : {}) };
   }
 
@@ -200,7 +227,7 @@ export class AdmissionWebhook {
       res.writeHead(code, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/validate') return send(404, { error: 'POST /validate only' });
+    if (req.method !== 'POST' || !REVIEW_PATHS.has((req.url ?? '').split('?')[0] as string)) return send(404, { error: 'POST /validate (or /networking/v1/ingresses) only' });
     const t0 = process.hrtime.bigint();
     let kind = 'unknown';
     try {

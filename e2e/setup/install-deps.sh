@@ -17,6 +17,7 @@ cd "$(dirname "$0")/../.."
 PKGS=(nginx-light libnginx-mod-http-lua libnginx-mod-stream lua-resty-core lua-resty-lrucache lua-cjson luajit2 wrk openssl iproute2 curl
   runc containernetworking-plugins iptables conntrack) # the real node (e2e/node); iptables also guards the apiserver
 PKGS+=(libnginx-mod-http-modsecurity modsecurity-crs) # ModSecurity (enable-modsecurity) and the OWASP Core Rule Set
+PKGS+=(libnginx-mod-http-brotli-filter libnginx-mod-http-geoip2) # enable-brotli and use-geoip2 (optional-modules.ts)
 PKGS+=(mmdebstrap umoci skopeo) # container images (make image / make images, image/)
 PKGS+=(prometheus) # e2e/dashboards.e2e.test.ts runs its own Prometheus against Portico
 PKGS+=(gcc make libc6-dev libpcre2-dev zlib1g-dev libssl-dev) # Portico's nginx module (nginx-assets/modules/build.sh)

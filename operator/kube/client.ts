@@ -349,8 +349,18 @@ function toApiError(method: string, path: string, status: number, text: string):
 }
 
 /** Loads a kubeconfig: an explicit file, else in-cluster when running in a pod, else the default locations. */
-export function loadKubeConfig(file?: string): KubeConfig {
+/**
+ * The kubeconfig: the file, else in-cluster, else $KUBECONFIG / ~/.kube/config. With `server` (ingress-nginx's
+ * --apiserver-host) the current cluster's server is replaced (and its CA with `caFile`); with `server` and no file,
+ * a bare cluster at that URL, without credentials, is used (as client-go's BuildConfigFromFlags does).
+ */
+export function loadKubeConfig(file?: string, override?: { server: string; caFile?: string }): KubeConfig {
   const kc = new KubeConfig();
+  if (override && !file) {
+    const cluster = { name: 'apiserver', server: override.server, skipTLSVerify: false, ...(override.caFile ? { caFile: override.caFile } : {}) };
+    kc.loadFromOptions({ clusters: [cluster], users: [{ name: 'anonymous' }], contexts: [{ name: 'apiserver', cluster: 'apiserver', user: 'anonymous' }], currentContext: 'apiserver' });
+    return kc;
+  }
   if (file) kc.loadFromFile(file);
   else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
   else {
@@ -360,7 +370,12 @@ export function loadKubeConfig(file?: string): KubeConfig {
     if (!candidates.some((f) => existsSync(f))) throw new Error('no kubeconfig found ($KUBECONFIG, ~/.kube/config) and not running in a pod');
     kc.loadFromDefault();
   }
-  if (!kc.getCurrentCluster()) throw new Error('no cluster in kubeconfig');
+  const current = kc.getCurrentCluster();
+  if (!current) throw new Error('no cluster in kubeconfig');
+  if (override) {
+    const replaced = { ...current, server: override.server, ...(override.caFile ? { caFile: override.caFile, caData: undefined } : {}) };
+    kc.loadFromOptions({ clusters: kc.clusters.map((c) => (c.name === current.name ? replaced : c)), users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext });
+  }
   return kc;
 }
 

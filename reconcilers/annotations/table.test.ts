@@ -132,7 +132,7 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'proxy-read-timeout': ['60s', 'sixty'],
   'proxy-send-timeout': ['60', '-1'],
   'load-balance': ['ewma', 'least_conn'],
-  'upstream-hash-by': ['$request_uri', '$host$request_uri'],
+  'upstream-hash-by': ['$host$request_uri', '$host $request_uri'],
   affinity: ['cookie', 'ip'],
   'affinity-mode': ['persistent', 'sticky'],
   'session-cookie-name': ['route', 'bad name'],

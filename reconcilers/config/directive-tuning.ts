@@ -48,6 +48,8 @@ export interface DirectiveTuning {
   proxyStreamNextUpstreamTimeout: string;
   proxyStreamNextUpstreamTries: number;
   proxyStreamResponses: number;
+  /** proxy-protocol-header-timeout: how long a PROXY-protocol listener of the TCP/UDP and passthrough proxy waits for the header (nginx time). */
+  proxyProtocolHeaderTimeout: string;
   /** proxy-cookie-domain / proxy-cookie-path: "off" or "<from> <to>" (literal), for every path without its annotation. */
   proxyCookieDomain: string;
   proxyCookiePath: string;
@@ -64,12 +66,41 @@ export interface DirectiveTuning {
   sslRejectHandshake: boolean;
   /** enable-ocsp: staple OCSP responses of the certificates that name a responder (certs.lua, ocsp.lua). */
   enableOcsp: boolean;
+  /** forwarded-host-header: the incoming header sent upstream as X-Original-Forwarded-Host. */
+  forwardedHostHeader: string;
+  /** http-redirect-code: the status of the redirect to HTTPS (ssl-redirect, force-ssl-redirect). */
+  httpRedirectCode: 301 | 302 | 307 | 308;
+  /** enable-syslog, syslog-host, syslog-port: the HTTP access log and a copy of the error log go to a syslog server. */
+  enableSyslog: boolean;
+  syslogHost: string;
+  syslogPort: number;
   // Not directives: the ConfigMap's defaults of three annotations, for Ingresses without them (ingress-nginx's
   // parsers of these fall back to the ConfigMap; translate/annotation-defaults.ts applies them).
   preserveTrailingSlash: boolean;
   usePortInRedirects: boolean;
   serviceUpstream: boolean;
+  disableProxyInterceptErrors: boolean;
+  // Optional Debian modules, loaded only when these ask for them (nginx-driver/nginx/optional-modules.ts).
+  /** enable-brotli: brotli compression (libnginx-mod-http-brotli-filter) with brotli-level, -min-length, -types. */
+  enableBrotli: boolean;
+  brotliLevel: number;
+  brotliMinLength: number;
+  /** brotli-types: space-separated MIME types ("*": all), as gzip-types. */
+  brotliTypes: string;
+  /** use-geoip2: the $geoip2_* variables from MaxMind databases (libnginx-mod-http-geoip2). */
+  useGeoip2: boolean;
+  /** geoip2-autoreload-in-minutes: nginx re-reads a changed database this often (auto_reload); 0 = never. */
+  geoip2AutoreloadInMinutes: number;
+  /** geoip2-database-directory (Portico's own): where the .mmdb files are (ingress-nginx's fixed path by default). */
+  geoip2DatabaseDirectory: string;
 }
+
+/** ingress-nginx v1.15.1's brotli-types (brotliTypes of its config.go). */
+export const BROTLI_TYPES =
+  'application/xml+rss application/atom+xml application/javascript application/x-javascript application/json application/rss+xml application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json application/xhtml+xml application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component';
+
+/** Where ingress-nginx reads (and its --maxmind-* flags download) the MaxMind databases. */
+export const GEOIP2_DEFAULT_DIRECTORY = '/etc/ingress-controller/geoip';
 
 /** ingress-nginx v1.15.1's defaults (internal/ingress/controller/config/config.go). */
 export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze({
@@ -99,6 +130,7 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   proxyStreamNextUpstreamTimeout: '600s',
   proxyStreamNextUpstreamTries: 3,
   proxyStreamResponses: 1,
+  proxyProtocolHeaderTimeout: '5s',
   proxyCookieDomain: 'off',
   proxyCookiePath: 'off',
   proxyRedirectFrom: 'off',
@@ -108,7 +140,20 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   enableAuthAccessLog: false,
   sslRejectHandshake: false,
   enableOcsp: false,
+  forwardedHostHeader: 'X-Forwarded-Host',
+  httpRedirectCode: 308,
+  enableSyslog: false,
+  syslogHost: '',
+  syslogPort: 514,
   preserveTrailingSlash: false,
   usePortInRedirects: false,
   serviceUpstream: false,
+  disableProxyInterceptErrors: false,
+  enableBrotli: false,
+  brotliLevel: 4,
+  brotliMinLength: 20,
+  brotliTypes: BROTLI_TYPES,
+  useGeoip2: false,
+  geoip2AutoreloadInMinutes: 0,
+  geoip2DatabaseDirectory: GEOIP2_DEFAULT_DIRECTORY,
 });

@@ -8,12 +8,17 @@ import { DEFAULT_DIRECTIVE_TUNING, type DirectiveTuning } from './directive-tuni
 export interface NginxTuning extends DirectiveTuning {
   /** forwarded-for-header: header the real client address is read from (real_ip_header). */
   forwardedForHeader: string;
-  /** compute-full-forwarded-for: append the peer's address to the incoming X-Forwarded-For instead of replacing it. */
+  /**
+   * compute-full-forwarded-for: with use-forwarded-headers, append the peer's address to the incoming X-Forwarded-For
+   * instead of replacing it (ingress-nginx ignores it without use-forwarded-headers).
+   */
   computeFullForwardedFor: boolean;
   /** enable-real-ip: the realip module (trusted proxies from proxy-real-ip-cidr) without use-forwarded-headers. */
   enableRealIp: boolean;
   /** use-proxy-protocol: the public listeners expect the PROXY protocol; its address is the client's. */
   useProxyProtocol: boolean;
+  /** proxy-add-original-uri-header: send the request URI as the client sent it upstream as X-Original-URI. */
+  proxyAddOriginalUriHeader: boolean;
   /** ssl-protocols: space-separated TLSv1 / TLSv1.1 / TLSv1.2 / TLSv1.3. */
   sslProtocols: string;
   /** ssl-ciphers: OpenSSL cipher list. */
@@ -84,6 +89,7 @@ export const DEFAULT_NGINX_TUNING: Readonly<NginxTuning> = Object.freeze({
   computeFullForwardedFor: false,
   enableRealIp: false,
   useProxyProtocol: false,
+  proxyAddOriginalUriHeader: false,
   sslProtocols: 'TLSv1.2 TLSv1.3',
   sslCiphers:
     'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384',

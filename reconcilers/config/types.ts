@@ -286,7 +286,8 @@ export interface GlobalSettings extends Partial<NginxTuning> {
   luaSharedDicts?: { dataKb: number; certsKb: number; metricsKb?: number };
   /**
    * ConfigMap proxy-real-ip-cidr: proxies trusted to set X-Forwarded-For/-Proto/-Host/-Port when
-   * useForwardedHeaders is on (set_real_ip_from). Absent or empty = nobody is trusted.
+   * useForwardedHeaders is on (set_real_ip_from). The ConfigMap's default is ingress-nginx's 0.0.0.0/0; absent here
+   * (a structure built without the ConfigMap) or empty = nobody is trusted (with use-proxy-protocol: everybody).
    */
   proxyRealIpCidr?: string[];
   /**
@@ -341,6 +342,11 @@ export interface HostRoutes {
    * oldest object, Service "", path "/" (with --enable-metrics).
    */
   metrics?: string;
+  /**
+   * --default-backend-service (ingress-nginx's catch-all): requests for this host that no rule matches are proxied,
+   * as sent, to this backend instead of answered 404. The catch-all host "_" carries it too, for unknown hosts.
+   */
+  unmatchedBackendId?: string;
 }
 
 export type PathMatch = 'exact' | 'prefix' | 'regex';
@@ -443,7 +449,14 @@ export interface Route {
    * backend about the route — X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port (the port as the Ingress
    * wrote it, number or name). Without defaultBackendId the error page is nginx's own for the status.
    */
-  errorPage?: { namespace: string; ingress: string; service: string; port: string };
+  errorPage?: {
+    namespace: string;
+    ingress: string;
+    service: string;
+    port: string;
+    /** Where the errors go when the route has no defaultBackendId: --default-backend-service's backend. */
+    backendId?: string;
+  };
   /**
    * mirror-target (with a profile whose `mirror` is set): where the copies go. `backendId` is balanced like any
    * backend (a Service's endpoints, or a host the gateway resolves); `host` is the Host header (mirror-host, else

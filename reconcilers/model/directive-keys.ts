@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { DEFAULT_DIRECTIVE_TUNING as D, type DirectiveTuning } from '../config/directive-tuning.ts';
 import { isCidr } from '../../crds/schema/plugin-config.ts';
 import { boolSchema, intSchema } from '../values/safe.ts';
+import { parseIpv4 } from '../values/addresses.ts';
 import { regexProblem } from '../values/regex-path.ts';
 import { cookieRewriteSchema, redirectTextSchema } from '../annotations/groups/proxy.ts';
 
@@ -71,6 +72,32 @@ const cidrsSchema = z.string().transform((v, ctx): string[] => {
   return out;
 });
 
+/** syslog-host: "" or an IPv4 address or DNS name (lower case; nginx resolves it when it loads the configuration). */
+const syslogHostSchema = z
+  .string()
+  .trim()
+  .transform((v) => v.toLowerCase().replace(/\.$/, ''))
+  .refine((v) => v === '' || parseIpv4(v) !== null || (v.length <= 253 && /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(v) && !/^[0-9.]+$/.test(v)), {
+    message: 'expected an IPv4 address or a DNS name (IPv6 is not supported here)',
+  });
+
+/** One header name (forwarded-host-header): letters, digits and "-", starting with a letter, at most 64. */
+const headerNameSchema = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'expected a header name: letters, digits and "-" (at most 64), e.g. X-Forwarded-Host');
+
+/** Space-separated MIME types (gzip-types, brotli-types): exact types ("text/css") or "*" (all). */
+export const mimeTypesSchema = z.string().transform((v, ctx) => {
+  const items = [...new Set(v.trim().split(/[ \t]+/).filter(Boolean))];
+  const bad = items.find((t) => t !== '*' && !/^[a-z0-9][a-z0-9.+-]{0,63}\/[a-z0-9][a-z0-9.+-]{0,127}$/i.test(t));
+  if (bad !== undefined || !items.length || items.length > 128) {
+    ctx.addIssue({ code: 'custom', message: bad !== undefined ? `${JSON.stringify(bad.slice(0, 60))} is not a MIME type such as text/css (or "*")` : 'expected 1 to 128 space-separated MIME types' });
+    return z.NEVER;
+  }
+  return items.join(' ');
+});
+
 const httpVersionSchema = z
   .string()
   .trim()
@@ -104,6 +131,7 @@ export const DIRECTIVE_KEYS = {
   'proxy-stream-next-upstream-timeout': row('proxyStreamNextUpstreamTimeout', timeSchema, 'TCP/UDP services: how long endpoints are tried in all (proxy_next_upstream_timeout; 0: no limit)'),
   'proxy-stream-next-upstream-tries': row('proxyStreamNextUpstreamTries', intSchema(0, 100), 'TCP/UDP services: how many endpoints are tried (proxy_next_upstream_tries; 0: no limit)'),
   'proxy-stream-responses': row('proxyStreamResponses', intSchema(0, 1_000_000), 'UDP services: datagrams expected back per request datagram before the session ends (proxy_responses; 0: until proxy-stream-timeout)'),
+  'proxy-protocol-header-timeout': row('proxyProtocolHeaderTimeout', z.string().trim().regex(/^\d{1,6}(ms|s|m|h)$/, 'expected one Go duration unit such as 5s, 500ms or 1m'), 'How long the TCP/UDP services\' and TLS passthrough\'s PROXY-protocol listeners wait for the header (proxy_protocol_timeout); a connection without it in time is closed'),
   'proxy-cookie-domain': row('proxyCookieDomain', cookieRewriteSchema('domain'), 'Rewrite the domain attribute of backends\' Set-Cookie headers on every path whose Ingress sets no proxy-cookie-domain annotation: "off" or "<domain> <replacement>" (literal text)'),
   'proxy-cookie-path': row('proxyCookiePath', cookieRewriteSchema('path'), 'As proxy-cookie-domain, for the path attribute'),
   'proxy-redirect-from': row('proxyRedirectFrom', z.string().trim().pipe(z.union([z.literal('off'), z.literal('default'), redirectTextSchema])), 'Text to replace in backends\' Location and Refresh headers on every path whose Ingress sets no proxy-redirect annotations (proxy_redirect, with proxy-redirect-to); "off" or "default": unchanged'),
@@ -113,9 +141,27 @@ export const DIRECTIVE_KEYS = {
   'enable-auth-access-log': row('enableAuthAccessLog', boolSchema, 'Log the auth-url subrequests as lines of their own (log_subrequest)'),
   'ssl-reject-handshake': row('sslRejectHandshake', boolSchema, 'Fail the TLS handshake of a server name that is no host Portico serves (none with a certificate or routes of its own, exact or under a one-label wildcard; also no server name at all) instead of answering with the default certificate, so it cannot be fingerprinted (ingress-nginx\'s ssl_reject_handshake on its catch-all server). A host with routes but no certificate still gets the default certificate'),
   'enable-ocsp': row('enableOcsp', boolSchema, 'OCSP stapling: for a certificate whose leaf names an OCSP responder (http:// in Authority Information Access) and whose chain includes its issuer, nginx fetches the responder\'s answer in the background (never during a handshake: the first handshakes go without), keeps a good one in shared memory until its nextUpdate (at most 7 days; refreshed after half of that) and staples it. The controller resolves the responder\'s name and refuses loopback, link-local, pod, Service and Portico\'s own addresses (no stapling for that certificate, logged); fetches are bounded (one per certificate a minute, 30 a minute in all, 3 s timeouts, 64 KiB answers). Responders over https:// are not used (ingress-nginx: the same key, fetched from the handshake without these limits)'),
+  'forwarded-host-header': row('forwardedHostHeader', headerNameSchema, 'The incoming header sent upstream as X-Original-Forwarded-Host (as ingress-nginx; the forwarded host Portico trusts for redirects is X-Forwarded-Host from peers of proxy-real-ip-cidr)'),
+  'http-redirect-code': row(
+    'httpRedirectCode',
+    z.string().trim().refine((v) => ['301', '302', '307', '308'].includes(v), { message: 'expected 301, 302, 307 or 308' }).transform((v) => Number(v) as 301 | 302 | 307 | 308),
+    'Status of the redirect to HTTPS (ssl-redirect, force-ssl-redirect): 301, 302, 307 or 308',
+  ),
+  'enable-syslog': row('enableSyslog', boolSchema, 'Send the HTTP access log to syslog-host instead of Portico\'s stdout, and a copy of nginx\'s error log (the controller keeps reading it on stderr). Needs syslog-host'),
+  'syslog-host': row('syslogHost', syslogHostSchema, 'The syslog server (UDP): an IPv4 address or a DNS name, which nginx resolves when it loads the configuration (a name that does not resolve fails the check of the new configuration, and the running one stays)'),
+  'syslog-port': row('syslogPort', intSchema(1, 65535), 'The syslog server\'s UDP port'),
   'preserve-trailing-slash': row('preserveTrailingSlash', boolSchema, 'The preserve-trailing-slash annotation of every Ingress that does not set it'),
   'use-port-in-redirects': row('usePortInRedirects', boolSchema, 'The use-port-in-redirects annotation of every Ingress that does not set it'),
+  'disable-proxy-intercept-errors': row('disableProxyInterceptErrors', boolSchema, 'With custom-http-errors: errors the backends answer reach clients unchanged (only those nginx makes itself go to the error backend), for every Ingress without its own disable-proxy-intercept-errors annotation'),
   'service-upstream': row('serviceUpstream', boolSchema, 'The service-upstream annotation of every Ingress that does not set it: its backends are the Services\' cluster IPs'),
+  // Optional Debian modules, loaded (load_module) only when asked for (nginx-driver/nginx/optional-modules.ts).
+  'enable-brotli': row('enableBrotli', boolSchema, 'Compress responses of the brotli-types (and text/html) with brotli for clients that accept it (Accept-Encoding: br; preferred over gzip when both are accepted) (nginx\'s brotli filter module, Debian\'s libnginx-mod-http-brotli-filter, loaded only then). Without the module nginx serves without brotli and Portico says so (a Warning event "OptionalModuleMissing" on the controller and an error log line)'),
+  'brotli-level': row('brotliLevel', intSchema(0, 11), 'brotli compression level (0-11; brotli_comp_level)'),
+  'brotli-min-length': row('brotliMinLength', intSchema(0, 1_000_000_000), 'Smallest response compressed with brotli (bytes, from Content-Length; brotli_min_length)'),
+  'brotli-types': row('brotliTypes', mimeTypesSchema, 'MIME types compressed with brotli besides text/html, space-separated ("*" = all; brotli_types)'),
+  'use-geoip2': row('useGeoip2', boolSchema, 'The $geoip2_* variables (as ingress-nginx names them: $geoip2_city_country_code, $geoip2_city, $geoip2_asn, $geoip2_org...) from the MaxMind databases in geoip2-database-directory, looked up by the client address ($remote_addr, after use-forwarded-headers / enable-real-ip), for log-format-upstream and every other place that takes nginx variables. Portico reads the files MaxMind names GeoLite2-City, GeoLite2-Country, GeoLite2-ASN, GeoIP2-City, GeoIP2-Country, GeoIP2-ASN, GeoIP2-ISP, GeoIP2-Connection-Type and GeoIP2-Anonymous-IP (".mmdb") that are there when nginx is reloaded, and downloads none (mount them, e.g. kept current by MaxMind\'s geoipupdate). A missing or unreadable database is left out with a Warning event "GeoIP2DatabaseMissing" (never a failing reload); the variables it would fill are empty, as all of them are when use-geoip2 is off, so a log format naming them always loads'),
+  'geoip2-autoreload-in-minutes': row('geoip2AutoreloadInMinutes', intSchema(0, 10_080), 'How often nginx checks the GeoIP2 databases for a newer file and loads it without a reload (auto_reload, minutes); 0: only when nginx reloads'),
+  'geoip2-database-directory': row('geoip2DatabaseDirectory', z.string().trim().regex(/^\/[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/, 'expected an absolute directory path of letters, digits, ".", "_", "-"').refine((v) => !v.split('/').includes('..'), { message: '".." is not allowed' }), 'Portico\'s own: the directory of the MaxMind databases (use-geoip2); ingress-nginx\'s fixed /etc/ingress-controller/geoip by default'),
 } as const;
 
 /**
@@ -127,6 +173,11 @@ export const NO_EFFECT_KEYS: Readonly<Record<string, { schema: z.ZodType<unknown
   'upstream-hash-by-subset': { schema: boolSchema, default: 'false', why: 'as upstream-hash-by: an annotation only' },
   'upstream-hash-by-subset-size': { schema: intSchema(1, 1000), default: '3', why: 'as upstream-hash-by: an annotation only' },
   'app-root': { schema: z.string(), default: '', why: 'ingress-nginx reads it only as an annotation (its ConfigMap value redirects nothing): use the app-root annotation' },
+  'forwarded-for-proxy-protocol-header': {
+    schema: headerNameSchema,
+    default: 'X-Forwarded-For-Proxy-Protocol',
+    why: 'the name of an internal header of ingress-nginx\'s use-proxy-protocol + use-forwarded-headers mode; with both, Portico takes the client from the PROXY header (no internal header)',
+  },
   'reuse-port': { schema: boolSchema, default: 'true', why: 'the listeners always use reuseport (each worker has its own accept queue), ingress-nginx\'s default' },
   'enable-serial-reloads': { schema: boolSchema, default: 'false', why: 'Portico already runs one nginx -t and reload at a time, and most changes need none' },
   'disable-ipv6': { schema: boolSchema, default: 'false', why: 'nginx listens only on --listen-address (one address family); there is no separate IPv6 listener to turn off' },

@@ -18,8 +18,9 @@ test('lua-shared-dicts: ingress-nginx format (MB by default, k/m suffixes), its 
   assert.deepEqual(r.values.luaSharedDicts, { dataKb: 131072, certsKb: 32768 }, 'a bad value keeps the previous one');
 });
 
-test('proxy-real-ip-cidr: IPv4/IPv6 addresses and CIDRs; default none trusted; junk refused', () => {
-  assert.deepEqual(defaultGlobalConfig().proxyRealIpCidr, []);
+test('proxy-real-ip-cidr: IPv4/IPv6 addresses and CIDRs; default every IPv4 peer (ingress-nginx\'s 0.0.0.0/0); empty trusts none; junk refused', () => {
+  assert.deepEqual(defaultGlobalConfig().proxyRealIpCidr, ['0.0.0.0/0']);
+  assert.deepEqual(realIpCidrSchema.parse(''), []);
   assert.deepEqual(realIpCidrSchema.parse('192.0.2.0/24, 2001:db8::/32,198.51.100.7'), ['192.0.2.0/24', '2001:db8::/32', '198.51.100.7']);
   for (const bad of ['10.0.0.0/33', '::/129', 'all', '10.0.0.0/8; include x', '10.0.0/8', 'example.com']) {
     assert.equal(realIpCidrSchema.safeParse(bad).success, false, bad);

@@ -12,12 +12,16 @@ import { modsecuritySnippetConfigSchema } from '../annotations/modsecurity.ts';
 import { isCidr } from '../../crds/schema/plugin-config.ts';
 import { regexProblem } from '../values/regex-path.ts';
 import { TRACING_KEYS, type OtelConfigValues } from './tracing-config.ts';
-import { DIRECTIVE_KEYS, NO_EFFECT_KEYS } from './directive-keys.ts';
+import { DIRECTIVE_KEYS, NO_EFFECT_KEYS, mimeTypesSchema } from './directive-keys.ts';
 import { GLOBAL_HEADER_KEYS, type GlobalHeaderValues } from './global-headers.ts';
+
+export { mimeTypesSchema };
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
   loadBalance: 'round_robin' | 'ewma';
   workerShutdownTimeoutSeconds: number;
+  /** ingress-nginx's force-ssl-redirect: the default of the annotation — redirect to HTTPS even without TLS. */
+  forceSslRedirect: boolean;
   /** Status of requests refused by the limit-rps / limit-rpm annotations (ingress-nginx's limit-req-status-code). */
   limitReqStatusCode: number;
   /** Status of requests refused by the limit-connections annotation (ingress-nginx's limit-conn-status-code). */
@@ -26,6 +30,8 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'wor
   allowSnippetAnnotations: boolean;
   /** ingress-nginx's annotations-risk-level: annotations of a higher risk are refused (reconcilers/translate/risk.ts). */
   annotationsRiskLevel: Risk;
+  /** ingress-nginx's annotation-value-word-blocklist: an Ingress with one of these in an annotation value is not served. */
+  annotationValueWordBlocklist: string[];
   /**
    * Portico's own switch: auth-url and mirror-target may reach Services (by DNS name or cluster IP) of other
    * namespaces than the Ingress's. Off: only the Ingress's own namespace, like every other reference.
@@ -55,6 +61,9 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'wor
   namespaceExclusiveHosts: boolean;
   /** no-auth-locations: Ingress paths starting with one of these get no authentication. */
   noAuthLocations: string[];
+  /** no-tls-redirect-locations: path beginnings never redirected to HTTPS. */
+  noTlsRedirectLocations: string[];
+
   /** custom-http-errors: error codes of every Ingress path without its own custom-http-errors annotation. */
   customHttpErrors: number[];
   /** enable-modsecurity: ModSecurity on every Ingress path (an Ingress's enable-modsecurity "false" opts out). */
@@ -351,17 +360,6 @@ export const largeBuffersSchema = z.string().transform((v, ctx) => {
   return `${count} ${m[2]}`;
 });
 
-/** gzip-types: MIME types ("text/css", "application/*+json" patterns are not nginx's: exact types) or "*". */
-export const mimeTypesSchema = z.string().transform((v, ctx) => {
-  const items = [...new Set(v.trim().split(/[ \t]+/).filter(Boolean))];
-  const bad = items.find((t) => t !== '*' && !/^[a-z0-9][a-z0-9.+-]{0,63}\/[a-z0-9][a-z0-9.+-]{0,127}$/i.test(t));
-  if (bad !== undefined || !items.length || items.length > 128) {
-    ctx.addIssue({ code: 'custom', message: bad !== undefined ? `${JSON.stringify(bad.slice(0, 60))} is not a MIME type such as text/css (or "*")` : 'expected 1 to 128 space-separated MIME types' });
-    return z.NEVER;
-  }
-  return items.join(' ');
-});
-
 /** error-log-level: nginx's severities, lowest first. */
 export const errorLogLevelSchema = z
   .string()
@@ -405,7 +403,7 @@ export const CONFIG_KEYS = {
   'keep-alive-requests': key('keepAliveRequests', intSchema(1, 10_000_000), 1000, 'Requests per client keep-alive connection'),
   'worker-processes': key('workerProcesses', workerProcesses, 'auto', 'nginx worker processes ("auto" = one per core)'),
   'worker-shutdown-timeout': key('workerShutdownTimeoutSeconds', secondsSchema, 240, 'How long old workers may finish requests after a reload (s)'),
-  'use-forwarded-headers': key('useForwardedHeaders', boolSchema, false, 'Trust incoming X-Forwarded-* headers (set when behind another L7 proxy)'),
+  'use-forwarded-headers': key('useForwardedHeaders', boolSchema, false, 'Behind an L7 load balancer: from peers in proxy-real-ip-cidr (default every IPv4 peer, as ingress-nginx), the client address is read from forwarded-for-header and the scheme, host and port from X-Forwarded-Proto/-Host/-Port — they decide the redirect to HTTPS and are sent upstream (X-Forwarded-Proto, X-Forwarded-Scheme, X-Scheme, X-Forwarded-Host, X-Forwarded-Port). Other peers\' headers are replaced by Portico\'s own view'),
   'log-format-upstream': key('logFormatUpstream', logFormatSchema, '', 'Access log format of HTTP requests: text, $variables and JSON punctuation (double quotes, braces; no single quotes, ";", backslashes or newlines). Empty = ingress-nginx\'s default, field for field. ingress-nginx\'s $proxy_upstream_name, $proxy_alternative_upstream_name, $req_id, $namespace, $ingress_name, $service_name, $service_port and $location_path are available with its values; an unknown variable is refused'),
   'log-format-stream': key('logFormatStream', streamLogFormatSchema, T.logFormatStream, 'Access log format of TCP/UDP services (the stream section\'s variables); empty = ingress-nginx\'s default "[$remote_addr] [$time_local] $protocol $status $bytes_sent $bytes_received $session_time"'),
   'skip-access-log-urls': key('skipAccessLogUrls', mapPatternListSchema, T.skipAccessLogUrls, 'Comma-separated request URIs not written to the access log, compared with $request_uri (path and query, as sent) as nginx\'s map does: exact strings, or "~" / "~*" and a PCRE (as block-user-agents)'),
@@ -413,10 +411,11 @@ export const CONFIG_KEYS = {
   'error-log-level': key('errorLogLevel', errorLogLevelSchema, T.errorLogLevel, 'nginx\'s error log level: debug, info, notice, warn, error, crit, alert or emerg (nginx\'s lines are forwarded into the controller\'s log)'),
   'generate-request-id': key('generateRequestId', boolSchema, T.generateRequestId, 'Send an X-Request-ID of 32 hex characters upstream when the client sent none (unique: 64 random bits per nginx worker and its request counter; nginx\'s $request_id would cost an OpenSSL draw per request); "false": only the client\'s own is sent (empty otherwise). $req_id logs the id sent'),
   'load-balance': key('loadBalance', loadBalanceSchema, 'round_robin', 'Default balancing algorithm: round_robin or ewma (latency-aware)'),
-  'custom-http-errors': key('customHttpErrors', httpErrorCodesSchema, [], 'Comma-separated status codes (400-599) caught for every Ingress path without its own custom-http-errors annotation: the request goes to the Ingress\'s default-backend Service with X-Code and the other X-* headers (as the annotation), or — without default-backend, since Portico has no controller-wide default backend — gets nginx\'s own page for that status'),
+  'custom-http-errors': key('customHttpErrors', httpErrorCodesSchema, [], 'Comma-separated status codes (400-599) caught for every Ingress path without its own custom-http-errors annotation: the request goes to the Ingress\'s default-backend Service with X-Code and the other X-* headers (as the annotation), else to --default-backend-service\'s Service (as ingress-nginx), else gets nginx\'s own page for that status'),
   'limit-req-status-code': key('limitReqStatusCode', intSchema(400, 599), 503, 'Status for requests over the limit-rps / limit-rpm annotations (Plugin objects set their own, default 429)'),
   'limit-conn-status-code': key('limitConnStatusCode', intSchema(400, 599), 503, 'Status for requests over the limit-connections annotation'),
   'ssl-redirect': key('sslRedirect', boolSchema, true, 'Redirect HTTP to HTTPS for hosts with TLS'),
+  'force-ssl-redirect': key('forceSslRedirect', boolSchema, false, 'Redirect HTTP to HTTPS (308) on every Ingress path, also of hosts without a TLS section (TLS terminated by a load balancer in front); an Ingress\'s force-ssl-redirect annotation overrides it. "HTTP" is the scheme the client used: with use-forwarded-headers, a trusted peer\'s X-Forwarded-Proto (so "https" there is never redirected, no loop behind a TLS-terminating load balancer)'),
   hsts: key('hsts', boolSchema, true, 'Send Strict-Transport-Security on HTTPS responses'),
   'hsts-max-age': key('hstsMaxAgeSeconds', intSchema(0, 1_000_000_000), 31536000, 'HSTS max-age (s)'),
   'hsts-include-subdomains': key('hstsIncludeSubdomains', boolSchema, true, 'HSTS includeSubDomains'),
@@ -424,6 +423,12 @@ export const CONFIG_KEYS = {
   'lua-shared-dicts': key('luaSharedDicts', luaSharedDictsSchema, DEFAULT_LUA_SHARED_DICTS, 'Shared memory for backends, certificates and per-request metrics, e.g. "configuration_data: 256, certificate_data: 64" (MB, or k/m suffix; 1 MB–1 GB). A full zone refuses writes (logged, counted), never evicts; portico_metrics (default 32 MB) holds the per-request metric totals: when it is full, requests of series it has not seen yet are not counted (logged, counted in portico_nginx_shared_dict_write_failures{dict="metrics"}) and every series it holds keeps counting'),
   'allow-snippet-annotations': key('allowSnippetAnnotations', boolSchema, false, 'Allow the configuration-snippet / server-snippet annotations (as ingress-nginx ≥ 1.9, off by default); they also need annotations-risk-level: Critical. Snippets are parsed and compiled from an allowlist, never pasted into nginx.conf'),
   'allow-cross-namespace-auth': key('allowCrossNamespaceAuth', boolSchema, false, 'Let the auth-url and mirror-target annotations reach Services of other namespaces (by <svc>.<ns>.svc name or cluster IP). Off (Portico\'s default; ingress-nginx has no such limit): an Ingress may name only Services of its own namespace, and a host name or IP literal that is a Service\'s cluster IP is refused, so an auth reply or a mirrored request body never crosses namespaces; a refused auth-url fails the Ingress closed, a refused mirror-target mirrors nothing. External URLs stay allowed (never to loopback, link-local, metadata or Portico\'s own addresses). The ConfigMap\'s global-auth-url is the administrator\'s and may name any namespace'),
+  'annotation-value-word-blocklist': key(
+    'annotationValueWordBlocklist',
+    z.string().transform((v) => [...new Set(v.split(',').map((w) => w.trim()).filter(Boolean))]).pipe(z.array(z.string().max(256, 'a word of at most 256 characters')).max(256, 'at most 256 words')),
+    [],
+    'Comma-separated words (case-sensitive, as ingress-nginx) that no nginx.ingress.kubernetes.io/ or portico.dev/ annotation value may contain: an Ingress with one is not served (a BlockedAnnotationValue Warning names the annotation and the word). Empty (default): none. Portico never pastes annotation text into nginx.conf, so this is a policy of the cluster\'s, not a guard Portico needs',
+  ),
   'annotations-risk-level': key('annotationsRiskLevel', riskLevelSchema, 'high', 'Low, Medium, High or Critical (ingress-nginx ≥ 1.12; default High): annotations of a higher risk (see the annotation table) are refused with a RiskyAnnotation Warning and not applied; refused access control fails the Ingress closed'),
   'global-auth-url': key('globalAuthUrl', rawText, '', 'External authentication for every Ingress (as the auth-url annotation: an http(s) URL, a Service DNS name goes to its endpoints) unless it sets enable-global-auth: "false" or its own auth-url. An invalid value in any global-auth-* key makes every Ingress it applies to fail closed (503)'),
   'global-auth-method': key('globalAuthMethod', rawText, '', 'Method of the global auth subrequest (as auth-method)'),
@@ -437,8 +442,9 @@ export const CONFIG_KEYS = {
   'global-auth-snippet': key('globalAuthSnippet', rawText, '', 'Not supported: set, it makes every Ingress under global auth fail closed (its directives are not compiled into the auth subrequest)'),
   'global-allowed-response-headers': key('globalAllowedResponseHeaders', headerNameList, [], 'Comma-separated header names the custom-headers annotation may set (as ingress-nginx ≥ 1.12: empty = none, and an Ingress naming another header fails closed)'),
   'namespace-exclusive-hosts': key('namespaceExclusiveHosts', boolSchema, false, 'Portico\'s own: "true" gives each host (and the catch-all of rules without a host) to the namespace of the oldest Ingress or Route that names it; paths of other namespaces on it are refused with a HostOwnedByNamespace Warning naming the owner. Default "false": Ingresses and Routes of several namespaces may share a host, as in ingress-nginx (each path still stays its own namespace\'s: canaries, use-regex, rewrite-target and app-root never reach another namespace\'s paths). `portico migrate` lists the hosts shared across namespaces'),
+  'no-tls-redirect-locations': key('noTlsRedirectLocations', locationList, ['/.well-known/acme-challenge'], 'Comma-separated path beginnings: Ingress paths that start with one are never redirected to HTTPS, whatever ssl-redirect or force-ssl-redirect say (compared with the path as written, as ingress-nginx does; the default keeps ACME HTTP-01 challenges on HTTP)'),
   'no-auth-locations': key('noAuthLocations', locationList, ['/.well-known/acme-challenge'], 'Comma-separated path beginnings: Ingress paths that start with one get no external or basic authentication (compared with the path as written in the Ingress, as ingress-nginx does)'),
-  'proxy-real-ip-cidr': key('proxyRealIpCidr', realIpCidrSchema, [], 'With use-forwarded-headers, enable-real-ip or use-proxy-protocol: comma-separated CIDRs of the proxies trusted to set the client address (and X-Forwarded-*); empty = none, except with use-proxy-protocol, where every peer is (ingress-nginx trusts 0.0.0.0/0)'),
+  'proxy-real-ip-cidr': key('proxyRealIpCidr', realIpCidrSchema, ['0.0.0.0/0'], 'With use-forwarded-headers, enable-real-ip or use-proxy-protocol: comma-separated addresses or CIDRs of the proxies trusted to name the client (forwarded-for-header or the PROXY protocol header) and, with use-forwarded-headers, the scheme, host and port (X-Forwarded-Proto/-Host/-Port: the redirect to HTTPS, and what the backend is sent). Default "0.0.0.0/0", as ingress-nginx: every IPv4 peer is trusted, so switch use-forwarded-headers on only where every client connection comes through the load balancer (or list the load balancer\'s addresses here), since a client reaching Portico directly could otherwise pick its own address and scheme. IPv6 peers are trusted only when listed (e.g. "::/0"). An empty value trusts nobody, except with use-proxy-protocol (the listeners accept PROXY connections only), where every peer is'),
   // ModSecurity (reconcilers/annotations/modsecurity.ts, nginx-driver/nginx/modsecurity.ts).
   'enable-modsecurity': key('enableModsecurity', boolSchema, false, 'ModSecurity on every Ingress path (Portico\'s Route objects excepted): Debian\'s recommended configuration (SecRuleEngine DetectionOnly), then the CRS with enable-owasp-modsecurity-crs, then modsecurity-snippet; an Ingress\'s enable-modsecurity "false" opts out. Rule matches and blocks are warnings in the controller\'s log. Where nginx\'s ModSecurity module is not installed, the paths it applies to answer 503 (fail closed)'),
   'enable-owasp-modsecurity-crs': key('enableOwaspModsecurityCrs', boolSchema, false, 'The OWASP Core Rule Set (Debian\'s modsecurity-crs) wherever ModSecurity is on, also where an Ingress\'s enable-modsecurity turns it on (ingress-nginx loads it then only with the ConfigMap\'s enable-modsecurity)'),
@@ -446,7 +452,8 @@ export const CONFIG_KEYS = {
   // Real client address and forwarded headers.
   'enable-real-ip': key('enableRealIp', boolSchema, T.enableRealIp, 'Take the client address from forwarded-for-header when the peer is in proxy-real-ip-cidr (nginx realip module), without trusting the other X-Forwarded-* headers'),
   'forwarded-for-header': key('forwardedForHeader', headerTokenSchema, T.forwardedForHeader, 'Header the client address is read from (use-forwarded-headers, enable-real-ip; not with use-proxy-protocol) and appended to (compute-full-forwarded-for)'),
-  'compute-full-forwarded-for': key('computeFullForwardedFor', boolSchema, T.computeFullForwardedFor, 'Append the peer\'s address to the incoming X-Forwarded-For instead of replacing it (the backend then picks the client address by its own trusted proxies)'),
+  'compute-full-forwarded-for': key('computeFullForwardedFor', boolSchema, T.computeFullForwardedFor, 'With use-forwarded-headers (ignored without it, as in ingress-nginx): append the peer\'s address to the incoming X-Forwarded-For instead of replacing it (the backend then picks the client address by its own trusted proxies)'),
+  'proxy-add-original-uri-header': key('proxyAddOriginalUriHeader', boolSchema, T.proxyAddOriginalUriHeader, 'Send the request URI as the client sent it (path and query) upstream as X-Original-URI'),
   'use-proxy-protocol': key('useProxyProtocol', boolSchema, T.useProxyProtocol, 'The HTTP and HTTPS listeners expect the PROXY protocol (every connection must start with it); its source address is the client\'s'),
   // TLS.
   'ssl-protocols': key('sslProtocols', sslProtocolsSchema, T.sslProtocols, 'TLS versions offered: TLSv1, TLSv1.1, TLSv1.2, TLSv1.3 (space-separated)'),
@@ -516,8 +523,7 @@ export const REFUSED_CONFIG_KEYS: readonly [RegExp, string][] = [
   [/^(enable-)?(opentracing|zipkin|jaeger|datadog)/, 'removed from ingress-nginx (replaced by OpenTelemetry: the otel-* and otlp-* keys) and not supported'],
   [/^(ssl-ecdh-curve|ssl-dh-param|ssl-session-ticket-key|ssl-early-data)$/, 'not configurable: Portico chooses the curves, has no DH parameters (ECDHE only), and keeps ticket keys per process'],
   [/^(http2-.*)$/, 'HTTP/2 limits are nginx\'s defaults (use large-client-header-buffers, keep-alive-requests)'],
-  [/^(enable-brotli|brotli-.*)$/, 'brotli compression is not part of Portico\'s nginx (use use-gzip)'],
-  [/^default-backend-.*$/, 'there is no controller-wide default backend: Portico answers unmatched requests itself (404); per Ingress, use the default-backend annotation'],
+  [/^default-backend-.*$/, 'not supported: unmatched requests get Portico\'s own 404, or go to --default-backend-service; per Ingress, use the default-backend annotation'],
   [/^(access-log-path|http-access-log-path|stream-access-log-path|error-log-path)$/, 'nginx\'s logs go to Portico\'s stdout and stderr (container logs; the root filesystem is read-only): use access-log-params for buffering and a log collector for files'],
   [/^use-geoip$/, 'the legacy GeoIP databases are discontinued by MaxMind: use use-geoip2'],
   [/^nginx-status-ipv[46]-whitelist$/, 'nginx\'s status page is served only on the controller\'s configuration socket, which nothing else can reach; its counters are on /metrics (nginx_ingress_controller_nginx_process_*)'],
@@ -564,6 +570,7 @@ export function parseGlobalConfig(data: Record<string, string> | undefined, prev
       errors.push({ key: name, message: `${name}=${JSON.stringify(raw.slice(0, 100))}: ${zodMessage(r.error)}; keeping ${JSON.stringify(previous[k.field])}` });
     }
   }
+  if (values.enableSyslog === true && !values.syslogHost) errors.push({ key: 'enable-syslog', message: 'enable-syslog is "true" but syslog-host is empty: the logs stay local' });
   // Keys accepted without effect: their values are still checked.
   for (const [name, k] of Object.entries(NO_EFFECT_KEYS)) {
     const raw = d[name];

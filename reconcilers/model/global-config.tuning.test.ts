@@ -16,6 +16,7 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'forwarded-for-header': { ok: [['X-Real-Client', 'X-Real-Client'], [' CF-Connecting-IP ', 'CF-Connecting-IP']], bad: ['', 'X_Forwarded', '1x', 'x'.repeat(65), 'X-A:b'] },
   'compute-full-forwarded-for': { ok: [['true', true]], bad: ['on'] },
   'use-proxy-protocol': { ok: [['true', true]], bad: ['enabled'] },
+  'proxy-add-original-uri-header': { ok: [['true', true], ['false', false]], bad: ['yes please'] },
   'ssl-protocols': { ok: [['TLSv1.3', 'TLSv1.3'], ['TLSv1.3  TLSv1.2', 'TLSv1.2 TLSv1.3'], ['TLSv1 TLSv1.1 TLSv1.2', 'TLSv1 TLSv1.1 TLSv1.2']], bad: ['SSLv3', 'TLSv1.2 SSLv2', '', 'tlsv1.2', 'TLSv1.2,TLSv1.3'] },
   'ssl-ciphers': { ok: [['HIGH:!aNULL:!MD5', 'HIGH:!aNULL:!MD5'], ['ECDHE-RSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES128-GCM-SHA256'], ['@STRENGTH:HIGH', '@STRENGTH:HIGH']], bad: ['', 'NOSUCHCIPHER', 'HIGH MEDIUM', 'a'.repeat(2049)] },
   'ssl-prefer-server-ciphers': { ok: [['false', false]], bad: ['off'] },
@@ -95,6 +96,12 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'proxy-max-temp-file-size': { ok: [['0', '0'], ['2048m', '2048m'], ['', '']], bad: ['big', '1 m'] },
   'enable-access-log-for-default-backend': { ok: [['true', true]], bad: ['on'] },
   'enable-auth-access-log': { ok: [['true', true]], bad: ['on'] },
+  'proxy-protocol-header-timeout': { ok: [['5s', '5s'], ['500ms', '500ms'], ['1m', '1m']], bad: ['5', '1m30s', 'soon'] },
+  'forwarded-host-header': { ok: [['X-Forwarded-Host', 'X-Forwarded-Host'], ['X-Original-Host', 'X-Original-Host']], bad: ['', 'X_Host', '1x'] },
+  'http-redirect-code': { ok: [['301', 301], ['308', 308]], bad: ['300', '200', 'permanent'] },
+  'enable-syslog': { ok: [['false', false]], bad: ['on'] },
+  'syslog-host': { ok: [['192.0.2.10', '192.0.2.10'], ['Syslog.Logging.svc.cluster.local.', 'syslog.logging.svc.cluster.local'], ['', '']], bad: ['2001:db8::1', 'a_b', 'host:514', '300.1.1.1'] },
+  'syslog-port': { ok: [['514', 514], ['5140', 5140]], bad: ['0', '70000', 'udp'] },
   'preserve-trailing-slash': { ok: [['true', true]], bad: ['on'] },
   'use-port-in-redirects': { ok: [['true', true]], bad: ['on'] },
   'service-upstream': { ok: [['true', true]], bad: ['yes'] },
@@ -103,6 +110,15 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   // ConfigMap references (global-headers.ts; their headers are checked in global-headers.test.ts).
   'add-headers': { ok: [['ingress/custom-headers', 'ingress/custom-headers'], ['', '']], bad: ['custom-headers', 'Ingress/x', 'a/b/c', 'ns/x y'] },
   'proxy-set-headers': { ok: [['ingress/proxy-headers', 'ingress/proxy-headers'], [' ns/h.v1 ', 'ns/h.v1']], bad: ['proxy-headers', 'ns/-x', 'ns/x;'] },
+  'disable-proxy-intercept-errors': { ok: [['true', true]], bad: ['yes'] },
+  // Optional modules (brotli, GeoIP2).
+  'enable-brotli': { ok: [['true', true], ['false', false]], bad: ['on', 'br'] },
+  'brotli-level': { ok: [['0', 0], ['11', 11], ['4', 4]], bad: ['12', '-1', 'max'] },
+  'brotli-min-length': { ok: [['0', 0], ['256', 256]], bad: ['1k', '-5'] },
+  'brotli-types': { ok: [['application/json text/css', 'application/json text/css'], ['*', '*']], bad: ['', 'text', 'text/css,application/json', 'text/*'] },
+  'use-geoip2': { ok: [['true', true]], bad: ['on', 'yes'] },
+  'geoip2-autoreload-in-minutes': { ok: [['0', 0], ['60', 60]], bad: ['1h', '-1', '10081'] },
+  'geoip2-database-directory': { ok: [['/var/lib/geoip', '/var/lib/geoip'], [' /etc/ingress-controller/geoip ', '/etc/ingress-controller/geoip']], bad: ['', 'geoip', '/a/../etc', '/a b', '/a//b', '/a/'] },
 };
 
 test('the tuning keys are in the ConfigMap table with ingress-nginx\'s defaults', () => {
@@ -180,7 +196,8 @@ test('each tuning key refuses injection payloads, alone and after a valid value'
 test('ingress-nginx keys refused on purpose carry a reason; snippets among them', () => {
   for (const k of ['http-snippet', 'server-snippet', 'location-snippet', 'main-snippet', 'stream-snippet']) assert.match(refusedConfigWhy(k) ?? '', /snippets in the ConfigMap are not supported/, k);
   assert.equal(refusedConfigWhy('custom-http-errors'), null, 'supported since custom error pages are');
-  assert.match(refusedConfigWhy('enable-brotli') ?? '', /brotli/);
+  assert.equal(refusedConfigWhy('enable-brotli'), null, 'supported since brotli is (libnginx-mod-http-brotli-filter)');
+  assert.equal(refusedConfigWhy('brotli-types'), null);
   assert.equal(refusedConfigWhy('ssl-protocols'), null, 'supported keys are not refused');
   assert.equal(refusedConfigWhy('no-such-key'), null);
   const r = parseGlobalConfig({ 'http-snippet': 'include /etc/passwd;', 'use-gzip': 'true' }, defaultGlobalConfig());

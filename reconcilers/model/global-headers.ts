@@ -35,13 +35,13 @@ const RULES =
 
 export const GLOBAL_HEADER_KEYS = {
   'add-headers': row('addHeaders', `A ConfigMap ("namespace/name") whose keys and values are set as headers on every response, replacing a backend's header of the same name (add_header … always, proxy_hide_header): ${RULES}. Not allowed: the message's framing (Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer), Content-Type, Content-Encoding, Date, Server (server-tokens) and Strict-Transport-Security (the hsts keys)`),
-  'proxy-set-headers': row('proxySetHeaders', `A ConfigMap ("namespace/name") whose keys and values are sent as headers on every request proxied to a backend (proxy_set_header, grpc_set_header), e.g. "X-Team: $http_x_team"; an empty value removes the client's header: ${RULES}. Not allowed: the message's framing, Host, Expect, and the headers Portico sets itself (X-Forwarded-*, X-Real-IP, X-Request-ID, X-Portico-Hop, traceparent)`),
+  'proxy-set-headers': row('proxySetHeaders', `A ConfigMap ("namespace/name") whose keys and values are sent as headers on every request proxied to a backend (proxy_set_header, grpc_set_header), e.g. "X-Team: $http_x_team"; an empty value removes the client's header: ${RULES}. Not allowed: the message's framing, Host, Expect, and the headers Portico sets itself (X-Forwarded-*, X-Scheme, X-Original-Forwarded-For/-Host, X-Real-IP, X-Request-ID, X-Portico-Hop, traceparent, Proxy)`),
 } as const;
 
 const FRAMING = ['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-connection'];
 const RESERVED: Record<'add' | 'proxy', ReadonlySet<string>> = {
   add: new Set([...FRAMING, 'content-type', 'content-encoding', 'date', 'server', 'strict-transport-security']),
-  proxy: new Set([...FRAMING, 'host', 'expect', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port', 'x-real-ip', 'x-request-id', 'x-portico-hop', 'traceparent']),
+  proxy: new Set([...FRAMING, 'host', 'expect', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port', 'x-forwarded-scheme', 'x-scheme', 'x-original-forwarded-for', 'x-original-forwarded-host', 'x-real-ip', 'x-request-id', 'x-portico-hop', 'traceparent', 'proxy']),
 };
 export const MAX_GLOBAL_HEADERS = 64;
 const MAX_VALUE = 1024;

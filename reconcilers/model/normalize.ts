@@ -247,6 +247,7 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
       defaultBackend,
       tls,
       annotations: ann.values,
+      ...annotationTextOf(o.metadata.annotations),
       problems,
       unsupportedAnnotations: ann.unsupported,
       accessControl,
@@ -515,4 +516,17 @@ export function parseTlsSecret(obj: KubeObject & { type?: string; data?: Record<
   const cert = chain.map((c) => c.toString()).join('');
   const privateKey = pk.export({ type: 'pkcs8', format: 'pem' }) as string;
   return { key, ok: true, cert, privateKey, hosts, notAfter: notAfter.toISOString(), fingerprint: x509.fingerprint256 };
+}
+
+/** The ingress-nginx and Portico annotations as written, for the ConfigMap's annotation-value-word-blocklist. */
+function annotationTextOf(all: Record<string, string> | undefined): { annotationText?: Record<string, string> } {
+  const out: Record<string, string> = {};
+  let n = 0;
+  for (const [k, v] of Object.entries(all ?? {})) {
+    if ((k.startsWith(NGINX_PREFIX) || k.startsWith(PORTICO_PREFIX)) && typeof v === 'string') {
+      out[k] = v;
+      n++;
+    }
+  }
+  return n ? { annotationText: out } : {};
 }

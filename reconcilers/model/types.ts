@@ -58,6 +58,11 @@ export interface NormalizedIngress {
   defaultBackend: ServiceBackendRef | null;
   tls: IngressTls[];
   annotations: ParsedAnnotations;
+  /**
+   * The nginx.ingress.kubernetes.io/ and portico.dev/ annotations as written (name → value), for the ConfigMap's
+   * annotation-value-word-blocklist, which the translation applies. Absent when there are none.
+   */
+  annotationText?: Readonly<Record<string, string>>;
   /** Parts of the object that were dropped, with why (bad annotation values, resource backends, bad paths). */
   problems: string[];
   unsupportedAnnotations: string[];

@@ -174,7 +174,8 @@ test('render: SNI maps, the passthrough hop, the HTTP server\'s TLS listener on 
 
 test('render with use-proxy-protocol or use-forwarded-headers: the HTTP port keeps its realip, the TLS listener trusts only the hop; nginx -t', () => {
   const rt = runtimeDir();
-  const pp = rendered({ flag: true, global: { useProxyProtocol: true, proxyRealIpCidr: ['10.0.0.0/8'], computeFullForwardedFor: true } }, rt);
+  // (compute-full-forwarded-for counts only with use-forwarded-headers, as in ingress-nginx.)
+  const pp = rendered({ flag: true, global: { useProxyProtocol: true, useForwardedHeaders: true, proxyRealIpCidr: ['10.0.0.0/8'], computeFullForwardedFor: true } }, rt);
   // The load balancer's PROXY header is decoded on the HTTPS port by the stream section, with the same trust.
   assert.match(pp, /listen 127\.0\.0\.1:8443 reuseport backlog=4096 proxy_protocol;\n[^}]*set_real_ip_from 10\.0\.0\.0\/8;\n[^}]*ssl_preread on;/);
   assert.match(pp, /listen 127\.0\.0\.1:8080 default_server reuseport backlog=4096 proxy_protocol;/);
@@ -199,7 +200,7 @@ test('nginx.conf without the flag is the one Portico rendered before: the flag a
     // Take the passthrough parts out of the flag's nginx.conf: what is left is exactly nginx.conf without the flag.
     const httpsListen = /\n    listen 127\.0\.0\.1:8443 ssl[^\n]*/.exec(off)?.[0] ?? '';
     const back = on
-      .replace(/\n  # TLS passthrough \(--enable-ssl-passthrough\): the HTTPS port belongs[\s\S]*?\n  server \{\n    listen unix:[\s\S]*?\n    location @portico_https \{ return 308 https:\/\/\$host\$request_uri; \}\n  \}\n/, '')
+      .replace(/\n  # TLS passthrough \(--enable-ssl-passthrough\): the HTTPS port belongs[\s\S]*?\n  server \{\n    listen unix:[\s\S]*?\n    location @portico_https \{ return 308 https:\/\/\$portico_redirect_host\$request_uri; \}\n  \}\n/, '')
       .replace(/\n  # The peer of a connection: [^\n]*\n  # [^\n]*\n  map \$realip_remote_addr \$portico_peer_addr [^\n]*/, '')
       .replace(/\$portico_peer_addr/g, '$realip_remote_addr')
       .replace(/(\n    listen 127\.0\.0\.1:8080 [^\n]*)/, `$1${httpsListen}`)

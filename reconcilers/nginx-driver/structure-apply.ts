@@ -6,6 +6,8 @@ import { diffConfig, structureChecksum } from '../translate/diff.ts';
 import type { Exclusion } from './exclusion.ts';
 import { excludeProfiles, findCulprits } from './isolate.ts';
 import { writeModsecurityRules } from './nginx/modsecurity.ts';
+import { moduleProblemReporter } from './nginx/optional-modules.ts';
+import { fullNginxTuning } from '../config/nginx-tuning.ts';
 import type { NginxProcess } from './nginx/process.ts';
 import { renderNginxConf, writeClientCertificates, writeTrustedCas } from './nginx/render.ts';
 import type { NginxState } from './nginx-state.ts';
@@ -18,6 +20,14 @@ export class StructureApplier {
   private readonly exclusion: Exclusion;
   private readonly reporting: SyncReporting;
   private readonly log: Logger;
+  /**
+   * brotli or GeoIP2 asked for but not installed, or a GeoIP2 database missing: the renderer leaves them out (nginx
+   * serves without them, the $geoip2_* variables empty); said once per change, on the controller and in the log.
+   */
+  private readonly reportModuleProblems = moduleProblemReporter((p) => {
+    this.reporting.controllerEvent('Warning', p.reason, p.message);
+    this.log.error(p.message, { reason: p.reason });
+  });
 
   constructor(nginx: NginxProcess, state: NginxState, exclusion: Exclusion, reporting: SyncReporting, log: Logger) {
     this.nginx = nginx;
@@ -37,6 +47,7 @@ export class StructureApplier {
     writeTrustedCas(desired.structure, this.nginx.runtime);
     writeClientCertificates(desired.structure, this.nginx.runtime);
     writeModsecurityRules(desired.structure, this.nginx.runtime);
+    this.reportModuleProblems(fullNginxTuning(desired.structure.global));
     let conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);
     const tTest = performance.now();
     let v = await this.nginx.writeValidated(conf);

@@ -46,3 +46,22 @@ test('ConfigMap defaults apply to Ingresses without the annotation; an Ingress t
   assert.deepEqual(backend(off, a0.route.backendId as string)?.endpoints.map((e) => e.address), ['198.18.1.5']);
   assert.deepEqual(backend(on, idB)?.endpoints.map((e) => e.address), ['198.18.1.6'], 'the Ingress that says "false" keeps its endpoints');
 });
+
+test('no-tls-redirect-locations: paths that start with one are never redirected to HTTPS (ACME HTTP-01 by default)', () => {
+  const m = modelOf({
+    services: [svc('web', [{ port: 80 }])],
+    ingresses: [
+      ing('site', { rules: [rule('s.example.com', [{ path: '/', backend: svcRef('web', 80) }])], tls: [{ hosts: ['s.example.com'], secretName: 'cert' }] }),
+      ing('acme', { rules: [rule('s.example.com', [{ path: '/.well-known/acme-challenge/tok', pathType: 'Exact', backend: svcRef('web', 80) }])] }, { annotations: { 'nginx.ingress.kubernetes.io/force-ssl-redirect': 'true' } }),
+    ],
+  });
+  const rules = (data: Record<string, string>) => {
+    const r = parseGlobalConfig(data, defaultGlobalConfig());
+    assert.deepEqual(r.errors, []);
+    m.setGlobalConfig(r.values);
+    return Object.fromEntries((translate(m.snapshot(), OPTS).config.data.routes['s.example.com']?.rules ?? []).map((x) => [x.path, x.route.sslRedirect === true]));
+  };
+  assert.deepEqual(rules({}), { '/.well-known/acme-challenge/tok': false, '/': true }, 'the default list keeps the challenge on HTTP, even with force-ssl-redirect');
+  assert.deepEqual(rules({ 'no-tls-redirect-locations': '' }), { '/.well-known/acme-challenge/tok': true, '/': true });
+  assert.deepEqual(rules({ 'no-tls-redirect-locations': '/.well-known/acme-challenge,/' }), { '/.well-known/acme-challenge/tok': false, '/': false });
+});

@@ -1,6 +1,7 @@
 // ingress-nginx ConfigMap keys that are the default of an annotation: its parsers of preserve-trailing-slash,
 // use-port-in-redirects and service-upstream fall back to the ConfigMap's value when an Ingress does not set the
-// annotation. The translation applies them before anything reads the annotations (processor.ts's admit), on a
+// annotation; disable-proxy-intercept-errors turns off, in its http block, the interception the ConfigMap's
+// custom-http-errors asks for, which in Portico is each path's (so it is that annotation's default too). The translation applies them before anything reads the annotations (processor.ts's admit), on a
 // derived record memoized per record and defaults, so the translation's memo sees a stable object.
 import type { NormalizedIngress } from '../model/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
@@ -9,12 +10,14 @@ export interface AnnotationDefaults {
   preserveTrailingSlash: boolean;
   usePortInRedirects: boolean;
   serviceUpstream: boolean;
+  disableProxyInterceptErrors: boolean;
 }
 
 const DEFAULTED = [
   ['preserve-trailing-slash', 'preserveTrailingSlash'],
   ['use-port-in-redirects', 'usePortInRedirects'],
   ['service-upstream', 'serviceUpstream'],
+  ['disable-proxy-intercept-errors', 'disableProxyInterceptErrors'],
 ] as const;
 
 const memo = new WeakMap<NormalizedIngress, { key: string; out: NormalizedIngress }>();

@@ -141,9 +141,11 @@ export interface Claim {
   reported?: true;
 }
 
-/** What an Ingress's routes name besides their own backend (default-backend, mirror-target). */
+/** What an Ingress's routes name besides their own backend (default-backend, mirror-target, --default-backend-service). */
 export interface SideBackends {
   defaultBackendId?: string;
+  /** --default-backend-service's backend: where the route's custom-http-errors go (it has no default-backend). */
+  errorBackendId?: string;
   mirror?: NonNullable<Route['mirror']>;
 }
 
@@ -220,6 +222,8 @@ export class Draft {
   readonly consumers: Record<string, ConsumerSet> = {};
   /** Ingress key → its default-backend and mirror-target backends. */
   readonly sideOf = new Map<string, SideBackends>();
+  /** --default-backend-service's backend, where what no path matches goes (resolveSideBackends sets it). */
+  unmatchedBackendId: string | undefined;
 
   // ---- routes (phases/routes.ts, phases/www-redirect.ts, phases/server-alias.ts), handshakes (phases/client-auth.ts)
   readonly routes: Record<string, HostRoutes> = {};

@@ -20,7 +20,9 @@ import { addIdx as add, delIdx as del, recordsOf, type CrdViews, type ModelSnaps
 import type { NormalizedIngress } from '../model/types.ts';
 import { ingressReach } from '../kinds/ingress/processor.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
+import { blockedWord } from './blocklist.ts';
 import { byAge, ingressKeyOf, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
+import { usesErrorBackend } from './phases/side-backends.ts';
 
 interface Touches {
   readonly hosts: readonly string[];
@@ -74,6 +76,8 @@ export class IncrementalTranslator {
     if (!changedIngresses.size) return prev;
     const closure = this.closure(snap, o, changedIngresses);
     if (!closure || !this.clearOfCrds(snap, closure) || shadowingClientAuth(prev) || passthroughInvolved(snap, o, prev, closure.ingresses)) return this.full(snap, o);
+    // --default-backend-service: an Ingress sending its errors there names a backend no claim of it shows.
+    for (const k of closure.ingresses) if (usesErrorBackend(snap.ingresses.get(k), snap.global, o)) return this.full(snap, o);
     return this.scoped(snap, o, prev, closure);
   }
 
@@ -124,7 +128,8 @@ export class IncrementalTranslator {
   }
 
   private served(ing: NormalizedIngress | undefined, snap: ModelSnapshot, o: TranslateOptions): ing is NormalizedIngress {
-    return !!ing && isIngressServed(ing, snap.classes, o);
+    const words = snap.global.annotationValueWordBlocklist ?? [];
+    return !!ing && isIngressServed(ing, snap.classes, o) && !(words.length && blockedWord(ing, words));
   }
 
   private full(snap: ModelSnapshot, o: TranslateOptions): TranslateResult {
@@ -138,15 +143,17 @@ export class IncrementalTranslator {
     this.canaries.clear();
     this.withPlugins.clear();
     for (const ing of snap.ingresses.values()) if (this.served(ing, snap, o)) this.index(ing.key, touchesOf(ing), ing.annotations.canary === true);
-    for (const ing of snap.ingresses.values()) if (hasPlugins(ing) && this.served(ing, snap, o)) this.withPlugins.add(ing.key);
+    for (const ing of snap.ingresses.values()) if ((hasPlugins(ing) || usesErrorBackend(ing, snap.global, o)) && this.served(ing, snap, o)) this.withPlugins.add(ing.key);
     this.lastEvents = groupEvents(r.events);
     this.hostProfiles.clear();
     const byName = new Map(r.config.structure.profiles.map((p) => [p.name, p]));
     for (const [h, hr] of Object.entries(r.config.data.routes)) this.noteProfiles(h, hr, byName);
     this.sideBackends = new Set();
     for (const hr of Object.values(r.config.data.routes)) {
+      if (hr.unmatchedBackendId) this.sideBackends.add(hr.unmatchedBackendId);
       for (const rule of hr.rules) {
         if (rule.route.defaultBackendId) this.sideBackends.add(rule.route.defaultBackendId);
+        if (rule.route.errorPage?.backendId) this.sideBackends.add(rule.route.errorPage.backendId);
         if (rule.route.mirror) this.sideBackends.add(rule.route.mirror.backendId);
       }
     }

@@ -211,7 +211,9 @@ test('permanent-redirect / temporal-redirect (+ -code) → a redirect plugin ans
   const both = one({ [`${N}permanent-redirect`]: 'https://a.example.com', [`${N}temporal-redirect`]: 'https://b.example.com' });
   assert.equal(both.plugins[0]?.host, 'a.example.com');
   assert.ok(both.r.events.some((e) => /permanent-redirect wins/.test(e.message)));
-  for (const bad of ['ftp://x.example.com/', 'https://user:pw@x.example.com/', 'https://x.example.com/?q=1', 'not a url']) {
+  // A query of its own is kept, percent-encoded as a URL has it (ingress-nginx's `return 301 <url>`).
+  assert.deepEqual(one({ [`${N}permanent-redirect`]: 'https://x.example.com/land?utm_source=old site&a=1' }).plugins.map((p) => [p.path, p.query, p.keepQuery]), [['/land', 'utm_source=old%20site&a=1', false]]);
+  for (const bad of ['ftp://x.example.com/', 'https://user:pw@x.example.com/', 'https://x.example.com/#frag', 'not a url']) {
     const r = one({ [`${N}permanent-redirect`]: bad });
     assert.deepEqual(r.plugins, [], bad);
     assert.ok(r.r.events.some((e) => e.reason === 'InvalidConfiguration' && /permanent-redirect/.test(e.message)), bad);
@@ -225,6 +227,11 @@ test('x-forwarded-prefix → request-headers; upstream-vhost → rewrite of the 
     ['request-headers', JSON.stringify([{ name: 'x-forwarded-prefix', value: '/shop' }])],
     ['rewrite', JSON.stringify('backend.internal')],
   ]);
+  // The variables ingress-nginx users write: $host is what is sent anyway; $http_host / $best_http_host the header as sent.
+  const same = one({ [`${N}upstream-vhost`]: '$host' });
+  assert.deepEqual([same.plugins, same.r.events.filter((e) => e.type === 'Warning').length], [[], 0]);
+  for (const v of ['$http_host', '$best_http_host']) assert.deepEqual(one({ [`${N}upstream-vhost`]: v }).plugins.map((p) => [p.type, p.type === 'rewrite' ? p.hostHeader : null]), [['rewrite', true]], v);
+  for (const v of ['$host.internal', '$request_uri']) assert.equal(one({ [`${N}upstream-vhost`]: v }).r.events.filter((e) => e.reason === 'InvalidConfiguration').length, 1, v);
   const bad = one({ [`${N}upstream-vhost`]: 'bad host!', [`${N}x-forwarded-prefix`]: 'a\u0007b' });
   assert.deepEqual(bad.plugins, []);
   assert.equal(bad.r.events.filter((e) => e.reason === 'InvalidConfiguration').length, 2);

@@ -85,3 +85,14 @@ test('upstream-hash-by-subset(-size): the chash backend carries the subset size 
   assert.ok(one({ [`${P}upstream-hash-by-subset`]: 'true' }).events.some((e) => e.type === 'Warning' && /upstream-hash-by-subset: has no effect without/.test(e.message)));
   assert.ok(one({ [`${P}upstream-hash-by`]: '$remote_addr', [`${P}upstream-hash-by-subset-size`]: '5' }).events.some((e) => e.type === 'Warning' && /subset-size: has no effect without/.test(e.message)));
 });
+
+test('upstream-hash-by with several variables and text ("$host$request_uri"): carried as written; unknown variables refused', () => {
+  const b = (v: string) => one({ [`${P}upstream-hash-by`]: v });
+  assert.deepEqual([b('$host$request_uri').config.data.backends.default_web_80?.balance, b('$host$request_uri').config.data.backends.default_web_80?.hashBy], ['chash', '$host$request_uri']);
+  assert.equal(b('$arg_user-$cookie_sid').config.data.backends.default_web_80?.hashBy, '$arg_user-$cookie_sid');
+  for (const bad of ['$host$nosuchvar', 'text$host', '$host request', '$host;$uri', '$']) {
+    const r = b(bad);
+    assert.notEqual(r.config.data.backends.default_web_80?.hashBy, bad, bad);
+    assert.ok(r.events.some((e) => e.reason === 'InvalidConfiguration' && /upstream-hash-by/.test(e.message)), bad);
+  }
+});

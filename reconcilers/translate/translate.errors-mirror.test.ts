@@ -260,3 +260,9 @@ test('render: an error code that slipped past the schemas is refused, not writte
   ];
   for (const b of bad) assert.throws(() => renderNginxConf({ ...r.config.structure, profiles: [{ ...p, ...b }] }, runtimePaths('/run/p'), 'c'), /unsafe|invalid|expected/i, JSON.stringify(b));
 });
+
+test('the ConfigMap\'s disable-proxy-intercept-errors: the ConfigMap\'s custom-http-errors without interception, unless an Ingress says otherwise', () => {
+  const { profileOf } = run([app('a', 'a.example', {}), app('b', 'b.example', { 'disable-proxy-intercept-errors': 'false' })], { 'custom-http-errors': '503', 'disable-proxy-intercept-errors': 'true' });
+  assert.deepEqual([profileOf('a.example')?.errorCodes, profileOf('a.example')?.interceptErrors], [[503], undefined], 'error_page only: backend errors reach the client');
+  assert.deepEqual([profileOf('b.example')?.errorCodes, profileOf('b.example')?.interceptErrors], [[503], true], 'the annotation wins');
+});

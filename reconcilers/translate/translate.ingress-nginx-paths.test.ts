@@ -130,6 +130,18 @@ test('preserve-trailing-slash is carried on routes that redirect to HTTPS (ingre
   assert.equal(r.config.data.routes['d.com']?.rules[0]?.route.preserveTrailingSlash, undefined);
 });
 
+test('ConfigMap force-ssl-redirect: every Ingress path redirects to HTTPS, hosts without TLS included; an Ingress\'s force-ssl-redirect "false" opts out (ingress-nginx: the annotation\'s default)', () => {
+  const ingresses = [
+    ing('plain', { rules: [rule('plain.com', [{ path: '/', backend: svcRef('web', 80) }])] }),
+    ing('optout', { rules: [rule('out.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { [`${A}force-ssl-redirect`]: 'false' } }),
+  ];
+  const off = run(ingresses);
+  assert.equal(off.config.data.routes['plain.com']?.rules[0]?.route.sslRedirect, false, 'default "false": no TLS, no redirect');
+  const on = run(ingresses, (m) => m.setGlobalConfig({ ...m.globalConfig(), forceSslRedirect: true }));
+  assert.equal(on.config.data.routes['plain.com']?.rules[0]?.route.sslRedirect, true);
+  assert.equal(on.config.data.routes['out.com']?.rules[0]?.route.sslRedirect, false);
+});
+
 test('app-root: "/" on the host is answered 302 to <scheme>://<Host header><app-root> before any path (ingress-nginx\'s server-level `if ($uri = /)`)', () => {
   const r = run([
     ing('app', { rules: [rule('approot.bar.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { [`${A}app-root`]: '/app1', [`${A}force-ssl-redirect`]: 'true' } }),

@@ -21,6 +21,11 @@ export interface TranslateOptions {
   selfService?: string;
   /** The installation's loop-detection id (self.ts loopIdOf), sent in the hop header of every proxied request. */
   loopId?: string;
+  /**
+   * --default-backend-service ("namespace/name"): the Service (its first port) that the custom-http-errors of every
+   * Ingress path without its own default-backend go to, as ingress-nginx's default backend.
+   */
+  defaultBackendService?: string;
   /** --enable-ssl-passthrough: apply the ssl-passthrough annotation (without it the annotation gets a Warning). */
   sslPassthrough?: boolean;
   /**

@@ -54,8 +54,8 @@ test('ConfigMap log-format-upstream: a bad variable keeps the previous format an
 });
 
 /** Defined only under some settings, so a global log format must not rely on them. */
-// Defined only with some settings: use-forwarded-headers, --enable-ssl-passthrough, the ConfigMap's block-* filters.
-const CONDITIONAL = new Set(['portico_loggable', 'portico_trusted_peer', 'portico_peer_addr', 'portico_block_cidr', 'portico_block_ua', 'portico_block_referer']);
+// Defined only with some settings: use-forwarded-headers, use-proxy-protocol, --enable-ssl-passthrough, the ConfigMap's block-* filters.
+const CONDITIONAL = new Set(['portico_loggable', 'portico_trusted_peer', 'portico_pp_port', 'portico_peer_addr', 'portico_block_cidr', 'portico_block_ua', 'portico_block_referer']);
 
 test('every $portico_* variable the templates define is in the known set, and only those', () => {
   const dir = path.join(ASSETS_DIR, 'templates');

@@ -29,12 +29,12 @@ const NGINX = [
 
 /**
  * Variables Portico's templates (nginx-assets/templates/*.hbs) define for every request, whatever the settings.
- * (Left out: $portico_trusted_peer, which exists only with use-forwarded-headers, and $portico_peer_addr, only with
- * --enable-ssl-passthrough.)
+ * (Left out: $portico_trusted_peer, which exists only with use-forwarded-headers or use-proxy-protocol, $portico_pp_port,
+ * only with use-proxy-protocol, and $portico_peer_addr, only with --enable-ssl-passthrough.)
  */
 export const PORTICO_VARIABLES = [
   'portico_backend', 'portico_set_cookie', 'portico_client_ip', 'portico_forwarded_for', 'portico_forwarded_proto',
-  'portico_forwarded_host', 'portico_forwarded_port', 'portico_forwarded_port_published', 'portico_connection_upgrade',
+  'portico_forwarded_host', 'portico_forwarded_port', 'portico_forwarded_port_published', 'portico_redirect_host', 'portico_connection_upgrade',
   'portico_hsts', 'portico_request_id', 'portico_timeouts', 'portico_tls_host', 'portico_plugins', 'portico_filters', 'portico_deny', 'portico_upstream_host',
   'portico_proxy_host', 'portico_auth_backend', 'portico_auth_timeouts', 'portico_auth_uri', 'portico_auth_method',
   'portico_auth_scheme', 'portico_auth_host', 'portico_auth_host_header', 'portico_conn_release',
@@ -49,6 +49,20 @@ export const PORTICO_VARIABLES = [
   'portico_route_backend', 'portico_main_backend', 'portico_main_upstream', 'portico_served_upstream',
   // OpenTelemetry (tracing.lua): the traceparent sent upstream, the sampled span and what its log phase reads.
   'portico_traceparent', 'portico_traceparent_out', 'portico_span', 'portico_span_line',
+] as const;
+
+/**
+ * ingress-nginx's $geoip2_* variables (use-geoip2): from the MaxMind databases present, else empty — the renderer
+ * defines every one of them either way (nginx-driver/nginx/optional-modules.ts, whose editions define exactly these).
+ */
+export const GEOIP2_VARIABLES = [
+  'geoip2_country_code', 'geoip2_country_name', 'geoip2_country_geoname_id', 'geoip2_continent_code', 'geoip2_continent_name',
+  'geoip2_continent_geoname_id', 'geoip2_city_country_code', 'geoip2_city_country_name', 'geoip2_city_country_geoname_id',
+  'geoip2_city', 'geoip2_city_geoname_id', 'geoip2_postal_code', 'geoip2_dma_code', 'geoip2_latitude', 'geoip2_longitude',
+  'geoip2_time_zone', 'geoip2_region_code', 'geoip2_region_name', 'geoip2_region_geoname_id', 'geoip2_subregion_code',
+  'geoip2_subregion_name', 'geoip2_subregion_geoname_id', 'geoip2_city_continent_code', 'geoip2_city_continent_name',
+  'geoip2_isp', 'geoip2_isp_org', 'geoip2_asn', 'geoip2_org', 'geoip2_connection_type', 'geoip2_is_anon', 'geoip2_is_anonymous',
+  'geoip2_is_anonymous_vpn', 'geoip2_is_hosting_provider', 'geoip2_is_public_proxy', 'geoip2_is_tor_exit_node',
 ] as const;
 
 /**
@@ -83,7 +97,7 @@ export const STREAM_VARIABLES: ReadonlySet<string> = new Set<string>([
 /** Families: any name after the prefix is valid ($http_user_agent, $cookie_session, $arg_page...). */
 export const VARIABLE_PREFIXES = ['http_', 'sent_http_', 'sent_trailer_', 'cookie_', 'arg_', 'upstream_http_', 'upstream_trailer_', 'upstream_cookie_'] as const;
 
-export const KNOWN_VARIABLES: ReadonlySet<string> = new Set<string>([...NGINX, ...PORTICO_VARIABLES, ...INGRESS_NGINX_VARIABLES]);
+export const KNOWN_VARIABLES: ReadonlySet<string> = new Set<string>([...NGINX, ...PORTICO_VARIABLES, ...INGRESS_NGINX_VARIABLES, ...GEOIP2_VARIABLES]);
 
 /** ingress-nginx variables Portico does not define, with what to write instead. */
 const INGRESS_NGINX_HINTS: Record<string, string> = {

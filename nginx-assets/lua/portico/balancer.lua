@@ -58,7 +58,7 @@ end
 -- upstream-hash-by-subset (ingress-nginx): the endpoints sorted by address and port and cut in groups of `size`; a
 -- ring over the groups maps the key to one, and each request goes to a random endpoint of it not to be skipped (a
 -- retry, an ejected endpoint). When all of the group are skipped, the ring of every endpoint decides.
-local function subsets(eps, size, ring, var)
+local function subsets(eps, size, ring, key_of)
   local sorted = {}
   for i = 1, #eps do sorted[i] = eps[i] end
   table.sort(sorted, function(a, b)
@@ -74,7 +74,7 @@ local function subsets(eps, size, ring, var)
   local gring = chash.new(groups)
   return {
     next = function(_, skip)
-      local key = ngx_var[var]
+      local key = key_of()
       local g = gring:find(key)
       if g then
         local m = g.members
@@ -89,11 +89,41 @@ local function subsets(eps, size, ring, var)
   }
 end
 
+-- upstream-hash-by's key: one variable ("$request_uri"), or text combining several and literal characters
+-- ("$host$request_uri", "$arg_user-$cookie_sid"), as ingress-nginx hashes them. The template was checked by
+-- validate.lua (variables and [%w._:/-] only); a variable that is not set adds nothing.
+local function key_function(template)
+  local one = template:match("^%$([%a_][%w_]*)$")
+  if one then return function() return ngx_var[one] end end
+  local parts = {}
+  local i = 1
+  while i <= #template do
+    local name, e = template:match("^%$([%a_][%w_]*)()", i)
+    if name then
+      parts[#parts + 1] = { var = name }
+      i = e
+    else
+      local lit, e2 = template:match("^([^$]+)()", i)
+      parts[#parts + 1] = { text = lit }
+      i = e2
+    end
+  end
+  return function()
+    local out = {}
+    for k = 1, #parts do
+      local p = parts[k]
+      out[k] = p.text or ngx_var[p.var] or ""
+    end
+    return table.concat(out)
+  end
+end
+_M._key_function = key_function
+
 local function hashed(eps, b)
   local ring = chash.new(eps)
-  local var = (b.hashBy or "$request_uri"):sub(2)
-  if b.hashSubsetSize and #eps > 0 then return subsets(eps, b.hashSubsetSize, ring, var) end
-  return { next = function(_, skip) return ring:find(ngx_var[var], skip) end }
+  local key_of = key_function(b.hashBy or "$request_uri")
+  if b.hashSubsetSize and #eps > 0 then return subsets(eps, b.hashSubsetSize, ring, key_of) end
+  return { next = function(_, skip) return ring:find(key_of(), skip) end }
 end
 
 -- Browsers that reject or misread SameSite=None (Chrome 51-66, every browser on iOS 12, Safari on macOS 10.14,

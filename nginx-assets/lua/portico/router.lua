@@ -39,10 +39,14 @@ local known = {}          -- host -> true: routes exist in shared memory
 local profiles = {}       -- profile names rendered in the running nginx.conf (from init.lua)
 
 local gen_ids = false
+local https_code = 308
 function _M.configure(opts)
   profiles = {}
   for _, name in ipairs(opts.profiles or {}) do profiles[name] = true end
   gen_ids = opts.requestIds == true
+  -- http-redirect-code: the status of the redirect to HTTPS (301, 302, 307 or 308; 308 by default).
+  local code = tonumber(opts.httpsRedirectCode)
+  https_code = (code == 301 or code == 302 or code == 307) and code or 308
 end
 
 -- X-Request-ID for a request that brought none (generate-request-id): 16 hex characters of 64 random bits drawn once
@@ -105,12 +109,14 @@ local function prepare(host, r, path)
   local t = r.timeouts
   if type(t) == "table" then p.tk = tostring(t.connect) .. " " .. tostring(t.send) .. " " .. tostring(t.read) end
   -- default-backend (the balancer's fallback when the backend has no endpoint), custom-http-errors (what
-  -- errors.lua tells the default backend: "<default backend id>\t<namespace>\t<ingress>\t<service>\t<port>") and
-  -- mirror-target (the copies' target): route data, set per request only for routes that have them.
+  -- errors.lua tells the default backend: "<default backend id>\t<namespace>\t<ingress>\t<service>\t<port>"; the
+  -- route's default-backend, else errorPage.backendId, --default-backend-service's) and mirror-target (the copies'
+  -- target): route data, set per request only for routes that have them.
   if type(r.defaultBackendId) == "string" then p.fallback = r.defaultBackendId end
   local e = r.errorPage
   if type(e) == "table" then
-    p.errors = table.concat({ p.fallback or "", tostring(e.namespace), tostring(e.ingress), tostring(e.service), tostring(e.port) }, "\t")
+    local to = p.fallback or (type(e.backendId) == "string" and e.backendId) or ""
+    p.errors = table.concat({ to, tostring(e.namespace), tostring(e.ingress), tostring(e.service), tostring(e.port) }, "\t")
   end
   if type(r.mirror) == "table" then p.mirror = r.mirror end
   if type(r.split) == "table" and #r.split > 1 then
@@ -179,7 +185,8 @@ end
 -- Rules sharing a path and match type become one entry with its candidates in order ({cond, r}); `r` is set
 -- when the only candidate has no conditions (the common case: no per-request condition work).
 local function compile(host, h)
-  local c = { tls = h.tls == true, passthrough = h.passthrough == true, exact = {}, prefix = {}, regex = {}, slash = {}, mk = h.metrics }
+  local c = { tls = h.tls == true, passthrough = h.passthrough == true, exact = {}, prefix = {}, regex = {}, slash = {}, mk = h.metrics,
+    unmatched = type(h.unmatchedBackendId) == "string" and h.unmatchedBackendId or nil }
   local seen = {}
   for _, rule in ipairs(h.rules or {}) do
     local cand = { cond = conditions(rule.conditions), r = prepare(host, rule.route or {}, rule.path) }
@@ -348,7 +355,14 @@ function _M.route()
   -- Metric labels (read by the metrics module, nginx-assets/modules/portico_metrics): the route's, else the host's for what no path matches (only with --enable-metrics).
   local mk = r and r.mk or h.mk
   if mk then ngx_var.portico_mk = mk end
-  if not r then return "@portico_unmatched" end
+  if not r then
+    -- --default-backend-service (ingress-nginx's catch-all): what no path matches is proxied there, as sent.
+    if h.unmatched then
+      ngx_var.portico_backend = h.unmatched
+      return ""
+    end
+    return "@portico_unmatched"
+  end
   local tr = r.trace
   if tr and tracing.start(tr) then sampled = true end
   if r == SLASH or r == SLASH_PORT then
@@ -364,12 +378,15 @@ function _M.route()
     end
     return redirect(301, loc)
   end
-  if r.https and ngx_var.scheme == "http" then
+  -- The scheme the client used: $portico_forwarded_proto is a trusted load balancer's (use-forwarded-headers:
+  -- X-Forwarded-Proto; use-proxy-protocol: destination port 443), else nginx's own, as ingress-nginx's
+  -- $pass_access_scheme; so a request the load balancer received over HTTPS is never redirected again (no loop).
+  if r.https and (ngx_var.portico_forwarded_proto or ngx_var.scheme) == "http" then
     -- ingress-nginx's redirect to HTTPS drops a final "/" of $request_uri unless preserve-trailing-slash is set
-    -- ("/docs/" → "https://host/docs", "/" → "https://host").
+    -- ("/docs/" → "https://host/docs", "/" → "https://host"). The host is the forwarded one without its port.
     if not r.keep_slash then
       local ru = ngx_var.request_uri or ""
-      if byte(ru, #ru) == 47 then return redirect(308, "https://" .. ngx_var.host .. sub(ru, 1, -2)) end
+      if byte(ru, #ru) == 47 then return redirect(https_code, "https://" .. (ngx_var.portico_redirect_host or ngx_var.host) .. sub(ru, 1, -2)) end
     end
     return "@portico_https"
   end

@@ -44,7 +44,9 @@ function _M.backend(id, b)
     if err then return "backend " .. id .. ": " .. err end
   end
   if b.balance ~= nil and not ALGORITHMS[b.balance] then return "backend " .. id .. ": unknown balance " .. tostring(b.balance) end
-  if b.hashBy ~= nil and not str(b.hashBy, 128, "^%$[%a_][%w_]*$") then return "backend " .. id .. ": hashBy must be an nginx variable" end
+  if b.hashBy ~= nil and not (str(b.hashBy, 256, "^%$[%w_.:/%-%$]*$") and not b.hashBy:find("%$%$") and not b.hashBy:find("%$[^%a_]") and b.hashBy:sub(-1) ~= "$") then
+    return "backend " .. id .. ": hashBy must be nginx variables and literal text (letters, digits . _ : / -) starting with a variable"
+  end
   if b.hashSubsetSize ~= nil and (not is_int(b.hashSubsetSize, 1, 1000) or b.balance ~= "chash") then
     return "backend " .. id .. ": hashSubsetSize must be 1-1000, with balance chash"
   end
@@ -195,6 +197,10 @@ local function route(r)
       or not str(e.port, 15, "^[a-z0-9-]+$") then
       return "invalid errorPage"
     end
+    if e.backendId ~= nil then
+      local err = _M.backend_id(e.backendId)
+      if err then return "errorPage.backendId: " .. err end
+    end
   end
   if r.mirror ~= nil then
     -- Values of the mirror subrequest's Host header, TLS server name and request URI.
@@ -219,6 +225,10 @@ function _M.host_routes(h, v)
   if v.tls ~= nil and type(v.tls) ~= "boolean" then return "routes of " .. h .. ": tls must be a boolean" end
   if v.passthrough ~= nil and v.passthrough ~= true then return "routes of " .. h .. ": passthrough must be true when present" end
   if v.metrics ~= nil and not metrics_labels(v.metrics) then return "routes of " .. h .. ": invalid metrics labels" end
+  if v.unmatchedBackendId ~= nil then
+    local e = _M.backend_id(v.unmatchedBackendId)
+    if e then return "routes of " .. h .. ": unmatchedBackendId: " .. e end
+  end
   if not is_array(v.rules) then return "routes of " .. h .. ": rules must be an array" end
   for i, rule in ipairs(v.rules) do
     if type(rule) ~= "table" or not MATCH[rule.match] then return "routes of " .. h .. ": rule " .. i .. ": invalid match" end

@@ -255,6 +255,25 @@ do -- chash: a key whose endpoint is ejected falls over to one other endpoint, a
   R.check("chash: the key returns to its endpoint after the ejection", request(T, balancer, "web") == "10.0.0.1:80")
 end
 
+do -- upstream-hash-by with several variables and text ("$host$request_uri"): the key is their concatenation
+  local T, balancer, store = setup()
+  local key_of = balancer._key_function("$host-$request_uri:$arg_user")
+  T.ngx.var.host, T.ngx.var.request_uri, T.ngx.var.arg_user = "a.example", "/x?y=1", nil
+  R.check("composite key: variables and text, an unset variable adds nothing", key_of() == "a.example-/x?y=1:", tostring(key_of()))
+  store.apply({ web = { balance = "chash", hashBy = "$host$request_uri", endpoints = { ep("10.0.0.1"), ep("10.0.0.2"), ep("10.0.0.3") } } })
+  local function pick(host, uri)
+    T.ngx.var.host, T.ngx.var.request_uri = host, uri
+    return request(T, balancer, "web")
+  end
+  local stable = true
+  for i = 1, 20 do stable = stable and pick("h" .. i .. ".example", "/p") == pick("h" .. i .. ".example", "/p") end
+  local spread = {}
+  for i = 1, 60 do spread[pick("h" .. i .. ".example", "/p")] = true end
+  local n = 0
+  for _ in pairs(spread) do n = n + 1 end
+  R.check("composite key: the same host and URI always land on one endpoint; different hosts spread", stable and n >= 2, tostring(n))
+end
+
 do -- upstream-hash-by-subset: a key always lands in one subset of 3 (sorted endpoints cut in groups), spread inside it
   local T, balancer, store = setup()
   local eps = {}

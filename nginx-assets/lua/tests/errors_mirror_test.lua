@@ -40,6 +40,10 @@ do -- the router: route data into variables, only for routes that have it
     ["a.example"] = { tls = false, rules = {
       { path = "/err", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_err", defaultBackendId = "shop_errors_8080", errorPage = EP } },
       { path = "/plain-err", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_err", errorPage = EP } },
+      { path = "/global-err", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_err",
+        errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "http", backendId = "ingress-nginx_default-http-backend_80" } } },
+      { path = "/both-err", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_err", defaultBackendId = "shop_errors_8080",
+        errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "http", backendId = "ingress-nginx_default-http-backend_80" } } },
       { path = "/mirror", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_mir",
         mirror = { backendId = "shop_shadow_80", scheme = "http", host = "shadow.test", serverName = "shadow.shop.svc", requestUri = true } } },
       { path = "/mirror-path", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_mir",
@@ -55,6 +59,11 @@ do -- the router: route data into variables, only for routes that have it
   jump, v = req(T, router, "a.example", "/plain-err/x")
   R.check("custom-http-errors without default-backend: an empty backend in $portico_error_route, no fallback",
     v.portico_error_route == "\tshop\tweb\tcart\thttp" and v.portico_fallback == nil, tostring(v.portico_error_route))
+  jump, v = req(T, router, "a.example", "/global-err/x")
+  R.check("custom-http-errors with --default-backend-service: its backend in $portico_error_route, still no fallback",
+    v.portico_error_route == "ingress-nginx_default-http-backend_80\tshop\tweb\tcart\thttp" and v.portico_fallback == nil, tostring(v.portico_error_route))
+  jump, v = req(T, router, "a.example", "/both-err/x")
+  R.check("…the route's own default backend wins over it", v.portico_error_route == "shop_errors_8080\tshop\tweb\tcart\thttp", tostring(v.portico_error_route))
   jump, v = req(T, router, "a.example", "/mirror/a%20b", { request_uri = "/mirror/a%20b?q=1", args = "q=1" })
   R.check("mirror with $request_uri: the client's URI as sent, the target and its Host",
     v.portico_mirror_uri == "/mirror/a%20b?q=1" and v.portico_mirror_backend == "shop_shadow_80" and v.portico_mirror_scheme == "http"
@@ -66,6 +75,27 @@ do -- the router: route data into variables, only for routes that have it
   jump, v = req(T, router, "a.example", "/other")
   R.check("a route without them sets none of the variables",
     jump == "" and v.portico_fallback == nil and v.portico_error_route == nil and v.portico_mirror_backend == nil and v.portico_backend == "shop_cart_80", jump)
+end
+
+do -- --default-backend-service: what no path matches is proxied to it, on a known host and on an unknown one
+  local T, store, router = setup({})
+  store.apply_all({ r = { upsert = {
+    ["k.example"] = { tls = false, unmatchedBackendId = "ingress-nginx_default-http-backend_80", rules = {
+      { path = "/app", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false } },
+    } },
+    ["_"] = { tls = false, unmatchedBackendId = "ingress-nginx_default-http-backend_80", rules = {} },
+    ["plain.example"] = { tls = false, rules = {
+      { path = "/app", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false } },
+    } },
+  } } })
+  local jump, v = req(T, router, "k.example", "/app/x")
+  R.check("unmatched backend: a matching path still goes to its own backend", jump == "" and v.portico_backend == "shop_cart_80", tostring(v.portico_backend))
+  jump, v = req(T, router, "k.example", "/other")
+  R.check("unmatched backend: a path no rule matches is proxied to the default backend", jump == "" and v.portico_backend == "ingress-nginx_default-http-backend_80", tostring(jump))
+  jump, v = req(T, router, "unknown.example", "/x")
+  R.check("unmatched backend: an unknown host reaches the catch-all host and the default backend", jump == "" and v.portico_backend == "ingress-nginx_default-http-backend_80", tostring(jump))
+  jump, v = req(T, router, "plain.example", "/other")
+  R.check("a host without it still answers 404 itself", jump == "@portico_unmatched" and v.portico_backend == nil, tostring(jump))
 end
 
 do -- the balancer: the default backend while the route's backend has no endpoint
@@ -157,12 +187,14 @@ do -- validate.lua: the route fields
   end
   local good = { defaultBackendId = "shop_errors_8080", errorPage = EP, mirror = mirror({}).mirror }
   R.check("validate: default backend, error page and mirror", hr(good) == nil, hr(good))
+  R.check("validate: an error page with --default-backend-service's backend", hr({ errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "80", backendId = "ingress-nginx_default-http-backend_80" } }) == nil)
   R.check("validate: a mirror with a literal path", hr(mirror({ requestUri = false, path = "/copy/a%20b" })) == nil)
   R.check("validate: an IPv6 Host header in brackets", hr(mirror({ host = "[2001:db8::1]", serverName = "2001:db8::1" })) == nil)
   local bad = {
     { "defaultBackendId with a slash", { defaultBackendId = "shop/errors" } },
     { "errorPage with a header break", { errorPage = { namespace = "shop", ingress = "web\r\nX-Evil: 1", service = "cart", port = "80" } } },
     { "errorPage port with a space", { errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "80 x" } } },
+    { "errorPage backendId with a slash", { errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "80", backendId = "ns/errors" } } },
     { "mirror scheme gopher", mirror({ scheme = "gopher" }) },
     { "mirror host with a semicolon", mirror({ host = "a.example;b" }) },
     { "mirror host with CR/LF", mirror({ host = "a.example\r\nX-Evil: 1" }) },
@@ -180,6 +212,8 @@ do -- validate.lua: the route fields
     local e = hr(c[2])
     R.check("validate: " .. c[1] .. " is refused", e ~= nil, "accepted")
   end
+  R.check("validate: a host's unmatchedBackendId", validate.host_routes("_", { rules = {}, unmatchedBackendId = "ingress-nginx_default-http-backend_80" }) == nil)
+  R.check("validate: a host's unmatchedBackendId with a space is refused", validate.host_routes("_", { rules = {}, unmatchedBackendId = "a b" }) ~= nil)
 end
 
 R.done()

@@ -209,6 +209,14 @@ test('Lua snippet plugin: compiled ingress-nginx snippets — headers, if/return
 test('Lua custom error pages and mirroring: route variables, default-backend fallback, the mirror balancer, errors.lua, validation', () => {
   run('errors_mirror_test.lua', [
     /ok - …\$portico_error_route carries the backend and the X-\* values/,
+    /ok - custom-http-errors with --default-backend-service: its backend in \$portico_error_route, still no fallback/,
+    /ok - …the route's own default backend wins over it/,
+    /ok - validate: an error page with --default-backend-service's backend/,
+    /ok - validate: errorPage backendId with a slash is refused/,
+    /ok - unmatched backend: a path no rule matches is proxied to the default backend/,
+    /ok - unmatched backend: an unknown host reaches the catch-all host and the default backend/,
+    /ok - a host without it still answers 404 itself/,
+    /ok - validate: a host's unmatchedBackendId with a space is refused/,
     /ok - mirror with \$request_uri: the client's URI as sent/,
     /ok - a route without them sets none of the variables/,
     /ok - no endpoint \+ default-backend: the default backend's endpoint/,

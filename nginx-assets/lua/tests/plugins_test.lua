@@ -41,6 +41,7 @@ local function request(T, engine, o)
   v.remote_addr = o.ip or "192.0.2.10"
   v.uri = o.uri or "/"
   v.host = o.host or "a.example"
+  v.http_host = o.http_host
   v.scheme = o.scheme or "http"
   v.args = o.query
   v.request_uri = (o.uri or "/") .. (o.query and ("?" .. o.query) or "")
@@ -642,6 +643,8 @@ do
     pre = plugin("redirect", { status = 308, prefix = { from = "/old", to = "/new" }, keepQuery = true }),
     esc = plugin("redirect", { status = 301, path = "/a%20b", keepQuery = false }),
     noq = plugin("redirect", { status = 302, host = "b.example", keepQuery = false }),
+    ownq = plugin("redirect", { status = 301, scheme = "https", host = "c.example", path = "/land", query = "utm=a%20b&x=1", keepQuery = false }),
+    bothq = plugin("redirect", { status = 301, path = "/land", query = "utm=a", keepQuery = true }),
   })
   local r = request(T, engine, { plugins = "full", uri = "/x", query = "a=1&b=$host" })
   R.check("redirect: status and an absolute Location from scheme/host/port/path, query kept",
@@ -656,6 +659,11 @@ do
   r = request(T, engine, { plugins = "noq", uri = "/p", query = "x=1", scheme = "https" })
   R.check("redirect: host only keeps the request's scheme and path, drops the query when keepQuery is false",
     r.status == 302 and r.headers["location"] == "https://b.example/p", tostring(r.headers["location"]))
+  r = request(T, engine, { plugins = "ownq", uri = "/p", query = "client=1" })
+  R.check("redirect: a query of its own replaces the client's (permanent-redirect with a query)",
+    r.status == 301 and r.headers["location"] == "https://c.example/land?utm=a%20b&x=1", tostring(r.headers["location"]))
+  r = request(T, engine, { plugins = "bothq", uri = "/p", query = "client=1" })
+  R.check("redirect: its query first, then the client's with keepQuery", r.headers["location"] == "/land?utm=a&client=1", tostring(r.headers["location"]))
   r = request(T, engine, { plugins = "pre", uri = "/old", query = "a=\r\nSet-Cookie:x" })
   R.check("redirect: a query cannot break the Location header", r.headers["location"] == "/new?a=%0D%0ASet-Cookie:x", tostring(r.headers["location"]))
 end
@@ -668,6 +676,7 @@ do
     pre = plugin("rewrite", { prefix = { from = "/api", to = "/" } }),
     rx = plugin("rewrite", { regex = { pattern = "^/v([0-9]+)/(.*)$", replacement = "/api/$2/v$1" } }),
     host = plugin("rewrite", { host = "internal.svc" }),
+    hh = plugin("rewrite", { hostHeader = true }),
   })
   request(T, engine, { plugins = "path", uri = "/a/b" })
   R.check("rewrite: path replaces the whole path", T.new_uri == "/fixed")
@@ -683,6 +692,9 @@ do
   R.check("rewrite: regex without a match leaves the path", T.new_uri == nil and r.proxied)
   request(T, engine, { plugins = "host", uri = "/" })
   R.check("rewrite: host sets $portico_upstream_host", T.ngx.var.portico_upstream_host == "internal.svc" and T.new_uri == nil)
+  request(T, engine, { plugins = "hh", uri = "/", host = "a.example", http_host = "a.example:8443" })
+  R.check("rewrite: hostHeader sends the client's Host header as sent, port included (upstream-vhost: $http_host)",
+    T.ngx.var.portico_upstream_host == "a.example:8443", tostring(T.ngx.var.portico_upstream_host))
 end
 
 do -- rewrite-target: nginx's `rewrite "(?i)<path>" <target> break` (ingress-nginx examples/rewrite)

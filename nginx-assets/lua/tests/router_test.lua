@@ -116,6 +116,12 @@ do -- answers and per-route variables
   R.check("ssl-redirect over plain HTTP", (req(T, router, "t.example.com", "/secure", { scheme = "http" })) == "@portico_https")
   jump, b = req(T, router, "t.example.com", "/secure", { scheme = "https" })
   R.check("ssl-redirect route over HTTPS is proxied", jump == "" and b == "web")
+  -- Behind a TLS-terminating load balancer: the scheme the client used ($portico_forwarded_proto, a trusted peer's
+  -- X-Forwarded-Proto) decides, not nginx's own (ingress-nginx's $pass_access_scheme).
+  jump, b = req(T, router, "t.example.com", "/secure", { scheme = "http", vars = { portico_forwarded_proto = "https" } })
+  R.check("ssl-redirect: plain HTTP that the load balancer received over HTTPS is proxied (no redirect loop)", jump == "" and b == "web", jump)
+  jump = req(T, router, "t.example.com", "/secure", { scheme = "https", vars = { portico_forwarded_proto = "http" } })
+  R.check("ssl-redirect: HTTPS from a load balancer that received plain HTTP is redirected", jump == "@portico_https", jump)
   local _, _, var = req(T, router, "t.example.com", "/slow")
   R.check("route timeouts are handed to the balancer", var.portico_timeouts == "5 60 300", var.portico_timeouts)
   _, _, var = req(T, router, "t.example.com", "/")
@@ -281,6 +287,8 @@ do -- ingress-nginx's trailing-slash semantics: nginx's 301 for `location /foo/`
   R.check("…and \"/twice/x\" goes to the longer \"/twice/\"", backend_for(T, router, "s.example.com", "/twice/x") == "twice-dir")
   jump, _, v = req(T, router, "s.example.com", "/secure/dir/", { scheme = "http", vars = { request_uri = "/secure/dir/" } })
   R.check("redirect to HTTPS drops a final \"/\" of the request URI (ingress-nginx)", jump == "@portico_deny" and v.portico_deny == "308\n\nLocation\thttps://s.example.com/secure/dir", tostring(v.portico_deny))
+  jump, _, v = req(T, router, "s.example.com", "/secure/dir/", { scheme = "http", vars = { request_uri = "/secure/dir/", portico_redirect_host = "lb.example.com" } })
+  R.check("…to the forwarded host (without its port) when a trusted peer named one", v.portico_deny == "308\n\nLocation\thttps://lb.example.com/secure/dir", tostring(v.portico_deny))
   jump = req(T, router, "s.example.com", "/secure/dir/", { scheme = "http", vars = { request_uri = "/secure/dir/?x=1" } })
   R.check("…only when it is the last character of the request URI (a query keeps it)", jump == "@portico_https", jump)
   jump = req(T, router, "s.example.com", "/keep/", { scheme = "http", vars = { request_uri = "/keep/" } })

@@ -11,9 +11,28 @@ const cookiePathSchema = z.string().trim().regex(/^\/[!#-&(-+\--:<-[\]-~]{0,255}
 /** session-cookie-domain: a DNS name, optionally with a leading ".". */
 const cookieDomainSchema = z.string().trim().toLowerCase().regex(/^\.?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, 'expected a DNS name such as example.com').max(254, 'longer than 254 characters');
 
+/**
+ * upstream-hash-by: one nginx variable, or several with literal text between them ("$host$request_uri",
+ * "$arg_user-$cookie_sid"), starting with a variable; every variable one nginx defines. The balancer builds the key
+ * per request (balancer.lua).
+ */
+const hashKeySchema = z
+  .string()
+  .trim()
+  .max(256, 'at most 256 characters')
+  .superRefine((v, ctx) => {
+    if (!/^\$[A-Za-z_]/.test(v) || !/^(\$[A-Za-z_][A-Za-z0-9_]*|[A-Za-z0-9._:/-]+)+$/.test(v)) {
+      ctx.addIssue({ code: 'custom', message: 'expected nginx variables and literal text (letters, digits . _ : / -) starting with a variable, e.g. $request_uri or $host$request_uri' });
+      return;
+    }
+    for (const m of v.matchAll(/\$([A-Za-z_][A-Za-z0-9_]*)/g)) {
+      if (!isKnownVariable(m[1] as string)) ctx.addIssue({ code: 'custom', message: `$${m[1]} is not a variable nginx defines (e.g. $request_uri, $remote_addr, $http_x_user, $cookie_session)` });
+    }
+  });
+
 export const rows = {
   'load-balance': row(loadBalanceSchema, 'backend', 'low', 'Balancing algorithm for this Ingress\'s backends: round_robin or ewma'),
-  'upstream-hash-by': row(nginxVariableSchema.refine((v) => isKnownVariable(v.slice(1)), { message: 'not a variable nginx defines (e.g. $request_uri, $remote_addr, $http_x_user, $cookie_session)' }), 'backend', 'high', 'Consistent hashing on an nginx variable, e.g. $request_uri or $remote_addr (adding an endpoint moves about 1/N of the keys)', { difference: 'one nginx variable only; ingress-nginx also hashes on text combining several, e.g. "$host$request_uri"' }),
+  'upstream-hash-by': row(hashKeySchema, 'backend', 'high', 'Consistent hashing on a key made of nginx variables and literal text, e.g. $request_uri, $remote_addr or "$host$request_uri" (adding an endpoint moves about 1/N of the keys)', { difference: 'variables and the literal characters letters, digits . _ : / - only, starting with a variable (ingress-nginx takes any text)' }),
   'upstream-hash-by-subset': row(boolSchema, 'backend', 'low', 'With upstream-hash-by: "true" hashes each key onto a subset of the endpoints (sorted, cut in groups of upstream-hash-by-subset-size) and sends each request to a random endpoint of it, as ingress-nginx; without upstream-hash-by it has no effect'),
   'upstream-hash-by-subset-size': row(intSchema(1, 1000), 'backend', 'low', 'Endpoints per subset for upstream-hash-by-subset (default 3)'),
   affinity: row(affinitySchema, 'backend', 'low', 'Session affinity: "cookie" (takes precedence over upstream-hash-by)'),

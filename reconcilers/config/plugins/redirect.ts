@@ -16,6 +16,8 @@ export type Instance = {
   prefix?: { from: string; to: string };
   /** Keep the query string (default true). */
   keepQuery: boolean;
+  /** A query of its own (as written in a URL, percent-encoded), before the client's when keepQuery. */
+  query?: string;
   /**
    * The path and query are the client's request URI as sent ($request_uri, not normalized) instead of `path`,
    * `prefix` and `keepQuery` (ingress-nginx's from-to-www-redirect).
@@ -41,6 +43,11 @@ export const redirectConfigSchema = rule(
       path: urlPath().optional(),
       prefix: prefixChange().optional(),
       keepQuery: z.boolean().default(true),
+      query: z
+        .string()
+        .max(2048, 'at most 2048 characters')
+        .regex(/^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]+$/, 'a query as written in a URL: letters, digits, percent-escapes and - . _ ~ ! $ & \' ( ) * + , ; = : @ / ?')
+        .optional(),
     }),
     (c) => !(c.path !== undefined && c.prefix !== undefined),
     'set path or prefix, not both',
@@ -64,6 +71,7 @@ export const plugin = definePlugin<Instance>()({
       ...(c.port ? { port: c.port } : {}),
       ...(c.path ? { path: c.path } : {}),
       ...(c.prefix ? { prefix: { ...c.prefix } } : {}),
+      ...(c.query ? { query: c.query } : {}),
     }),
   },
 });

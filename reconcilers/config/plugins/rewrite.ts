@@ -16,10 +16,13 @@ export type Instance = {
   regex?: { pattern: string; replacement: string; nginx?: true };
   /** Host header sent to the backend. */
   host?: string;
+  /** The Host sent to the backend is the client's Host header as sent, port included (ingress-nginx's $http_host). */
+  hostHeader?: true;
 };
 
 export const rewriteConfigSchema = rule(
   rule(
+    rule(
     z.strictObject({
       type: z.literal('rewrite'),
       path: urlPath().optional(),
@@ -31,13 +34,18 @@ export const rewriteConfigSchema = rule(
         })
         .optional(),
       host: dnsName().optional(),
+      hostHeader: z.literal(true).optional(),
     }),
     (c) => [c.path, c.prefix, c.regex].filter((v) => v !== undefined).length <= 1,
     'set at most one of path, prefix, regex',
     ['path'],
+    ),
+    (c) => !(c.host !== undefined && c.hostHeader),
+    'set host or hostHeader, not both',
+    ['hostHeader'],
   ),
-  (c) => [c.path, c.prefix, c.regex, c.host].some((v) => v !== undefined),
-  'set at least one of path, prefix, regex, host',
+  (c) => [c.path, c.prefix, c.regex, c.host, c.hostHeader].some((v) => v !== undefined),
+  'set at least one of path, prefix, regex, host, hostHeader',
 );
 
 export const plugin = definePlugin<Instance>()({
@@ -51,6 +59,7 @@ export const plugin = definePlugin<Instance>()({
       ...(c.prefix ? { prefix: { ...c.prefix } } : {}),
       ...(c.regex ? { regex: { ...c.regex } } : {}),
       ...(c.host ? { host: c.host } : {}),
+      ...(c.hostHeader ? { hostHeader: true as const } : {}),
     }),
     problem: (c) => {
       const p = c.regex && regexPathProblem(c.regex.pattern);

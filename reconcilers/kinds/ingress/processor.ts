@@ -4,6 +4,7 @@
 // and ingress-nginx's path rules (host-wide regex mode per namespace, a trailing slash that redirects).
 // Part of the pure translation (tools/imports.ts: the translation layer): it never imports the kind's reconciler.
 import { withAnnotationDefaults } from '../../translate/annotation-defaults.ts';
+import { blockedWord } from '../../translate/blocklist.ts';
 import type { PathMatch, Route, RouteRule } from '../../config/types.ts';
 import type { IngressClassInfo, NormalizedIngress, NormalizedUpstream, ServiceBackendRef } from '../../model/types.ts';
 import { ANNOTATIONS, NGINX_PREFIX, type AnnotationName } from '../../annotations/table.ts';
@@ -116,11 +117,21 @@ function admit(d: Draft, classes: ReadonlyMap<string, IngressClassInfo>): void {
   }
   // The ConfigMap's annotations-risk-level / allow-snippet-annotations decide which annotations apply (risk.ts).
   const risk = { allowSnippetAnnotations: snap.global.allowSnippetAnnotations, annotationsRiskLevel: snap.global.annotationsRiskLevel };
+  const blocklist = snap.global.annotationValueWordBlocklist ?? [];
   for (const raw of snap.ingresses.values()) {
     // The ConfigMap's defaults of annotations the Ingress does not set, then the risk gate over all of them.
     const ing = gateAnnotations(withAnnotationDefaults(raw, snap.global), risk);
-    const s = isIngressServed(ing, classes, o);
     const ref = ingressRef(ing.key);
+    // annotation-value-word-blocklist: an Ingress with a listed word in an annotation value is not served (as
+    // ingress-nginx, which skips it), said once on the Ingress.
+    const blocked = blocklist.length ? blockedWord(raw, blocklist) : null;
+    if (blocked && isIngressServed(ing, classes, o)) {
+      const message = `annotation ${blocked.annotation} contains the word ${JSON.stringify(blocked.word)} of the ConfigMap's annotation-value-word-blocklist: the Ingress is not served`;
+      status.set(ref, { served: false, programmed: false, problems: [message] });
+      events.push({ ref, type: 'Warning', reason: 'BlockedAnnotationValue', message });
+      continue;
+    }
+    const s = isIngressServed(ing, classes, o);
     status.set(ref, { served: s, programmed: false, problems: [] });
     if (s) {
       served.push(ing);
@@ -222,7 +233,10 @@ function ingressRoute(d: Draft, c: Claim, ing: NormalizedIngress, cx: HostContex
   const { tls, tuning } = cx;
   const retries = up?.retries;
   const a = ing.annotations;
-  const route: Route = { source: c.pc.source, backendId: c.backendId, sslRedirect: a['force-ssl-redirect'] === true || (tls && (a['ssl-redirect'] ?? g.sslRedirect)) };
+  // no-tls-redirect-locations: paths (as written) that start with one are never redirected to HTTPS, whatever
+  // ssl-redirect or force-ssl-redirect say (ingress-nginx's force_no_ssl_redirect: ACME HTTP-01 challenges).
+  const noTls = noAuthLocation(c.pc.path, g.noTlsRedirectLocations ?? []);
+  const route: Route = { source: c.pc.source, backendId: c.backendId, sslRedirect: !noTls && ((a['force-ssl-redirect'] ?? g.forceSslRedirect) || (tls && (a['ssl-redirect'] ?? g.sslRedirect))) };
   const bodySize = a['proxy-body-size'] !== undefined && a['proxy-body-size'] !== g.proxyBodySize ? a['proxy-body-size'] : undefined;
   const t = { connect: a['proxy-connect-timeout'], send: a['proxy-send-timeout'], read: a['proxy-read-timeout'] };
   const tt = fullTimeouts(up?.timeouts, g) ?? fullTimeouts(t, g);
@@ -238,6 +252,8 @@ function ingressRoute(d: Draft, c: Claim, ing: NormalizedIngress, cx: HostContex
       if (a['disable-proxy-intercept-errors'] !== true) fromAnnotations.interceptErrors = true;
       const p = c.pc.ref.port;
       route.errorPage = { namespace: ing.namespace, ingress: ing.name, service: c.pc.ref.service, port: 'number' in p ? String(p.number) : p.name };
+      // --default-backend-service: the controller-wide default backend takes the errors (the route has no default-backend).
+      if (side?.errorBackendId && !side.defaultBackendId) route.errorPage.backendId = side.errorBackendId;
     }
     if (side?.defaultBackendId) route.defaultBackendId = side.defaultBackendId;
     if (side?.mirror) {
@@ -286,3 +302,4 @@ function finishRule(c: Claim, cx: HostContext, rule: RouteRule): void {
     };
   }
 }
+

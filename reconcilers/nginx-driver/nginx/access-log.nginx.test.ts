@@ -3,8 +3,10 @@
 // lines nginx writes to the runtime directory's access.log are checked field by field against the requests sent:
 // ingress-nginx's default format, a JSON format (escape=json, parsed with JSON.parse), skip-access-log-urls, and
 // X-Request-ID (32 lower-case hex characters, or the client's own; generate-request-id "false" sends the client's
-// only). Ports 31850-31854 belong to this file: nginx 31850-31852, backends 31853 (api), 31854 (canary).
+// only). Ports 31850-31855 belong to this file: nginx 31850-31852, backends 31853 (api), 31854 (canary), the syslog
+// server 31855.
 import { after, before, test } from 'node:test';
+import { createSocket } from 'node:dgram';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
@@ -15,6 +17,8 @@ import { TestNet } from './testnet.test-helpers.ts';
 import { capturingLogger, liveNginx, sendTo, startLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 31850, httpsPort: 31851, statusPort: 31852, address: '127.0.0.1' };
+/** The test's syslog server (UDP, loopback). */
+const SYSLOG_PORT = 31855;
 const net = new TestNet(239);
 const { logger } = capturingLogger();
 
@@ -37,7 +41,7 @@ function config(data: Record<string, string>) {
 }
 
 /** Runs one nginx with `data` as the ConfigMap, and gives `fn` a reader of the access log's new lines. */
-async function withNginx(data: Record<string, string>, fn: (lines: (n: number) => Promise<string[]>) => Promise<void>): Promise<void> {
+async function withNginx(data: Record<string, string>, fn: (lines: (n: number) => Promise<string[]>, file: string) => Promise<void>): Promise<void> {
   const { dynamic, nginx } = liveNginx('portico-access-log-', logger);
   await startLive(nginx, dynamic, config(data));
   let seen = 0;
@@ -57,7 +61,7 @@ async function withNginx(data: Record<string, string>, fn: (lines: (n: number) =
     return got;
   };
   try {
-    await fn(lines);
+    await fn(lines, nginx.runtime.accessLog);
   } finally {
     await nginx.stop();
     await dynamic.close();
@@ -181,4 +185,32 @@ test('requests no host or path matched are not logged unless enable-access-log-f
     const [first] = await lines(1);
     assert.equal(fields(first as string).request, 'GET /api/after HTTP/1.1', 'the two unmatched requests left no line');
   });
+});
+
+test('enable-syslog: the access log goes to the syslog server over UDP (RFC 3164 lines, ingress-nginx\'s format), not to the file', async () => {
+  const sock = createSocket('udp4');
+  const got: string[] = [];
+  sock.on('message', (m) => got.push(m.toString('utf8')));
+  await new Promise<void>((r) => sock.bind(SYSLOG_PORT, '127.0.0.1', () => r()));
+  try {
+    await withNginx({ 'enable-syslog': 'true', 'syslog-host': '127.0.0.1', 'syslog-port': String(SYSLOG_PORT) }, async (_lines, file) => {
+      assert.equal((await sendTo(LISTEN.httpPort, 'shop.example.com', '/api/to-syslog')).status, 200);
+      const line = await until('the syslog message', () => got.find((m) => m.includes('/api/to-syslog')), 10_000);
+      // "<priority>timestamp host tag: message": nginx's syslog framing around the usual line.
+      assert.match(line, /^<\d+>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ nginx: /);
+      fields(line.replace(/^.*? nginx: /, ''));
+      // Nothing in the file: a later request with the file log would show up there; syslog replaces it.
+      assert.equal((await sendTo(LISTEN.httpPort, 'shop.example.com', '/api/second')).status, 200);
+      await until('the second message', () => got.some((m) => m.includes('/api/second')), 10_000);
+      let text = '';
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        text = '';
+      }
+      assert.ok(!text.includes('/api/to-syslog'), 'the access log file has no line of it');
+    });
+  } finally {
+    sock.close();
+  }
 });

@@ -190,8 +190,15 @@ test('forwarded headers, use-forwarded-headers without a trusted CIDR covering t
   assert.equal(await get(SPOOF), '127.0.0.1|127.0.0.1|http|80|probe.test');
 });
 
-test('forwarded headers, use-forwarded-headers with no proxy-real-ip-cidr at all: fails safe, nothing is trusted', async (t) => {
+test('forwarded headers, use-forwarded-headers with the default proxy-real-ip-cidr: every IPv4 peer is trusted (ingress-nginx\'s 0.0.0.0/0)', async (t) => {
   const get = await probeForwarding(t, { useForwardedHeaders: true });
+  // Every address in the list is a trusted peer, so the recursive search ends at the left-most one: whoever reaches
+  // Portico directly picks its own address (why the reference says to list the load balancer's addresses).
+  assert.equal(await get(SPOOF), '203.0.113.5|203.0.113.5|https|8443|spoofed.example');
+});
+
+test('forwarded headers, use-forwarded-headers with an empty proxy-real-ip-cidr: fails safe, nothing is trusted', async (t) => {
+  const get = await probeForwarding(t, { useForwardedHeaders: true, proxyRealIpCidr: [] });
   assert.equal(await get(SPOOF), '127.0.0.1|127.0.0.1|http|80|probe.test');
 });
 

@@ -179,19 +179,30 @@ test('real client address: enable-real-ip alone, forwarded-for-header, compute-f
   assert.doesNotMatch(realIp, /portico_trusted_peer/);
   assert.match(realIp, /proxy_set_header X-Forwarded-For \$remote_addr;/);
   nginxTest(rt, realIp, { withOutput: true });
-  // compute-full-forwarded-for: the peer is appended to the incoming header (the one forwarded-for-header names).
-  const full = renderNginxConf(structureFrom({ 'compute-full-forwarded-for': 'true', 'forwarded-for-header': 'X-Client-Chain' }), rt, 'c');
-  assert.match(full, /map \$http_x_client_chain \$portico_forwarded_for \{ "" \$realip_remote_addr; default "\$http_x_client_chain, \$realip_remote_addr"; \}/);
+  // compute-full-forwarded-for: only with use-forwarded-headers (ingress-nginx ignores it otherwise); the peer is
+  // appended to the incoming X-Forwarded-For (whatever forwarded-for-header names, as ingress-nginx's $full_x_forwarded_for).
+  const alone = renderNginxConf(structureFrom({ 'compute-full-forwarded-for': 'true' }), rt, 'c');
+  assert.match(alone, /proxy_set_header X-Forwarded-For \$remote_addr;/);
+  assert.match(alone, /map \$remote_addr \$portico_forwarded_for \{ default \$remote_addr; \}/);
+  const full = renderNginxConf(structureFrom({ 'compute-full-forwarded-for': 'true', 'use-forwarded-headers': 'true', 'forwarded-for-header': 'X-Client-Chain' }), rt, 'c');
+  assert.match(full, /map \$http_x_forwarded_for \$portico_forwarded_for \{ "" \$realip_remote_addr; default "\$http_x_forwarded_for, \$realip_remote_addr"; \}/);
   assert.match(full, /proxy_set_header X-Forwarded-For \$portico_forwarded_for;/);
+  assert.match(full, /proxy_set_header X-Original-Forwarded-For \$http_x_client_chain;/);
   nginxTest(rt, full, { withOutput: true });
-  // use-proxy-protocol: both public listeners expect it; the status port and the unix sockets do not. No CIDR:
-  // every peer is trusted (nothing but PROXY connections are accepted on those listeners).
+  // use-proxy-protocol: both public listeners expect it; the status port and the unix sockets do not. The default
+  // proxy-real-ip-cidr is ingress-nginx's 0.0.0.0/0; an empty one trusts every peer (nothing but PROXY connections
+  // are accepted on those listeners). A trusted PROXY header naming port 443 means HTTPS (ingress-nginx).
   const pp = renderNginxConf(structureFrom({ 'use-proxy-protocol': 'true', 'compute-full-forwarded-for': 'true', 'use-forwarded-headers': 'true' }), rt, 'c');
   assert.equal((pp.match(/listen [^;]* proxy_protocol;/g) ?? []).length, 2);
   assert.match(pp, /listen 127\.0\.0\.1:8080 default_server reuseport backlog=4096 proxy_protocol;/);
   assert.match(pp, /listen 127\.0\.0\.1:8443 ssl http2 default_server reuseport backlog=4096 proxy_protocol;/);
   assert.match(pp, /listen 127\.0\.0\.1:10246;/);
-  assert.match(pp, /set_real_ip_from 0\.0\.0\.0\/0;\n  set_real_ip_from ::\/0;\n  real_ip_header proxy_protocol;/);
+  assert.match(pp, /\n  set_real_ip_from 0\.0\.0\.0\/0;\n  real_ip_header proxy_protocol;/);
+  assert.match(pp, /"~\^1:443:" https;/);
+  const ppEmpty = renderNginxConf(structureFrom({ 'use-proxy-protocol': 'true', 'proxy-real-ip-cidr': '' }), rt, 'c');
+  assert.match(ppEmpty, /set_real_ip_from 0\.0\.0\.0\/0;\n  set_real_ip_from ::\/0;\n  real_ip_header proxy_protocol;/);
+  assert.match(ppEmpty, /map "\$portico_trusted_peer:\$proxy_protocol_server_port" \$portico_forwarded_proto \{ "1:443" https; default \$scheme; \}/);
+  nginxTest(rt, ppEmpty, { withOutput: true });
   assert.match(pp, /default "\$http_x_forwarded_for, \$proxy_protocol_addr"/);
   nginxTest(rt, pp, { withOutput: true });
   // With CIDRs, only those peers.
@@ -199,6 +210,27 @@ test('real client address: enable-real-ip alone, forwarded-for-header, compute-f
   assert.match(ppCidr, /set_real_ip_from 10\.0\.0\.0\/8;\n  real_ip_header proxy_protocol;/);
   assert.doesNotMatch(ppCidr, /0\.0\.0\.0\/0/);
   nginxTest(rt, ppCidr, { withOutput: true });
+});
+
+test('headers sent upstream as ingress-nginx sends them: X-Forwarded-Scheme, X-Scheme, X-Original-Forwarded-For/-Host, Proxy cleared, X-Original-URI with proxy-add-original-uri-header', () => {
+  const plain = renderNginxConf(structureFrom({}), rt, 'c');
+  assert.match(plain, /\n  proxy_set_header X-Forwarded-Scheme \$scheme;\n  proxy_set_header X-Scheme \$scheme;/);
+  assert.match(plain, /\n  proxy_set_header X-Original-Forwarded-For \$http_x_forwarded_for;\n  proxy_set_header X-Original-Forwarded-Host \$http_x_forwarded_host;/);
+  assert.match(plain, /\n  proxy_set_header Proxy "";/);
+  assert.doesNotMatch(plain, /X-Original-URI \$request_uri;\n  # httpoxy/);
+  // Locations that restate their headers (mirror, error pages) clear Proxy too.
+  assert.equal((plain.match(/\n      proxy_set_header Proxy "";/g) ?? []).length, 3);
+  assert.match(plain, /location @portico_https \{ return 308 https:\/\/\$portico_redirect_host\$request_uri;/);
+  const fwd = renderNginxConf(structureFrom({ 'use-forwarded-headers': 'true', 'proxy-add-original-uri-header': 'true' }), rt, 'c');
+  assert.match(fwd, /\n  proxy_set_header X-Forwarded-Scheme \$portico_forwarded_proto;\n  proxy_set_header X-Scheme \$portico_forwarded_proto;/);
+  assert.match(fwd, /\n  proxy_set_header X-Original-URI \$request_uri;/);
+  // gRPC backends get them too (grpc_set_header), with the trusted values.
+  for (const [h, v] of [['X-Real-IP', '$remote_addr'], ['X-Forwarded-For', '$portico_forwarded_for'], ['X-Forwarded-Proto', '$portico_forwarded_proto'], ['X-Scheme', '$portico_forwarded_proto'], ['X-Original-URI', '$request_uri'], ['Proxy', '""']]) {
+    assert.ok(fwd.includes(`\n  grpc_set_header ${h} ${v};`), `grpc_set_header ${h}`);
+  }
+  // A trusted X-Forwarded-Host listing several names: the first (as ingress-nginx).
+  assert.ok(fwd.includes('"~^1:(?<fhost>[A-Za-z0-9.:\\[\\]-]+)( *,.*)?$" $fhost;'));
+  nginxTest(rt, fwd, { withOutput: true });
 });
 
 test('a changed tuning key changes the structure (one reload), an unchanged ConfigMap does not', () => {
@@ -259,7 +291,19 @@ test('the one-directive keys (directive-tuning.ts): defaults as ingress-nginx re
     'proxy-max-temp-file-size': '2048m',
     'enable-access-log-for-default-backend': 'true',
     'enable-auth-access-log': 'true',
+    'http-redirect-code': '301',
+    'forwarded-host-header': 'X-Original-Host',
+    'enable-syslog': 'true',
+    'syslog-host': '192.0.2.10',
+    'syslog-port': '5140',
   }), rt, 'c');
+  assert.ok(conf.includes('error_log syslog:server=192.0.2.10:5140 notice;'), 'a copy of the error log');
+  assert.match(conf, /location @portico_https \{ return 301 https:/);
+  assert.match(conf, /proxy_set_header X-Original-Forwarded-Host \$http_x_original_host;/);
+  assert.match(dflt, /proxy_set_header X-Original-Forwarded-Host \$http_x_forwarded_host;/);
+  assert.match(conf, /httpsRedirectCode = 301,/);
+  assert.match(dflt, /location @portico_https \{ return 308 https:/);
+  assert.doesNotMatch(conf, /access_log syslog/, 'disable-http-access-log wins');
   for (const d of ['proxy_cookie_domain internal.example .example.com;', 'proxy_cookie_path /app /;', 'proxy_redirect http://internal/ https://www.example.com/;', 'proxy_max_temp_file_size 2048m;', '      log_subrequest on;']) assert.ok(conf.includes(d), d);
   assert.match(conf, /location @portico_unmatched \{ return 404; \}/, 'logged with enable-access-log-for-default-backend');
   assert.match(dflt, /location @portico_unmatched \{ return 404; access_log off; \}/, 'not logged by default');
@@ -285,4 +329,13 @@ test('keys accepted without effect are checked and reported as such; the rest of
   assert.deepEqual(r.errors.map((e) => e.key), ['disable-ipv6'], 'a bad value is still reported');
   const bad = parseGlobalConfig({ 'limit-conn-zone-variable': '$http_x_user' }, defaultGlobalConfig());
   assert.match(bad.errors[0]?.message ?? '', /per client address only/);
+});
+
+test('enable-syslog: the access log to syslog instead of the file; without syslog-host it is reported and stays local', () => {
+  const conf = renderNginxConf(structureFrom({ 'enable-syslog': 'true', 'syslog-host': 'syslog.example.com', 'skip-access-log-urls': '/healthz' }), rt, 'c');
+  assert.match(conf, /^  access_log syslog:server=syslog\.example\.com:514 portico_upstream if=\$portico_loggable;$/m);
+  assert.match(conf, /^  error_log stderr notice;\n  error_log syslog:server=syslog\.example\.com:514 notice;$/m);
+  assert.doesNotMatch(conf, /access_log "[^"]*access\.log"/);
+  const r = parseGlobalConfig({ 'enable-syslog': 'true' }, defaultGlobalConfig());
+  assert.match(r.errors[0]?.message ?? '', /syslog-host is empty/);
 });

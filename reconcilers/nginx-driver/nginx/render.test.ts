@@ -159,8 +159,13 @@ test('forwarded headers, trusted: realip from proxy-real-ip-cidr only (recursive
   assert.match(conf, /proxy_set_header X-Forwarded-For \$remote_addr;/);
   assert.match(conf, /proxy_set_header X-Forwarded-Proto \$portico_forwarded_proto;/);
   nginxTest(rt, conf);
-  // No CIDR: nobody is trusted (no set_real_ip_from at all), and the configuration is still valid.
-  const none = renderNginxConf(structureWith(['a.example.com'], { useForwardedHeaders: true }), rt, 'c');
+  // The ConfigMap's default: every IPv4 peer (ingress-nginx's 0.0.0.0/0).
+  const dflt = renderNginxConf(structureWith(['a.example.com'], { useForwardedHeaders: true }), rt, 'c');
+  assert.match(dflt, /\n  set_real_ip_from 0\.0\.0\.0\/0;\n  real_ip_header X-Forwarded-For;/);
+  assert.match(dflt, /geo \$realip_remote_addr \$portico_trusted_peer \{\n\s+default 0;\n\s+0\.0\.0\.0\/0 1;\n\s+\}/);
+  nginxTest(rt, dflt);
+  // An empty list: nobody is trusted (no set_real_ip_from at all), and the configuration is still valid.
+  const none = renderNginxConf(structureWith(['a.example.com'], { useForwardedHeaders: true, proxyRealIpCidr: [] }), rt, 'c');
   assert.doesNotMatch(none, /set_real_ip_from/);
   nginxTest(rt, none);
 });

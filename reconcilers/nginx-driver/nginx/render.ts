@@ -11,11 +11,12 @@ import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, loopId, mapSour
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
 import { ASSETS_DIR, METRICS_MODULE, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
+import { geoip2Lookup, geoip2Variable, optionalModules } from './optional-modules.ts';
 
 export { ASSETS_DIR, hardOpenFilesLimit, runtimePaths, type RuntimeOptions, type RuntimePaths } from './runtime.ts';
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'hval', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'hval', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams', 'geovar', 'geoname'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -67,6 +68,8 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('words', (v: unknown) => words(v));
   hb.registerHelper('loopid', (v: unknown) => loopId(v));
   hb.registerHelper('txid', (v: unknown) => transactionIdValue(v));
+  hb.registerHelper('geovar', (v: unknown) => geoip2Lookup(v));
+  hb.registerHelper('geoname', (v: unknown) => geoip2Variable(v));
   hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
   return hb;
 }
@@ -78,7 +81,7 @@ function load(): Handlebars.TemplateDelegate {
   if (compiled) return compiled;
   env = makeEnv();
   const dir = path.join(ASSETS_DIR, 'templates');
-  for (const partial of ['http', 'stream']) {
+  for (const partial of ['forwarded', 'http', 'stream', 'modules']) {
     const src = readFileSync(path.join(dir, `${partial}.hbs`), 'utf8');
     assertOnlyHelpers(`${partial}.hbs`, src);
     env.registerPartial(partial, src);
@@ -250,6 +253,10 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     tracing: g.tracing ?? null,
     workerInit: !!g.tracing,
     realIp,
+    // The geo of trusted peers ($portico_trusted_peer): their X-Forwarded-Proto/-Host/-Port or PROXY header's port count.
+    trustedPeer: g.useForwardedHeaders || t.useProxyProtocol,
+    // compute-full-forwarded-for counts only with use-forwarded-headers (ingress-nginx).
+    fullForwardedFor: g.useForwardedHeaders && t.computeFullForwardedFor,
     realIpHeader: t.useProxyProtocol ? 'proxy_protocol' : t.forwardedForHeader,
     realIpCidrs: cidrs.length || !t.useProxyProtocol ? cidrs : ['0.0.0.0/0', '::/0'],
     logEscape: t.logFormatEscapeNone ? 'none' : t.logFormatEscapeJson ? 'json' : '',
@@ -261,6 +268,8 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     // proxy-next-upstream, with non_idempotent when retry-non-idempotent says so (and retries are on at all).
     nextUpstream: t.retryNonIdempotent && t.proxyNextUpstream !== 'off' && !t.proxyNextUpstream.split(' ').includes('non_idempotent') ? `${t.proxyNextUpstream} non_idempotent` : t.proxyNextUpstream,
     httpAccessLogOff: t.disableAccessLog || t.disableHttpAccessLog,
+    // enable-syslog: "<host>:<port>" (an IPv4 address or DNS name, checked by its schema).
+    syslogServer: t.enableSyslog && t.syslogHost ? `${t.syslogHost}:${t.syslogPort}` : null,
     // proxy-redirect-from / -to for every path without the annotations ("off" and "default" leave nginx's default).
     proxyRedirect: t.proxyRedirectFrom !== 'off' && t.proxyRedirectFrom !== 'default' && t.proxyRedirectTo !== 'off' ? { from: t.proxyRedirectFrom, to: t.proxyRedirectTo } : null,
     streamAccessLogOff: t.disableAccessLog || t.disableStreamAccessLog,
@@ -272,5 +281,8 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     passthrough: structure.stream?.passthrough ?? null,
     // ModSecurity's module, loaded only when a profile uses it.
     modsecurityModule: structure.profiles.some((p) => p.modsecurity) ? MODSECURITY_FILES.module : null,
+    // brotli and GeoIP2 (optional-modules.ts): loaded only when asked for and installed; their problems are reported
+    // by structure-apply.ts.
+    ...optionalModules(t),
   });
 }

@@ -35,6 +35,9 @@ let lastNeeds = false;
 export function buildRoutes(d: Draft): void {
   const tuning = fullNginxTuning(d.snap.global);
   for (const host of d.hostList) buildHost(d, host, tuning);
+  // --default-backend-service: unknown hosts reach the catch-all host "_", which then exists even without a claim.
+  const unmatched = d.unmatchedBackendId;
+  if (unmatched && !d.routes._) d.routes._ = { tls: false, rules: [], unmatchedBackendId: unmatched };
 }
 
 /** A rule with what orders rules of the same path and match (dropped once sorted). */
@@ -53,7 +56,7 @@ function buildHost(d: Draft, host: string, tuning: NginxTuning): void {
   const locs = hosts.get(host) as Map<string, Claim>;
   const tls = tlsHosts.has(host);
   const passed = passthrough.has(host);
-  const inputs = hostInputs(d, locs, [tls, snap.global, d.o.testHooks, passed]);
+  const inputs = hostInputs(d, locs, [tls, snap.global, d.o.testHooks, passed, d.unmatchedBackendId]);
   const { regexNamespaces, appRoot } = regexAndAppRoot(d, host, locs);
   if (appRoot) inputs.push(NaN);
   const cached = memo?.hosts.get(host);
@@ -76,6 +79,7 @@ function buildHost(d: Draft, host: string, tuning: NginxTuning): void {
     out.unshift({ path: '/', match: 'exact', route: { source: appRoot.owner.ref, backendId: null, sslRedirect: false, plugins: [id] } });
   }
   routes[host] = passed ? { tls, passthrough: true, rules: out } : { tls, rules: out };
+  if (d.unmatchedBackendId) routes[host].unmatchedBackendId = d.unmatchedBackendId;
   if (routeLabels(d)) {
     // ingress-nginx counts a request for a known host that no path matches under the host's first object, path "/".
     const first = locs.values().next().value;

@@ -5,6 +5,7 @@
 --   path                replaces the whole path, or
 --   prefix {from, to}   replaces a leading prefix matched element-wise ("/old" matches "/old" and "/old/x", not
 --                       "/older"); a request whose path does not start with `from` is not redirected;
+--   query               a query of its own (percent-encoded, as configured), before the client's;
 --   keepQuery           appends the client's query string.
 --   requestUri          the path and query are the client's request URI as sent ($request_uri), a final "/"
 --                       dropped with stripTrailingSlash (ingress-nginx's from-to-www-redirect);
@@ -43,9 +44,14 @@ local function access(self)
     local host = self.host or (self.host_from_request and (var.http_host or var.host)) or var.host
     loc = (self.scheme or var.scheme) .. "://" .. host .. self.port .. path
   end
+  local sep = "?"
+  if self.query then
+    loc = loc .. "?" .. self.query
+    sep = "&"
+  end
   if self.keep_query then
     local args = var.args
-    if args and args ~= "" then loc = loc .. "?" .. util.escape_query(args) end
+    if args and args ~= "" then loc = loc .. sep .. util.escape_query(args) end
   end
   return util.deny(self.status, { Location = loc }, "Redirecting")
 end
@@ -58,6 +64,7 @@ function _M.new(conf)
     port = conf.port and (":" .. conf.port) or "",
     path = conf.path,
     keep_query = conf.keepQuery ~= false,
+    query = conf.query,
     request_uri = conf.requestUri == true,
     strip_slash = conf.stripTrailingSlash == true,
     host_from_request = conf.hostFromRequest == true,
@@ -84,6 +91,7 @@ function _M.check(p)
   if p.prefix ~= nil and not prefix_pair(p.prefix) then return "invalid prefix" end
   if p.path ~= nil and p.prefix ~= nil then return "path and prefix exclude each other" end
   if not bool_or_nil(p.keepQuery) then return "keepQuery must be a boolean" end
+  if p.query ~= nil and not str(p.query, 2048, "^[%w%-%._~!%$&'%(%)%*%+,;=:@/%?%%]+$") then return "invalid query" end
   for _, k in ipairs({ "requestUri", "stripTrailingSlash", "hostFromRequest" }) do
     if p[k] ~= nil and p[k] ~= true then return k .. " must be true when present" end
   end

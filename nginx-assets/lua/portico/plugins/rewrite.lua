@@ -57,13 +57,19 @@ local function access(self)
     if new:sub(1, 1) ~= "/" then new = "/" .. new end
     ngx.req.set_uri(new, false)
   end
-  if self.host then ngx.var.portico_upstream_host = self.host end
+  if self.host then
+    ngx.var.portico_upstream_host = self.host
+  elseif self.host_header then
+    -- the client's Host header as sent, port included (ingress-nginx's upstream-vhost: $http_host)
+    local hh = ngx.var.http_host
+    if hh and hh ~= "" then ngx.var.portico_upstream_host = hh end
+  end
   return false
 end
 
 function _M.new(conf)
   local dec = util.unescape_path
-  local self = { path = conf.path and dec(conf.path), host = conf.host, access = access }
+  local self = { path = conf.path and dec(conf.path), host = conf.host, host_header = conf.hostHeader == true, access = access }
   if conf.prefix then self.from, self.to = dec(conf.prefix.from), dec(conf.prefix.to) end
   if conf.regex then
     self.pattern, self.replacement = conf.regex.pattern, conf.regex.replacement
@@ -90,7 +96,9 @@ end
 function _M.check(p)
   local n = (p.path ~= nil and 1 or 0) + (p.prefix ~= nil and 1 or 0) + (p.regex ~= nil and 1 or 0)
   if n > 1 then return "path, prefix and regex exclude each other" end
-  if n == 0 and p.host == nil then return "nothing to rewrite" end
+  if n == 0 and p.host == nil and p.hostHeader == nil then return "nothing to rewrite" end
+  if p.hostHeader ~= nil and p.hostHeader ~= true then return "hostHeader must be true when present" end
+  if p.hostHeader ~= nil and p.host ~= nil then return "host and hostHeader exclude each other" end
   if p.path ~= nil and not str(p.path, 2048, C.PATH) then return "invalid path" end
   if p.prefix ~= nil and not prefix_pair(p.prefix) then return "invalid prefix" end
   if p.regex ~= nil then
