@@ -16,23 +16,27 @@ import type { ExternalNameResolver } from './resolver.ts';
 /** A responder as named in a certificate: host (name or IP literal), port and path; or why it cannot be used. */
 export type NamedResponder = { host: string; port: number; path: string } | { error: string } | null;
 
-const parsed = new Map<string, NamedResponder>();
-
-/** The first OCSP responder the leaf of a PEM chain names (null: none), parsed once per chain. */
+/** The first OCSP responder the leaf of a PEM chain names (null: none). */
 export function responderOf(pem: string): NamedResponder {
-  const known = parsed.get(pem);
-  if (known !== undefined) return known;
-  let out: NamedResponder = null;
   try {
     const info = new X509Certificate(pem).infoAccess ?? '';
     const m = /^OCSP - URI:(\S+)$/m.exec(info);
-    if (m) out = parseResponderUrl(m[1] as string);
+    return m ? parseResponderUrl(m[1] as string) : null;
   } catch (e) {
-    out = { error: `the certificate cannot be parsed: ${String(e)}` };
+    return { error: `the certificate cannot be parsed: ${String(e)}` };
   }
-  if (parsed.size > 10_000) parsed.clear();
-  parsed.set(pem, out);
-  return out;
+}
+
+// Parsed once per certificate object (the translation keeps a Secret's Certificate object while it is unchanged);
+// entries go with their certificates.
+const parsed = new WeakMap<Certificate, NamedResponder>();
+function responderOfCertificate(c: Certificate): NamedResponder {
+  let r = parsed.get(c);
+  if (r === undefined) {
+    r = responderOf(c.cert);
+    parsed.set(c, r);
+  }
+  return r;
 }
 
 /** An http:// responder URL: host, port (default 80) and path (default "/"), all plain ASCII. */
@@ -56,7 +60,7 @@ export function ocspNames(desired: GatewayConfig): Set<string> {
   const out = new Set<string>();
   if (!desired.structure.global.enableOcsp) return out;
   for (const c of certificatesOf(desired)) {
-    const r = responderOf(c.cert);
+    const r = responderOfCertificate(c);
     if (r && 'host' in r && !isIP(r.host)) out.add(r.host.toLowerCase());
   }
   return out;
@@ -98,7 +102,7 @@ export function applyOcspResponders(desired: GatewayConfig, resolver: Pick<Exter
     return responderAddressRefusal(address, own, pods, vips);
   };
   const withResponder = (c: Certificate): Certificate => {
-    const r = responderOf(c.cert);
+    const r = responderOfCertificate(c);
     if (!r) return c;
     const refuse = (why: string): Certificate => {
       const k = `${c.source} ${why}`;
