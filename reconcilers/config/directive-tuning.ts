@@ -62,6 +62,10 @@ export interface DirectiveTuning {
   enableAccessLogForDefaultBackend: boolean;
   /** enable-auth-access-log: log the auth-url subrequests too. */
   enableAuthAccessLog: boolean;
+  /** ssl-reject-handshake: a TLS handshake naming no host Portico serves fails (certs.lua) instead of getting the default certificate. */
+  sslRejectHandshake: boolean;
+  /** enable-ocsp: staple OCSP responses of the certificates that name a responder (certs.lua, ocsp.lua). */
+  enableOcsp: boolean;
   /** forwarded-host-header: the incoming header sent upstream as X-Original-Forwarded-Host. */
   forwardedHostHeader: string;
   /** http-redirect-code: the status of the redirect to HTTPS (ssl-redirect, force-ssl-redirect). */
@@ -134,6 +138,8 @@ export const DEFAULT_DIRECTIVE_TUNING: Readonly<DirectiveTuning> = Object.freeze
   proxyMaxTempFileSize: '',
   enableAccessLogForDefaultBackend: false,
   enableAuthAccessLog: false,
+  sslRejectHandshake: false,
+  enableOcsp: false,
   forwardedHostHeader: 'X-Forwarded-Host',
   httpRedirectCode: 308,
   enableSyslog: false,

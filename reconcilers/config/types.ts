@@ -187,6 +187,18 @@ export interface TracingSettings {
   maxExportBatchSize: number;
 }
 
+/** A header of add-headers / proxy-set-headers: a name ([A-Za-z][A-Za-z0-9-]*) and a value of printable text and ${variable}s. */
+export interface GlobalHeader {
+  name: string;
+  value: string;
+}
+export interface GlobalHeaders {
+  /** add-headers: on every response (replacing a backend's header of the same name). */
+  add: GlobalHeader[];
+  /** proxy-set-headers: on every request proxied to a backend. */
+  proxy: GlobalHeader[];
+}
+
 export interface GlobalSettings extends Partial<NginxTuning> {
   /** Per-request metrics in nginx (--enable-metrics); absent = off. */
   metrics?: RequestMetricsSettings;
@@ -236,6 +248,12 @@ export interface GlobalSettings extends Partial<NginxTuning> {
     referers: { match: 'exact' | 'regex' | 'iregex'; value: string }[];
     invalid?: true;
   };
+  /**
+   * ConfigMap add-headers / proxy-set-headers: the headers of the ConfigMaps they name, validated
+   * (reconcilers/model/global-headers.ts) — set on every response, and on every request proxied to a backend.
+   * Absent when there are none.
+   */
+  headers?: GlobalHeaders;
   listen: {
     httpPort: number;
     httpsPort: number;
@@ -490,6 +508,20 @@ export interface Certificate {
   source: string;
   /** Not-after, ISO-8601. */
   notAfter: string;
+  /**
+   * enable-ocsp: the OCSP responder its leaf names (Authority Information Access), with the one address Lua may
+   * connect to — vetted by the controller (nginx-driver/ocsp-responders.ts): never loopback, link-local, a pod, a
+   * Service or Portico's own. Absent: no stapling for this certificate.
+   */
+  ocsp?: OcspResponder;
+}
+
+/** An OCSP responder reached over plain HTTP: Host header, address to connect to, port, request path. */
+export interface OcspResponder {
+  host: string;
+  address: string;
+  port: number;
+  path: string;
 }
 
 export type BalanceAlgorithm = 'round_robin' | 'ewma' | 'chash' | 'cookie';

@@ -13,6 +13,7 @@ import { isCidr } from '../../crds/schema/plugin-config.ts';
 import { regexProblem } from '../values/regex-path.ts';
 import { TRACING_KEYS, type OtelConfigValues } from './tracing-config.ts';
 import { DIRECTIVE_KEYS, NO_EFFECT_KEYS, mimeTypesSchema } from './directive-keys.ts';
+import { GLOBAL_HEADER_KEYS, type GlobalHeaderValues } from './global-headers.ts';
 
 export { mimeTypesSchema };
 
@@ -81,7 +82,7 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'wor
   blockUserAgents: AccessList<MapPattern>;
   /** block-referers: Referer values refused everywhere (403). */
   blockReferers: AccessList<MapPattern>;
-} & OtelConfigValues;
+} & OtelConfigValues & GlobalHeaderValues;
 
 /**
  * A ConfigMap list that controls access: its items, or why the value cannot be applied — then what it governs fails
@@ -509,6 +510,8 @@ export const CONFIG_KEYS = {
   ...TRACING_KEYS,
   // One nginx directive each (directive-keys.ts).
   ...DIRECTIVE_KEYS,
+  // Headers from other ConfigMaps (global-headers.ts).
+  ...GLOBAL_HEADER_KEYS,
 } as const;
 
 /**

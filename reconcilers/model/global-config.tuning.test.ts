@@ -105,6 +105,11 @@ const CASES: Record<string, { ok: [string, unknown][]; bad: string[] }> = {
   'preserve-trailing-slash': { ok: [['true', true]], bad: ['on'] },
   'use-port-in-redirects': { ok: [['true', true]], bad: ['on'] },
   'service-upstream': { ok: [['true', true]], bad: ['yes'] },
+  'ssl-reject-handshake': { ok: [['true', true], ['false', false]], bad: ['on', 'reject'] },
+  'enable-ocsp': { ok: [['true', true], ['false', false]], bad: ['on', 'yes'] },
+  // ConfigMap references (global-headers.ts; their headers are checked in global-headers.test.ts).
+  'add-headers': { ok: [['ingress/custom-headers', 'ingress/custom-headers'], ['', '']], bad: ['custom-headers', 'Ingress/x', 'a/b/c', 'ns/x y'] },
+  'proxy-set-headers': { ok: [['ingress/proxy-headers', 'ingress/proxy-headers'], [' ns/h.v1 ', 'ns/h.v1']], bad: ['proxy-headers', 'ns/-x', 'ns/x;'] },
   'disable-proxy-intercept-errors': { ok: [['true', true]], bad: ['yes'] },
   // Optional modules (brotli, GeoIP2).
   'enable-brotli': { ok: [['true', true], ['false', false]], bad: ['on', 'br'] },

@@ -16,6 +16,7 @@ import { DiffScope } from './diff-scope.ts';
 import { endpointUpdates } from './endpoint-updates.ts';
 import type { Exclusion } from './exclusion.ts';
 import { resolveExternalNames } from './externalnames.ts';
+import { applyOcspResponders, ocspNames } from './ocsp-responders.ts';
 import { Lane } from './lane.ts';
 import type { DynamicClient, PushResult } from './nginx/dynamic.ts';
 import type { NginxProcess } from './nginx/process.ts';
@@ -178,7 +179,8 @@ export class ConfigurationLane {
     this.scope.widen(result.touched);
     // The translator keeps its result to build the next one on: work on shallow copies, never on it.
     const desired: GatewayConfig = { structure: stream.apply(result.config.structure), data: { ...result.config.data } };
-    const events = [...result.events, ...resolveExternalNames(desired, resolver, model, this.scope.current?.backends)];
+    const events = [...result.events, ...resolveExternalNames(desired, resolver, model, this.scope.current?.backends, ocspNames(desired))];
+    applyOcspResponders(desired, resolver, model, this.p.own.addresses, this.p.log);
     const status = exclusion.size ? new Map(result.status) : result.status;
     // Profiles excluded earlier stay out (same name = same content = same verdict) while routes still use them.
     exclusion.prune(desired.structure);

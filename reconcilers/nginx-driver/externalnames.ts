@@ -27,9 +27,10 @@ function callersOf(model: Model, host: string, port: number): string[] {
  * ExternalName backends: endpoints from DNS (resolved outside the pure translation), refused addresses dropped
  * with a Warning on every Ingress that uses the Service.
  */
-export function resolveExternalNames(desired: GatewayConfig, resolver: ExternalNameResolver, model: Model, touched?: Set<string>): TranslateEvent[] {
+export function resolveExternalNames(desired: GatewayConfig, resolver: ExternalNameResolver, model: Model, touched?: Set<string>, extraNames: Iterable<string> = []): TranslateEvent[] {
   const events: TranslateEvent[] = [];
-  const names = new Set<string>();
+  // Other names resolved with the same resolver (enable-ocsp's responders, ocsp-responders.ts).
+  const names = new Set<string>(extraNames);
   const external: string[] = [];
   for (const id in desired.data.backends) {
     const b = desired.data.backends[id] as Backend;

@@ -137,6 +137,7 @@ function assemble(d: Draft): TranslateResult {
     luaSharedDicts: g.luaSharedDicts,
     proxyRealIpCidr: g.proxyRealIpCidr,
     ...blocksOf(g),
+    ...(g.globalHeaders ? { headers: g.globalHeaders } : {}),
     ...nginxTuningOf(g),
     listen: o.listen,
     ...(o.metrics ? { metrics: o.metrics } : {}),

@@ -45,7 +45,7 @@ local function parse(id)
     ngx.log(ngx.ERR, "portico: cannot parse certificate ", id, " (", tostring(c.source), "): ", err1 or err2)
     return false
   end
-  return { cert = cert, key = key }
+  return { cert = cert, key = key, id = id, ocsp = type(c.ocsp) == "table" }
 end
 
 -- The id shared memory maps `name` to under `prefix` (false: none), remembered in the worker's name cache `cache`.
@@ -152,30 +152,55 @@ function _M.cached_names()
   return names:count()
 end
 
--- The certificate material for a server name (nil: none, the default applies). Exposed for tests.
+-- The certificate material for a server name (nil: none, the default applies), and whether it is the name's own
+-- (exact or wildcard) rather than the default. Exposed for tests.
 function _M.find(name)
   refresh()
   local c
-  if name then
-    name = name:lower()
+  if name then name = name:lower() end
+  -- A client naming the default's own key ("__default__") gets the default, never as a host of its own.
+  if name and name ~= DEFAULT then
     c = lookup(name)
     if not c then
       local dot = name:find(".", 1, true)
       if dot then c = lookup("*" .. name:sub(dot)) end
     end
   end
-  return c or lookup(DEFAULT)
+  if c then return c, true end
+  return lookup(DEFAULT), false
 end
 
-function _M.select()
+-- ssl-reject-handshake: whether a server name is a host Portico serves — one with a certificate of its own (found
+-- by find) or with routes, exact or under a one-label wildcard, as ingress-nginx has a server block for each such
+-- host. "_" (rules without a host) and a missing server name are not: ingress-nginx's catch-all server is the one
+-- that rejects. Routes are only tested for presence in shared memory (nothing decoded); nothing is cached, so
+-- client-chosen names cost worker memory nothing.
+function _M.known_host(name)
+  if type(name) ~= "string" or name == "" then return false end
+  name = name:lower()
+  if name == "_" then return false end
+  local routes = ngx.shared.portico_data
+  if routes:ttl("r:" .. name) ~= nil then return true end
+  local dot = name:find(".", 1, true)
+  return dot ~= nil and routes:ttl("r:*" .. name:sub(dot)) ~= nil
+end
+
+-- reject (ssl-reject-handshake): a server name that is no host Portico serves fails the handshake instead of being
+-- answered with the default (or placeholder) certificate, so the certificate cannot be fingerprinted.
+-- staple (enable-ocsp): the certificate's OCSP answer is stapled when one is kept (ocsp.lua).
+function _M.select(reject, staple)
   local name = ssl.server_name()
-  local c = _M.find(name)
+  local c, own = _M.find(name)
+  if reject and not own and not _M.known_host(name) then
+    return ngx.exit(ngx.ERROR)
+  end
   if c then -- else the placeholder certificate from nginx.conf is served
     local ok, err = ssl.clear_certs()
     if not ok then ngx.log(ngx.ERR, "portico: clear_certs: ", err); return ngx.exit(ngx.ERROR) end
     ok, err = ssl.set_cert(c.cert)
     if ok then ok, err = ssl.set_priv_key(c.key) end
     if not ok then ngx.log(ngx.ERR, "portico: set cert: ", err); return ngx.exit(ngx.ERROR) end
+    if staple then require("portico.ocsp").staple(c.id, c.ocsp) end
   end
   return ask_client_certificate(name)
 end
@@ -203,7 +228,7 @@ local function sweep()
 end
 
 -- Writer side (input already validated by api.lua).
---   certificates: id -> {cert, key, source}   content, stored once per id
+--   certificates: id -> {cert, key, source, ocsp?}   content, stored once per id (ocsp: the vetted responder)
 --   hosts:        host -> id
 --   remove:       hosts
 --   default:      id | cjson.null (none) | nil (unchanged)
@@ -217,7 +242,7 @@ function _M.apply(certificates, hosts, remove, default, client)
   local missed = { hosts = {}, clientHosts = {} }
   for id, c in pairs(certificates or {}) do
     if not dict:get("c:" .. id) then
-      local ok, err = shm.set(dict, "certs", "c:" .. id, cjson.encode({ cert = c.cert, key = c.key, source = c.source }))
+      local ok, err = shm.set(dict, "certs", "c:" .. id, cjson.encode({ cert = c.cert, key = c.key, source = c.source, ocsp = c.ocsp }))
       if not ok then failed = failed or ("shared dict portico_certs is full storing certificate " .. tostring(c.source) .. ": " .. tostring(err)) end
     end
   end

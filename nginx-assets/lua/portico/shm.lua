@@ -19,9 +19,10 @@ function _M.get_count(name)
   return s and s:get(name) or 0
 end
 
--- safe_set with accounting. `zone` names the dict in logs and counters ("data" or "certs").
-function _M.set(dict, zone, key, value)
-  local ok, err = dict:safe_set(key, value)
+-- safe_set with accounting. `zone` names the dict in logs and counters ("data" or "certs"); `exptime`: seconds
+-- the entry lives (nil: until removed).
+function _M.set(dict, zone, key, value, exptime)
+  local ok, err = dict:safe_set(key, value, exptime)
   if not ok then
     _M.count("fail:" .. zone)
     ngx.log(ngx.ERR, "portico: shared dict portico_", zone, " cannot store ", key, " (", type(value) == "string" and #value or 8,
@@ -31,8 +32,8 @@ function _M.set(dict, zone, key, value)
 end
 
 -- safe_add with accounting: "exists" is an answer, not a failure.
-function _M.add(dict, zone, key, value)
-  local ok, err = dict:safe_add(key, value)
+function _M.add(dict, zone, key, value, exptime)
+  local ok, err = dict:safe_add(key, value, exptime)
   if not ok and err ~= "exists" then
     _M.count("fail:" .. zone)
     ngx.log(ngx.ERR, "portico: shared dict portico_", zone, " cannot add ", key, ": ", err)

@@ -3,6 +3,7 @@
 -- Lua side does not use are ignored. Each function returns nil when the value is fine, else a message.
 local cjson = require("cjson.safe")
 local C = require("portico.check")
+local peers = require("portico.peers")
 local crypto = require("portico.plugins.crypto")
 local registry = require("portico.plugins.registry")
 
@@ -396,6 +397,16 @@ end
 
 -- {certificates?: {id: {cert, key, source}}, hosts?: {host: id}, remove?: [host], default?: id | null} and the
 -- client-certificate CAs (client_auth_body)
+-- enable-ocsp: the responder the controller vetted (ocsp-responders.ts): an IP literal peers.lua accepts, a port,
+-- the Host header (a name or literal), and a path of printable characters.
+local function ocsp_responder(r)
+  if type(r) ~= "table" then return "must be an object" end
+  if type(r.address) ~= "string" or not peers.check(r.address) then return "address must be an IP literal Portico may connect to" end
+  if not peers.valid_port(r.port) then return "port must be 1-65535" end
+  if type(r.host) ~= "string" or not r.host:match("^[A-Za-z0-9.:-]+$") or #r.host > 253 then return "host must be a host name or IP literal" end
+  if type(r.path) ~= "string" or not r.path:match("^/[\33-\126]*$") or #r.path > 1024 then return "path must start with / and be printable, at most 1024 characters" end
+end
+
 function _M.certificates_body(body)
   if #body > 0 then return "the body must be a JSON object" end
   local cerr = client_auth_body(body)
@@ -410,6 +421,10 @@ function _M.certificates_body(body)
       end
       if not private_key(c.key) then return "certificate " .. id .. ": key must be one PEM private key, at most " .. MAX_KEY_BYTES .. " bytes" end
       if c.source ~= nil and not str(c.source, 512) then return "certificate " .. id .. ": invalid source" end
+      if c.ocsp ~= nil then
+        local err = ocsp_responder(c.ocsp)
+        if err then return "certificate " .. id .. ": ocsp: " .. err end
+      end
     end
   end
   if body.hosts ~= nil then

@@ -145,4 +145,42 @@ do -- validation of the certificates body's client part (api.lua checks it befor
   R.check("validate: a host with a line break is refused", validate.certificates_body({ clientHosts = { ["a.example\nx"] = CA1 } }) ~= nil)
 end
 
+do -- ssl-reject-handshake: names Portico serves get their certificate; any other name fails the handshake
+  local T = mock.fresh()
+  local certs = require("portico.certs")
+  certs.apply({ [A] = cert("exact"), [B] = cert("wild"), [C] = cert("dflt") },
+    { ["a.example.com"] = A, ["*.w.example.com"] = B }, nil, C)
+  local routes = T.ngx.shared.portico_data
+  routes:safe_set("r:plain.example.com", "{}") -- a host with routes and no certificate of its own
+  routes:safe_set("r:*.r.example.com", "{}")
+  routes:safe_set("r:_", "{}")
+  local function handshake(name, reject)
+    T.sni, T.served, T.exited = name, nil, nil
+    certs.select(reject)
+    return T.exited, T.served
+  end
+  local exited, served = handshake("a.example.com", true)
+  R.check("reject: a host with its own certificate is served", exited == nil and served == pem("exact"))
+  exited, served = handshake("x.w.example.com", true)
+  R.check("reject: a name under a wildcard certificate is served", exited == nil and served == pem("wild"))
+  exited, served = handshake("Plain.Example.com", true)
+  R.check("reject: a host with routes but no certificate gets the default, as in ingress-nginx", exited == nil and served == pem("dflt"))
+  exited, served = handshake("x.r.example.com", true)
+  R.check("reject: a name under a wildcard host with routes gets the default", exited == nil and served == pem("dflt"))
+  exited, served = handshake("nope.test", true)
+  R.check("reject: an unknown name fails the handshake", exited == T.ngx.ERROR and served == nil, tostring(exited))
+  exited, served = handshake(nil, true)
+  R.check("reject: no server name fails the handshake", exited == T.ngx.ERROR and served == nil)
+  exited = handshake("__default__", true)
+  R.check("reject: naming the default's own key is no host", exited == T.ngx.ERROR)
+  exited = handshake("_", true)
+  R.check("reject: the catch-all of rules without a host is no host", exited == T.ngx.ERROR)
+  exited = handshake("y.x.w.example.com", true)
+  R.check("reject: two labels below a wildcard are unknown", exited == T.ngx.ERROR)
+  exited, served = handshake("nope.test", nil)
+  R.check("reject off (default): an unknown name still gets the default certificate", exited == nil and served == pem("dflt"))
+  for i = 1, 3 * certs.NAME_CACHE_SIZE do handshake("r-" .. i .. ".attacker.test", true) end
+  R.check("reject: refused names stay within the SNI cache bound", certs.cached_names() <= certs.NAME_CACHE_SIZE)
+end
+
 R.done()

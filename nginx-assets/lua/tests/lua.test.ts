@@ -34,7 +34,11 @@ test('Lua store: change log, safe_set failures counted without eviction, forbidd
 });
 
 test('Lua certs: one copy per certificate, sweep, SNI selection, bounded SNI cache, full zone fails without eviction', () => {
-  run('certs_test.lua', [/ok - three hosts, one stored certificate/, /ok - a certificate no host uses any more is swept/, /ok - the SNI cache stays within its bound/, /ok - the other host keeps its certificate/, /ok - …names the hosts left without it, and applies the rest/]);
+  run('certs_test.lua', [/ok - three hosts, one stored certificate/, /ok - a certificate no host uses any more is swept/, /ok - the SNI cache stays within its bound/, /ok - the other host keeps its certificate/, /ok - …names the hosts left without it, and applies the rest/, /ok - reject: an unknown name fails the handshake/, /ok - reject: a host with routes but no certificate gets the default/, /ok - reject off \(default\): an unknown name still gets the default certificate/]);
+});
+
+test('Lua OCSP stapling: handshakes staple only what is kept and never fetch; fetches bounded per certificate and per minute; only validated answers kept until nextUpdate; only vetted addresses', () => {
+  run('ocsp_test.lua', [/ok - ocsp: nextUpdate read from the answer/, /ok - ocsp: a fetch is scheduled, not run in the handshake/, /ok - ocsp: one fetch per certificate per back-off/, /ok - ocsp: the next handshake staples it/, /ok - ocsp: an answer that does not validate/, /ok - ocsp: never connects to loopback/, /ok - ocsp: fetches a minute are capped/, /ok - ocsp validate: loopback, link-local/]);
 });
 
 test('Lua certs, client certificates: CAs stored once and swept, looked up as the router looks up hosts, asked for in the handshake, recorded in the TLS session', () => {

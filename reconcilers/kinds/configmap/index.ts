@@ -22,15 +22,24 @@ export const configMap: KindDescriptor = {
       resource: Resources.ConfigMap,
       verbs: ['get', 'list', 'watch'],
       why:
-        "ConfigMaps: the controller's own (and the TCP/UDP services ones), and those an Ingress's custom-headers names —\n" +
-        'watched without their data unless an Ingress names them; a newly named one is fetched once (get).',
+        "ConfigMaps: the controller's own (and the TCP/UDP services ones), those its add-headers / proxy-set-headers name,\n" +
+        "and those an Ingress's custom-headers names —\n" +
+        'watched without their data unless one of those names them; a newly named one is fetched once (get).',
     },
   ],
   wire(ctx) {
     const { m, model, o } = ctx;
     // ConfigMaps an Ingress's custom-headers names (data kept only for those, see references.ts).
     const refConfigMaps = m.informer<ConfigMapObject>(Resources.ConfigMap, { stage: STAGE, ...o.watched, transform: configMapTransform(model) });
-    const configMapRefs = new ReferencedConfigMapReconciler({ model, informer: refConfigMaps, client: m.client, enqueueIngress: (key) => ctx.enqueue('Ingress', key) });
+    let cmCtrl: { enqueue(key: string): void } | undefined;
+    const configMapRefs = new ReferencedConfigMapReconciler({
+      model,
+      informer: refConfigMaps,
+      client: m.client,
+      enqueueIngress: (key) => ctx.enqueue('Ingress', key),
+      // add-headers / proxy-set-headers: the controller ConfigMap resolves them again when a ConfigMap they name changes.
+      enqueueGlobal: () => (o.configmap ? cmCtrl?.enqueue(o.configmap) : undefined),
+    });
     const configMapRefCtrl = m.controller({ name: 'ingress-configmap', reconciler: configMapRefs, stage: STAGE });
     configMapRefCtrl.watch(refConfigMaps);
     // An object that starts (or stops) naming a ConfigMap: load (or drop) it.
@@ -46,9 +55,11 @@ export const configMap: KindDescriptor = {
     if (o.configmap) {
       const [ns, name] = o.configmap.split('/') as [string, string];
       const cms = m.informer<KubeObject & { data?: Record<string, string> }>(Resources.ConfigMap, { stage: STAGE, namespace: ns, fieldSelector: `metadata.name=${name}` });
-      const cmCtrl = m.controller({ name: 'configmap', reconciler: new ConfigMapReconciler(cms, model, m.events, o.configmap), stage: STAGE });
-      cmCtrl.watch(cms);
-      cmCtrl.enqueue(o.configmap);
+      const headers = { read: configMapRefs.state, watch: (keys: string[]) => keys.forEach((k) => configMapRefCtrl.enqueue(k)) };
+      const ctrl = m.controller({ name: 'configmap', reconciler: new ConfigMapReconciler(cms, model, m.events, o.configmap, headers), stage: STAGE });
+      cmCtrl = ctrl;
+      ctrl.watch(cms);
+      ctrl.enqueue(o.configmap);
     }
 
     // TCP/UDP services (ingress-nginx's --tcp-services-configmap / --udp-services-configmap), see tcpudp.ts.

@@ -1,6 +1,7 @@
-// ConfigMaps that Ingresses read (ingress-nginx's custom-headers). Every ConfigMap of the watched namespaces is
-// cached without its data unless an Ingress names it (configMapTransform); a ConfigMap cached without its data is
-// fetched once when a reference appears. After each change the Ingresses reading it are reconciled again, so they
+// ConfigMaps that Ingresses read (ingress-nginx's custom-headers), and those the controller ConfigMap's add-headers /
+// proxy-set-headers name. Every ConfigMap of the watched namespaces is cached without its data unless one of them
+// names it (configMapTransform); a ConfigMap cached without its data is fetched once when a reference appears. After
+// each change the Ingresses reading it are reconciled again, and the controller ConfigMap when it names it, so they
 // see the new content — header changes apply without a restart (ingress-nginx needs one).
 import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
 import type { Informer } from '../../../operator/informer.ts';
@@ -9,13 +10,20 @@ import type { KubeObject } from '../../../operator/kube/object.ts';
 import { resourcePath } from '../../../operator/kube/resources.ts';
 import { Resources } from '../../resources.ts';
 import type { Model } from '../../model/model.ts';
+import { globalHeaderRefs, type ConfigMapState } from '../../model/global-headers.ts';
 
 export type ConfigMapObject = KubeObject & { data?: Record<string, string> };
 
-/** Keeps the data only of the ConfigMaps an Ingress reads (the model's index). */
+/** Whether the controller ConfigMap's add-headers or proxy-set-headers names this ConfigMap ("namespace/name"). */
+function namedGlobally(model: Model, key: string): boolean {
+  return globalHeaderRefs(model.globalConfig()).includes(key);
+}
+
+/** Keeps the data only of the ConfigMaps an Ingress reads (the model's index) or the controller ConfigMap names. */
 export function configMapTransform(model: Model): (c: ConfigMapObject) => ConfigMapObject {
   return (c) => {
-    if (model.ingressesUsingConfigMap(`${c.metadata.namespace}/${c.metadata.name}`).length) return c;
+    const key = `${c.metadata.namespace}/${c.metadata.name}`;
+    if (model.ingressesUsingConfigMap(key).length || namedGlobally(model, key)) return c;
     const { data: _dropped, ...rest } = c;
     return { ...rest, metadata: { ...c.metadata, annotations: {} } };
   };
@@ -24,7 +32,7 @@ export function configMapTransform(model: Model): (c: ConfigMapObject) => Config
 export class ReferencedConfigMapReconciler implements Reconciler {
   /** ConfigMaps read so far, with their data: what `lookup` answers. */
   private readonly loaded = new Map<string, Record<string, string>>();
-  private readonly d: { model: Model; informer: Informer<ConfigMapObject>; client: KubeClient; enqueueIngress: (key: string) => void };
+  private readonly d: { model: Model; informer: Informer<ConfigMapObject>; client: KubeClient; enqueueIngress: (key: string) => void; enqueueGlobal?: () => void };
   constructor(d: ReferencedConfigMapReconciler['d']) {
     this.d = d;
   }
@@ -37,9 +45,17 @@ export class ReferencedConfigMapReconciler implements Reconciler {
     return o?.data ? { data: o.data } : undefined;
   };
 
+  /** What the controller ConfigMap's add-headers / proxy-set-headers read: the data, 'pending' while it is fetched, or undefined (no such ConfigMap). */
+  readonly state = (key: string): ConfigMapState => {
+    const found = this.lookup(key);
+    if (found) return found;
+    return this.d.informer.store.get(key) ? 'pending' : undefined;
+  };
+
   async reconcile(_ctx: ReconcileContext, key: string): Promise<void> {
     const users = this.d.model.ingressesUsingConfigMap(key);
-    if (!users.length) {
+    const global = namedGlobally(this.d.model, key);
+    if (!users.length && !global) {
       this.loaded.delete(key);
       return;
     }
@@ -58,6 +74,9 @@ export class ReferencedConfigMapReconciler implements Reconciler {
       }
     }
     // The Ingresses read it when they are normalized: reconcile them when what they would read changed.
-    if (JSON.stringify(this.loaded.get(key) ?? null) !== before) for (const ing of users) this.d.enqueueIngress(ing);
+    if (JSON.stringify(this.loaded.get(key) ?? null) !== before) {
+      for (const ing of users) this.d.enqueueIngress(ing);
+      if (global) this.d.enqueueGlobal?.();
+    }
   }
 }

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { Pool } from 'undici';
 import { z } from 'zod';
 import type { DataDelta } from '../../translate/diff.ts';
-import type { Certificate } from '../../config/types.ts';
+import type { Certificate, OcspResponder } from '../../config/types.ts';
 
 const liveConfigSchema = z.object({
   checksum: z.string(),
@@ -42,11 +42,14 @@ const listingSchema = z.union([recordSchema, z.array(z.never()).transform(() => 
 
 /** Id under which Lua stores a certificate once, however many hosts use it: a fingerprint of its content. */
 export function certificateId(c: Certificate): string {
-  return createHash('sha256').update(c.cert).update('\0').update(c.key).digest('hex');
+  const h = createHash('sha256').update(c.cert).update('\0').update(c.key);
+  // The OCSP responder is stored with the certificate: another responder (address) is another entry.
+  if (c.ocsp) h.update('\0').update(JSON.stringify([c.ocsp.host, c.ocsp.address, c.ocsp.port, c.ocsp.path]));
+  return h.digest('hex');
 }
 
 export interface CertificateBody {
-  certificates: Record<string, { cert: string; key: string; source: string }>;
+  certificates: Record<string, { cert: string; key: string; source: string; ocsp?: OcspResponder }>;
   hosts: Record<string, string>;
   remove: string[];
   default?: string | null;
@@ -61,7 +64,7 @@ export function certificateBody(c: DataDelta['certificates'], clientAuth?: DataD
   const body: CertificateBody = { certificates: {}, hosts: {}, remove: c.remove };
   const add = (x: Certificate): string => {
     const id = certificateId(x);
-    body.certificates[id] ??= { cert: x.cert, key: x.key, source: x.source };
+    body.certificates[id] ??= { cert: x.cert, key: x.key, source: x.source, ...(x.ocsp ? { ocsp: x.ocsp } : {}) };
     return id;
   };
   for (const [host, x] of Object.entries(c.upsert)) body.hosts[host] = add(x);

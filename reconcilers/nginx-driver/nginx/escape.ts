@@ -182,6 +182,16 @@ export function headerVariable(v: unknown): string {
 }
 
 /**
+ * A header value with variables (add-headers, proxy-set-headers), double-quoted: printable ASCII without backslashes,
+ * every "$" starting a braced ${name} (so no text after it can extend the name); '"' escaped.
+ */
+export function headerValueQuoted(v: unknown): string {
+  if (typeof v !== 'string' || v.length > 4096 || !/^[\x20-\x7e]*$/.test(v) || v.includes('\\')) throw new UnsafeValueError(`unsafe header value ${JSON.stringify(typeof v === 'string' ? v.slice(0, 100) : v)}`);
+  if (/\$(?!\{[a-z0-9_]{1,64}\})/.test(v)) throw new UnsafeValueError(`"$" must start a braced variable in ${JSON.stringify(v.slice(0, 100))}`);
+  return `"${v.replace(/"/g, '\\"')}"`;
+}
+
+/**
  * Space-separated unquoted tokens (ssl_protocols, ssl_ciphers, gzip_types, large_client_header_buffers, times):
  * letters, digits and . + * / : ! @ = _ - only, single spaces between them, at most 4096 characters. Nothing that
  * ends a directive, opens a block, a comment, a string or a variable can pass, nor the name of a Lua directive.

@@ -7,7 +7,7 @@ import path from 'node:path';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../values/safe.ts';
-import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, loopId, mapSource, headerToken, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
+import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, loopId, mapSource, headerToken, headerValueQuoted, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
 import { ASSETS_DIR, METRICS_MODULE, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
@@ -16,7 +16,7 @@ import { geoip2Lookup, geoip2Variable, optionalModules } from './optional-module
 export { ASSETS_DIR, hardOpenFilesLimit, runtimePaths, type RuntimeOptions, type RuntimePaths } from './runtime.ts';
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams', 'geovar', 'geoname'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'hval', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams', 'geovar', 'geoname'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -64,6 +64,7 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('onoff', (v: unknown) => onOff(v));
   hb.registerHelper('hdr', (v: unknown) => headerToken(v));
   hb.registerHelper('hvar', (v: unknown) => headerVariable(v));
+  hb.registerHelper('hval', (v: unknown) => headerValueQuoted(v));
   hb.registerHelper('words', (v: unknown) => words(v));
   hb.registerHelper('loopid', (v: unknown) => loopId(v));
   hb.registerHelper('txid', (v: unknown) => transactionIdValue(v));
