@@ -5,13 +5,14 @@
 // load too. Any write outside the runtime directory or /tmp fails (read-only root).
 import { Model } from '/app/reconcilers/model/model.ts';
 import { normalizeIngress, normalizeIngressClass } from '/app/reconcilers/model/normalize.ts';
-import { detectModsecurity, writeModsecurityRules } from '/app/reconcilers/gateway/nginx/modsecurity.ts';
+import { detectModsecurity, writeModsecurityRules } from '/app/reconcilers/nginx-driver/nginx/modsecurity.ts';
 import { translate } from '/app/reconcilers/translate/translate.ts';
 import { structureChecksum } from '/app/reconcilers/translate/diff.ts';
-import { renderNginxConf, runtimePaths } from '/app/reconcilers/gateway/nginx/render.ts';
-import { NginxProcess } from '/app/reconcilers/gateway/nginx/process.ts';
-import { DynamicClient } from '/app/reconcilers/gateway/nginx/dynamic.ts';
+import { renderNginxConf, runtimePaths } from '/app/reconcilers/nginx-driver/nginx/render.ts';
+import { NginxProcess } from '/app/reconcilers/nginx-driver/nginx/process.ts';
+import { DynamicClient } from '/app/reconcilers/nginx-driver/nginx/dynamic.ts';
 import { nullLogger } from '/app/operator/log.ts';
+import { DEFAULT_BUCKETS } from '/app/reconcilers/nginx-driver/compat-metrics.ts';
 
 const opts = {
   controllerClass: 'portico.dev/ingress-controller',
@@ -36,14 +37,17 @@ const ing = normalizeIngress({
 });
 if (!ing.ok) throw new Error(ing.reason);
 model.setIngress(ing.ingress);
-const structure = translate(model.snapshot(), { ...opts, modsecurity }).config.structure;
+// With the per-request metrics (on by default): Portico's own nginx module must be in the image and load.
+const structure = translate(model.snapshot(), { ...opts, modsecurity, metrics: { undefinedHosts: false, buckets: DEFAULT_BUCKETS } }).config.structure;
 if (!structure.profiles.some((p) => p.modsecurity?.crs)) throw new Error('no ModSecurity profile');
 const checksum = structureChecksum(structure);
 const runtime = runtimePaths('/run/portico', { accessLog: '/dev/stdout' });
 const nginx = new NginxProcess({ binary: '/usr/sbin/nginx', runtime, shutdownTimeoutMs: 5_000 }, new DynamicClient(), nullLogger());
 nginx.prepare();
 writeModsecurityRules(structure, runtime);
-const validated = await nginx.writeValidated(renderNginxConf(structure, runtime, checksum));
+const conf = renderNginxConf(structure, runtime, checksum);
+if (!conf.includes('ngx_http_portico_metrics_module.so')) throw new Error('the metrics module is not loaded');
+const validated = await nginx.writeValidated(conf);
 if (!validated.ok) {
   console.error(`nginx -t rejected Portico's nginx.conf:\n${validated.output}`);
   process.exit(1);
@@ -55,4 +59,4 @@ if (!live) {
   console.error('nginx did not confirm the configuration over the Lua API');
   process.exit(1);
 }
-console.log(`portico smoke: nginx.conf rendered, validated, started and confirmed live in ${runtime.dir} (with ModSecurity and the OWASP CRS)`);
+console.log(`portico smoke: nginx.conf rendered, validated, started and confirmed live in ${runtime.dir} (with ModSecurity and the OWASP CRS, and Portico's metrics module)`);

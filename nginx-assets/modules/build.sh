@@ -10,13 +10,14 @@
 #
 # Usage: bash nginx-assets/modules/build.sh [module directory, default /usr/lib/nginx/modules]
 set -euo pipefail
+# The destination as given, made absolute before this script moves to its own directory.
+DEST=$(realpath -m "${1:-/usr/lib/nginx/modules}")
 cd "$(dirname "$0")"
 
 NGINX_VERSION=1.22.1
 NGINX_SHA256=9ebb333a9e82b952acd3e2b4aeb1d4ff6406f72491bab6cd9fe69f0dea737f31
 NGINX_URL="http://deb.debian.org/debian/pool/main/n/nginx/nginx_${NGINX_VERSION}.orig.tar.gz"
 MODULE=ngx_http_portico_metrics_module.so
-DEST=${1:-/usr/lib/nginx/modules}
 
 installed=$(nginx -v 2>&1 | sed -n 's|^nginx version: nginx/||p')
 if [[ "$installed" != "$NGINX_VERSION" ]]; then
@@ -29,6 +30,7 @@ if [[ -f "$DEST/$MODULE" && -f "$DEST/$MODULE.digest" && "$(cat "$DEST/$MODULE.d
   exit 0
 fi
 
+mkdir -p "$DEST" 2>/dev/null || sudo mkdir -p "$DEST"
 SUDO=""; [[ $(id -u) -eq 0 || -w "$DEST" ]] || SUDO="sudo"
 # Another directory (an image being staged) gets a copy of the installed build when that one is current.
 SYSTEM=/usr/lib/nginx/modules
