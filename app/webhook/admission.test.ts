@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { ing, modelOf, OPTS, rule, svc, svcRef } from '../../reconcilers/translate/fixtures.test-helpers.ts';
 import { responseOf, reviewCrd, reviewIngress, subjectOf } from './admission.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
+import { defaultGlobalConfig, parseGlobalConfig } from '../../reconcilers/model/global-config.ts';
 
 const N = 'nginx.ingress.kubernetes.io/';
 const web = svc('web', [{ port: 80 }]);
@@ -124,4 +125,14 @@ test('AdmissionReview plumbing: only CREATE/UPDATE of the validated kinds; names
   assert.equal(subjectOf({ uid: '1', kind: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' }, operation: 'CREATE', namespace: 'ns1', object: obj })?.obj.metadata.namespace, 'ns1');
   const denied = responseOf('u1', { allowed: false, message: 'bad', warnings: ['w'] }) as { response: Record<string, unknown> };
   assert.deepEqual(denied.response, { uid: 'u1', allowed: false, status: { code: 400, reason: 'Invalid', message: 'Portico: bad' }, warnings: ['w'] });
+});
+
+test('annotation-value-word-blocklist: an Ingress with a listed word in an annotation value is denied, naming both; without the list it is admitted', () => {
+  const m = modelOf({ services: [web], ingresses: [older] });
+  const obj = candidate({ rules: [rule('b.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { [`${N}rewrite-target`]: '/alias/x' });
+  assert.equal(reviewIngress(obj, m.snapshot(), OPTS).allowed, true);
+  m.setGlobalConfig(parseGlobalConfig({ 'annotation-value-word-blocklist': 'load_module,alias' }, defaultGlobalConfig()).values);
+  const v = reviewIngress(obj, m.snapshot(), OPTS);
+  assert.equal(v.allowed, false);
+  assert.match(v.message ?? '', /annotation nginx\.ingress\.kubernetes\.io\/rewrite-target contains the word "alias"/);
 });

@@ -427,7 +427,7 @@ export const CONFIG_KEYS = {
     'annotationValueWordBlocklist',
     z.string().transform((v) => [...new Set(v.split(',').map((w) => w.trim()).filter(Boolean))]).pipe(z.array(z.string().max(256, 'a word of at most 256 characters')).max(256, 'at most 256 words')),
     [],
-    'Comma-separated words (case-sensitive, as ingress-nginx) that no nginx.ingress.kubernetes.io/ or portico.dev/ annotation value may contain: an Ingress with one is not served (a BlockedAnnotationValue Warning names the annotation and the word). Empty (default): none. Portico never pastes annotation text into nginx.conf, so this is a policy of the cluster\'s, not a guard Portico needs',
+    'Comma-separated words (case-sensitive, as ingress-nginx) that no nginx.ingress.kubernetes.io/ or portico.dev/ annotation value may contain: an Ingress with one is not served (a BlockedAnnotationValue Warning names the annotation and the word) and the admission webhook denies it. Empty (default): none. Portico never pastes annotation text into nginx.conf, so this is a policy of the cluster\'s, not a guard Portico needs',
   ),
   'annotations-risk-level': key('annotationsRiskLevel', riskLevelSchema, 'high', 'Low, Medium, High or Critical (ingress-nginx ≥ 1.12; default High): annotations of a higher risk (see the annotation table) are refused with a RiskyAnnotation Warning and not applied; refused access control fails the Ingress closed'),
   'global-auth-url': key('globalAuthUrl', rawText, '', 'External authentication for every Ingress (as the auth-url annotation: an http(s) URL, a Service DNS name goes to its endpoints) unless it sets enable-global-auth: "false" or its own auth-url. An invalid value in any global-auth-* key makes every Ingress it applies to fail closed (503)'),

@@ -6,6 +6,7 @@ import { ingressRef, isIngressServed, type TranslateOptions } from '../../transl
 import { claimsOfIngress } from './processor.ts';
 import { aboutSecrets, around, clip, ingressSecretsOf, NOTHING_READ, stamp, translationWarnings, type Verdict } from '../admission.ts';
 import { requestedClass } from './reconciler.ts';
+import { blockedWord } from '../../translate/blocklist.ts';
 
 export function reviewIngress(obj: KubeObject, snap: ModelSnapshot, o: TranslateOptions, now = new Date()): Verdict {
   // Not Portico's class: not Portico's business (ingress-nginx or another controller may serve it).
@@ -22,6 +23,10 @@ export function reviewIngress(obj: KubeObject, snap: ModelSnapshot, o: Translate
   for (const a of ing.accessControl) if (!aboutSecrets(a.kind, secretKeys)) deny.push(`${a.annotation}: ${a.kind}`);
   // proxy-ssl-secret: the same (a value, another namespace are this object's fault; the Secret is not looked at).
   if (ing.proxySsl?.error && !ing.proxySsl.missing) deny.push(ing.proxySsl.error);
+  // annotation-value-word-blocklist: the controller would not serve it (as ingress-nginx's webhook, denied).
+  const words = snap.global.annotationValueWordBlocklist ?? [];
+  const blocked = words.length ? blockedWord(ing, words) : null;
+  if (blocked) deny.push(`annotation ${blocked.annotation} contains the word ${JSON.stringify(blocked.word)} of the ConfigMap's annotation-value-word-blocklist`);
   for (const u of ing.unsupportedAnnotations) warnings.push(`${u}: not supported by Portico, not applied`);
   if (deny.length) return { allowed: false, message: clip(deny.join('; ')), warnings };
   const hosts = new Set<string>();
