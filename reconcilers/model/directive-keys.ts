@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { DEFAULT_DIRECTIVE_TUNING as D, type DirectiveTuning } from '../config/directive-tuning.ts';
 import { isCidr } from '../../crds/schema/plugin-config.ts';
-import { boolSchema, intSchema } from '../values/safe.ts';
+import { boolSchema, headerTokenSchema, intSchema } from '../values/safe.ts';
 import { parseIpv4 } from '../values/addresses.ts';
 import { regexProblem } from '../values/regex-path.ts';
 import { cookieRewriteSchema, redirectTextSchema } from '../annotations/groups/proxy.ts';
@@ -81,12 +81,6 @@ const syslogHostSchema = z
     message: 'expected an IPv4 address or a DNS name (IPv6 is not supported here)',
   });
 
-/** One header name (forwarded-host-header): letters, digits and "-", starting with a letter, at most 64. */
-const headerNameSchema = z
-  .string()
-  .trim()
-  .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'expected a header name: letters, digits and "-" (at most 64), e.g. X-Forwarded-Host');
-
 /** Space-separated MIME types (gzip-types, brotli-types): exact types ("text/css") or "*" (all). */
 export const mimeTypesSchema = z.string().transform((v, ctx) => {
   const items = [...new Set(v.trim().split(/[ \t]+/).filter(Boolean))];
@@ -141,7 +135,7 @@ export const DIRECTIVE_KEYS = {
   'enable-auth-access-log': row('enableAuthAccessLog', boolSchema, 'Log the auth-url subrequests as lines of their own (log_subrequest)'),
   'ssl-reject-handshake': row('sslRejectHandshake', boolSchema, 'Fail the TLS handshake of a server name that is no host Portico serves (none with a certificate or routes of its own, exact or under a one-label wildcard; also no server name at all) instead of answering with the default certificate, so it cannot be fingerprinted (ingress-nginx\'s ssl_reject_handshake on its catch-all server). A host with routes but no certificate still gets the default certificate'),
   'enable-ocsp': row('enableOcsp', boolSchema, 'OCSP stapling: for a certificate whose leaf names an OCSP responder (http:// in Authority Information Access) and whose chain includes its issuer, nginx fetches the responder\'s answer in the background (never during a handshake: the first handshakes go without), keeps a good one in shared memory until its nextUpdate (at most 7 days; refreshed after half of that) and staples it. The controller resolves the responder\'s name and refuses loopback, link-local, pod, Service and Portico\'s own addresses (no stapling for that certificate, logged); fetches are bounded (one per certificate a minute, 30 a minute in all, 3 s timeouts, 64 KiB answers). Responders over https:// are not used (ingress-nginx: the same key, fetched from the handshake without these limits)'),
-  'forwarded-host-header': row('forwardedHostHeader', headerNameSchema, 'The incoming header sent upstream as X-Original-Forwarded-Host (as ingress-nginx; the forwarded host Portico trusts for redirects is X-Forwarded-Host from peers of proxy-real-ip-cidr)'),
+  'forwarded-host-header': row('forwardedHostHeader', headerTokenSchema, 'The incoming header sent upstream as X-Original-Forwarded-Host (as ingress-nginx; the forwarded host Portico trusts for redirects is X-Forwarded-Host from peers of proxy-real-ip-cidr)'),
   'http-redirect-code': row(
     'httpRedirectCode',
     z.string().trim().refine((v) => ['301', '302', '307', '308'].includes(v), { message: 'expected 301, 302, 307 or 308' }).transform((v) => Number(v) as 301 | 302 | 307 | 308),
@@ -174,7 +168,7 @@ export const NO_EFFECT_KEYS: Readonly<Record<string, { schema: z.ZodType<unknown
   'upstream-hash-by-subset-size': { schema: intSchema(1, 1000), default: '3', why: 'as upstream-hash-by: an annotation only' },
   'app-root': { schema: z.string(), default: '', why: 'ingress-nginx reads it only as an annotation (its ConfigMap value redirects nothing): use the app-root annotation' },
   'forwarded-for-proxy-protocol-header': {
-    schema: headerNameSchema,
+    schema: headerTokenSchema,
     default: 'X-Forwarded-For-Proxy-Protocol',
     why: 'the name of an internal header of ingress-nginx\'s use-proxy-protocol + use-forwarded-headers mode; with both, Portico takes the client from the PROXY header (no internal header)',
   },

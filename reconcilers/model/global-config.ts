@@ -5,7 +5,7 @@ import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import type { GlobalSettings, ModsecDirective } from '../config/types.ts';
 import { DEFAULT_NGINX_TUNING as T, type NginxTuning } from '../config/nginx-tuning.ts';
-import { boolSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, streamLogFormatSchema, zodMessage } from '../values/safe.ts';
+import { boolSchema, headerTokenSchema, intSchema, loadBalanceSchema, logFormatSchema, secondsSchema, sizeSchema, streamLogFormatSchema, zodMessage } from '../values/safe.ts';
 import { RISKS, type Risk } from '../annotations/table.ts';
 import { httpErrorCodesSchema } from '../annotations/errors-mirror.ts';
 import { modsecuritySnippetConfigSchema } from '../annotations/modsecurity.ts';
@@ -15,7 +15,7 @@ import { TRACING_KEYS, type OtelConfigValues } from './tracing-config.ts';
 import { DIRECTIVE_KEYS, NO_EFFECT_KEYS, mimeTypesSchema } from './directive-keys.ts';
 import { GLOBAL_HEADER_KEYS, type GlobalHeaderValues } from './global-headers.ts';
 
-export { mimeTypesSchema };
+export { headerTokenSchema, mimeTypesSchema };
 
 export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'workerShutdownTimeoutSeconds' | keyof NginxTuning> & NginxTuning & {
   loadBalance: 'round_robin' | 'ewma';
@@ -283,11 +283,6 @@ export const onOffSchema = z
   .refine((v) => v === 'on' || v === 'off' || v === 'true' || v === 'false', { message: 'expected "on" or "off"' })
   .transform((v) => v === 'on' || v === 'true');
 
-/** A header name (forwarded-for-header): letters, digits and "-", starting with a letter, at most 64. */
-export const headerTokenSchema = z
-  .string()
-  .trim()
-  .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'expected a header name: letters, digits and "-" (at most 64), e.g. X-Forwarded-For');
 
 const UNIT: Record<string, number> = { '': 1, k: 1024, m: 1024 * 1024 };
 /** A buffer size in nginx syntax ("4k", "1m", "8192"), between `min` and `max` bytes. */

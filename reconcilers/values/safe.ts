@@ -106,6 +106,12 @@ export const cookieNameSchema = z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/,
 export const affinitySchema = z.enum(['cookie'], { error: () => 'affinity supports "cookie"' });
 export const affinityModeSchema = z.enum(['balanced', 'persistent'], { error: () => 'affinity-mode must be balanced or persistent' });
 
+/** A header name (forwarded-for-header, forwarded-host-header): a token for a ConfigMap key: letters, digits and "-", starting with a letter, at most 64. */
+export const headerTokenSchema = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, 'expected a header name: letters, digits and "-" (at most 64), e.g. X-Forwarded-For');
+
 export const headerNameSchema = z.string().trim().regex(/^[A-Za-z0-9-]{1,64}$/, 'header name may contain letters, digits and "-" (at most 64)');
 export const headerValueSchema = z.string().max(256, 'header value is longer than 256 characters').regex(/^[\x20-\x7e]*$/, 'header value must be printable ASCII');
 /** A regex matched in Lua (PCRE, compiled once): a conservative alphabet and length keep it cheap. */
