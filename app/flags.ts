@@ -83,6 +83,8 @@ export const FLAGS = {
   'max-buckets': { schema: z.coerce.number().int().min(0).default(100), help: 'ingress-nginx: the native-histogram bucket limit (with --bucket-factor); accepted, no effect without native histograms' },
   'monitor-max-batch-size': { schema: z.coerce.number().int().min(1).default(10000), help: 'ingress-nginx: the Lua batch size of its per-request metrics socket. Portico sends nothing per request (nginx aggregates in shared memory): accepted, no effect' },
   'log-level': { schema: z.enum(LOG_LEVELS).default('info'), help: 'error | warn | info | debug' },
+  'enable-gateway-api': { schema: z.enum(['auto', 'true', 'false'], { error: () => 'expected auto, true or false' }).default('auto'), help: 'serve Gateway API (GatewayClass, Gateway, HTTPRoute, ReferenceGrant): auto = when the API server serves gateway.networking.k8s.io/v1 at start (installing its CRDs later needs a restart); true = required (start fails without it)' },
+  'gateway-controller-name': { schema: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[A-Za-z0-9\/\-._~%!$&'()*+,;=:]+$/, 'expected a domain-prefixed path, e.g. portico.dev/gateway-controller').max(253).default('portico.dev/gateway-controller'), help: 'GatewayClass spec.controllerName Portico serves' },
 } as const satisfies FlagTable;
 
 /** Flags that may be given without a value ("--flag" = "--flag=true"). */

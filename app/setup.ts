@@ -1,3 +1,4 @@
+import { isNotFound } from '../operator/kube/client.ts';
 // Wires Portico's kinds and the gateway into a manager: every kind of the registry (reconcilers/kinds/registry.ts)
 // creates its shared informers and its small reconcilers writing into the shared model, in its own start-up stage;
 // the gateway reconciler reads the model. Start-up is staged (see operator/manager.ts): stage 0 lists
@@ -83,6 +84,18 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     },
   };
 
+  // Gateway API: on when asked, or (auto) when the API server serves it; its kinds are wired only then.
+  const gatewayApi = await gatewayApiOn(m, cfg['enable-gateway-api']);
+  if (gatewayApi) {
+    o.gatewayApi = {
+      controllerName: cfg['gateway-controller-name'],
+      reservedPorts: [cfg['http-port'], cfg['https-port'], cfg['status-port'], ...o.reservedPorts],
+      namespace: process.env.POD_NAMESPACE || cfg['publish-service']?.split('/')[0] || 'default',
+      ...(cfg['publish-service'] ? { publishService: cfg['publish-service'] } : {}),
+    };
+  }
+  const kinds = KINDS.filter((k) => !k.feature || (k.feature === 'gateway-api' && gatewayApi));
+
   // Every kind of the registry, in its order and in its own start-up stage (see reconcilers/kinds/registry.ts).
   const wired = new Map<string, Wired>();
   const provided: NonNullable<Wired['provides']> = {};
@@ -90,7 +103,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     m,
     model,
     o,
-    kinds: KINDS,
+    kinds,
     informerOf: (kind) => {
       const w = wired.get(kind);
       if (!w) throw new Error(`kind ${kind} is not wired yet (reconcilers/kinds/registry.ts order)`);
@@ -100,7 +113,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     secrets: (key) => provided.secrets?.(key),
     configMaps: (key) => provided.configMaps?.(key),
   };
-  for (const k of KINDS) {
+  for (const k of kinds) {
     const w = k.wire(ctx);
     wired.set(k.kind, w);
     Object.assign(provided, w.provides);
@@ -128,6 +141,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
       publishedHttpsPort: cfg['published-https-port'],
     },
     testHooks: cfg['enable-test-hooks'],
+    ...(o.gatewayApi ? { gatewayApi: { controllerName: o.gatewayApi.controllerName, reservedPorts: o.gatewayApi.reservedPorts } } : {}),
     ownAddresses: ownAddresses(cfg['listen-address']),
     // Portico's own Service: its addresses and its pods' join ownAddresses (the gateway reads them from the model).
     ...(cfg['publish-service'] ? { selfService: cfg['publish-service'] } : {}),
@@ -176,13 +190,34 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   m.add('gateway', (signal) => gateway.run(signal));
 
   // Status writers (leader only): each kind's own (Ingress status), then the CRDs' conditions.
-  for (const k of KINDS) k.status?.(ctx, wired.get(k.kind)!, gateway);
+  for (const k of kinds) k.status?.(ctx, wired.get(k.kind)!, gateway);
   wireCrdStatus(ctx, wired, gateway);
 
   m.addReadyCheck('nginx', () => gateway.isReady());
 
   const webhook = cfg['webhook-port'] > 0 ? setupWebhook(m, cfg, { model, gateway, translate: translateOptions, compatLabels: compatMetrics.constLabels }) : undefined;
   return { model, gateway, webhook };
+}
+
+/** Whether to serve Gateway API: --enable-gateway-api, and for `auto` whether the API server serves its v1 group. */
+async function gatewayApiOn(m: Manager, flag: 'auto' | 'true' | 'false'): Promise<boolean> {
+  if (flag === 'false') return false;
+  try {
+    const list = await m.client.request<{ resources?: { name: string }[] }>('GET', '/apis/gateway.networking.k8s.io/v1');
+    const served = new Set((list.resources ?? []).map((r) => r.name));
+    const missing = ['gatewayclasses', 'gateways', 'httproutes'].filter((r) => !served.has(r));
+    if (!missing.length) {
+      m.log.info('Gateway API: serving GatewayClasses, Gateways and HTTPRoutes (gateway.networking.k8s.io/v1)');
+      return true;
+    }
+    if (flag === 'true') throw new Error(`--enable-gateway-api=true: the API server does not serve ${missing.join(', ')} of gateway.networking.k8s.io/v1 (install the Gateway API CRDs)`);
+    m.log.info(`Gateway API: off (the API server does not serve ${missing.join(', ')}; install its CRDs and restart Portico to serve it)`);
+    return false;
+  } catch (e) {
+    if (flag === 'true' || !isNotFound(e)) throw e;
+    m.log.info('Gateway API: off (the API server does not serve gateway.networking.k8s.io/v1; install its CRDs and restart Portico to serve it)');
+    return false;
+  }
 }
 
 /**

@@ -254,6 +254,11 @@ export interface GlobalSettings extends Partial<NginxTuning> {
    * Absent when there are none.
    */
   headers?: GlobalHeaders;
+  /**
+   * Gateway API: the pod ports nginx serves Gateway listeners on (translate/gateway-api/attach.ts allocates them;
+   * each Gateway's Service targets its own), with whether they terminate TLS. Absent without Gateways.
+   */
+  gatewayPorts?: { port: number; ssl: boolean }[];
   listen: {
     httpPort: number;
     httpsPort: number;
@@ -341,7 +346,7 @@ export interface Route {
   /** Backend id (into data.backends); null = answer without proxying (see `action`). */
   backendId: string | null;
   /** Without a backend: 404 (nothing to serve) or 503 (fails closed, or the backend cannot be used). */
-  action?: 'not_found' | 'unavailable';
+  action?: 'not_found' | 'unavailable' | 'error';
   /** Plain-HTTP requests get a redirect to HTTPS (308) instead of being proxied. */
   sslRedirect: boolean;
   /**

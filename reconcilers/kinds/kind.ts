@@ -11,6 +11,7 @@ import type { ConfigMapReader, SecretReader } from '../annotations/plugins.ts';
 import type { Change, ChangeKind, Model, ModelSnapshot } from '../model/model.ts';
 import type { ClaimProcessor, IngressStatus, TranslateOptions } from '../translate/translate.ts';
 import type { Verdict } from './admission.ts';
+import type { GatewayApiOptions } from '../translate/gateway-api/attach.ts';
 
 /** Which Ingresses and Routes are Portico's (flags --controller-class, --ingress-class, --watch-ingress-without-class). */
 export interface ClassOptions {
@@ -55,6 +56,12 @@ export interface KindOptions {
   udpServices?: string;
   reservedPorts: number[];
   status: { update: boolean; publishService?: string; publishStatusAddress?: string; clearOnShutdown: boolean };
+  /**
+   * Gateway API, when on (--enable-gateway-api): the controllerName Portico serves, the pod ports it must not give
+   * to listeners, Portico's namespace (where each Gateway's Service goes) and its own Service (whose selector those
+   * Services copy).
+   */
+  gatewayApi?: GatewayApiOptions & { namespace: string; publishService?: string };
 }
 
 /** What a kind gets when it is wired (setup.ts builds it once for all kinds). */
@@ -98,6 +105,8 @@ export interface KindDescriptor {
   kind: string;
   /** The API resource of its main informer (and of admission). */
   resource: ResourceType;
+  /** A kind wired only when its API is on ('gateway-api': --enable-gateway-api). */
+  feature?: 'gateway-api';
   /** One of Portico's CRDs: its definition (crds/schema/<kind>.ts), which crds/generate.ts turns into crds/<plural>.yaml. */
   crd?: CrdDefinition;
   /** Start-up stage of its informers and controllers (operator/manager.ts): 0 IngressClasses, 1 Ingresses and CRDs, 2 what they refer to. */

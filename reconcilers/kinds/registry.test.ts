@@ -53,7 +53,7 @@ function kindLists(source: string, kinds: readonly string[] = KINDS.map((k) => k
 
 test('the registry is the only hand-written list of kinds (the generated files list them from it)', () => {
   assert.deepEqual(kindLists("const a = ['Route', 'Upstream']; const b = [ingressProcessor, routeProcessor]; const c = [route];"), ["['Route', 'Upstream']", '[ingressProcessor, routeProcessor]']);
-  assert.deepEqual(kindLists("const a = ['Route', 'x']; const b = [namespace, ingress]; const c = [ingressClass, ingress];"), ['[ingressClass, ingress]']);
+  assert.deepEqual(kindLists("const a = ['Route', 'x']; const b = [pods, ingress]; const c = [ingressClass, ingress];"), ['[ingressClass, ingress]']);
   const root = fileURLToPath(new URL('../../', import.meta.url));
   const found: string[] = [];
   for (const f of sourceFiles(root)) {

@@ -23,6 +23,11 @@ import { route } from './route/index.ts';
 import { secret } from './secret/index.ts';
 import { service } from './service/index.ts';
 import { upstream } from './upstream/index.ts';
+import { gatewayClass } from './gatewayclass/index.ts';
+import { namespace } from './namespace/index.ts';
+import { gateway } from './gateway/index.ts';
+import { httpRoute } from './httproute/index.ts';
+import { referenceGrant } from './referencegrant/index.ts';
 
 export const KINDS: readonly KindDescriptor[] = [
   ingressClass,
@@ -34,6 +39,12 @@ export const KINDS: readonly KindDescriptor[] = [
   plugin,
   consumer,
   configMap,
+  // Gateway API (wired only with --enable-gateway-api: their `feature`).
+  gatewayClass,
+  namespace,
+  gateway,
+  httpRoute,
+  referenceGrant,
 ];
 
 /** Portico's CRDs, in registry order: crds/generate.ts writes crds/<plural>.yaml (and crds/kustomization.yaml) from them. */

@@ -11,6 +11,8 @@ export interface IngressClassInfo {
 
 export interface ServiceBackendRef {
   service: string;
+  /** The Service's namespace when it is not the referring object's (an HTTPRoute's backendRef a ReferenceGrant permits). */
+  namespace?: string;
   /** Service port by number or by name. */
   port: { number: number } | { name: string };
 }

@@ -5,7 +5,7 @@ import type { ServiceBackendRef } from '../model/types.ts';
 
 export function backendIdOf(namespace: string, ref: ServiceBackendRef): string {
   const port = 'number' in ref.port ? String(ref.port.number) : ref.port.name;
-  return `${namespace}_${ref.service}_${port}`;
+  return `${ref.namespace ?? namespace}_${ref.service}_${port}`;
 }
 
 export function hostOrder(a: string, b: string): number {

@@ -52,6 +52,7 @@ import { warnObjects } from './phases/object-warnings.ts';
 import { warnOwnHostAuth } from './phases/own-host-auth.ts';
 import { askClientCertificates } from './phases/client-auth.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
+import { gatewayApiState } from './gateway-api/attach.ts';
 
 // What other modules import from here (the translation's parts live in the modules above).
 export type { IngressStatus, TranslateEvent, TranslateOptions, TranslateResult } from './types.ts';
@@ -109,6 +110,12 @@ function blocksOf(g: ModelSnapshot['global']): Pick<GlobalSettings, 'blocks'> {
   };
 }
 
+/** The pod ports of the Gateways' listeners (Gateway API): nginx listens on them (a new one reloads). */
+function gatewayPortsOf(snap: ModelSnapshot, o: TranslateOptions): Pick<GlobalSettings, 'gatewayPorts'> {
+  const ports = gatewayApiState(snap, o.gatewayApi).ports;
+  return ports.length ? { gatewayPorts: ports.map((p) => ({ ...p })) } : {};
+}
+
 /** The result of a finished draft: the structure (globals, profiles, passthrough) and the data (routes, backends, ...). */
 function anyRouteTraces(routes: Record<string, HostRoutes>): boolean {
   for (const h of Object.values(routes)) for (const r of h.rules) if (r.route.tracing?.enabled) return true;
@@ -140,6 +147,7 @@ function assemble(d: Draft): TranslateResult {
     ...(g.globalHeaders ? { headers: g.globalHeaders } : {}),
     ...nginxTuningOf(g),
     listen: o.listen,
+    ...gatewayPortsOf(snap, o),
     ...(o.metrics ? { metrics: o.metrics } : {}),
     ...(o.loopId ? { loopId: o.loopId } : {}),
   };

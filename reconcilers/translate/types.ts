@@ -1,9 +1,12 @@
 // What translate() is given and what it answers: options, events, per-object status, the result.
 import type { GatewayConfig, GlobalSettings, ModsecurityInstall, PathMatch, RequestMetricsSettings } from '../config/types.ts';
 import type { ServiceBackendRef } from '../model/types.ts';
+import type { GatewayApiOptions } from './gateway-api/attach.ts';
 
 export interface TranslateOptions {
   controllerClass: string;
+  /** Gateway API (--enable-gateway-api): the GatewayClasses Portico serves, the pod ports it must not give out. */
+  gatewayApi?: GatewayApiOptions;
   /** Class name accepted in the legacy kubernetes.io/ingress.class annotation. */
   ingressClassName: string;
   watchWithoutClass: boolean;

@@ -40,9 +40,17 @@ local profiles = {}       -- profile names rendered in the running nginx.conf (f
 
 local gen_ids = false
 local https_code = 308
+-- Pod ports of Gateway listeners ("20123" → "20123/", the prefix of their hosts' keys); nil without Gateways, so
+-- Ingress traffic never reads $server_port.
+local spaces = nil
 function _M.configure(opts)
   profiles = {}
   for _, name in ipairs(opts.profiles or {}) do profiles[name] = true end
+  spaces = nil
+  for _, port in ipairs(opts.gatewayPorts or {}) do
+    spaces = spaces or {}
+    spaces[tostring(port)] = tostring(port) .. "/"
+  end
   gen_ids = opts.requestIds == true
   -- http-redirect-code: the status of the redirect to HTTPS (301, 302, 307 or 308; 308 by default).
   local code = tonumber(opts.httpsRedirectCode)
@@ -86,6 +94,10 @@ local function prepare(host, r, path)
   if type(r.plugins) == "table" and #r.plugins > 0 then p.plugins = table.concat(r.plugins, ",") end
   if r.action == "not_found" then
     p.jump = "@portico_404"
+  elseif r.action == "error" then
+    -- A Gateway API rule with no backend it may use, and no filter that answers: 500, as the API asks.
+    p.jump = "@portico_500"
+    p.plain_jump = "@portico_500"
   elseif r.action == "unavailable" or (type(r.backendId) ~= "string" and not p.plugins) then
     -- (A rule without backends but with plugins runs them: a redirect plugin answers; otherwise the balancer
     -- finds no backend and the answer is 503.)
@@ -238,6 +250,22 @@ local function get_host(name)
   return h
 end
 
+-- A Gateway listener's host (see configure: the pod ports of Gateways): exact, then every wildcard from the most
+-- specific ("*.b.example.com" before "*.example.com": Gateway API wildcards cover one label or more), then "_".
+local function find_listener_host(space, host)
+  local h = host and get_host(space .. host)
+  if h then return h end
+  if host then
+    local dot = find(host, ".", 1, true)
+    while dot do
+      h = get_host(space .. "*" .. sub(host, dot))
+      if h then return h end
+      dot = find(host, ".", dot + 1, true)
+    end
+  end
+  return get_host(space .. "_")
+end
+
 local function find_host(host)
   local h = host and get_host(host)
   if h then return h end
@@ -341,7 +369,9 @@ function _M.route()
   if ngx.is_subrequest then return "" end
   if gen_ids and not ngx_var.http_x_request_id then ngx_var.portico_rid = new_request_id() end
   sync()
-  local h = find_host(ngx_var.host)
+  local space = spaces and spaces[ngx_var.server_port]
+  local h
+  if space then h = find_listener_host(space, ngx_var.host) else h = find_host(ngx_var.host) end
   if not h then return "@portico_unmatched" end
   if h.passthrough and ngx_var.scheme == "https" then
     -- TLS for this host is passed through to its backend (ssl-passthrough): a request for it on a connection Portico
@@ -396,6 +426,7 @@ function _M.route()
   local plain_jump = r.plain_jump
   if r.backend and jump ~= "@portico_503" then
     local id = r.split and split_pick(r.split) or r.backend
+    if id == "" then return "@portico_500" end
     ngx_var.portico_backend = id
     if jump == "" and observed(id) then
       jump = "@portico_lua"

@@ -89,7 +89,7 @@ end
 local CERT_ID = "^%x+$"
 local HOST = "^[%*]?[a-z0-9.-]+$"
 local MATCH = { exact = true, prefix = true, regex = true }
-local ACTIONS = { not_found = true, unavailable = true }
+local ACTIONS = { not_found = true, unavailable = true, error = true }
 local PROFILE = "^p_[a-z0-9]+$"
 local K8S_NAME = "^[a-z0-9][a-z0-9.-]*$"
 
@@ -103,9 +103,16 @@ local function host(h)
   end
 end
 
--- "_" (rules without host) or a host name.
+-- "_" (rules without host) or a host name; a Gateway listener's hosts are "<pod port>/<host or _>".
 local function route_host(h)
   if h == "_" then return nil end
+  if type(h) == "string" then
+    local port, rest = h:match("^(%d%d?%d?%d?%d?)/(.+)$")
+    if port then
+      if rest == "_" then return nil end
+      return host(rest)
+    end
+  end
   return host(h)
 end
 
@@ -171,9 +178,10 @@ local function route(r)
     if not is_array(r.split) or #r.split == 0 or #r.split > 64 then return "split must be a non-empty array" end
     for i, s in ipairs(r.split) do
       if type(s) ~= "table" then return "split " .. i .. " is not an object" end
-      local err = _M.backend_id(s.backendId)
+      -- "" is the share of a Gateway API backendRef Portico may not use: answered 500.
+      local err = s.backendId ~= "" and _M.backend_id(s.backendId) or nil
       if err then return "split " .. i .. ": " .. err end
-      if not is_int(s.weight, 0, 10000) then return "split " .. i .. ": weight must be 0-10000" end
+      if not is_int(s.weight, 0, 1000000) then return "split " .. i .. ": weight must be 0-1000000" end
     end
   end
   if r.plugins ~= nil then

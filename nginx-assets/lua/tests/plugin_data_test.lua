@@ -232,7 +232,7 @@ do -- route fields
       and validate.host_routes("a.example", { tls = false, passthrough = false, rules = { good } }) ~= nil
       and validate.host_routes("a.example", { tls = false, passthrough = "yes", rules = { good } }) ~= nil)
   local cases = {
-    { "split weight over 10000", rule({ split = { { backendId = "ns_a_80", weight = 10001 } } }), "weight" },
+    { "split weight over 1000000 (Gateway API's limit)", rule({ split = { { backendId = "ns_a_80", weight = 1000001 } } }), "weight" },
     { "split with a bad backend id", rule({ split = { { backendId = "A/B", weight = 1 } } }), "split 1" },
     { "empty split", rule({ split = {} }), "split" },
     { "observe false", rule({ observe = false }), "observe" },

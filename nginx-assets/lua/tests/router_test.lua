@@ -329,4 +329,42 @@ do
   R.check("request ids differ per request, one worker prefix", a ~= b and a:sub(1, 16) == b:sub(1, 16), a .. " " .. b)
 end
 
+do -- Gateway API: a Gateway port's hosts are keyed by its pod port; Gateway wildcards cover one label or more
+  local T = mock.fresh()
+  local store = require("portico.store")
+  local router = require("portico.router")
+  router.configure({ profiles = {}, gatewayPorts = { 20001, 20002 } })
+  store.apply_all({ r = { upsert = {
+    ["20001/foo.example.com"] = { rules = { rule("prefix", "/", route("gw1-foo")) } },
+    ["20001/*.example.com"] = { rules = { rule("prefix", "/", route("gw1-wild")) } },
+    ["20001/*.b.example.com"] = { rules = { rule("prefix", "/", route("gw1-wild-b")) } },
+    ["20001/_"] = { rules = { rule("prefix", "/", route("gw1-any")) } },
+    ["20002/_"] = { rules = {
+      rule("prefix", "/none", route(nil, { action = "error" })),
+      rule("prefix", "/split", route("a", { split = { { backendId = "a", weight = 0 }, { backendId = "", weight = 1 } } })),
+    } },
+    ["foo.example.com"] = { rules = { rule("prefix", "/", route("ingress-foo")) } },
+  } } })
+  local on = function(port, host, uri) return { vars = { server_port = port } }, host, uri end
+  local function via(port, host, uri)
+    local o = on(port)
+    local jump, b = req(T, router, host, uri, o)
+    if jump ~= "" then return jump end
+    return b
+  end
+  R.check("Gateway port: exact host", via("20001", "foo.example.com", "/") == "gw1-foo")
+  R.check("Gateway port: a wildcard covers one label", via("20001", "x.example.com", "/") == "gw1-wild")
+  R.check("Gateway port: ...and several, the most specific wildcard first", via("20001", "a.b.example.com", "/") == "gw1-wild-b" and via("20001", "a.c.example.com", "/") == "gw1-wild")
+  R.check("Gateway port: no host matches → the listener's catch-all", via("20001", "other.org", "/") == "gw1-any")
+  R.check("another Gateway port never sees the first one's hosts", via("20002", "foo.example.com", "/x") == "@portico_unmatched")
+  R.check("Ingress ports never see Gateway hosts", via("8080", "x.example.com", "/") == "@portico_unmatched" and via("8080", "foo.example.com", "/") == "ingress-foo")
+  R.check("a rule without a usable backend answers 500", via("20002", "any", "/none") == "@portico_500")
+  R.check("the share of an unusable backendRef answers 500", via("20002", "any", "/split") == "@portico_500")
+  router.configure({ profiles = {} })
+  R.check("without Gateway ports the port is not read: the Ingress hosts answer", via("20001", "foo.example.com", "/") == "ingress-foo")
+  local validate = require("portico.validate")
+  R.check("validate: a Gateway listener host", validate.host_routes("20001/foo.example.com", { rules = {} }) == nil and validate.host_routes("20001/_", { rules = {} }) == nil and validate.host_routes("20001/*.example.com", { rules = {} }) == nil)
+  R.check("validate: a bad Gateway listener host is refused", validate.host_routes("20001/Foo bar", { rules = {} }) ~= nil and validate.host_routes("2000100/x.example", { rules = {} }) ~= nil)
+end
+
 R.done()

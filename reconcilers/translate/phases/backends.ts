@@ -16,7 +16,7 @@ export function resolvePathBackends(d: Draft): void {
       for (const kc of list) {
         const won = hosts.get(kc.pc.host)?.get(kc.pc.id);
         if (!won || won.owner !== ow || won.pc !== kc.pc || !won.backendId) continue;
-        for (const ref of kc.backends ?? [kc.pc.ref]) resolveBackend(d, ow.ref, ann, ow.ns, ref, backendIdOf(ow.ns, ref));
+        for (const ref of kc.backends ?? [kc.pc.ref]) resolveBackend(d, ow.ref, ann, ref.namespace ?? ow.ns, ref, backendIdOf(ow.ns, ref));
       }
     }
   }

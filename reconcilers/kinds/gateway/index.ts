@@ -1,0 +1,58 @@
+// The Gateway kind (Gateway API): Gateways of Portico's GatewayClasses. Each listener port becomes a pod port nginx
+// listens on (translate/gateway-api/attach.ts), and each Gateway a Service of its own in Portico's namespace
+// (status.ts), whose cluster IP is the Gateway's address. This folder also wires the status controller of every
+// Gateway API kind (status.ts).
+import { keyOf, type KubeObject } from '../../../operator/kube/object.ts';
+import type { GatewayRecord } from '../../model/gateway-api.ts';
+import { Resources } from '../../resources.ts';
+import { GatewayResources, gatewayApiKind } from '../gateway-api.ts';
+import type { KindDescriptor } from '../kind.ts';
+import { gatewaySecrets, normalizeGateway } from './normalize.ts';
+import { GatewayStatusReconciler } from './status.ts';
+
+const base = gatewayApiKind({
+  kind: 'Gateway',
+  resource: GatewayResources.Gateway,
+  normalize: (o) => normalizeGateway(o),
+  reads: (r) => ({ secrets: gatewaySecrets(r as GatewayRecord) }),
+  tlsSecrets: true,
+  status: true,
+  why: 'Gateway API: the Gateways of Portico\'s GatewayClasses...',
+  extraRbac: [{ resource: Resources.Service, verbs: ['get', 'create', 'patch', 'delete'], why: 'Gateway API: a Service per Gateway (its address), in Portico\'s namespace.' }],
+});
+
+/** Model changes that can change a Gateway API status. */
+const FOLLOWED = new Set(['GatewayClass', 'Gateway', 'HTTPRoute', 'ReferenceGrant', 'Namespace', 'Service', 'Secret']);
+
+export const gateway: KindDescriptor = {
+  ...base,
+  status(ctx, _wired, gw) {
+    const g = ctx.o.gatewayApi;
+    if (!g) return;
+    const { m, model } = ctx;
+    const informers = { GatewayClass: ctx.informerOf('GatewayClass'), Gateway: ctx.informerOf('Gateway'), HTTPRoute: ctx.informerOf('HTTPRoute') };
+    const r = new GatewayStatusReconciler({
+      model,
+      client: m.client,
+      o: g,
+      informers,
+      isLeader: () => (m.leader ? m.isLeader() : true) && gw.isReady(),
+      programmed: () => gw.isReady(),
+    });
+    const ctrl = m.controller({ name: 'gateway-api-status', reconciler: r, workers: 2 });
+    for (const [kind, inf] of Object.entries(informers)) ctrl.watch(inf as typeof informers.Gateway, (o: KubeObject) => [`${kind}/${keyOf(o)}`]);
+    const all = () => {
+      for (const [kind, inf] of Object.entries(informers)) for (const key of inf.store.keys()) ctrl.enqueue(`${kind}/${key}`);
+    };
+    model.onChange((changes) => {
+      if (changes.some((c) => FOLLOWED.has(c.kind))) all();
+    });
+    const start = () => {
+      all();
+      void r.removeOrphans().catch((e: unknown) => m.log.warn(`Gateway API: removing the Services of Gateways that are gone failed: ${String(e)}`));
+    };
+    m.leader?.onStartedLeading(start);
+    gw.onReady(start);
+    gw.onReported(() => all());
+  },
+};

@@ -1,0 +1,95 @@
+// Gateway → its model record (the listeners as written; the attachment, translate/gateway-api/attach.ts, judges
+// them and reports per listener). Fields Portico does not serve are refused by name.
+import { z } from 'zod';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import type { GatewayRecord, ListenerN } from '../../model/gateway-api.ts';
+import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
+import { groupSchema, gwHostnameSchema, gwPortSchema, kindSchema, labelSelectorSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from './schema.ts';
+
+const listenerSchema = z.looseObject({
+  name: sectionNameSchema,
+  hostname: gwHostnameSchema.optional(),
+  port: gwPortSchema,
+  protocol: z.string().min(1).max(255),
+  tls: z
+    .looseObject({
+      mode: z.enum(['Terminate', 'Passthrough']).default('Terminate'),
+      certificateRefs: z
+        .array(z.looseObject({ group: groupSchema.default(''), kind: kindSchema.default('Secret'), name: objectNameSchema, namespace: namespaceSchema.optional() }))
+        .max(64)
+        .default([]),
+      options: z.record(z.string(), z.string()).optional(),
+    })
+    .optional(),
+  allowedRoutes: z
+    .looseObject({
+      namespaces: z.looseObject({ from: z.enum(['All', 'Same', 'Selector', 'None']).default('Same'), selector: labelSelectorSchema.optional() }).optional(),
+      kinds: z.array(z.looseObject({ group: groupSchema.default('gateway.networking.k8s.io'), kind: kindSchema })).max(8).optional(),
+    })
+    .optional(),
+});
+
+const gatewaySpecSchema = z.looseObject({
+  gatewayClassName: objectNameSchema,
+  listeners: z.array(listenerSchema).min(1).max(64),
+  addresses: z.array(z.looseObject({ type: z.string().default('IPAddress'), value: z.string().min(1).max(253) })).max(16).optional(),
+  infrastructure: z
+    .looseObject({
+      labels: z.record(z.string(), z.string().max(63)).optional(),
+      annotations: z.record(z.string(), z.string().max(4096)).optional(),
+    })
+    .optional(),
+});
+
+/** What the spec of a Gateway names that Portico does not serve yet: refused by name. */
+function unserved(spec: z.infer<typeof gatewaySpecSchema>): string[] {
+  const out: string[] = [];
+  if (spec.addresses?.length) out.push('spec.addresses: Portico gives each Gateway the cluster IP of a Service of its own; requested addresses are not served yet');
+  spec.listeners.forEach((l, i) => {
+    if (l.tls?.options && Object.keys(l.tls.options).length) out.push(`spec.listeners.${i}.tls.options: no option is supported`);
+  });
+  return out;
+}
+
+export function normalizeGateway(obj: KubeObject): CrdResult<GatewayRecord> {
+  const r = gatewaySpecSchema.safeParse((obj as { spec?: unknown }).spec ?? {});
+  if (!r.success) return { ok: false, reason: issuesText(r.error) };
+  const spec = r.data;
+  const refused = unserved(spec);
+  if (refused.length) return { ok: false, reason: refused.join('; ') };
+  const meta = metaOf(obj);
+  const listeners: ListenerN[] = spec.listeners.map((l) => {
+    const out: ListenerN = {
+      name: l.name,
+      port: l.port,
+      protocol: l.protocol,
+      allowedRoutes: {
+        namespaces: {
+          from: l.allowedRoutes?.namespaces?.from ?? 'Same',
+          ...(l.allowedRoutes?.namespaces?.selector
+            ? {
+                selector: {
+                  matchLabels: { ...(l.allowedRoutes.namespaces.selector.matchLabels ?? {}) },
+                  matchExpressions: (l.allowedRoutes.namespaces.selector.matchExpressions ?? []).map((e) => ({ key: e.key, operator: e.operator, values: [...(e.values ?? [])] })),
+                },
+              }
+            : {}),
+        },
+        ...(l.allowedRoutes?.kinds ? { kinds: l.allowedRoutes.kinds.map((k) => ({ group: k.group, kind: k.kind })) } : {}),
+      },
+    };
+    if (l.hostname) out.hostname = l.hostname;
+    if (l.tls) out.tls = { mode: l.tls.mode, certificateRefs: l.tls.certificateRefs.map((c) => ({ group: c.group, kind: c.kind, name: c.name, namespace: c.namespace ?? meta.namespace })) };
+    return out;
+  });
+  const rec: GatewayRecord = { ...meta, className: spec.gatewayClassName, listeners, addresses: [] };
+  if (spec.infrastructure) rec.infrastructure = { labels: { ...(spec.infrastructure.labels ?? {}) }, annotations: { ...(spec.infrastructure.annotations ?? {}) } };
+  return { ok: true, record: rec };
+}
+
+/** The certificate Secrets a Gateway reads (TLS key material). */
+export function gatewaySecrets(g: GatewayRecord): string[] {
+  const out = new Set<string>();
+  for (const l of g.listeners) for (const c of l.tls?.certificateRefs ?? []) if (c.group === '' && c.kind === 'Secret') out.add(`${c.namespace}/${c.name}`);
+  return [...out].sort();
+}

@@ -1,0 +1,59 @@
+// Zod schemas of the Gateway API fields Portico reads, with the API server's own validation (the v1.7.0 CRDs'
+// patterns and limits), so what the API server admits Portico accepts, and what reaches nginx is checked again.
+// Unknown fields are let through (passthrough): the CRDs are upstream's and grow; a field Portico does not serve is
+// reported by the normalizer that reads the object (never ignored silently).
+import { z } from 'zod';
+
+/** RFC 1123 subdomain, optionally with a leading "*." (Gateway API's Hostname). */
+export const gwHostnameSchema = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a lower-case DNS name, optionally starting with "*."');
+
+/** Object names: DNS subdomains (Gateways, Services, Secrets...). */
+export const objectNameSchema = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lower-case DNS subdomain');
+export const namespaceSchema = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label');
+export const sectionNameSchema = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a DNS subdomain');
+export const groupSchema = z
+  .string()
+  .max(253)
+  .regex(/^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be an API group');
+export const kindSchema = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/, 'must be a kind name');
+export const gwPortSchema = z.number().int().min(1).max(65535);
+
+export const labelSelectorSchema = z.looseObject({
+  matchLabels: z.record(z.string(), z.string()).optional(),
+  matchExpressions: z
+    .array(z.looseObject({ key: z.string(), operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']), values: z.array(z.string()).optional() }))
+    .optional(),
+});
+
+/** Header names (RFC 7230 tokens, Gateway API's HTTPHeaderName). */
+export const gwHeaderNameSchema = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/, 'must be an HTTP header name');
+/** Header values Portico passes to the data plane: printable ASCII (no control characters). */
+export const gwHeaderValueSchema = z
+  .string()
+  .min(1)
+  .max(4096)
+  .regex(/^[\x20-\x7e\t]*$/, 'must be printable ASCII');

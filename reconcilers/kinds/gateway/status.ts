@@ -1,0 +1,306 @@
+// Gateway API status, and the Service of each Gateway. One leader-only controller keyed by kind-qualified refs
+// ("GatewayClass/name", "Gateway/ns/name", "HTTPRoute/ns/name"); what each status says is the attachment's
+// (translate/gateway-api/attach.ts), so status and traffic always agree.
+//   - GatewayClass: Accepted, and the features Portico supports (status.supportedFeatures);
+//   - Gateway: Accepted, Programmed, status.addresses (its Service's cluster IP), and per listener Accepted,
+//     ResolvedRefs, Programmed, Conflicted, supportedKinds and attachedRoutes;
+//   - HTTPRoute: one entry per parentRef that is a Gateway of Portico's (Accepted, ResolvedRefs), other
+//     controllers' entries left as they are.
+// Conditions of other writers are kept; lastTransitionTime moves only when a condition's status does; a status is
+// patched (merge patch of the status subresource, with the resourceVersion read: a conflict is retried) only when
+// it changed. Each Gateway gets a Service in Portico's namespace (selecting Portico's pods, as --publish-service
+// does) whose ports are the listener ports, targeting the pod ports nginx serves them on.
+import { createHash } from 'node:crypto';
+import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
+import type { Informer } from '../../../operator/informer.ts';
+import { isNotFound, type KubeClient } from '../../../operator/kube/client.ts';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import { resourcePath } from '../../../operator/kube/resources.ts';
+import { GATEWAY_GROUP, type GatewayRecord } from '../../model/gateway-api.ts';
+import type { Model } from '../../model/model.ts';
+import { Resources } from '../../resources.ts';
+import { gatewayApiState, type Cond, type GatewayApiOptions, type GatewayApiState } from '../../translate/gateway-api/attach.ts';
+import { GatewayResources } from '../gateway-api.ts';
+
+/** Gateway API features Portico serves (GatewayClass status.supportedFeatures; the conformance suite reads them). */
+export const SUPPORTED_FEATURES = ['Gateway', 'HTTPRoute', 'ReferenceGrant'] as const;
+
+export interface ApiCondition {
+  type: string;
+  status: string;
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const clip = (s: string) => (s.length > 1000 ? `${s.slice(0, 997)}...` : s);
+
+/** Our conditions merged into the current list: others' kept, lastTransitionTime kept unless the status flipped. */
+export function mergeApiConditions(current: readonly ApiCondition[] | undefined, ours: readonly (Cond & { type: string })[], generation: number, at: string): ApiCondition[] {
+  const mine = new Set(ours.map((c) => c.type));
+  const kept = (current ?? []).filter((c) => !mine.has(c.type));
+  return [
+    ...kept,
+    ...ours.map((d) => {
+      const c = current?.find((x) => x.type === d.type);
+      return { type: d.type, status: d.status, observedGeneration: generation, lastTransitionTime: c && c.status === d.status ? c.lastTransitionTime : at, reason: d.reason, message: clip(d.message || d.reason) };
+    }),
+  ];
+}
+
+/** Whether two statuses say the same (lastTransitionTime aside). */
+function sameStatus(a: unknown, b: unknown): boolean {
+  const strip = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(strip) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'lastTransitionTime').map(([k, x]) => [k, strip(x)])) : v;
+  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+}
+
+/** The name of a Gateway's Service in Portico's namespace: readable, unique per Gateway (a hash of its key). */
+export function gatewayServiceName(gwKey: string): string {
+  const name = gwKey.slice(gwKey.indexOf('/') + 1);
+  const h = createHash('sha256').update(gwKey).digest('hex').slice(0, 10);
+  const head = name.replace(/[^a-z0-9-]/g, '-').slice(0, 63 - 1 - h.length - 3).replace(/-+$/, '');
+  return `gw-${head}-${h}`.replace(/^gw--/, 'gw-');
+}
+const GATEWAY_LABEL = 'portico.dev/gateway';
+const gatewayLabel = (gwKey: string) => createHash('sha256').update(gwKey).digest('hex').slice(0, 32);
+
+export interface GatewayStatusDeps {
+  model: Model;
+  client: KubeClient;
+  o: GatewayApiOptions & { namespace: string; publishService?: string };
+  informers: { GatewayClass: Informer<KubeObject>; Gateway: Informer<KubeObject>; HTTPRoute: Informer<KubeObject> };
+  isLeader: () => boolean;
+  /** nginx runs a configuration with every listener of the model (the gateway is in sync). */
+  programmed: () => boolean;
+}
+
+type Obj = KubeObject & { status?: Record<string, unknown> };
+
+export class GatewayStatusReconciler implements Reconciler {
+  private readonly d: GatewayStatusDeps;
+  private selector: Record<string, string> | null | undefined;
+  constructor(d: GatewayStatusDeps) {
+    this.d = d;
+  }
+  private state(): GatewayApiState {
+    return gatewayApiState(this.d.model.snapshot(), this.d.o);
+  }
+  async reconcile(_ctx: ReconcileContext, ref: string): Promise<void> {
+    if (!this.d.isLeader()) return;
+    const slash = ref.indexOf('/');
+    const kind = ref.slice(0, slash);
+    const key = ref.slice(slash + 1);
+    if (kind === 'GatewayClass') return this.gatewayClass(key);
+    if (kind === 'Gateway') return this.gateway(key);
+    if (kind === 'HTTPRoute') return this.httpRoute(key);
+  }
+
+  private async patchStatus(resource: typeof GatewayResources.Gateway, obj: Obj, status: Record<string, unknown>): Promise<void> {
+    const ns = obj.metadata.namespace;
+    try {
+      await this.d.client.request('PATCH', resourcePath(resource, ns, obj.metadata.name, 'status'), {
+        body: { metadata: { resourceVersion: obj.metadata.resourceVersion }, status },
+        contentType: 'application/merge-patch+json',
+      });
+    } catch (e) {
+      if (!isNotFound(e)) throw e; // a conflict is retried by the controller, with the newer object
+    }
+  }
+
+  private async gatewayClass(name: string): Promise<void> {
+    const obj = this.d.informers.GatewayClass.store.get(name) as Obj | undefined;
+    if (!obj) return;
+    const spec = (obj as { spec?: { controllerName?: string } }).spec;
+    if (spec?.controllerName !== this.d.o.controllerName) return;
+    const rejected = this.d.model.snapshot().rejectedCrds.get(`GatewayClass/${name}`);
+    const cls = this.state().classes.get(name);
+    const accepted: Cond = rejected ? { status: 'False', reason: 'InvalidParameters', message: rejected.reason } : (cls?.accepted ?? { status: 'Unknown', reason: 'Pending', message: 'not reconciled yet' });
+    const gen = obj.metadata.generation ?? 0;
+    const cur = obj.status as { conditions?: ApiCondition[]; supportedFeatures?: unknown } | undefined;
+    const status = {
+      conditions: mergeApiConditions(cur?.conditions, [{ type: 'Accepted', ...accepted }], gen, now()),
+      supportedFeatures: accepted.status === 'True' ? SUPPORTED_FEATURES.map((f) => ({ name: f })) : [],
+    };
+    if (sameStatus({ conditions: cur?.conditions, supportedFeatures: cur?.supportedFeatures ?? [] }, status)) return;
+    await this.patchStatus(GatewayResources.GatewayClass, obj, status);
+  }
+
+  private async podSelector(): Promise<Record<string, string> | null> {
+    if (this.selector !== undefined) return this.selector;
+    const ps = this.d.o.publishService;
+    if (!ps) return (this.selector = null);
+    const [ns, name] = ps.split('/') as [string, string];
+    try {
+      const svc = await this.d.client.request<{ spec?: { selector?: Record<string, string> } }>('GET', resourcePath(Resources.Service, ns, name));
+      this.selector = svc.spec?.selector && Object.keys(svc.spec.selector).length ? svc.spec.selector : null;
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      return null; // asked again next time
+    }
+    return this.selector;
+  }
+
+  private async gateway(key: string): Promise<void> {
+    const svcName = gatewayServiceName(key);
+    const svcPath = resourcePath(Resources.Service, this.d.o.namespace, svcName);
+    const obj = this.d.informers.Gateway.store.get(key) as Obj | undefined;
+    const st = this.state().gateways.get(key);
+    const rec = this.d.model.crd('Gateway', key) as GatewayRecord | undefined;
+    if (!obj || !st || !rec) {
+      // Not (or no longer) Portico's: its Service goes.
+      try {
+        await this.d.client.request('DELETE', svcPath);
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+      if (!obj) return;
+      const rejected = this.d.model.snapshot().rejectedCrds.get(`Gateway/${key}`);
+      const cls = (obj as { spec?: { gatewayClassName?: string } }).spec?.gatewayClassName;
+      if (!rejected || !cls || !this.state().classes.has(cls)) return;
+      const gen = obj.metadata.generation ?? 0;
+      const cur = obj.status as { conditions?: ApiCondition[] } | undefined;
+      const conditions = mergeApiConditions(
+        cur?.conditions,
+        [
+          { type: 'Accepted', status: 'False', reason: 'Invalid', message: rejected.reason },
+          { type: 'Programmed', status: 'False', reason: 'Invalid', message: 'not served: the Gateway is not accepted' },
+        ],
+        gen,
+        now(),
+      );
+      if (!sameStatus(cur?.conditions, conditions)) await this.patchStatus(GatewayResources.Gateway, obj, { conditions });
+      return;
+    }
+    // Its Service: the listener ports, targeting the pod ports nginx serves them on.
+    const selector = await this.podSelector();
+    const ports = [...new Map(st.listeners.filter((l) => l.podPort !== undefined).map((l) => [l.port, l.podPort!])).entries()].sort(([a], [b]) => a - b);
+    let address: string | undefined;
+    let addressProblem: string | undefined;
+    if (!selector) addressProblem = `Portico has no Service of its own to take its pods' labels from (--publish-service${this.d.o.publishService ? ` ${this.d.o.publishService} not found or without a selector` : ' is not set'})`;
+    else if (!ports.length) addressProblem = 'no listener is served, so the Gateway has no Service';
+    else {
+      const svc = {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: {
+          name: svcName,
+          namespace: this.d.o.namespace,
+          labels: { ...(rec.infrastructure?.labels ?? {}), [GATEWAY_LABEL]: gatewayLabel(key) },
+          annotations: { ...(rec.infrastructure?.annotations ?? {}), 'portico.dev/gateway': key },
+        },
+        spec: {
+          type: 'ClusterIP',
+          selector,
+          ports: ports.map(([port, target]) => ({ name: `port-${port}`, port, targetPort: target, protocol: 'TCP' })),
+        },
+      };
+      const applied = await this.d.client.request<{ spec?: { clusterIP?: string } }>('PATCH', svcPath, {
+        body: svc,
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: 'portico-gateway', force: 'true' },
+      });
+      address = applied.spec?.clusterIP && applied.spec.clusterIP !== 'None' ? applied.spec.clusterIP : undefined;
+      if (!address) addressProblem = `Service ${this.d.o.namespace}/${svcName} has no cluster IP yet`;
+    }
+    const live = this.d.programmed();
+    const gen = obj.metadata.generation ?? 0;
+    const cur = obj.status as { conditions?: ApiCondition[]; listeners?: { name: string; conditions?: ApiCondition[] }[]; addresses?: unknown } | undefined;
+    const at = now();
+    const programmed: Cond = addressProblem
+      ? { status: 'False', reason: 'AddressNotAssigned', message: addressProblem }
+      : !live
+        ? { status: 'False', reason: 'Pending', message: 'nginx does not run this configuration yet' }
+        : st.accepted.status === 'True'
+          ? { status: 'True', reason: 'Programmed', message: `served on ${address}` }
+          : { status: 'False', reason: 'Invalid', message: 'no listener is valid' };
+    const listeners = st.listeners.map((l) => {
+      const old = cur?.listeners?.find((x) => x.name === l.name)?.conditions;
+      const lp: Cond = l.programmed.status === 'True' && (addressProblem || !live) ? { status: 'False', reason: 'Pending', message: addressProblem ?? 'nginx does not run this configuration yet' } : l.programmed;
+      return {
+        name: l.name,
+        supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
+        attachedRoutes: l.attachedRoutes,
+        conditions: mergeApiConditions(
+          old,
+          [
+            { type: 'Accepted', ...l.accepted },
+            { type: 'ResolvedRefs', ...l.resolvedRefs },
+            { type: 'Programmed', ...lp },
+            { type: 'Conflicted', ...l.conflicted, ...(l.conflicted.status === 'False' ? { reason: 'NoConflicts', message: 'no conflict' } : {}) },
+          ],
+          gen,
+          at,
+        ),
+      };
+    });
+    const status = {
+      addresses: address ? [{ type: 'IPAddress', value: address }] : [],
+      conditions: mergeApiConditions(cur?.conditions, [{ type: 'Accepted', ...st.accepted }, { type: 'Programmed', ...programmed }], gen, at),
+      listeners,
+    };
+    if (sameStatus({ addresses: cur?.addresses ?? [], conditions: cur?.conditions, listeners: cur?.listeners ?? [] }, status)) return;
+    await this.patchStatus(GatewayResources.Gateway, obj, status);
+  }
+
+  private async httpRoute(key: string): Promise<void> {
+    const obj = this.d.informers.HTTPRoute.store.get(key) as Obj | undefined;
+    if (!obj) return;
+    const gen = obj.metadata.generation ?? 0;
+    const st = this.state();
+    const rejected = this.d.model.snapshot().rejectedCrds.get(`HTTPRoute/${key}`);
+    const ns = obj.metadata.namespace ?? '';
+    type ParentStatus = { parentRef: Record<string, unknown>; controllerName: string; conditions: ApiCondition[] };
+    const cur = (obj.status as { parents?: ParentStatus[] } | undefined)?.parents ?? [];
+    const others = cur.filter((p) => p.controllerName !== this.d.o.controllerName);
+    const mineBefore = cur.filter((p) => p.controllerName === this.d.o.controllerName);
+    const at = now();
+    const refKey = (r: Record<string, unknown>) => JSON.stringify([r.group ?? GATEWAY_GROUP, r.kind ?? 'Gateway', r.namespace ?? ns, r.name, r.sectionName ?? null, r.port ?? null]);
+    const old = (r: Record<string, unknown>) => mineBefore.find((p) => refKey(p.parentRef) === refKey(r))?.conditions;
+    const mine: ParentStatus[] = [];
+    if (rejected) {
+      // The spec is refused: every parentRef naming a Gateway of Portico's hears why.
+      const refs = ((obj as { spec?: { parentRefs?: Record<string, unknown>[] } }).spec?.parentRefs ?? []) as Record<string, unknown>[];
+      for (const r of refs) {
+        if ((r.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (r.kind ?? 'Gateway') !== 'Gateway' || !st.gateways.has(`${(r.namespace as string) ?? ns}/${r.name as string}`)) continue;
+        mine.push({
+          parentRef: r,
+          controllerName: this.d.o.controllerName,
+          conditions: mergeApiConditions(old(r), [{ type: 'Accepted', status: 'False', reason: 'UnsupportedValue', message: rejected.reason }], gen, at),
+        });
+      }
+    } else {
+      for (const p of st.routes.get(key) ?? []) {
+        const parentRef: Record<string, unknown> = { group: p.ref.group, kind: p.ref.kind, namespace: p.ref.namespace, name: p.ref.name };
+        if (p.ref.sectionName !== undefined) parentRef.sectionName = p.ref.sectionName;
+        if (p.ref.port !== undefined) parentRef.port = p.ref.port;
+        mine.push({
+          parentRef,
+          controllerName: this.d.o.controllerName,
+          conditions: mergeApiConditions(old(parentRef), [{ type: 'Accepted', ...p.accepted }, { type: 'ResolvedRefs', ...p.resolvedRefs }], gen, at),
+        });
+      }
+    }
+    const parents = [...others, ...mine];
+    if (!mine.length && !mineBefore.length) return;
+    if (sameStatus(cur, parents)) return;
+    await this.patchStatus(GatewayResources.HTTPRoute, obj, { parents });
+  }
+
+  /** Services of Gateways that are gone (removed while Portico was not running). */
+  async removeOrphans(): Promise<void> {
+    const list = await this.d.client.request<{ items: KubeObject[] }>('GET', resourcePath(Resources.Service, this.d.o.namespace), { query: { labelSelector: GATEWAY_LABEL } });
+    const st = this.state();
+    const wanted = new Set([...st.gateways.keys()].map(gatewayServiceName));
+    for (const s of list.items) {
+      if (wanted.has(s.metadata.name)) continue;
+      try {
+        await this.d.client.request('DELETE', resourcePath(Resources.Service, this.d.o.namespace, s.metadata.name));
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+    }
+  }
+}

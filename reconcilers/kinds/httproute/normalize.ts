@@ -1,0 +1,166 @@
+// HTTPRoute → its model record: parentRefs and backendRefs with the API's defaults applied, matches and the filters
+// Portico serves. A filter or field it does not serve refuses the route by name (Accepted=False with the field in
+// the message), so nothing is dropped silently; the API server's own validation is repeated (paths, names, values).
+import { z } from 'zod';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import { GATEWAY_GROUP, type HttpFilterN, type HttpRouteRecord, type HttpRuleN } from '../../model/gateway-api.ts';
+import { regexPathProblem } from '../../values/regex-path.ts';
+import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
+import { groupSchema, gwHeaderNameSchema, gwHeaderValueSchema, gwHostnameSchema, gwPortSchema, kindSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from '../gateway/schema.ts';
+
+/** The API server's path rules (HTTPPathMatch, HTTPPathModifier): absolute, no "//", "/./", "/../", no encoded "/" or "%". */
+const pathValue = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine((p) => p.startsWith('/'), 'must be an absolute path')
+  .refine((p) => !p.includes('//') && !/\/\.\.?(\/|$)/.test(p), 'must not contain "//", "/./" or "/../"')
+  .refine((p) => !/%2f|%2F|%25/.test(p), 'must not contain "%2f", "%2F" or "%25"')
+  .refine((p) => /^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})+$/.test(p), 'must contain only characters of a URL path');
+
+const matchSchema = z.looseObject({
+  path: z.looseObject({ type: z.enum(['Exact', 'PathPrefix', 'RegularExpression']).default('PathPrefix'), value: z.string().max(1024).default('/') }).optional(),
+  headers: z.array(z.looseObject({ type: z.enum(['Exact', 'RegularExpression']).default('Exact'), name: gwHeaderNameSchema, value: gwHeaderValueSchema })).max(16).optional(),
+  queryParams: z.array(z.looseObject({ type: z.enum(['Exact', 'RegularExpression']).default('Exact'), name: gwHeaderNameSchema, value: gwHeaderValueSchema })).max(16).optional(),
+  method: z.enum(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']).optional(),
+});
+const headerMods = z.looseObject({
+  set: z.array(z.looseObject({ name: gwHeaderNameSchema, value: z.string().max(4096).regex(/^[\x20-\x7e\t]*$/, 'must be printable ASCII') })).max(16).optional(),
+  add: z.array(z.looseObject({ name: gwHeaderNameSchema, value: z.string().max(4096).regex(/^[\x20-\x7e\t]*$/, 'must be printable ASCII') })).max(16).optional(),
+  remove: z.array(gwHeaderNameSchema).max(16).optional(),
+});
+const pathModifier = z.looseObject({
+  type: z.enum(['ReplaceFullPath', 'ReplacePrefixMatch']),
+  replaceFullPath: pathValue.optional(),
+  replacePrefixMatch: pathValue.optional(),
+});
+const filterSchema = z.looseObject({
+  type: z.string().min(1),
+  requestHeaderModifier: headerMods.optional(),
+  responseHeaderModifier: headerMods.optional(),
+  requestRedirect: z
+    .looseObject({
+      scheme: z.enum(['http', 'https']).optional(),
+      hostname: gwHostnameSchema.optional(),
+      path: pathModifier.optional(),
+      port: gwPortSchema.optional(),
+      statusCode: z.union([z.literal(301), z.literal(302), z.literal(303), z.literal(307), z.literal(308)]).default(302),
+    })
+    .optional(),
+  urlRewrite: z.looseObject({ hostname: gwHostnameSchema.optional(), path: pathModifier.optional() }).optional(),
+});
+const backendRefSchema = z.looseObject({
+  group: groupSchema.default(''),
+  kind: kindSchema.default('Service'),
+  name: objectNameSchema,
+  namespace: namespaceSchema.optional(),
+  port: gwPortSchema.optional(),
+  weight: z.number().int().min(0).max(1000000).default(1),
+  filters: z.array(z.unknown()).optional(),
+});
+const durationSchema = z.string().regex(/^([0-9]{1,5}(h|m|s|ms)){1,4}$/, 'must be a Gateway API duration such as 10s or 1m30s');
+const ruleSchema = z.looseObject({
+  name: sectionNameSchema.optional(),
+  matches: z.array(matchSchema).max(64).optional(),
+  filters: z.array(filterSchema).max(16).optional(),
+  backendRefs: z.array(backendRefSchema).max(16).optional(),
+  timeouts: z.looseObject({ request: durationSchema.optional(), backendRequest: durationSchema.optional() }).optional(),
+});
+const specSchema = z.looseObject({
+  parentRefs: z
+    .array(z.looseObject({ group: groupSchema.default(GATEWAY_GROUP), kind: kindSchema.default('Gateway'), namespace: namespaceSchema.optional(), name: objectNameSchema, sectionName: sectionNameSchema.optional(), port: gwPortSchema.optional() }))
+    .max(32)
+    .default([]),
+  hostnames: z.array(gwHostnameSchema).max(16).default([]),
+  rules: z.array(ruleSchema).max(64).default([{}]),
+});
+
+/** Gateway API durations ("1h2m3s4ms") in seconds. */
+export function durationSeconds(d: string): number {
+  let s = 0;
+  for (const [, n, u] of d.matchAll(/([0-9]+)(h|ms|m|s)/g)) s += Number(n) * (u === 'h' ? 3600 : u === 'm' ? 60 : u === 's' ? 1 : 0.001);
+  return s;
+}
+
+type Mods = z.infer<typeof headerMods>;
+const modsOf = (m: Mods) => ({
+  set: (m.set ?? []).map((h) => ({ name: h.name, value: h.value })),
+  add: (m.add ?? []).map((h) => ({ name: h.name, value: h.value })),
+  remove: [...(m.remove ?? [])],
+});
+
+export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> {
+  const r = specSchema.safeParse((obj as { spec?: unknown }).spec ?? {});
+  if (!r.success) return { ok: false, reason: issuesText(r.error) };
+  const spec = r.data;
+  const meta = metaOf(obj);
+  const problems: string[] = [];
+  const rules: HttpRuleN[] = spec.rules.map((rule, i) => {
+    const at = `spec.rules.${i}`;
+    const matches = (rule.matches?.length ? rule.matches : [{}]).map((m, j) => {
+      const path = { type: m.path?.type ?? 'PathPrefix', value: m.path?.value ?? '/' } as HttpRuleN['matches'][number]['path'];
+      if (path.type === 'RegularExpression') {
+        const p = regexPathProblem(path.value);
+        if (p) problems.push(`${at}.matches.${j}.path.value: regular expression ${p}`);
+      } else {
+        const v = pathValue.safeParse(path.value);
+        if (!v.success) problems.push(`${at}.matches.${j}.path.value: ${v.error.issues[0]?.message}`);
+      }
+      const values = (list: { type: 'Exact' | 'RegularExpression'; name: string; value: string }[] | undefined, what: string) =>
+        (list ?? []).map((h, k) => {
+          if (h.type === 'RegularExpression') {
+            const p = regexPathProblem(h.value);
+            if (p) problems.push(`${at}.matches.${j}.${what}.${k}.value: regular expression ${p}`);
+          }
+          return { type: h.type, name: h.name, value: h.value };
+        });
+      return { path, headers: values(m.headers, 'headers'), queryParams: values(m.queryParams, 'queryParams'), ...(m.method ? { method: m.method } : {}) };
+    });
+    const filters: HttpFilterN[] = [];
+    (rule.filters ?? []).forEach((f, j) => {
+      const fat = `${at}.filters.${j}`;
+      if (f.type === 'RequestHeaderModifier' && f.requestHeaderModifier) filters.push({ type: 'RequestHeaderModifier', ...modsOf(f.requestHeaderModifier) });
+      else if (f.type === 'ResponseHeaderModifier' && f.responseHeaderModifier) filters.push({ type: 'ResponseHeaderModifier', ...modsOf(f.responseHeaderModifier) });
+      else if (f.type === 'RequestRedirect' && f.requestRedirect) {
+        const rr = f.requestRedirect;
+        const p = rr.path ? pathOf(rr.path, `${fat}.requestRedirect.path`, problems) : undefined;
+        filters.push({ type: 'RequestRedirect', statusCode: rr.statusCode, ...(rr.scheme ? { scheme: rr.scheme } : {}), ...(rr.hostname ? { hostname: rr.hostname } : {}), ...(rr.port ? { port: rr.port } : {}), ...(p ? { path: p } : {}) });
+      } else if (f.type === 'URLRewrite' && f.urlRewrite) {
+        const p = f.urlRewrite.path ? pathOf(f.urlRewrite.path, `${fat}.urlRewrite.path`, problems) : undefined;
+        filters.push({ type: 'URLRewrite', ...(f.urlRewrite.hostname ? { hostname: f.urlRewrite.hostname } : {}), ...(p ? { path: p } : {}) });
+      } else problems.push(`${fat}: filter type ${f.type} is not served by Portico (yet)`);
+    });
+    const backends = (rule.backendRefs ?? []).map((b, k) => {
+      if (b.filters?.length) problems.push(`${at}.backendRefs.${k}.filters: filters per backendRef are not served by Portico (yet)`);
+      return { group: b.group, kind: b.kind, namespace: b.namespace ?? meta.namespace, name: b.name, ...(b.port !== undefined ? { port: b.port } : {}), weight: b.weight };
+    });
+    const out: HttpRuleN = { matches, backends, filters };
+    if (rule.name) out.name = rule.name;
+    if (rule.timeouts) {
+      const t: NonNullable<HttpRuleN['timeouts']> = {};
+      if (rule.timeouts.request && rule.timeouts.request !== '0s') t.request = durationSeconds(rule.timeouts.request);
+      if (rule.timeouts.backendRequest && rule.timeouts.backendRequest !== '0s') t.backendRequest = durationSeconds(rule.timeouts.backendRequest);
+      if (Object.keys(t).length) out.timeouts = t;
+    }
+    return out;
+  });
+  if (problems.length) return { ok: false, reason: problems.join('; ') };
+  return {
+    ok: true,
+    record: {
+      ...meta,
+      parents: spec.parentRefs.map((p) => ({ group: p.group, kind: p.kind, namespace: p.namespace ?? meta.namespace, name: p.name, ...(p.sectionName ? { sectionName: p.sectionName } : {}), ...(p.port ? { port: p.port } : {}) })),
+      hostnames: [...new Set(spec.hostnames)],
+      rules,
+    },
+  };
+}
+
+function pathOf(p: z.infer<typeof pathModifier>, at: string, problems: string[]): { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } | undefined {
+  const value = p.type === 'ReplaceFullPath' ? p.replaceFullPath : p.replacePrefixMatch;
+  if (value === undefined) {
+    problems.push(`${at}: ${p.type} needs ${p.type === 'ReplaceFullPath' ? 'replaceFullPath' : 'replacePrefixMatch'}`);
+    return undefined;
+  }
+  return { type: p.type, value };
+}

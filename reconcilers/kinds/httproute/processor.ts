@@ -1,0 +1,239 @@
+// The HTTPRoute's claim processor: how an HTTPRoute becomes paths of the kind-agnostic translation. Every
+// (attached listener × host × rule × match) is a claim on the listener's host key (translate/gateway-api/attach.ts
+// listenerHost: the Gateway port's pod port and the host), so Gateways never share routes with each other or with
+// Ingresses. Gateway API's order between the matches of one path (a method match first, then the most header
+// matches, then the most query matches, then the oldest route) is encoded as the claim's priority, which the router
+// orders by before conditions and age. Filters become plugin instances of the route's own. Part of the pure
+// translation (tools/imports.ts).
+import type { PluginInstance, Route, RouteConditions } from '../../config/types.ts';
+import { GATEWAY_GROUP, type HttpFilterN, type HttpMatchN, type HttpRouteRecord, type HttpRuleN } from '../../model/gateway-api.ts';
+import { recordsOf } from '../../model/model.ts';
+import type { IngressClassInfo, ServiceBackendRef } from '../../model/types.ts';
+import { backendIdOf } from '../../translate/claims.ts';
+import type { ClaimProcessor, Draft, KindClaim, Owner } from '../../translate/draft.ts';
+import { gatewayApiState, listenerHost, type ListenerState } from '../../translate/gateway-api/attach.ts';
+import type { PathClaim } from '../../translate/types.ts';
+import type { Instance as RedirectInstance } from '../../config/plugins/redirect.ts';
+import type { Instance as RewriteInstance } from '../../config/plugins/rewrite.ts';
+
+export const HTTPROUTE_REF_PREFIX = 'HTTPRoute/';
+const refOf = (key: string) => `${HTTPROUTE_REF_PREFIX}${key}`;
+
+/** One match of an HTTPRoute rule on one listener host. */
+interface HttpClaim extends KindClaim {
+  rule: HttpRuleN;
+  ruleIndex: number;
+  m: HttpMatchN;
+  listener: ListenerState;
+  /** Backends the route may use (the others answer 500 in proportion to their weight). */
+  usable: boolean[];
+}
+
+/** The Gateway API order of the matches of one path, as a priority (higher first). */
+export function precedence(m: HttpMatchN): number {
+  return (m.method ? 1_000_000 : 0) + Math.min(m.headers.length, 999) * 1000 + Math.min(m.queryParams.length, 999);
+}
+
+function conditionsOf(m: HttpMatchN): RouteConditions | undefined {
+  const c: RouteConditions = {};
+  if (m.method) c.methods = [m.method];
+  if (m.headers.length) c.headers = m.headers.map((h) => ({ name: h.name.toLowerCase(), type: h.type === 'RegularExpression' ? 'regex' : 'exact', value: h.value }));
+  if (m.queryParams.length) c.query = m.queryParams.map((q) => ({ name: q.name, type: q.type === 'RegularExpression' ? 'regex' : 'exact', value: q.value }));
+  return Object.keys(c).length ? c : undefined;
+}
+
+const MATCH = { Exact: 'exact', PathPrefix: 'prefix', RegularExpression: 'regex' } as const;
+
+const claimCache = new WeakMap<HttpRouteRecord, { state: unknown; claims: HttpClaim[] }>();
+const byPc = new WeakMap<PathClaim, HttpClaim>();
+
+function claimsOf(d: Draft, rt: HttpRouteRecord): HttpClaim[] {
+  const state = gatewayApiState(d.snap, d.o.gatewayApi);
+  const cached = claimCache.get(rt);
+  if (cached && cached.state === state) return cached.claims;
+  const claims: HttpClaim[] = [];
+  const source = refOf(rt.key);
+  const parents = state.routes.get(rt.key) ?? [];
+  const refsOk = parents[0]?.resolvedRefs.status === 'True';
+  for (const p of parents) {
+    if (p.accepted.status !== 'True') continue;
+    for (const a of p.attached) {
+      const podPort = a.listener.podPort;
+      if (podPort === undefined) continue;
+      rt.rules.forEach((rule, ruleIndex) => {
+        const usable = rule.backends.map((b) => refsOk || backendUsable(d, rt, b));
+        const first = rule.backends.findIndex((_, i) => usable[i]);
+        const fb = first >= 0 ? rule.backends[first]! : undefined;
+        const ref: ServiceBackendRef = fb ? { service: fb.name, port: { number: fb.port ?? 0 }, ...(fb.namespace !== rt.namespace ? { namespace: fb.namespace } : {}) } : { service: '', port: { number: 0 } };
+        const backends: ServiceBackendRef[] = rule.backends.flatMap((b, i) => (usable[i] ? [{ service: b.name, port: { number: b.port ?? 0 }, ...(b.namespace !== rt.namespace ? { namespace: b.namespace } : {}) }] : []));
+        for (const h of a.hosts) {
+          const host = listenerHost(podPort, h);
+          for (const m of rule.matches) {
+            const cond = conditionsOf(m);
+            const match = MATCH[m.path.type];
+            let path = m.path.value;
+            if (match === 'prefix' && path.length > 1) path = path.replace(/\/+$/, '') || '/';
+            const pc: PathClaim = {
+              host,
+              id: `${match} ${path}${cond ? ` ${JSON.stringify(cond)}` : ''}`,
+              path,
+              written: m.path.value,
+              match,
+              ref,
+              backendId: fb ? backendIdOf(rt.namespace, ref) : '',
+              serviceKey: fb ? `${fb.namespace}/${fb.name}` : '',
+              source,
+            };
+            const hc: HttpClaim = { pc, rule, ruleIndex, m, listener: a.listener, usable, priority: precedence(m), noBackend: !fb, backends, plugins: [] };
+            if (cond) hc.conditions = cond;
+            byPc.set(pc, hc);
+            claims.push(hc);
+          }
+        }
+      });
+    }
+  }
+  claimCache.set(rt, { state, claims });
+  return claims;
+}
+
+/** Whether one backendRef may be used (when the route's ResolvedRefs is False, only some are at fault). */
+function backendUsable(d: Draft, rt: HttpRouteRecord, b: HttpRuleN['backends'][number]): boolean {
+  if (b.group !== '' || b.kind !== 'Service' || b.port === undefined) return false;
+  if (!d.snap.services.has(`${b.namespace}/${b.name}`)) return false;
+  if (b.namespace === rt.namespace) return true;
+  for (const g of recordsOf(d.snap, 'ReferenceGrant').values()) {
+    if (g.namespace !== b.namespace) continue;
+    if (!g.from.some((f) => f.group === GATEWAY_GROUP && f.kind === 'HTTPRoute' && f.namespace === rt.namespace)) continue;
+    if (g.to.some((t) => t.group === '' && t.kind === 'Service' && (t.name === undefined || t.name === b.name))) return true;
+  }
+  return false;
+}
+
+const rtOf = (ow: Owner): HttpRouteRecord => ow.record as HttpRouteRecord;
+
+/** The plugin instances of a claim's filters (ids unique per route, rule, match and listener port). */
+function filterPlugins(d: Draft, ow: Owner, pc: PathClaim): string[] {
+  const hc = byPc.get(pc);
+  if (!hc || !hc.rule.filters.length) return [];
+  const rt = rtOf(ow);
+  const ids: string[] = [];
+  const base = `hr.${rt.namespace}.${rt.name}`.slice(0, 200);
+  hc.rule.filters.forEach((f, i) => {
+    const inst = instanceOf(f, hc, `HTTPRoute ${rt.key} rule ${hc.ruleIndex} filter ${i} (${f.type})`);
+    const id = `${base}.r${hc.ruleIndex}.${hc.listener.podPort}.${i}.${fnv(JSON.stringify(inst))}`;
+    d.plugins[id] ??= inst;
+    ids.push(id);
+  });
+  return ids;
+}
+
+function fnv(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16);
+}
+
+const lower = (xs: { name: string; value: string }[]) => xs.map((x) => ({ name: x.name.toLowerCase(), value: x.value }));
+
+/** A filter as the plugin that does it (request-headers, response-headers, redirect, rewrite). */
+export function instanceOf(f: HttpFilterN, hc: { m: HttpMatchN; listener: { port: number; protocol: string } }, name: string): PluginInstance {
+  switch (f.type) {
+    case 'RequestHeaderModifier':
+      return { name, type: 'request-headers', set: lower(f.set), add: lower(f.add), remove: f.remove.map((n) => n.toLowerCase()) };
+    case 'ResponseHeaderModifier':
+      return { name, type: 'response-headers', set: lower(f.set), add: lower(f.add), remove: f.remove.map((n) => n.toLowerCase()) };
+    case 'RequestRedirect': {
+      // Gateway API: without a port, a new scheme means its well-known port, else the listener's port; a port that
+      // is the scheme's well-known one is left out of the Location.
+      const listenerScheme = hc.listener.protocol === 'HTTPS' ? 'https' : 'http';
+      const scheme = f.scheme ?? listenerScheme;
+      let port: number | undefined = f.port ?? (f.scheme ? undefined : hc.listener.port);
+      if (port !== undefined && ((scheme === 'http' && port === 80) || (scheme === 'https' && port === 443))) port = undefined;
+      const inst: RedirectInstance = { type: 'redirect', status: f.statusCode, keepQuery: true, scheme };
+      if (f.hostname) inst.host = f.hostname;
+      if (port !== undefined) inst.port = port;
+      if (f.path?.type === 'ReplaceFullPath') inst.path = f.path.value;
+      else if (f.path?.type === 'ReplacePrefixMatch') inst.prefix = { from: prefixOf(hc.m), to: f.path.value };
+      return { name, ...inst };
+    }
+    case 'URLRewrite': {
+      const inst: RewriteInstance = { type: 'rewrite' };
+      if (f.hostname) inst.host = f.hostname;
+      if (f.path?.type === 'ReplaceFullPath') inst.path = f.path.value;
+      else if (f.path?.type === 'ReplacePrefixMatch') inst.prefix = { from: prefixOf(hc.m), to: f.path.value };
+      return { name, ...inst };
+    }
+  }
+}
+
+/** The prefix a ReplacePrefixMatch replaces: the match's path (only PathPrefix matches may use it). */
+function prefixOf(m: HttpMatchN): string {
+  return m.path.type === 'PathPrefix' ? m.path.value.replace(/\/+$/, '') || '/' : '/';
+}
+
+export const httpRouteProcessor: ClaimProcessor = {
+  kind: 'HTTPRoute',
+  admit,
+  records: (snap) => recordsOf(snap, 'HTTPRoute').values(),
+  reach: (rec) => {
+    const rt = rec as HttpRouteRecord;
+    const backends = new Set<string>();
+    for (const r of rt.rules) for (const b of r.backends) backends.add(backendIdOf(rt.namespace, { service: b.name, port: { number: b.port ?? 0 }, namespace: b.namespace }));
+    return { hosts: rt.hostnames.length ? rt.hostnames : ['_'], backends: [...backends] };
+  },
+  claims: () => [],
+  ownPlugins: (d, ow, pc) => filterPlugins(d, ow, pc),
+  tls: () => [],
+  passthrough: () => 'ignored',
+  route,
+  volatile: () => true,
+};
+
+// claims() has no Draft: the claims are made in admit (where the Draft is) and kept per owner record.
+const ownerClaims = new WeakMap<object, HttpClaim[]>();
+httpRouteProcessor.claims = (ow) => ownerClaims.get(ow.record) ?? [];
+
+/** Every HTTPRoute attached to a Gateway of Portico's is served; its claims are made here, where the Draft is. */
+function admit(d: Draft, _classes: ReadonlyMap<string, IngressClassInfo>): void {
+  if (!d.o.gatewayApi) return;
+  const state = gatewayApiState(d.snap, d.o.gatewayApi);
+  for (const rt of recordsOf(d.snap, 'HTTPRoute').values()) {
+    const parents = state.routes.get(rt.key);
+    if (!parents) continue;
+    const ref = refOf(rt.key);
+    const served = parents.some((p) => p.accepted.status === 'True');
+    d.status.set(ref, { served, programmed: false, problems: [] });
+    if (!served) continue;
+    ownerClaims.set(rt, claimsOf(d, rt));
+    d.owners.push({ ref, created: rt.creationTimestamp, ns: rt.namespace, record: rt, proc: httpRouteProcessor });
+  }
+}
+
+function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1]): ReturnType<ClaimProcessor['route']> {
+  const hc = c.kc as HttpClaim;
+  const rule = hc.rule;
+  const r: Route = { source: c.pc.source, backendId: c.backendId, sslRedirect: false };
+  const ns = c.owner.ns;
+  // A weighted split; backendRefs Portico may not use answer 500 for their share of the requests.
+  const bad = rule.backends.reduce((n, b, i) => n + (hc.usable[i] ? 0 : b.weight), 0);
+  const good = rule.backends.filter((_, i) => hc.usable[i]);
+  if (c.backendId && (good.length > 1 || bad > 0)) {
+    r.split = good.map((b) => ({ backendId: backendIdOf(ns, { service: b.name, port: { number: b.port ?? 0 }, ...(b.namespace !== ns ? { namespace: b.namespace } : {}) }), weight: b.weight }));
+    if (bad > 0) r.split.push({ backendId: '', weight: bad });
+  }
+  // No backend it may use and no redirect answering: 500 (Gateway API), with or without other filters.
+  if (!c.backendId && !rule.filters.some((f) => f.type === 'RequestRedirect')) r.action = 'error';
+  const t = rule.timeouts;
+  if (t) {
+    // nginx has no deadline for a whole request: the request timeout bounds each read and send of the proxied
+    // request (what the backend takes to answer), the backendRequest timeout the same per attempt.
+    const s = Math.max(0.001, Math.min(t.backendRequest ?? Infinity, t.request ?? Infinity));
+    const g = d.snap.global;
+    r.timeouts = { connect: Math.min(g.proxyConnectTimeoutSeconds, s), send: s, read: s };
+  }
+  return { route: r, retries: undefined, fromAnnotations: {} };
+}

@@ -1,0 +1,111 @@
+// Gateway API (gateway.networking.k8s.io) objects as the model keeps them: what the kinds' normalizers
+// (reconcilers/kinds/{gatewayclass,gateway,httproute,referencegrant,namespace}/) make of the API objects, and what
+// the pure attachment (translate/gateway-api/attach.ts) and the HTTPRoute claim processor read. The CRDs are
+// upstream's (installed from the gateway-api release), so these records are shaped by Portico, not by a schema of
+// its own: every value that reaches nginx is validated where it is normalized.
+import type { CrdMeta } from './types.ts';
+
+export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+
+/** A GatewayClass (cluster-scoped: key = name). */
+export interface GatewayClassRecord extends CrdMeta {
+  controllerName: string;
+}
+
+/** One listener of a Gateway, as written (validated by the attachment, which reports on it). */
+export interface ListenerN {
+  name: string;
+  port: number;
+  protocol: string;
+  /** Absent: any host. May be a wildcard ("*.example.com"). */
+  hostname?: string;
+  tls?: {
+    mode: 'Terminate' | 'Passthrough';
+    certificateRefs: { group: string; kind: string; namespace: string; name: string }[];
+  };
+  allowedRoutes: {
+    namespaces: { from: 'Same' | 'All' | 'Selector' | 'None'; selector?: LabelSelectorN };
+    /** Absent: the kinds the protocol supports. */
+    kinds?: { group: string; kind: string }[];
+  };
+}
+
+export interface LabelSelectorN {
+  matchLabels: Record<string, string>;
+  matchExpressions: { key: string; operator: string; values: string[] }[];
+}
+
+export interface GatewayRecord extends CrdMeta {
+  className: string;
+  listeners: ListenerN[];
+  addresses: { type: string; value: string }[];
+  infrastructure?: { labels: Record<string, string>; annotations: Record<string, string> };
+}
+
+/** A parentRef of a route, defaults applied (group/kind Gateway, namespace the route's). */
+export interface ParentRefN {
+  group: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  sectionName?: string;
+  port?: number;
+}
+
+/** A backendRef, defaults applied (group "" kind Service, namespace the route's, weight 1). */
+export interface BackendRefN {
+  group: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  port?: number;
+  weight: number;
+}
+
+export interface HttpMatchN {
+  path: { type: 'Exact' | 'PathPrefix' | 'RegularExpression'; value: string };
+  headers: { type: 'Exact' | 'RegularExpression'; name: string; value: string }[];
+  queryParams: { type: 'Exact' | 'RegularExpression'; name: string; value: string }[];
+  method?: string;
+}
+
+/** A filter of a rule as Portico serves it (those it does not are refused when normalizing, naming the field). */
+export type HttpFilterN =
+  | { type: 'RequestHeaderModifier' | 'ResponseHeaderModifier'; set: { name: string; value: string }[]; add: { name: string; value: string }[]; remove: string[] }
+  | { type: 'RequestRedirect'; scheme?: 'http' | 'https'; hostname?: string; port?: number; statusCode: 301 | 302 | 303 | 307 | 308; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } }
+  | { type: 'URLRewrite'; hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
+
+export interface HttpRuleN {
+  name?: string;
+  matches: HttpMatchN[];
+  backends: BackendRefN[];
+  filters: HttpFilterN[];
+  /** Seconds (timeouts.request, timeouts.backendRequest); absent: the global ones. */
+  timeouts?: { request?: number; backendRequest?: number };
+}
+
+export interface HttpRouteRecord extends CrdMeta {
+  parents: ParentRefN[];
+  hostnames: string[];
+  rules: HttpRuleN[];
+}
+
+export interface ReferenceGrantRecord extends CrdMeta {
+  from: { group: string; kind: string; namespace: string }[];
+  to: { group: string; kind: string; name?: string }[];
+}
+
+/** A Namespace's labels (for allowedRoutes.namespaces.from: Selector). Cluster-scoped: key = name. */
+export interface NamespaceRecord extends CrdMeta {
+  labels: Record<string, string>;
+}
+
+declare module './model.ts' {
+  interface CrdRecords {
+    GatewayClass: GatewayClassRecord;
+    Gateway: GatewayRecord;
+    HTTPRoute: HttpRouteRecord;
+    ReferenceGrant: ReferenceGrantRecord;
+    Namespace: NamespaceRecord;
+  }
+}

@@ -1,0 +1,372 @@
+// Gateway API semantics, pure: which GatewayClasses and Gateways are Portico's, what each listener is (valid,
+// conflicted, its certificates, the pod port nginx serves it on), which routes attach to which listeners with which
+// hostnames, and every status condition that follows (GatewayClass, Gateway, listener, route parent). The HTTPRoute
+// claim processor (kinds/httproute/processor.ts) turns the attachments into claims; the status writer
+// (kinds/gateway/status.ts) writes the conditions. One function of the model snapshot, so both always agree.
+//
+// Listener isolation: each Gateway port is a pod port of its own (allocated below), and the router keys a Gateway
+// port's hosts by that port (listenerHost), so two Gateways, or a Gateway and the Ingresses, never see each other's
+// routes. Within a port, a host goes to the listener whose hostname matches it most specifically; a route attached
+// to a less specific listener does not serve it (GatewayHTTPListenerIsolation).
+import { GATEWAY_GROUP, type GatewayRecord, type HttpRouteRecord, type LabelSelectorN, type ListenerN, type ParentRefN } from '../../model/gateway-api.ts';
+import { recordsOf, type ModelSnapshot } from '../../model/model.ts';
+
+export interface Cond {
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+}
+const ok = (reason: string, message = ''): Cond => ({ status: 'True', reason, message });
+const no = (reason: string, message: string): Cond => ({ status: 'False', reason, message });
+
+export interface GatewayApiOptions {
+  /** The controllerName of the GatewayClasses Portico serves (--gateway-controller-name). */
+  controllerName: string;
+  /** Pod ports Portico already uses (its HTTP/HTTPS/status ports, TCP/UDP services): never given to a listener. */
+  reservedPorts: readonly number[];
+}
+
+export interface RouteKind {
+  group: string;
+  kind: string;
+}
+
+export interface ListenerState {
+  name: string;
+  port: number;
+  protocol: string;
+  hostname?: string;
+  /** The pod port nginx serves it on (shared by the Gateway's listeners of the same port); absent when not served. */
+  podPort?: number;
+  supportedKinds: RouteKind[];
+  accepted: Cond;
+  resolvedRefs: Cond;
+  programmed: Cond;
+  conflicted: Cond;
+  attachedRoutes: number;
+  /** Routes may attach (accepted, not conflicted). */
+  usable: boolean;
+  /** TLS certificate Secrets ("namespace/name") of an HTTPS listener, resolved and permitted. */
+  certificates: string[];
+  spec: ListenerN;
+}
+
+export interface GatewayState {
+  key: string;
+  generation: number;
+  accepted: Cond;
+  listeners: ListenerState[];
+}
+
+export interface Attachment {
+  gateway: string;
+  listener: ListenerState;
+  /** The hosts the route serves on that listener ("_" = any host). */
+  hosts: string[];
+}
+
+export interface ParentState {
+  ref: ParentRefN;
+  accepted: Cond;
+  resolvedRefs: Cond;
+  attached: Attachment[];
+}
+
+export interface GatewayApiState {
+  /** GatewayClasses whose controllerName is Portico's, by name. */
+  classes: Map<string, { generation: number; accepted: Cond }>;
+  gateways: Map<string, GatewayState>;
+  /** Per HTTPRoute: its parents that are Portico's Gateways (others' parents are not Portico's to report). */
+  routes: Map<string, ParentState[]>;
+  /** Every pod port nginx listens on for Gateways, with whether it terminates TLS. */
+  ports: { port: number; ssl: boolean }[];
+}
+
+const EMPTY: GatewayApiState = { classes: new Map(), gateways: new Map(), routes: new Map(), ports: [] };
+
+/** The router's key of a Gateway port's host: the pod port, "/", the host ("_" for any). */
+export function listenerHost(podPort: number, host: string): string {
+  return `${podPort}/${host}`;
+}
+
+export const HTTP_KINDS: readonly RouteKind[] = [{ group: GATEWAY_GROUP, kind: 'HTTPRoute' }];
+const PROTOCOL_KINDS: Record<string, readonly RouteKind[]> = { HTTP: HTTP_KINDS, HTTPS: HTTP_KINDS };
+
+/** First pod port given to Gateway listeners, and how many there are. */
+export const GATEWAY_PORT_BASE = 20000;
+export const GATEWAY_PORT_COUNT = 10000;
+
+let cache: { revision: number; routes: unknown; o: GatewayApiOptions; state: GatewayApiState } | undefined;
+
+/** The Gateway API state of a snapshot (computed once per snapshot revision and route set). */
+export function gatewayApiState(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services' | 'revision'>, o: GatewayApiOptions | undefined): GatewayApiState {
+  if (!o) return EMPTY;
+  const routes = recordsOf(snap, 'HTTPRoute');
+  if (cache && cache.revision === snap.revision && cache.routes === routes && cache.o === o) return cache.state;
+  const state = compute(snap, o);
+  cache = { revision: snap.revision, routes, o, state };
+  return state;
+}
+
+function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: GatewayApiOptions): GatewayApiState {
+  const classes = new Map<string, { generation: number; accepted: Cond }>();
+  for (const c of recordsOf(snap, 'GatewayClass').values()) {
+    if (c.controllerName !== o.controllerName) continue;
+    classes.set(c.name, { generation: c.generation, accepted: ok('Accepted', 'Portico serves Gateways of this class') });
+  }
+  const grants = [...recordsOf(snap, 'ReferenceGrant').values()];
+  /** Whether a ReferenceGrant in the target's namespace lets `from` refer to it. */
+  const granted = (from: { group: string; kind: string; namespace: string }, to: { group: string; kind: string; namespace: string; name: string }): boolean =>
+    from.namespace === to.namespace ||
+    grants.some(
+      (g) =>
+        g.namespace === to.namespace &&
+        g.from.some((f) => f.group === from.group && f.kind === from.kind && f.namespace === from.namespace) &&
+        g.to.some((t) => t.group === to.group && t.kind === to.kind && (t.name === undefined || t.name === to.name)),
+    );
+
+  const gateways = new Map<string, GatewayState>();
+  const ordered = [...recordsOf(snap, 'Gateway').values()].filter((g) => classes.has(g.className)).sort(byAge);
+  const used = new Set<number>(o.reservedPorts);
+  const ports: { port: number; ssl: boolean }[] = [];
+  for (const gw of ordered) {
+    const st = gatewayState(gw, snap, granted);
+    // One pod port per Gateway port with a usable listener, allocated oldest Gateway first.
+    const byPort = new Map<number, ListenerState[]>();
+    for (const l of st.listeners) if (l.usable) byPort.set(l.port, [...(byPort.get(l.port) ?? []), l]);
+    for (const [port, ls] of [...byPort].sort(([a], [b]) => a - b)) {
+      const podPort = allocate(`${gw.key}:${port}`, used);
+      if (podPort === undefined) {
+        for (const l of ls) l.programmed = no('Invalid', 'no free pod port is left for this listener');
+        continue;
+      }
+      used.add(podPort);
+      ports.push({ port: podPort, ssl: ls[0]!.protocol === 'HTTPS' });
+      for (const l of ls) l.podPort = podPort;
+    }
+    gateways.set(gw.key, st);
+  }
+
+  const namespaces = recordsOf(snap, 'Namespace');
+  const routeStates = new Map<string, ParentState[]>();
+  for (const rt of [...recordsOf(snap, 'HTTPRoute').values()].sort(byAge)) {
+    const parents: ParentState[] = [];
+    const refs = backendRefsState(rt, snap, granted);
+    for (const ref of rt.parents) {
+      if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
+      const gw = gateways.get(`${ref.namespace}/${ref.name}`);
+      if (!gw) continue; // not a Gateway of Portico's (or not there): not Portico's to report
+      parents.push(attach(rt, ref, gw, namespaces, refs));
+    }
+    if (parents.length) routeStates.set(rt.key, parents);
+  }
+  ports.sort((a, b) => a.port - b.port);
+  return { classes, gateways, routes: routeStates, ports };
+}
+
+function byAge(a: { creationTimestamp: string; key: string }, b: { creationTimestamp: string; key: string }): number {
+  return a.creationTimestamp < b.creationTimestamp ? -1 : a.creationTimestamp > b.creationTimestamp ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/** FNV-1a of a string: where a listener's pod port search starts, so the port follows from the Gateway alone. */
+function fnv(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+function allocate(id: string, used: ReadonlySet<number>): number | undefined {
+  const start = fnv(id) % GATEWAY_PORT_COUNT;
+  for (let i = 0; i < GATEWAY_PORT_COUNT; i++) {
+    const p = GATEWAY_PORT_BASE + ((start + i) % GATEWAY_PORT_COUNT);
+    if (!used.has(p)) return p;
+  }
+  return undefined;
+}
+
+type Granted = (from: { group: string; kind: string; namespace: string }, to: { group: string; kind: string; namespace: string; name: string }) => boolean;
+
+function gatewayState(gw: GatewayRecord, snap: Pick<ModelSnapshot, 'secrets'>, granted: Granted): GatewayState {
+  const listeners = gw.listeners.map((l) => listenerState(gw, l, snap, granted));
+  // Conflicts between listeners of one port: another protocol, or the same hostname twice.
+  for (const l of listeners) {
+    if (!l.accepted.status.startsWith('T')) continue;
+    const same = listeners.filter((x) => x !== l && x.port === l.port && x.accepted.status === 'True');
+    if (same.some((x) => x.protocol !== l.protocol)) l.conflicted = ok('ProtocolConflict', `another listener of port ${l.port} has another protocol`);
+    else if (same.some((x) => (x.hostname ?? '') === (l.hostname ?? ''))) l.conflicted = ok('HostnameConflict', `another listener of port ${l.port} has the same hostname`);
+    if (l.conflicted.status === 'True') {
+      l.usable = false;
+      l.programmed = no('Invalid', `not served: ${l.conflicted.message}`);
+    }
+  }
+  const valid = listeners.filter((l) => l.accepted.status === 'True').length;
+  const accepted =
+    valid === listeners.length
+      ? ok('Accepted', 'Portico serves this Gateway')
+      : valid === 0
+        ? no('ListenersNotValid', 'no listener is valid (see the listeners\' conditions)')
+        : ok('ListenersNotValid', 'some listeners are not valid (see their conditions); the others are served');
+  return { key: gw.key, generation: gw.generation, accepted, listeners };
+}
+
+function listenerState(gw: GatewayRecord, l: ListenerN, snap: Pick<ModelSnapshot, 'secrets'>, granted: Granted): ListenerState {
+  const base: ListenerState = {
+    name: l.name,
+    port: l.port,
+    protocol: l.protocol,
+    ...(l.hostname ? { hostname: l.hostname } : {}),
+    supportedKinds: [],
+    accepted: ok('Accepted'),
+    resolvedRefs: ok('ResolvedRefs'),
+    programmed: ok('Programmed'),
+    conflicted: no('NoConflicts', ''),
+    attachedRoutes: 0,
+    usable: true,
+    certificates: [],
+    spec: l,
+  };
+  const kinds = PROTOCOL_KINDS[l.protocol];
+  if (!kinds) {
+    base.accepted = no('UnsupportedProtocol', `Portico does not serve protocol ${l.protocol} on a Gateway (HTTP and HTTPS only)`);
+    base.programmed = no('Invalid', 'not served: the protocol is not supported');
+    base.usable = false;
+    return base;
+  }
+  // allowedRoutes.kinds: those the protocol supports; any other makes ResolvedRefs False (the rest still attach).
+  const asked = l.allowedRoutes.kinds;
+  if (asked) {
+    base.supportedKinds = asked.filter((k) => kinds.some((s) => s.group === k.group && s.kind === k.kind));
+    if (base.supportedKinds.length < asked.length) {
+      const bad = asked.filter((k) => !base.supportedKinds.includes(k)).map((k) => `${k.group || 'core'}/${k.kind}`);
+      base.resolvedRefs = no('InvalidRouteKinds', `route kinds ${bad.join(', ')} cannot attach to a ${l.protocol} listener`);
+    }
+  } else base.supportedKinds = [...kinds];
+  if (l.protocol === 'HTTPS') {
+    const tls = l.tls;
+    if (!tls || tls.mode !== 'Terminate' || !tls.certificateRefs.length) {
+      base.resolvedRefs = no('InvalidCertificateRef', tls?.mode === 'Passthrough' ? 'an HTTPS listener terminates TLS: mode Passthrough is for TLS listeners' : 'an HTTPS listener needs tls.certificateRefs');
+    } else {
+      for (const ref of tls.certificateRefs) {
+        const key = `${ref.namespace}/${ref.name}`;
+        if (ref.group !== '' || ref.kind !== 'Secret') {
+          base.resolvedRefs = no('InvalidCertificateRef', `certificateRef ${ref.group || 'core'}/${ref.kind} ${key}: only core Secrets hold certificates`);
+          break;
+        }
+        if (!granted({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.namespace }, { group: '', kind: 'Secret', namespace: ref.namespace, name: ref.name })) {
+          base.resolvedRefs = no('RefNotPermitted', `certificateRef Secret ${key}: no ReferenceGrant in ${ref.namespace} lets Gateways of ${gw.namespace} use it`);
+          break;
+        }
+        const s = snap.secrets.get(key);
+        if (!s || !s.ok) {
+          base.resolvedRefs = no('InvalidCertificateRef', `certificateRef Secret ${key}: ${!s ? 'not found' : s.ok ? '' : s.error}`);
+          break;
+        }
+        base.certificates.push(key);
+      }
+    }
+  }
+  if (base.resolvedRefs.status === 'False') {
+    base.programmed = no('Invalid', `not served: ${base.resolvedRefs.message}`);
+    // Invalid route kinds alone leave the listener serving the valid ones; a certificate problem does not.
+    if (base.resolvedRefs.reason !== 'InvalidRouteKinds' || !base.supportedKinds.length) base.usable = false;
+  }
+  return base;
+}
+
+/** Whether a route of namespace `ns` may attach to a listener (allowedRoutes.namespaces). */
+function namespaceAllowed(l: ListenerN, gwNs: string, ns: string, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>): boolean {
+  const from = l.allowedRoutes.namespaces.from;
+  if (from === 'All') return true;
+  if (from === 'Same') return ns === gwNs;
+  if (from === 'Selector') {
+    const labels = namespaces.get(ns)?.labels;
+    return !!labels && l.allowedRoutes.namespaces.selector !== undefined && selects(l.allowedRoutes.namespaces.selector, labels);
+  }
+  return false;
+}
+
+export function selects(sel: LabelSelectorN, labels: Record<string, string>): boolean {
+  for (const [k, v] of Object.entries(sel.matchLabels)) if (labels[k] !== v) return false;
+  for (const e of sel.matchExpressions) {
+    const has = Object.hasOwn(labels, e.key);
+    const v = labels[e.key];
+    if (e.operator === 'In' && !(has && e.values.includes(v!))) return false;
+    if (e.operator === 'NotIn' && has && e.values.includes(v!)) return false;
+    if (e.operator === 'Exists' && !has) return false;
+    if (e.operator === 'DoesNotExist' && has) return false;
+  }
+  return true;
+}
+
+/** The hosts a route with `hostnames` serves on a listener of `listener` hostname; null = they do not intersect. */
+export function intersectHosts(listener: string | undefined, hostnames: readonly string[]): string[] | null {
+  if (!hostnames.length) return [listener ?? '_'];
+  if (!listener) return [...hostnames];
+  const out: string[] = [];
+  for (const h of hostnames) {
+    if (h === listener) out.push(h);
+    else if (listener.startsWith('*.') && covers(listener, h)) out.push(h);
+    else if (h.startsWith('*.') && covers(h, listener)) out.push(listener);
+  }
+  return out.length ? [...new Set(out)] : null;
+}
+
+/** Gateway API wildcards: "*.example.com" matches any name with one or more labels before ".example.com". */
+export function covers(wildcard: string, name: string): boolean {
+  const suffix = wildcard.slice(1); // ".example.com"
+  return name.length > suffix.length && name.endsWith(suffix) && (!name.startsWith('*.') || name.length > wildcard.length);
+}
+
+/** How specifically a listener hostname matches a host: higher wins; -1 = no match. */
+function specificity(listener: string | undefined, host: string): number {
+  if (!listener) return 0;
+  if (listener === host) return 100000;
+  if (listener.startsWith('*.') && (covers(listener, host) || (host.startsWith('*.') && host === listener))) return listener.length;
+  return -1;
+}
+
+/** The ResolvedRefs of a route's backends (the same for every parent). */
+function backendRefsState(rt: HttpRouteRecord, snap: Pick<ModelSnapshot, 'services'>, granted: Granted): Cond {
+  for (const rule of rt.rules) {
+    for (const b of rule.backends) {
+      const where = `backendRef ${b.namespace}/${b.name}`;
+      if (b.group !== '' || b.kind !== 'Service') return no('InvalidKind', `${where}: ${b.group || 'core'}/${b.kind} is not a kind Portico sends traffic to (core Service only)`);
+      if (!granted({ group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: rt.namespace }, { group: '', kind: 'Service', namespace: b.namespace, name: b.name })) {
+        return no('RefNotPermitted', `${where}: no ReferenceGrant in ${b.namespace} lets HTTPRoutes of ${rt.namespace} use it`);
+      }
+      if (!snap.services.has(`${b.namespace}/${b.name}`)) return no('BackendNotFound', `${where}: Service not found`);
+      if (b.port === undefined) return no('UnsupportedValue', `${where}: a Service backendRef needs a port`);
+    }
+  }
+  return ok('ResolvedRefs');
+}
+
+function attach(rt: HttpRouteRecord, ref: ParentRefN, gw: GatewayState, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>, refs: Cond): ParentState {
+  const gwNs = gw.key.slice(0, gw.key.indexOf('/'));
+  const candidates = gw.listeners.filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
+  const state = (accepted: Cond, attached: Attachment[] = []): ParentState => ({ ref, accepted, resolvedRefs: refs, attached });
+  if (!candidates.length) return state(no('NoMatchingParent', `Gateway ${gw.key} has no listener${ref.sectionName ? ` named ${ref.sectionName}` : ''}${ref.port ? ` on port ${ref.port}` : ''}`));
+  const allowed = candidates.filter(
+    (l) => l.usable && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === 'HTTPRoute') && namespaceAllowed(l.spec, gwNs, rt.namespace, namespaces),
+  );
+  if (!allowed.length) return state(no('NotAllowedByListeners', `no listener of Gateway ${gw.key} that this parentRef names allows HTTPRoutes of namespace ${rt.namespace}`));
+  // Attachment is decided by allowedRoutes alone (the listener counts the route); the hosts it then serves are the
+  // intersection with the listener's hostname, minus those a more specific listener of the same port serves.
+  const attached: Attachment[] = [];
+  for (const l of allowed) {
+    l.attachedRoutes++;
+    const hosts = intersectHosts(l.hostname, rt.hostnames);
+    if (!hosts || l.podPort === undefined) continue;
+    const samePort = gw.listeners.filter((x) => x.usable && x.port === l.port);
+    const mine = hosts.filter((h) => {
+      const s = specificity(l.hostname, h);
+      return !samePort.some((x) => x !== l && specificity(x.hostname, h) > s);
+    });
+    if (mine.length) attached.push({ gateway: gw.key, listener: l, hosts: mine });
+  }
+  if (!attached.length) return state(no('NoMatchingListenerHostname', `no hostname of the route matches a listener of Gateway ${gw.key} it may attach to`));
+  return state(ok('Accepted', `attached to Gateway ${gw.key}`), attached);
+}

@@ -1,0 +1,245 @@
+// Table tests: Gateway API objects (GatewayClass, Gateway, HTTPRoute, ReferenceGrant, Namespace) through their
+// normalizers, the attachment and the pure translation. No cluster.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import type { Model } from '../../model/model.ts';
+import { normalizeGateway } from '../../kinds/gateway/normalize.ts';
+import { normalizeGatewayClass } from '../../kinds/gatewayclass/index.ts';
+import { normalizeHttpRoute } from '../../kinds/httproute/normalize.ts';
+import { normalizeNamespace } from '../../kinds/namespace/index.ts';
+import { normalizeReferenceGrant } from '../../kinds/referencegrant/index.ts';
+import { modelOf, OPTS, slice, svc } from '../fixtures.test-helpers.ts';
+import { translate, type TranslateOptions } from '../translate.ts';
+import { covers, gatewayApiState, intersectHosts, listenerHost, type GatewayApiOptions } from './attach.ts';
+
+const GA: GatewayApiOptions = { controllerName: 'portico.dev/gateway-controller', reservedPorts: [8080, 8443, 10246] };
+const O: TranslateOptions = { ...OPTS, gatewayApi: GA };
+
+let t0 = 0;
+const obj = (kind: string, name: string, spec: unknown, ns: string | undefined = 'infra', extra: Record<string, unknown> = {}): KubeObject =>
+  ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind,
+    metadata: { name, ...(ns ? { namespace: ns } : {}), uid: `uid-${name}`, generation: 1, creationTimestamp: `2026-01-01T00:00:${String(t0++ % 60).padStart(2, '0')}Z`, ...extra },
+    spec,
+  }) as KubeObject;
+
+function put(m: Model, o: KubeObject): void {
+  const kind = o.kind as 'GatewayClass' | 'Gateway' | 'HTTPRoute' | 'ReferenceGrant' | 'Namespace';
+  const n =
+    kind === 'GatewayClass' ? normalizeGatewayClass(o) : kind === 'Gateway' ? normalizeGateway(o) : kind === 'HTTPRoute' ? normalizeHttpRoute(o) : kind === 'ReferenceGrant' ? normalizeReferenceGrant(o) : normalizeNamespace(o);
+  if (!n.ok) {
+    m.rejectCrd(kind, { key: o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name, generation: 1, reason: n.reason });
+    return;
+  }
+  m.setCrd(kind, n.record as never);
+}
+
+const gwc = (name = 'portico', controllerName = GA.controllerName) => obj('GatewayClass', name, { controllerName }, undefined);
+const httpListener = (name: string, port: number, extra: Record<string, unknown> = {}) => ({ name, port, protocol: 'HTTP', ...extra });
+const route = (name: string, spec: Record<string, unknown>, ns = 'infra') => obj('HTTPRoute', name, spec, ns);
+const backend = (name: string, port = 8080, extra: Record<string, unknown> = {}) => ({ name, port, ...extra });
+
+function base(): Model {
+  return modelOf({
+    services: [svc('web', [{ port: 8080 }], 'infra'), svc('api', [{ port: 8080 }], 'infra'), svc('other', [{ port: 8080 }], 'apps')],
+    slices: [
+      slice('web-1', 'web', [{ port: 8080 }], [{ ip: '198.18.0.10' }], 'infra'),
+      slice('api-1', 'api', [{ port: 8080 }], [{ ip: '198.18.0.20' }], 'infra'),
+      slice('other-1', 'other', [{ port: 8080 }], [{ ip: '198.18.0.30' }], 'apps'),
+    ],
+  });
+}
+
+test('hostname intersection and Gateway API wildcards (one label or more, never the parent itself)', () => {
+  assert.equal(covers('*.example.com', 'foo.example.com'), true);
+  assert.equal(covers('*.example.com', 'a.b.example.com'), true);
+  assert.equal(covers('*.example.com', 'example.com'), false);
+  assert.deepEqual(intersectHosts(undefined, []), ['_']);
+  assert.deepEqual(intersectHosts('*.example.com', []), ['*.example.com']);
+  assert.deepEqual(intersectHosts(undefined, ['a.example.com']), ['a.example.com']);
+  assert.deepEqual(intersectHosts('*.example.com', ['a.example.com', 'other.org']), ['a.example.com']);
+  assert.deepEqual(intersectHosts('a.example.com', ['*.example.com']), ['a.example.com']);
+  assert.equal(intersectHosts('a.example.com', ['b.example.com']), null);
+});
+
+test('a GatewayClass of another controller is not Portico\'s; its Gateways get no state, their routes no claims', () => {
+  const m = base();
+  put(m, gwc('other', 'example.com/other'));
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'other', listeners: [httpListener('http', 80)] }));
+  put(m, route('r', { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [backend('web')] }] }));
+  const s = gatewayApiState(m.snapshot(), GA);
+  assert.equal(s.classes.size, 0);
+  assert.equal(s.gateways.size, 0);
+  const r = translate(m.snapshot(), O);
+  assert.deepEqual(Object.keys(r.config.data.routes), []);
+  assert.equal(r.config.structure.global.gatewayPorts, undefined);
+});
+
+test('a Gateway port becomes a pod port nginx listens on; its routes are keyed by it; other Gateways and Ingresses never see them', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'a', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }));
+  put(m, obj('Gateway', 'b', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }));
+  put(m, route('ra', { parentRefs: [{ name: 'a' }], hostnames: ['foo.example.com'], rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/app/' } }], backendRefs: [backend('web')] }] }));
+  put(m, route('rb', { parentRefs: [{ name: 'b' }], rules: [{ backendRefs: [backend('api')] }] }));
+  const s = gatewayApiState(m.snapshot(), GA);
+  const pa = s.gateways.get('infra/a')!.listeners[0]!.podPort!;
+  const pb = s.gateways.get('infra/b')!.listeners[0]!.podPort!;
+  assert.ok(pa >= 20000 && pa < 30000 && pb >= 20000 && pb < 30000 && pa !== pb, `${pa} ${pb}`);
+  const r = translate(m.snapshot(), O);
+  assert.deepEqual(r.config.structure.global.gatewayPorts, [{ port: Math.min(pa, pb), ssl: false }, { port: Math.max(pa, pb), ssl: false }]);
+  const ra = r.config.data.routes[listenerHost(pa, 'foo.example.com')];
+  assert.ok(ra, Object.keys(r.config.data.routes).join(' '));
+  assert.deepEqual(ra.rules.map((x) => [x.match, x.path, x.route.backendId]), [['prefix', '/app', 'infra_web_8080']]);
+  const rb = r.config.data.routes[listenerHost(pb, '_')];
+  assert.deepEqual(rb?.rules.map((x) => [x.match, x.path, x.route.backendId]), [['prefix', '/', 'infra_api_8080']]);
+  assert.equal(r.config.data.routes['foo.example.com'], undefined);
+  assert.equal(r.config.data.routes['_'], undefined);
+  assert.equal(r.config.data.backends['infra_web_8080']?.endpoints.length, 1);
+  // The same Gateways always get the same ports (derived from the objects, not from arrival order).
+  const m2 = base();
+  put(m2, gwc());
+  put(m2, obj('Gateway', 'b', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }, 'infra', { creationTimestamp: '2026-01-01T00:00:01Z' }));
+  assert.equal(gatewayApiState(m2.snapshot(), GA).gateways.get('infra/b')!.listeners[0]!.podPort, pb);
+});
+
+test('listener validation: unsupported protocol, invalid route kinds, conflicts; Gateway Accepted with ListenersNotValid', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'mixed', { gatewayClassName: 'portico', listeners: [httpListener('http', 80), { name: 'bad', port: 81, protocol: 'INVALID' }] }));
+  put(m, obj('Gateway', 'none', { gatewayClassName: 'portico', listeners: [{ name: 'bad', port: 81, protocol: 'INVALID' }] }));
+  put(m, obj('Gateway', 'kinds', { gatewayClassName: 'portico', listeners: [httpListener('http', 80, { allowedRoutes: { kinds: [{ kind: 'TCPRoute' }, { kind: 'HTTPRoute' }] } })] }));
+  put(m, obj('Gateway', 'conflict', { gatewayClassName: 'portico', listeners: [httpListener('a', 80), httpListener('b', 80), { name: 'c', port: 90, protocol: 'HTTP' }, { name: 'd', port: 90, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'x' }] } }] }));
+  const s = gatewayApiState(m.snapshot(), GA);
+  const mixed = s.gateways.get('infra/mixed')!;
+  assert.deepEqual([mixed.accepted.status, mixed.accepted.reason], ['True', 'ListenersNotValid']);
+  assert.deepEqual(mixed.listeners.map((l) => [l.name, l.accepted.reason, l.supportedKinds.length]), [['http', 'Accepted', 1], ['bad', 'UnsupportedProtocol', 0]]);
+  const none = s.gateways.get('infra/none')!;
+  assert.deepEqual([none.accepted.status, none.accepted.reason], ['False', 'ListenersNotValid']);
+  const kinds = s.gateways.get('infra/kinds')!.listeners[0]!;
+  assert.deepEqual([kinds.resolvedRefs.status, kinds.resolvedRefs.reason, kinds.supportedKinds.map((k) => k.kind), kinds.usable], ['False', 'InvalidRouteKinds', ['HTTPRoute'], true]);
+  const c = s.gateways.get('infra/conflict')!.listeners;
+  assert.deepEqual(c.map((l) => [l.name, l.conflicted.status, l.conflicted.reason]), [['a', 'True', 'HostnameConflict'], ['b', 'True', 'HostnameConflict'], ['c', 'True', 'ProtocolConflict'], ['d', 'True', 'ProtocolConflict']]);
+  assert.equal(c.some((l) => l.podPort !== undefined), false);
+});
+
+test('HTTPS listeners: certificateRefs need a ReferenceGrant across namespaces and a valid TLS Secret', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'tls', { gatewayClassName: 'portico', listeners: [{ name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'cert', namespace: 'certs' }] } }] }));
+  let l = gatewayApiState(m.snapshot(), GA).gateways.get('infra/tls')!.listeners[0]!;
+  assert.deepEqual([l.resolvedRefs.reason, l.programmed.status, l.usable], ['RefNotPermitted', 'False', false]);
+  put(m, obj('ReferenceGrant', 'g', { from: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra' }], to: [{ group: '', kind: 'Secret' }] }, 'certs'));
+  l = gatewayApiState(m.snapshot(), GA).gateways.get('infra/tls')!.listeners[0]!;
+  assert.deepEqual([l.resolvedRefs.reason, l.resolvedRefs.message.includes('not found')], ['InvalidCertificateRef', true]);
+});
+
+test('route attachment: sectionName, allowedRoutes namespaces (Same, All, Selector), hostnames; attachedRoutes counts', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Namespace', 'apps', {}, undefined, { labels: { team: 'a' } }));
+  put(m, obj('Namespace', 'infra', {}, undefined, {}));
+  put(m, obj('Gateway', 'gw', {
+    gatewayClassName: 'portico',
+    listeners: [
+      httpListener('same', 80, { hostname: '*.example.com' }),
+      httpListener('sel', 81, { allowedRoutes: { namespaces: { from: 'Selector', selector: { matchLabels: { team: 'a' } } } } }),
+      httpListener('all', 82, { hostname: 'only.example.org', allowedRoutes: { namespaces: { from: 'All' } } }),
+    ],
+  }));
+  put(m, route('nosection', { parentRefs: [{ name: 'gw', sectionName: 'nope' }], rules: [{ backendRefs: [backend('web')] }] }));
+  put(m, route('notallowed', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'same' }], rules: [{ backendRefs: [backend('other')] }] }, 'apps'));
+  put(m, route('selected', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'sel' }], rules: [{ backendRefs: [backend('other')] }] }, 'apps'));
+  put(m, route('nohost', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'all' }], hostnames: ['x.example.com'], rules: [{ backendRefs: [backend('other')] }] }, 'apps'));
+  const s = gatewayApiState(m.snapshot(), GA);
+  const reason = (k: string) => s.routes.get(k)!.map((p) => p.accepted.reason);
+  assert.deepEqual(reason('infra/nosection'), ['NoMatchingParent']);
+  assert.deepEqual(reason('apps/notallowed'), ['NotAllowedByListeners']);
+  assert.deepEqual(reason('apps/selected'), ['Accepted']);
+  assert.deepEqual(reason('apps/nohost'), ['NoMatchingListenerHostname']);
+  assert.deepEqual(s.gateways.get('infra/gw')!.listeners.map((l) => [l.name, l.attachedRoutes]), [['same', 0], ['sel', 1], ['all', 1]]);
+});
+
+test('listener isolation: a host goes to the most specific listener of its port only', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [httpListener('empty', 80), httpListener('wild', 80, { hostname: '*.example.com' }), httpListener('foo', 80, { hostname: 'foo.example.com' })] }));
+  put(m, route('all', { parentRefs: [{ name: 'gw', sectionName: 'empty' }], hostnames: ['foo.example.com', 'bar.example.com', 'other.org'], rules: [{ backendRefs: [backend('web')] }] }));
+  put(m, route('wild', { parentRefs: [{ name: 'gw', sectionName: 'wild' }], rules: [{ backendRefs: [backend('api')] }] }));
+  const s = gatewayApiState(m.snapshot(), GA);
+  const hosts = (k: string) => s.routes.get(k)![0]!.attached.flatMap((a) => a.hosts);
+  assert.deepEqual(hosts('infra/all'), ['other.org']);
+  assert.deepEqual(hosts('infra/wild'), ['*.example.com']);
+});
+
+test('backendRefs: cross-namespace needs a ReferenceGrant; unusable ones answer 500 for their share; none at all is 500', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }));
+  put(m, route('split', { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [backend('web', 8080, { weight: 3 }), backend('other', 8080, { namespace: 'apps', weight: 1 })] }] }));
+  put(m, route('bad', { parentRefs: [{ name: 'gw' }], hostnames: ['bad.example.com'], rules: [{ backendRefs: [backend('missing')] }] }));
+  put(m, route('kind', { parentRefs: [{ name: 'gw' }], hostnames: ['kind.example.com'], rules: [{ backendRefs: [{ group: 'example.com', kind: 'Thing', name: 'x' }] }] }));
+  let s = gatewayApiState(m.snapshot(), GA);
+  assert.equal(s.routes.get('infra/split')![0]!.resolvedRefs.reason, 'RefNotPermitted');
+  assert.equal(s.routes.get('infra/bad')![0]!.resolvedRefs.reason, 'BackendNotFound');
+  assert.equal(s.routes.get('infra/kind')![0]!.resolvedRefs.reason, 'InvalidKind');
+  const port = s.gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  let r = translate(m.snapshot(), O);
+  const rule0 = (h: string) => r.config.data.routes[listenerHost(port, h)]!.rules[0]!.route;
+  assert.deepEqual(rule0('_').split, [{ backendId: 'infra_web_8080', weight: 3 }, { backendId: '', weight: 1 }]);
+  assert.equal(rule0('bad.example.com').action, 'error');
+  assert.equal(rule0('kind.example.com').action, 'error');
+  put(m, obj('ReferenceGrant', 'g', { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'infra' }], to: [{ group: '', kind: 'Service', name: 'other' }] }, 'apps'));
+  s = gatewayApiState(m.snapshot(), GA);
+  assert.equal(s.routes.get('infra/split')![0]!.resolvedRefs.status, 'True');
+  r = translate(m.snapshot(), O);
+  assert.deepEqual(rule0('_').split, [{ backendId: 'infra_web_8080', weight: 3 }, { backendId: 'apps_other_8080', weight: 1 }]);
+  assert.equal(r.config.data.backends['apps_other_8080']?.endpoints.length, 1);
+});
+
+test('matches: Gateway API precedence as priority (method, then headers, then query); filters become plugins', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [httpListener('http', 8080 + 1)] }));
+  put(m, route('r', {
+    parentRefs: [{ name: 'gw' }],
+    rules: [
+      { matches: [{ path: { type: 'Exact', value: '/x' }, headers: [{ name: 'X-A', value: '1' }, { name: 'X-B', value: '2' }] }], backendRefs: [backend('web')] },
+      { matches: [{ path: { type: 'Exact', value: '/x' }, method: 'POST' }], backendRefs: [backend('api')] },
+      {
+        matches: [{ path: { type: 'PathPrefix', value: '/old' } }],
+        filters: [{ type: 'RequestRedirect', requestRedirect: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/new' }, statusCode: 301 } }],
+      },
+      { matches: [{ path: { type: 'PathPrefix', value: '/h' } }], filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-Set', value: 'v' }], remove: ['X-Drop'] } }], backendRefs: [backend('web')] },
+    ],
+  }));
+  const s = gatewayApiState(m.snapshot(), GA);
+  const port = s.gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  const r = translate(m.snapshot(), O);
+  const rules = r.config.data.routes[listenerHost(port, '_')]!.rules;
+  const x = rules.filter((u) => u.path === '/x');
+  assert.deepEqual(x.map((u) => u.route.backendId), ['infra_api_8080', 'infra_web_8080'], 'the method match goes first');
+  const old = rules.find((u) => u.path === '/old')!;
+  const redirect = r.config.data.plugins[old.route.plugins![0]!];
+  // No scheme or port asked: the listener's (8081 is not HTTP's well-known port, so it is in the Location).
+  assert.deepEqual({ ...redirect, name: undefined }, { name: undefined, type: 'redirect', status: 301, keepQuery: true, scheme: 'http', port: 8081, prefix: { from: '/old', to: '/new' } });
+  const h = rules.find((u) => u.path === '/h')!;
+  const hm = r.config.data.plugins[h.route.plugins![0]!];
+  assert.deepEqual({ ...hm, name: undefined }, { name: undefined, type: 'request-headers', set: [{ name: 'x-set', value: 'v' }], add: [], remove: ['x-drop'] });
+});
+
+test('normalizers refuse what Portico does not serve by name, and what the API server would refuse', () => {
+  const bad = normalizeHttpRoute(route('r', { parentRefs: [{ name: 'gw' }], rules: [{ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'x', port: 1 } } }] }] }));
+  assert.equal(bad.ok, false);
+  assert.match(!bad.ok ? bad.reason : '', /spec\.rules\.0\.filters\.0: filter type RequestMirror is not served/);
+  const path = normalizeHttpRoute(route('r', { rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/a//b' } }] }] }));
+  assert.match(!path.ok ? path.reason : '', /must not contain "\/\/"/);
+  const host = normalizeHttpRoute(route('r', { hostnames: ['Foo.example.com'] }));
+  assert.equal(host.ok, false);
+  const cls = normalizeGatewayClass(obj('GatewayClass', 'c', { controllerName: 'x/y', parametersRef: { group: 'g', kind: 'K', name: 'n' } }, undefined));
+  assert.match(!cls.ok ? cls.reason : '', /parametersRef/);
+  const gw = normalizeGateway(obj('Gateway', 'g', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)], addresses: [{ type: 'IPAddress', value: '198.51.100.1' }] }));
+  assert.match(!gw.ok ? gw.reason : '', /spec\.addresses/);
+});
