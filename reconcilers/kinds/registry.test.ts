@@ -42,7 +42,8 @@ function kindLists(source: string, kinds: readonly string[] = KINDS.map((k) => k
   const words = kinds.map((k) => k[0]!.toLowerCase() + k.slice(1)).sort((a, b) => b.length - a.length);
   const kindOf = (id: string) => words.find((w) => id === w || (id.startsWith(w) && /^[A-Z]/.test(id.slice(w.length))));
   const out: string[] = [];
-  for (const m of source.matchAll(/\[([^[\]]*)\]/g)) {
+  // (A destructuring, `const [namespace, service] = ...`, names variables, not kinds.)
+  for (const m of source.matchAll(/(?<!(?:const|let) )\[([^[\]]*)\]/g)) {
     const items = m[1]!.split(',').map((s) => s.trim()).filter(Boolean);
     const quoted = new Set(items.flatMap((s) => /^['"`]([A-Za-z]+)['"`]$/.exec(s)?.[1] ?? []).filter((n) => names.has(n)));
     const named = items.map((s) => (/^[a-z][A-Za-z]*$/.test(s) ? kindOf(s) : undefined));

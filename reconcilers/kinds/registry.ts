@@ -24,7 +24,7 @@ import { secret } from './secret/index.ts';
 import { service } from './service/index.ts';
 import { upstream } from './upstream/index.ts';
 import { gatewayClass } from './gatewayclass/index.ts';
-import { namespace } from './namespace/index.ts';
+import { namespaceKind } from './namespace/index.ts';
 import { gateway } from './gateway/index.ts';
 import { httpRoute } from './httproute/index.ts';
 import { referenceGrant } from './referencegrant/index.ts';
@@ -41,7 +41,7 @@ export const KINDS: readonly KindDescriptor[] = [
   configMap,
   // Gateway API (wired only with --enable-gateway-api: their `feature`).
   gatewayClass,
-  namespace,
+  namespaceKind,
   gateway,
   httpRoute,
   referenceGrant,

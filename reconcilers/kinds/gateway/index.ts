@@ -21,9 +21,6 @@ const base = gatewayApiKind({
   extraRbac: [{ resource: Resources.Service, verbs: ['get', 'create', 'patch', 'delete'], why: 'Gateway API: a Service per Gateway (its address), in Portico\'s namespace.' }],
 });
 
-/** Model changes that can change a Gateway API status. */
-const FOLLOWED = new Set(['GatewayClass', 'Gateway', 'HTTPRoute', 'ReferenceGrant', 'Namespace', 'Service', 'Secret']);
-
 export const gateway: KindDescriptor = {
   ...base,
   status(ctx, _wired, gw) {
@@ -44,8 +41,11 @@ export const gateway: KindDescriptor = {
     const all = () => {
       for (const [kind, inf] of Object.entries(informers)) for (const key of inf.store.keys()) ctrl.enqueue(`${kind}/${key}`);
     };
+    // Model changes that can change a Gateway API status: its own kinds', Services (backendRefs, the Gateways'
+    // Services) and Secrets (certificateRefs).
+    const followed = new Set<string>(ctx.kinds.filter((k) => k.feature === 'gateway-api' || k.resource.kind === 'Service' || k.resource.kind === 'Secret').flatMap((k) => k.writes));
     model.onChange((changes) => {
-      if (changes.some((c) => FOLLOWED.has(c.kind))) all();
+      if (changes.some((c) => followed.has(c.kind))) all();
     });
     const start = () => {
       all();

@@ -23,7 +23,8 @@ import { gatewayApiState, type Cond, type GatewayApiOptions, type GatewayApiStat
 import { GatewayResources } from '../gateway-api.ts';
 
 /** Gateway API features Portico serves (GatewayClass status.supportedFeatures; the conformance suite reads them). */
-export const SUPPORTED_FEATURES = ['Gateway', 'HTTPRoute', 'ReferenceGrant'] as const;
+export const FEATURES: Record<string, 'core' | 'extended'> = { Gateway: 'core', HTTPRoute: 'core', ReferenceGrant: 'core' };
+export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
 
 export interface ApiCondition {
   type: string;

@@ -10,7 +10,7 @@ export function normalizeNamespace(obj: KubeObject): CrdResult<NamespaceRecord> 
   return { ok: true, record: { ...clusterMeta(obj), labels: { ...labels } } };
 }
 
-export const namespace = gatewayApiKind({
+export const namespaceKind = gatewayApiKind({
   kind: 'Namespace',
   resource: GatewayResources.Namespace,
   normalize: (o) => normalizeNamespace(o),
