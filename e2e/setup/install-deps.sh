@@ -8,6 +8,7 @@
 #   - Portico's own nginx module (per-request metrics), built against Debian's nginx sources (nginx-assets/modules);
 #   - an OpenTelemetry Collector built from Go modules with the collector's own builder (e2e/otel/build.sh), cached
 #     likewise: the tracing tests export to it.
+#   - the Gateway API CRDs of the pinned release, from its Go module (e2e/gateway-api/crds.sh)
 #   - oauth2-proxy built from Go modules (e2e/oauth2-proxy/build.sh), cached likewise: the external-auth tests sign in
 #     through it.
 # Idempotent: each step is skipped when already satisfied.
@@ -45,3 +46,4 @@ bash nginx-assets/modules/build.sh
 bash e2e/controlplane/build.sh
 bash e2e/otel/build.sh
 bash e2e/oauth2-proxy/build.sh
+bash e2e/gateway-api/crds.sh >/dev/null # the Gateway API CRDs (the gateway-api e2e test installs them)

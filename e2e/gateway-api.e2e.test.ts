@@ -1,0 +1,180 @@
+// Gateway API end to end: the release's CRDs in the real API server (RBAC on), Portico in-process as its
+// ServiceAccount, real nginx, echo pods in network namespaces. A GatewayClass of this run's own controllerName, a
+// Gateway and HTTPRoutes: statuses as the spec says them (GatewayClass Accepted, Gateway Accepted/Programmed with
+// its Service's address and per-listener conditions, route parents), traffic through the Gateway's pod port (the
+// targetPort of the Service Portico made for it), isolation from the Ingress ports, route edits without reloads,
+// ReferenceGrant for cross-namespace backends (500 before it, 200 after), and the Service removed with the Gateway.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { admin, ensureCluster, kubectl, ROOT, uniqueNamespace } from './harness/cluster.ts';
+import { addPod, deleteNamespace } from './harness/pods.ts';
+import { request, until } from './harness/http.ts';
+import { startPortico, type RunningPortico } from './harness/portico.ts';
+import { isNotFound } from '../operator/kube/client.ts';
+
+const RUN = Date.now().toString(36);
+const CONTROLLER = `portico.dev/e2e-${RUN}`;
+const CLASS = `portico-e2e-${RUN}`;
+const GW = '/apis/gateway.networking.k8s.io/v1';
+let p: RunningPortico;
+let ns = '';
+let other = '';
+
+type Cond = { type: string; status: string; reason: string; observedGeneration?: number };
+type GatewayObj = { metadata: { generation: number }; status?: { addresses?: { value: string }[]; conditions?: Cond[]; listeners?: { name: string; attachedRoutes: number; conditions: Cond[]; supportedKinds: { kind: string }[] }[] } };
+type RouteObj = { metadata: { generation: number }; status?: { parents?: { controllerName: string; parentRef: { name: string }; conditions: Cond[] }[] } };
+/** The echo pod that answered (undefined for anything but a 200 from one). */
+const podOf = (r: { status: number; json: <T>() => T }) => (r.status === 200 ? r.json<{ pod?: string }>().pod : undefined);
+const cond = (list: Cond[] | undefined, type: string) => list?.find((c) => c.type === type);
+const get = <T>(p: string) => admin().request<T>('GET', p);
+
+const route = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name }, spec: { parentRefs: [{ name: 'gw' }], ...spec } });
+const routePath = (name = '') => `${GW}/namespaces/${ns}/httproutes${name ? `/${name}` : ''}`;
+const backend = (name: string, extra: Record<string, unknown> = {}) => ({ name, port: 80, ...extra });
+
+/** The pod port nginx serves the Gateway's port 80 on: the targetPort of the Service Portico made for it. */
+async function gatewayPodPort(): Promise<number | undefined> {
+  const list = await get<{ items: { metadata: { annotations?: Record<string, string> }; spec: { ports: { port: number; targetPort: number }[] } }[] }>(`/api/v1/namespaces/${ns}/services?labelSelector=portico.dev/gateway`);
+  const svc = list.items.find((s) => s.metadata.annotations?.['portico.dev/gateway'] === `${ns}/gw`);
+  return svc?.spec.ports.find((x) => x.port === 80)?.targetPort;
+}
+
+before(async () => {
+  await ensureCluster();
+  // The release's CRDs (standard channel), unless the cluster has them already (`make conformance` installs the
+  // experimental channel of the same release, a superset: left as it is).
+  const have = kubectl(['get', 'crd', '-o', 'name']).split('\n');
+  if (!['gatewayclasses', 'gateways', 'httproutes', 'referencegrants'].every((r) => have.includes(`customresourcedefinition.apiextensions.k8s.io/${r}.gateway.networking.k8s.io`))) {
+    const crds = execFileSync('bash', [path.join(ROOT, 'e2e/gateway-api/crds.sh'), 'standard'], { encoding: 'utf8' }).trim();
+    kubectl(['apply', '--server-side', '--force-conflicts', '-f', crds]);
+  }
+  await until('Gateway API served', async () => {
+    try {
+      await get(`${GW}/gatewayclasses`);
+      await get(`${GW}/httproutes`);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  ns = await uniqueNamespace('gwapi');
+  other = await uniqueNamespace('gwapi-b');
+  // Portico's own Service (--publish-service): the Gateways' Services copy its selector.
+  await admin().request('POST', `/api/v1/namespaces/${ns}/services`, {
+    body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'portico' }, spec: { selector: { app: `portico-${RUN}` }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } },
+  });
+  for (const [n, svc, pod] of [[ns, 'echo', 'echo-1'], [ns, 'api', 'api-1'], [other, 'far', 'far-1']] as const) {
+    await admin().request('POST', `/api/v1/namespaces/${n}/services`, {
+      body: { apiVersion: 'v1', kind: 'Service', metadata: { name: svc }, spec: { selector: { app: svc }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } },
+    });
+    await addPod(n, pod, { labels: { app: svc } });
+  }
+  p = await startPortico(54680, ['--enable-gateway-api', 'true', '--gateway-controller-name', CONTROLLER, '--publish-service', `${ns}/portico`, '--controller-class', `portico.dev/e2e-ingress-${RUN}`, '--ingress-class', `none-${RUN}`]);
+  await until('portico ready', async () => (await request(p.healthPort, 'x', '/readyz')).status === 200);
+});
+
+after(async () => {
+  await p?.stop();
+  try {
+    await admin().request('DELETE', `${GW}/gatewayclasses/${CLASS}`);
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+  if (ns) await deleteNamespace(ns);
+  if (other) await deleteNamespace(other);
+});
+
+describe('Gateway API', () => {
+  test('GatewayClass, Gateway and HTTPRoute: statuses, traffic on the Gateway\'s own port, isolation, edits without reloads', async () => {
+    await admin().request('POST', `${GW}/gatewayclasses`, { body: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: CLASS }, spec: { controllerName: CONTROLLER } } });
+    await until('GatewayClass Accepted with its features', async () => {
+      const c = await get<{ status?: { conditions?: Cond[]; supportedFeatures?: { name: string }[] } }>(`${GW}/gatewayclasses/${CLASS}`);
+      return cond(c.status?.conditions, 'Accepted')?.status === 'True' && c.status?.supportedFeatures?.some((f) => f.name === 'HTTPRoute');
+    });
+    await admin().request('POST', `${GW}/namespaces/${ns}/gateways`, {
+      body: {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'gw' },
+        spec: { gatewayClassName: CLASS, listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }, { name: 'bad', port: 81, protocol: 'INVALID' }] },
+      },
+    });
+    await admin().request('POST', routePath(), { body: route('web', { hostnames: ['web.example.com'], rules: [{ backendRefs: [backend('echo')] }] }) });
+
+    const gw = await until('Gateway Programmed, with an address and the listeners\' conditions', async () => {
+      const g = await get<GatewayObj>(`${GW}/namespaces/${ns}/gateways/gw`);
+      const http = g.status?.listeners?.find((l) => l.name === 'http');
+      return cond(g.status?.conditions, 'Programmed')?.status === 'True' && g.status?.addresses?.length && http?.attachedRoutes === 1 ? g : undefined;
+    });
+    assert.deepEqual([cond(gw.status?.conditions, 'Accepted')?.status, cond(gw.status?.conditions, 'Accepted')?.reason], ['True', 'ListenersNotValid']);
+    assert.equal(cond(gw.status?.conditions, 'Accepted')?.observedGeneration, gw.metadata.generation);
+    const bad = gw.status!.listeners!.find((l) => l.name === 'bad')!;
+    assert.deepEqual([cond(bad.conditions, 'Accepted')?.reason, bad.supportedKinds.length], ['UnsupportedProtocol', 0]);
+    const http = gw.status!.listeners!.find((l) => l.name === 'http')!;
+    assert.deepEqual(['Accepted', 'ResolvedRefs', 'Programmed'].map((t) => cond(http.conditions, t)?.status), ['True', 'True', 'True']);
+    const svc = await get<{ spec: { clusterIP: string } }>(`/api/v1/namespaces/${ns}/services?labelSelector=portico.dev/gateway`);
+    assert.equal(gw.status!.addresses![0]!.value, (svc as unknown as { items: { spec: { clusterIP: string } }[] }).items[0]!.spec.clusterIP, 'the address is the Gateway Service\'s cluster IP');
+
+    const rt = await until('HTTPRoute Accepted and ResolvedRefs', async () => {
+      const r = await get<RouteObj>(routePath('web'));
+      const mine = r.status?.parents?.find((x) => x.controllerName === CONTROLLER);
+      return cond(mine?.conditions, 'Accepted')?.status === 'True' && cond(mine?.conditions, 'ResolvedRefs')?.status === 'True' ? r : undefined;
+    });
+    assert.equal(rt.status!.parents!.length, 1);
+
+    const port = await until('the Gateway\'s Service', gatewayPodPort);
+    assert.ok(port >= 20000 && port < 30000, String(port));
+    const served = await until('served on the Gateway port', async () => {
+      const r = await request(port, 'web.example.com', '/anything');
+      return r.status === 200 ? r : undefined;
+    });
+    assert.equal(served.json().pod, 'echo-1');
+    assert.equal((await request(port, 'other.example.com', '/')).status, 404, 'a host no route has');
+    assert.equal((await request(p.httpPort, 'web.example.com', '/')).status, 404, 'the Ingress port never serves Gateway routes');
+
+    // Edits are route data: a header match to another backend, and a redirect — no reload.
+    const reloads0 = await p.metric('portico_nginx_reloads_total', { result: 'success' });
+    const cur = await get<{ metadata: { resourceVersion: string } }>(routePath('web'));
+    await admin().request('PUT', routePath('web'), {
+      body: {
+        ...route('web', {
+          hostnames: ['web.example.com'],
+          rules: [
+            { backendRefs: [backend('echo')] },
+            { matches: [{ path: { type: 'PathPrefix', value: '/' }, headers: [{ name: 'x-to', value: 'api' }] }], backendRefs: [backend('api')] },
+            { matches: [{ path: { type: 'Exact', value: '/old' } }], filters: [{ type: 'RequestRedirect', requestRedirect: { path: { type: 'ReplaceFullPath', replaceFullPath: '/new' }, statusCode: 301 } }] },
+          ],
+        }),
+        metadata: { name: 'web', resourceVersion: cur.metadata.resourceVersion },
+      },
+    });
+    await until('header match served', async () => podOf(await request(port, 'web.example.com', '/', { headers: { 'x-to': 'api' } })) === 'api-1');
+    assert.equal(podOf(await request(port, 'web.example.com', '/')), 'echo-1', 'without the header: the first rule');
+    const moved = await request(port, 'web.example.com', '/old?q=1');
+    assert.deepEqual([moved.status, moved.headers.location], [301, 'http://web.example.com/new?q=1']);
+    assert.equal(await p.metric('portico_nginx_reloads_total', { result: 'success' }), reloads0, 'route edits never reload nginx');
+
+    // A backend in another namespace: refused without a ReferenceGrant (500, ResolvedRefs RefNotPermitted).
+    await admin().request('POST', routePath(), { body: route('far', { hostnames: ['far.example.com'], rules: [{ backendRefs: [backend('far', { namespace: other })] }] }) });
+    await until('RefNotPermitted', async () => {
+      const r = await get<RouteObj>(routePath('far'));
+      return cond(r.status?.parents?.[0]?.conditions, 'ResolvedRefs')?.reason === 'RefNotPermitted';
+    });
+    await until('500 without the grant', async () => (await request(port, 'far.example.com', '/')).status === 500);
+    await admin().request('POST', `/apis/gateway.networking.k8s.io/v1beta1/namespaces/${other}/referencegrants`, {
+      body: {
+        apiVersion: 'gateway.networking.k8s.io/v1beta1',
+        kind: 'ReferenceGrant',
+        metadata: { name: 'from-gwapi' },
+        spec: { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: ns }], to: [{ group: '', kind: 'Service', name: 'far' }] },
+      },
+    });
+    await until('served once granted', async () => podOf(await request(port, 'far.example.com', '/')) === 'far-1');
+
+    // The Gateway goes, and its Service with it.
+    await admin().request('DELETE', `${GW}/namespaces/${ns}/gateways/gw`);
+    await until('the Gateway\'s Service removed', async () => (await gatewayPodPort()) === undefined);
+  });
+});
