@@ -6,7 +6,7 @@ import type { Draft } from '../draft.ts';
 
 /** The Warnings about each object as a whole (its problems, refused annotations, why it fails closed). */
 export function warnObjects(d: Draft): void {
-  const { snap, status, warn, unresolved, served, closedReason, sslClosed, wafClosed, hosts } = d;
+  const { snap, status, warn, unresolved, served, closedReason, sslClosed, wafClosed, fcgiClosed, hosts } = d;
   for (const ing of served) {
     const iref = ingressRef(ing.key);
     for (const p of ing.problems) warn(iref, 'InvalidConfiguration', p);
@@ -23,6 +23,11 @@ export function warnObjects(d: Draft): void {
     } else if (!ing.proxySsl) {
       const alone = PROXY_SSL_ANNOTATIONS.filter((n) => ing.annotations[n] !== undefined);
       if (alone.length) warn(iref, 'InvalidConfiguration', `annotation ignored: ${alone.map((n) => `${NGINX_PREFIX}${n}`).join(', ')} ${alone.length > 1 ? 'have' : 'has'} no effect without ${NGINX_PREFIX}proxy-ssl-secret (as in ingress-nginx)`);
+    }
+    const fcgi = fcgiClosed.get(ing.key);
+    if (fcgi) {
+      warn(iref, 'FastCGIUnavailable', `${fcgi}; failing closed: every path of this Ingress answers 503 rather than being passed to the FastCGI server with other params than asked`);
+      if (ing.fastcgi?.missing && ing.fastcgi.configMapKey) unresolved(iref, `ConfigMap ${ing.fastcgi.configMapKey}`);
     }
     const waf = wafClosed.get(ing.key);
     if (waf) warn(iref, 'ModSecurityUnavailable', `${waf}; failing closed: every path of this Ingress answers 503 rather than being served without the ModSecurity it asks for`);
