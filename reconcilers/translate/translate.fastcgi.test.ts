@@ -14,6 +14,9 @@ import { renderNginxConf } from '../nginx-driver/nginx/render.ts';
 import { nginxTest, runtimeDir } from '../nginx-driver/nginx/nginx-t.test-helpers.ts';
 import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from './fixtures.test-helpers.ts';
 import { translate, type TranslateResult } from './translate.ts';
+import { ReferencedConfigMapReconciler, configMapTransform, type ConfigMapObject } from '../kinds/configmap/references.ts';
+import type { Informer } from '../../operator/informer.ts';
+import type { KubeClient } from '../../operator/kube/client.ts';
 
 const A = 'nginx.ingress.kubernetes.io/';
 const FCGI = { [`${A}backend-protocol`]: 'FCGI', [`${A}fastcgi-index`]: 'index.php', [`${A}fastcgi-params-configmap`]: 'php-params' };
@@ -212,4 +215,39 @@ test('the escaping helper refuses what no schema should have let through', () =>
     { name: 'A', value: 1 },
     null,
   ]) assert.throws(() => fastcgiParam(v), UnsafeValueError, JSON.stringify(v));
+});
+
+test('the params ConfigMap is watched: its data is kept in the cache, a change re-reconciles the Ingress, and the new params make a new profile', async () => {
+  const m = model(['team']);
+  const store = new Map<string, ConfigMapObject>();
+  const cm = (name: string, data: Record<string, string>): ConfigMapObject => ({ metadata: { namespace: 'team', name }, data }) as ConfigMapObject;
+  const enqueued: string[] = [];
+  const refs = new ReferencedConfigMapReconciler({ model: m, informer: { store: { get: (k: string) => store.get(k) } } as unknown as Informer<ConfigMapObject>, client: {} as KubeClient, enqueueIngress: (k) => enqueued.push(k) });
+  const reconcileIngress = () => {
+    const r = normalizeIngress(ing('app', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('php', 9000) }])] }, { ns: 'team', annotations: FCGI }), () => undefined, refs.lookup);
+    assert.ok(r.ok);
+    m.setIngress(r.ingress);
+  };
+  reconcileIngress();
+  assert.deepEqual(m.ingressesUsingConfigMap('team/php-params'), ['team/app']);
+  assert.equal(routeOf(translate(m.snapshot(), OPTS))?.action, 'unavailable', 'not there yet: fails closed');
+  const transform = configMapTransform(m);
+  assert.ok(transform(cm('php-params', PARAMS)).data, 'the named ConfigMap is cached with its data');
+  assert.equal(transform(cm('unrelated', PARAMS)).data, undefined, 'others without it');
+  store.set('team/php-params', transform(cm('php-params', PARAMS)));
+  await refs.reconcile({} as never, 'team/php-params');
+  assert.deepEqual(enqueued.splice(0), ['team/app']);
+  reconcileIngress();
+  const before = profileOf(translate(m.snapshot(), OPTS));
+  assert.equal(before?.fastcgi?.params.find((p) => p.name === 'APP_ENV')?.value, 'production');
+  store.set('team/php-params', transform(cm('php-params', { ...PARAMS, APP_ENV: 'staging' })));
+  await refs.reconcile({} as never, 'team/php-params');
+  assert.deepEqual(enqueued.splice(0), ['team/app']);
+  reconcileIngress();
+  const after = profileOf(translate(m.snapshot(), OPTS));
+  assert.equal(after?.fastcgi?.params.find((p) => p.name === 'APP_ENV')?.value, 'staging');
+  assert.notEqual(after?.name, before?.name, 'a new profile: nginx reloads once');
+  // An unchanged ConfigMap re-reconciles nobody.
+  await refs.reconcile({} as never, 'team/php-params');
+  assert.deepEqual(enqueued, []);
 });
