@@ -6,14 +6,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Profile } from '../config/types.ts';
 import type { Model } from '../model/model.ts';
+import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
 import { configMapsOf } from '../model/model.ts';
 import { normalizeIngress } from '../model/normalize.ts';
-import { FASTCGI_MAX_PARAMS, FASTCGI_MAX_SETTINGS, fastcgiParamValue } from '../annotations/groups/fastcgi.ts';
+import { FASTCGI_MAX_PARAMS, FASTCGI_MAX_SETTINGS, FASTCGI_VARIABLES, fastcgiParamValue } from '../annotations/groups/fastcgi.ts';
 import { fastcgiParam, UnsafeValueError } from '../nginx-driver/nginx/escape.ts';
 import { renderNginxConf } from '../nginx-driver/nginx/render.ts';
 import { nginxTest, runtimeDir } from '../nginx-driver/nginx/nginx-t.test-helpers.ts';
 import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from './fixtures.test-helpers.ts';
 import { translate, type TranslateResult } from './translate.ts';
+import { IncrementalTranslator } from './incremental.ts';
 import { ReferencedConfigMapReconciler, configMapTransform, type ConfigMapObject } from '../kinds/configmap/references.ts';
 import type { Informer } from '../../operator/informer.ts';
 import type { KubeClient } from '../../operator/kube/client.ts';
@@ -250,4 +252,55 @@ test('the params ConfigMap is watched: its data is kept in the cache, a change r
   // An unchanged ConfigMap re-reconciles nobody.
   await refs.reconcile({} as never, 'team/php-params');
   assert.deepEqual(enqueued, []);
+});
+
+test('every variable a param may name exists in Portico\'s nginx: all of them (and each family) pass nginx -t', () => {
+  const data: Record<string, string> = { SCRIPT_FILENAME: '/srv/www$fastcgi_script_name', FAM: '$http_x_a-$arg_b-$cookie_c' };
+  for (const v of FASTCGI_VARIABLES) data[`V_${v.toUpperCase()}`] = `x-\${${v}}`;
+  const m = model();
+  addIngress(m, FCGI, { configMaps: { 'default/php-params': data } });
+  const r = translate(m.snapshot(), OPTS);
+  assert.deepEqual(warnings(r), []);
+  const s = r.config.structure;
+  assert.equal(profileOf(r)?.fastcgi?.params.length, FASTCGI_VARIABLES.size + 2);
+  const rt = runtimeDir();
+  nginxTest(rt, renderNginxConf(s, rt, 'c'), { withOutput: true });
+});
+
+test('incremental translation: Ingresses with FCGI are translated in full, so the per-namespace bound sees every one of them', () => {
+  const m = model();
+  const cms: ConfigMaps = {};
+  const t = new IncrementalTranslator({ maxClosureShare: 1 });
+  t.translate(m.snapshot(), OPTS, null);
+  const same = (where: string) => {
+    const inc = t.translate(m.snapshot(), OPTS, new Set([where]));
+    const full = translate(m.snapshot(), OPTS);
+    assert.deepStrictEqual(inc.config.structure, full.config.structure, where);
+    assert.deepStrictEqual(inc.config.data.routes, full.config.data.routes, where);
+    assert.deepStrictEqual(new Map([...inc.status].sort()), new Map([...full.status].sort()), where);
+    return inc;
+  };
+  for (let i = 0; i <= FASTCGI_MAX_SETTINGS; i++) {
+    cms[`default/p${i}`] = { SCRIPT_FILENAME: `/srv/app${i}$fastcgi_script_name` };
+    addIngress(m, { ...FCGI, [`${A}fastcgi-params-configmap`]: `p${i}` }, { name: `app${i}`, host: `h${i}.example.com`, created: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`, configMaps: cms });
+    same(`default/app${i}`);
+  }
+  assert.equal(routeOf(same(`default/app${FASTCGI_MAX_SETTINGS}`), `h${FASTCGI_MAX_SETTINGS}.example.com`)?.action, 'unavailable');
+  // The oldest one goes: the newest gets its place.
+  m.deleteIngress('default/app0');
+  const r = same('default/app0');
+  assert.equal(profileOf(r, `h${FASTCGI_MAX_SETTINGS}.example.com`)?.backendProtocol, 'FCGI');
+});
+
+test('annotations-risk-level Low refuses fastcgi-index and fastcgi-params-configmap (Medium): each a Warning; the ConfigMap is not applied, even a broken one', () => {
+  const m = model(['default', 'other']);
+  m.setGlobalConfig(parseGlobalConfig({ 'annotations-risk-level': 'Low' }, defaultGlobalConfig()).values);
+  addIngress(m, { ...FCGI, [`${A}fastcgi-params-configmap`]: 'other/php-params' });
+  const r = translate(m.snapshot(), OPTS);
+  assert.equal(routeOf(r)?.action, undefined, 'served');
+  assert.deepEqual(profileOf(r)?.fastcgi, { params: [] });
+  const w = warnings(r);
+  assert.deepEqual(w.map((e) => e.reason), ['RiskyAnnotation', 'RiskyAnnotation']);
+  assert.match(w[0]!.message, /fastcgi-index \(risk Medium\)/);
+  assert.match(w[1]!.message, /fastcgi-params-configmap \(risk Medium\)/);
 });

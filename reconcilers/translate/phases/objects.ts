@@ -47,7 +47,8 @@ export function failClosedObjects(d: Draft): void {
     if (ing.annotations.canary === true) continue;
     const key = fastcgiSettingsKey(ing);
     if (key === undefined) continue;
-    if (ing.fastcgi?.error) {
+    // (A fastcgi-params-configmap the ConfigMap's annotations-risk-level refused is not read: its Warning says so.)
+    if (ing.fastcgi?.error && ing.annotations['fastcgi-params-configmap'] !== undefined) {
       fcgiClosed.set(ing.key, ing.fastcgi.error);
       continue;
     }
