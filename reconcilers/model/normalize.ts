@@ -7,7 +7,7 @@ import { annotationPlugins, authProxyHeaders, basicAuthPlugin, customHeadersPlug
 import { NGINX_PREFIX, PORTICO_PREFIX, PROXY_SSL_ANNOTATIONS } from '../annotations/table.ts';
 import { parseAnnotations, type AnnotationResult } from '../annotations/parse.ts';
 import { authTlsPlugin } from '../annotations/groups/auth-tls.ts';
-import { FASTCGI_NO_EFFECT, fastcgiParamsOf } from '../annotations/groups/fastcgi.ts';
+import { fastcgiParamsOf } from '../annotations/groups/fastcgi.ts';
 import { ownNamespaceRef } from '../annotations/own-namespace.ts';
 import { parseIpv4, parseIpv6 } from '../values/addresses.ts';
 import {
@@ -164,15 +164,8 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
   const aph = authProxyHeaders(ann.values, o.metadata.namespace ?? 'default', ap.plugins, configMaps);
   problems.push(...aph.problems);
   accessControl.push(...aph.closed);
-  // FastCGI (backend-protocol FCGI): the params ConfigMap; fastcgi-* without FCGI mean nothing (said, not ignored).
+  // FastCGI (backend-protocol FCGI): the params ConfigMap (what has no effect is said by the translation's Warnings).
   const fastcgi = fastcgiParamsOf(ann.values, o.metadata.namespace ?? 'default', configMaps);
-  if (ann.values['backend-protocol'] !== 'FCGI') {
-    const alone = (['fastcgi-index', 'fastcgi-params-configmap'] as const).filter((n) => ann.values[n] !== undefined);
-    if (alone.length) problems.push(`annotation ignored: ${alone.map((n) => `${NGINX_PREFIX}${n}`).join(', ')} ${alone.length > 1 ? 'have' : 'has'} no effect without ${NGINX_PREFIX}backend-protocol "FCGI"`);
-  } else {
-    const proxyOnly = FASTCGI_NO_EFFECT.filter((n) => ann.values[n] !== undefined);
-    if (proxyOnly.length) problems.push(`annotation ignored: ${proxyOnly.map((n) => `${NGINX_PREFIX}${n}`).join(', ')} ${proxyOnly.length > 1 ? 'have' : 'has'} no effect with ${NGINX_PREFIX}backend-protocol "FCGI" (nginx's proxy_* directives and headers sent by proxy_pass; a FastCGI server gets nginx's fastcgi_* defaults, as in ingress-nginx) unless an Upstream object sets another protocol for the Service`);
-  }
   const pluginsFromAnnotations = [...ap.plugins, ...(ba.plugin ? [ba.plugin] : []), ...(mtls.plugin ? [mtls.plugin] : []), ...(ch.plugin ? [ch.plugin] : [])];
   // ingress-nginx: rewrite-target implies regex paths (its rewrite reads the path as a regex with captures), so the
   // ImplementationSpecific paths of such an Ingress are regexes as with use-regex.
