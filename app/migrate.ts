@@ -230,6 +230,11 @@ function analyzeIngress(obj: KubeObject, input: Input, settings: RiskSettings): 
       const a = raw[`${PORTICO_PREFIX}proxy-ssl-secret`] !== undefined ? `${PORTICO_PREFIX}proxy-ssl-secret` : `${NGINX_PREFIX}proxy-ssl-secret`;
       add('fails-closed', a, `${a}: ${sslWhy}; every path answers 503`, 'proxy-ssl-secret: the Ingress fails closed');
     }
+    // FastCGI params: a ConfigMap of another namespace fails the paths closed; one not in the input is not checked.
+    const fc = res.ingress.fastcgi;
+    const fcName = raw[`${PORTICO_PREFIX}fastcgi-params-configmap`] !== undefined ? `${PORTICO_PREFIX}fastcgi-params-configmap` : `${NGINX_PREFIX}fastcgi-params-configmap`;
+    if (fc?.error) add('fails-closed', fcName, `${fcName}: ${fc.error}; every path answers 503`, 'fastcgi-params-configmap: the Ingress fails closed');
+    else if (fc?.configMapKey) notes.push(`ConfigMap ${fc.configMapKey} is not in the input: the FastCGI params (fastcgi-params-configmap) were not checked`);
     // ModSecurity (Portico's image has the module and the CRS): a modsecurity-snippet off the allowlist is refused, and
     // where ModSecurity is on a refused snippet fails the paths closed.
     const msnip = gated.annotations['modsecurity-snippet'];

@@ -136,3 +136,19 @@ test('annotation-value-word-blocklist: an Ingress with a listed word in an annot
   assert.equal(v.allowed, false);
   assert.match(v.message ?? '', /annotation nginx\.ingress\.kubernetes\.io\/rewrite-target contains the word "alias"/);
 });
+
+test('FastCGI: a params ConfigMap of another namespace is denied; the own namespace\'s is admitted unread; proxy_* annotations without effect are a warning, not a denial', () => {
+  const spec = { rules: [rule('b.example.com', [{ path: '/', backend: svcRef('web', 80) }])] };
+  const fcgi = { [`${N}backend-protocol`]: 'FCGI', [`${N}fastcgi-index`]: 'index.php' };
+  const elsewhere = reviewIngress(candidate(spec, { ...fcgi, [`${N}fastcgi-params-configmap`]: 'other/php' }), snap(), OPTS);
+  assert.equal(elsewhere.allowed, false);
+  assert.match(elsewhere.message ?? '', /fastcgi-params-configmap: ConfigMap other\/php is in another namespace/);
+  assert.deepEqual(reviewIngress(candidate(spec, { ...fcgi, [`${N}fastcgi-params-configmap`]: 'php' }), snap(), OPTS), { allowed: true, warnings: [] });
+  const noEffect = reviewIngress(candidate(spec, { ...fcgi, [`${N}proxy-buffering`]: 'on' }), snap(), OPTS);
+  assert.equal(noEffect.allowed, true);
+  assert.equal(noEffect.warnings.length, 1);
+  assert.match(noEffect.warnings[0] ?? '', /proxy-buffering has no effect with nginx\.ingress\.kubernetes\.io\/backend-protocol "FCGI"/);
+  const alone = reviewIngress(candidate(spec, { [`${N}fastcgi-index`]: 'index.php' }), snap(), OPTS);
+  assert.equal(alone.allowed, true);
+  assert.match(alone.warnings.join(), /fastcgi-index has no effect without nginx\.ingress\.kubernetes\.io\/backend-protocol "FCGI"/);
+});

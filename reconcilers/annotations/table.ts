@@ -15,6 +15,7 @@ import * as cors from './groups/cors.ts';
 import * as customHeaders from './groups/custom-headers.ts';
 import * as errorsMirror from './groups/errors-mirror.ts';
 import * as externalAuth from './groups/external-auth.ts';
+import * as fastcgi from './groups/fastcgi.ts';
 import * as ipLists from './groups/ip-lists.ts';
 import * as loadBalancing from './groups/load-balancing.ts';
 import * as modsecurity from './groups/modsecurity.ts';
@@ -36,6 +37,7 @@ const ROWS = {
   ...server.rows,
   ...proxy.rows,
   ...backendProtocol.rows,
+  ...fastcgi.rows,
   ...loadBalancing.rows,
   ...canary.rows,
   ...ipLists.rows,

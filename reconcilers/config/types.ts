@@ -55,8 +55,14 @@ export interface Profile {
   nextUpstream?: string;
   /** proxy_next_upstream_tries (attempts + 1). */
   nextUpstreamTries?: number;
-  /** Upstream protocol other than plain HTTP: proxy_pass https:// or grpc_pass grpc(s)://. */
-  backendProtocol?: 'HTTPS' | 'GRPC' | 'GRPCS';
+  /** Upstream protocol other than plain HTTP: proxy_pass https://, grpc_pass grpc(s):// or fastcgi_pass (FCGI). */
+  backendProtocol?: 'HTTPS' | 'GRPC' | 'GRPCS' | 'FCGI';
+  /**
+   * backend-protocol FCGI (ingress-nginx's fastcgi-index and fastcgi-params-configmap): fastcgi_index, and the params
+   * sent after (and in place of) the standard ones the renderer adds. Each value has its variables braced (`${name}`),
+   * validated by reconcilers/annotations/groups/fastcgi.ts; the renderer's escaping helper checks both again.
+   */
+  fastcgi?: { index?: string; params: { name: string; value: string }[] };
   /** SNI / name checked for TLS to the backend (proxy_ssl_name). */
   sslServerName?: string;
   /**

@@ -101,9 +101,9 @@ export function secretsOf(ing: NormalizedIngress): string[] {
 }
 
 /** Secrets an Ingress reads besides its TLS ones: the auth-secret (basic auth) and the proxy-ssl-secret. */
-/** ConfigMaps an Ingress reads (custom-headers, auth-proxy-set-headers), "namespace/name". */
+/** ConfigMaps an Ingress reads (custom-headers, auth-proxy-set-headers, fastcgi-params-configmap), "namespace/name". */
 export function configMapsOf(ing: NormalizedIngress): string[] {
-  return [...new Set([ing.customHeadersConfigMap, ing.authProxyHeadersConfigMap].filter((k): k is string => !!k))].sort();
+  return [...new Set([ing.customHeadersConfigMap, ing.authProxyHeadersConfigMap, ing.fastcgi?.configMapKey].filter((k): k is string => !!k))].sort();
 }
 
 export function ingressCredentialSecrets(ing: NormalizedIngress): string[] {
@@ -124,7 +124,7 @@ export class Model {
   private defaultCertKey: string | null = null;
   private readonly byService = new Map<string, Set<string>>();
   private readonly bySecret = new Map<string, Set<string>>();
-  /** custom-headers ConfigMap "namespace/name" → Ingress keys. */
+  /** custom-headers / auth-proxy-set-headers / fastcgi-params-configmap ConfigMap "namespace/name" → Ingress keys. */
   private readonly byConfigMap = new Map<string, Set<string>>();
   private readonly listeners: ((changes: Change[]) => void)[] = [];
   /** The CRs, by kind then key (a kind's map is made with its first record). */

@@ -7,6 +7,7 @@ import { annotationPlugins, authProxyHeaders, basicAuthPlugin, customHeadersPlug
 import { NGINX_PREFIX, PORTICO_PREFIX, PROXY_SSL_ANNOTATIONS } from '../annotations/table.ts';
 import { parseAnnotations, type AnnotationResult } from '../annotations/parse.ts';
 import { authTlsPlugin } from '../annotations/groups/auth-tls.ts';
+import { fastcgiParamsOf } from '../annotations/groups/fastcgi.ts';
 import { ownNamespaceRef } from '../annotations/own-namespace.ts';
 import { parseIpv4, parseIpv6 } from '../values/addresses.ts';
 import {
@@ -163,6 +164,8 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
   const aph = authProxyHeaders(ann.values, o.metadata.namespace ?? 'default', ap.plugins, configMaps);
   problems.push(...aph.problems);
   accessControl.push(...aph.closed);
+  // FastCGI (backend-protocol FCGI): the params ConfigMap (what has no effect is said by the translation's Warnings).
+  const fastcgi = fastcgiParamsOf(ann.values, o.metadata.namespace ?? 'default', configMaps);
   const pluginsFromAnnotations = [...ap.plugins, ...(ba.plugin ? [ba.plugin] : []), ...(mtls.plugin ? [mtls.plugin] : []), ...(ch.plugin ? [ch.plugin] : [])];
   // ingress-nginx: rewrite-target implies regex paths (its rewrite reads the path as a regex with captures), so the
   // ImplementationSpecific paths of such an Ingress are regexes as with use-regex.
@@ -255,6 +258,7 @@ export function normalizeIngress(obj: KubeObject, secrets: SecretReader = () => 
       ...(ba.secretKey ? { authSecret: ba.secretKey } : {}),
       ...(ch.configMapKey ? { customHeadersConfigMap: ch.configMapKey } : {}),
       ...(aph.configMapKey ? { authProxyHeadersConfigMap: aph.configMapKey } : {}),
+      ...(fastcgi ? { fastcgi } : {}),
       ...(proxySsl ? { proxySsl } : {}),
       ...(mtls.secretKey ? { authTlsSecret: mtls.secretKey } : {}),
       testInvalidDirective: o.metadata.annotations?.['portico.dev/test-invalid-directive'] === 'true',

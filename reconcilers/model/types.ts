@@ -2,6 +2,7 @@
 import type { PathMatch, PluginInstance, RouteConditions } from '../config/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
 import type { AnnotationPlugin } from '../annotations/plugins.ts';
+import type { FastcgiParams } from '../annotations/groups/fastcgi.ts';
 
 export interface IngressClassInfo {
   name: string;
@@ -81,6 +82,11 @@ export interface NormalizedIngress {
   customHeadersConfigMap?: string;
   /** "namespace/name" of the auth-proxy-set-headers ConfigMap it reads, if any. */
   authProxyHeadersConfigMap?: string;
+  /**
+   * ingress-nginx's fastcgi-params-configmap (with backend-protocol FCGI): the ConfigMap read and its params, or why
+   * they cannot be used (then every path of the Ingress answers 503).
+   */
+  fastcgi?: FastcgiParams;
   /**
    * ingress-nginx's proxy-ssl-secret: what the Secret holds for TLS to the backend, or why it cannot be used (then
    * every path of the Ingress answers 503). The other proxy-ssl-* values stay in `annotations`.

@@ -75,7 +75,7 @@ export interface RouteDraft {
   retries: { attempts: number; on: string[] } | undefined;
   fromAnnotations: Partial<Omit<Profile, 'name'>>;
   /** The backend protocol it asks for when no Upstream sets one. */
-  protocol?: 'HTTPS' | 'GRPC' | 'GRPCS' | undefined;
+  protocol?: 'HTTPS' | 'GRPC' | 'GRPCS' | 'FCGI' | undefined;
   /** TLS-to-backend settings of its own (they replace the defaults of an Upstream without tls settings). */
   proxySsl?: Partial<Omit<Profile, 'name'>> | undefined;
   testInvalidDirective?: boolean;
@@ -174,10 +174,12 @@ export class Draft {
   readonly owners: Owner[] = [];
   /** The served Ingresses, oldest first (what the Ingress-only phases read: canaries, side backends, aliases). */
   readonly served: NormalizedIngress[] = [];
-  /** Ingress key → why all its paths fail closed: access control, proxy-ssl-*, ModSecurity. */
+  /** Ingress key → why all its paths fail closed: access control, proxy-ssl-*, ModSecurity, FastCGI params. */
   readonly closedReason = new Map<string, string>();
   readonly sslClosed = new Map<string, string>();
   readonly wafClosed = new Map<string, string>();
+  /** FastCGI params that cannot be applied (fastcgi-params-configmap) or a namespace's FastCGI settings over its bound. */
+  readonly fcgiClosed = new Map<string, string>();
 
   // ---- plugins (plugin-refs.ts, auth-targets.ts, phases/claims.ts) -----------------------------------------------
   readonly plugins: Record<string, PluginInstance> = {};

@@ -359,7 +359,9 @@ function hasPlugins(ing: NormalizedIngress | undefined): boolean {
   const a = ing.annotations;
   // rewrite-target, app-root and from-to-www-redirect are plugin instances the translation makes (per path or host);
   // default-backend and mirror-target name backends no claim of the Ingress shows (see sideBackends).
-  return a.plugins !== undefined || ing.annotationPlugins.length > 0 || a['rewrite-target'] !== undefined || a['app-root'] !== undefined || a['from-to-www-redirect'] === true || a['default-backend'] !== undefined || a['mirror-target'] !== undefined;
+  // backend-protocol FCGI: its FastCGI settings count against a per-namespace bound (phases/objects.ts), which reads
+  // every Ingress of the namespace.
+  return a.plugins !== undefined || ing.annotationPlugins.length > 0 || a['rewrite-target'] !== undefined || a['app-root'] !== undefined || a['from-to-www-redirect'] === true || a['default-backend'] !== undefined || a['mirror-target'] !== undefined || a['backend-protocol'] === 'FCGI';
 }
 
 function groupEvents(events: readonly TranslateEvent[]): Map<string, TranslateEvent[]> {

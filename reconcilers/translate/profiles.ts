@@ -89,6 +89,31 @@ export function annotationProfileSettings(a: ParsedAnnotations, t: NginxTuning, 
   return out;
 }
 
+/** Profile settings that mean nothing to fastcgi_pass (nginx's proxy_* directives and the Connection header). */
+const PROXY_ONLY = ['proxyBuffering', 'proxyRequestBuffering', 'proxyBufferSize', 'proxyBuffersNumber', 'proxyMaxTempFileSize', 'proxyHttpVersion', 'proxyCookieDomain', 'proxyCookiePath', 'proxyRedirect', 'connectionHeader'] as const;
+
+/**
+ * A FastCGI route's profile settings (backend-protocol FCGI, its backend not set otherwise by an Upstream): `own` (the
+ * route's annotation settings) without those only proxy_pass reads (normalize.ts warns about their annotations), with
+ * fastcgi-index and the params of fastcgi-params-configmap — those of a ConfigMap the annotations-risk-level refused
+ * are not sent. Returns the keys to set (undefined: drop).
+ */
+export function fastcgiProfileSettings(ing: NormalizedIngress, own: Partial<Omit<Profile, 'name'>>): Partial<Omit<Profile, 'name'>> {
+  const out: Partial<Omit<Profile, 'name'>> = {};
+  for (const k of PROXY_ONLY) if (own[k] !== undefined) out[k] = undefined;
+  const index = ing.annotations['fastcgi-index'];
+  const params = ing.annotations['fastcgi-params-configmap'] !== undefined ? (ing.fastcgi?.params ?? []) : [];
+  out.fastcgi = { ...(index !== undefined ? { index } : {}), params };
+  return out;
+}
+
+/** The FastCGI settings of an Ingress as one string (what the per-namespace bound counts), or undefined without FCGI. */
+export function fastcgiSettingsKey(ing: NormalizedIngress): string | undefined {
+  if (ing.annotations['backend-protocol'] !== 'FCGI') return undefined;
+  const s = fastcgiProfileSettings(ing, {}).fastcgi;
+  return JSON.stringify(s);
+}
+
 /** ingress-nginx's default proxy-ssl-protocols and proxy-ssl-ciphers (Portico's protocols: TLS 1.2 and 1.3 only). */
 export const PROXY_SSL_DEFAULTS = { protocols: 'TLSv1.2 TLSv1.3', ciphers: 'DEFAULT' } as const;
 

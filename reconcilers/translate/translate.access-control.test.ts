@@ -123,7 +123,6 @@ test('every other unsupported annotation, under either prefix, raises its own Wa
         ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, {
           annotations: {
             'nginx.ingress.kubernetes.io/http2-push-preload': 'true',
-            'nginx.ingress.kubernetes.io/fastcgi-index': 'index.php',
             'nginx.ingress.kubernetes.io/enable-global-auth': 'false',
             'nginx.ingress.kubernetes.io/enable-rewrite-log': 'true',
             'portico.dev/frobnicate': 'yes',
@@ -141,7 +140,6 @@ test('every other unsupported annotation, under either prefix, raises its own Wa
     unsupported.map((e) => e.message),
     [
       'nginx.ingress.kubernetes.io/enable-rewrite-log',
-      'nginx.ingress.kubernetes.io/fastcgi-index',
       'nginx.ingress.kubernetes.io/http2-push-preload',
       'portico.dev/frobnicate',
     ].map((a) => `annotation ${a} is not supported by Portico and is ignored`),

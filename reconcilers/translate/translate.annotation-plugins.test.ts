@@ -237,16 +237,16 @@ test('x-forwarded-prefix → request-headers; upstream-vhost → rewrite of the 
   assert.equal(bad.r.events.filter((e) => e.reason === 'InvalidConfiguration').length, 2);
 });
 
-test('backend-protocol → the route\'s directive profile (https / grpc / grpcs); HTTP and AUTO_HTTP need none; an invalid one is reported', () => {
-  for (const [value, proto] of [['HTTPS', 'HTTPS'], ['GRPC', 'GRPC'], ['GRPCS', 'GRPCS'], ['HTTP', undefined], ['AUTO_HTTP', undefined]] as const) {
+test('backend-protocol → the route\'s directive profile (https / grpc / grpcs / fcgi); HTTP and AUTO_HTTP need none; an invalid one is reported', () => {
+  for (const [value, proto] of [['HTTPS', 'HTTPS'], ['GRPC', 'GRPC'], ['GRPCS', 'GRPCS'], ['FCGI', 'FCGI'], ['HTTP', undefined], ['AUTO_HTTP', undefined]] as const) {
     const { r, route } = one({ [`${N}backend-protocol`]: value });
     const prof = r.config.structure.profiles.find((p) => p.name === route?.profile);
     assert.equal(prof?.backendProtocol, proto, value);
     assert.equal(prof?.sslServerName, undefined, 'no SNI without an Upstream (ingress-nginx default)');
   }
-  const bad = one({ [`${N}backend-protocol`]: 'FCGI' });
+  const bad = one({ [`${N}backend-protocol`]: 'UWSGI' });
   assert.equal(bad.route?.profile, undefined);
-  assert.ok(bad.r.events.some((e) => /FCGI is not supported/.test(e.message)));
+  assert.ok(bad.r.events.some((e) => /backend-protocol must be HTTP, HTTPS, GRPC, GRPCS, FCGI or AUTO_HTTP/.test(e.message)));
 });
 
 test('limit-rate with proxy-buffering "off" cannot be applied (nginx does not limit unbuffered answers): a Warning, no profile', () => {

@@ -1,8 +1,8 @@
-// backend-protocol (HTTP, HTTPS, GRPC, GRPCS; a directive profile) and TLS to an HTTPS/GRPCS backend (proxy-ssl-*;
+// backend-protocol (HTTP, HTTPS, GRPC, GRPCS, FCGI — see fastcgi.ts; a directive profile) and TLS to an HTTPS/GRPCS backend (proxy-ssl-*;
 // model/normalize.ts reads the Secret, the translation fails the paths closed where it cannot be applied).
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
-import { refused, row } from '../group.ts';
+import { row } from '../group.ts';
 
 // ---- proxy-ssl-* (TLS to an HTTPS/GRPCS backend from an Ingress; normalize.ts reads the Secret) ----------------------
 // Only blanks (space, tab) around a value are dropped: any other character outside a value's alphabet — unicode
@@ -74,7 +74,7 @@ export const proxySslCiphersSchema = z
 export const PROXY_SSL_ANNOTATIONS = ['proxy-ssl-secret', 'proxy-ssl-verify', 'proxy-ssl-verify-depth', 'proxy-ssl-name', 'proxy-ssl-server-name', 'proxy-ssl-ciphers', 'proxy-ssl-protocols'] as const;
 
 export const rows = {
-  'backend-protocol': row(z.enum(['HTTP', 'HTTPS', 'GRPC', 'GRPCS', 'AUTO_HTTP'], { error: () => 'backend-protocol must be HTTP, HTTPS, GRPC, GRPCS or AUTO_HTTP (FCGI is not supported)' }), 'location', 'low', 'Protocol to the backend: HTTP (default; AUTO_HTTP is the same), HTTPS, GRPC or GRPCS (a directive profile: the first route with a new combination reloads once); an Upstream object for the Service wins', { difference: 'FCGI is not supported (the value is ignored with a Warning); AUTO_HTTP is plain HTTP' }),
+  'backend-protocol': row(z.enum(['HTTP', 'HTTPS', 'GRPC', 'GRPCS', 'AUTO_HTTP', 'FCGI'], { error: () => 'backend-protocol must be HTTP, HTTPS, GRPC, GRPCS, FCGI or AUTO_HTTP' }), 'location', 'low', 'Protocol to the backend: HTTP (default; AUTO_HTTP is the same), HTTPS, GRPC, GRPCS or FCGI (FastCGI, e.g. php-fpm: see fastcgi-index and fastcgi-params-configmap) — a directive profile: the first route with a new combination reloads once; an Upstream object for the Service wins', { difference: 'AUTO_HTTP is plain HTTP; with FCGI, proxy_* annotations without a FastCGI meaning raise a Warning, and custom-http-errors also catches the FastCGI server\'s answers' }),
   'proxy-ssl-secret': row(proxySslSecretSchema, 'ingress', 'medium', 'Secret ("namespace/name" of the Ingress\'s own namespace, or a name) for TLS to an HTTPS or GRPCS backend: tls.crt and tls.key are the client certificate presented to it (proxy_ssl_certificate), ca.crt (optional) the CAs its certificate is verified against with proxy-ssl-verify. A Secret that is missing, in another namespace or unusable (bad PEM, a key that does not match, proxy-ssl-verify without ca.crt), or an invalid value of any proxy-ssl-* annotation (or one the ConfigMap\'s annotations-risk-level refuses), makes the paths of this Ingress answer 503 (fail closed, never proxied without what was asked; also where an Upstream object wins). Applies to HTTPS and GRPCS backends (backend-protocol, or an Upstream object\'s protocol); an Upstream object with tls settings for the Service wins over all proxy-ssl-* annotations (a Normal UpstreamOverrides event)', { difference: 'an invalid proxy-ssl-* value fails closed (ingress-nginx falls back to its default); a bare name is read in the Ingress\'s namespace; GRPCS backends get the same (grpc_ssl_*)' }),
   'proxy-ssl-verify': row(proxySslOnOffSchema, 'ingress', 'low', '"on": verify the backend\'s certificate against ca.crt of proxy-ssl-secret and the name (proxy-ssl-name); default off. With proxy-ssl-secret only', { difference: 'also "true"/"false" in any case (ingress-nginx takes anything but "on"/"off" as off); "on" without ca.crt fails closed (in ingress-nginx nginx -t fails)' }),
   'proxy-ssl-verify-depth': row(proxySslVerifyDepthSchema, 'ingress', 'low', 'How many intermediate CAs may stand between the backend\'s certificate and a CA of ca.crt when proxy-ssl-verify checks it (proxy_ssl_verify_depth, as OpenSSL counts), 0 to 100; default 1 (0 = 1). With proxy-ssl-secret only'),
@@ -82,6 +82,4 @@ export const rows = {
   'proxy-ssl-server-name': row(proxySslOnOffSchema, 'ingress', 'low', '"on": send proxy-ssl-name (default <service>.<namespace>.svc) as SNI to the backend (proxy_ssl_server_name); default off. With proxy-ssl-secret only', { difference: 'also "true"/"false" in any case; the name sent by default is <service>.<namespace>.svc (ingress-nginx sends "upstream_balancer")' }),
   'proxy-ssl-ciphers': row(proxySslCiphersSchema, 'ingress', 'medium', 'OpenSSL cipher list for TLS 1.2 and lower to the backend (proxy_ssl_ciphers); default DEFAULT. A list OpenSSL matches nothing in is invalid. With proxy-ssl-secret only'),
   'proxy-ssl-protocols': row(proxySslProtocolsSchema, 'ingress', 'low', 'TLS versions offered to the backend (proxy_ssl_protocols): TLSv1, TLSv1.1, TLSv1.2, TLSv1.3, space-separated. With proxy-ssl-secret only', { difference: 'the default is "TLSv1.2 TLSv1.3" (ingress-nginx: "TLSv1 TLSv1.1 TLSv1.2"); SSLv2 and SSLv3 are refused' }),
-  'fastcgi-index': refused('location', 'medium', 'FastCGI backends are not supported'),
-  'fastcgi-params-configmap': refused('location', 'medium', 'FastCGI backends are not supported'),
 };

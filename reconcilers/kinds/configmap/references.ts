@@ -1,8 +1,8 @@
-// ConfigMaps that Ingresses read (ingress-nginx's custom-headers), and those the controller ConfigMap's add-headers /
-// proxy-set-headers name. Every ConfigMap of the watched namespaces is cached without its data unless one of them
+// ConfigMaps that Ingresses read (ingress-nginx's custom-headers, auth-proxy-set-headers, fastcgi-params-configmap),
+// and those the controller ConfigMap's add-headers / proxy-set-headers name. Every ConfigMap of the watched namespaces is cached without its data unless one of them
 // names it (configMapTransform); a ConfigMap cached without its data is fetched once when a reference appears. After
 // each change the Ingresses reading it are reconciled again, and the controller ConfigMap when it names it, so they
-// see the new content — header changes apply without a restart (ingress-nginx needs one).
+// see the new content — header and FastCGI param changes apply without a restart (ingress-nginx needs one).
 import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
 import type { Informer } from '../../../operator/informer.ts';
 import { isNotFound, type KubeClient } from '../../../operator/kube/client.ts';

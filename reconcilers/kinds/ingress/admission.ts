@@ -23,6 +23,8 @@ export function reviewIngress(obj: KubeObject, snap: ModelSnapshot, o: Translate
   for (const a of ing.accessControl) if (!aboutSecrets(a.kind, secretKeys)) deny.push(`${a.annotation}: ${a.kind}`);
   // proxy-ssl-secret: the same (a value, another namespace are this object's fault; the Secret is not looked at).
   if (ing.proxySsl?.error && !ing.proxySsl.missing) deny.push(ing.proxySsl.error);
+  // fastcgi-params-configmap of another namespace: the same (the ConfigMap itself is not read here).
+  if (ing.fastcgi?.error && ing.annotations['fastcgi-params-configmap'] !== undefined) deny.push(ing.fastcgi.error);
   // annotation-value-word-blocklist: the controller would not serve it (as ingress-nginx's webhook, denied).
   const words = snap.global.annotationValueWordBlocklist ?? [];
   const blocked = words.length ? blockedWord(ing, words) : null;

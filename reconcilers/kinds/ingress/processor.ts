@@ -14,7 +14,7 @@ import { byAge, ingressRef, isIngressServed } from '../../translate/objects.ts';
 import { backendIdOf, hostOrder, type PathClaim } from '../../translate/claims.ts';
 import { claimPathOf, needsRewrite, passthroughTarget, regexSourceOf } from '../../translate/matching.ts';
 import { annotationInstances, clientCertOf, customHeadersInstance, GLOBAL_AUTH_ID, ingressPluginBase, rewriteInstance } from '../../translate/plugin-instances.ts';
-import { annotationProfileSettings, backendProtocolOf, fullTimeouts, modsecuritySettings, proxySslProfileSettings } from '../../translate/profiles.ts';
+import { annotationProfileSettings, backendProtocolOf, fastcgiProfileSettings, fullTimeouts, modsecuritySettings, proxySslProfileSettings } from '../../translate/profiles.ts';
 import { ownHostScoped, useAuthTarget } from '../../translate/auth-targets.ts';
 import { isCanary, type Claim, type ClaimProcessor, type Draft, type HostContext, type KindClaim, type Owner, type PassthroughAsk, type PluginNaming, type RouteDraft } from '../../translate/draft.ts';
 
@@ -88,7 +88,7 @@ export const ingressProcessor: ClaimProcessor = {
   annotations: (ow) => ingOf(ow).annotations,
   closedReasons(d, ow) {
     const k = ingOf(ow).key;
-    return [d.closedReason.get(k), d.sslClosed.get(k), d.wafClosed.get(k)].filter((r): r is string => !!r);
+    return [d.closedReason.get(k), d.sslClosed.get(k), d.wafClosed.get(k), d.fcgiClosed.get(k)].filter((r): r is string => !!r);
   },
   ownPlugins: (d, ow, pc, reasons) => annotationPlugins(d, pc, ingOf(ow), ow, reasons),
   clientCert: (ow) => clientCertOf(ingOf(ow)),
@@ -266,7 +266,10 @@ function ingressRoute(d: Draft, c: Claim, ing: NormalizedIngress, cx: HostContex
   }
   // backend-protocol (ingress-nginx; AUTO_HTTP = HTTP), unless an Upstream sets the protocol.
   const annProto = a['backend-protocol'];
-  const protocol = annProto === 'HTTPS' || annProto === 'GRPC' || annProto === 'GRPCS' ? annProto : undefined;
+  // FCGI: the FastCGI settings (fastcgi-index, the params); a path failing closed gets none, so a namespace over its
+  // bound of FastCGI settings (phases/objects.ts) makes no new profile.
+  const protocol = annProto === 'HTTPS' || annProto === 'GRPC' || annProto === 'GRPCS' || (annProto === 'FCGI' && !c.closed) ? annProto : undefined;
+  if (backendProtocolOf(up, protocol) === 'FCGI') Object.assign(fromAnnotations, fastcgiProfileSettings(ing, fromAnnotations));
   // ingress-nginx's proxy-ssl-* (client certificate, verification, SNI, protocols, ciphers).
   const proxySsl = proxySslProfileSettings(ing, backendProtocolOf(up, protocol), !!up?.tls, c.pc.serviceKey);
   return { route, bodySize, retries, fromAnnotations, protocol, proxySsl, testInvalidDirective: ing.testInvalidDirective === true };

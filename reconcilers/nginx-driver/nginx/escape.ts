@@ -192,6 +192,19 @@ export function headerValueQuoted(v: unknown): string {
 }
 
 /**
+ * A FastCGI param (fastcgi_param's arguments): `NAME "value"`, then `if_not_empty` when asked. The name: letters,
+ * digits, "_", "." and "-" (at most 64); the value, double-quoted: letters, digits, "_", ".", "/" and "-", and braced
+ * variables `${name}` (lower-case letters, digits, "_"), at most 1,024 characters — no quote, backslash, space, ";",
+ * brace or "$" outside a braced variable can pass (groups/fastcgi.ts validated the user's params already).
+ */
+export function fastcgiParam(v: unknown): string {
+  const p = v as { name?: unknown; value?: unknown; ifNotEmpty?: unknown } | null;
+  if (!p || typeof p.name !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(p.name)) throw new UnsafeValueError(`invalid FastCGI param name ${JSON.stringify(p?.name)}`);
+  if (typeof p.value !== 'string' || p.value.length > 1024 || !/^([A-Za-z0-9._/-]|\$\{[a-z0-9_]{1,64}\})*$/.test(p.value)) throw new UnsafeValueError(`unsafe FastCGI param value ${JSON.stringify(typeof p.value === 'string' ? p.value.slice(0, 100) : p.value)}`);
+  return `${p.name} "${p.value}"${p.ifNotEmpty === true ? ' if_not_empty' : ''}`;
+}
+
+/**
  * Space-separated unquoted tokens (ssl_protocols, ssl_ciphers, gzip_types, large_client_header_buffers, times):
  * letters, digits and . + * / : ! @ = _ - only, single spaces between them, at most 4096 characters. Nothing that
  * ends a directive, opens a block, a comment, a string or a variable can pass, nor the name of a Lua directive.

@@ -7,16 +7,17 @@ import path from 'node:path';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../values/safe.ts';
-import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, loopId, mapSource, headerToken, headerValueQuoted, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
+import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, fastcgiParam, loopId, mapSource, headerToken, headerValueQuoted, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
 import { ASSETS_DIR, METRICS_MODULE, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
 import { geoip2Lookup, geoip2Variable, optionalModules } from './optional-modules.ts';
+import { fastcgiNextUpstream, fastcgiParamsOf } from './fastcgi.ts';
 
 export { ASSETS_DIR, hardOpenFilesLimit, runtimePaths, type RuntimeOptions, type RuntimePaths } from './runtime.ts';
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'hval', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams', 'geovar', 'geoname'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'hval', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams', 'geovar', 'geoname', 'fcgiparam'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -70,6 +71,7 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('txid', (v: unknown) => transactionIdValue(v));
   hb.registerHelper('geovar', (v: unknown) => geoip2Lookup(v));
   hb.registerHelper('geoname', (v: unknown) => geoip2Variable(v));
+  hb.registerHelper('fcgiparam', (v: unknown) => fastcgiParam(v));
   hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
   return hb;
 }
@@ -182,7 +184,7 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
   const tpl = load();
   const g = structure.global;
   // Strict mode throws on missing fields, so optional profile settings are made explicit (null = not set).
-  const profiles = structure.profiles.map(({ trustedCa, sslCertificate, modsecurity, ...p }) => ({
+  const profiles = structure.profiles.map(({ trustedCa, sslCertificate, modsecurity, fastcgi, ...p }) => ({
     proxyBodySize: null,
     testInvalidDirective: null,
     nextUpstream: null,
@@ -218,7 +220,11 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     // The rules are in a file named by their digest (writeModsecurityRules); nginx.conf holds its path only.
     modsecurityRulesFile: modsecurity ? modsecurityRulesFile(runtime, modsecurityRules(modsecurity, runtime)) : null,
     modsecurityTransactionId: modsecurity?.transactionId ?? null,
-    // A profile speaking TLS or HTTP/2 to its backends keeps its connections in an upstream block of its own.
+    // backend-protocol FCGI: fastcgi_index, and the params (the standard ones, then the Ingress's).
+    fastcgiIndex: fastcgi?.index ?? null,
+    fastcgiParams: p.backendProtocol === 'FCGI' ? fastcgiParamsOf({ ...p, ...(fastcgi ? { fastcgi } : {}) }) : null,
+    fastcgiNextUpstream: p.backendProtocol === 'FCGI' ? fastcgiNextUpstream(p.nextUpstream) : null,
+    // A profile speaking TLS, HTTP/2 or FastCGI to its backends keeps its connections in an upstream block of its own.
     upstream: p.backendProtocol ? `portico_be_${p.name}` : 'portico_upstream',
   }));
   const upstreams = [

@@ -1,12 +1,13 @@
 // Phase: the Warnings about each object as a whole.
 import { NGINX_PREFIX, PROXY_SSL_ANNOTATIONS } from '../../annotations/table.ts';
+import { FASTCGI_NO_EFFECT } from '../../annotations/groups/fastcgi.ts';
 import { annotationRefusals } from '../risk.ts';
 import { ingressRef } from '../objects.ts';
 import type { Draft } from '../draft.ts';
 
 /** The Warnings about each object as a whole (its problems, refused annotations, why it fails closed). */
 export function warnObjects(d: Draft): void {
-  const { snap, status, warn, unresolved, served, closedReason, sslClosed, wafClosed, hosts } = d;
+  const { snap, status, warn, unresolved, served, closedReason, sslClosed, wafClosed, fcgiClosed, hosts } = d;
   for (const ing of served) {
     const iref = ingressRef(ing.key);
     for (const p of ing.problems) warn(iref, 'InvalidConfiguration', p);
@@ -23,6 +24,20 @@ export function warnObjects(d: Draft): void {
     } else if (!ing.proxySsl) {
       const alone = PROXY_SSL_ANNOTATIONS.filter((n) => ing.annotations[n] !== undefined);
       if (alone.length) warn(iref, 'InvalidConfiguration', `annotation ignored: ${alone.map((n) => `${NGINX_PREFIX}${n}`).join(', ')} ${alone.length > 1 ? 'have' : 'has'} no effect without ${NGINX_PREFIX}proxy-ssl-secret (as in ingress-nginx)`);
+    }
+    // FastCGI: fastcgi-* without FCGI, and proxy_* annotations with it, do nothing (said, never ignored silently).
+    const list = (names: readonly string[]) => `${names.map((n) => `${NGINX_PREFIX}${n}`).join(', ')} ${names.length > 1 ? 'have' : 'has'}`;
+    if (ing.annotations['backend-protocol'] !== 'FCGI') {
+      const alone = (['fastcgi-index', 'fastcgi-params-configmap'] as const).filter((n) => ing.annotations[n] !== undefined);
+      if (alone.length) warn(iref, 'InvalidConfiguration', `annotation ignored: ${list(alone)} no effect without ${NGINX_PREFIX}backend-protocol "FCGI"`);
+    } else if (ing.annotations.canary !== true) {
+      const proxyOnly = FASTCGI_NO_EFFECT.filter((n) => ing.annotations[n] !== undefined);
+      if (proxyOnly.length) warn(iref, 'InvalidConfiguration', `annotation ignored: ${list(proxyOnly)} no effect with ${NGINX_PREFIX}backend-protocol "FCGI" (nginx's proxy_* directives and headers sent by proxy_pass; a FastCGI server gets nginx's fastcgi_* defaults, as in ingress-nginx) unless an Upstream object sets another protocol for the Service`);
+    }
+    const fcgi = fcgiClosed.get(ing.key);
+    if (fcgi) {
+      warn(iref, 'FastCGIUnavailable', `${fcgi}; failing closed: every path of this Ingress answers 503 rather than being passed to the FastCGI server with other params than asked`);
+      if (ing.fastcgi?.missing && ing.fastcgi.configMapKey) unresolved(iref, `ConfigMap ${ing.fastcgi.configMapKey}`);
     }
     const waf = wafClosed.get(ing.key);
     if (waf) warn(iref, 'ModSecurityUnavailable', `${waf}; failing closed: every path of this Ingress answers 503 rather than being served without the ModSecurity it asks for`);

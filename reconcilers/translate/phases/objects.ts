@@ -1,6 +1,8 @@
 // Phases: the objects served (class, age order) and those whose every path fails closed.
 import { byOwnerAge } from '../objects.ts';
-import { modsecurityClosedReason, proxySslClosedReason } from '../profiles.ts';
+import { FASTCGI_MAX_SETTINGS } from '../../annotations/groups/fastcgi.ts';
+import { NGINX_PREFIX } from '../../annotations/table.ts';
+import { fastcgiSettingsKey, modsecurityClosedReason, proxySslClosedReason } from '../profiles.ts';
 import type { Draft } from '../draft.ts';
 
 /** Which objects of each kind with paths are served (their status either way), oldest first; rejected ones' Events. */
@@ -13,9 +15,9 @@ export function admitObjects(d: Draft): void {
   owners.sort(byOwnerAge);
 }
 
-/** Ingresses whose every path fails closed (503): access control, proxy-ssl-* or ModSecurity Portico cannot apply. */
+/** Ingresses whose every path fails closed (503): access control, proxy-ssl-*, ModSecurity or FastCGI params Portico cannot apply. */
 export function failClosedObjects(d: Draft): void {
-  const { snap, o, served, closedReason, sslClosed, wafClosed } = d;
+  const { snap, o, served, closedReason, sslClosed, wafClosed, fcgiClosed } = d;
   // Access control Portico cannot apply: the Ingress fails closed (its locations get no backend → 503).
   for (const ing of served) {
     if (!ing.accessControl.length) continue;
@@ -34,5 +36,29 @@ export function failClosedObjects(d: Draft): void {
   for (const ing of served) {
     const why = ing.annotations.canary === true ? undefined : modsecurityClosedReason(snap.ingresses.get(ing.key) ?? ing, ing, snap.global, o.modsecurity);
     if (why) wafClosed.set(ing.key, why);
+  }
+  // FastCGI: params that cannot be read or applied (another namespace, missing, invalid) are never left out — a
+  // FastCGI application given other params may run another script. Each distinct set of FastCGI settings is a
+  // directive profile (nginx.conf grows, a new one reloads): a namespace gets FASTCGI_MAX_SETTINGS of them, the oldest
+  // Ingresses first; the paths of a newer Ingress with yet another set fail closed. (Ingresses with FCGI are always
+  // translated in full, incremental.ts, so the count sees every Ingress of the namespace.)
+  const perNamespace = new Map<string, Set<string>>();
+  for (const ing of served) {
+    if (ing.annotations.canary === true) continue;
+    const key = fastcgiSettingsKey(ing);
+    if (key === undefined) continue;
+    // (A fastcgi-params-configmap the ConfigMap's annotations-risk-level refused is not read: its Warning says so.)
+    if (ing.fastcgi?.error && ing.annotations['fastcgi-params-configmap'] !== undefined) {
+      fcgiClosed.set(ing.key, ing.fastcgi.error);
+      continue;
+    }
+    let seen = perNamespace.get(ing.namespace);
+    if (!seen) perNamespace.set(ing.namespace, (seen = new Set()));
+    if (seen.has(key)) continue;
+    if (seen.size >= FASTCGI_MAX_SETTINGS) {
+      fcgiClosed.set(ing.key, `namespace ${ing.namespace} already uses ${FASTCGI_MAX_SETTINGS} distinct FastCGI settings (${NGINX_PREFIX}fastcgi-index and the params of ${NGINX_PREFIX}fastcgi-params-configmap), the most one namespace may (each is a directive profile in nginx.conf); share a ConfigMap with an older Ingress`);
+      continue;
+    }
+    seen.add(key);
   }
 }
