@@ -58,6 +58,12 @@ cluster-down: ## stop it (the real node first, if up); leaves no process, netns,
 build-conformance: ## build (once) the Gateway API conformance suite, echo-basic and the Gateway API CRDs from Go modules (issue 23; not in deps or CI yet)
 	bash e2e/gateway-api/build.sh
 
+.PHONY: conformance conformance-down
+conformance: ## Gateway API conformance suite v1.7.0 against Portico on the real node (CRDs, kubectl apply -k, GatewayClass "portico"); PROFILES, FEATURES, RUN_TEST, SKIP_TESTS, REPORT: e2e/gateway-api/run.sh
+	bash e2e/gateway-api/run.sh
+conformance-down: ## remove what make conformance added (suite namespaces, GatewayClass, Gateway API CRDs); make down removes everything
+	bash e2e/gateway-api/run.sh down
+
 .PHONY: node-up node-down build-node
 build-node: ## build (once) kubelet, kube-proxy, kube-scheduler and containerd from Go modules
 	bash e2e/controlplane/build.sh node

@@ -5,8 +5,11 @@
 // or time, fixed timestamps, sorted entries), so the same sources give the same image digest; and compressed layers
 // are cached by the digest of their uncompressed content, so a rebuild only compresses the layers that changed.
 //
-//	ocipack -o dist/x.oci.tar -ref docker.io/portico/portico:0.1.0 -config cfg.json \
+//	ocipack -o dist/x.oci.tar -ref docker.io/portico/portico:0.1.0 [-ref ...]... -config cfg.json \
 //	        -layer base.tar -layer node.tar -layer app.tar [-history "..."]... [-cache DIR]
+//
+// -ref is repeatable: each name gets its own entry in index.json, all pointing at the same manifest, so one archive
+// (one set of blobs) carries several tags of one image; `ctr images import` creates one image name per entry.
 //
 // cfg.json holds the OCI "config" object (User, Entrypoint, Env, ...). A layer given as *.tar is gzip-compressed
 // (or taken from the cache); *.tar.gz / *.tgz is used as it is. Prints the sizes on stdout: the archive, the sum of
@@ -68,9 +71,9 @@ func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 func main() {
-	var layers, hist, annotations multi
+	var layers, hist, annotations, refs multi
 	out := flag.String("o", "", "output oci-archive path")
-	ref := flag.String("ref", "", "image reference, e.g. docker.io/portico/portico:0.1.0")
+	flag.Var(&refs, "ref", "image reference, e.g. docker.io/portico/portico:0.1.0 (repeatable: one index entry each, same manifest)")
 	cfgPath := flag.String("config", "", "JSON file with the OCI image config's \"config\" object")
 	cacheDir := flag.String("cache", "", "directory caching compressed layers by uncompressed digest (optional)")
 	level := flag.Int("level", gzip.BestCompression, "gzip level for layers that are compressed here")
@@ -79,10 +82,17 @@ func main() {
 	flag.Var(&hist, "history", "created_by text of the layer at the same position (repeatable, optional)")
 	flag.Var(&annotations, "annotation", "manifest annotation key=value (repeatable)")
 	flag.Parse()
-	if *out == "" || *ref == "" || *cfgPath == "" || len(layers) == 0 {
-		fail(errors.New("usage: ocipack -o OUT -ref REF -config CFG.json -layer L.tar [-layer ...]"))
+	if *out == "" || len(refs) == 0 || *cfgPath == "" || len(layers) == 0 {
+		fail(errors.New("usage: ocipack -o OUT -ref REF [-ref ...] -config CFG.json -layer L.tar [-layer ...]"))
 	}
-	if err := run(*out, *ref, *cfgPath, *cacheDir, *level, *arch, layers, hist, annotations); err != nil {
+	seen := map[string]bool{}
+	for _, r := range refs {
+		if r == "" || seen[r] {
+			fail(fmt.Errorf("-ref %q: empty or given twice", r))
+		}
+		seen[r] = true
+	}
+	if err := run(*out, refs, *cfgPath, *cacheDir, *level, *arch, layers, hist, annotations); err != nil {
 		fail(err)
 	}
 }
@@ -105,7 +115,7 @@ func created() (time.Time, error) {
 	return time.Unix(n, 0).UTC(), nil
 }
 
-func run(out, ref, cfgPath, cacheDir string, level int, arch string, layerPaths, hist, annotations []string) error {
+func run(out string, refs []string, cfgPath, cacheDir string, level int, arch string, layerPaths, hist, annotations []string) error {
 	when, err := created()
 	if err != nil {
 		return err
@@ -192,17 +202,22 @@ func run(out, ref, cfgPath, cacheDir string, level int, arch string, layerPaths,
 		return err
 	}
 	manDesc := blobDesc("application/vnd.oci.image.manifest.v1+json", manBlob)
-	// The full reference goes in both annotations: containerd (`ctr images import`, hence the kubelet's image
-	// store) names the image from io.containerd.image.name; podman/skopeo/buildah read org.opencontainers.image.ref.name.
-	manDesc.Annotations = map[string]string{
-		"io.containerd.image.name":          ref,
-		"org.opencontainers.image.ref.name": ref,
-	}
 	manDesc.Platform = &platform{Architecture: arch, OS: "linux"}
+	// One index entry per reference, in the order given, each the same manifest. The full reference goes in both
+	// annotations: containerd (`ctr images import`, hence the kubelet's image store) names the image from
+	// io.containerd.image.name; podman/skopeo/buildah read org.opencontainers.image.ref.name.
+	entries := make([]descriptor, len(refs))
+	for i, ref := range refs {
+		entries[i] = manDesc
+		entries[i].Annotations = map[string]string{
+			"io.containerd.image.name":          ref,
+			"org.opencontainers.image.ref.name": ref,
+		}
+	}
 	index := map[string]any{
 		"schemaVersion": 2,
 		"mediaType":     "application/vnd.oci.image.index.v1+json",
-		"manifests":     []descriptor{manDesc},
+		"manifests":     entries,
 	}
 	idxBlob, err := json.Marshal(index)
 	if err != nil {
@@ -302,7 +317,7 @@ func run(out, ref, cfgPath, cacheDir string, level int, arch string, layerPaths,
 	}
 	mb := func(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 	_, err = fmt.Printf("%s: %s\n  archive %s, compressed layers %s, unpacked %s (%d layers), manifest %s\n",
-		ref, out, mb(st.Size()), mb(compressed), mb(unpacked), len(ls), manDesc.Digest)
+		strings.Join(refs, ", "), out, mb(st.Size()), mb(compressed), mb(unpacked), len(ls), manDesc.Digest)
 	return err
 }
 
