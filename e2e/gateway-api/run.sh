@@ -92,8 +92,13 @@ manifest="$(tar -xOf "$archive" index.json | grep -o '"digest":"sha256:[0-9a-f]*
 config="$(tar -xOf "$archive" "blobs/sha256/${manifest#sha256:}" | grep -o '"config":{[^}]*}' | grep -o 'sha256:[0-9a-f]*')"
 running="$(kubectl -n portico-system get pods -l app.kubernetes.io/name=portico,app.kubernetes.io/component=controller \
   -o jsonpath='{range .items[*]}{.status.containerStatuses[*].imageID}{"\n"}{end}' | sort -u)"
-if [[ "$running" != "$config" ]]; then
-  log "Portico's pods run another build than $archive: rollout restart"
+# Portico decides at start whether to serve Gateway API (--enable-gateway-api=auto: whether the API server serves it):
+# pods that started before the CRDs were created run without it.
+crd_created="$(kubectl get crd gatewayclasses.gateway.networking.k8s.io -o jsonpath='{.metadata.creationTimestamp}')"
+oldest_pod="$(kubectl -n portico-system get pods -l app.kubernetes.io/name=portico,app.kubernetes.io/component=controller \
+  -o jsonpath='{range .items[*]}{.status.startTime}{"\n"}{end}' | sort | head -n1)"
+if [[ "$running" != "$config" || "$oldest_pod" < "$crd_created" ]]; then
+  log "Portico's pods run another build than $archive, or started before the Gateway API CRDs: rollout restart"
   kubectl -n portico-system rollout restart deployment/portico >/dev/null
   kubectl -n portico-system rollout status deployment/portico --timeout=240s >/dev/null
 fi

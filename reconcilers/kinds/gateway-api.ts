@@ -49,6 +49,8 @@ export function gatewayApiKind(spec: GatewayApiKindSpec): KindDescriptor {
       ...(spec.extraRbac ?? []),
     ],
     ...(spec.processor ? { processor: spec.processor } : {}),
+    // The translation's Warnings about its objects become Events on them (`kubectl get events`).
+    ...(spec.status ? { reportedByGateway: true } : {}),
     secretsRead(model, key) {
       const list = [...model.readsOf(`${spec.kind}/${key}`).secrets];
       return spec.tlsSecrets ? { tls: list, other: [] } : { tls: [], other: list };

@@ -53,6 +53,7 @@ import { warnOwnHostAuth } from './phases/own-host-auth.ts';
 import { askClientCertificates } from './phases/client-auth.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
 import { gatewayApiState } from './gateway-api/attach.ts';
+import { loadGatewayCertificates } from './gateway-api/certificates.ts';
 
 // What other modules import from here (the translation's parts live in the modules above).
 export type { IngressStatus, TranslateEvent, TranslateOptions, TranslateResult } from './types.ts';
@@ -74,6 +75,7 @@ export const PHASES: readonly Phase[] = [
   attachCanaries, // canary Ingresses onto their main's backends
   chooseTlsOwners, // who configures TLS for a host
   loadCertificates, // their certificates
+  loadGatewayCertificates, // Gateway API: the certificates of HTTPS listeners
   choosePassthrough, // ssl-passthrough hosts
   indexUpstreams, // Upstreams by Service
   resolvePathBackends, // the backends of the winning paths (oldest first)

@@ -353,13 +353,14 @@ function attach(rt: HttpRouteRecord, ref: ParentRefN, gw: GatewayState, namespac
     (l) => l.usable && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === 'HTTPRoute') && namespaceAllowed(l.spec, gwNs, rt.namespace, namespaces),
   );
   if (!allowed.length) return state(no('NotAllowedByListeners', `no listener of Gateway ${gw.key} that this parentRef names allows HTTPRoutes of namespace ${rt.namespace}`));
-  // Attachment is decided by allowedRoutes alone (the listener counts the route); the hosts it then serves are the
-  // intersection with the listener's hostname, minus those a more specific listener of the same port serves.
+  // A route attaches to a listener that allows it and whose hostname intersects its own (the listener counts it);
+  // the hosts it then serves there are that intersection, minus those a more specific listener of the port serves.
   const attached: Attachment[] = [];
   for (const l of allowed) {
-    l.attachedRoutes++;
     const hosts = intersectHosts(l.hostname, rt.hostnames);
-    if (!hosts || l.podPort === undefined) continue;
+    if (!hosts) continue;
+    l.attachedRoutes++;
+    if (l.podPort === undefined) continue;
     const samePort = gw.listeners.filter((x) => x.usable && x.port === l.port);
     const mine = hosts.filter((h) => {
       const s = specificity(l.hostname, h);

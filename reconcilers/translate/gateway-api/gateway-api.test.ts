@@ -159,7 +159,8 @@ test('route attachment: sectionName, allowedRoutes namespaces (Same, All, Select
   assert.deepEqual(reason('apps/notallowed'), ['NotAllowedByListeners']);
   assert.deepEqual(reason('apps/selected'), ['Accepted']);
   assert.deepEqual(reason('apps/nohost'), ['NoMatchingListenerHostname']);
-  assert.deepEqual(s.gateways.get('infra/gw')!.listeners.map((l) => [l.name, l.attachedRoutes]), [['same', 0], ['sel', 1], ['all', 1]]);
+  // Counted where allowed and the hostnames intersect (nohost's do not).
+  assert.deepEqual(s.gateways.get('infra/gw')!.listeners.map((l) => [l.name, l.attachedRoutes]), [['same', 0], ['sel', 1], ['all', 0]]);
 });
 
 test('listener isolation: a host goes to the most specific listener of its port only', () => {
@@ -242,4 +243,20 @@ test('normalizers refuse what Portico does not serve by name, and what the API s
   assert.match(!cls.ok ? cls.reason : '', /parametersRef/);
   const gw = normalizeGateway(obj('Gateway', 'g', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)], addresses: [{ type: 'IPAddress', value: '198.51.100.1' }] }));
   assert.match(!gw.ok ? gw.reason : '', /spec\.addresses/);
+});
+
+test('HTTPS listeners: the certificate serves the listener\'s hostname, or the hosts of its routes; an Ingress\'s certificate is kept', () => {
+  const m = base();
+  const mat = (key: string) => ({ key, ok: true as const, cert: `C ${key}`, privateKey: 'K', hosts: [], notAfter: '2099-01-01T00:00:00.000Z', fingerprint: key });
+  m.setSecret(mat('infra/named'));
+  m.setSecret(mat('infra/any'));
+  put(m, gwc());
+  const https = (name: string, cert: string, hostname?: string) => ({ name, port: 443, protocol: 'HTTPS', ...(hostname ? { hostname } : {}), tls: { certificateRefs: [{ name: cert }] } });
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [https('named', 'named', 'secure.example.com'), https('any', 'any')] }));
+  put(m, route('r', { parentRefs: [{ name: 'gw' }], hostnames: ['secure.example.com', 'app.example.com'], rules: [{ backendRefs: [backend('web')] }] }));
+  const s = gatewayApiState(m.snapshot(), GA);
+  assert.deepEqual(s.ports.map((p) => p.ssl), [true]);
+  const r = translate(m.snapshot(), O);
+  assert.equal(r.config.data.certificates['secure.example.com']?.source, 'infra/named');
+  assert.equal(r.config.data.certificates['app.example.com']?.source, 'infra/any');
 });
