@@ -349,18 +349,22 @@ function attach(rt: HttpRouteRecord, ref: ParentRefN, gw: GatewayState, namespac
   const candidates = gw.listeners.filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
   const state = (accepted: Cond, attached: Attachment[] = []): ParentState => ({ ref, accepted, resolvedRefs: refs, attached });
   if (!candidates.length) return state(no('NoMatchingParent', `Gateway ${gw.key} has no listener${ref.sectionName ? ` named ${ref.sectionName}` : ''}${ref.port ? ` on port ${ref.port}` : ''}`));
+  // Listeners a route may attach to: accepted and not conflicted (one whose certificate is missing still counts
+  // its routes; it serves none until the certificate is there).
   const allowed = candidates.filter(
-    (l) => l.usable && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === 'HTTPRoute') && namespaceAllowed(l.spec, gwNs, rt.namespace, namespaces),
+    (l) => l.accepted.status === 'True' && l.conflicted.status !== 'True' && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === 'HTTPRoute') && namespaceAllowed(l.spec, gwNs, rt.namespace, namespaces),
   );
   if (!allowed.length) return state(no('NotAllowedByListeners', `no listener of Gateway ${gw.key} that this parentRef names allows HTTPRoutes of namespace ${rt.namespace}`));
   // A route attaches to a listener that allows it and whose hostname intersects its own (the listener counts it);
   // the hosts it then serves there are that intersection, minus those a more specific listener of the port serves.
   const attached: Attachment[] = [];
+  let intersecting = 0;
   for (const l of allowed) {
     const hosts = intersectHosts(l.hostname, rt.hostnames);
     if (!hosts) continue;
     l.attachedRoutes++;
-    if (l.podPort === undefined) continue;
+    intersecting++;
+    if (!l.usable || l.podPort === undefined) continue;
     const samePort = gw.listeners.filter((x) => x.usable && x.port === l.port);
     const mine = hosts.filter((h) => {
       const s = specificity(l.hostname, h);
@@ -368,6 +372,6 @@ function attach(rt: HttpRouteRecord, ref: ParentRefN, gw: GatewayState, namespac
     });
     if (mine.length) attached.push({ gateway: gw.key, listener: l, hosts: mine });
   }
-  if (!attached.length) return state(no('NoMatchingListenerHostname', `no hostname of the route matches a listener of Gateway ${gw.key} it may attach to`));
+  if (!intersecting) return state(no('NoMatchingListenerHostname', `no hostname of the route matches a listener of Gateway ${gw.key} it may attach to`));
   return state(ok('Accepted', `attached to Gateway ${gw.key}`), attached);
 }
