@@ -36,7 +36,7 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
   const verdicts = Object.fromEntries(r.ingresses.map((i) => [`${i.namespace}/${i.name}`, i.verdict === 'ready' ? 'ready' : [...new Set(i.issues.map((x) => x.code))].sort().join(',')]));
   assert.deepEqual(verdicts, {
     'api/grpc-api': 'ready',
-    'api/legacy-api': 'refused-annotation',
+    'api/legacy-api': 'ready',
     'api/public-api': 'ready',
     'internal/dashboard': 'fails-closed',
     'internal/partner-mtls': 'ready',
@@ -80,7 +80,9 @@ test('corpus: per-annotation statuses, differences and values Portico cannot use
   assert.equal(statusOf(r, 'api/public-api')['cors-allow-credentials'], 'difference');
   assert.match(byName(r, 'api/public-api').annotations.find((a) => a.name === 'cors-allow-credentials')?.note ?? '', /never sent with cors-allow-origin "\*"/);
   assert.equal(statusOf(r, 'api/legacy-api')['whitelist-source-range'], 'supported');
-  assert.equal(statusOf(r, 'api/legacy-api')['global-rate-limit'], 'refused');
+  assert.equal(statusOf(r, 'api/legacy-api')['global-rate-limit'], 'difference');
+  assert.equal(statusOf(r, 'api/legacy-api')['global-rate-limit-window'], 'supported');
+  assert.match(byName(r, 'api/legacy-api').notes.join('\n'), /set the ConfigMap's global-rate-limit-redis-host/, 'counted in Redis: the ConfigMap must name one');
   // External auth: auth-url itself is applied, and auth-proxy-set-headers (its ConfigMap is read by the controller);
   // what cannot be (auth-snippet) fails the Ingress closed, with the table's one-line why.
   const dash = byName(r, 'internal/dashboard');
