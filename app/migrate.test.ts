@@ -181,6 +181,15 @@ test('the ConfigMap: known keys with the same meaning, differences, invalid valu
   assert.equal(st['global-auth-url'], 'supported');
   assert.equal(cm.verdict, 'needs-changes');
   assert.deepEqual(r.summary.configMap, { supported: 21, difference: 5, refused: 1, invalid: 1 });
+  // ingress-nginx's memcached keys of global rate limits: refused by name, pointing to Portico's Redis keys.
+  const input = corpus();
+  const mem = analyze({ ...input, configMap: { ...input.configMap!, data: { 'global-rate-limit-memcached-host': 'memcached.cache', 'global-rate-limit-status-code': '429', 'global-rate-limit-redis-host': '10.96.0.20' } } }).configMap!;
+  const k = Object.fromEntries(mem.keys.map((x) => [x.key, x]));
+  assert.equal(k['global-rate-limit-memcached-host']?.status, 'refused');
+  assert.match(k['global-rate-limit-memcached-host']?.note ?? '', /Redis, not memcached: set global-rate-limit-redis-host/);
+  assert.equal(k['global-rate-limit-status-code']?.status, 'difference');
+  assert.equal(k['global-rate-limit-redis-host']?.status, 'supported');
+  assert.equal(mem.verdict, 'needs-changes');
 });
 
 test('--ingress-class filters; without it every Ingress is read', () => {

@@ -113,6 +113,7 @@ export interface Report {
 export const CONFIG_DIFFERENCES: Partial<Record<keyof typeof CONFIG_KEYS, string>> = {
   'proxy-real-ip-cidr': 'with use-forwarded-headers, X-Forwarded-Proto/-Host/-Port are taken only from these peers too (ingress-nginx takes them from any peer); an empty value trusts nobody',
   'limit-req-status-code': 'applies to the limit-rps / limit-rpm annotations only (Plugin objects set their own status)',
+  'global-rate-limit-status-code': 'refusals also carry Retry-After; the counters are in Redis (global-rate-limit-redis-*), not memcached',
   'lua-shared-dicts': 'only configuration_data and certificate_data are sized (Portico has no other zones)',
   'allow-snippet-annotations': 'snippets are compiled from an allowlist of directives, never pasted into nginx.conf',
   'log-format-upstream': 'single quotes, ";", backslashes and line breaks are refused (JSON formats work); $the_real_ip does not exist (use $remote_addr)',
