@@ -9,21 +9,16 @@
 // Isolation: an IngressClass, namespace, ConfigMap and hosts of this run; Portico on ports 31915-31918, Redis on 31919.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, until, type Reply } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
 import { eventsAbout } from './harness/objects.ts';
+import { redisCommand as command, startRedis, type TestRedis } from '../reconcilers/nginx-driver/nginx/redis.test-helpers.ts';
 
 let p: RunningPortico;
 let ns: string;
-let redis: ChildProcess | undefined;
-const redisDir = mkdtempSync(path.join(tmpdir(), 'portico-e2e-grl-redis-'));
+let redis: TestRedis | undefined;
 const REDIS_PORT = 31919;
 const RUN = Date.now().toString(36);
 const H = (name: string) => `${name}.grl${RUN}.test`;
@@ -40,43 +35,10 @@ const setConfig = (data: Record<string, string | null>) =>
   admin().request('PATCH', `/api/v1/namespaces/${ns}/configmaps/portico`, { contentType: 'application/merge-patch+json', body: { data } });
 const get = (host: string, headers?: Record<string, string>): Promise<Reply> => request(p.httpPort, host, '/', { headers });
 
-/** The end of one whole RESP reply starting at `at` in `s`, or -1 while it is incomplete. */
-function replyEnd(s: string, at = 0): number {
-  const eol = s.indexOf('\r\n', at);
-  if (eol < 0) return -1;
-  const n = Number(s.slice(at + 1, eol));
-  if (s[at] === '$') return n < 0 ? eol + 2 : s.length >= eol + 2 + n + 2 ? eol + 2 + n + 2 : -1;
-  if (s[at] !== '*') return eol + 2;
-  let pos = eol + 2;
-  for (let i = 0; i < n; i++) {
-    pos = replyEnd(s, pos);
-    if (pos < 0) return -1;
-  }
-  return pos;
-}
-
-/** One RESP command to the test's Redis (the test's own minimal client), its whole reply as text. */
-function redisCommand(...args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = net.connect({ host: '127.0.0.1', port: REDIS_PORT });
-    let got = '';
-    s.setTimeout(2_000, () => s.destroy(new Error('redis: timeout')));
-    s.on('connect', () => s.write(`*${args.length}\r\n${args.map((x) => `$${Buffer.byteLength(x)}\r\n${x}\r\n`).join('')}`));
-    s.on('data', (d) => {
-      got += d.toString('utf8');
-      if (replyEnd(got) === got.length) {
-        s.end();
-        resolve(got);
-      }
-    });
-    s.on('error', reject);
-  });
-}
+const redisCommand = (...args: string[]) => command(REDIS_PORT, ...args);
 
 before(async () => {
-  redis = spawn('redis-server', ['--port', String(REDIS_PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', redisDir], { stdio: 'ignore' });
-  redis.on('error', () => undefined);
-  await until('redis-server to answer PING', async () => (await redisCommand('PING')) === '+PONG\r\n', 10_000, 25);
+  redis = await startRedis(REDIS_PORT);
   await ensureCluster();
   ns = await uniqueNamespace('grl');
   const cls = await ownIngressClass('grl');
@@ -95,8 +57,7 @@ after(async () => {
     if (ns) await deleteNamespace(ns);
     await removeClass?.();
   } finally {
-    redis?.kill('SIGKILL');
-    rmSync(redisDir, { recursive: true, force: true });
+    await redis?.close();
   }
 });
 

@@ -7,19 +7,14 @@
 //           GET + INCR + EXPIRE on a pooled connection — and proxied); the chain runs in the access phase
 // No cluster: Portico's translation of the Ingresses and the ConfigMap, rendered and pushed to Debian's nginx as the
 // controller does; a real redis-server on loopback (its own temporary directory, no persistence); the backend is a
-// test server in a network namespace of its own (subnet 228 of testnet.test-helpers.ts). Ports 31910-31914.
+// test server in a network namespace (subnet 228, shared with global-rate-limit.nginx.test.ts: redis.test-helpers.ts).
+// Ports 31910-31914.
 // Usage: node e2e/bench/global-rate-limit.ts [seconds per run=5] [rounds=3]
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { translate } from '../../reconcilers/translate/translate.ts';
 import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from '../../reconcilers/translate/fixtures.test-helpers.ts';
 import { capturingLogger, liveNginx, sendTo, startLive, stopLive } from '../../reconcilers/nginx-driver/nginx/live.test-helpers.ts';
-import { TestNet } from '../../reconcilers/nginx-driver/nginx/testnet.test-helpers.ts';
+import { globalRateLimitNet, redisCommand, startRedis } from '../../reconcilers/nginx-driver/nginx/redis.test-helpers.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../../reconcilers/model/global-config.ts';
-import { until } from '../harness/http.ts';
 import { wrk, type WrkResult } from './wrk.ts';
 
 const seconds = Number(process.argv[2] ?? 5);
@@ -34,24 +29,12 @@ const VARIANTS: Record<string, Record<string, string>> = {
   redis: { [`${N}global-rate-limit`]: '1000000000', [`${N}global-rate-limit-window`]: '1h' },
 };
 
-function ping(): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port: REDIS_PORT }, () => s.write('*1\r\n$4\r\nPING\r\n'));
-    s.on('data', (d) => {
-      s.end();
-      resolve(d.toString() === '+PONG\r\n');
-    });
-    s.on('error', () => resolve(false));
-  });
-}
-
-const tnet = new TestNet(228);
-const dir = mkdtempSync(path.join(tmpdir(), 'portico-bench-grl-'));
-const redis = spawn('redis-server', ['--port', String(REDIS_PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+// (The real-nginx test's subnet: the two never run at the same time.)
+const tnet = globalRateLimitNet();
+const redis = await startRedis(REDIS_PORT);
 const { logger } = capturingLogger();
 const { dynamic, nginx } = liveNginx('portico-bench-grl-nginx-', logger);
 try {
-  await until('redis-server', ping, 10_000, 25);
   tnet.up();
   await tnet.start('web', ECHO_PORT, 'echo');
   const cfg = parseGlobalConfig({ 'worker-processes': '1', 'global-rate-limit-redis-host': '127.0.0.1', 'global-rate-limit-redis-port': String(REDIS_PORT) }, defaultGlobalConfig());
@@ -81,16 +64,12 @@ try {
     const errors = rs.reduce((n, x) => n + x.errors, 0);
     console.log(`  ${v.padEnd(6)} ${rps.toFixed(0).padStart(7)} req/s  (${(rps / base).toFixed(3)} of none)  p99 ${median(rs.map((x) => x.p99)).toFixed(2)} ms  non-2xx ${errors}`);
   }
-  const counted = await new Promise<string>((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port: REDIS_PORT }, () => s.write('*1\r\n$6\r\nDBSIZE\r\n'));
-    s.on('data', (d) => {
-      s.end();
-      resolve(d.toString().trim());
-    });
-  });
-  console.log(`  Redis keys after the runs: ${counted.replace(/^:/, '')} (one counter per window and client)`);
+  const counted = await redisCommand(REDIS_PORT, 'DBSIZE');
+  console.log(`  Redis keys after the runs: ${counted.trim().replace(/^:/, '')} (one counter per window and client)`);
 } finally {
-  redis.kill('SIGKILL');
-  await stopLive(nginx, dynamic, tnet);
-  rmSync(dir, { recursive: true, force: true });
+  try {
+    await stopLive(nginx, dynamic, tnet);
+  } finally {
+    await redis.close();
+  }
 }

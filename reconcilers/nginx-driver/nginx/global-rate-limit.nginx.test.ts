@@ -4,22 +4,17 @@
 // global-rate-limit annotations become) admits exactly `limit` requests per window whichever replica they reach;
 // two namespaces' limits never share a counter; Redis stopped → fail open (and fail closed where set), each failure
 // counted in the controller's metric portico_global_rate_limit_store_failures.
-// The backend runs in this file's network namespace (testnet.test-helpers.ts, subnet 228); clients connect to nginx
+// The backend runs in this file's network namespace (redis.test-helpers.ts, subnet 228); clients connect to nginx
 // on 127.0.0.1. Ports 31900-31907 belong to this file: Redis 31900, nginx A 31901-31903, nginx B 31904-31906, the
 // echo backend 31907 (in the namespace).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Registry } from 'prom-client';
 import { translate } from '../../translate/translate.ts';
 import { OPTS, modelOf } from '../../translate/fixtures.test-helpers.ts';
 import type { Backend, GatewayConfig, HostRoutes, PluginInstance } from '../../config/types.ts';
 import { until } from '../../../e2e/harness/http.ts';
-import { TestNet } from './testnet.test-helpers.ts';
+import { globalRateLimitNet, redisCommand as command, startRedis, type TestRedis } from './redis.test-helpers.ts';
 import { capturingLogger, liveNginx, sendTo, startLive, stopLive } from './live.test-helpers.ts';
 import { gatewayMetrics } from '../metrics.ts';
 import { DEFAULT_CONST_LABELS } from '../compat-metrics.ts';
@@ -33,13 +28,12 @@ const ECHO_PORT = 31907;
 /** A week: every phase of a test runs inside one window (a phase that straddles a window boundary is run again). */
 const WINDOW = 604_800;
 
-const tnet = new TestNet(228);
+const tnet = globalRateLimitNet();
 const { logger: logA, lines: linesA } = capturingLogger();
 const { logger: logB } = capturingLogger();
 const a = liveNginx('portico-grl-a-', logA);
 const b = liveNginx('portico-grl-b-', logB);
-const redisDir = mkdtempSync(path.join(tmpdir(), 'portico-grl-redis-'));
-let redis: ChildProcess | undefined;
+let redis: TestRedis | undefined;
 
 const REDIS = { host: '127.0.0.1', port: REDIS_PORT, timeoutMs: 200, poolSize: 8, idleMs: 10_000 };
 const limit = (key: string, o: Partial<PluginInstance> = {}): PluginInstance =>
@@ -63,40 +57,24 @@ function config(listen: typeof A): GatewayConfig {
   return { structure: base.structure, data: { ...base.data, routes, backends: { t_echo_80: echo }, plugins: PLUGINS, consumers: {} } };
 }
 
-/** One RESP command to the test's Redis (its own minimal client: not the code under test). */
-function redisCommand(...args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = net.connect({ host: '127.0.0.1', port: REDIS_PORT });
-    let got = '';
-    s.setTimeout(2_000, () => s.destroy(new Error('redis: timeout')));
-    s.on('connect', () => s.write(`*${args.length}\r\n${args.map((x) => `$${Buffer.byteLength(x)}\r\n${x}\r\n`).join('')}`));
-    s.on('data', (d) => {
-      got += d.toString('utf8');
-      if (/\r\n$/.test(got) && !/^\$\d+\r\n$/.test(got)) {
-        s.end();
-        resolve(got);
-      }
-    });
-    s.on('error', reject);
-  });
-}
+const redisCommand = (...args: string[]) => command(REDIS_PORT, ...args);
 
 before(async () => {
-  redis = spawn('redis-server', ['--port', String(REDIS_PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', redisDir, '--daemonize', 'no', '--protected-mode', 'yes'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  redis.on('error', () => undefined);
-  await until('redis-server to answer PING', async () => (await redisCommand('PING')) === '+PONG\r\n', 10_000, 25);
+  redis = await startRedis(REDIS_PORT);
   tnet.up();
   await tnet.start('echo', ECHO_PORT, 'echo');
   await startLive(a.nginx, a.dynamic, config(A));
   await startLive(b.nginx, b.dynamic, config(B));
 });
 after(async () => {
-  redis?.kill('SIGKILL');
   try {
     await stopLive(a.nginx, a.dynamic);
   } finally {
-    await stopLive(b.nginx, b.dynamic, tnet);
-    rmSync(redisDir, { recursive: true, force: true });
+    try {
+      await stopLive(b.nginx, b.dynamic, tnet);
+    } finally {
+      await redis?.close();
+    }
   }
 });
 
@@ -145,15 +123,7 @@ test('one namespace never changes how another\'s traffic is limited: the same cl
 
 test('Redis down: fail open (the default) lets requests through, fail closed answers 503; each counted in portico_global_rate_limit_store_failures and logged', async () => {
   const before = await a.dynamic.getConfig();
-  redis?.kill('SIGKILL');
-  await until('redis-server to be gone', async () => {
-    try {
-      await redisCommand('PING');
-      return false;
-    } catch {
-      return true;
-    }
-  }, 10_000, 25);
+  await redis?.kill();
   const client = `down-${Date.now()}`;
   const open: number[] = [];
   for (let i = 0; i < 12; i++) open.push(await statusOf(A.httpPort, 'a.example.com', client));
