@@ -284,6 +284,7 @@ test('Lua rate-limit policy redis (global-rate-limit): RESP client, sliding wind
     /ok - exempt: ignored CIDRs are never limited and cost no Redis call/,
     /ok - engine: …and so does an auth chain/,
     /ok - engine: without any Redis rate limit an auth chain runs in the router again/,
+    /ok - consumer: its own policy-redis rate limit counts the consumer across addresses, in Redis/,
     /ok - check: a variable outside the allowlist is refused/,
   ]);
 });

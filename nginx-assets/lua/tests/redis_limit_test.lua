@@ -102,11 +102,11 @@ local function plugin(fields)
   return p
 end
 
-local function setup(plugins)
+local function setup(plugins, consumers)
   local T = mock.fresh()
   local srv = fake_redis(T)
   local store = require("portico.store")
-  assert(store.apply_all({ p = { upsert = plugins } }))
+  assert(store.apply_all({ p = { upsert = plugins }, k = { upsert = consumers or {} } }))
   return T, require("portico.plugins"), srv, store
 end
 
@@ -278,6 +278,23 @@ do
   store.sync()
   local answer = engine.run_sync("ka")
   R.check("engine: without any Redis rate limit an auth chain runs in the router again", answer ~= "async", tostring(answer))
+end
+
+do -- a consumer's own Redis rate limit, joined to a key-auth chain in the access phase
+  local sha = function(x) return require("portico.plugins.crypto").sha256_hex(x) end
+  mock.fresh()
+  local cons = { team = { consumers = {
+    { name = "gold", username = "gold", keys = { sha("gold-key") }, basic = {}, plugins = { "gold-grl" } },
+  } } }
+  local T, engine, srv = setup({
+    ka = { name = "team/ka", type = "key-auth", namespace = "team", header = "apikey" },
+    ["gold-grl"] = plugin({ key = "team_gold-grl_1", limit = 2, windowSeconds = 60, by = "consumer" }),
+  }, cons)
+  T.clock = 960
+  local st = {}
+  for i = 1, 3 do st[i] = request(T, engine, { plugins = "ka", headers = { apikey = "gold-key" }, ip = "192.0.2." .. i }) end
+  R.check("consumer: its own policy-redis rate limit counts the consumer across addresses, in Redis",
+    st[1].proxied and st[2].proxied and st[3].status == 429 and srv.data["portico:rl:team_gold-grl_1:c:team/gold:16"] == "2", st[3].status)
 end
 
 do
