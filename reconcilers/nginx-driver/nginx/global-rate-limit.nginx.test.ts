@@ -5,10 +5,11 @@
 // two namespaces' limits never share a counter; Redis stopped → fail open (and fail closed where set), each failure
 // counted in the controller's metric portico_global_rate_limit_store_failures.
 // The backend runs in this file's network namespace (redis.test-helpers.ts, subnet 228); clients connect to nginx
-// on 127.0.0.1. Ports 31900-31907 belong to this file: Redis 31900, nginx A 31901-31903, nginx B 31904-31906, the
-// echo backend 31907 (in the namespace).
+// on 127.0.0.1. Ports 31900-31908 belong to this file: Redis 31900, nginx A 31901-31903, nginx B 31904-31906, the
+// echo backend 31907 (in the namespace), and 31908 where a "Redis" accepts connections and never answers.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { Registry } from 'prom-client';
 import { translate } from '../../translate/translate.ts';
 import { OPTS, modelOf } from '../../translate/fixtures.test-helpers.ts';
@@ -25,6 +26,7 @@ const REDIS_PORT = 31900;
 const A = { httpPort: 31901, httpsPort: 31902, statusPort: 31903, address: '127.0.0.1' };
 const B = { httpPort: 31904, httpsPort: 31905, statusPort: 31906, address: '127.0.0.1' };
 const ECHO_PORT = 31907;
+const MUTE_PORT = 31908;
 /** A week: every phase of a test runs inside one window (a phase that straddles a window boundary is run again). */
 const WINDOW = 604_800;
 
@@ -44,8 +46,12 @@ const PLUGINS: Record<string, PluginInstance> = {
   'ing.team-a.web.grl': limit('ing.team-a.web.grl_0a0a0a0a'),
   'ing.team-b.web.grl': limit('ing.team-b.web.grl_0b0b0b0b'),
   'ing.team-a.closed.grl': limit('ing.team-a.closed.grl_0c0c0c0c', { failOpen: false }),
+  'ing.team-a.mute.grl': limit('ing.team-a.mute.grl_0d0d0d0d', { redis: { ...REDIS, port: MUTE_PORT, timeoutMs: 100 } } as Partial<PluginInstance>),
 };
-const HOSTS: Record<string, string> = { 'a.example.com': 'ing.team-a.web.grl', 'b.example.com': 'ing.team-b.web.grl', 'closed.example.com': 'ing.team-a.closed.grl' };
+const HOSTS: Record<string, string> = { 'a.example.com': 'ing.team-a.web.grl', 'b.example.com': 'ing.team-b.web.grl', 'closed.example.com': 'ing.team-a.closed.grl', 'mute.example.com': 'ing.team-a.mute.grl' };
+// A server that takes connections and never answers: Redis too slow.
+const held: net.Socket[] = [];
+const mute = net.createServer((s) => void held.push(s));
 
 function config(listen: typeof A): GatewayConfig {
   const base = translate(modelOf({}).snapshot(), { ...OPTS, listen }).config;
@@ -61,12 +67,15 @@ const redisCommand = (...args: string[]) => command(REDIS_PORT, ...args);
 
 before(async () => {
   redis = await startRedis(REDIS_PORT);
+  await new Promise<void>((resolve) => mute.listen(MUTE_PORT, '127.0.0.1', resolve));
   tnet.up();
   await tnet.start('echo', ECHO_PORT, 'echo');
   await startLive(a.nginx, a.dynamic, config(A));
   await startLive(b.nginx, b.dynamic, config(B));
 });
 after(async () => {
+  for (const s of held) s.destroy();
+  mute.close();
   try {
     await stopLive(a.nginx, a.dynamic);
   } finally {
@@ -119,6 +128,16 @@ test('one namespace never changes how another\'s traffic is limited: the same cl
   });
   assert.deepEqual(onA, [...Array(10).fill(200), 429, 429]);
   assert.deepEqual(onB, Array(10).fill(200));
+});
+
+test('Redis too slow (a server that never answers, timeout 100 ms): the request is let through after the timeout, and counted', async () => {
+  const before = (await a.dynamic.getConfig()).rateLimitStoreFailures.open;
+  const t0 = Date.now();
+  const r = await sendTo(A.httpPort, 'mute.example.com', '/', { headers: { 'x-client': `mute-${Date.now()}` } });
+  const ms = Date.now() - t0;
+  assert.equal(r.status, 200);
+  assert.ok(ms >= 90 && ms < 2_000, `answered after ${ms} ms: the Redis timeout, not more`);
+  assert.equal((await a.dynamic.getConfig()).rateLimitStoreFailures.open - before, 1);
 });
 
 test('Redis down: fail open (the default) lets requests through, fail closed answers 503; each counted in portico_global_rate_limit_store_failures and logged', async () => {
