@@ -108,6 +108,10 @@ bench-tracing: ## in-process, real nginx under callgrind: instructions per proxi
 bench-plugins: ## req/s through a Route with key-auth + rate-limit vs none (same run), plugin config change → enforced latency and reloads (needs make cluster-up)
 	$(NODE) e2e/bench/plugins.ts 8 5 30
 
+.PHONY: bench-global-rate-limit
+bench-global-rate-limit: ## req/s of one nginx worker: no limit vs limit-rps vs global-rate-limit counted in a real Redis (no cluster)
+	$(NODE) e2e/bench/global-rate-limit.ts 5 7
+
 .PHONY: bench-apiserver
 bench-apiserver: ## 2,000 Ingresses + Services + pods through the API server (needs make cluster-up)
 	$(NODE) e2e/bench/apiserver-scale.ts 2000

@@ -36,7 +36,7 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
   const verdicts = Object.fromEntries(r.ingresses.map((i) => [`${i.namespace}/${i.name}`, i.verdict === 'ready' ? 'ready' : [...new Set(i.issues.map((x) => x.code))].sort().join(',')]));
   assert.deepEqual(verdicts, {
     'api/grpc-api': 'ready',
-    'api/legacy-api': 'refused-annotation',
+    'api/legacy-api': 'ready',
     'api/public-api': 'ready',
     'internal/dashboard': 'fails-closed',
     'internal/partner-mtls': 'ready',
@@ -58,8 +58,8 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'web/waf-protected': 'invalid-value,refused-annotation',
   });
   assert.equal(r.summary.ingresses, 21);
-  assert.equal(r.summary.ready, 12);
-  assert.equal(r.summary.needsChanges, 9);
+  assert.equal(r.summary.ready, 13);
+  assert.equal(r.summary.needsChanges, 8);
   assert.equal(r.summary.exitCode, 1);
   assert.ok(r.summary.topReasons.length > 0 && r.summary.topReasons.length <= 10);
   // Client-certificate authentication (auth-tls-*) is applied: no reason names it any more.
@@ -80,7 +80,9 @@ test('corpus: per-annotation statuses, differences and values Portico cannot use
   assert.equal(statusOf(r, 'api/public-api')['cors-allow-credentials'], 'difference');
   assert.match(byName(r, 'api/public-api').annotations.find((a) => a.name === 'cors-allow-credentials')?.note ?? '', /never sent with cors-allow-origin "\*"/);
   assert.equal(statusOf(r, 'api/legacy-api')['whitelist-source-range'], 'supported');
-  assert.equal(statusOf(r, 'api/legacy-api')['global-rate-limit'], 'refused');
+  assert.equal(statusOf(r, 'api/legacy-api')['global-rate-limit'], 'difference');
+  assert.equal(statusOf(r, 'api/legacy-api')['global-rate-limit-window'], 'supported');
+  assert.match(byName(r, 'api/legacy-api').notes.join('\n'), /set the ConfigMap's global-rate-limit-redis-host/, 'counted in Redis: the ConfigMap must name one');
   // External auth: auth-url itself is applied, and auth-proxy-set-headers (its ConfigMap is read by the controller);
   // what cannot be (auth-snippet) fails the Ingress closed, with the table's one-line why.
   const dash = byName(r, 'internal/dashboard');
@@ -179,6 +181,15 @@ test('the ConfigMap: known keys with the same meaning, differences, invalid valu
   assert.equal(st['global-auth-url'], 'supported');
   assert.equal(cm.verdict, 'needs-changes');
   assert.deepEqual(r.summary.configMap, { supported: 21, difference: 5, refused: 1, invalid: 1 });
+  // ingress-nginx's memcached keys of global rate limits: refused by name, pointing to Portico's Redis keys.
+  const input = corpus();
+  const mem = analyze({ ...input, configMap: { ...input.configMap!, data: { 'global-rate-limit-memcached-host': 'memcached.cache', 'global-rate-limit-status-code': '429', 'global-rate-limit-redis-host': '10.96.0.20' } } }).configMap!;
+  const k = Object.fromEntries(mem.keys.map((x) => [x.key, x]));
+  assert.equal(k['global-rate-limit-memcached-host']?.status, 'refused');
+  assert.match(k['global-rate-limit-memcached-host']?.note ?? '', /Redis, not memcached: set global-rate-limit-redis-host/);
+  assert.equal(k['global-rate-limit-status-code']?.status, 'difference');
+  assert.equal(k['global-rate-limit-redis-host']?.status, 'supported');
+  assert.equal(mem.verdict, 'needs-changes');
 });
 
 test('--ingress-class filters; without it every Ingress is read', () => {
@@ -201,7 +212,7 @@ test('exit status: 0 when everything moves as-is (stdin), 1 when something needs
   assert.match(ok.out, /everything can move as-is/);
   const needs = await capture(['-f', CORPUS, '--ingress-class', 'nginx']);
   assert.equal(needs.code, 1);
-  assert.match(needs.out, /21 Ingress\(es\): 12 ready to move as-is, 9 need changes/);
+  assert.match(needs.out, /21 Ingress\(es\): 13 ready to move as-is, 8 need changes/);
   assert.match(needs.out, /top reasons/);
   for (const bad of [['--bogus'], ['-o', 'yaml', '-f', CORPUS], ['-f'], ['-f', '/nonexistent/x.yaml'], ['-f', CORPUS, '--configmap', 'nope'], ['-f', CORPUS, '--configmap', 'ingress-nginx/absent'], ['-f', CORPUS, '--kubeconfig', '/x']]) {
     const r = await capture(bad);

@@ -113,6 +113,7 @@ export interface Report {
 export const CONFIG_DIFFERENCES: Partial<Record<keyof typeof CONFIG_KEYS, string>> = {
   'proxy-real-ip-cidr': 'with use-forwarded-headers, X-Forwarded-Proto/-Host/-Port are taken only from these peers too (ingress-nginx takes them from any peer); an empty value trusts nobody',
   'limit-req-status-code': 'applies to the limit-rps / limit-rpm annotations only (Plugin objects set their own status)',
+  'global-rate-limit-status-code': 'refusals also carry Retry-After; the counters are in Redis (global-rate-limit-redis-*), not memcached',
   'lua-shared-dicts': 'only configuration_data and certificate_data are sized (Portico has no other zones)',
   'allow-snippet-annotations': 'snippets are compiled from an allowlist of directives, never pasted into nginx.conf',
   'log-format-upstream': 'single quotes, ";", backslashes and line breaks are refused (JSON formats work); $the_real_ip does not exist (use $remote_addr)',
@@ -158,7 +159,7 @@ function refusalReason(name: string, why: string): string {
 
 const short = (v: string) => (v.length > 200 ? `${v.slice(0, 200)}…` : v);
 
-function analyzeIngress(obj: KubeObject, input: Input, settings: RiskSettings): IngressReport {
+function analyzeIngress(obj: KubeObject, input: Input, settings: RiskSettings, redisHost = ''): IngressReport {
   const namespace = obj.metadata.namespace ?? 'default';
   const raw = obj.metadata.annotations ?? {};
   const parsed = parseAnnotations(raw);
@@ -197,6 +198,10 @@ function analyzeIngress(obj: KubeObject, input: Input, settings: RiskSettings): 
     }
   }
 
+  // global-rate-limit counts in Redis: without the ConfigMap's Redis every request is let through (or refused).
+  if (parsed.values['global-rate-limit'] !== undefined && parsed.values['global-rate-limit-window'] !== undefined && !redisHost) {
+    notes.push('global-rate-limit counts in Redis in Portico (not memcached): set the ConfigMap\'s global-rate-limit-redis-host (an IP address), else requests are let through unlimited (global-rate-limit-redis-fail-open)');
+  }
   // ssl-passthrough works only with the controller flag, in Portico as in ingress-nginx (off by default in both).
   if (parsed.values['ssl-passthrough'] === true) notes.push('ssl-passthrough needs Portico started with --enable-ssl-passthrough (as ingress-nginx needs it; off by default): without it TLS for these hosts is terminated by Portico');
   if (!res.ok) {
@@ -286,7 +291,7 @@ export function analyze(input: Input): Report {
   const settings: RiskSettings = { allowSnippetAnnotations: cfg.allowSnippetAnnotations, annotationsRiskLevel: cfg.annotationsRiskLevel };
   const ingresses = [...input.ingresses]
     .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`))
-    .map((i) => analyzeIngress(i, input, settings));
+    .map((i) => analyzeIngress(i, input, settings, cfg.globalRateLimitRedisHost));
   const configMap = input.configMap ? analyzeConfigMap(input.configMap) : null;
   const sharedHosts = hostsSharedAcrossNamespaces(input.ingresses);
   const counts: Record<AnnotationStatus, number> = { supported: 0, difference: 0, refused: 0, unknown: 0 };

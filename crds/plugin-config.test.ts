@@ -23,7 +23,7 @@ test('every plugin type has a config schema', () => {
 });
 
 test('defaults are applied', () => {
-  assert.deepEqual(ok('rate-limit', { requestsPerSecond: 10 }), { type: 'rate-limit', requestsPerSecond: 10, burst: 0, by: 'ip', status: 429 });
+  assert.deepEqual(ok('rate-limit', { requestsPerSecond: 10 }), { type: 'rate-limit', policy: 'local', requestsPerSecond: 10, burst: 0, by: 'ip', status: 429 });
   assert.deepEqual(ok('key-auth', undefined), { type: 'key-auth', header: 'apikey', hideCredentials: true });
   assert.deepEqual(ok('basic-auth', {}), { type: 'basic-auth', realm: 'portico', hideCredentials: true });
   assert.deepEqual(ok('ip-restriction', { deny: ['192.0.2.0/24'] }), { type: 'ip-restriction', deny: ['192.0.2.0/24'], status: 403 });

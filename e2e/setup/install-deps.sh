@@ -2,7 +2,8 @@
 # Installs everything a fresh Debian bookworm machine lacks to run and test Portico:
 #   - Debian packages: nginx + Lua module and libraries, ModSecurity (connector module, libmodsecurity3, OWASP CRS),
 #     luajit2 (Lua unit tests), wrk (benchmarks), openssl, iproute2 (network namespaces for test backends), prometheus (the
-#     dashboards e2e suite runs its own), php8.2-fpm (a real FastCGI backend for the backend-protocol FCGI test);
+#     dashboards e2e suite runs its own), php8.2-fpm (a real FastCGI backend for the backend-protocol FCGI test),
+#     redis-server (the global rate limit tests run their own);
 #   - npm packages, including Node 24 itself (the registry's `node` package → node_modules/.bin/node);
 #   - the control-plane binaries (etcd, kube-apiserver, kube-controller-manager) built from Go modules and cached;
 #   - Portico's own nginx module (per-request metrics), built against Debian's nginx sources (nginx-assets/modules);
@@ -22,6 +23,7 @@ PKGS+=(libnginx-mod-http-brotli-filter libnginx-mod-http-geoip2) # enable-brotli
 PKGS+=(mmdebstrap umoci skopeo) # container images (make image / make images, image/)
 PKGS+=(prometheus) # e2e/dashboards.e2e.test.ts runs its own Prometheus against Portico
 PKGS+=(php8.2-fpm php8.2-cli) # a real FastCGI backend (backend-protocol FCGI): fastcgi.nginx.test.ts starts its own php-fpm
+PKGS+=(redis-server) # global rate limits: global-rate-limit.nginx.test.ts and e2e/bench/global-rate-limit.ts run their own
 PKGS+=(gcc make libc6-dev libpcre2-dev zlib1g-dev libssl-dev) # Portico's nginx module (nginx-assets/modules/build.sh)
 missing=()
 for p in "${PKGS[@]}"; do
@@ -38,6 +40,8 @@ if ((${#missing[@]})); then
   $SUDO service prometheus stop >/dev/null 2>&1 || true
   # Likewise php-fpm: the FastCGI test starts its own, with its own configuration, inside its network namespace.
   $SUDO service php8.2-fpm stop >/dev/null 2>&1 || true
+  # And Redis (port 6379): the tests start their own on their own ports, without persistence.
+  $SUDO service redis-server stop >/dev/null 2>&1 || true
 fi
 
 if [[ ! -x node_modules/.bin/node ]] || ! node_modules/.bin/node -e 'process.exit(process.versions.node.split(".")[0]==="24"?0:1)'; then

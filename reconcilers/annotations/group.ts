@@ -45,7 +45,7 @@ interface Common {
   access?: string;
   /** ingress-nginx's annotation (both prefixes accepted) or Portico's own (portico.dev/ only makes sense). */
   origin: 'ingress-nginx' | 'portico';
-  /** Documented by ingress-nginx once, since removed from it (no risk level there: Low assumed). */
+  /** Documented by ingress-nginx once, since removed from it (refused: no risk level there, Low assumed; supported: the level of its last table). */
   removed?: true;
 }
 /** A row Portico parses: its schema validates the value (`ANNOTATIONS` holds exactly these rows). */
@@ -66,6 +66,8 @@ interface RowOptions {
   refusedWhy?: string;
   access?: string;
   origin?: 'portico';
+  /** ingress-nginx removed it since (its level then: `risk`, from the last table that had it). */
+  removed?: true;
 }
 export const row = <T>(schema: z.ZodType<T, string>, scope: Scope, risk: Risk, description: string, o: RowOptions = {}): Row<T> => ({
   schema,
@@ -77,6 +79,7 @@ export const row = <T>(schema: z.ZodType<T, string>, scope: Scope, risk: Risk, d
   ...(o.refusedWhy ? { refusedWhy: o.refusedWhy } : {}),
   ...(o.access ? { access: o.access } : {}),
   origin: o.origin ?? 'ingress-nginx',
+  ...(o.removed ? { removed: true as const } : {}),
 });
 export const refused = (scope: Scope, risk: Risk, why: string, o: { access?: string; removed?: true } = {}): RefusedRow => ({
   scope,

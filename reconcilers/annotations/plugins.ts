@@ -72,6 +72,8 @@ export interface InstanceContext {
   limitStatus: number;
   /** ConfigMap limit-conn-status-code. */
   connStatus: number;
+  /** ConfigMap global-rate-limit-status-code (429). */
+  globalLimitStatus?: number;
 }
 
 /**
@@ -84,5 +86,5 @@ export function annotationInstance(ap: Exclude<AnnotationPlugin, ExternalAuthPlu
   if ('basicAuth' in ap) return { inst: basicAuthInstance(ap.basicAuth, ctx.name, ctx.namespace) };
   if ('connLimit' in ap) return { inst: connLimitInstance(ap.connLimit, ctx.name, ctx.id, ctx.connStatus) };
   if ('clientCert' in ap) return { inst: clientCertInstance(ap.clientCert, ctx.name) };
-  return { config: rateLimitConfig(ap.config, ctx.limitStatus) };
+  return { config: rateLimitConfig(ap.config, ctx.limitStatus, ctx.globalLimitStatus) };
 }

@@ -96,6 +96,14 @@ test('the table has a row for every ingress-nginx annotation, and no other ingre
   for (const n of riskOf.keys()) assert.ok(INGRESS_NGINX.includes(n), n);
 });
 
+/** Removed annotations Portico supports: their level in the last ingress-nginx table that had them (1.11's annotations-risk.md). */
+const REMOVED_RISK: Record<string, string> = {
+  'global-rate-limit': 'low',
+  'global-rate-limit-window': 'low',
+  'global-rate-limit-key': 'high',
+  'global-rate-limit-ignored-cidrs': 'medium',
+};
+
 test('every row has a status, a risk (ingress-nginx\'s level) and a scope; texts are one line', () => {
   for (const [n, r] of Object.entries(CATALOGUE)) {
     assert.ok(STATUSES.includes(r.status), `${n}: status`);
@@ -103,7 +111,7 @@ test('every row has a status, a risk (ingress-nginx\'s level) and a scope; texts
     assert.ok(['location', 'server', 'backend', 'ingress'].includes(r.scope), `${n}: scope`);
     const expected = riskOf.get(n) ?? (n === 'whitelist-source-range' ? riskOf.get('allowlist-source-range') : n === 'limit-whitelist' ? riskOf.get('limit-allowlist') : undefined);
     if (expected) assert.equal(r.risk, expected, `${n}: ingress-nginx's risk`);
-    else if (r.origin === 'ingress-nginx') assert.ok(r.removed && r.risk === 'low', `${n}: only removed annotations lack ingress-nginx's level`);
+    else if (r.origin === 'ingress-nginx') assert.ok(r.removed && r.risk === (REMOVED_RISK[n] ?? 'low'), `${n}: only removed annotations lack ingress-nginx's level`);
     if (r.status === 'refused') assert.match(r.refusedWhy ?? '', /^[^\n]{10,200}$/, `${n}: why, in one line`);
     else {
       assert.ok(r.schema, `${n}: a supported row has a schema`);
@@ -171,6 +179,10 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'cors-allow-credentials': ['false', 'nope'],
   'cors-max-age': ['600', '99999999'],
   'limit-rps': ['10', '0'],
+  'global-rate-limit': ['100', '0'],
+  'global-rate-limit-window': ['1m', '500ms'],
+  'global-rate-limit-key': ['${remote_addr}-${http_x_api_client}', '$request_body'],
+  'global-rate-limit-ignored-cidrs': ['10.0.0.0/8, 192.168.0.1', ''],
   'limit-rpm': ['600', 'many'],
   'limit-burst-multiplier': ['3', '0'],
   'limit-whitelist': ['10.0.0.0/8', ','],

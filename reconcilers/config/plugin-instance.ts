@@ -11,7 +11,9 @@ import type { PluginInstance } from './types.ts';
  */
 export function limitKey(base: string, c: PluginConfig): string {
   if (c.type !== 'rate-limit') return base;
-  return `${base}_${createHash('sha256').update(`${c.requestsPerSecond}/${c.requestsPerMinute}/${c.burst}/${c.by}/${c.header}`).digest('hex').slice(0, 8)}`;
+  // (The local policy's text is as it always was, so its counters survive an upgrade.)
+  const redis = c.policy === 'redis' ? `/redis/${c.limit}/${c.window}/${c.key}` : '';
+  return `${base}_${createHash('sha256').update(`${c.requestsPerSecond}/${c.requestsPerMinute}/${c.burst}/${c.by}/${c.header}${redis}`).digest('hex').slice(0, 8)}`;
 }
 
 /**

@@ -12,6 +12,7 @@ import { modsecuritySnippetConfigSchema } from '../annotations/modsecurity.ts';
 import { isCidr } from '../../crds/schema/plugin-config.ts';
 import { regexProblem } from '../values/regex-path.ts';
 import { TRACING_KEYS, type OtelConfigValues } from './tracing-config.ts';
+import { GLOBAL_RATE_LIMIT_KEYS, MEMCACHED_KEYS_WHY, type GlobalRateLimitValues } from './global-rate-limit-config.ts';
 import { DIRECTIVE_KEYS, NO_EFFECT_KEYS, mimeTypesSchema } from './directive-keys.ts';
 import { GLOBAL_HEADER_KEYS, type GlobalHeaderValues } from './global-headers.ts';
 
@@ -82,7 +83,7 @@ export type GlobalConfigValues = Omit<GlobalSettings, 'listen' | 'loopId' | 'wor
   blockUserAgents: AccessList<MapPattern>;
   /** block-referers: Referer values refused everywhere (403). */
   blockReferers: AccessList<MapPattern>;
-} & OtelConfigValues & GlobalHeaderValues;
+} & OtelConfigValues & GlobalHeaderValues & GlobalRateLimitValues;
 
 /**
  * A ConfigMap list that controls access: its items, or why the value cannot be applied — then what it governs fails
@@ -503,6 +504,8 @@ export const CONFIG_KEYS = {
   'block-referers': key('blockReferers', accessList(mapPatternListSchema), { items: [] }, 'Comma-separated Referer values refused (403) on every request, as block-user-agents. An invalid value makes every request answer 503 (fail closed)'),
   // OpenTelemetry (tracing-config.ts).
   ...TRACING_KEYS,
+  // Global rate limits: the status and the Redis (global-rate-limit-config.ts).
+  ...GLOBAL_RATE_LIMIT_KEYS,
   // One nginx directive each (directive-keys.ts).
   ...DIRECTIVE_KEYS,
   // Headers from other ConfigMaps (global-headers.ts).
@@ -523,6 +526,7 @@ export const REFUSED_CONFIG_KEYS: readonly [RegExp, string][] = [
   [/^use-geoip$/, 'the legacy GeoIP databases are discontinued by MaxMind: use use-geoip2'],
   [/^nginx-status-ipv[46]-whitelist$/, 'nginx\'s status page is served only on the controller\'s configuration socket, which nothing else can reach; its counters are on /metrics (nginx_ingress_controller_nginx_process_*)'],
   [/^bind-address(-ipv4|-ipv6)?$/, 'nginx listens on the address of the --listen-address flag (by default every IPv4 address)'],
+  [/^global-rate-limit-memcached-(host|port|connect-timeout|max-idle-timeout|pool-size)$/, MEMCACHED_KEYS_WHY],
   [/^allow-cross-namespace-resources$/, 'an Ingress never reads another namespace\'s Secrets or ConfigMaps in Portico (auth-secret, auth-tls-secret, proxy-ssl-secret and the others name their own namespace\'s); allow-cross-namespace-auth covers auth and mirror Services'],
 ];
 

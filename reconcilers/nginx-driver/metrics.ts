@@ -12,6 +12,7 @@ export interface GatewayMetrics {
   ready: Gauge;
   dictFailures: Gauge;
   tracingDropped: Gauge;
+  rateLimitStoreFailures: Gauge;
   certificatesNotStored: Gauge;
   rejectedEndpoints: Gauge;
   /** ingress-nginx's reload metrics (nginx_ingress_controller_*), labelled with the controller's constant labels. */
@@ -52,6 +53,12 @@ export function gatewayMetrics(registry: Registry, labels: ConstLabels): Gateway
     tracingDropped: new Gauge({
       name: 'portico_tracing_spans_dropped',
       help: 'OpenTelemetry spans nginx dropped since it started: a worker\'s queue was full (otel-max-queuesize) or the collector did not take an export',
+      registers: r,
+    }),
+    rateLimitStoreFailures: new Gauge({
+      name: 'portico_global_rate_limit_store_failures',
+      help: 'Requests whose global rate limit (global-rate-limit annotations, Plugins with policy redis) could not ask Redis since nginx started, by outcome: open (let through, global-rate-limit-redis-fail-open) or closed (answered 503)',
+      labelNames: ['outcome'],
       registers: r,
     }),
     dictFailures: new Gauge({

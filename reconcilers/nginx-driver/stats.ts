@@ -41,6 +41,8 @@ export class NginxStats {
       this.m.dictFailures.set({ dict: 'metrics' }, c.dictFailures.metrics);
       this.m.rejectedEndpoints.set(c.rejectedEndpoints);
       this.m.tracingDropped.set(c.tracingDropped);
+      this.m.rateLimitStoreFailures.set({ outcome: 'open' }, c.rateLimitStoreFailures.open);
+      this.m.rateLimitStoreFailures.set({ outcome: 'closed' }, c.rateLimitStoreFailures.closed);
       const total = c.dictFailures.data + c.dictFailures.certs;
       if (total > this.lastDictFailures) this.log.warn('nginx shared memory is full: some writes were refused (raise lua-shared-dicts)', { failures: c.dictFailures });
       this.lastDictFailures = total;

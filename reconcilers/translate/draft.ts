@@ -11,6 +11,7 @@ import type { NginxTuning } from '../config/nginx-tuning.ts';
 import type { IngressStatus, PathClaim, TranslateEvent, TranslateOptions } from './types.ts';
 import type { TranslateMemo } from './memo.ts';
 import { externalAuthInstance, type AuthTimeouts } from './plugin-instances.ts';
+import { rateLimitStoreOf, type RateLimitStore } from '../model/global-rate-limit-config.ts';
 
 // ---- what a kind plugs into the translation: its claim processor (kinds/<kind>/processor.ts) ----------------------
 
@@ -166,6 +167,8 @@ export class Draft {
   readonly authTimeouts: AuthTimeouts;
   readonly noAuthList: readonly string[];
   readonly globalAuth: GlobalAuth;
+  /** The ConfigMap's global rate limit settings (status, fail-open, Redis) every policy-redis rate limit gets. */
+  readonly rateLimitStore: RateLimitStore;
 
   // ---- objects (phases/objects.ts): the served ones, oldest first, and why some fail closed ----------------------
   /** The claim processors, in the order their objects are admitted. */
@@ -259,6 +262,7 @@ export class Draft {
       alwaysSetCookie: g.globalAuthAlwaysSetCookie ?? '',
       snippet: g.globalAuthSnippet ?? '',
     });
+    this.rateLimitStore = rateLimitStoreOf(g);
     this.globalAuth = !gSpec ? null : 'error' in gSpec ? { error: gSpec.error } : externalAuthInstance(gSpec.spec, 'ConfigMap global-auth-url', this.authTimeouts);
   }
 

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { PLUGIN_ORDER, type PluginInstance } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
+import { rateLimitStoreOf, type RateLimitStore } from '../model/global-rate-limit-config.ts';
 import type { NormalizedIngress } from '../model/types.ts';
 import { limitKey, pluginInstanceOf } from '../config/plugin-instance.ts';
 import { annotationInstance } from '../annotations/plugins.ts';
@@ -44,8 +45,8 @@ const annotationCache = new WeakMap<NormalizedIngress, { key: string; list: Anno
  * ConfigMap limit-req-status-code, which the rate limits of limit-rps / limit-rpm answer with, and proxy
  * timeouts, which auth-url's subrequest uses). Each is built by its group's builder (annotations/plugins.ts).
  */
-export function annotationInstances(ing: NormalizedIngress, limitStatus: number, authTimeouts: AuthTimeouts = { connect: 5, send: 60, read: 60 }, connStatus = 503): AnnotationInstance[] {
-  const cacheKey = `${limitStatus} ${authTimeouts.connect} ${authTimeouts.send} ${authTimeouts.read} ${connStatus}`;
+export function annotationInstances(ing: NormalizedIngress, limitStatus: number, authTimeouts: AuthTimeouts = { connect: 5, send: 60, read: 60 }, connStatus = 503, store: RateLimitStore = DEFAULT_STORE): AnnotationInstance[] {
+  const cacheKey = `${limitStatus} ${authTimeouts.connect} ${authTimeouts.send} ${authTimeouts.read} ${connStatus} ${storeKey(store)}`;
   const hit = annotationCache.get(ing);
   if (hit && hit.key === cacheKey) return hit.list;
   const name = `${ing.key} (annotations)`;
@@ -54,13 +55,31 @@ export function annotationInstances(ing: NormalizedIngress, limitStatus: number,
     const id = `${base.length <= 230 ? base : `ing.${createHash('sha256').update(ing.key).digest('hex').slice(0, 24)}`}.${ap.suffix}`;
     if ('externalAuth' in ap) return { id, ...externalAuthInstance(ap.externalAuth, name, authTimeouts) };
     if ('customHeaders' in ap) throw new Error(`custom-headers of ${ing.key} are built by customHeadersInstance`);
-    const built = annotationInstance(ap, { name, id, namespace: ing.namespace, limitStatus, connStatus });
+    const built = annotationInstance(ap, { name, id, namespace: ing.namespace, limitStatus, connStatus, globalLimitStatus: store.status });
     if ('inst' in built) return { id, inst: built.inst };
     const { instance } = pluginInstanceOf(built.config, ing.namespace, limitKey(id, built.config));
-    return { id, inst: { name, ...instance } as PluginInstance };
+    return { id, inst: withRateLimitStore({ name, ...instance } as PluginInstance, store) };
   }).map((e) => (satisfiesAny(ing.annotations, e.inst.type) ? { ...e, inst: { ...e.inst, satisfyAny: true as const } } : e));
   annotationCache.set(ing, { key: cacheKey, list });
   return list;
+}
+
+const DEFAULT_STORE = rateLimitStoreOf({});
+const storeKeys = new WeakMap<RateLimitStore, string>();
+function storeKey(s: RateLimitStore): string {
+  let k = storeKeys.get(s);
+  if (k === undefined) storeKeys.set(s, (k = JSON.stringify(s)));
+  return k;
+}
+
+/**
+ * A rate-limit instance with policy redis as the ConfigMap runs it: its fail-open setting and Redis (none when the
+ * ConfigMap names none: every request then counts as Redis unreachable). Any other instance as it is.
+ */
+export function withRateLimitStore(inst: PluginInstance, store: RateLimitStore): PluginInstance {
+  if (inst.type !== 'rate-limit' || inst.policy !== 'redis') return inst;
+  const { redis: _old, ...rest } = inst;
+  return { ...rest, failOpen: store.failOpen, ...(store.redis ? { redis: store.redis } : {}) };
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { PluginInstance } from '../config/types.ts';
 import { recordsOf } from '../model/model.ts';
 import { backendIdOf } from './claims.ts';
-import { pluginId, PLUGIN_RANK } from './plugin-instances.ts';
+import { pluginId, PLUGIN_RANK, withRateLimitStore } from './plugin-instances.ts';
 import type { Draft } from './draft.ts';
 
 /** A Plugin object a path names, as a data-plane id (registered once), or why it cannot be used. */
@@ -22,7 +22,11 @@ export function usePlugin(d: Draft, ns: string, name: string): { id: string } | 
       inst.backendId = bid;
       if (!authBackends.has(bid)) authBackends.set(bid, { ref: `Plugin/${ns}/${name}`, ns, service: p.authService.service, port: p.authService.port });
     }
-    plugins[id] = inst;
+    // A rate limit with policy redis: the ConfigMap's Redis and fail-open setting (said when there is none).
+    plugins[id] = withRateLimitStore(inst, d.rateLimitStore);
+    if (inst.type === 'rate-limit' && inst.policy === 'redis' && !d.rateLimitStore.redis) {
+      d.events.push({ ref: `Plugin/${ns}/${name}`, type: 'Warning', reason: 'GlobalRateLimitWithoutRedis', message: `policy redis needs a Redis to count in, and the ConfigMap sets no global-rate-limit-redis-host: requests are ${d.rateLimitStore.failOpen ? 'let through unlimited' : 'answered 503'} (global-rate-limit-redis-fail-open)` });
+    }
   }
   return { id };
 }

@@ -122,6 +122,8 @@ local routes = {
         dictFailures = shm.failures(),
         rejectedEndpoints = shm.get_count("rejected_endpoints"),
         tracingDropped = shm.get_count("drop:tracing"),
+        -- Requests whose rate-limit (policy redis) could not ask Redis: let through / answered 503.
+        rateLimitStoreFailures = { open = shm.get_count("grl:open"), closed = shm.get_count("grl:closed") },
       })
     end,
   },

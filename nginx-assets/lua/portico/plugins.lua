@@ -48,13 +48,30 @@ local users = {}     -- plugin id -> { [chain string] = true }: the chains to dr
 
 local filter_lists = {} -- "$portico_filters" value -> instances (header_filter after a synchronous run)
 
-store.on_plugins(function(id)
+-- Plugin types that identify consumers (whose own plugins join the chain after them).
+local AUTH = {}
+for _, m in ipairs(registry.list) do
+  if m.auth then AUTH[m.name] = true end
+end
+-- Instances that yield although their type does not (a rate-limit with policy "redis": Redis over cosockets).
+-- While any is stored, a chain with an auth plugin runs in the access phase too: the consumer it identifies may
+-- bring such a plugin of its own, which the router's synchronous run could not call.
+local yielding, n_yielding = {}, 0
+
+store.on_plugins(function(id, present)
   instances[id] = nil
   filter_lists = {}
   local u = users[id]
   if u then
     for s in pairs(u) do chains[s] = nil end
     users[id] = nil
+  end
+  local y = present and store.plugin_has(id, '"policy":"redis"') or nil
+  if y ~= yielding[id] then
+    yielding[id] = y
+    local before = n_yielding
+    n_yielding = n_yielding + (y and 1 or -1)
+    if (before == 0) ~= (n_yielding == 0) then chains, users = {}, {} end
   end
 end)
 
@@ -122,7 +139,8 @@ local function compile(s)
     by_order(steps)
     local sync = true
     for i = 1, #steps do
-      if ASYNC[steps[i].type] then sync = false end
+      local t = steps[i].type
+      if ASYNC[t] or steps[i].async or (n_yielding > 0 and AUTH[t]) then sync = false end
     end
     local filters = filters_of(steps)
     local fids = {}

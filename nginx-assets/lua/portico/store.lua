@@ -131,6 +131,13 @@ local function get_decoded(kind, id)
   return v
 end
 
+-- Whether the stored plugin instance's JSON contains `text` (literally), without decoding it: false when absent.
+function _M.plugin_has(id, text)
+  if not entries.p[id] then return false end
+  local raw = dict:get("p:" .. id)
+  return raw ~= nil and raw:find(text, 1, true) ~= nil
+end
+
 -- A plugin instance (PluginInstance) as stored now, or nil. The table is shared: callers must not change it.
 function _M.get_plugin(id)
   return get_decoded("p", id)

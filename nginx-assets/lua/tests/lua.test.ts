@@ -265,3 +265,26 @@ test('Lua external-auth on the request\'s own host ($host in auth-url): the host
     /ok - check: own host with a host, a variable in the path, an unknown variable or a bad namespace is refused/,
   ]);
 });
+
+test('Lua rate-limit policy redis (global-rate-limit): RESP client, sliding window, counting in Redis, refusals remembered, fail open/closed counted, keys per plugin, templates, check, access-phase chains', () => {
+  run('redis_limit_test.lua', [
+    /ok - resp: a command is an array of bulk strings, binary-safe/,
+    /ok - resp: a bulk longer than the bound is a protocol error/,
+    /ok - window: the wait is until the previous window's share has decayed enough/,
+    /ok - redis: `limit` requests pass in a window, the next gets 429/,
+    /ok - redis: one counter per plugin key, sample and window; the refused request is not counted/,
+    /ok - redis: a refused client is refused from memory until it may pass again/,
+    /ok - redis: the next window starts with the previous one's weighted count/,
+    /ok - fail open: each is counted/,
+    /ok - fail open: logged once per 10 s/,
+    /ok - fail closed: 503/,
+    /ok - a reply that is not RESP: the connection is closed/,
+    /ok - keys: two namespaces' Ingresses never share a counter/,
+    /ok - keys: a sample longer than 64 bytes is hashed/,
+    /ok - exempt: ignored CIDRs are never limited and cost no Redis call/,
+    /ok - engine: …and so does an auth chain/,
+    /ok - engine: without any Redis rate limit an auth chain runs in the router again/,
+    /ok - consumer: its own policy-redis rate limit counts the consumer across addresses, in Redis/,
+    /ok - check: a variable outside the allowlist is refused/,
+  ]);
+});

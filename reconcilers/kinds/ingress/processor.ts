@@ -158,8 +158,10 @@ function annotationPlugins(d: Draft, pc: PathClaim, ing: NormalizedIngress, owne
     if (why) reasons.push(why);
   };
   if (ing.annotationPlugins.length) {
-    for (const e of annotationInstances(ing, snap.global.limitReqStatusCode, authTimeouts, snap.global.limitConnStatusCode)) {
+    for (const e of annotationInstances(ing, snap.global.limitReqStatusCode, authTimeouts, snap.global.limitConnStatusCode, d.rateLimitStore)) {
       if (noAuth && (e.auth || (e.inst.type === 'basic-auth' && e.inst.users))) continue;
+      // global-rate-limit without a Redis to count in: never silently — the limit fails open (or closed) per request.
+      if (e.inst.type === 'rate-limit' && e.inst.policy === 'redis' && !e.inst.redis) noRedis(d, owner.ref);
       if (e.auth) unusable(useAuthTarget(d, owner.ref, e.auth, 'auth-url', ing.namespace));
       plugins[e.id] ??= e.auth?.target.kind === 'own-host' && !g0.allowCrossNamespaceAuth ? ownHostScoped(e.inst, ing.namespace) : e.inst;
       extra.push(e.id);
@@ -192,6 +194,15 @@ function annotationPlugins(d: Draft, pc: PathClaim, ing: NormalizedIngress, owne
     extra.push(rw.id);
   }
   return extra;
+}
+
+/** A Warning, once per Ingress, that its global-rate-limit has no Redis to count in (the ConfigMap names none). */
+function noRedis(d: Draft, ref: string): void {
+  const key = `noRedis ${ref}`;
+  if (d.reported.has(key)) return;
+  d.reported.add(key);
+  const how = d.rateLimitStore.failOpen ? 'every request is let through unlimited (global-rate-limit-redis-fail-open)' : 'every request is answered 503 (global-rate-limit-redis-fail-open: "false")';
+  d.warn(ref, 'GlobalRateLimitWithoutRedis', `annotation ${NGINX_PREFIX}global-rate-limit needs a Redis to count in, and the ConfigMap sets no global-rate-limit-redis-host: ${how}`);
 }
 
 /**

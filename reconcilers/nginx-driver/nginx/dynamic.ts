@@ -18,6 +18,8 @@ const liveConfigSchema = z.object({
   dictFailures: z.object({ data: z.number(), certs: z.number(), metrics: z.number().default(0) }),
   /** OpenTelemetry spans dropped (queue full, export failed) since nginx started (tracing.lua). */
   tracingDropped: z.number().default(0),
+  /** Requests whose rate limit (policy redis) could not ask Redis, let through (open) or answered 503 (closed). */
+  rateLimitStoreFailures: z.object({ open: z.number(), closed: z.number() }).default({ open: 0, closed: 0 }),
   /** Endpoints refused by the Lua side (loopback, link-local, unspecified, not an IP); cumulative. */
   rejectedEndpoints: z.number(),
 });
