@@ -154,7 +154,9 @@ end
 
 -- The certificate material for a server name (nil: none, the default applies), and whether it is the name's own
 -- (exact or wildcard) rather than the default. Exposed for tests.
-function _M.find(name)
+-- port: the local port of the connection; a Gateway listener without a hostname has a certificate for any name
+-- on its port ("<port>/_"), used before the default.
+function _M.find(name, port)
   refresh()
   local c
   if name then name = name:lower() end
@@ -167,6 +169,10 @@ function _M.find(name)
     end
   end
   if c then return c, true end
+  if port then
+    c = lookup(port .. "/_")
+    if c then return c, true end
+  end
   return lookup(DEFAULT), false
 end
 
@@ -191,6 +197,11 @@ end
 function _M.select(reject, staple)
   local name = ssl.server_name()
   local c, own = _M.find(name)
+  if not own and _M.port_defaults then
+    -- Gateway listeners without a hostname: their port's certificate (only read when such a listener exists).
+    local port = ssl.server_port()
+    if port then c, own = _M.find(name, port) end
+  end
   if reject and not own and not _M.known_host(name) then
     return ngx.exit(ngx.ERROR)
   end

@@ -17,7 +17,8 @@ function _M.init(opts)
   -- OpenTelemetry (tracing.lua): configured only when the ConfigMap names a collector.
   require("portico.tracing").configure(type(opts.tracing) == "table" and opts.tracing or {})
   require("portico.errors")
-  require("portico.certs")
+  -- Gateway listeners without a hostname have a certificate for their port: looked up only when Gateway ports exist.
+  require("portico.certs").port_defaults = type(opts.gatewayPorts) == "table" and #opts.gatewayPorts > 0
   require("portico.validate")
   require("portico.api")
 end

@@ -438,7 +438,9 @@ function _M.certificates_body(body)
   if body.hosts ~= nil then
     if type(body.hosts) ~= "table" then return "hosts must be an object" end
     for h, id in pairs(body.hosts) do
-      local err = host(h) or cert_id(id)
+      -- "<pod port>/_": the certificate of a Gateway listener without a hostname (any name on that port).
+      local port_default = type(h) == "string" and h:match("^%d%d?%d?%d?%d?/_$") ~= nil
+      local err = (not port_default and host(h)) or cert_id(id)
       if err then return err end
     end
   end

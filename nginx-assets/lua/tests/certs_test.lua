@@ -29,6 +29,21 @@ do -- stored once per certificate, hosts point at it; unreferenced ones are swep
   R.check("a host cannot point at a certificate that is not stored", v2 ~= nil and err:find("not stored") and missed.hosts[1] == "c.example.com" and certs.hosts()["c.example.com"] == nil, tostring(err))
 end
 
+do -- Gateway listeners without a hostname: "<port>/_" serves any name on that port, before the default
+  local T = mock.fresh()
+  local certs = require("portico.certs")
+  certs.apply({ [A] = cert("exact"), [B] = cert("port"), [C] = cert("dflt") }, { ["a.example.com"] = A, ["20001/_"] = B }, nil, C)
+  local function served(name, port) local c, own = certs.find(name, port); return c and c.cert.pem, own end
+  local pemv, own = served("other.test", 20001)
+  R.check("a name on the listener's port gets the listener's certificate (its own)", pemv == pem("port") and own == true)
+  R.check("a host with its own certificate keeps it on that port", served("a.example.com", 20001) == pem("exact"))
+  R.check("another port gets the default", served("other.test", 20002) == pem("dflt"))
+  R.check("without a port (Ingress listeners) the default", served("other.test") == pem("dflt"))
+  local validate = require("portico.validate")
+  R.check("validate: a port's certificate", validate.certificates_body({ hosts = { ["20001/_"] = A } }) == nil)
+  R.check("validate: a port's certificate with a host is refused", validate.certificates_body({ hosts = { ["20001/x"] = A } }) ~= nil)
+end
+
 do -- SNI selection: exact, one-label wildcard, default; parsed once per certificate
   local T = mock.fresh()
   local certs = require("portico.certs")

@@ -259,4 +259,6 @@ test('HTTPS listeners: the certificate serves the listener\'s hostname, or the h
   const r = translate(m.snapshot(), O);
   assert.equal(r.config.data.certificates['secure.example.com']?.source, 'infra/named');
   assert.equal(r.config.data.certificates['app.example.com']?.source, 'infra/any');
+  // The listener without a hostname: any name on its port.
+  assert.equal(r.config.data.certificates[`${s.ports[0]!.port}/_`]?.source, 'infra/any');
 });
