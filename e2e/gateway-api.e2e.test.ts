@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { admin, ensureCluster, kubectl, ROOT, uniqueNamespace } from './harness/cluster.ts';
 import { addPod, deleteNamespace } from './harness/pods.ts';
-import { request, until } from './harness/http.ts';
+import { request, tlsRequest, until } from './harness/http.ts';
+import { Pki } from './harness/pki.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
 import { isNotFound } from '../operator/kube/client.ts';
 
@@ -34,11 +35,11 @@ const route = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'g
 const routePath = (name = '') => `${GW}/namespaces/${ns}/httproutes${name ? `/${name}` : ''}`;
 const backend = (name: string, extra: Record<string, unknown> = {}) => ({ name, port: 80, ...extra });
 
-/** The pod port nginx serves the Gateway's port 80 on: the targetPort of the Service Portico made for it. */
-async function gatewayPodPort(): Promise<number | undefined> {
+/** The pod port nginx serves the Gateway's port (80 by default) on: the targetPort of the Service Portico made for it. */
+async function gatewayPodPort(listenerPort = 80): Promise<number | undefined> {
   const list = await get<{ items: { metadata: { annotations?: Record<string, string> }; spec: { ports: { port: number; targetPort: number }[] } }[] }>(`/api/v1/namespaces/${ns}/services?labelSelector=portico.dev/gateway`);
   const svc = list.items.find((s) => s.metadata.annotations?.['portico.dev/gateway'] === `${ns}/gw`);
-  return svc?.spec.ports.find((x) => x.port === 80)?.targetPort;
+  return svc?.spec.ports.find((x) => x.port === listenerPort)?.targetPort;
 }
 
 before(async () => {
@@ -172,6 +173,33 @@ describe('Gateway API', () => {
       },
     });
     await until('served once granted', async () => podOf(await request(port, 'far.example.com', '/')) === 'far-1');
+
+    // An HTTPS listener without a hostname: its certificate for any name on its port; then removed again, after
+    // which route edits still apply (the certificate table's removal of that port is accepted by the data plane).
+    const pki = new Pki().ca('ca').server('gw', 'ca', 'web.example.com');
+    await admin().request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      body: { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: 'gw-tls' }, data: { 'tls.crt': Buffer.from(pki.read('gw.crt')).toString('base64'), 'tls.key': Buffer.from(pki.read('gw.key')).toString('base64') } },
+    });
+    const gwPath = `${GW}/namespaces/${ns}/gateways/gw`;
+    const withHttps = await get<{ metadata: { resourceVersion: string }; spec: { listeners: unknown[] } }>(gwPath);
+    await admin().request('PUT', gwPath, {
+      body: { ...withHttps, spec: { ...withHttps.spec, listeners: [...withHttps.spec.listeners, { name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'gw-tls' }] } }] } },
+    });
+    const tlsPort = await until('the HTTPS listener\'s port', () => gatewayPodPort(443));
+    const secure = await until('served over TLS with the listener\'s certificate', async () => {
+      const r = await tlsRequest(tlsPort, 'any-name.example.org', { host: 'web.example.com', path: '/' });
+      return r.status === 200 ? r : undefined;
+    });
+    assert.equal(secure.peerCN, 'web.example.com');
+    assert.equal(secure.body.includes('echo-1'), true);
+    const without = await get<{ metadata: { resourceVersion: string }; spec: { listeners: { name: string }[] } }>(gwPath);
+    await admin().request('PUT', gwPath, { body: { ...without, spec: { ...without.spec, listeners: without.spec.listeners.filter((l) => l.name !== 'https') } } });
+    await until('the HTTPS listener removed', async () => (await gatewayPodPort(443)) === undefined);
+    const cur2 = await get<{ metadata: { resourceVersion: string } }>(routePath('web'));
+    await admin().request('PUT', routePath('web'), {
+      body: { ...route('web', { hostnames: ['web.example.com'], rules: [{ backendRefs: [backend('api')] }] }), metadata: { name: 'web', resourceVersion: cur2.metadata.resourceVersion } },
+    });
+    await until('a route edit after the removal applies', async () => podOf(await request(port, 'web.example.com', '/')) === 'api-1');
 
     // The Gateway goes, and its Service with it.
     await admin().request('DELETE', `${GW}/namespaces/${ns}/gateways/gw`);

@@ -39,7 +39,12 @@ export interface GatewayRecord extends CrdMeta {
   className: string;
   listeners: ListenerN[];
   addresses: { type: string; value: string }[];
-  infrastructure?: { labels: Record<string, string>; annotations: Record<string, string> };
+  infrastructure?: {
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+    /** spec.infrastructure.parametersRef as written ("group/Kind name"): Portico takes none (Accepted False). */
+    parametersRef?: string;
+  };
 }
 
 /** A parentRef of a route, defaults applied (group/kind Gateway, namespace the route's). */

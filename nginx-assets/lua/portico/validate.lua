@@ -103,6 +103,13 @@ local function host(h)
   end
 end
 
+-- A host of the certificate table: a host name, or "<pod port>/_" (the certificate of a Gateway listener without a
+-- hostname: any name on that port).
+local function cert_host(h)
+  if type(h) == "string" and h:match("^%d%d?%d?%d?%d?/_$") then return nil end
+  return host(h)
+end
+
 -- "_" (rules without host) or a host name; a Gateway listener's hosts are "<pod port>/<host or _>".
 local function route_host(h)
   if h == "_" then return nil end
@@ -438,16 +445,14 @@ function _M.certificates_body(body)
   if body.hosts ~= nil then
     if type(body.hosts) ~= "table" then return "hosts must be an object" end
     for h, id in pairs(body.hosts) do
-      -- "<pod port>/_": the certificate of a Gateway listener without a hostname (any name on that port).
-      local port_default = type(h) == "string" and h:match("^%d%d?%d?%d?%d?/_$") ~= nil
-      local err = (not port_default and host(h)) or cert_id(id)
+      local err = cert_host(h) or cert_id(id)
       if err then return err end
     end
   end
   if body.remove ~= nil then
     if not is_array(body.remove) then return "remove must be an array" end
     for _, h in ipairs(body.remove) do
-      local err = host(h)
+      local err = cert_host(h)
       if err then return err end
     end
   end

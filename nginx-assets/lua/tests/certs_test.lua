@@ -42,6 +42,7 @@ do -- Gateway listeners without a hostname: "<port>/_" serves any name on that p
   local validate = require("portico.validate")
   R.check("validate: a port's certificate", validate.certificates_body({ hosts = { ["20001/_"] = A } }) == nil)
   R.check("validate: a port's certificate with a host is refused", validate.certificates_body({ hosts = { ["20001/x"] = A } }) ~= nil)
+  R.check("validate: a port's certificate can be removed", validate.certificates_body({ remove = { "20001/_" } }) == nil)
 end
 
 do -- SNI selection: exact, one-label wildcard, default; parsed once per certificate

@@ -18,7 +18,10 @@ const base = gatewayApiKind({
   tlsSecrets: true,
   status: true,
   why: 'Gateway API: the Gateways of Portico\'s GatewayClasses...',
-  extraRbac: [{ resource: Resources.Service, verbs: ['get', 'create', 'patch', 'delete'], why: 'Gateway API: a Service per Gateway (its address), in Portico\'s namespace.' }],
+  extraRbac: [
+    { resource: Resources.Service, verbs: ['get', 'create', 'patch', 'delete'], why: 'Gateway API: a Service per Gateway (its address) in the Gateway\'s namespace...' },
+    { resource: Resources.EndpointSlice, verbs: ['get', 'create', 'patch', 'delete'], why: '...and its EndpointSlice: Portico\'s pods on the ports that serve the Gateway.' },
+  ],
 });
 
 export const gateway: KindDescriptor = {
@@ -41,11 +44,12 @@ export const gateway: KindDescriptor = {
     const all = () => {
       for (const [kind, inf] of Object.entries(informers)) for (const key of inf.store.keys()) ctrl.enqueue(`${kind}/${key}`);
     };
-    // Model changes that can change a Gateway API status: its own kinds', Services (backendRefs, the Gateways'
-    // Services) and Secrets (certificateRefs).
-    const followed = new Set<string>(ctx.kinds.filter((k) => k.feature === 'gateway-api' || k.resource.kind === 'Service' || k.resource.kind === 'Secret').flatMap((k) => k.writes));
+    // Model changes that can change a Gateway API status: its own kinds', Services (backendRefs), Secrets
+    // (certificateRefs), and the EndpointSlices of Portico's own Service (its pods: the Gateways' EndpointSlices).
+    const followed = new Set<string>(ctx.kinds.filter((k) => k.feature === 'gateway-api' || k.resource.kind === 'Secret').flatMap((k) => k.writes));
+    followed.add(Resources.Service.kind);
     model.onChange((changes) => {
-      if (changes.some((c) => followed.has(c.kind))) all();
+      if (changes.some((c) => followed.has(c.kind) || (c.kind === 'EndpointSlice' && c.key === g.publishService))) all();
     });
     const start = () => {
       all();

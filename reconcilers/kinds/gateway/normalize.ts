@@ -37,6 +37,7 @@ const gatewaySpecSchema = z.looseObject({
     .looseObject({
       labels: z.record(z.string(), z.string().max(63)).optional(),
       annotations: z.record(z.string(), z.string().max(4096)).optional(),
+      parametersRef: z.looseObject({ group: z.string(), kind: z.string(), name: z.string() }).optional(),
     })
     .optional(),
 });
@@ -83,7 +84,11 @@ export function normalizeGateway(obj: KubeObject): CrdResult<GatewayRecord> {
     return out;
   });
   const rec: GatewayRecord = { ...meta, className: spec.gatewayClassName, listeners, addresses: [] };
-  if (spec.infrastructure) rec.infrastructure = { labels: { ...(spec.infrastructure.labels ?? {}) }, annotations: { ...(spec.infrastructure.annotations ?? {}) } };
+  if (spec.infrastructure) {
+    rec.infrastructure = { labels: { ...(spec.infrastructure.labels ?? {}) }, annotations: { ...(spec.infrastructure.annotations ?? {}) } };
+    const pr = spec.infrastructure.parametersRef;
+    if (pr) rec.infrastructure.parametersRef = `${pr.group || 'core'}/${pr.kind} ${pr.name}`;
+  }
   return { ok: true, record: rec };
 }
 

@@ -58,15 +58,22 @@ function sameStatus(a: unknown, b: unknown): boolean {
   return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
 }
 
-/** The name of a Gateway's Service in Portico's namespace: readable, unique per Gateway (a hash of its key). */
-export function gatewayServiceName(gwKey: string): string {
-  const name = gwKey.slice(gwKey.indexOf('/') + 1);
-  const h = createHash('sha256').update(gwKey).digest('hex').slice(0, 10);
-  const head = name.replace(/[^a-z0-9-]/g, '-').slice(0, 63 - 1 - h.length - 3).replace(/-+$/, '');
-  return `gw-${head}-${h}`.replace(/^gw--/, 'gw-');
+/**
+ * The name of a Gateway's Service (and EndpointSlice) in the Gateway's namespace: "<gateway>-portico", or — when that
+ * is no DNS label (Gateway names may be 253 characters with dots) — a readable head and a hash of the name.
+ */
+export function gatewayServiceName(gwName: string): string {
+  const plain = `${gwName}-portico`;
+  if (plain.length <= 63 && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(plain)) return plain;
+  const h = createHash('sha256').update(gwName).digest('hex').slice(0, 10);
+  const head = gwName.replace(/[^a-z0-9-]/g, '-').replace(/^[^a-z]+/, '').slice(0, 63 - 1 - h.length - 8).replace(/-+$/, '');
+  return `${head ? `${head}-` : 'gw-'}${h}-portico`;
 }
+/** Marks Portico's Services and EndpointSlices of Gateways (value: a hash of the Gateway's key; its key in the annotation). */
 const GATEWAY_LABEL = 'portico.dev/gateway';
 const gatewayLabel = (gwKey: string) => createHash('sha256').update(gwKey).digest('hex').slice(0, 32);
+/** Gateway API's label naming the Gateway of generated resources (GatewayInfrastructure). */
+const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
 
 export interface GatewayStatusDeps {
   model: Model;
@@ -82,7 +89,6 @@ type Obj = KubeObject & { status?: Record<string, unknown> };
 
 export class GatewayStatusReconciler implements Reconciler {
   private readonly d: GatewayStatusDeps;
-  private selector: Record<string, string> | null | undefined;
   constructor(d: GatewayStatusDeps) {
     this.d = d;
   }
@@ -129,34 +135,43 @@ export class GatewayStatusReconciler implements Reconciler {
     await this.patchStatus(GatewayResources.GatewayClass, obj, status);
   }
 
-  private async podSelector(): Promise<Record<string, string> | null> {
-    if (this.selector !== undefined) return this.selector;
-    const ps = this.d.o.publishService;
-    if (!ps) return (this.selector = null);
-    const [ns, name] = ps.split('/') as [string, string];
+  private async apply<T>(path: string, body: unknown): Promise<T> {
+    return this.d.client.request<T>('PATCH', path, { body, contentType: 'application/apply-patch+yaml', query: { fieldManager: 'portico-gateway', force: 'true' } });
+  }
+
+  private async getOrNull<T>(path: string): Promise<T | null> {
     try {
-      const svc = await this.d.client.request<{ spec?: { selector?: Record<string, string> } }>('GET', resourcePath(Resources.Service, ns, name));
-      this.selector = svc.spec?.selector && Object.keys(svc.spec.selector).length ? svc.spec.selector : null;
+      return await this.d.client.request<T>('GET', path);
     } catch (e) {
-      if (!isNotFound(e)) throw e;
-      return null; // asked again next time
+      if (isNotFound(e)) return null;
+      throw e;
     }
-    return this.selector;
+  }
+
+  /** Deletes a Gateway's Service and EndpointSlice, when they are Portico's for that Gateway. */
+  private async removeOwn(ns: string, name: string, gwKey: string): Promise<void> {
+    for (const r of [Resources.Service, Resources.EndpointSlice]) {
+      const path = resourcePath(r, ns, name);
+      const cur = await this.getOrNull<KubeObject>(path);
+      if (!cur || cur.metadata.annotations?.[GATEWAY_LABEL] !== gwKey) continue;
+      try {
+        await this.d.client.request('DELETE', path);
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+    }
   }
 
   private async gateway(key: string): Promise<void> {
-    const svcName = gatewayServiceName(key);
-    const svcPath = resourcePath(Resources.Service, this.d.o.namespace, svcName);
+    const [gwNs, gwName] = key.split('/') as [string, string];
+    const svcName = gatewayServiceName(gwName);
+    const svcPath = resourcePath(Resources.Service, gwNs, svcName);
     const obj = this.d.informers.Gateway.store.get(key) as Obj | undefined;
     const st = this.state().gateways.get(key);
     const rec = this.d.model.crd('Gateway', key) as GatewayRecord | undefined;
     if (!obj || !st || !rec) {
-      // Not (or no longer) Portico's: its Service goes.
-      try {
-        await this.d.client.request('DELETE', svcPath);
-      } catch (e) {
-        if (!isNotFound(e)) throw e;
-      }
+      // Not (or no longer) Portico's: its Service and EndpointSlice go (when they are Portico's).
+      await this.removeOwn(gwNs, svcName, key);
       if (!obj) return;
       const rejected = this.d.model.snapshot().rejectedCrds.get(`Gateway/${key}`);
       const cls = (obj as { spec?: { gatewayClassName?: string } }).spec?.gatewayClassName;
@@ -175,36 +190,52 @@ export class GatewayStatusReconciler implements Reconciler {
       if (!sameStatus(cur?.conditions, conditions)) await this.patchStatus(GatewayResources.Gateway, obj, { conditions });
       return;
     }
-    // Its Service: the listener ports, targeting the pod ports nginx serves them on.
-    const selector = await this.podSelector();
+    // Its Service, in its own namespace: the listener ports, without a selector; its EndpointSlice lists Portico's
+    // ready pods (those of Portico's own Service, --publish-service) on the pod ports nginx serves the listeners on.
     const ports = [...new Map(st.listeners.filter((l) => l.podPort !== undefined).map((l) => [l.port, l.podPort!])).entries()].sort(([a], [b]) => a - b);
     let address: string | undefined;
     let addressProblem: string | undefined;
-    if (!selector) addressProblem = `Portico has no Service of its own to take its pods' labels from (--publish-service${this.d.o.publishService ? ` ${this.d.o.publishService} not found or without a selector` : ' is not set'})`;
+    const ps = this.d.o.publishService;
+    if (st.accepted.status !== 'True') addressProblem = 'the Gateway is not accepted';
+    else if (!ps) addressProblem = 'Portico has no Service of its own (--publish-service) whose pods would serve the Gateway';
     else if (!ports.length) addressProblem = 'no listener is served, so the Gateway has no Service';
     else {
-      const svc = {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: {
+      const existing = await this.getOrNull<KubeObject>(svcPath);
+      if (existing && existing.metadata.annotations?.[GATEWAY_LABEL] !== key) {
+        addressProblem = `Service ${gwNs}/${svcName} exists and is not Portico's: it is left as it is (rename or remove it)`;
+      } else {
+        const meta = (kind: string) => ({
           name: svcName,
-          namespace: this.d.o.namespace,
-          labels: { ...(rec.infrastructure?.labels ?? {}), [GATEWAY_LABEL]: gatewayLabel(key) },
-          annotations: { ...(rec.infrastructure?.annotations ?? {}), 'portico.dev/gateway': key },
-        },
-        spec: {
-          type: 'ClusterIP',
-          selector,
-          ports: ports.map(([port, target]) => ({ name: `port-${port}`, port, targetPort: target, protocol: 'TCP' })),
-        },
-      };
-      const applied = await this.d.client.request<{ spec?: { clusterIP?: string } }>('PATCH', svcPath, {
-        body: svc,
-        contentType: 'application/apply-patch+yaml',
-        query: { fieldManager: 'portico-gateway', force: 'true' },
-      });
-      address = applied.spec?.clusterIP && applied.spec.clusterIP !== 'None' ? applied.spec.clusterIP : undefined;
-      if (!address) addressProblem = `Service ${this.d.o.namespace}/${svcName} has no cluster IP yet`;
+          namespace: gwNs,
+          labels: { ...(rec.infrastructure?.labels ?? {}), [GATEWAY_LABEL]: gatewayLabel(key), [GATEWAY_NAME_LABEL]: gatewayNameLabel(gwName), ...(kind === 'EndpointSlice' ? { 'kubernetes.io/service-name': svcName, 'endpointslice.kubernetes.io/managed-by': 'portico.dev/gateway-controller' } : {}) },
+          annotations: { ...(rec.infrastructure?.annotations ?? {}), [GATEWAY_LABEL]: key },
+          ownerReferences: [{ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', name: gwName, uid: rec.uid, controller: true }],
+        });
+        const applied = await this.apply<{ spec?: { clusterIP?: string } }>(svcPath, {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: meta('Service'),
+          spec: { type: 'ClusterIP', ports: ports.map(([port, target]) => ({ name: `port-${port}`, port, targetPort: target, protocol: 'TCP' })) },
+        });
+        const [pns, pname] = ps.split('/') as [string, string];
+        const slices = this.d.model.snapshot().slices.get(`${pns}/${pname}`) ?? [];
+        const seen = new Set<string>();
+        const endpoints = slices
+          .filter((sl) => sl.addressType === 'IPv4')
+          .flatMap((sl) => sl.endpoints)
+          .filter((e) => (seen.has(e.address) ? false : (seen.add(e.address), true)))
+          .map((e) => ({ addresses: [e.address], conditions: { ready: e.ready, serving: e.serving, terminating: e.terminating } }));
+        await this.apply(resourcePath(Resources.EndpointSlice, gwNs, svcName), {
+          apiVersion: 'discovery.k8s.io/v1',
+          kind: 'EndpointSlice',
+          metadata: meta('EndpointSlice'),
+          addressType: 'IPv4',
+          endpoints,
+          ports: ports.map(([port, target]) => ({ name: `port-${port}`, port: target, protocol: 'TCP' })),
+        });
+        address = applied.spec?.clusterIP && applied.spec.clusterIP !== 'None' ? applied.spec.clusterIP : undefined;
+        if (!address) addressProblem = `Service ${gwNs}/${svcName} has no cluster IP yet`;
+      }
     }
     const live = this.d.programmed();
     const gen = obj.metadata.generation ?? 0;
@@ -290,18 +321,25 @@ export class GatewayStatusReconciler implements Reconciler {
     await this.patchStatus(GatewayResources.HTTPRoute, obj, { parents });
   }
 
-  /** Services of Gateways that are gone (removed while Portico was not running). */
+  /** Services and EndpointSlices of Gateways that are gone or no longer Portico's (removed while it was not running). */
   async removeOrphans(): Promise<void> {
-    const list = await this.d.client.request<{ items: KubeObject[] }>('GET', resourcePath(Resources.Service, this.d.o.namespace), { query: { labelSelector: GATEWAY_LABEL } });
     const st = this.state();
-    const wanted = new Set([...st.gateways.keys()].map(gatewayServiceName));
-    for (const s of list.items) {
-      if (wanted.has(s.metadata.name)) continue;
-      try {
-        await this.d.client.request('DELETE', resourcePath(Resources.Service, this.d.o.namespace, s.metadata.name));
-      } catch (e) {
-        if (!isNotFound(e)) throw e;
+    for (const r of [Resources.Service, Resources.EndpointSlice]) {
+      const list = await this.d.client.request<{ items: KubeObject[] }>('GET', resourcePath(r), { query: { labelSelector: GATEWAY_LABEL } });
+      for (const o of list.items) {
+        const key = o.metadata.annotations?.[GATEWAY_LABEL];
+        if (!key || st.gateways.has(key)) continue;
+        try {
+          await this.d.client.request('DELETE', resourcePath(r, o.metadata.namespace, o.metadata.name));
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+        }
       }
     }
   }
+}
+
+/** A label value for a Gateway name (names may be longer than a label value, or end in a dot-free character class). */
+function gatewayNameLabel(name: string): string {
+  return name.length <= 63 ? name : `${name.slice(0, 52)}-${createHash('sha256').update(name).digest('hex').slice(0, 10)}`;
 }

@@ -131,6 +131,14 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
   const ports: { port: number; ssl: boolean }[] = [];
   for (const gw of ordered) {
     const st = gatewayState(gw, snap, granted);
+    gateways.set(gw.key, st);
+    if (st.accepted.status !== 'True') {
+      for (const l of st.listeners) {
+        l.usable = false;
+        if (l.programmed.status === 'True') l.programmed = no('Invalid', 'not served: the Gateway is not accepted');
+      }
+      continue;
+    }
     // One pod port per Gateway port with a usable listener, allocated oldest Gateway first.
     const byPort = new Map<number, ListenerState[]>();
     for (const l of st.listeners) if (l.usable) byPort.set(l.port, [...(byPort.get(l.port) ?? []), l]);
@@ -144,7 +152,6 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
       ports.push({ port: podPort, ssl: ls[0]!.protocol === 'HTTPS' });
       for (const l of ls) l.podPort = podPort;
     }
-    gateways.set(gw.key, st);
   }
 
   const namespaces = recordsOf(snap, 'Namespace');
@@ -203,6 +210,8 @@ function gatewayState(gw: GatewayRecord, snap: Pick<ModelSnapshot, 'secrets'>, g
     }
   }
   const valid = listeners.filter((l) => l.accepted.status === 'True').length;
+  const pr = gw.infrastructure?.parametersRef;
+  if (pr) return { key: gw.key, generation: gw.generation, accepted: no('InvalidParameters', `spec.infrastructure.parametersRef ${pr}: Portico's Gateways take no parameters`), listeners };
   const accepted =
     valid === listeners.length
       ? ok('Accepted', 'Portico serves this Gateway')

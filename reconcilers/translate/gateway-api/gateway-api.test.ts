@@ -262,3 +262,34 @@ test('HTTPS listeners: the certificate serves the listener\'s hostname, or the h
   // The listener without a hostname: any name on its port.
   assert.equal(r.config.data.certificates[`${s.ports[0]!.port}/_`]?.source, 'infra/any');
 });
+
+test('listener isolation (the conformance layout): four listeners of one port, routes without hostnames', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'iso', { gatewayClassName: 'portico', listeners: [httpListener('empty', 80), httpListener('wild', 80, { hostname: '*.example.com' }), httpListener('wildfoo', 80, { hostname: '*.foo.example.com' }), httpListener('abc', 80, { hostname: 'abc.foo.example.com' })] }));
+  for (const l of ['empty', 'wild', 'wildfoo', 'abc']) {
+    put(m, route(`to-${l}`, { parentRefs: [{ name: 'iso', sectionName: l }], rules: [{ matches: [{ path: { type: 'PathPrefix', value: `/${l}` } }], backendRefs: [backend('web')] }] }));
+  }
+  const s = gatewayApiState(m.snapshot(), GA);
+  const port = s.gateways.get('infra/iso')!.listeners[0]!.podPort!;
+  assert.deepEqual(s.gateways.get('infra/iso')!.listeners.map((l) => [l.name, l.usable, l.attachedRoutes]), [['empty', true, 1], ['wild', true, 1], ['wildfoo', true, 1], ['abc', true, 1]]);
+  const r = translate(m.snapshot(), O);
+  const paths = (h: string) => r.config.data.routes[listenerHost(port, h)]?.rules.map((x) => x.path);
+  assert.deepEqual(paths('_'), ['/empty']);
+  assert.deepEqual(paths('*.example.com'), ['/wild']);
+  assert.deepEqual(paths('*.foo.example.com'), ['/wildfoo']);
+  assert.deepEqual(paths('abc.foo.example.com'), ['/abc']);
+});
+
+test('a Gateway with infrastructure.parametersRef is not accepted (InvalidParameters) and serves nothing', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'p', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)], infrastructure: { parametersRef: { group: 'invalid.io', kind: 'InvalidParameters', name: 'x' } } }));
+  put(m, route('r', { parentRefs: [{ name: 'p' }], rules: [{ backendRefs: [backend('web')] }] }));
+  const s = gatewayApiState(m.snapshot(), GA);
+  const gw = s.gateways.get('infra/p')!;
+  assert.deepEqual([gw.accepted.status, gw.accepted.reason], ['False', 'InvalidParameters']);
+  assert.equal(gw.listeners[0]!.podPort, undefined);
+  assert.deepEqual(s.ports, []);
+  assert.deepEqual(Object.keys(translate(m.snapshot(), O).config.data.routes), []);
+});

@@ -1,0 +1,27 @@
+// The Gateway status writer's pure parts: Service names and condition merging.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { gatewayServiceName, mergeApiConditions } from './status.ts';
+
+test('a Gateway\'s Service name: "<gateway>-portico", or a readable head and a hash when that is no DNS label', () => {
+  assert.equal(gatewayServiceName('same-namespace'), 'same-namespace-portico');
+  const long = gatewayServiceName('a'.repeat(70));
+  assert.ok(long.length <= 63 && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(long), long);
+  const dotted = gatewayServiceName('gw.example.com');
+  assert.ok(/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(dotted) && dotted.length <= 63, dotted);
+  assert.notEqual(gatewayServiceName('gw.example.com'), gatewayServiceName('gw.example.org'));
+  assert.ok(/^gw-[0-9a-f]{10}-portico$/.test(gatewayServiceName('1.2')), gatewayServiceName('1.2'));
+});
+
+test('conditions: others\' kept, lastTransitionTime kept while the status does not flip, observedGeneration ours', () => {
+  const cur = [
+    { type: 'Accepted', status: 'True', observedGeneration: 1, lastTransitionTime: 't0', reason: 'Accepted', message: 'm' },
+    { type: 'example.com/Foo', status: 'True', observedGeneration: 1, lastTransitionTime: 't0', reason: 'Foo', message: 'theirs' },
+  ];
+  const out = mergeApiConditions(cur, [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: 'm2' }, { type: 'Programmed', status: 'False', reason: 'Pending', message: '' }], 2, 't1');
+  assert.deepEqual(out.map((c) => [c.type, c.lastTransitionTime, c.observedGeneration ?? null, c.message]), [
+    ['example.com/Foo', 't0', 1, 'theirs'],
+    ['Accepted', 't0', 2, 'm2'],
+    ['Programmed', 't1', 2, 'Pending'],
+  ]);
+});
