@@ -195,46 +195,18 @@ export class GatewayStatusReconciler implements Reconciler {
     const ports = [...new Map(st.listeners.filter((l) => l.podPort !== undefined).map((l) => [l.port, l.podPort!])).entries()].sort(([a], [b]) => a - b);
     let address: string | undefined;
     let addressProblem: string | undefined;
+    let failure: unknown;
     const ps = this.d.o.publishService;
     if (st.accepted.status !== 'True') addressProblem = 'the Gateway is not accepted';
     else if (!ps) addressProblem = 'Portico has no Service of its own (--publish-service) whose pods would serve the Gateway';
     else if (!ports.length) addressProblem = 'no listener is served, so the Gateway has no Service';
     else {
-      const existing = await this.getOrNull<KubeObject>(svcPath);
-      if (existing && existing.metadata.annotations?.[GATEWAY_LABEL] !== key) {
-        addressProblem = `Service ${gwNs}/${svcName} exists and is not Portico's: it is left as it is (rename or remove it)`;
-      } else {
-        const meta = (kind: string) => ({
-          name: svcName,
-          namespace: gwNs,
-          labels: { ...(rec.infrastructure?.labels ?? {}), [GATEWAY_LABEL]: gatewayLabel(key), [GATEWAY_NAME_LABEL]: gatewayNameLabel(gwName), ...(kind === 'EndpointSlice' ? { 'kubernetes.io/service-name': svcName, 'endpointslice.kubernetes.io/managed-by': 'portico.dev/gateway-controller' } : {}) },
-          annotations: { ...(rec.infrastructure?.annotations ?? {}), [GATEWAY_LABEL]: key },
-          ownerReferences: [{ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', name: gwName, uid: rec.uid, controller: true }],
-        });
-        const applied = await this.apply<{ spec?: { clusterIP?: string } }>(svcPath, {
-          apiVersion: 'v1',
-          kind: 'Service',
-          metadata: meta('Service'),
-          spec: { type: 'ClusterIP', ports: ports.map(([port, target]) => ({ name: `port-${port}`, port, targetPort: target, protocol: 'TCP' })) },
-        });
-        const [pns, pname] = ps.split('/') as [string, string];
-        const slices = this.d.model.snapshot().slices.get(`${pns}/${pname}`) ?? [];
-        const seen = new Set<string>();
-        const endpoints = slices
-          .filter((sl) => sl.addressType === 'IPv4')
-          .flatMap((sl) => sl.endpoints)
-          .filter((e) => (seen.has(e.address) ? false : (seen.add(e.address), true)))
-          .map((e) => ({ addresses: [e.address], conditions: { ready: e.ready, serving: e.serving, terminating: e.terminating } }));
-        await this.apply(resourcePath(Resources.EndpointSlice, gwNs, svcName), {
-          apiVersion: 'discovery.k8s.io/v1',
-          kind: 'EndpointSlice',
-          metadata: meta('EndpointSlice'),
-          addressType: 'IPv4',
-          endpoints,
-          ports: ports.map(([port, target]) => ({ name: `port-${port}`, port: target, protocol: 'TCP' })),
-        });
-        address = applied.spec?.clusterIP && applied.spec.clusterIP !== 'None' ? applied.spec.clusterIP : undefined;
-        if (!address) addressProblem = `Service ${gwNs}/${svcName} has no cluster IP yet`;
+      try {
+        ({ address, addressProblem } = await this.ensureService(key, rec, svcName, svcPath, ports, ps));
+      } catch (e) {
+        // Said in the status (Programmed False), then retried.
+        addressProblem = `writing its Service or EndpointSlice failed: ${e instanceof Error ? e.message : String(e)}`;
+        failure = e;
       }
     }
     const live = this.d.programmed();
@@ -273,8 +245,8 @@ export class GatewayStatusReconciler implements Reconciler {
       conditions: mergeApiConditions(cur?.conditions, [{ type: 'Accepted', ...st.accepted }, { type: 'Programmed', ...programmed }], gen, at),
       listeners,
     };
-    if (sameStatus({ addresses: cur?.addresses ?? [], conditions: cur?.conditions, listeners: cur?.listeners ?? [] }, status)) return;
-    await this.patchStatus(GatewayResources.Gateway, obj, status);
+    if (!sameStatus({ addresses: cur?.addresses ?? [], conditions: cur?.conditions, listeners: cur?.listeners ?? [] }, status)) await this.patchStatus(GatewayResources.Gateway, obj, status);
+    if (failure) throw failure;
   }
 
   private async httpRoute(key: string): Promise<void> {
@@ -319,6 +291,50 @@ export class GatewayStatusReconciler implements Reconciler {
     if (!mine.length && !mineBefore.length) return;
     if (sameStatus(cur, parents)) return;
     await this.patchStatus(GatewayResources.HTTPRoute, obj, { parents });
+  }
+
+  /** The Gateway's Service and EndpointSlice (see the file comment); its address, or why it has none. */
+  private async ensureService(key: string, rec: GatewayRecord, svcName: string, svcPath: string, ports: [number, number][], ps: string): Promise<{ address?: string; addressProblem?: string }> {
+    const [gwNs, gwName] = key.split('/') as [string, string];
+    let address: string | undefined;
+    let addressProblem: string | undefined;
+    const existing = await this.getOrNull<KubeObject>(svcPath);
+    if (existing && existing.metadata.annotations?.[GATEWAY_LABEL] !== key) {
+      addressProblem = `Service ${gwNs}/${svcName} exists and is not Portico's: it is left as it is (rename or remove it)`;
+    } else {
+      const meta = (kind: string) => ({
+        name: svcName,
+        namespace: gwNs,
+        labels: { ...(rec.infrastructure?.labels ?? {}), [GATEWAY_LABEL]: gatewayLabel(key), [GATEWAY_NAME_LABEL]: gatewayNameLabel(gwName), ...(kind === 'EndpointSlice' ? { 'kubernetes.io/service-name': svcName, 'endpointslice.kubernetes.io/managed-by': 'gateway.portico.dev' } : {}) },
+        annotations: { ...(rec.infrastructure?.annotations ?? {}), [GATEWAY_LABEL]: key },
+        ownerReferences: [{ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', name: gwName, uid: rec.uid, controller: true }],
+      });
+      const applied = await this.apply<{ spec?: { clusterIP?: string } }>(svcPath, {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: meta('Service'),
+        spec: { type: 'ClusterIP', ports: ports.map(([port, target]) => ({ name: `port-${port}`, port, targetPort: target, protocol: 'TCP' })) },
+      });
+      const [pns, pname] = ps.split('/') as [string, string];
+      const slices = this.d.model.snapshot().slices.get(`${pns}/${pname}`) ?? [];
+      const seen = new Set<string>();
+      const endpoints = slices
+        .filter((sl) => sl.addressType === 'IPv4')
+        .flatMap((sl) => sl.endpoints)
+        .filter((e) => (seen.has(e.address) ? false : (seen.add(e.address), true)))
+        .map((e) => ({ addresses: [e.address], conditions: { ready: e.ready, serving: e.serving, terminating: e.terminating } }));
+      await this.apply(resourcePath(Resources.EndpointSlice, gwNs, svcName), {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: meta('EndpointSlice'),
+        addressType: 'IPv4',
+        endpoints,
+        ports: ports.map(([port, target]) => ({ name: `port-${port}`, port: target, protocol: 'TCP' })),
+      });
+      address = applied.spec?.clusterIP && applied.spec.clusterIP !== 'None' ? applied.spec.clusterIP : undefined;
+      if (!address) addressProblem = `Service ${gwNs}/${svcName} has no cluster IP yet`;
+    }
+    return { ...(address ? { address } : {}), ...(addressProblem ? { addressProblem } : {}) };
   }
 
   /** Services and EndpointSlices of Gateways that are gone or no longer Portico's (removed while it was not running). */
