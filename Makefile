@@ -21,7 +21,7 @@ unit: ## unit tests (no cluster): app/, operator/, reconcilers/, nginx-assets/ (
 e2e: ## end-to-end tests against the real control plane (brings it up, tears it down)
 	$(NODE) --run test:e2e
 
-test: deps typecheck unit e2e ## everything CI runs
+test: deps typecheck unit e2e conformance-ci ## everything CI runs
 
 .PHONY: crds
 crds: ## regenerate crds/*.yaml from the zod schemas
@@ -55,12 +55,14 @@ cluster-down: ## stop it (the real node first, if up); leaves no process, netns,
 	bash e2e/controlplane/down.sh
 
 .PHONY: build-conformance
-build-conformance: ## build (once) the Gateway API conformance suite, echo-basic and the Gateway API CRDs from Go modules (issue 23; not in deps or CI yet)
+build-conformance: ## build (once) the Gateway API conformance suite, echo-basic and the Gateway API CRDs from Go modules (make conformance runs it first)
 	bash e2e/gateway-api/build.sh
 
-.PHONY: conformance conformance-down
+.PHONY: conformance conformance-ci conformance-down
 conformance: ## Gateway API conformance suite v1.7.0 against Portico on the real node (CRDs, kubectl apply -k, GatewayClass "portico"); PROFILES, FEATURES, RUN_TEST, SKIP_TESTS, REPORT: e2e/gateway-api/run.sh
 	bash e2e/gateway-api/run.sh
+conformance-ci: ## what CI runs of it: the GATEWAY-HTTP profile with the features Portico claims (e2e/gateway-api/supported-features), report under .dev/, then everything down
+	REPORT=.dev/logs/conformance-report.yaml bash e2e/gateway-api/run.sh; rc=$$?; $(MAKE) -s down; exit $$rc
 conformance-down: ## remove what make conformance added (suite namespaces, GatewayClass, Gateway API CRDs); make down removes everything
 	bash e2e/gateway-api/run.sh down
 

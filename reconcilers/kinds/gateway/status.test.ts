@@ -1,7 +1,8 @@
 // The Gateway status writer's pure parts: Service names and condition merging.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gatewayServiceName, mergeApiConditions } from './status.ts';
+import { readFileSync } from 'node:fs';
+import { gatewayServiceName, mergeApiConditions, SUPPORTED_FEATURES } from './status.ts';
 
 test('a Gateway\'s Service name: "<gateway>-portico", or a readable head and a hash when that is no DNS label', () => {
   assert.equal(gatewayServiceName('same-namespace'), 'same-namespace-portico');
@@ -24,4 +25,10 @@ test('conditions: others\' kept, lastTransitionTime kept while the status does n
     ['Accepted', 't0', 2, 'm2'],
     ['Programmed', 't1', 2, 'Pending'],
   ]);
+});
+
+test('the GatewayClass status names exactly the features the conformance run claims (e2e/gateway-api/supported-features)', () => {
+  const file = readFileSync(new URL('../../../e2e/gateway-api/supported-features', import.meta.url), 'utf8');
+  const claimed = file.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean).sort();
+  assert.deepEqual(claimed, [...SUPPORTED_FEATURES]);
 });

@@ -23,7 +23,30 @@ import { gatewayApiState, type Cond, type GatewayApiOptions, type GatewayApiStat
 import { GatewayResources } from '../gateway-api.ts';
 
 /** Gateway API features Portico serves (GatewayClass status.supportedFeatures; the conformance suite reads them). */
-export const FEATURES: Record<string, 'core' | 'extended'> = { Gateway: 'core', HTTPRoute: 'core', ReferenceGrant: 'core' };
+export const FEATURES: Record<string, 'core' | 'extended'> = {
+  Gateway: 'core',
+  HTTPRoute: 'core',
+  ReferenceGrant: 'core',
+  GatewayHTTPListenerIsolation: 'extended',
+  GatewayInfrastructure: 'extended',
+  GatewayPort8080: 'extended',
+  HTTPRoute303RedirectStatusCode: 'extended',
+  HTTPRoute307RedirectStatusCode: 'extended',
+  HTTPRoute308RedirectStatusCode: 'extended',
+  HTTPRouteBackendProtocolWebSocket: 'extended',
+  HTTPRouteBackendTimeout: 'extended',
+  HTTPRouteHostRewrite: 'extended',
+  HTTPRouteMethodMatching: 'extended',
+  HTTPRouteNamedRouteRule: 'extended',
+  HTTPRouteParentRefPort: 'extended',
+  HTTPRoutePathRedirect: 'extended',
+  HTTPRoutePathRewrite: 'extended',
+  HTTPRoutePortRedirect: 'extended',
+  HTTPRouteQueryParamMatching: 'extended',
+  HTTPRouteRequestTimeout: 'extended',
+  HTTPRouteResponseHeaderModification: 'extended',
+  HTTPRouteSchemeRedirect: 'extended',
+};
 export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
 
 export interface ApiCondition {
