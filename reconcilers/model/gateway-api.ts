@@ -78,7 +78,9 @@ export interface HttpMatchN {
 export type HttpFilterN =
   | { type: 'RequestHeaderModifier' | 'ResponseHeaderModifier'; set: { name: string; value: string }[]; add: { name: string; value: string }[]; remove: string[] }
   | { type: 'RequestRedirect'; scheme?: 'http' | 'https'; hostname?: string; port?: number; statusCode: 301 | 302 | 303 | 307 | 308; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } }
-  | { type: 'URLRewrite'; hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
+  | { type: 'URLRewrite'; hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } }
+  /** CORS; an empty allowMethods / allowHeaders list stands for "*" (the preflight's request is echoed). */
+  | { type: 'CORS'; allowOrigins: string[]; allowMethods: string[]; allowHeaders: string[]; exposeHeaders: string[]; allowCredentials: boolean; maxAge: number };
 
 export interface HttpRuleN {
   name?: string;

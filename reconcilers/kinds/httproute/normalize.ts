@@ -48,6 +48,16 @@ const filterSchema = z.looseObject({
     })
     .optional(),
   urlRewrite: z.looseObject({ hostname: gwHostnameSchema.optional(), path: pathModifier.optional() }).optional(),
+  cors: z
+    .looseObject({
+      allowOrigins: z.array(z.string().min(1).max(253)).max(64).optional(),
+      allowCredentials: z.boolean().optional(),
+      allowMethods: z.array(z.string().min(1).max(32)).max(9).optional(),
+      allowHeaders: z.array(z.string().min(1).max(256)).max(64).optional(),
+      exposeHeaders: z.array(z.string().min(1).max(256)).max(64).optional(),
+      maxAge: z.number().int().min(1).max(86400 * 30).optional(),
+    })
+    .optional(),
 });
 const backendRefSchema = z.looseObject({
   group: groupSchema.default(''),
@@ -128,6 +138,9 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
       } else if (f.type === 'URLRewrite' && f.urlRewrite) {
         const p = f.urlRewrite.path ? pathOf(f.urlRewrite.path, `${fat}.urlRewrite.path`, problems) : undefined;
         filters.push({ type: 'URLRewrite', ...(f.urlRewrite.hostname ? { hostname: f.urlRewrite.hostname } : {}), ...(p ? { path: p } : {}) });
+      } else if (f.type === 'CORS' && f.cors) {
+        const c = corsOf(f.cors, `${fat}.cors`, problems);
+        if (c) filters.push(c);
       } else problems.push(`${fat}: filter type ${f.type} is not served by Portico (yet)`);
     });
     const backends = (rule.backendRefs ?? []).map((b, k) => {
@@ -163,4 +176,36 @@ function pathOf(p: z.infer<typeof pathModifier>, at: string, problems: string[])
     return undefined;
   }
   return { type: p.type, value };
+}
+
+/** Origins as Portico's cors plugin takes them: "*", "scheme://host[:port]" or "scheme://*.domain[:port]", lower-case. */
+const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*(:[0-9]{1,5})?$/;
+const HEADER = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
+
+/** HTTPRoute's CORS filter as the cors plugin serves it ("*" methods or headers: the preflight's are echoed). */
+function corsOf(c: NonNullable<z.infer<typeof filterSchema>['cors']>, at: string, problems: string[]): Extract<HttpFilterN, { type: 'CORS' }> | undefined {
+  const before = problems.length;
+  const origins = (c.allowOrigins ?? []).map((o) => o.toLowerCase());
+  if (!origins.length) problems.push(`${at}.allowOrigins: at least one origin is needed (no origin would be allowed)`);
+  for (const o of origins) if (o !== '*' && !ORIGIN.test(o)) problems.push(`${at}.allowOrigins: ${JSON.stringify(o)} is not an origin Portico serves ("*", "scheme://host[:port]" or "scheme://*.domain[:port]")`);
+  const methods = c.allowMethods ?? [];
+  for (const m of methods) if (m !== '*' && !METHODS.has(m)) problems.push(`${at}.allowMethods: ${JSON.stringify(m)} is not an HTTP method`);
+  const headerList = (list: string[] | undefined, what: string) => {
+    for (const h of list ?? []) if (h !== '*' && !HEADER.test(h)) problems.push(`${at}.${what}: ${JSON.stringify(h)} is not a header name`);
+  };
+  headerList(c.allowHeaders, 'allowHeaders');
+  headerList(c.exposeHeaders, 'exposeHeaders');
+  if ((c.exposeHeaders ?? []).includes('*')) problems.push(`${at}.exposeHeaders: "*" is not served by Portico (list the headers)`);
+  if (c.allowCredentials && origins.includes('*')) problems.push(`${at}: allowCredentials with the "*" origin is refused (browsers refuse it; list the origins)`);
+  if (problems.length > before) return undefined;
+  return {
+    type: 'CORS',
+    allowOrigins: [...new Set(origins)],
+    allowMethods: methods.includes('*') ? [] : [...new Set(methods)],
+    allowHeaders: (c.allowHeaders ?? []).includes('*') ? [] : [...new Set((c.allowHeaders ?? []).map((h) => h.toLowerCase()))],
+    exposeHeaders: [...new Set((c.exposeHeaders ?? []).map((h) => h.toLowerCase()))],
+    allowCredentials: c.allowCredentials === true,
+    maxAge: c.maxAge ?? 5,
+  };
 }

@@ -160,6 +160,8 @@ export function instanceOf(f: HttpFilterN, hc: { m: HttpMatchN; listener: { port
       else if (f.path?.type === 'ReplacePrefixMatch') inst.prefix = { from: prefixOf(hc.m), to: f.path.value };
       return { name, ...inst };
     }
+    case 'CORS':
+      return { name, type: 'cors', allowOrigins: [...f.allowOrigins], allowMethods: [...f.allowMethods], allowHeaders: [...f.allowHeaders], exposeHeaders: [...f.exposeHeaders], allowCredentials: f.allowCredentials, maxAgeSeconds: f.maxAge };
     case 'URLRewrite': {
       const inst: RewriteInstance = { type: 'rewrite' };
       if (f.hostname) inst.host = f.hostname;

@@ -293,3 +293,22 @@ test('a Gateway with infrastructure.parametersRef is not accepted (InvalidParame
   assert.deepEqual(s.ports, []);
   assert.deepEqual(Object.keys(translate(m.snapshot(), O).config.data.routes), []);
 });
+
+test('CORS filter: the cors plugin with wildcard origins; "*" methods and headers echo the preflight; what it cannot serve refuses the route', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }));
+  put(m, route('c', {
+    parentRefs: [{ name: 'gw' }],
+    rules: [{ filters: [{ type: 'CORS', cors: { allowOrigins: ['https://www.foo.com', 'https://*.bar.com'], allowMethods: ['*'], allowHeaders: ['X-Header-1'], exposeHeaders: ['x-header-3'], allowCredentials: true, maxAge: 3600 } }], backendRefs: [backend('web')] }],
+  }));
+  const port = gatewayApiState(m.snapshot(), GA).gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  const r = translate(m.snapshot(), O);
+  const rule = r.config.data.routes[listenerHost(port, '_')]!.rules[0]!;
+  const inst = r.config.data.plugins[rule.route.plugins![0]!];
+  assert.deepEqual({ ...inst, name: undefined }, { name: undefined, type: 'cors', allowOrigins: ['https://www.foo.com', 'https://*.bar.com'], allowMethods: [], allowHeaders: ['x-header-1'], exposeHeaders: ['x-header-3'], allowCredentials: true, maxAgeSeconds: 3600 });
+  const bad = normalizeHttpRoute(route('b', { rules: [{ filters: [{ type: 'CORS', cors: { allowOrigins: ['*'], allowCredentials: true } }] }] }));
+  assert.match(!bad.ok ? bad.reason : '', /allowCredentials with the "\*" origin/);
+  const expose = normalizeHttpRoute(route('b', { rules: [{ filters: [{ type: 'CORS', cors: { allowOrigins: ['https://a.example'], exposeHeaders: ['*'] } }] }] }));
+  assert.match(!expose.ok ? expose.reason : '', /exposeHeaders: "\*" is not served/);
+});
