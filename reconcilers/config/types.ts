@@ -264,7 +264,7 @@ export interface GlobalSettings extends Partial<NginxTuning> {
    * Gateway API: the pod ports nginx serves Gateway listeners on (translate/gateway-api/attach.ts allocates them;
    * each Gateway's Service targets its own), with whether they terminate TLS. Absent without Gateways.
    */
-  gatewayPorts?: { port: number; ssl: boolean }[];
+  gatewayPorts?: { port: number; ssl: boolean; hostnames?: string[] }[];
   listen: {
     httpPort: number;
     httpsPort: number;

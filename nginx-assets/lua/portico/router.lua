@@ -43,6 +43,8 @@ local https_code = 308
 -- Pod ports of Gateway listeners ("20123" → "20123/", the prefix of their hosts' keys); nil without Gateways, so
 -- Ingress traffic never reads $server_port.
 local spaces = nil
+-- TLS Gateway ports → their listeners' hostnames ("" none, ".example.com" for "*.example.com").
+local tls_listeners = {}
 function _M.configure(opts)
   profiles = {}
   for _, name in ipairs(opts.profiles or {}) do profiles[name] = true end
@@ -51,6 +53,8 @@ function _M.configure(opts)
     spaces = spaces or {}
     spaces[tostring(port)] = tostring(port) .. "/"
   end
+  tls_listeners = {}
+  for port, names in pairs(opts.gatewayTls or {}) do tls_listeners[tostring(port)] = names end
   gen_ids = opts.requestIds == true
   -- http-redirect-code: the status of the redirect to HTTPS (301, 302, 307 or 308; 308 by default).
   local code = tonumber(opts.httpsRedirectCode)
@@ -266,6 +270,25 @@ local function find_listener_host(space, host)
   return get_host(space .. "_")
 end
 
+-- The listener of a TLS Gateway port a name belongs to: its exact hostname, else the longest wildcard covering it,
+-- else the listener without a hostname (""); nil when none.
+local function listener_of(names, name)
+  if not name or name == "" then return nil end
+  name = name:lower()
+  local best, best_len = nil, -1
+  for i = 1, #names do
+    local n = names[i]
+    if n == name then return n end
+    if n == "" then
+      if best_len < 0 then best, best_len = "", 0 end
+    elseif byte(n, 1) == 46 and #name > #n and sub(name, -#n) == n and #n > best_len then
+      best, best_len = n, #n
+    end
+  end
+  return best
+end
+_M._listener_of = listener_of
+
 local function find_host(host)
   local h = host and get_host(host)
   if h then return h end
@@ -369,9 +392,23 @@ function _M.route()
   if ngx.is_subrequest then return "" end
   if gen_ids and not ngx_var.http_x_request_id then ngx_var.portico_rid = new_request_id() end
   sync()
-  local space = spaces and spaces[ngx_var.server_port]
   local h
-  if space then h = find_listener_host(space, ngx_var.host) else h = find_host(ngx_var.host) end
+  local space = spaces and spaces[ngx_var.server_port]
+  if space then
+    local names = tls_listeners[ngx_var.server_port]
+    if names then
+      -- Gateway API: the TLS server name and the Host header must pick the same listener of the port, else the
+      -- client reused a connection for a host another listener (and maybe another certificate) serves: 421.
+      local sni = ngx_var.ssl_server_name
+      if sni and sni ~= "" and listener_of(names, sni) ~= listener_of(names, ngx_var.host) then
+        ngx_var.portico_deny = "421\nMisdirected Request"
+        return "@portico_deny"
+      end
+    end
+    h = find_listener_host(space, ngx_var.host)
+  else
+    h = find_host(ngx_var.host)
+  end
   if not h then return "@portico_unmatched" end
   if h.passthrough and ngx_var.scheme == "https" then
     -- TLS for this host is passed through to its backend (ssl-passthrough): a request for it on a connection Portico

@@ -360,6 +360,19 @@ do -- Gateway API: a Gateway port's hosts are keyed by its pod port; Gateway wil
   R.check("Ingress ports never see Gateway hosts", via("8080", "x.example.com", "/") == "@portico_unmatched" and via("8080", "foo.example.com", "/") == "ingress-foo")
   R.check("a rule without a usable backend answers 500", via("20002", "any", "/none") == "@portico_500")
   R.check("the share of an unusable backendRef answers 500", via("20002", "any", "/split") == "@portico_500")
+  -- TLS Gateway ports: the server name and the Host header must pick the same listener (else 421).
+  router.configure({ profiles = {}, gatewayPorts = { 20001, 20002 }, gatewayTls = { [20001] = { "", "foo.example.com", ".example.com" } } })
+  local function tls(sni, host)
+    local jump, _, v = req(T, router, host, "/", { vars = { server_port = "20001", ssl_server_name = sni } })
+    return jump == "@portico_deny" and v.portico_deny or jump
+  end
+  R.check("TLS: same listener by SNI and Host is served", tls("x.example.com", "y.example.com") == "" and tls("foo.example.com", "foo.example.com") == "")
+  R.check("TLS: SNI of the wildcard listener, Host of the exact one → 421", tls("x.example.com", "foo.example.com") == "421\nMisdirected Request")
+  R.check("TLS: SNI of the exact listener, Host of the catch-all → 421", tls("foo.example.com", "other.org") == "421\nMisdirected Request")
+  R.check("TLS: both on the catch-all listener is served", tls("a.org", "b.org") == "")
+  R.check("TLS: no SNI is not judged", tls(nil, "foo.example.com") == "")
+  R.check("listener_of: longest wildcard wins", router._listener_of({ "", ".example.com", ".b.example.com" }, "a.b.example.com") == ".b.example.com")
+  R.check("listener_of: no listener at all", router._listener_of({ "foo.example.com" }, "bar.org") == nil)
   router.configure({ profiles = {} })
   R.check("without Gateway ports the port is not read: the Ingress hosts answer", via("20001", "foo.example.com", "/") == "ingress-foo")
   local validate = require("portico.validate")

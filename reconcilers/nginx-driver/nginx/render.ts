@@ -47,6 +47,8 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('loglevel', (v: unknown) => errorLogLevel(v));
   hb.registerHelper('logparams', (v: unknown) => accessLogParams(v));
   hb.registerHelper('luastr', (v: unknown) => luaString(v));
+  // A Gateway listener hostname for Lua: "*.example.com" as ".example.com" (luastr takes no "*").
+  hb.registerHelper('wildsuffix', (v: unknown) => (typeof v === 'string' && v.startsWith('*.') ? v.slice(1) : v));
   hb.registerHelper('luatext', (v: unknown) => luaText(v));
   hb.registerHelper('luapeer', (v: unknown) => luaPeer(v));
   hb.registerHelper('cidr', (v: unknown) => cidr(v));

@@ -78,8 +78,12 @@ export interface GatewayApiState {
   gateways: Map<string, GatewayState>;
   /** Per HTTPRoute: its parents that are Portico's Gateways (others' parents are not Portico's to report). */
   routes: Map<string, ParentState[]>;
-  /** Every pod port nginx listens on for Gateways, with whether it terminates TLS. */
-  ports: { port: number; ssl: boolean }[];
+  /**
+   * Every pod port nginx listens on for Gateways, with whether it terminates TLS; for TLS ports the hostnames of
+   * their listeners ("" for one without) — the router answers 421 when the TLS server name and the Host header
+   * pick different listeners (GatewayHTTPSListenerDetectMisdirectedRequests).
+   */
+  ports: { port: number; ssl: boolean; hostnames?: string[] }[];
 }
 
 const EMPTY: GatewayApiState = { classes: new Map(), gateways: new Map(), routes: new Map(), ports: [] };
@@ -128,7 +132,7 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
   const gateways = new Map<string, GatewayState>();
   const ordered = [...recordsOf(snap, 'Gateway').values()].filter((g) => classes.has(g.className)).sort(byAge);
   const used = new Set<number>(o.reservedPorts);
-  const ports: { port: number; ssl: boolean }[] = [];
+  const ports: GatewayApiState['ports'] = [];
   for (const gw of ordered) {
     const st = gatewayState(gw, snap, granted);
     gateways.set(gw.key, st);
@@ -149,7 +153,8 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
         continue;
       }
       used.add(podPort);
-      ports.push({ port: podPort, ssl: ls[0]!.protocol === 'HTTPS' });
+      const ssl = ls[0]!.protocol === 'HTTPS';
+      ports.push(ssl ? { port: podPort, ssl, hostnames: [...new Set(ls.map((l) => l.hostname ?? ''))].sort() } : { port: podPort, ssl });
       for (const l of ls) l.podPort = podPort;
     }
   }
