@@ -44,24 +44,31 @@ function conditionsOf(m: HttpMatchN): RouteConditions | undefined {
 
 const MATCH = { Exact: 'exact', PathPrefix: 'prefix', RegularExpression: 'regex' } as const;
 
-const claimCache = new WeakMap<HttpRouteRecord, { state: unknown; claims: HttpClaim[] }>();
+// A route's claims are kept while what they are made of is the same (the record, where it attaches, which of its
+// backends it may use), so one route's change does not remake the claims of the others.
+const claimCache = new WeakMap<HttpRouteRecord, { sig: string; claims: HttpClaim[] }>();
 const byPc = new WeakMap<PathClaim, HttpClaim>();
 
 function claimsOf(d: Draft, rt: HttpRouteRecord): HttpClaim[] {
   const state = gatewayApiState(d.snap, d.o.gatewayApi);
-  const cached = claimCache.get(rt);
-  if (cached && cached.state === state) return cached.claims;
-  const claims: HttpClaim[] = [];
-  const source = refOf(rt.key);
   const parents = state.routes.get(rt.key) ?? [];
   const refsOk = parents[0]?.resolvedRefs.status === 'True';
+  const usableOf = rt.rules.map((rule) => rule.backends.map((b) => refsOk || backendUsable(d, rt, b)));
+  const sig = JSON.stringify([
+    usableOf,
+    parents.map((p) => [p.accepted.status, p.attached.map((a) => [a.listener.podPort, a.listener.port, a.listener.protocol, a.hosts])]),
+  ]);
+  const cached = claimCache.get(rt);
+  if (cached && cached.sig === sig) return cached.claims;
+  const claims: HttpClaim[] = [];
+  const source = refOf(rt.key);
   for (const p of parents) {
     if (p.accepted.status !== 'True') continue;
     for (const a of p.attached) {
       const podPort = a.listener.podPort;
       if (podPort === undefined) continue;
       rt.rules.forEach((rule, ruleIndex) => {
-        const usable = rule.backends.map((b) => refsOk || backendUsable(d, rt, b));
+        const usable = usableOf[ruleIndex]!;
         const first = rule.backends.findIndex((_, i) => usable[i]);
         const fb = first >= 0 ? rule.backends[first]! : undefined;
         const ref: ServiceBackendRef = fb ? { service: fb.name, port: { number: fb.port ?? 0 }, ...(fb.namespace !== rt.namespace ? { namespace: fb.namespace } : {}) } : { service: '', port: { number: 0 } };
@@ -93,7 +100,7 @@ function claimsOf(d: Draft, rt: HttpRouteRecord): HttpClaim[] {
       });
     }
   }
-  claimCache.set(rt, { state, claims });
+  claimCache.set(rt, { sig, claims });
   return claims;
 }
 
