@@ -154,12 +154,33 @@ end
 
 -- The certificate material for a server name (nil: none, the default applies), and whether it is the name's own
 -- (exact or wildcard) rather than the default. Exposed for tests.
--- port: the local port of the connection; a Gateway listener without a hostname has a certificate for any name
--- on its port ("<port>/_"), used before the default.
+-- port: the local port of a connection to a Gateway port. Its listeners' certificates are keyed by it
+-- ("<port>/<host>", "<port>/*.<domain>" — a wildcard covers one label or more, the most specific first — and
+-- "<port>/_" for a listener without a hostname) and looked up before anything else; they are never served on
+-- another port.
+local function find_on_port(name, port)
+  local prefix = port .. "/"
+  if name and name ~= DEFAULT then
+    local c = lookup(prefix .. name)
+    if c then return c end
+    local dot = name:find(".", 1, true)
+    while dot do
+      c = lookup(prefix .. "*" .. name:sub(dot))
+      if c then return c end
+      dot = name:find(".", dot + 1, true)
+    end
+  end
+  return lookup(prefix .. "_")
+end
+
 function _M.find(name, port)
   refresh()
   local c
   if name then name = name:lower() end
+  if port then
+    c = find_on_port(name, port)
+    if c then return c, true end
+  end
   -- A client naming the default's own key ("__default__") gets the default, never as a host of its own.
   if name and name ~= DEFAULT then
     c = lookup(name)
@@ -169,10 +190,6 @@ function _M.find(name, port)
     end
   end
   if c then return c, true end
-  if port then
-    c = lookup(port .. "/_")
-    if c then return c, true end
-  end
   return lookup(DEFAULT), false
 end
 
@@ -196,12 +213,9 @@ end
 -- staple (enable-ocsp): the certificate's OCSP answer is stapled when one is kept (ocsp.lua).
 function _M.select(reject, staple)
   local name = ssl.server_name()
-  local c, own = _M.find(name)
-  if not own and _M.port_defaults then
-    -- Gateway listeners without a hostname: their port's certificate (only read when such a listener exists).
-    local port = ssl.server_port()
-    if port then c, own = _M.find(name, port) end
-  end
+  -- Gateway ports have certificates of their own (only asked for when Gateway ports exist).
+  local port = _M.port_defaults and ssl.server_port() or nil
+  local c, own = _M.find(name, port)
   if reject and not own and not _M.known_host(name) then
     return ngx.exit(ngx.ERROR)
   end

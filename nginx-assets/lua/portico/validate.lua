@@ -103,10 +103,16 @@ local function host(h)
   end
 end
 
--- A host of the certificate table: a host name, or "<pod port>/_" (the certificate of a Gateway listener without a
--- hostname: any name on that port).
+-- A host of the certificate table: a host name, or a Gateway port's "<pod port>/<host name>" or "<pod port>/_"
+-- (a listener without a hostname: any name on that port).
 local function cert_host(h)
-  if type(h) == "string" and h:match("^%d%d?%d?%d?%d?/_$") then return nil end
+  if type(h) == "string" then
+    local port, rest = h:match("^(%d%d?%d?%d?%d?)/(.+)$")
+    if port then
+      if rest == "_" then return nil end
+      return host(rest)
+    end
+  end
   return host(h)
 end
 

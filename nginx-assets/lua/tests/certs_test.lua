@@ -29,20 +29,23 @@ do -- stored once per certificate, hosts point at it; unreferenced ones are swep
   R.check("a host cannot point at a certificate that is not stored", v2 ~= nil and err:find("not stored") and missed.hosts[1] == "c.example.com" and certs.hosts()["c.example.com"] == nil, tostring(err))
 end
 
-do -- Gateway listeners without a hostname: "<port>/_" serves any name on that port, before the default
+do -- Gateway ports: certificates keyed by the pod port, looked up first there and never served on another port
   local T = mock.fresh()
   local certs = require("portico.certs")
-  certs.apply({ [A] = cert("exact"), [B] = cert("port"), [C] = cert("dflt") }, { ["a.example.com"] = A, ["20001/_"] = B }, nil, C)
+  local D = string.rep("d", 64)
+  certs.apply({ [A] = cert("ingress"), [B] = cert("port"), [C] = cert("dflt"), [D] = cert("named") },
+    { ["a.example.com"] = A, ["20001/_"] = B, ["20001/*.example.com"] = D }, nil, C)
   local function served(name, port) local c, own = certs.find(name, port); return c and c.cert.pem, own end
   local pemv, own = served("other.test", 20001)
-  R.check("a name on the listener's port gets the listener's certificate (its own)", pemv == pem("port") and own == true)
-  R.check("a host with its own certificate keeps it on that port", served("a.example.com", 20001) == pem("exact"))
-  R.check("another port gets the default", served("other.test", 20002) == pem("dflt"))
-  R.check("without a port (Ingress listeners) the default", served("other.test") == pem("dflt"))
+  R.check("a name on the Gateway port gets its listener's certificate (its own)", pemv == pem("port") and own == true)
+  R.check("a Gateway wildcard covers one label or more", served("x.y.example.com", 20001) == pem("named"))
+  R.check("an Ingress's certificate is not what a Gateway port serves for its host", served("a.example.com", 20001) == pem("named"))
+  R.check("Ingress ports never serve a Gateway's certificate", served("x.example.com") == pem("dflt") and served("a.example.com") == pem("ingress"))
+  R.check("another port gets the Ingress table, then the default", served("other.test", 20002) == pem("dflt") and served("a.example.com", 20002) == pem("ingress"))
   local validate = require("portico.validate")
-  R.check("validate: a port's certificate", validate.certificates_body({ hosts = { ["20001/_"] = A } }) == nil)
-  R.check("validate: a port's certificate with a host is refused", validate.certificates_body({ hosts = { ["20001/x"] = A } }) ~= nil)
-  R.check("validate: a port's certificate can be removed", validate.certificates_body({ remove = { "20001/_" } }) == nil)
+  R.check("validate: a port's certificates", validate.certificates_body({ hosts = { ["20001/_"] = A, ["20001/x.example"] = A, ["20001/*.example"] = A } }) == nil)
+  R.check("validate: a bad host after the port is refused", validate.certificates_body({ hosts = { ["20001/x y"] = A } }) ~= nil)
+  R.check("validate: a port's certificate can be removed", validate.certificates_body({ remove = { "20001/_", "20001/x.example" } }) == nil)
 end
 
 do -- SNI selection: exact, one-label wildcard, default; parsed once per certificate

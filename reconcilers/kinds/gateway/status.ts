@@ -321,9 +321,13 @@ export class GatewayStatusReconciler implements Reconciler {
     const [gwNs, gwName] = key.split('/') as [string, string];
     let address: string | undefined;
     let addressProblem: string | undefined;
+    const slicePath = resourcePath(Resources.EndpointSlice, gwNs, svcName);
     const existing = await this.getOrNull<KubeObject>(svcPath);
+    const existingSlice = await this.getOrNull<KubeObject>(slicePath);
     if (existing && existing.metadata.annotations?.[GATEWAY_LABEL] !== key) {
       addressProblem = `Service ${gwNs}/${svcName} exists and is not Portico's: it is left as it is (rename or remove it)`;
+    } else if (existingSlice && existingSlice.metadata.annotations?.[GATEWAY_LABEL] !== key) {
+      addressProblem = `EndpointSlice ${gwNs}/${svcName} exists and is not Portico's: it is left as it is (rename or remove it)`;
     } else {
       const meta = (kind: string) => ({
         name: svcName,
@@ -346,7 +350,7 @@ export class GatewayStatusReconciler implements Reconciler {
         .flatMap((sl) => sl.endpoints)
         .filter((e) => (seen.has(e.address) ? false : (seen.add(e.address), true)))
         .map((e) => ({ addresses: [e.address], conditions: { ready: e.ready, serving: e.serving, terminating: e.terminating } }));
-      await this.apply(resourcePath(Resources.EndpointSlice, gwNs, svcName), {
+      await this.apply(slicePath, {
         apiVersion: 'discovery.k8s.io/v1',
         kind: 'EndpointSlice',
         metadata: meta('EndpointSlice'),

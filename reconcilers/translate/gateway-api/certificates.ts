@@ -1,7 +1,10 @@
-// Phase: the certificates of Gateways' HTTPS listeners. nginx picks a certificate by the TLS server name (SNI)
-// from one table for every port, so a listener's certificate is entered for its hostname, or — for a listener
-// without one — for the hosts of the routes attached to it. A name an Ingress or Route (older users of the table)
-// already has a certificate for keeps it; the listener's Gateway hears it (Warning).
+// Phase: the certificates of Gateways' HTTPS listeners, in the certificate table under their pod port
+// ("<pod port>/<host>", "<pod port>/*.<domain>", and "<pod port>/_" for a listener without a hostname), so they are
+// only ever served on that Gateway port (certs.lua looks there first on a Gateway port) and never for an Ingress's
+// host on Portico's own HTTPS port: one namespace's Gateway cannot change the certificate another's Ingress serves.
+// A listener with a hostname serves its certificate for that name; one without, for any name on its port. Between
+// listeners of one port claiming the same name, the most specific hostname's listener is the one that serves it (as
+// for routes), and between Gateways — which never share a pod port — nothing is shared.
 import type { Certificate } from '../../config/types.ts';
 import type { TlsMaterial } from '../../model/types.ts';
 import type { Draft } from '../draft.ts';
@@ -10,31 +13,13 @@ import { gatewayApiState } from './attach.ts';
 export function loadGatewayCertificates(d: Draft): void {
   if (!d.o.gatewayApi) return;
   const state = gatewayApiState(d.snap, d.o.gatewayApi);
-  if (!state.gateways.size) return;
-  // The hosts each listener serves (from the attachments), for listeners without a hostname.
-  const served = new Map<object, Set<string>>();
-  for (const parents of state.routes.values()) {
-    for (const p of parents) for (const a of p.attached) for (const h of a.hosts) if (h !== '_') (served.get(a.listener) ?? served.set(a.listener, new Set()).get(a.listener)!).add(h);
-  }
-  const mine = new Map<string, string>(); // host → Gateway that set it
   for (const gw of state.gateways.values()) {
     for (const l of gw.listeners) {
       if (l.protocol !== 'HTTPS' || !l.usable || l.podPort === undefined || !l.certificates.length) continue;
       const m = d.snap.secrets.get(l.certificates[0]!);
       if (!m || !m.ok) continue;
-      // Without a hostname: the certificate of any name on the port ("<pod port>/_", certs.lua), and of the hosts
-      // its routes name (so a name an older Ingress has no certificate for is this one's everywhere).
-      if (!l.hostname && !d.certificates[`${l.podPort}/_`]) d.certificates[`${l.podPort}/_`] = certOf(d, m);
-      const hosts = l.hostname ? [l.hostname] : [...(served.get(l) ?? [])].sort();
-      for (const h of hosts) {
-        if (d.certificates[h] && !mine.has(h)) {
-          d.warn(`Gateway/${gw.key}`, 'TLSConflict', `TLS for host ${h} on listener ${l.name}: an Ingress or Route already configures a certificate for it; that one is served`);
-          continue;
-        }
-        if (mine.has(h)) continue; // the oldest Gateway's listener wins
-        d.certificates[h] = certOf(d, m);
-        mine.set(h, gw.key);
-      }
+      const key = `${l.podPort}/${l.hostname ?? '_'}`;
+      d.certificates[key] ??= certOf(d, m);
     }
   }
 }

@@ -245,7 +245,7 @@ test('normalizers refuse what Portico does not serve by name, and what the API s
   assert.match(!gw.ok ? gw.reason : '', /spec\.addresses/);
 });
 
-test('HTTPS listeners: the certificate serves the listener\'s hostname, or the hosts of its routes; an Ingress\'s certificate is kept', () => {
+test('HTTPS listeners: certificates under the pod port (the hostname\'s, or "_" for a listener without one), never in the Ingress table', () => {
   const m = base();
   const mat = (key: string) => ({ key, ok: true as const, cert: `C ${key}`, privateKey: 'K', hosts: [], notAfter: '2099-01-01T00:00:00.000Z', fingerprint: key });
   m.setSecret(mat('infra/named'));
@@ -256,11 +256,11 @@ test('HTTPS listeners: the certificate serves the listener\'s hostname, or the h
   put(m, route('r', { parentRefs: [{ name: 'gw' }], hostnames: ['secure.example.com', 'app.example.com'], rules: [{ backendRefs: [backend('web')] }] }));
   const s = gatewayApiState(m.snapshot(), GA);
   assert.deepEqual(s.ports.map((p) => p.ssl), [true]);
+  const port = s.ports[0]!.port;
   const r = translate(m.snapshot(), O);
-  assert.equal(r.config.data.certificates['secure.example.com']?.source, 'infra/named');
-  assert.equal(r.config.data.certificates['app.example.com']?.source, 'infra/any');
-  // The listener without a hostname: any name on its port.
-  assert.equal(r.config.data.certificates[`${s.ports[0]!.port}/_`]?.source, 'infra/any');
+  assert.equal(r.config.data.certificates[`${port}/secure.example.com`]?.source, 'infra/named');
+  assert.equal(r.config.data.certificates[`${port}/_`]?.source, 'infra/any');
+  assert.deepEqual(Object.keys(r.config.data.certificates).filter((k) => !k.startsWith(`${port}/`)), [], 'nothing in the table Ingress ports use');
 });
 
 test('listener isolation (the conformance layout): four listeners of one port, routes without hostnames', () => {
