@@ -96,6 +96,9 @@ export function listenerHost(podPort: number, host: string): string {
 export const HTTP_KINDS: readonly RouteKind[] = [{ group: GATEWAY_GROUP, kind: 'HTTPRoute' }];
 const PROTOCOL_KINDS: Record<string, readonly RouteKind[]> = { HTTP: HTTP_KINDS, HTTPS: HTTP_KINDS };
 
+/** Gateway ports (pod ports) one namespace's Gateways may have together. */
+export const MAX_PORTS_PER_NAMESPACE = 32;
+
 /** First pod port given to Gateway listeners, and how many there are. */
 export const GATEWAY_PORT_BASE = 20000;
 export const GATEWAY_PORT_COUNT = 10000;
@@ -133,6 +136,7 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
   const ordered = [...recordsOf(snap, 'Gateway').values()].filter((g) => classes.has(g.className)).sort(byAge);
   const used = new Set<number>(o.reservedPorts);
   const ports: GatewayApiState['ports'] = [];
+  const perNamespace = new Map<string, number>();
   for (const gw of ordered) {
     const st = gatewayState(gw, snap, granted);
     gateways.set(gw.key, st);
@@ -147,11 +151,19 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
     const byPort = new Map<number, ListenerState[]>();
     for (const l of st.listeners) if (l.usable) byPort.set(l.port, [...(byPort.get(l.port) ?? []), l]);
     for (const [port, ls] of [...byPort].sort(([a], [b]) => a - b)) {
+      // Each port is a listening socket in every nginx worker and a reload when it appears: bounded per namespace
+      // (oldest Gateways first), so one namespace cannot take the pod ports, or the reloads, of the others.
+      const taken = perNamespace.get(gw.namespace) ?? 0;
+      if (taken >= MAX_PORTS_PER_NAMESPACE) {
+        for (const l of ls) l.programmed = no('Invalid', `namespace ${gw.namespace} already has ${MAX_PORTS_PER_NAMESPACE} Gateway ports (the limit per namespace); this one is not served`);
+        continue;
+      }
       const podPort = allocate(`${gw.key}:${port}`, used);
       if (podPort === undefined) {
         for (const l of ls) l.programmed = no('Invalid', 'no free pod port is left for this listener');
         continue;
       }
+      perNamespace.set(gw.namespace, taken + 1);
       used.add(podPort);
       const ssl = ls[0]!.protocol === 'HTTPS';
       ports.push(ssl ? { port: podPort, ssl, hostnames: [...new Set(ls.map((l) => l.hostname ?? ''))].sort() } : { port: podPort, ssl });

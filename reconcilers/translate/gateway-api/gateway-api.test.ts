@@ -11,7 +11,7 @@ import { normalizeNamespace } from '../../kinds/namespace/index.ts';
 import { normalizeReferenceGrant } from '../../kinds/referencegrant/index.ts';
 import { modelOf, OPTS, slice, svc } from '../fixtures.test-helpers.ts';
 import { translate, type TranslateOptions } from '../translate.ts';
-import { covers, gatewayApiState, intersectHosts, listenerHost, type GatewayApiOptions } from './attach.ts';
+import { covers, gatewayApiState, intersectHosts, listenerHost, MAX_PORTS_PER_NAMESPACE, type GatewayApiOptions } from './attach.ts';
 
 const GA: GatewayApiOptions = { controllerName: 'portico.dev/gateway-controller', reservedPorts: [8080, 8443, 10246] };
 const O: TranslateOptions = { ...OPTS, gatewayApi: GA };
@@ -311,4 +311,18 @@ test('CORS filter: the cors plugin with wildcard origins; "*" methods and header
   assert.match(!bad.ok ? bad.reason : '', /allowCredentials with the "\*" origin/);
   const expose = normalizeHttpRoute(route('b', { rules: [{ filters: [{ type: 'CORS', cors: { allowOrigins: ['https://a.example'], exposeHeaders: ['*'] } }] }] }));
   assert.match(!expose.ok ? expose.reason : '', /exposeHeaders: "\*" is not served/);
+});
+
+test('Gateway ports are bounded per namespace (oldest Gateways first); other namespaces keep theirs', () => {
+  const m = base();
+  put(m, gwc());
+  for (let i = 0; i < MAX_PORTS_PER_NAMESPACE + 2; i++) put(m, obj('Gateway', `g${String(i).padStart(3, '0')}`, { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }, 'greedy', { creationTimestamp: `2026-01-01T00:${String(Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}Z` }));
+  put(m, obj('Gateway', 'mine', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }, 'other', { creationTimestamp: '2026-01-02T00:00:00Z' }));
+  const s = gatewayApiState(m.snapshot(), GA);
+  const greedy = [...s.gateways.values()].filter((g) => g.key.startsWith('greedy/'));
+  assert.equal(greedy.filter((g) => g.listeners[0]!.podPort !== undefined).length, MAX_PORTS_PER_NAMESPACE);
+  const last = s.gateways.get(`greedy/g${String(MAX_PORTS_PER_NAMESPACE + 1).padStart(3, '0')}`)!.listeners[0]!;
+  assert.deepEqual([last.podPort, last.programmed.status], [undefined, 'False']);
+  assert.match(last.programmed.message, /limit per namespace/);
+  assert.notEqual(s.gateways.get('other/mine')!.listeners[0]!.podPort, undefined);
 });
