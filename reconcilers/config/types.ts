@@ -413,7 +413,8 @@ export interface Route {
   /**
    * mirror-target (with a profile whose `mirror` is set): where the copies go. `backendId` is balanced like any
    * backend (a Service's endpoints, or a host the gateway resolves); `host` is the Host header (mirror-host, else
-   * the target's host), `serverName` the TLS server name for https (the target's host); the URI is the client's
+   * the target's host; "" = the request's own, as Gateway API's RequestMirror), `serverName` the TLS server name for
+   * https (the target's host); the URI is the client's
    * own (`requestUri`) or `path` followed by the client's query.
    */
   mirror?: { backendId: string; scheme: 'http' | 'https'; host: string; serverName: string; requestUri?: true; path?: string };

@@ -79,6 +79,8 @@ export type HttpFilterN =
   | { type: 'RequestHeaderModifier' | 'ResponseHeaderModifier'; set: { name: string; value: string }[]; add: { name: string; value: string }[]; remove: string[] }
   | { type: 'RequestRedirect'; scheme?: 'http' | 'https'; hostname?: string; port?: number; statusCode: 301 | 302 | 303 | 307 | 308; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } }
   | { type: 'URLRewrite'; hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } }
+  /** A copy of each request to another backend (its answer is dropped). */
+  | { type: 'RequestMirror'; backend: BackendRefN }
   /** CORS; an empty allowMethods / allowHeaders list stands for "*" (the preflight's request is echoed). */
   | { type: 'CORS'; allowOrigins: string[]; allowMethods: string[]; allowHeaders: string[]; exposeHeaders: string[]; allowCredentials: boolean; maxAge: number };
 
@@ -87,6 +89,8 @@ export interface HttpRuleN {
   matches: HttpMatchN[];
   backends: BackendRefN[];
   filters: HttpFilterN[];
+  /** Portico Plugin objects of the route's namespace the rule runs (ExtensionRef filters, group portico.dev kind Plugin). */
+  plugins: string[];
   /** Seconds (timeouts.request, timeouts.backendRequest); absent: the global ones. */
   timeouts?: { request?: number; backendRequest?: number };
 }

@@ -476,7 +476,7 @@ function _M.route()
     if m then
       ngx_var.portico_mirror_backend = m.backendId
       ngx_var.portico_mirror_scheme = m.scheme
-      ngx_var.portico_mirror_host = m.host
+      ngx_var.portico_mirror_host = m.host ~= "" and m.host or ngx_var.http_host or ngx_var.host
       ngx_var.portico_mirror_sni = m.serverName
       if m.requestUri then
         ngx_var.portico_mirror_uri = ngx_var.request_uri

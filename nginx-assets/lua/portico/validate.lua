@@ -230,7 +230,8 @@ local function route(r)
     local err = _M.backend_id(m.backendId)
     if err then return "mirror: " .. err end
     if m.scheme ~= "http" and m.scheme ~= "https" then return "mirror: scheme must be http or https" end
-    if not str(m.host, 255, "^[%w%.%-%[%]:]+$") then return "mirror: invalid host" end
+    -- "" = the request's own Host (Gateway API's RequestMirror).
+    if m.host ~= "" and not str(m.host, 255, "^[%w%.%-%[%]:]+$") then return "mirror: invalid host" end
     if not str(m.serverName, 253, "^[%w%.%-:]+$") then return "mirror: invalid serverName" end
     if m.requestUri ~= nil and m.requestUri ~= true then return "mirror: requestUri must be true when present" end
     if (m.requestUri == true) == (m.path ~= nil) then return "mirror: exactly one of requestUri and path" end

@@ -48,6 +48,14 @@ const filterSchema = z.looseObject({
     })
     .optional(),
   urlRewrite: z.looseObject({ hostname: gwHostnameSchema.optional(), path: pathModifier.optional() }).optional(),
+  requestMirror: z
+    .looseObject({
+      backendRef: z.looseObject({ group: groupSchema.default(''), kind: kindSchema.default('Service'), name: objectNameSchema, namespace: namespaceSchema.optional(), port: gwPortSchema.optional() }),
+      percent: z.number().int().min(0).max(100).optional(),
+      fraction: z.looseObject({ numerator: z.number().int().min(0), denominator: z.number().int().min(1).default(100) }).optional(),
+    })
+    .optional(),
+  extensionRef: z.looseObject({ group: groupSchema, kind: kindSchema, name: objectNameSchema }).optional(),
   cors: z
     .looseObject({
       allowOrigins: z.array(z.string().min(1).max(253)).max(64).optional(),
@@ -127,6 +135,7 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
       return { path, headers: values(m.headers, 'headers'), queryParams: values(m.queryParams, 'queryParams'), ...(m.method ? { method: m.method } : {}) };
     });
     const filters: HttpFilterN[] = [];
+    const plugins: string[] = [];
     (rule.filters ?? []).forEach((f, j) => {
       const fat = `${at}.filters.${j}`;
       if (f.type === 'RequestHeaderModifier' && f.requestHeaderModifier) filters.push({ type: 'RequestHeaderModifier', ...modsOf(f.requestHeaderModifier) });
@@ -138,6 +147,17 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
       } else if (f.type === 'URLRewrite' && f.urlRewrite) {
         const p = f.urlRewrite.path ? pathOf(f.urlRewrite.path, `${fat}.urlRewrite.path`, problems) : undefined;
         filters.push({ type: 'URLRewrite', ...(f.urlRewrite.hostname ? { hostname: f.urlRewrite.hostname } : {}), ...(p ? { path: p } : {}) });
+      } else if (f.type === 'RequestMirror' && f.requestMirror) {
+        const rm = f.requestMirror;
+        const whole = (rm.percent === undefined || rm.percent === 100) && (!rm.fraction || rm.fraction.numerator === rm.fraction.denominator);
+        if (!whole) problems.push(`${fat}.requestMirror: mirroring a share of the requests (percent, fraction) is not served by Portico (yet)`);
+        else if ((rule.filters ?? []).filter((x) => x.type === 'RequestMirror').length > 1) problems.push(`${fat}: more than one RequestMirror in a rule is not served by Portico (yet)`);
+        else filters.push({ type: 'RequestMirror', backend: { group: rm.backendRef.group, kind: rm.backendRef.kind, namespace: rm.backendRef.namespace ?? meta.namespace, name: rm.backendRef.name, ...(rm.backendRef.port !== undefined ? { port: rm.backendRef.port } : {}), weight: 1 } });
+      } else if (f.type === 'ExtensionRef' && f.extensionRef) {
+        // Portico's own Plugins (portico.dev/v1alpha1 Plugin, in the route's namespace) through the standard's hook.
+        const e = f.extensionRef;
+        if (e.group === 'portico.dev' && e.kind === 'Plugin') plugins.push(e.name);
+        else problems.push(`${fat}.extensionRef: ${e.group || 'core'}/${e.kind} is not an extension Portico knows (portico.dev/Plugin)`);
       } else if (f.type === 'CORS' && f.cors) {
         const c = corsOf(f.cors, `${fat}.cors`, problems);
         if (c) filters.push(c);
@@ -147,7 +167,7 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
       if (b.filters?.length) problems.push(`${at}.backendRefs.${k}.filters: filters per backendRef are not served by Portico (yet)`);
       return { group: b.group, kind: b.kind, namespace: b.namespace ?? meta.namespace, name: b.name, ...(b.port !== undefined ? { port: b.port } : {}), weight: b.weight };
     });
-    const out: HttpRuleN = { matches, backends, filters };
+    const out: HttpRuleN = { matches, backends, filters, plugins: [...new Set(plugins)] };
     if (rule.name) out.name = rule.name;
     if (rule.timeouts) {
       const t: NonNullable<HttpRuleN['timeouts']> = {};

@@ -10,7 +10,9 @@ import { GATEWAY_GROUP, type HttpFilterN, type HttpMatchN, type HttpRouteRecord,
 import { recordsOf } from '../../model/model.ts';
 import type { IngressClassInfo, ServiceBackendRef } from '../../model/types.ts';
 import { backendIdOf } from '../../translate/claims.ts';
-import type { ClaimProcessor, Draft, KindClaim, Owner } from '../../translate/draft.ts';
+import type { ClaimProcessor, Draft, KindClaim, Owner, RouteDraft } from '../../translate/draft.ts';
+
+type RouteDraftSettings = RouteDraft['fromAnnotations'];
 import { gatewayApiState, listenerHost, type ListenerState } from '../../translate/gateway-api/attach.ts';
 import type { PathClaim } from '../../translate/types.ts';
 import type { Instance as RedirectInstance } from '../../config/plugins/redirect.ts';
@@ -72,7 +74,11 @@ function claimsOf(d: Draft, rt: HttpRouteRecord): HttpClaim[] {
         const first = rule.backends.findIndex((_, i) => usable[i]);
         const fb = first >= 0 ? rule.backends[first]! : undefined;
         const ref: ServiceBackendRef = fb ? { service: fb.name, port: { number: fb.port ?? 0 }, ...(fb.namespace !== rt.namespace ? { namespace: fb.namespace } : {}) } : { service: '', port: { number: 0 } };
-        const backends: ServiceBackendRef[] = rule.backends.flatMap((b, i) => (usable[i] ? [{ service: b.name, port: { number: b.port ?? 0 }, ...(b.namespace !== rt.namespace ? { namespace: b.namespace } : {}) }] : []));
+        const refOfB = (b: HttpRuleN['backends'][number]): ServiceBackendRef => ({ service: b.name, port: { number: b.port ?? 0 }, ...(b.namespace !== rt.namespace ? { namespace: b.namespace } : {}) });
+        const backends: ServiceBackendRef[] = rule.backends.flatMap((b, i) => (usable[i] ? [refOfB(b)] : []));
+        // A mirror's backend is resolved with the others (it is not part of the split: route() names it).
+        const mirror = mirrorOf(rule);
+        if (mirror && backendUsable(d, rt, mirror)) backends.push(refOfB(mirror));
         for (const h of a.hosts) {
           const host = listenerHost(podPort, h);
           for (const m of rule.matches) {
@@ -91,7 +97,7 @@ function claimsOf(d: Draft, rt: HttpRouteRecord): HttpClaim[] {
               serviceKey: fb ? `${fb.namespace}/${fb.name}` : '',
               source,
             };
-            const hc: HttpClaim = { pc, rule, ruleIndex, m, listener: a.listener, usable, priority: precedence(m), noBackend: !fb, backends, plugins: [] };
+            const hc: HttpClaim = { pc, rule, ruleIndex, m, listener: a.listener, usable, priority: precedence(m), noBackend: !fb, backends, plugins: rule.plugins };
             if (cond) hc.conditions = cond;
             byPc.set(pc, hc);
             claims.push(hc);
@@ -119,6 +125,12 @@ function backendUsable(d: Draft, rt: HttpRouteRecord, b: HttpRuleN['backends'][n
 
 const rtOf = (ow: Owner): HttpRouteRecord => ow.record as HttpRouteRecord;
 
+/** The backend a rule's requests are copied to (RequestMirror), if any. */
+function mirrorOf(rule: HttpRuleN): HttpRuleN['backends'][number] | undefined {
+  for (const f of rule.filters) if (f.type === 'RequestMirror') return f.backend;
+  return undefined;
+}
+
 /** The plugin instances of a claim's filters (ids unique per route, rule, match and listener port). */
 function filterPlugins(d: Draft, ow: Owner, pc: PathClaim): string[] {
   const hc = byPc.get(pc);
@@ -127,6 +139,7 @@ function filterPlugins(d: Draft, ow: Owner, pc: PathClaim): string[] {
   const ids: string[] = [];
   const base = `hr.${rt.namespace}.${rt.name}`.slice(0, 200);
   hc.rule.filters.forEach((f, i) => {
+    if (f.type === 'RequestMirror') return; // route data and a directive profile (route()), not a plugin
     const inst = instanceOf(f, hc, `HTTPRoute ${rt.key} rule ${hc.ruleIndex} filter ${i} (${f.type})`);
     const id = `${base}.r${hc.ruleIndex}.${hc.listener.podPort}.${i}.${fnv(JSON.stringify(inst))}`;
     d.plugins[id] ??= inst;
@@ -167,6 +180,8 @@ export function instanceOf(f: HttpFilterN, hc: { m: HttpMatchN; listener: { port
       else if (f.path?.type === 'ReplacePrefixMatch') inst.prefix = { from: prefixOf(hc.m), to: f.path.value };
       return { name, ...inst };
     }
+    case 'RequestMirror':
+      throw new Error('RequestMirror is route data, not a plugin');
     case 'CORS':
       return { name, type: 'cors', allowOrigins: [...f.allowOrigins], allowMethods: [...f.allowMethods], allowHeaders: [...f.allowHeaders], exposeHeaders: [...f.exposeHeaders], allowCredentials: f.allowCredentials, maxAgeSeconds: f.maxAge };
     case 'URLRewrite': {
@@ -236,6 +251,15 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1]): ReturnType<
   }
   // No backend it may use and no redirect answering: 500 (Gateway API), with or without other filters.
   if (!c.backendId && !rule.filters.some((f) => f.type === 'RequestRedirect')) r.action = 'error';
+  // RequestMirror: each request is copied to the mirror's backend with its own URI and Host (nginx's mirror, the
+  // directive profile ingress-nginx's mirror-target uses); the copy's answer is dropped.
+  const mirror = mirrorOf(rule);
+  const fromAnnotations: RouteDraftSettings = {};
+  if (mirror && (hc.backends ?? []).some((b) => b.service === mirror.name && (b.namespace ?? ns) === mirror.namespace && 'number' in b.port && b.port.number === (mirror.port ?? 0))) {
+    const mid = backendIdOf(ns, { service: mirror.name, port: { number: mirror.port ?? 0 }, ...(mirror.namespace !== ns ? { namespace: mirror.namespace } : {}) });
+    r.mirror = { backendId: mid, scheme: 'http', host: '', serverName: `${mirror.name}.${mirror.namespace}.svc`, requestUri: true };
+    fromAnnotations.mirror = { body: true };
+  }
   const t = rule.timeouts;
   if (t) {
     // nginx has no deadline for a whole request: the request timeout bounds each read and send of the proxied
@@ -244,5 +268,5 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1]): ReturnType<
     const g = d.snap.global;
     r.timeouts = { connect: Math.min(g.proxyConnectTimeoutSeconds, s), send: s, read: s };
   }
-  return { route: r, retries: undefined, fromAnnotations: {} };
+  return { route: r, retries: undefined, fromAnnotations };
 }

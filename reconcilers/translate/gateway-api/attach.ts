@@ -357,7 +357,8 @@ function specificity(listener: string | undefined, host: string): number {
 /** The ResolvedRefs of a route's backends (the same for every parent). */
 function backendRefsState(rt: HttpRouteRecord, snap: Pick<ModelSnapshot, 'services'>, granted: Granted): Cond {
   for (const rule of rt.rules) {
-    for (const b of rule.backends) {
+    const mirrors = rule.filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.backend] : []));
+    for (const b of [...rule.backends, ...mirrors]) {
       const where = `backendRef ${b.namespace}/${b.name}`;
       if (b.group !== '' || b.kind !== 'Service') return no('InvalidKind', `${where}: ${b.group || 'core'}/${b.kind} is not a kind Portico sends traffic to (core Service only)`);
       if (!granted({ group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: rt.namespace }, { group: '', kind: 'Service', namespace: b.namespace, name: b.name })) {

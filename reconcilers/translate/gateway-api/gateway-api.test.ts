@@ -232,9 +232,11 @@ test('matches: Gateway API precedence as priority (method, then headers, then qu
 });
 
 test('normalizers refuse what Portico does not serve by name, and what the API server would refuse', () => {
-  const bad = normalizeHttpRoute(route('r', { parentRefs: [{ name: 'gw' }], rules: [{ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'x', port: 1 } } }] }] }));
+  const bad = normalizeHttpRoute(route('r', { parentRefs: [{ name: 'gw' }], rules: [{ filters: [{ type: 'ExtensionRef', extensionRef: { group: 'example.com', kind: 'Thing', name: 'x' } }] }] }));
   assert.equal(bad.ok, false);
-  assert.match(!bad.ok ? bad.reason : '', /spec\.rules\.0\.filters\.0: filter type RequestMirror is not served/);
+  assert.match(!bad.ok ? bad.reason : '', /spec\.rules\.0\.filters\.0\.extensionRef: example\.com\/Thing is not an extension Portico knows/);
+  const other = normalizeHttpRoute(route('r', { parentRefs: [{ name: 'gw' }], rules: [{ filters: [{ type: 'RequestMirror2' }] }] }));
+  assert.match(!other.ok ? other.reason : '', /filter type RequestMirror2 is not served/);
   const path = normalizeHttpRoute(route('r', { rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/a//b' } }] }] }));
   assert.match(!path.ok ? path.reason : '', /must not contain "\/\/"/);
   const host = normalizeHttpRoute(route('r', { hostnames: ['Foo.example.com'] }));
@@ -325,4 +327,34 @@ test('Gateway ports are bounded per namespace (oldest Gateways first); other nam
   assert.deepEqual([last.podPort, last.programmed.status], [undefined, 'False']);
   assert.match(last.programmed.message, /limit per namespace/);
   assert.notEqual(s.gateways.get('other/mine')!.listeners[0]!.podPort, undefined);
+});
+
+test('RequestMirror: a directive profile with nginx\'s mirror, the copy to the mirror\'s backend with the request\'s Host; a share of the requests is refused by name', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }));
+  put(m, route('mir', { parentRefs: [{ name: 'gw' }], rules: [{ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 8080 } } }], backendRefs: [backend('web')] }] }));
+  const port = gatewayApiState(m.snapshot(), GA).gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  const r = translate(m.snapshot(), O);
+  const route0 = r.config.data.routes[listenerHost(port, '_')]!.rules[0]!.route;
+  assert.equal(route0.backendId, 'infra_web_8080');
+  assert.equal(route0.split, undefined, 'the mirror is not part of the split');
+  assert.deepEqual(route0.mirror, { backendId: 'infra_api_8080', scheme: 'http', host: '', serverName: 'api.infra.svc', requestUri: true });
+  const profile = r.config.structure.profiles.find((p) => p.name === route0.profile);
+  assert.deepEqual(profile?.mirror, { body: true });
+  assert.equal(r.config.data.backends['infra_api_8080']?.endpoints.length, 1, 'the mirror\'s backend is resolved');
+  const share = normalizeHttpRoute(route('s', { rules: [{ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 8080 }, percent: 50 } }] }] }));
+  assert.match(!share.ok ? share.reason : '', /share of the requests/);
+});
+
+test('ExtensionRef to a Portico Plugin: the rule runs it; a missing Plugin fails the rule closed (503), as for Routes', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }));
+  put(m, route('p', { parentRefs: [{ name: 'gw' }], rules: [{ filters: [{ type: 'ExtensionRef', extensionRef: { group: 'portico.dev', kind: 'Plugin', name: 'missing' } }], backendRefs: [backend('web')] }] }));
+  const port = gatewayApiState(m.snapshot(), GA).gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  const r = translate(m.snapshot(), O);
+  const route0 = r.config.data.routes[listenerHost(port, '_')]!.rules[0]!.route;
+  assert.equal(route0.action, 'unavailable');
+  assert.match(route0.closedReason ?? '', /missing/);
 });
