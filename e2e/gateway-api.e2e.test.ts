@@ -12,6 +12,7 @@ import { admin, ensureCluster, kubectl, ROOT, uniqueNamespace } from './harness/
 import { addPod, deleteNamespace } from './harness/pods.ts';
 import { request, tlsRequest, until } from './harness/http.ts';
 import { Pki } from './harness/pki.ts';
+import { grantedRules, isGatewayApiRule } from './harness/rbac.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
 import { isNotFound } from '../operator/kube/client.ts';
 
@@ -201,8 +202,19 @@ describe('Gateway API', () => {
     });
     await until('a route edit after the removal applies', async () => podOf(await request(port, 'web.example.com', '/')) === 'api-1');
 
-    // The Gateway goes, and its Service with it.
-    await admin().request('DELETE', `${GW}/namespaces/${ns}/gateways/gw`);
+    // The Gateway moves to a class that is not Portico's: Portico removes its Service (and EndpointSlice) itself.
+    const toOther = await get<{ metadata: { resourceVersion: string }; spec: Record<string, unknown> }>(gwPath);
+    await admin().request('PUT', gwPath, { body: { ...toOther, spec: { ...toOther.spec, gatewayClassName: `not-portico-${RUN}` } } });
     await until('the Gateway\'s Service removed', async () => (await gatewayPodPort()) === undefined);
+    await admin().request('DELETE', gwPath);
+  });
+
+  test('the ClusterRole\'s Gateway API rules are exactly what Portico used (least privilege, nothing missing)', () => {
+    const used = new Set(p.client.calls);
+    const granted = grantedRules();
+    const ungranted = [...used].filter((u) => !granted.has(u)).sort();
+    const unused = [...granted].filter((g) => isGatewayApiRule(g) && !used.has(g)).sort();
+    assert.deepEqual(ungranted, [], 'calls the role does not grant (would be 403 in a real cluster)');
+    assert.deepEqual(unused, [], 'Gateway API rules the code never used');
   });
 });
