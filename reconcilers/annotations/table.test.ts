@@ -369,7 +369,8 @@ test('every applied ingress-nginx annotation is set by some end-to-end test (e2e
     .filter((n) => !new RegExp(`(nginx\\.ingress\\.kubernetes\\.io/|\\})${n.replace(/[-.]/g, '\\$&')}[\`'":]`).test(e2e));
   // Not yet in an e2e test — the test node has no FastCGI server image — but set against a real php-fpm behind a real
   // nginx by the file named (which must name them).
-  const realNginxOnly: Record<string, string> = { 'fastcgi-index': 'reconcilers/nginx-driver/nginx/fastcgi.nginx.test.ts', 'fastcgi-params-configmap': 'reconcilers/nginx-driver/nginx/fastcgi.nginx.test.ts' };
+  // auth-snippet: against a real auth service behind a real nginx (the e2e suite does not set it yet).
+  const realNginxOnly: Record<string, string> = { 'auth-snippet': 'reconcilers/nginx-driver/nginx/auth-snippet.nginx.test.ts', 'fastcgi-index': 'reconcilers/nginx-driver/nginx/fastcgi.nginx.test.ts', 'fastcgi-params-configmap': 'reconcilers/nginx-driver/nginx/fastcgi.nginx.test.ts' };
   for (const [n, f] of Object.entries(realNginxOnly)) assert.match(readFileSync(path.join(root, f), 'utf8'), new RegExp(`\\}${n}\``), `${f} sets ${n}`);
   assert.deepEqual(missing.filter((n) => !(n in realNginxOnly)), []);
 });

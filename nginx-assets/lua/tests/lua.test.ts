@@ -266,6 +266,20 @@ test('Lua external-auth on the request\'s own host ($host in auth-url): the host
   ]);
 });
 
+test('Lua external-auth with auth-snippet: set / if / request-header statements shape the auth subrequest after auth-proxy-set-headers, the request is put back, the auth answer decides; check refuses what does not apply there', () => {
+  run('auth_snippet_test.lua', [
+    /ok - check: a valid auth snippet passes/,
+    /ok - auth snippet: the auth subrequest carries the snippet's headers/,
+    /ok - auth snippet: …after auth-proxy-set-headers/,
+    /ok - auth snippet: the proxied request is put back as the client sent it/,
+    /ok - auth snippet: the auth service's 403 \(decided on the snippet's header\) denies/,
+    /ok - auth snippet: an if block's set applies when its condition holds/,
+    /ok - auth snippet: a control character a client sent is percent-encoded/,
+    /ok - check: return, rewrite and response headers do not apply to the auth subrequest/,
+    /ok - check: the auth location's own URI and query variables are refused/,
+  ]);
+});
+
 test('Lua rate-limit policy redis (global-rate-limit): RESP client, sliding window, counting in Redis, refusals remembered, fail open/closed counted, keys per plugin, templates, check, access-phase chains', () => {
   run('redis_limit_test.lua', [
     /ok - resp: a command is an array of bulk strings, binary-safe/,
