@@ -37,6 +37,18 @@ test('Lua certs: one copy per certificate, sweep, SNI selection, bounded SNI cac
   run('certs_test.lua', [/ok - three hosts, one stored certificate/, /ok - a certificate no host uses any more is swept/, /ok - the SNI cache stays within its bound/, /ok - the other host keeps its certificate/, /ok - …names the hosts left without it, and applies the rest/, /ok - reject: an unknown name fails the handshake/, /ok - reject: a host with routes but no certificate gets the default/, /ok - reject off \(default\): an unknown name still gets the default certificate/]);
 });
 
+test('Lua certs, ssl-ciphers: the host\'s list set on the connection with its certificate, resumption tied to it, a refused list fails the handshake, the list validated', () => {
+  run('certs_test.lua', [
+    /ok - ciphers: the same certificate with a list is an entry of its own/,
+    /ok - ciphers: the host's list is set on the connection with its certificate/,
+    /ok - ciphers: …and the client hello resumes only sessions of this certificate and list/,
+    /ok - ciphers: a host without a list \(same certificate\) keeps nginx's list and session context/,
+    /ok - ciphers: a list OpenSSL refuses fails the handshake/,
+    /ok - validate: a cipher list of OpenSSL's syntax is accepted/,
+    /ok - validate: anything else in a cipher list is refused/,
+  ]);
+});
+
 test('Lua OCSP stapling: handshakes staple only what is kept and never fetch; fetches bounded per certificate and per minute; only validated answers kept until nextUpdate; only vetted addresses', () => {
   run('ocsp_test.lua', [/ok - ocsp: nextUpdate read from the answer/, /ok - ocsp: a fetch is scheduled, not run in the handshake/, /ok - ocsp: one fetch per certificate per back-off/, /ok - ocsp: the next handshake staples it/, /ok - ocsp: an answer that does not validate/, /ok - ocsp: never connects to loopback/, /ok - ocsp: fetches a minute are capped/, /ok - ocsp validate: loopback, link-local/]);
 });
