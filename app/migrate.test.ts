@@ -38,7 +38,7 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'api/grpc-api': 'ready',
     'api/legacy-api': 'ready',
     'api/public-api': 'ready',
-    'internal/dashboard': 'fails-closed',
+    'internal/dashboard': 'ready',
     'internal/partner-mtls': 'ready',
     'legacy/erp': 'refused-annotation',
     'legacy/vault': 'ready',
@@ -58,8 +58,8 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'web/waf-protected': 'invalid-value,refused-annotation',
   });
   assert.equal(r.summary.ingresses, 21);
-  assert.equal(r.summary.ready, 13);
-  assert.equal(r.summary.needsChanges, 8);
+  assert.equal(r.summary.ready, 14);
+  assert.equal(r.summary.needsChanges, 7);
   assert.equal(r.summary.exitCode, 1);
   assert.ok(r.summary.topReasons.length > 0 && r.summary.topReasons.length <= 10);
   // Client-certificate authentication (auth-tls-*) is applied: no reason names it any more.
@@ -83,15 +83,19 @@ test('corpus: per-annotation statuses, differences and values Portico cannot use
   assert.equal(statusOf(r, 'api/legacy-api')['global-rate-limit'], 'difference');
   assert.equal(statusOf(r, 'api/legacy-api')['global-rate-limit-window'], 'supported');
   assert.match(byName(r, 'api/legacy-api').notes.join('\n'), /set the ConfigMap's global-rate-limit-redis-host/, 'counted in Redis: the ConfigMap must name one');
-  // External auth: auth-url itself is applied, and auth-proxy-set-headers (its ConfigMap is read by the controller);
-  // what cannot be (auth-snippet) fails the Ingress closed, with the table's one-line why.
+  // External auth: auth-url itself is applied, auth-proxy-set-headers (its ConfigMap is read by the controller) and,
+  // with the ConfigMap's switches on, auth-snippet (compiled for the auth subrequest); with them off (ingress-nginx's
+  // defaults) auth-snippet is refused and the Ingress fails closed.
   const dash = byName(r, 'internal/dashboard');
   assert.equal(dash.issues.find((i) => i.annotation === `${NGINX_PREFIX}auth-url`), undefined);
   assert.equal(statusOf(r, 'internal/dashboard')['auth-url'], 'difference');
   assert.equal(statusOf(r, 'internal/dashboard')['enable-global-auth'], 'supported');
   assert.equal(statusOf(r, 'internal/dashboard')['auth-proxy-set-headers'], 'difference');
   assert.equal(dash.issues.find((i) => i.annotation === `${NGINX_PREFIX}auth-proxy-set-headers`), undefined);
-  assert.equal(dash.issues.find((i) => i.annotation === `${NGINX_PREFIX}auth-snippet`)?.code, 'fails-closed');
+  assert.equal(statusOf(r, 'internal/dashboard')['auth-snippet'], 'difference');
+  assert.deepEqual(dash.issues, []);
+  const dashOff = byName(analyze({ ...corpus(), configMap: null }), 'internal/dashboard');
+  assert.deepEqual([...new Set(dashOff.issues.filter((i) => i.annotation === `${NGINX_PREFIX}auth-snippet`).map((i) => i.code))].sort(), ['fails-closed', 'refused-by-configmap']);
   // Client certificates: the CA Secret of the manifests is checked; without it in the input, a note says so (a
   // Secret known not to exist fails closed).
   const mtls = byName(r, 'internal/partner-mtls');
@@ -212,7 +216,7 @@ test('exit status: 0 when everything moves as-is (stdin), 1 when something needs
   assert.match(ok.out, /everything can move as-is/);
   const needs = await capture(['-f', CORPUS, '--ingress-class', 'nginx']);
   assert.equal(needs.code, 1);
-  assert.match(needs.out, /21 Ingress\(es\): 13 ready to move as-is, 8 need changes/);
+  assert.match(needs.out, /21 Ingress\(es\): 14 ready to move as-is, 7 need changes/);
   assert.match(needs.out, /top reasons/);
   for (const bad of [['--bogus'], ['-o', 'yaml', '-f', CORPUS], ['-f'], ['-f', '/nonexistent/x.yaml'], ['-f', CORPUS, '--configmap', 'nope'], ['-f', CORPUS, '--configmap', 'ingress-nginx/absent'], ['-f', CORPUS, '--kubeconfig', '/x']]) {
     const r = await capture(bad);

@@ -251,7 +251,6 @@ function analyzeIngress(obj: KubeObject, input: Input, settings: RiskSettings, r
       const m = /annotation (\S+)/.exec(r.message);
       const a = m ? (m[1] as string) : null;
       const n = a ? a.replace(/^[^/]+\//, '') : '';
-      if (n === 'auth-snippet') continue; // reported as a refused annotation
       if (r.reason === 'RiskyAnnotation') add('refused-by-configmap', a, r.message, `${n} refused by the ConfigMap (allow-snippet-annotations / annotations-risk-level)`);
       else add('snippet-refused', a, r.message, `${n}: a directive outside Portico's snippet allowlist`);
     }

@@ -225,7 +225,7 @@ test('parseAnnotations: an invalid auth-* value fails the Ingress closed (access
   assert.deepEqual(p.accessControl, []);
 });
 
-test('externalAuthPlugin: the spec from the annotations; companions without auth-url are reported; auth-snippet fails closed', () => {
+test('externalAuthPlugin: the spec from the annotations; companions without auth-url are reported; auth-snippet is compiled for the subrequest', () => {
   const v = (a: Record<string, string>) => parseAnnotations(Object.fromEntries(Object.entries(a).map(([k, x]) => [`${NGINX_PREFIX}${k}`, x]))).values;
   const r = externalAuthPlugin(
     v({
@@ -256,9 +256,14 @@ test('externalAuthPlugin: the spec from the annotations; companions without auth
   assert.deepEqual(stray.closed, []);
   assert.match(stray.problems.join(), /auth-method, .*auth-signin: has no effect without .*auth-url/);
 
+  // auth-snippet is compiled for the subrequest (the snippet plugin carries it until the ConfigMap's gate hands it to
+  // the external-auth spec: translate/risk.ts); it no longer fails the Ingress closed by itself.
   const snip = annotationPlugins(v({ 'auth-url': 'http://auth.example.com/', 'auth-snippet': 'proxy_set_header X-A b;' }));
-  assert.deepEqual(snip.closed.map((c) => c.annotation), [`${NGINX_PREFIX}auth-snippet`]);
-  assert.match(snip.closed[0]?.kind ?? '', /auth-snippet, which Portico does not compile/);
+  assert.deepEqual(snip.closed, []);
+  const compiled = snip.plugins.find((p) => 'snippets' in p);
+  assert.ok(compiled && 'snippets' in compiled);
+  assert.deepEqual(compiled.snippets.auth, [{ op: 'request', action: 'set', name: 'X-A', value: ['b'] }]);
+  assert.deepEqual(compiled.snippets.refused, []);
 });
 
 const NO_GLOBAL: GlobalAuthKeys = { url: '', method: '', signin: '', signinRedirectParam: '', responseHeaders: '', requestRedirect: '', cacheKey: '', cacheDuration: '', alwaysSetCookie: '', snippet: '' };

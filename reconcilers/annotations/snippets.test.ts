@@ -253,11 +253,101 @@ test('risk: a snippet off the allowlist is refused whole (InvalidSnippet naming 
   assert.deepEqual(on.route?.plugins, ['ing.default.app.snippet']);
 });
 
-test('risk: auth-snippet alone is refused without failing the Ingress closed (without auth-url it has no effect)', () => {
+test('risk: auth-snippet without auth-url has no effect: reported, the Ingress served', () => {
   const r = scenario({ 'nginx.ingress.kubernetes.io/auth-snippet': 'proxy_set_header X-A b;' }, ON);
-  assert.deepEqual(r.warnings('InvalidSnippet'), ['annotation nginx.ingress.kubernetes.io/auth-snippet is refused: its directives would run in the auth subrequest, which Portico does not compile snippets into, and without nginx.ingress.kubernetes.io/auth-url it has no effect']);
+  assert.deepEqual(r.warnings('InvalidSnippet'), ['annotation nginx.ingress.kubernetes.io/auth-snippet is refused: it has no effect without nginx.ingress.kubernetes.io/auth-url (as in ingress-nginx)']);
   assert.equal(r.route?.backendId, 'default_web_80');
   assert.equal(r.snippets.length, 0);
+});
+
+// ---- auth-snippet: compiled for the auth subrequest of auth-url ------------------------------------------------
+
+test('auth-snippet compiles the subset that shapes the auth subrequest: request headers, set, if', () => {
+  const ok = compileSnippet('set $team platform;\nif ($http_x_legacy = 1) { set $team legacy; more_set_input_headers "X-Legacy: yes"; }\nproxy_set_header X-Team $team;\nproxy_set_header Authorization "Bearer $http_x_token";\nmore_set_input_headers -r "X-Trace: $request_id_x";\nmore_clear_input_headers "X-Debug-*";', 'auth');
+  assert.equal(ok.ok, false, '$request_id_x is no allowed variable');
+  const r = compileSnippet('set $team platform;\nif ($http_x_legacy = 1) { set $team legacy; more_set_input_headers "X-Legacy: yes"; }\nproxy_set_header X-Team $team;\nproxy_set_header Authorization "Bearer $http_x_token";\nmore_clear_input_headers "X-Debug-*";\nproxy_set_header X-Original $request_uri;', 'auth');
+  assert.ok(r.ok, r.ok ? '' : r.error);
+  assert.deepEqual(r.statements, [
+    { op: 'set', name: 'team', value: ['platform'] },
+    { op: 'if', cond: { test: 'eq', left: [{ v: 'http_x_legacy' }], right: ['1'] }, body: [{ op: 'set', name: 'team', value: ['legacy'] }, { op: 'request', action: 'set', name: 'X-Legacy', value: ['yes'] }] },
+    { op: 'request', action: 'set', name: 'X-Team', value: [{ s: 'team' }] },
+    { op: 'request', action: 'set', name: 'Authorization', value: ['Bearer ', { v: 'http_x_token' }] },
+    { op: 'request', action: 'clear', name: 'X-Debug-*' },
+    { op: 'request', action: 'set', name: 'X-Original', value: [{ v: 'request_uri' }] },
+  ]);
+});
+
+test('auth-snippet refuses, by name, what does not apply to the auth subrequest', () => {
+  const cases: [string, RegExp][] = [
+    ['return 401;', /line 1: directive "return" would answer the auth subrequest in place of the auth service/],
+    ['if ($http_x = "") { return 403; }', /directive "return" would answer the auth subrequest/],
+    ['rewrite ^ /other;', /directive "rewrite" would change the auth location's own URI/],
+    ['break;', /directive "break" would change the auth location's own URI or stop its rewrite phase/],
+    ['add_header X-A b;', /directive "add_header" would change the auth service's response/],
+    ['more_set_headers "X-A: b";', /directive "more_set_headers" would change the auth service's response/],
+    ['more_clear_headers X-A;', /directive "more_clear_headers" would change the auth service's response/],
+    ['if ($http_x) { proxy_set_header X-A b; }', /directive "proxy_set_header" is not allowed inside an if block/],
+    ['proxy_set_header Host auth.example;', /proxy_set_header Host: the auth subrequest's Host is the auth URL's host/],
+    ['proxy_set_header Proxy-Connection x;', /proxy_set_header Proxy-Connection: this header frames the auth subrequest/],
+    ['proxy_set_header Content-Length 0;', /header Content-Length frames the message/],
+    ['more_set_input_headers "Host: x";', /request header Host cannot be changed/],
+    ['proxy_set_header X-U $uri;', /variable \$uri is not allowed in an auth-snippet: in ingress-nginx's auth location it is the auth subrequest's own/],
+    ['proxy_set_header X-U $arg_page;', /variable \$arg_page is not allowed in an auth-snippet/],
+    ['if ($args ~ x) { set $a 1; }', /variable \$args is not allowed in an auth-snippet/],
+    ['proxy_pass http://elsewhere;', /directive "proxy_pass" changes how or where requests are proxied/],
+    ['auth_request /x;', /directive "auth_request" is access control/],
+    ['access_by_lua_block { ngx.exit(200) }', /is not supported|runs Lua code/],
+    ['proxy_set_header X-A $portico_backend;', /variable \$portico_backend is not allowed/],
+    ['gzip on;', /directive "gzip" is not on the allowlist of an auth-snippet \(proxy_set_header, more_set_input_headers, more_clear_input_headers, set, if\)/],
+  ];
+  for (const [src, why] of cases) {
+    const r = compileSnippet(src, 'auth');
+    assert.equal(r.ok, false, src);
+    assert.match(r.ok ? '' : r.error, why, src);
+  }
+});
+
+const AUTH_URL = 'nginx.ingress.kubernetes.io/auth-url';
+const AUTH_SNIPPET = 'nginx.ingress.kubernetes.io/auth-snippet';
+const OWN_AUTH = 'http://web.default.svc.cluster.local/check';
+const authInstances = (r: ReturnType<typeof scenario>) => Object.values(r.r.config.data.plugins).filter((p): p is Extract<PluginInstance, { type: 'external-auth' }> => p.type === 'external-auth');
+
+test('auth-snippet with auth-url and both switches on: compiled into the external-auth instance (no snippet plugin)', () => {
+  const r = scenario({ [AUTH_URL]: OWN_AUTH, [AUTH_SNIPPET]: 'proxy_set_header X-Team platform;' }, ON);
+  assert.deepEqual(r.warnings('InvalidSnippet'), []);
+  assert.deepEqual(r.warnings('RiskyAnnotation'), []);
+  assert.equal(r.route?.backendId, 'default_web_80', 'served');
+  assert.equal(r.snippets.length, 0, 'nothing for the location: the snippet is the auth subrequest\'s');
+  const [ea] = authInstances(r);
+  assert.deepEqual(ea?.ingressNginx?.snippet, [{ op: 'request', action: 'set', name: 'X-Team', value: ['platform'] }]);
+  assert.deepEqual(r.route?.plugins, ['ing.default.app.extauth']);
+  // With a configuration-snippet too, each goes its own way.
+  const both = scenario({ [AUTH_URL]: OWN_AUTH, [AUTH_SNIPPET]: 'set $a 1; proxy_set_header X-A $a;', [SNIPPET]: 'more_set_headers "X-B: c";' }, ON);
+  assert.equal(both.snippets.length, 1);
+  assert.equal(both.snippets[0]![1].location?.length, 1);
+  assert.deepEqual(authInstances(both)[0]?.ingressNginx?.snippet, [{ op: 'set', name: 'a', value: ['1'] }, { op: 'request', action: 'set', name: 'X-A', value: [{ s: 'a' }] }]);
+});
+
+test('auth-snippet refused by the ConfigMap\'s switches, or off its allowlist, fails the Ingress closed with a Warning naming why', () => {
+  // ingress-nginx's defaults: refused (RiskyAnnotation), and auth-url's Ingress fails closed.
+  const off = scenario({ [AUTH_URL]: OWN_AUTH, [AUTH_SNIPPET]: 'proxy_set_header X-Team platform;' });
+  assert.equal(off.route?.action, 'unavailable');
+  assert.equal(off.route?.backendId, null);
+  assert.match(off.warnings('RiskyAnnotation')[0] ?? '', /annotation nginx\.ingress\.kubernetes\.io\/auth-snippet \(risk Critical\) is refused and not applied: the ConfigMap does not set allow-snippet-annotations/);
+  assert.match(off.warnings('UnsupportedAccessControl').join('\n'), /auth-snippet \(external authentication, refused by the ConfigMap \(risk Critical\)\)/);
+  // allow-snippet-annotations without the Critical level: refused the same way.
+  const half = scenario({ [AUTH_URL]: OWN_AUTH, [AUTH_SNIPPET]: 'proxy_set_header X-Team platform;' }, { 'allow-snippet-annotations': 'true' });
+  assert.equal(half.route?.action, 'unavailable');
+  assert.match(half.warnings('RiskyAnnotation').join('\n'), /auth-snippet \(risk Critical\) is refused and not applied: the ConfigMap's annotations-risk-level is High/);
+  // Allowed, but a directive that cannot apply to the auth subrequest: InvalidSnippet naming it, fails closed.
+  const bad = scenario({ [AUTH_URL]: OWN_AUTH, [AUTH_SNIPPET]: 'proxy_set_header X-Team platform;\nreturn 401;' }, ON);
+  assert.equal(bad.route?.action, 'unavailable');
+  assert.deepEqual(bad.warnings('InvalidSnippet'), [
+    'annotation nginx.ingress.kubernetes.io/auth-snippet is refused: line 2: directive "return" would answer the auth subrequest in place of the auth service; Portico does not run it there (an auth-snippet may only shape the subrequest: proxy_set_header, more_set_input_headers, more_clear_input_headers, set, if); nothing of this snippet is applied and the Ingress fails closed (its auth service would decide without what the snippet sets)',
+  ]);
+  assert.match(bad.warnings('UnsupportedAccessControl').join('\n'), /auth-snippet \(external authentication in a snippet Portico refused\)/);
+  assert.equal(bad.route?.plugins, undefined, 'no route runs the auth without its snippet');
+  assert.equal(authInstances(bad)[0]?.ingressNginx?.snippet, undefined);
 });
 
 test('risk: annotations-risk-level Low refuses Medium annotations; groups are refused together; refused access control fails closed', () => {

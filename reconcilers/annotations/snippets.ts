@@ -21,6 +21,13 @@
 // Values may read only: $host, $uri, $document_uri, $request_uri, $args, $query_string, $is_args, $scheme, $https,
 // $remote_addr, $request_method, $server_name, $server_protocol, $content_type, $content_length, $http_<name>,
 // $arg_<name>, $cookie_<name>, $1..$9 (after a regex) and variables `set` earlier in the same snippet.
+//
+// auth-snippet (kind "auth"): ingress-nginx pastes it into the auth subrequest's location; here it is compiled into
+// the external-auth instance (external_auth.lua runs it on the headers of the subrequest, after
+// auth-proxy-set-headers). Only what shapes that subrequest applies: proxy_set_header (not Host), more_set_input_headers,
+// more_clear_input_headers, set and if (with set / more_*_input_headers inside). return, rewrite, break and the
+// response-header directives would answer or change what the auth service decides and are refused by name, as are
+// $uri, $document_uri, $args, $query_string, $is_args and $arg_* (the auth location's own there, not the client's).
 import type { SnippetCondition, SnippetStatement, SnippetValue } from '../config/types.ts';
 import { checkRegex, fail, SnippetError, tokenize, type Token } from './snippet-syntax.ts';
 
@@ -84,8 +91,8 @@ export function parse(tokens: Token[]): Directive[] {
 
 // ---- the allowlist ---------------------------------------------------------------------------------------------
 
-export type SnippetKind = 'location' | 'server';
-type Context = SnippetKind | 'if-location' | 'if-server';
+export type SnippetKind = 'location' | 'server' | 'auth';
+type Context = SnippetKind | 'if-location' | 'if-server' | 'if-auth';
 
 const HEADER_DIRECTIVES = ['more_set_headers', 'more_clear_headers', 'more_set_input_headers', 'more_clear_input_headers', 'add_header'];
 const REWRITE_DIRECTIVES = ['set', 'return', 'rewrite', 'break'];
@@ -94,12 +101,20 @@ const ALLOWED: Record<Context, Set<string>> = {
   server: new Set([...HEADER_DIRECTIVES, ...REWRITE_DIRECTIVES, 'proxy_set_header', 'if']),
   'if-location': new Set([...HEADER_DIRECTIVES, ...REWRITE_DIRECTIVES]),
   'if-server': new Set(REWRITE_DIRECTIVES),
+  // auth-snippet: what shapes the auth subrequest — the headers sent to the auth service and the variables they read.
+  auth: new Set(['proxy_set_header', 'more_set_input_headers', 'more_clear_input_headers', 'set', 'if']),
+  'if-auth': new Set(['more_set_input_headers', 'more_clear_input_headers', 'set']),
 };
+const AUTH_ALLOWED = 'proxy_set_header, more_set_input_headers, more_clear_input_headers, set, if';
 const ALL_ALLOWED = new Set([...HEADER_DIRECTIVES, ...REWRITE_DIRECTIVES, 'proxy_set_header', 'if']);
 
 /** Why a directive that is not on the allowlist is refused (the usual suspects get a reason of their own). */
 function notAllowed(name: string, ctx: Context): string {
   const n = name.toLowerCase();
+  if (ctx === 'auth' || ctx === 'if-auth') {
+    const why = authNotAllowed(n, ctx);
+    if (why) return `directive "${name}" ${why}`;
+  }
   if (ALL_ALLOWED.has(n)) {
     return ctx.startsWith('if')
       ? `directive "${name}" is not allowed inside an if block of a ${ctx === 'if-server' ? 'server-snippet' : 'configuration-snippet'} (nginx refuses it there too)`
@@ -115,7 +130,21 @@ function notAllowed(name: string, ctx: Context): string {
     return `directive "${name}" is access control, which Portico does not run from snippets (use the allowlist-source-range / denylist-source-range / auth-* annotations or Plugin objects)`;
   if (n === 'location' || n === 'server' || n === 'http' || n === 'upstream' || n === 'map' || n === 'geo' || n === 'limit_except')
     return `"${name}" blocks are not supported in snippets (Portico has no per-Ingress nginx blocks)`;
+  if (ctx === 'auth' || ctx === 'if-auth') return `directive "${name}" is not on the allowlist of an auth-snippet (${AUTH_ALLOWED})`;
   return `directive "${name}" is not on the allowlist (more_set_headers, more_clear_headers, more_set_input_headers, more_clear_input_headers, add_header, proxy_set_header, set, return, rewrite, break, if)`;
+}
+
+/**
+ * Why a directive nginx would accept in ingress-nginx's auth location is not applied to Portico's auth subrequest
+ * (undefined: the general reasons of notAllowed apply).
+ */
+function authNotAllowed(n: string, ctx: 'auth' | 'if-auth'): string | undefined {
+  if (n === 'return') return 'would answer the auth subrequest in place of the auth service; Portico does not run it there (an auth-snippet may only shape the subrequest: ' + AUTH_ALLOWED + ')';
+  if (n === 'rewrite' || n === 'break') return `would change the auth location's own URI or stop its rewrite phase, which Portico's auth subrequest does not have (an auth-snippet may use ${AUTH_ALLOWED})`;
+  if (n === 'add_header' || n === 'more_set_headers' || n === 'more_clear_headers')
+    return `would change the auth service's response, which Portico does not do (an auth-snippet may use ${AUTH_ALLOWED})`;
+  if (n === 'proxy_set_header' && ctx === 'if-auth') return 'is not allowed inside an if block (nginx refuses it there too)';
+  return undefined;
 }
 
 /** Request variables a snippet may read; $http_*, $arg_*, $cookie_* are checked by pattern. */
@@ -128,7 +157,16 @@ interface Scope {
   /** A regex came before (textually), so $1..$9 may be read. */
   captures: boolean;
   statements: number;
+  /** An auth-snippet: the variables of the auth location's own URI and query are refused. */
+  auth?: boolean;
 }
+
+/**
+ * In ingress-nginx's auth location these are the subrequest's own (its internal location, no query), not the
+ * client's: Portico runs the auth-snippet before its subrequest, where they would be the client's — refused rather
+ * than silently different.
+ */
+const AUTH_LOCATION_VARS = new Set(['uri', 'document_uri', 'args', 'query_string', 'is_args']);
 
 /** Compiles a value with variables ("prefix $host ${uri}x $1") into parts. */
 function value(text: string, line: number, scope: Scope): SnippetValue {
@@ -167,12 +205,17 @@ function value(text: string, line: number, scope: Scope): SnippetValue {
       if (!scope.captures) fail(line, `capture $${name} is read before any regex (if ~ or rewrite) in this snippet`);
       out.push({ c: k });
     } else if (scope.vars.has(lower)) out.push({ s: lower });
+    else if (scope.auth && (AUTH_LOCATION_VARS.has(lower) || lower.startsWith('arg_')))
+      fail(line, `variable $${name} is not allowed in an auth-snippet: in ingress-nginx's auth location it is the auth subrequest's own (its internal URI, no query), not the client's; $request_uri is the client's`);
     else if (VARIABLES.has(lower) || PREFIXED.test(lower)) out.push({ v: lower });
     else fail(line, `variable $${name} is not allowed (allowed: $${[...VARIABLES].join(', $')}, $http_<name>, $arg_<name>, $cookie_<name>, $1-$9 after a regex, and variables set earlier in this snippet)`);
   }
   if (lit) out.push(lit);
   return out;
 }
+
+/** Headers an auth-snippet may not set on the auth subrequest (as auth-proxy-set-headers, groups/external-auth.ts). */
+const AUTH_REFUSED_HEADERS = new Set(['host', 'proxy-connection']);
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
 /** Headers that frame the message: changing them would break or smuggle requests. */
@@ -332,6 +375,8 @@ function compileBlock(list: Directive[], ctx: Context, scope: Scope): SnippetSta
         const [n, v] = d.args as [Directive['args'][number], Directive['args'][number]];
         const h = headerName(n.text, d.line);
         if (h.toLowerCase() === 'expect') fail(d.line, 'request header Expect cannot be changed');
+        if (scope.auth && AUTH_REFUSED_HEADERS.has(h.toLowerCase()))
+          fail(d.line, `proxy_set_header ${h}: ${h.toLowerCase() === 'host' ? "the auth subrequest's Host is the auth URL's host" : 'this header frames the auth subrequest'} and cannot be set by an auth-snippet`);
         out.push({ op: 'request', action: 'set', name: h.toLowerCase() === 'host' ? 'host' : h, value: printable(value(v.text, d.line, scope), d.line, `the value of ${h}`) });
         break;
       }
@@ -398,8 +443,8 @@ function compileBlock(list: Directive[], ctx: Context, scope: Scope): SnippetSta
       case 'if': {
         if (!d.block) fail(d.line, 'if needs a block: if (condition) { ... }');
         const cond = condition(d, scope);
-        const inner: Scope = { vars: scope.vars, captures: scope.captures || cond.test === 'match', statements: scope.statements };
-        const body = compileBlock(d.block as Directive[], ctx === 'server' ? 'if-server' : 'if-location', inner);
+        const inner: Scope = { vars: scope.vars, captures: scope.captures || cond.test === 'match', statements: scope.statements, ...(scope.auth ? { auth: true } : {}) };
+        const body = compileBlock(d.block as Directive[], ctx === 'server' ? 'if-server' : ctx === 'auth' ? 'if-auth' : 'if-location', inner);
         scope.statements = inner.statements;
         if (cond.test === 'match') scope.captures = true;
         out.push({ op: 'if', cond, body });
@@ -421,7 +466,7 @@ export type CompileResult = { ok: true; statements: SnippetStatement[]; vars: Re
  */
 export function compileSnippet(src: string, kind: SnippetKind, vars: ReadonlySet<string> = new Set()): CompileResult {
   try {
-    const scope: Scope = { vars: new Set(vars), captures: false, statements: 0 };
+    const scope: Scope = { vars: new Set(vars), captures: false, statements: 0, ...(kind === 'auth' ? { auth: true } : {}) };
     const statements = compileBlock(parse(tokenize(src)), kind, scope);
     return { ok: true, statements, vars: scope.vars };
   } catch (e) {

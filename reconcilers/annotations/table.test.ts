@@ -159,6 +159,7 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'upstream-hash-by-subset': ['true', 'subset'],
   'upstream-hash-by-subset-size': ['5', '0'],
   'server-alias': ['b.example.com, *.c.example.com', 'b.example.com;evil'],
+  'ssl-ciphers': ['ECDHE-RSA-AES128-GCM-SHA256:!aNULL:@STRENGTH', 'HIGH; ssl_protocols SSLv3'],
   'session-cookie-expires': ['172800', '2 days'],
   'session-cookie-change-on-failure': ['false', 'maybe'],
   'service-upstream': ['true', 'clusterip'],
@@ -369,7 +370,9 @@ test('every applied ingress-nginx annotation is set by some end-to-end test (e2e
     .filter((n) => !new RegExp(`(nginx\\.ingress\\.kubernetes\\.io/|\\})${n.replace(/[-.]/g, '\\$&')}[\`'":]`).test(e2e));
   // Not yet in an e2e test — the test node has no FastCGI server image — but set against a real php-fpm behind a real
   // nginx by the file named (which must name them).
-  const realNginxOnly: Record<string, string> = { 'fastcgi-index': 'reconcilers/nginx-driver/nginx/fastcgi.nginx.test.ts', 'fastcgi-params-configmap': 'reconcilers/nginx-driver/nginx/fastcgi.nginx.test.ts' };
+  // auth-snippet and ssl-ciphers: against a real auth service / real TLS clients behind a real nginx (the e2e suite
+  // does not set them yet).
+  const realNginxOnly: Record<string, string> = { 'auth-snippet': 'reconcilers/nginx-driver/nginx/auth-snippet.nginx.test.ts', 'ssl-ciphers': 'reconcilers/nginx-driver/nginx/ssl-ciphers.nginx.test.ts', 'fastcgi-index': 'reconcilers/nginx-driver/nginx/fastcgi.nginx.test.ts', 'fastcgi-params-configmap': 'reconcilers/nginx-driver/nginx/fastcgi.nginx.test.ts' };
   for (const [n, f] of Object.entries(realNginxOnly)) assert.match(readFileSync(path.join(root, f), 'utf8'), new RegExp(`\\}${n}\``), `${f} sets ${n}`);
   assert.deepEqual(missing.filter((n) => !(n in realNginxOnly)), []);
 });

@@ -526,6 +526,12 @@ export interface Certificate {
    * Service or Portico's own. Absent: no stapling for this certificate.
    */
   ocsp?: OcspResponder;
+  /**
+   * ssl-ciphers of the host's oldest Ingress that sets it: the OpenSSL cipher list (TLS ≤ 1.2) the handshake sets
+   * on the connection when it serves this certificate for the host (certs.lua; cipherListSchema checked it). Part of
+   * the certificate's identity in the data plane: the same certificate with another list is another entry.
+   */
+  ciphers?: string;
 }
 
 /** An OCSP responder reached over plain HTTP: Host header, address to connect to, port, request path. */

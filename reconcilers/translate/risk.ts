@@ -10,7 +10,8 @@
 // control (an IP list, basic auth, a snippet with access rules) makes the Ingress fail closed, and the annotations
 // of a group that only make sense together (CORS, the canary rules, a redirect and its code, basic auth) are
 // refused together, so that e.g. a refused cors-allow-origin never turns into CORS for any origin.
-// The compiled snippets' own refusals (snippets.ts) are reported here too, once the snippets are allowed.
+// The compiled snippets' own refusals (snippets.ts) are reported here too, once the snippets are allowed; an allowed
+// auth-snippet is handed to the auth-url's external-auth spec, and a refused one (with auth-url) fails closed.
 import type { NormalizedIngress } from '../model/types.ts';
 import { accessControlKind } from '../annotations/access-control.ts';
 import { annotationPlugins, type AnnotationPlugin } from '../annotations/plugins.ts';
@@ -93,8 +94,8 @@ export function gateAnnotations(ing: NormalizedIngress, settings: RiskSettings):
   for (const [n, why] of refused) {
     const full = `${NGINX_PREFIX}${n}`;
     out.push({ reason: 'RiskyAnnotation', message: `annotation ${full} (risk ${riskLabel(ANNOTATIONS[n].risk)}) is refused and not applied: ${why}` });
-    // auth-snippet restricts nothing without auth-url, and an Ingress with auth-url fails closed already.
-    const kind = n === 'auth-snippet' ? null : accessControlKind(n, typeof values[n] === 'string' ? (values[n] as string) : '');
+    // auth-snippet restricts nothing without auth-url; with it, the auth service would decide without what it sets.
+    const kind = n === 'auth-snippet' && values['auth-url'] === undefined ? null : accessControlKind(n, typeof values[n] === 'string' ? (values[n] as string) : '');
     if (kind) accessControl.push({ annotation: full, kind: `${kind}, refused by the ConfigMap (risk ${riskLabel(ANNOTATIONS[n].risk)})` });
   }
 
@@ -121,10 +122,14 @@ export function gateAnnotations(ing: NormalizedIngress, settings: RiskSettings):
       const full = `${NGINX_PREFIX}${r.annotation}`;
       out.push({ reason: 'InvalidSnippet', message: `annotation ${full} is refused: ${r.message}` });
       const raw = values[r.annotation];
-      const kind = r.annotation === 'auth-snippet' ? null : accessControlKind(r.annotation, typeof raw === 'string' ? raw : '');
+      const kind = r.annotation === 'auth-snippet' && values['auth-url'] === undefined ? null : accessControlKind(r.annotation, typeof raw === 'string' ? raw : '');
       if (kind) accessControl.push({ annotation: full, kind: `${kind} in a snippet Portico refused` });
     }
     if (allowed.plugin) plugins = [...plugins, allowed.plugin];
+    // The auth-snippet goes with auth-url's subrequest: its external-auth spec carries it (a new object: the
+    // record's own plugins are shared with other settings' gates).
+    const authSnippet = allowed.auth;
+    if (authSnippet?.length) plugins = plugins.map((p) => ('externalAuth' in p ? { ...p, externalAuth: { ...p.externalAuth, snippet: authSnippet } } : p));
   }
   const result: NormalizedIngress = { ...ing, annotations: kept as ParsedAnnotations, annotationPlugins: plugins, accessControl };
   refusals.set(result, out);

@@ -38,7 +38,7 @@ import { admitObjects, failClosedObjects } from './phases/objects.ts';
 import { claimPaths } from './phases/claims.ts';
 import { chooseClientCertificates } from './phases/client-certs.ts';
 import { attachCanaries } from './phases/canaries.ts';
-import { chooseTlsOwners, loadCertificates } from './phases/tls.ts';
+import { applySslCiphers, chooseTlsOwners, loadCertificates } from './phases/tls.ts';
 import { choosePassthrough } from './phases/passthrough.ts';
 import { indexUpstreams } from './phases/upstreams.ts';
 import { resolveCanaryBackends, resolvePathBackends } from './phases/backends.ts';
@@ -77,6 +77,7 @@ export const PHASES: readonly Phase[] = [
   loadCertificates, // their certificates
   loadGatewayCertificates, // Gateway API: the certificates of HTTPS listeners
   choosePassthrough, // ssl-passthrough hosts
+  applySslCiphers, // ssl-ciphers: a host's cipher list, with its certificate
   indexUpstreams, // Upstreams by Service
   resolvePathBackends, // the backends of the winning paths (oldest first)
   resolveCanaryBackends, // canary backends and splits

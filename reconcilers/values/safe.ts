@@ -1,5 +1,6 @@
 // The alphabet of everything that can reach nginx.conf. Each schema rejects rather than repairs, with a message
 // that tells the user exactly what is wrong. The renderer additionally escapes every value it emits.
+import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { logFormatProblem } from './nginx-variables.ts';
 import { regexPathProblem } from './regex-path.ts';
@@ -239,3 +240,36 @@ export const appRootSchema = z
   .max(2048, 'longer than 2048 characters')
   .refine((p) => p.startsWith('/') && !p.startsWith('//'), { message: 'must be a path starting with "/" (ingress-nginx refuses absolute URLs)' })
   .refine((p) => PATH_RE.test(p), { message: 'may only contain letters, digits and - . _ ~ ! & ( ) * + , = : @ % / (a path; no query string)' });
+
+/** One token of an OpenSSL cipher list: [!+-]name(+name)*, @STRENGTH or @SECLEVEL=0-5. */
+const CIPHER_TOKEN = /^(?:[!+-]?[A-Za-z0-9][A-Za-z0-9._-]{0,63}(?:\+[A-Za-z0-9][A-Za-z0-9._-]{0,63}){0,7}|@STRENGTH|@SECLEVEL=[0-5])$/;
+/** At most this many characters and ":"-separated tokens in a per-host cipher list (ssl-ciphers). */
+export const MAX_CIPHER_LIST = 1024;
+export const MAX_CIPHER_TOKENS = 64;
+
+/**
+ * ssl-ciphers (an Ingress's): an OpenSSL cipher list for TLS ≤ 1.2, ":"-separated tokens of OpenSSL's syntax only
+ * (no spaces, commas, quotes or anything else), at most 1024 characters and 64 tokens, that OpenSSL matches at least
+ * one cipher of once the TLS 1.3 names (which this list does not set) are left out — the same rule as the handshake's
+ * SSL_set_cipher_list, which the data plane calls with it.
+ */
+export const cipherListSchema = z
+  .string()
+  .trim()
+  .superRefine((v, ctx) => {
+    if (v.length > MAX_CIPHER_LIST) return void ctx.addIssue({ code: 'custom', message: `longer than ${MAX_CIPHER_LIST} characters` });
+    const tokens = v.split(':');
+    if (tokens.length > MAX_CIPHER_TOKENS) return void ctx.addIssue({ code: 'custom', message: `more than ${MAX_CIPHER_TOKENS} ":"-separated entries` });
+    const bad = tokens.find((t) => !CIPHER_TOKEN.test(t));
+    if (bad !== undefined) return void ctx.addIssue({ code: 'custom', message: `${bad === '' ? 'an empty entry' : JSON.stringify(bad.slice(0, 40))} is not an OpenSSL cipher-list entry (names of letters, digits, ".", "_", "-" joined with "+", optionally after "!", "+" or "-"; @STRENGTH; @SECLEVEL=0-5), entries joined with ":"` });
+    const legacy = tokens.filter((t) => !/^[!+-]?TLS_/.test(t));
+    let matches = legacy.some((t) => !t.startsWith('@'));
+    if (matches) {
+      try {
+        createSecureContext({ ciphers: legacy.join(':') });
+      } catch {
+        matches = false;
+      }
+    }
+    if (!matches) ctx.addIssue({ code: 'custom', message: 'OpenSSL matches no TLS 1.2 cipher in this list (TLS 1.3 suites are not set by ssl-ciphers)' });
+  });

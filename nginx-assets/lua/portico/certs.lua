@@ -9,6 +9,10 @@
 -- → id with a fixed number of entries, which also remembers misses — unauthenticated clients choose the SNI, so
 -- an unbounded cache would let them grow worker memory at will.
 --
+-- ssl-ciphers: a certificate entry may carry the cipher list of the hosts that point at it (the controller makes the
+-- same certificate with another list another entry); select sets it on the connection (tlsctx.set_ciphers) for a
+-- host's own certificate, and the client hello ties resumption to it (tlsctx.lua).
+--
 -- Client certificates (ingress-nginx's auth-tls-*, DataPlane.clientAuth) live here too: "ca:<id>" → {ca, depth,
 -- source} once per CA configuration, "a:<host>" → id, or "-" (ask for nothing: a host whose own routes shadow a
 -- wildcard or "_" that asks). A server name is looked up as the router looks up a host: exact, the one-label
@@ -45,7 +49,7 @@ local function parse(id)
     ngx.log(ngx.ERR, "portico: cannot parse certificate ", id, " (", tostring(c.source), "): ", err1 or err2)
     return false
   end
-  return { cert = cert, key = key, id = id, ocsp = type(c.ocsp) == "table" }
+  return { cert = cert, key = key, id = id, ocsp = type(c.ocsp) == "table", ciphers = type(c.ciphers) == "string" and c.ciphers or nil }
 end
 
 -- The id shared memory maps `name` to under `prefix` (false: none), remembered in the worker's name cache `cache`.
@@ -122,7 +126,19 @@ end
 function _M.hello()
   local name = clienthello.get_client_hello_server_name()
   local id = _M.client_auth(name)
-  if not id then return end
+  if not id then
+    -- A host with a cipher list of its own (ssl-ciphers): a TLS 1.2 session keeps the cipher it was made with, so
+    -- only one made for this certificate and list may be resumed here (and sessions made here nowhere else).
+    local c, own = _M.find(name)
+    if own and c and c.ciphers then
+      local ok, err = tlsctx.set_connection(c.id:sub(1, 30), "pk")
+      if not ok then
+        ngx.log(ngx.ERR, "portico: ssl-ciphers for ", tostring(name), ": ", err)
+        return ngx.exit(ngx.ERROR)
+      end
+    end
+    return
+  end
   local ok, err = tlsctx.set_connection(id)
   if not ok then
     -- Without it a session of another CA could be resumed here: refuse the handshake.
@@ -225,6 +241,15 @@ function _M.select(reject, staple)
     ok, err = ssl.set_cert(c.cert)
     if ok then ok, err = ssl.set_priv_key(c.key) end
     if not ok then ngx.log(ngx.ERR, "portico: set cert: ", err); return ngx.exit(ngx.ERROR) end
+    if own and c.ciphers then
+      -- ssl-ciphers: this host's list for the TLS ≤ 1.2 cipher OpenSSL chooses next. Not applied, the handshake
+      -- fails rather than go on with the ConfigMap's list (a host asking for fewer ciphers never gets more).
+      ok, err = tlsctx.set_ciphers(c.ciphers)
+      if not ok then
+        ngx.log(ngx.ERR, "portico: ssl-ciphers for ", tostring(name), ": ", err, "; handshake refused")
+        return ngx.exit(ngx.ERROR)
+      end
+    end
     if staple then require("portico.ocsp").staple(c.id, c.ocsp) end
   end
   return ask_client_certificate(name)
@@ -267,7 +292,7 @@ function _M.apply(certificates, hosts, remove, default, client)
   local missed = { hosts = {}, clientHosts = {} }
   for id, c in pairs(certificates or {}) do
     if not dict:get("c:" .. id) then
-      local ok, err = shm.set(dict, "certs", "c:" .. id, cjson.encode({ cert = c.cert, key = c.key, source = c.source, ocsp = c.ocsp }))
+      local ok, err = shm.set(dict, "certs", "c:" .. id, cjson.encode({ cert = c.cert, key = c.key, source = c.source, ocsp = c.ocsp, ciphers = c.ciphers }))
       if not ok then failed = failed or ("shared dict portico_certs is full storing certificate " .. tostring(c.source) .. ": " .. tostring(err)) end
     end
   end

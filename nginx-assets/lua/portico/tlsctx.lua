@@ -8,7 +8,9 @@
 -- and resume that session with tenant B's name), never one from before a CA change, never one without a
 -- certificate onto a host that asks for one (and not the other way round). The certificate handler sets the new
 -- session's id context to the id it actually verified with (the configuration may have changed in between).
--- A connection to a host without client certificates keeps nginx's own id context.
+-- A connection to a host without client certificates keeps nginx's own id context, unless the host has a cipher
+-- list of its own (ssl-ciphers): then "pk" and its certificate id, so a TLS 1.2 session (whose cipher was chosen
+-- under one host's list) is resumed only on a host with the same certificate and list.
 local ffi = require("ffi")
 local base = require("resty.core.base")
 
@@ -18,6 +20,7 @@ for _, decl in ipairs({
   "void *SSL_get_session(const void *ssl);",
   "int SSL_SESSION_set1_id_context(void *s, const unsigned char *sid_ctx, unsigned int sid_ctx_len);",
   "const unsigned char *SSL_SESSION_get0_id_context(const void *s, unsigned int *len);",
+  "int SSL_set_cipher_list(void *ssl, const char *str);",
 }) do
   pcall(ffi.cdef, decl)
 end
@@ -35,11 +38,12 @@ local function ssl_pointer()
   return s
 end
 
--- Handshake, client hello: sessions resumed on this connection must have been made under CA configuration `id`.
-function _M.set_connection(id)
+-- Handshake, client hello: sessions resumed on this connection must have been made under CA configuration `id`
+-- (or, with `prefix` "pk", for the certificate and cipher list `id` of a host with its own ssl-ciphers).
+function _M.set_connection(id, prefix)
   local s = ssl_pointer()
   if not s then return nil, "no TLS connection" end
-  local v = PREFIX .. id
+  local v = (prefix or PREFIX) .. id
   if C.SSL_set_session_id_context(s, v, #v) ~= 1 then return nil, "SSL_set_session_id_context failed" end
   return true
 end
@@ -51,6 +55,15 @@ function _M.set_session(id)
   if not sess or sess == nil then return nil, "no TLS session" end
   local v = PREFIX .. id
   if C.SSL_SESSION_set1_id_context(sess, v, #v) ~= 1 then return nil, "SSL_SESSION_set1_id_context failed" end
+  return true
+end
+
+-- Handshake, certificate: the connection's cipher list for TLS ≤ 1.2 (ssl-ciphers), in place of ssl_ciphers'.
+-- OpenSSL chooses the TLS 1.2 cipher after the certificate callback, from this list.
+function _M.set_ciphers(list)
+  local s = ssl_pointer()
+  if not s then return nil, "no TLS connection" end
+  if C.SSL_set_cipher_list(s, list) ~= 1 then return nil, "OpenSSL matches no cipher in the list" end
   return true
 end
 

@@ -429,6 +429,28 @@ local function ocsp_responder(r)
   if type(r.path) ~= "string" or not r.path:match("^/[\33-\126]*$") or #r.path > 1024 then return "path must start with / and be printable, at most 1024 characters" end
 end
 
+-- ssl-ciphers: an OpenSSL cipher list of ":"-separated entries ([!+-]name(+name)*, @STRENGTH, @SECLEVEL=0-5),
+-- at most 1024 characters and 64 entries (the controller's cipherListSchema, values/safe.ts).
+local CIPHER_NAME = "^[%w][%w%._%-]*$"
+local function cipher_entry(t)
+  if t == "@STRENGTH" or t:match("^@SECLEVEL=[0-5]$") then return true end
+  local body = t:match("^[!+%-](.*)$") or t
+  if #body == 0 or #body > 64 * 8 + 7 then return false end
+  for name in (body .. "+"):gmatch("([^+]*)%+") do
+    if #name == 0 or #name > 64 or not name:match(CIPHER_NAME) then return false end
+  end
+  return true
+end
+function _M.cipher_list(v)
+  if type(v) ~= "string" or #v == 0 or #v > 1024 then return false end
+  local n = 0
+  for t in (v .. ":"):gmatch("([^:]*):") do
+    n = n + 1
+    if n > 64 or not cipher_entry(t) then return false end
+  end
+  return true
+end
+
 function _M.certificates_body(body)
   if #body > 0 then return "the body must be a JSON object" end
   local cerr = client_auth_body(body)
@@ -446,6 +468,9 @@ function _M.certificates_body(body)
       if c.ocsp ~= nil then
         local err = ocsp_responder(c.ocsp)
         if err then return "certificate " .. id .. ": ocsp: " .. err end
+      end
+      if c.ciphers ~= nil and not _M.cipher_list(c.ciphers) then
+        return "certificate " .. id .. ": ciphers must be an OpenSSL cipher list (entries joined with \":\"), at most 1024 characters and 64 entries"
       end
     end
   end

@@ -202,4 +202,46 @@ do -- ssl-reject-handshake: names Portico serves get their certificate; any othe
   R.check("reject: refused names stay within the SNI cache bound", certs.cached_names() <= certs.NAME_CACHE_SIZE)
 end
 
+do -- ssl-ciphers: a host's cipher list travels with its certificate entry and is set on the connection
+  local T = mock.fresh()
+  local certs = require("portico.certs")
+  local D = string.rep("d", 64)
+  local strict = cert("exact")
+  strict.ciphers = "ECDHE-RSA-AES128-GCM-SHA256:!aNULL"
+  certs.apply({ [A] = strict, [B] = cert("exact"), [C] = cert("dflt") }, { ["a.example.com"] = A, ["b.example.com"] = B }, nil, C)
+  R.check("ciphers: the same certificate with a list is an entry of its own", certs.stored() == 3, certs.stored())
+  local function handshake(name)
+    T.sni, T.hello_sni, T.served, T.exited, T.tls_ciphers, T.tls_connection, T.tls_connection_prefix = name, name, nil, nil, nil, nil, nil
+    certs.hello()
+    certs.select()
+    return T.served
+  end
+  R.check("ciphers: the host's list is set on the connection with its certificate",
+    handshake("a.example.com") == pem("exact") and T.tls_ciphers == "ECDHE-RSA-AES128-GCM-SHA256:!aNULL", T.tls_ciphers)
+  R.check("ciphers: …and the client hello resumes only sessions of this certificate and list",
+    T.tls_connection == A:sub(1, 30) and T.tls_connection_prefix == "pk")
+  R.check("ciphers: a host without a list (same certificate) keeps nginx's list and session context",
+    handshake("b.example.com") == pem("exact") and T.tls_ciphers == nil and T.tls_connection == nil)
+  R.check("ciphers: an unknown name gets the default certificate and nginx's list",
+    handshake("nope.test") == pem("dflt") and T.tls_ciphers == nil and T.tls_connection == nil)
+  T.cipher_fail = true
+  handshake("a.example.com")
+  R.check("ciphers: a list OpenSSL refuses fails the handshake (never the ConfigMap's list instead), logged",
+    T.exited == T.ngx.ERROR and T.logged(T.ngx.ERR, "ssl%-ciphers for a.example.com"))
+  T.cipher_fail = nil
+  local validate = require("portico.validate")
+  local good = { cert = pem("x"), key = "-----BEGIN PRIVATE KEY-----\nQUJD\n-----END PRIVATE KEY-----\n", source = "ns/x" }
+  local function body(ciphers)
+    local c = { cert = good.cert, key = good.key, source = good.source, ciphers = ciphers }
+    return validate.certificates_body({ certificates = { [D] = c } })
+  end
+  R.check("validate: a cipher list of OpenSSL's syntax is accepted",
+    body("ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:!aNULL:+AES256:-RC4:@STRENGTH:@SECLEVEL=2:kRSA+AES128") == nil,
+    body("ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:!aNULL:+AES256:-RC4:@STRENGTH:@SECLEVEL=2:kRSA+AES128"))
+  R.check("validate: anything else in a cipher list is refused (space, ';', quote, newline, empty entry, too long, too many)",
+    body("HIGH ALL") ~= nil and body("HIGH;ssl_protocols SSLv3") ~= nil and body("'HIGH'") ~= nil and body("HIGH\nX") ~= nil
+    and body("HIGH::MEDIUM") ~= nil and body("") ~= nil and body(string.rep("A", 1025)) ~= nil
+    and body(string.rep("AES128-SHA:", 64) .. "HIGH") ~= nil and body("@SECLEVEL=9") ~= nil and body(5) ~= nil)
+end
+
 R.done()

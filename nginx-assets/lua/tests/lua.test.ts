@@ -37,6 +37,18 @@ test('Lua certs: one copy per certificate, sweep, SNI selection, bounded SNI cac
   run('certs_test.lua', [/ok - three hosts, one stored certificate/, /ok - a certificate no host uses any more is swept/, /ok - the SNI cache stays within its bound/, /ok - the other host keeps its certificate/, /ok - …names the hosts left without it, and applies the rest/, /ok - reject: an unknown name fails the handshake/, /ok - reject: a host with routes but no certificate gets the default/, /ok - reject off \(default\): an unknown name still gets the default certificate/]);
 });
 
+test('Lua certs, ssl-ciphers: the host\'s list set on the connection with its certificate, resumption tied to it, a refused list fails the handshake, the list validated', () => {
+  run('certs_test.lua', [
+    /ok - ciphers: the same certificate with a list is an entry of its own/,
+    /ok - ciphers: the host's list is set on the connection with its certificate/,
+    /ok - ciphers: …and the client hello resumes only sessions of this certificate and list/,
+    /ok - ciphers: a host without a list \(same certificate\) keeps nginx's list and session context/,
+    /ok - ciphers: a list OpenSSL refuses fails the handshake/,
+    /ok - validate: a cipher list of OpenSSL's syntax is accepted/,
+    /ok - validate: anything else in a cipher list is refused/,
+  ]);
+});
+
 test('Lua OCSP stapling: handshakes staple only what is kept and never fetch; fetches bounded per certificate and per minute; only validated answers kept until nextUpdate; only vetted addresses', () => {
   run('ocsp_test.lua', [/ok - ocsp: nextUpdate read from the answer/, /ok - ocsp: a fetch is scheduled, not run in the handshake/, /ok - ocsp: one fetch per certificate per back-off/, /ok - ocsp: the next handshake staples it/, /ok - ocsp: an answer that does not validate/, /ok - ocsp: never connects to loopback/, /ok - ocsp: fetches a minute are capped/, /ok - ocsp validate: loopback, link-local/]);
 });
@@ -263,6 +275,20 @@ test('Lua external-auth on the request\'s own host ($host in auth-url): the host
     /ok - own host: a route whose backend is another namespace's fails closed/,
     /ok - auth URL variables: filled from the request, percent-encoded/,
     /ok - check: own host with a host, a variable in the path, an unknown variable or a bad namespace is refused/,
+  ]);
+});
+
+test('Lua external-auth with auth-snippet: set / if / request-header statements shape the auth subrequest after auth-proxy-set-headers, the request is put back, the auth answer decides; check refuses what does not apply there', () => {
+  run('auth_snippet_test.lua', [
+    /ok - check: a valid auth snippet passes/,
+    /ok - auth snippet: the auth subrequest carries the snippet's headers/,
+    /ok - auth snippet: …after auth-proxy-set-headers/,
+    /ok - auth snippet: the proxied request is put back as the client sent it/,
+    /ok - auth snippet: the auth service's 403 \(decided on the snippet's header\) denies/,
+    /ok - auth snippet: an if block's set applies when its condition holds/,
+    /ok - auth snippet: a control character a client sent is percent-encoded/,
+    /ok - check: return, rewrite and response headers do not apply to the auth subrequest/,
+    /ok - check: the auth location's own URI and query variables are refused/,
   ]);
 });
 

@@ -176,7 +176,13 @@ function M.fresh(o)
   -- The TLS session's record of the client-certificate CA (tlsctx.lua uses OpenSSL through the FFI): T.tls_bound is
   -- what a request's connection was verified against; the handshake's calls are recorded.
   package.loaded["portico.tlsctx"] = {
-    set_connection = function(id) T.tls_connection = id; return true end,
+    set_connection = function(id, prefix) T.tls_connection = id; T.tls_connection_prefix = prefix; return true end,
+    -- ssl-ciphers: the list set on the connection (T.cipher_fail makes OpenSSL refuse it).
+    set_ciphers = function(list)
+      if T.cipher_fail then return nil, "OpenSSL matches no cipher in the list" end
+      T.tls_ciphers = list
+      return true
+    end,
     set_session = function(id) T.tls_session = id; return true end,
     get = function() return T.tls_bound end,
   }

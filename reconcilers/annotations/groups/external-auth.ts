@@ -4,7 +4,7 @@
 // ConfigMap's proxy timeouts. Every one of these is access control, so a value Portico cannot apply fails the
 // Ingress closed.
 import type { z } from 'zod';
-import type { PluginInstance } from '../../config/types.ts';
+import type { PluginInstance, SnippetStatement } from '../../config/types.ts';
 import { NGINX_PREFIX, row, type Closed, type ConfigMapReader, type Values } from '../group.ts';
 import { authHeaderValue, authHeaderListSchema, authMethodSchema, authUrlSchema, cacheDurationSchema, cacheKeySchema, DEFAULT_CACHE_TTL, redirectParamSchema, requestRedirectSchema, signinLocation, signinSchema, type AuthTarget, type AuthUrl, type Signin, type TemplatePart } from '../auth-url.ts';
 import { configMapRefSchema, ownNamespaceRef } from '../own-namespace.ts';
@@ -54,6 +54,11 @@ export interface ExternalAuthSpec {
   alwaysSetCookie: boolean;
   /** auth-proxy-set-headers: headers (lower-case names) set on the auth subrequest, from a ConfigMap. */
   proxySetHeaders?: { name: string; value: TemplatePart[] }[];
+  /**
+   * auth-snippet, compiled (annotations/snippets.ts, kind "auth") and allowed by the ConfigMap's switches: added by
+   * the translation's gate (translate/risk.ts), run on the subrequest's headers after proxySetHeaders.
+   */
+  snippet?: SnippetStatement[];
 }
 
 /** The settings of one external authentication, as the annotations or the ConfigMap give them. */
@@ -101,16 +106,11 @@ const AUTH_COMPANIONS = [
  * are reported and have no effect, as in ingress-nginx. (Invalid values never get here: parseAnnotations already
  * failed the Ingress closed for them, these being access control.)
  */
-export function externalAuthPlugin(v: Values<typeof rows> & { 'auth-snippet'?: string }): { plugin?: ExternalAuthPlugin; problems: string[]; closed: Closed[] } {
+export function externalAuthPlugin(v: Values<typeof rows>): { plugin?: ExternalAuthPlugin; problems: string[]; closed: Closed[] } {
   const url = v['auth-url'];
   if (url === undefined) {
     const stray = AUTH_COMPANIONS.filter((n) => v[n] !== undefined);
     return { problems: stray.length ? [`annotation ignored: ${stray.map((n) => `${NGINX_PREFIX}${n}`).join(', ')}: has no effect without ${NGINX_PREFIX}auth-url`] : [], closed: [] };
-  }
-  if (v['auth-snippet'] !== undefined) {
-    // Its directives would shape the auth subrequest (headers the auth service decides on): leaving them out
-    // could let through what ingress-nginx refused.
-    return { problems: [], closed: [{ annotation: `${NGINX_PREFIX}auth-snippet`, kind: 'external authentication with an auth-snippet, which Portico does not compile into the auth subrequest' }] };
   }
   const spec = authSpec({
     url,
@@ -245,6 +245,7 @@ export function externalAuthInstanceOf(spec: ExternalAuthSpec, name: string, t: 
       alwaysSetCookie: spec.alwaysSetCookie,
       timeouts: { connect: t.connect, send: t.send, read: t.read },
       ...(spec.proxySetHeaders?.length ? { setHeaders: spec.proxySetHeaders } : {}),
+      ...(spec.snippet?.length ? { snippet: spec.snippet } : {}),
     },
   };
   return { inst, auth: { target: spec.url.target, backendId, url: spec.url.url } };

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { duration, durationMs, port, serviceName, urlPath } from '../../../crds/schema/common.ts';
 import { definePlugin, headerList, lowerAll } from './plugin.ts';
+import type { SnippetStatement } from './snippet.ts';
 
 export type Instance = {
   type: 'external-auth';
@@ -63,6 +64,11 @@ export interface IngressNginxAuth {
   timeouts: { connect: number; send: number; read: number };
   /** auth-proxy-set-headers: headers set on the subrequest (lower-case names; values: text and any nginx variable). */
   setHeaders?: { name: string; value: AuthTemplatePart[] }[];
+  /**
+   * auth-snippet, compiled from its allowlist (reconcilers/annotations/snippets.ts, kind "auth"): set, if and the
+   * request-header directives, run on the subrequest's headers after setHeaders (snippet.lua's run_auth).
+   */
+  snippet?: SnippetStatement[];
 }
 
 export const externalAuthConfigSchema = z.strictObject({

@@ -47,11 +47,13 @@ export function certificateId(c: Certificate): string {
   const h = createHash('sha256').update(c.cert).update('\0').update(c.key);
   // The OCSP responder is stored with the certificate: another responder (address) is another entry.
   if (c.ocsp) h.update('\0').update(JSON.stringify([c.ocsp.host, c.ocsp.address, c.ocsp.port, c.ocsp.path]));
+  // So is a host's cipher list (ssl-ciphers): the same certificate with another list is another entry.
+  if (c.ciphers) h.update('\0ciphers\0').update(c.ciphers);
   return h.digest('hex');
 }
 
 export interface CertificateBody {
-  certificates: Record<string, { cert: string; key: string; source: string; ocsp?: OcspResponder }>;
+  certificates: Record<string, { cert: string; key: string; source: string; ocsp?: OcspResponder; ciphers?: string }>;
   hosts: Record<string, string>;
   remove: string[];
   default?: string | null;
@@ -66,7 +68,7 @@ export function certificateBody(c: DataDelta['certificates'], clientAuth?: DataD
   const body: CertificateBody = { certificates: {}, hosts: {}, remove: c.remove };
   const add = (x: Certificate): string => {
     const id = certificateId(x);
-    body.certificates[id] ??= { cert: x.cert, key: x.key, source: x.source, ...(x.ocsp ? { ocsp: x.ocsp } : {}) };
+    body.certificates[id] ??= { cert: x.cert, key: x.key, source: x.source, ...(x.ocsp ? { ocsp: x.ocsp } : {}), ...(x.ciphers ? { ciphers: x.ciphers } : {}) };
     return id;
   };
   for (const [host, x] of Object.entries(c.upsert)) body.hosts[host] = add(x);

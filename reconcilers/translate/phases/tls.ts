@@ -2,6 +2,7 @@
 import { secretNs } from '../objects.ts';
 import { hostOrder } from '../claims.ts';
 import { type Draft, describe } from '../draft.ts';
+import { ingressRef } from '../objects.ts';
 
 /** Who configures TLS for each host: the oldest object naming it (a younger one with another Secret gets TLSConflict). */
 export function chooseTlsOwners(d: Draft): void {
@@ -50,6 +51,53 @@ export function loadCertificates(d: Draft): void {
         memo?.certificates.set(m, c);
       }
       certificates[h] = c;
+    }
+  }
+}
+
+/**
+ * ssl-ciphers (ingress-nginx: ssl_ciphers in the server block of each host of the Ingress's rules): the cipher list
+ * goes with the host's certificate, which the handshake sets per connection (certs.lua). On a host several Ingresses
+ * set it for, the oldest one's applies, as ingress-nginx keeps the first; the others get SSLCiphersConflict. Only an
+ * Ingress of the namespace whose Ingress configures the host's TLS changes its handshake (one namespace never changes
+ * another's traffic); a host without a certificate of its own is served the default certificate with the ConfigMap's
+ * list. Both are said in an SSLCiphersIgnored Warning. Runs before the server-alias and from-to-www phases, which give
+ * their names the host's certificate (and so its list).
+ */
+export function applySslCiphers(d: Draft): void {
+  const { served, warn, certificates, passthrough, tlsHosts } = d;
+  const chosen = new Map<string, { ref: string; ciphers: string }>();
+  for (const ing of served) {
+    const ciphers = ing.annotations['ssl-ciphers'];
+    if (ciphers === undefined) continue;
+    const iref = ingressRef(ing.key);
+    const hosts = [...new Set(ing.rules.map((r) => r.host).filter((h): h is string => !!h))];
+    if (!hosts.length) {
+      warn(iref, 'SSLCiphersIgnored', 'ssl-ciphers: the Ingress has no rule with a host (a TLS handshake picks its cipher list by server name); the ConfigMap\'s ssl-ciphers apply');
+      continue;
+    }
+    for (const h of hosts) {
+      if (passthrough.has(h)) {
+        warn(iref, 'SSLCiphersIgnored', `ssl-ciphers for host ${h}: its TLS is passed through to the backend (ssl-passthrough), which chooses the ciphers`);
+        continue;
+      }
+      const tlsOwner = tlsHosts.get(h);
+      const c = certificates[h];
+      if (!c || !tlsOwner?.secretKey) {
+        warn(iref, 'SSLCiphersIgnored', `ssl-ciphers for host ${h}: the host has no certificate of its own (no TLS section with a usable Secret), so its handshake is the default certificate's, with the ConfigMap's ssl-ciphers`);
+        continue;
+      }
+      if (tlsOwner.ref.split('/')[1] !== ing.namespace) {
+        warn(iref, 'SSLCiphersIgnored', `ssl-ciphers for host ${h}: its TLS is configured by an Ingress of another namespace, whose handshake namespace ${ing.namespace} does not change`);
+        continue;
+      }
+      const prev = chosen.get(h);
+      if (prev) {
+        if (prev.ciphers !== ciphers) warn(iref, 'SSLCiphersConflict', `ssl-ciphers for host ${h}: ${describe(prev.ref)} (older) sets another list for it; that one applies`);
+        continue;
+      }
+      chosen.set(h, { ref: iref, ciphers });
+      certificates[h] = { ...c, ciphers };
     }
   }
 }

@@ -20,6 +20,9 @@
 --     Set-Cookie added to the answer (200, 201, 204, 206, 301-304, 307, 308, or any with alwaysSetCookie);
 --   - 401 → 401 with the auth service's WWW-Authenticate, or with auth-signin a 302 to it (rd = the request's own
 --     URL) carrying the Set-Cookie; 403 → 403; anything else, a timeout or an error → 500 (the reason logged);
+--   - auth-snippet (ingressNginx.snippet, compiled by the controller): its set / if / request-header statements run
+--     (snippet.lua's run_auth) on the headers the subrequest copies, after auth-proxy-set-headers, and are put back
+--     with the others;
 --   - auth-cache-key: answers kept in the shared dict portico_auth_cache per plugin, host and key, for the seconds
 --     auth-cache-duration gives their status — except, as with nginx's proxy_cache, answers with Set-Cookie,
 --     Cache-Control no-store / no-cache / private / max-age=0, or Vary: *.
@@ -303,6 +306,9 @@ local function prepare_nginx(self)
   if set then
     for i = 1, #set do change(set[i].name, eval(set[i].value, control_safe)) end
   end
+  -- auth-snippet, compiled (set, if, proxy_set_header, more_set/clear_input_headers): after those, as ingress-nginx
+  -- pastes it after them into the auth location.
+  if self.snippet then require("portico.plugins.snippet").run_auth(self.snippet, change) end
   return saved
 end
 
@@ -409,6 +415,7 @@ local function new_nginx(conf, n)
     explicit_method = n.method ~= nil,
     redirect = n.requestRedirect,
     set_headers = n.setHeaders,
+    snippet = n.snippet,
     signin = n.signin,
     always = n.alwaysSetCookie == true,
     cache_key = n.cache and n.cache.key,
@@ -554,6 +561,10 @@ local function ingress_nginx_auth(n)
       if type(h) ~= "table" or not str(h.name, 64, "^[a-z0-9-]+$") or AUTH_HEADER_REFUSED[h.name] then return "invalid ingressNginx.setHeaders name" end
       if not header_template(h.value) then return "invalid ingressNginx.setHeaders value" end
     end
+  end
+  if n.snippet ~= nil then
+    local err = require("portico.plugins.snippet").check_auth(n.snippet)
+    if err then return "ingressNginx.snippet: " .. err end
   end
 end
 

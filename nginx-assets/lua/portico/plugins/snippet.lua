@@ -229,7 +229,14 @@ end
 local HOST = "^[%w.-]+$"
 local HOST_PORT = "^[%w.-]+:%d+$"
 
-local function request_headers(ops, st)
+local function set_request_header(name, v)
+  if v == nil then ngx.req.clear_header(name) else ngx.req.set_header(name, v) end
+end
+
+-- The request-header directives, through `set(name, value or nil)` (the request's own headers by default; the
+-- auth subrequest's, which external-auth puts back afterwards, for an auth-snippet).
+local function request_headers(ops, st, set)
+  set = set or set_request_header
   local ctype = content_type(ngx.var.content_type)
   for _, op in ipairs(ops) do
     if type_ok(op, ctype) then
@@ -238,10 +245,10 @@ local function request_headers(ops, st)
         if name:sub(-1) == "*" then
           local prefix = name:sub(1, -2):lower()
           for h in pairs(ngx.req.get_headers(0, true)) do
-            if h:lower():sub(1, #prefix) == prefix then ngx.req.clear_header(h) end
+            if h:lower():sub(1, #prefix) == prefix then set(h, nil) end
           end
         else
-          ngx.req.clear_header(name)
+          set(name, nil)
         end
       else
         local v = eval(op.value, st)
@@ -253,7 +260,7 @@ local function request_headers(ops, st)
             util.log_every("snippet-host", ngx.WARN, "portico: snippet: proxy_set_header Host value is not a host name; not set")
           end
         elseif not op.replaceOnly or ngx.var[util.header_var(name)] ~= nil then
-          if v == "" then ngx.req.clear_header(name) else ngx.req.set_header(name, header_value(v)) end
+          if v == "" then set(name, nil) else set(name, header_value(v)) end
         end
       end
     end
@@ -366,6 +373,16 @@ local function access(self)
   request_headers(st.req, st)
   if #list > 0 then keep(list) end
   return false
+end
+
+-- auth-snippet (ingress-nginx pastes it into the auth subrequest's location): its statements (set, if and the
+-- request-header directives only: check_auth) run just before external-auth's subrequest, and its headers are set
+-- through `set(name, value or nil)` on the headers the subrequest copies.
+function _M.run_auth(list, set)
+  local st = { vars = {}, resp = {}, req = {} }
+  declare(list, st)
+  run(list, st)
+  request_headers(st.req, st, set)
 end
 
 local function header_filter()
@@ -522,6 +539,43 @@ local function snippet_block(list, depth, count)
       return at .. "unknown op " .. cjson.encode(tostring(op):sub(1, 20))
     end
   end
+end
+
+-- What an auth-snippet may hold beyond snippet_block's rules (reconcilers/annotations/snippets.ts, kind "auth"):
+-- set, if and request headers only, Host never set, and not the auth location's own URI or query variables.
+local AUTH_OPS = { set = true, ["if"] = true, request = true }
+local AUTH_LOCATION_VARS = { uri = true, document_uri = true, args = true, query_string = true, is_args = true }
+local function auth_value(v)
+  if v == nil then return true end
+  for _, p in ipairs(v) do
+    if type(p) == "table" and p.v ~= nil and (AUTH_LOCATION_VARS[p.v] or p.v:match("^arg_")) then return false end
+  end
+  return true
+end
+local function auth_block(list)
+  for i, s in ipairs(list) do
+    local at = "statement " .. i .. ": "
+    if not AUTH_OPS[s.op] then return at .. s.op .. " does not apply to the auth subrequest" end
+    if s.op == "request" then
+      local l = s.name:lower()
+      if l == "host" or l == "proxy-connection" then return at .. "header " .. s.name .. " cannot be set on the auth subrequest" end
+    end
+    local c = s.cond or {}
+    if not (auth_value(s.value) and auth_value(c.value) and auth_value(c.left) and auth_value(c.right)) then
+      return at .. "reads a variable of the auth location's own URI or query"
+    end
+    if s.op == "if" then
+      local err = auth_block(s.body)
+      if err then return at .. err end
+    end
+  end
+end
+
+-- An auth-snippet (external-auth's ingressNginx.snippet): nil when valid, else a message.
+function _M.check_auth(list)
+  local err = snippet_block(list, 0, { 0 })
+  if err then return err end
+  return auth_block(list)
 end
 
 -- The snippet fields of a PluginInstance (reconcilers/config/types.ts): nil when valid, else a message.
