@@ -123,7 +123,7 @@ describe('an ingress-nginx setup applied as is', () => {
       await until(`${name} status`, async () => {
         const ing = await admin().request<{ status?: { loadBalancer?: { ingress?: { ip?: string }[] } } }>('GET', `/apis/networking.k8s.io/v1/namespaces/${NS}/ingresses/${name}`);
         return JSON.stringify(ing.status?.loadBalancer?.ingress ?? []) === JSON.stringify([{ ip: svc.spec.clusterIP }]);
-      });
+      }, 60_000, 200); // the first status write waits for the leader Lease
     }
   });
 
