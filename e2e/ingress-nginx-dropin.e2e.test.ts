@@ -136,6 +136,9 @@ describe('an ingress-nginx setup applied as is', () => {
     assert.equal(s.json().pod, 'web-1');
     assert.equal(s.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains');
     assert.equal(r.headers['strict-transport-security'], undefined, 'not on plain HTTP');
+    // DIFFERENCE: server-tokens "false" makes ingress-nginx remove the Server header (more_clear_headers Server);
+    // Portico's nginx has no headers-more module and only drops the version.
+    assert.equal(s.headers.server, 'nginx');
   });
 
   test('use-forwarded-headers: X-Forwarded-Proto https from the trusted load balancer is not redirected', async () => {
