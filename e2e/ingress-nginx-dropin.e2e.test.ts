@@ -6,10 +6,10 @@
 // default backend) and every request is answered as ingress-nginx documents it: status, Location, headers, and which
 // backend pod answered. `portico migrate` on the same files reports every Ingress ready to move as is (exit 0).
 //
-// The pods behind the Services are the harness's echo pods (labelled as the Services select). oauth2-proxy is
-// stood in for by an echo pod that answers 401 (not signed in) unless the request carries X-Echo-Status: 200, which
-// plays the signed-in session cookie: the real oauth2-proxy runs in reconcilers/nginx-driver/nginx/
-// oauth2-proxy.nginx.test.ts, outside this harness's pod network.
+// The pods behind the Services are the harness's echo pods (labelled as the Services select), except oauth2-proxy:
+// the real one (e2e/oauth2-proxy/build.sh, v7.15.6 from its Go module, nothing patched) listens on its pod's address
+// in the harness's pod network namespace and signs users in from an htpasswd file (no identity provider is ever
+// contacted; the Google provider it is configured with only names where /oauth2/start redirects).
 //
 // Where Portico answers differently from ingress-nginx, the test says so by name (DIFFERENCE below) and asserts what
 // Portico does, so the difference stays visible.
@@ -18,13 +18,15 @@
 // interrupted run is removed first. Ports: Portico 54880-54883, the TCP service 54886.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { admin, ensureCluster, kubectl, ROOT } from './harness/cluster.ts';
-import { addPod, deleteNamespace } from './harness/pods.ts';
+import { addPod, deleteNamespace, stopListenerOnly } from './harness/pods.ts';
 import { request, until, type Reply } from './harness/http.ts';
 import { startPortico, type RunningPortico } from './harness/portico.ts';
 import { tcp } from '../reconcilers/nginx-driver/nginx/stream-client.test-helpers.ts';
@@ -36,6 +38,11 @@ const NS = 'dropin';
 const FIXTURES = path.join(ROOT, 'e2e/testdata/dropin');
 const RUN = Date.now().toString(36);
 let p: RunningPortico;
+let oauth2: ChildProcess | undefined;
+const oauth2Log: string[] = [];
+const tmp = mkdtempSync(path.join(tmpdir(), 'portico-dropin-'));
+const POD_NETNS = 'portico-pods'; // e2e/controlplane/env.sh NETNS
+const HOST_VETH = '198.19.255.1'; // the root namespace's end of the pod network (env.sh HOST_ADDR): nginx's source address
 
 type Seen = { pod: string; path: string; host: string; headers: Record<string, string>; tls?: { protocol: string } };
 const get = (host: string, p0: string, headers: Record<string, string> = {}, o: { method?: string; body?: Buffer } = {}): Promise<Reply> =>
@@ -71,7 +78,17 @@ before(async () => {
   const plain = ['web', 'api', 'api-v2', 'checkout', 'checkout-v2', 'search', 'search-v2', 'legacy', 'docs', 'reports', 'uploads', 'cors-api', 'staff', 'dashboard', 'snippets', 'ratelimited', 'error-pages', 'admin', 'status'];
   for (const app of plain) await addPod(NS, `${app}-1`, { labels: { app } });
   for (const app of ['sticky', 'hashed']) for (const i of [1, 2]) await addPod(NS, `${app}-${i}`, { labels: { app } });
-  await addPod(NS, 'oauth2-proxy-1', { labels: { app: 'oauth2-proxy' }, status: 401 });
+  // oauth2-proxy-1: the pod's address, with the real oauth2-proxy listening on it instead of the echo backend.
+  const oauth2Ip = await addPod(NS, 'oauth2-proxy-1', { labels: { app: 'oauth2-proxy' } });
+  await stopListenerOnly(NS, 'oauth2-proxy-1');
+  execFileSync('bash', [path.join(ROOT, 'e2e/oauth2-proxy/build.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const bin = execFileSync('bash', [path.join(ROOT, 'e2e/oauth2-proxy/build.sh'), 'path'], { encoding: 'utf8' }).trim();
+  writeFileSync(path.join(tmp, 'htpasswd'), `alice:{SHA}${createHash('sha1').update('wonderland').digest('base64')}\n`);
+  oauth2 = spawn('ip', ['netns', 'exec', POD_NETNS, bin,
+    `--http-address=${oauth2Ip}:8080`, '--provider=google', '--client-id=portico-dropin', '--client-secret=never-used',
+    '--cookie-secret=0123456789abcdef0123456789abcdef', '--cookie-secure=false', '--email-domain=*', `--htpasswd-file=${path.join(tmp, 'htpasswd')}`,
+    '--upstream=static://202', '--set-xauthrequest', '--reverse-proxy', `--trusted-proxy-ip=${HOST_VETH}/32`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const out of [oauth2.stdout, oauth2.stderr]) out?.on('data', (c: Buffer) => oauth2Log.push(...c.toString().split('\n').filter(Boolean)));
   await addPod(NS, 'flaky-1', { labels: { app: 'flaky' }, status: 503 });
   await addPod(NS, 'default-backend-1', { labels: { 'app.kubernetes.io/component': 'default-backend' }, status: 404 });
   await addPod(NS, 'postgres-1', { labels: { app: 'postgres' }, tcpPort: 5432 });
@@ -94,9 +111,13 @@ before(async () => {
     ['uploads.example.com', 'uploads-1'], ['api.example.com', 'cors-api-1'], ['www.example.com', 'snippets-1'], ['rates.example.com', 'ratelimited-1'], ['legacy.example.com', 'legacy-1']];
   for (const [host, want] of hosts) await until(`${host} served by ${want}`, async () => (await get(host, host === 'legacy.example.com' ? '/app1' : '/')).json<Seen>().pod === want, 60_000);
   await until('shop served over HTTPS', async () => (await secure('shop.example.com', '/')).status === 200, 30_000);
+  await until('oauth2-proxy answers through Portico', async () => (await get('dashboard.example.com', '/oauth2/auth')).status === 401, 30_000)
+    .catch((e: unknown) => { throw new Error(`${String(e)}\noauth2-proxy:\n${oauth2Log.slice(-20).join('\n')}`); });
 });
 
 after(async () => {
+  oauth2?.kill();
+  rmSync(tmp, { recursive: true, force: true });
   await p?.stop();
   await deleteNamespace(NS);
   try {
@@ -227,14 +248,25 @@ describe('an ingress-nginx setup applied as is', () => {
     assert.deepEqual([ok.status, ok.json<Seen>().pod], [200, 'staff-1']);
   });
 
-  test('auth-url / auth-signin on $host (the oauth2-proxy pattern): signed out → 302 to /oauth2/start with rd; signed in → the dashboard', async () => {
-    const out = await until('sign-in redirect', async () => { const x = await get('dashboard.example.com', '/reports?q=1'); return x.status === 302 && x; });
+  test('auth-url / auth-signin on $host with the real oauth2-proxy: signed out → 302 to /oauth2/start with rd; signed in → the dashboard with oauth2-proxy\'s user', async () => {
+    const out = await get('dashboard.example.com', '/reports?q=1');
+    assert.equal(out.status, 302);
     assert.equal(out.headers.location, 'https://dashboard.example.com/oauth2/start?rd=%2Freports%3Fq%3D1');
+    // /oauth2 is oauth2-proxy's own Ingress, not authenticated: /oauth2/start sends the browser to the provider.
     const start = await get('dashboard.example.com', '/oauth2/start?rd=%2Freports');
-    assert.deepEqual([start.status, start.json<Seen>().pod], [401, 'oauth2-proxy-1'], '/oauth2 is oauth2-proxy\'s own, unauthenticated');
-    // X-Echo-Status: 200 makes the stand-in oauth2-proxy answer /oauth2/auth with 200, as for a valid session.
-    const inside = await get('dashboard.example.com', '/reports?q=1', { 'x-echo-status': '200' });
-    assert.deepEqual([inside.status, inside.json<Seen>().pod, inside.json<Seen>().path], [200, 'dashboard-1', '/reports?q=1']);
+    assert.equal(start.status, 302);
+    assert.match(String(start.headers.location), /^https:\/\/accounts\.google\.com\/o\/oauth2\/auth\?.*redirect_uri=http%3A%2F%2Fdashboard\.example\.com%2Foauth2%2Fcallback/);
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const signIn = await get('dashboard.example.com', '/oauth2/sign_in', form, { method: 'POST', body: Buffer.from('username=alice&password=wonderland&rd=%2Freports') });
+    assert.equal(signIn.status, 302, signIn.body);
+    assert.equal(signIn.headers.location, '/reports');
+    const cookie = (signIn.headers['set-cookie'] ?? []).find((c) => c.startsWith('_oauth2_proxy='))?.split(';')[0];
+    assert.ok(cookie, 'oauth2-proxy set its session cookie');
+    const inside = await get('dashboard.example.com', '/reports?q=1', { cookie, 'x-auth-request-user': 'mallory' });
+    assert.equal(inside.status, 200);
+    const seen = inside.json<Seen>();
+    assert.deepEqual([seen.pod, seen.path, seen.headers['x-auth-request-user']], ['dashboard-1', '/reports?q=1', 'alice'], 'auth-response-headers: oauth2-proxy\'s user replaces a forged one');
+    assert.equal((await get('dashboard.example.com', '/reports', { cookie: '_oauth2_proxy=forged' })).status, 302, 'a forged session is signed out');
   });
 
   test('whitelist-source-range with use-forwarded-headers / proxy-real-ip-cidr: the client address is the trusted X-Forwarded-For', async () => {
