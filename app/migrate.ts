@@ -112,6 +112,7 @@ export interface Report {
 /** ConfigMap keys Portico reads with a meaning that differs from ingress-nginx's (one line each). */
 export const CONFIG_DIFFERENCES: Partial<Record<keyof typeof CONFIG_KEYS, string>> = {
   'proxy-real-ip-cidr': 'with use-forwarded-headers, X-Forwarded-Proto/-Host/-Port are taken only from these peers too (ingress-nginx takes them from any peer); an empty value trusts nobody',
+  'server-tokens': '"false" (the default) leaves "Server: nginx" without the version; ingress-nginx removes the Server header altogether',
   'limit-req-status-code': 'applies to the limit-rps / limit-rpm annotations only (Plugin objects set their own status)',
   'global-rate-limit-status-code': 'refusals also carry Retry-After; the counters are in Redis (global-rate-limit-redis-*), not memcached',
   'lua-shared-dicts': 'only configuration_data and certificate_data are sized (Portico has no other zones)',

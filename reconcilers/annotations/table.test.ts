@@ -11,8 +11,8 @@ import { parseAnnotations } from './parse.ts';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
- * Every `nginx.ingress.kubernetes.io/*` annotation ingress-nginx documents: the 135 of its annotations-risk.md
- * (generated from its code) and the older names its annotations.md still lists — whitelist-source-range and
+ * Every `nginx.ingress.kubernetes.io/*` annotation ingress-nginx documents: the 136 of its annotations-risk.md (v1.15.1,
+ * generated from its code) and the older names its annotations.md still lists — whitelist-source-range and
  * limit-whitelist (aliases), global-rate-limit*, opentracing and influxdb (since removed from ingress-nginx).
  */
 const INGRESS_NGINX = [
@@ -37,18 +37,18 @@ const INGRESS_NGINX = [
   'modsecurity-snippet', 'modsecurity-transaction-id', 'opentelemetry-operation-name',
   'opentelemetry-trust-incoming-span', 'opentracing-trust-incoming-span', 'permanent-redirect',
   'permanent-redirect-code', 'preserve-trailing-slash', 'proxy-body-size', 'proxy-buffer-size', 'proxy-buffering',
-  'proxy-buffers-number', 'proxy-connect-timeout', 'proxy-cookie-domain', 'proxy-cookie-path', 'proxy-http-version',
-  'proxy-max-temp-file-size', 'proxy-next-upstream', 'proxy-next-upstream-timeout', 'proxy-next-upstream-tries',
-  'proxy-read-timeout', 'proxy-redirect-from', 'proxy-redirect-to', 'proxy-request-buffering', 'proxy-send-timeout',
-  'proxy-ssl-ciphers', 'proxy-ssl-name', 'proxy-ssl-protocols', 'proxy-ssl-secret', 'proxy-ssl-server-name',
-  'proxy-ssl-verify', 'proxy-ssl-verify-depth', 'rewrite-target', 'satisfy', 'server-alias', 'server-snippet',
-  'service-upstream', 'session-cookie-change-on-failure', 'session-cookie-conditional-samesite-none',
-  'session-cookie-domain', 'session-cookie-expires', 'session-cookie-max-age', 'session-cookie-name',
-  'session-cookie-partitioned', 'session-cookie-path', 'session-cookie-samesite', 'session-cookie-secure',
-  'ssl-ciphers', 'ssl-passthrough', 'ssl-prefer-server-ciphers', 'ssl-redirect', 'stream-snippet',
-  'temporal-redirect', 'temporal-redirect-code', 'upstream-hash-by', 'upstream-hash-by-subset',
-  'upstream-hash-by-subset-size', 'upstream-vhost', 'use-port-in-redirects', 'use-regex', 'whitelist-source-range',
-  'x-forwarded-prefix',
+  'proxy-buffers-number', 'proxy-busy-buffers-size', 'proxy-connect-timeout', 'proxy-cookie-domain',
+  'proxy-cookie-path', 'proxy-http-version', 'proxy-max-temp-file-size', 'proxy-next-upstream',
+  'proxy-next-upstream-timeout', 'proxy-next-upstream-tries', 'proxy-read-timeout', 'proxy-redirect-from',
+  'proxy-redirect-to', 'proxy-request-buffering', 'proxy-send-timeout', 'proxy-ssl-ciphers', 'proxy-ssl-name',
+  'proxy-ssl-protocols', 'proxy-ssl-secret', 'proxy-ssl-server-name', 'proxy-ssl-verify', 'proxy-ssl-verify-depth',
+  'relative-redirects', 'rewrite-target', 'satisfy', 'server-alias', 'server-snippet', 'service-upstream',
+  'session-cookie-change-on-failure', 'session-cookie-conditional-samesite-none', 'session-cookie-domain',
+  'session-cookie-expires', 'session-cookie-max-age', 'session-cookie-name', 'session-cookie-path',
+  'session-cookie-samesite', 'session-cookie-secure', 'ssl-ciphers', 'ssl-passthrough', 'ssl-prefer-server-ciphers',
+  'ssl-redirect', 'stream-snippet', 'temporal-redirect', 'temporal-redirect-code', 'upstream-hash-by',
+  'upstream-hash-by-subset', 'upstream-hash-by-subset-size', 'upstream-vhost', 'use-port-in-redirects', 'use-regex',
+  'whitelist-source-range', 'x-forwarded-prefix',
 ];
 
 /** ingress-nginx's risk level per annotation (annotations-risk.md). */
@@ -62,11 +62,13 @@ const RISK_TABLE: Record<string, string> = {
     enable-global-auth enable-modsecurity enable-opentelemetry enable-owasp-core-rules enable-rewrite-log
     from-to-www-redirect http2-push-preload limit-allowlist limit-burst-multiplier limit-connections limit-rate
     limit-rate-after limit-rpm limit-rps load-balance mirror-request-body opentelemetry-trust-incoming-span
-    permanent-redirect-code proxy-buffer-size proxy-buffering proxy-buffers-number proxy-connect-timeout
+    permanent-redirect-code proxy-buffer-size proxy-buffering proxy-buffers-number proxy-busy-buffers-size
+    proxy-connect-timeout
     proxy-http-version proxy-max-temp-file-size proxy-next-upstream-timeout proxy-next-upstream-tries
-    proxy-read-timeout proxy-request-buffering proxy-send-timeout proxy-ssl-protocols proxy-ssl-server-name
+    proxy-read-timeout proxy-request-buffering proxy-send-timeout relative-redirects proxy-ssl-protocols
+    proxy-ssl-server-name
     proxy-ssl-verify proxy-ssl-verify-depth satisfy service-upstream session-cookie-change-on-failure
-    session-cookie-conditional-samesite-none session-cookie-partitioned session-cookie-samesite
+    session-cookie-conditional-samesite-none session-cookie-samesite
     session-cookie-secure ssl-ciphers ssl-passthrough ssl-prefer-server-ciphers ssl-redirect temporal-redirect-code
     upstream-hash-by-subset upstream-hash-by-subset-size upstream-vhost use-port-in-redirects use-regex`,
   Medium: `
@@ -92,7 +94,7 @@ test('the table has a row for every ingress-nginx annotation, and no other ingre
   assert.equal(new Set(INGRESS_NGINX).size, INGRESS_NGINX.length);
   const ours = Object.entries(CATALOGUE).filter(([, r]) => r.origin === 'ingress-nginx').map(([n]) => n).sort();
   assert.deepEqual(ours, [...INGRESS_NGINX].sort());
-  assert.equal(riskOf.size, 135);
+  assert.equal(riskOf.size, 136);
   for (const n of riskOf.keys()) assert.ok(INGRESS_NGINX.includes(n), n);
 });
 

@@ -481,7 +481,7 @@ export const CONFIG_KEYS = {
   'upstream-keepalive-timeout': key('upstreamKeepaliveTimeoutSeconds', secondsSchema, T.upstreamKeepaliveTimeoutSeconds, 'How long an idle backend connection is kept (s)'),
   'upstream-keepalive-requests': key('upstreamKeepaliveRequests', intSchema(1, 10_000_000), T.upstreamKeepaliveRequests, 'Requests per backend keep-alive connection'),
   // Responses and logs.
-  'server-tokens': key('serverTokens', boolSchema, T.serverTokens, 'Send the nginx version in the Server header and error pages'),
+  'server-tokens': key('serverTokens', boolSchema, T.serverTokens, 'Send the nginx version in the Server header and error pages; "false" leaves "Server: nginx" (ingress-nginx then removes the Server header)'),
   'use-gzip': key('useGzip', boolSchema, T.useGzip, 'Compress responses of the gzip-types (and text/html) with gzip'),
   'gzip-level': key('gzipLevel', intSchema(1, 9), T.gzipLevel, 'gzip compression level (1-9)'),
   'gzip-min-length': key('gzipMinLength', intSchema(0, 1_000_000_000), T.gzipMinLength, 'Smallest response compressed (bytes, from Content-Length)'),

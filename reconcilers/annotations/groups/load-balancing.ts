@@ -47,7 +47,7 @@ export const rows = {
   'session-cookie-secure': row(boolSchema, 'backend', 'low', '"true": the affinity cookie is marked Secure on every request (by default only on HTTPS requests)'),
   'session-cookie-expires': row(intSchema(0, 315360000), 'backend', 'medium', 'Expires attribute of the affinity cookie, this many seconds from when it is set (default: none)'),
   'session-cookie-change-on-failure': row(boolSchema, 'backend', 'low', '"true": when the request is retried on another endpoint, the affinity cookie is reissued for it (balanced mode: a new key; persistent: the new endpoint); default false keeps the cookie'),
-  'session-cookie-partitioned': row(boolSchema, 'backend', 'low', '"true": the affinity cookie is marked Partitioned (CHIPS); browsers accept that only with Secure, so the cookie is then marked Secure too'),
+  'session-cookie-partitioned': row(boolSchema, 'backend', 'low', '"true": the affinity cookie is marked Partitioned (CHIPS); browsers accept that only with Secure, so the cookie is then marked Secure too (proposed to ingress-nginx, in none of its releases)', { origin: 'portico' }),
   'service-upstream': row(boolSchema, 'backend', 'low', '"true": the backend is the Service\'s cluster IP and port (one endpoint, kube-proxy balances) instead of its endpoints; ignored with a Warning for ExternalName and headless Services, and when an Upstream object sets the Service port\'s balancing'),
 };
 

@@ -2,7 +2,7 @@
 // Set-Cookie and Location rewrites, retries (proxy-next-upstream*). Directive-profile settings: the translation
 // (translate/profiles.ts profileOf) turns them into a named location in nginx.conf.
 import { z } from 'zod';
-import { row } from '../group.ts';
+import { refused, row } from '../group.ts';
 import { intSchema, secondsSchema, sizeSchema } from '../../values/safe.ts';
 
 // ---- directive-profile settings (translate.ts profileOf → a named location in nginx.conf) ---------------------------
@@ -72,6 +72,7 @@ export const rows = {
   'proxy-buffering': row(onOffAnnotationSchema, 'location', 'low', '"on": buffer the backend\'s response (proxy_buffering); "off" passes it on as it arrives. Default: ConfigMap proxy-buffering (off)'),
   'proxy-buffer-size': row(boundedSizeSchema(1024, 16 * 1024 * 1024), 'location', 'low', 'Buffer for the first part of the response (its headers), and the size of each of proxy-buffers-number buffers (1k to 16m). Default: ConfigMap proxy-buffer-size (4k)'),
   'proxy-buffers-number': row(intSchema(4, 1024), 'location', 'low', 'Number of response buffers (proxy_buffers, 4 to 1024). Default: ConfigMap proxy-buffers-number (4)', { difference: 'at least 4: fewer make nginx refuse the configuration with the default busy-buffers size' }),
+  'proxy-busy-buffers-size': refused('location', 'low', 'not applied per Ingress: set the ConfigMap\'s proxy-busy-buffers-size (nginx refuses a busy size that does not fit a path\'s buffers, so a per-Ingress value needs checking against them first)'),
   'proxy-max-temp-file-size': row(boundedSizeSchema(0, 64 * 1024 * 1024 * 1024), 'location', 'low', 'Largest temporary file a buffered response may spill to (proxy_max_temp_file_size, default 1024m); 0 = none. A value below proxy-buffer-size is raised to it (nginx refuses a smaller one)'),
   'proxy-request-buffering': row(onOffAnnotationSchema, 'location', 'low', '"on": read the whole request body before proxying (proxy_request_buffering); "off": stream it. Default: ConfigMap proxy-request-buffering (on)'),
   'proxy-http-version': row(z.string().trim().refine((v) => v === '1.0' || v === '1.1', { message: 'expected "1.0" or "1.1"' }), 'location', 'low', 'HTTP version spoken to the backend (proxy_http_version): 1.1 (default) or 1.0'),
