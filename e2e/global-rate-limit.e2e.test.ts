@@ -6,7 +6,11 @@
 // (Two nginx sharing one Redis, concurrency and Redis going down: reconcilers/nginx-driver/nginx/
 // global-rate-limit.nginx.test.ts.)
 //
-// Isolation: an IngressClass, namespace, ConfigMap and hosts of this run; Portico on ports 31915-31918, Redis on 31919.
+// Two Portico replicas (two in-process controllers, each with its own nginx) serve the same Ingresses and count into
+// the one Redis: a limit holds across them, as the annotation promises (with ingress-nginx's memcached, and here).
+//
+// Isolation: an IngressClass, namespace, ConfigMap and hosts of this run; Portico on ports 31915-31918 and (the second
+// replica) 31910-31913, Redis on 31919.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admin, ensureCluster, ownIngressClass, uniqueNamespace } from './harness/cluster.ts';
@@ -17,6 +21,7 @@ import { eventsAbout } from './harness/objects.ts';
 import { redisCommand as command, startRedis, type TestRedis } from '../reconcilers/nginx-driver/nginx/redis.test-helpers.ts';
 
 let p: RunningPortico;
+let p2: RunningPortico;
 let ns: string;
 let redis: TestRedis | undefined;
 const REDIS_PORT = 31919;
@@ -46,7 +51,9 @@ before(async () => {
   removeClass = cls.remove;
   await admin().request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'portico' }, data: REDIS_KEYS } });
   p = await startPortico(31915, [...cls.flags, '--configmap', `${ns}/portico`]);
+  p2 = await startPortico(31910, [...cls.flags, '--configmap', `${ns}/portico`]);
   await until('portico ready', async () => (await request(p.healthPort, 'x', '/readyz')).status === 200);
+  await until('the second replica ready', async () => (await request(p2.healthPort, 'x', '/readyz')).status === 200);
   await admin().request('POST', `/api/v1/namespaces/${ns}/services`, { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo' }, spec: { selector: { app: 'echo' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } } });
   await addPod(ns, 'echo-1', { labels: { app: 'echo' } });
 });
@@ -54,6 +61,7 @@ before(async () => {
 after(async () => {
   try {
     await p?.stop();
+    await p2?.stop();
     if (ns) await deleteNamespace(ns);
     await removeClass?.();
   } finally {
@@ -98,6 +106,24 @@ describe('global-rate-limit (counted in Redis)', () => {
     assert.match(keys, /^\*[1-9]/, keys);
     for (let j = 0; j < 4; j++) assert.equal((await get(H('ignored'))).status, 200, 'the client is in global-rate-limit-ignored-cidrs');
     assert.equal(await redisCommand('KEYS', `portico:rl:ing.${ns}.ignored.grl_*`), '*0\r\n', 'ignored clients are not even counted');
+  });
+
+  test('two replicas share one limit: 10 per hour for a client, requests alternating between them → exactly 10 answered', async () => {
+    await ingress('shared', H('shared'), { [`${N}global-rate-limit`]: '10', [`${N}global-rate-limit-window`]: '1h', [`${N}global-rate-limit-key`]: '${http_x_client}' });
+    for (const r of [p, p2]) await until('served by each replica', async () => (await request(r.httpPort, H('shared'), '/', { headers: { 'x-client': `warmup-${RUN}-${r.httpPort}` } })).status === 200);
+    const window = () => Math.floor(Date.now() / 3_600_000);
+    let byReplica: number[][] = [];
+    for (let i = 0; ; i++) {
+      const w = window();
+      const client = `pair-${RUN}-${i}`;
+      byReplica = [[], []];
+      for (let j = 0; j < 20; j++) byReplica[j % 2]!.push((await request((j % 2 ? p2 : p).httpPort, H('shared'), '/', { headers: { 'x-client': client } })).status);
+      if (window() === w) break;
+    }
+    const answered = byReplica.flat().filter((x) => x === 200).length;
+    assert.equal(answered, 10, `statuses by replica: ${JSON.stringify(byReplica)}`);
+    assert.ok(byReplica.every((list) => list.includes(200) && list.includes(429)), `each replica answered and refused: ${JSON.stringify(byReplica)}`);
+    assert.deepEqual(byReplica.flat().filter((x) => x !== 200 && x !== 429), [], 'nothing but 200 and 429');
   });
 
   test('no Redis in the ConfigMap: a GlobalRateLimitWithoutRedis Warning on the Ingress, and the limit fails open', async () => {
