@@ -42,7 +42,7 @@ test('Gateway ports: listen directives (ssl for HTTPS), the router\'s port list 
   const rt = runtimeDir();
   const conf = renderNginxConf(structure, rt, 'c');
   assert.match(conf, new RegExp(`listen 127\\.0\\.0\\.1:${http.port} reuseport backlog=4096;`));
-  assert.match(conf, new RegExp(`listen 127\\.0\\.0\\.1:${https.port} ssl reuseport backlog=4096;`));
+  assert.match(conf, new RegExp(`listen 127\\.0\\.0\\.1:${https.port} ssl http2 reuseport backlog=4096;`), 'HTTP/2 as on Portico\'s own HTTPS port (use-http2)');
   assert.ok(conf.includes(`gatewayPorts = { ${Math.min(http.port, https.port)}, ${Math.max(http.port, https.port)},  },`), 'the router\'s port list');
   assert.ok(conf.includes(`gatewayTls = { [${https.port}] = { "", ".example.com",  },  },`), 'the TLS port\'s listener hostnames');
   nginxTest(rt, conf, { withOutput: true });
