@@ -165,6 +165,7 @@ do
       allowMethods = { "GET", "PUT" }, allowHeaders = { "x-token", "content-type" }, exposeHeaders = { "x-total" },
       allowCredentials = true, maxAgeSeconds = 600 }),
     star = plugin("cors", { allowOrigins = { "*" }, allowMethods = {}, allowHeaders = {}, exposeHeaders = {}, allowCredentials = false, maxAgeSeconds = 0 }),
+    gw = plugin("cors", { allowOrigins = { "https://app.example" }, allowMethods = {}, allowHeaders = {}, exposeHeaders = { "x-total" }, allowCredentials = false, maxAgeSeconds = 5, answerPreflights = true }),
   })
   local pre = { plugins = "c", method = "OPTIONS", headers = { origin = "https://app.example", ["access-control-request-method"] = "PUT" } }
   local r = request(T, engine, pre)
@@ -172,7 +173,8 @@ do
   R.check("cors: …with the origin, methods, headers, max-age, credentials and Vary",
     r.headers["access-control-allow-origin"] == "https://app.example" and r.headers["access-control-allow-methods"] == "GET, PUT"
     and r.headers["access-control-allow-headers"] == "x-token, content-type" and r.headers["access-control-max-age"] == "600"
-    and r.headers["access-control-allow-credentials"] == "true" and r.headers["vary"] == "Origin")
+    and r.headers["access-control-allow-credentials"] == "true" and r.headers["vary"] == "Origin"
+    and r.headers["access-control-expose-headers"] == "x-total")
   local function origin_ok(o)
     local x = request(T, engine, { plugins = "c", headers = { origin = o } })
     return x.headers["access-control-allow-origin"] == o
@@ -197,6 +199,11 @@ do
   R.check("cors: with no methods/headers configured the requested ones are echoed (sanitized)",
     r.headers["access-control-allow-methods"] == "DELETE" and r.headers["access-control-allow-headers"] == "x-a, x-bx y", tostring(r.headers["access-control-allow-headers"]))
   R.check("cors: max-age 0 sends no Max-Age, no credentials header when off", r.headers["access-control-max-age"] == nil and r.headers["access-control-allow-credentials"] == nil)
+  r = request(T, engine, { plugins = "gw", method = "OPTIONS", headers = { origin = "https://evil.test", ["access-control-request-method"] = "PUT" } })
+  R.check("cors answerPreflights (Gateway API): a preflight from an origin not allowed is answered here, without CORS headers",
+    r.status == 204 and not r.proxied and r.headers["access-control-allow-origin"] == nil, r.status)
+  r = request(T, engine, { plugins = "gw", headers = { origin = "https://evil.test" } })
+  R.check("cors answerPreflights: a normal request from it still goes on, without CORS headers", r.proxied and r.headers["access-control-allow-origin"] == nil)
 end
 
 ------------------------------------------------------------------------------------------------------- key-auth

@@ -12,6 +12,8 @@ export type Instance = {
   exposeHeaders: string[];
   allowCredentials: boolean;
   maxAgeSeconds: number;
+  /** Preflights from an origin not allowed are answered too (no CORS headers), never proxied (Gateway API's CORS). */
+  answerPreflights?: true;
 };
 
 const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*(:[0-9]{1,5})?$/;

@@ -183,7 +183,7 @@ export function instanceOf(f: HttpFilterN, hc: { m: HttpMatchN; listener: { port
     case 'RequestMirror':
       throw new Error('RequestMirror is route data, not a plugin');
     case 'CORS':
-      return { name, type: 'cors', allowOrigins: [...f.allowOrigins], allowMethods: [...f.allowMethods], allowHeaders: [...f.allowHeaders], exposeHeaders: [...f.exposeHeaders], allowCredentials: f.allowCredentials, maxAgeSeconds: f.maxAge };
+      return { name, type: 'cors', allowOrigins: [...f.allowOrigins], allowMethods: [...f.allowMethods], allowHeaders: [...f.allowHeaders], exposeHeaders: [...f.exposeHeaders], allowCredentials: f.allowCredentials, maxAgeSeconds: f.maxAge, answerPreflights: true };
     case 'URLRewrite': {
       const inst: RewriteInstance = { type: 'rewrite' };
       if (f.hostname) inst.host = f.hostname;

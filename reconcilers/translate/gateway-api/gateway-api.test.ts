@@ -308,7 +308,7 @@ test('CORS filter: the cors plugin with wildcard origins; "*" methods and header
   const r = translate(m.snapshot(), O);
   const rule = r.config.data.routes[listenerHost(port, '_')]!.rules[0]!;
   const inst = r.config.data.plugins[rule.route.plugins![0]!];
-  assert.deepEqual({ ...inst, name: undefined }, { name: undefined, type: 'cors', allowOrigins: ['https://www.foo.com', 'https://*.bar.com'], allowMethods: [], allowHeaders: ['x-header-1'], exposeHeaders: ['x-header-3'], allowCredentials: true, maxAgeSeconds: 3600 });
+  assert.deepEqual({ ...inst, name: undefined }, { name: undefined, type: 'cors', allowOrigins: ['https://www.foo.com', 'https://*.bar.com'], allowMethods: [], allowHeaders: ['x-header-1'], exposeHeaders: ['x-header-3'], allowCredentials: true, maxAgeSeconds: 3600, answerPreflights: true });
   // Gateway API defines "*" with credentials (the origin is echoed with credentials allowed): served as written.
   const any = normalizeHttpRoute(route('b', { rules: [{ filters: [{ type: 'CORS', cors: { allowOrigins: ['*'], allowCredentials: true } }] }] }));
   assert.equal(any.ok, true);

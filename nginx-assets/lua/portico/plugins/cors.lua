@@ -7,7 +7,7 @@
 --                               example.com itself.
 -- A request whose Origin matches:
 --   - preflight (OPTIONS with Access-Control-Request-Method): 204 from Portico with Access-Control-Allow-Origin,
---     -Allow-Methods (the configured ones; when none are configured, the requested method is echoed),
+--     -Expose-Headers (when configured), -Allow-Methods (the configured ones; when none are configured, the requested method is echoed),
 --     -Allow-Headers (the configured ones; when none are configured, the Access-Control-Request-Headers of the
 --     preflight are echoed, i.e. any header is allowed), -Max-Age (when > 0), -Allow-Credentials (when on), and
 --     Vary: Origin. The backend never sees the preflight.
@@ -74,7 +74,15 @@ end
 local function access(self, ctx)
   local origin = ngx.var.http_origin
   if not origin or origin == "" then return false end
-  if not (self.any or matches(self, origin)) then return false end
+  if not (self.any or matches(self, origin)) then
+    -- answerPreflights (Gateway API's CORS filter): a preflight from an origin not allowed is answered here too,
+    -- without CORS headers (the browser then refuses), and never reaches the backend.
+    if self.answer_preflights and ngx.req.get_method() == "OPTIONS" then
+      local m = ngx.var.http_access_control_request_method
+      if m and m ~= "" then return util.answer(204) end
+    end
+    return false
+  end
   local allow = (self.any and not self.credentials) and "*" or origin
   ctx.portico_cors = allow
   local var = ngx.var
@@ -91,6 +99,7 @@ local function access(self, ctx)
   local hdrs = self.headers or clean_list(var.http_access_control_request_headers)
   if hdrs then set("Access-Control-Allow-Headers", hdrs) end
   if self.max_age then set("Access-Control-Max-Age", self.max_age) end
+  if self.expose then set("Access-Control-Expose-Headers", self.expose) end
   return util.answer(204)
 end
 
@@ -134,6 +143,7 @@ function _M.new(conf)
     end
   end
   self.credentials = conf.allowCredentials == true
+  self.answer_preflights = conf.answerPreflights == true
   self.methods = joined(conf.allowMethods)
   self.headers = joined(conf.allowHeaders)
   self.expose = joined(conf.exposeHeaders)
@@ -167,6 +177,7 @@ function _M.check(p)
   if p.allowHeaders ~= nil and not array_of(p.allowHeaders, 128, header_name) then return "invalid allowHeaders" end
   if p.exposeHeaders ~= nil and not array_of(p.exposeHeaders, 128, header_name) then return "invalid exposeHeaders" end
   if not bool_or_nil(p.allowCredentials) then return "allowCredentials must be a boolean" end
+  if p.answerPreflights ~= nil and p.answerPreflights ~= true then return "answerPreflights must be true when present" end
   if p.maxAgeSeconds ~= nil and not is_int(p.maxAgeSeconds, 0, 31536000) then return "invalid maxAgeSeconds" end
 end
 
