@@ -46,6 +46,9 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   HTTPRouteRequestTimeout: 'extended',
   HTTPRouteResponseHeaderModification: 'extended',
   HTTPRouteSchemeRedirect: 'extended',
+  HTTPRouteCORS: 'extended',
+  GatewayHTTPSListenerDetectMisdirectedRequests: 'extended',
+  HTTPRouteRequestMirror: 'extended',
 };
 export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
 
