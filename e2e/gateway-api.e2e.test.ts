@@ -206,6 +206,10 @@ describe('Gateway API', () => {
     const toOther = await get<{ metadata: { resourceVersion: string }; spec: Record<string, unknown> }>(gwPath);
     await admin().request('PUT', gwPath, { body: { ...toOther, spec: { ...toOther.spec, gatewayClassName: `not-portico-${RUN}` } } });
     await until('the Gateway\'s Service removed', async () => (await gatewayPodPort()) === undefined);
+    await until('its EndpointSlice removed', async () => {
+      const l = await get<{ items: { metadata: { annotations?: Record<string, string> } }[] }>(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=portico.dev/gateway`);
+      return !l.items.some((x) => x.metadata.annotations?.['portico.dev/gateway'] === `${ns}/gw`);
+    });
     await admin().request('DELETE', gwPath);
   });
 
@@ -213,7 +217,10 @@ describe('Gateway API', () => {
     const used = new Set(p.client.calls);
     const granted = grantedRules();
     const ungranted = [...used].filter((u) => !granted.has(u)).sort();
-    const unused = [...granted].filter((g) => isGatewayApiRule(g) && !used.has(g)).sort();
+    // Portico writes its Gateways' Services and EndpointSlices with server-side apply: a PATCH, which the API server
+    // also authorizes as `create` when the object does not exist yet.
+    const applied = (g: string) => g.startsWith('create ') && used.has(g.replace(/^create /, 'patch '));
+    const unused = [...granted].filter((g) => isGatewayApiRule(g) && !used.has(g) && !applied(g)).sort();
     assert.deepEqual(ungranted, [], 'calls the role does not grant (would be 403 in a real cluster)');
     assert.deepEqual(unused, [], 'Gateway API rules the code never used');
   });
