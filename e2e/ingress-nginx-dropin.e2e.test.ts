@@ -72,7 +72,7 @@ const fixtureIngresses = (): string[] =>
 
 before(async () => {
   await ensureCluster();
-  await deleteNamespace(NS); // a leftover of an interrupted run
+  await deleteNamespace(NS, { forget: true }); // a leftover of an interrupted (or the previous) run
   kubectl(['apply', '-f', FIXTURES]);
   // The pods behind the fixtures' Services.
   const plain = ['web', 'api', 'api-v2', 'checkout', 'checkout-v2', 'search', 'search-v2', 'legacy', 'docs', 'reports', 'uploads', 'cors-api', 'staff', 'dashboard', 'snippets', 'ratelimited', 'error-pages', 'admin', 'status'];
@@ -119,7 +119,7 @@ after(async () => {
   oauth2?.kill();
   rmSync(tmp, { recursive: true, force: true });
   await p?.stop();
-  await deleteNamespace(NS);
+  await deleteNamespace(NS, { forget: true });
   try {
     await admin().request('DELETE', '/apis/networking.k8s.io/v1/ingressclasses/nginx');
   } catch (e) {

@@ -176,8 +176,12 @@ export function listPods(): Promise<{ namespace: string; name: string; ip: strin
  * Deletes a test namespace. There is no kubelet to confirm pod deletion, so the namespace controller would wait
  * forever on graceful deletes: the pods' listeners are stopped and the Pods force-deleted first.
  */
-export async function deleteNamespace(namespace: string): Promise<void> {
-  for (const p of await listPods()) if (p.namespace === namespace) await stopListenerOnly(namespace, p.name);
+/**
+ * Deletes a namespace and waits until it is gone. `forget`: the pod host also forgets its pods' addresses (a suite
+ * with a fixed namespace and fixed pod names creates the same pods again on its next run on this cluster).
+ */
+export async function deleteNamespace(namespace: string, o: { forget?: boolean } = {}): Promise<void> {
+  for (const p of await listPods()) if (p.namespace === namespace) await (o.forget ? stopListener(namespace, p.name) : stopListenerOnly(namespace, p.name));
   const pods = await admin().request<{ items: { metadata: { name: string } }[] }>('GET', podPath(namespace));
   for (const p of pods.items) await forceDelete(namespace, p.metadata.name);
   try {
