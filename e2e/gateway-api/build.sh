@@ -81,18 +81,9 @@ GO
   log "echo-basic $IMAGES_VERSION built in $((SECONDS - t1))s"
 )
 
-# The CRDs, from the module's own files (what upstream's standard-install.yaml / experimental-install.yaml hold).
-dir="$(cd "$work" && go list -m -f '{{.Dir}}' "sigs.k8s.io/gateway-api")"
-# The standard channel's list is config/crd/kustomization.yaml (paths under standard/), the experimental one's is
-# config/crd/experimental/kustomization.yaml.
+# The CRDs, from the module's own files (e2e/gateway-api/crds.sh writes both channels; make deps runs it too).
 for channel in standard experimental; do
-  out="$CRDS-$channel.yaml" kdir="$dir/config/crd"
-  [[ $channel == experimental ]] && kdir+=/experimental
-  : > "$out.tmp"
-  for f in $(sed -n 's/^[[:space:]]*-[[:space:]]*//p' "$kdir/kustomization.yaml"); do
-    { echo "---"; cat "$kdir/$f"; } >> "$out.tmp"
-  done
-  mv "$out.tmp" "$out"
+  out="$(bash "$(dirname "${BASH_SOURCE[0]}")/crds.sh" "$channel")"
   log "CRDs ($channel channel): $(grep -c '^kind: CustomResourceDefinition' "$out") in $out"
 done
 log "gateway-api $GATEWAY_API_VERSION conformance build done in $((SECONDS - t0))s"

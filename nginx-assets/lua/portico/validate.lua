@@ -103,30 +103,27 @@ local function host(h)
   end
 end
 
--- A host of the certificate table: a host name, or a Gateway port's "<pod port>/<host name>" or "<pod port>/_"
--- (a listener without a hostname: any name on that port).
+-- A Gateway port's key ("<pod port>/<host name>" or "<pod port>/_"): nil when h is none, else the error (nil = valid).
+local function port_key(h)
+  if type(h) ~= "string" then return nil end
+  local port, rest = h:match("^(%d%d?%d?%d?%d?)/(.+)$")
+  if not port then return nil end
+  if rest == "_" then return false end
+  return host(rest) or false
+end
+
+-- A host of the certificate table: a host name, or a Gateway port's key ("<pod port>/_": a listener without a
+-- hostname, any name on that port).
 local function cert_host(h)
-  if type(h) == "string" then
-    local port, rest = h:match("^(%d%d?%d?%d?%d?)/(.+)$")
-    if port then
-      if rest == "_" then return nil end
-      return host(rest)
-    end
-  end
-  return host(h)
+  local err = port_key(h)
+  if err == nil then return host(h) end
+  return err or nil
 end
 
 -- "_" (rules without host) or a host name; a Gateway listener's hosts are "<pod port>/<host or _>".
 local function route_host(h)
   if h == "_" then return nil end
-  if type(h) == "string" then
-    local port, rest = h:match("^(%d%d?%d?%d?%d?)/(.+)$")
-    if port then
-      if rest == "_" then return nil end
-      return host(rest)
-    end
-  end
-  return host(h)
+  return cert_host(h)
 end
 
 local METHOD = "^[A-Z][A-Z0-9_-]*$"
