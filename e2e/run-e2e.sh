@@ -32,6 +32,8 @@ if ((${#files[@]})); then orders="${E2E_ORDERS:-forward}"; else
   orders="${E2E_ORDERS:-forward reverse}"
 fi
 failed=()
+retried=()
+mkdir -p .dev/logs
 for order in $orders; do
   run=("${files[@]}")
   if [[ $order == reverse ]]; then
@@ -40,8 +42,23 @@ for order in $orders; do
   echo "[e2e] $order order: ${run[*]}" >&2
   # One node --test per file: given several, node sorts them itself, whatever order they were named in.
   for f in "${run[@]}"; do
-    node_modules/.bin/node --test --test-timeout=600000 "$f" || failed+=("$order:$f")
+    out=.dev/logs/e2e-$order-$(basename "$f" .e2e.test.ts).log
+    rc=0
+    node_modules/.bin/node --test --test-timeout=600000 "$f" 2>&1 | tee "$out" || rc=${PIPESTATUS[0]}
+    ((rc == 0)) && continue
+    # A file whose every test passed but whose runner still exited non-zero (once in CI: "pass 8, fail 0,
+    # cancelled 0", exit status unknown) failed outside any test: say so with the status, and run it once more.
+    # A test that fails is never retried.
+    if grep -q '^ℹ fail 0$' "$out" && grep -q '^ℹ cancelled 0$' "$out" && ! grep -q '^ℹ pass 0$' "$out"; then
+      echo "[e2e] $f: every test passed but node exited with status $rc; running the file once more" >&2
+      rc=0
+      node_modules/.bin/node --test --test-timeout=600000 "$f" 2>&1 | tee "$out.retry" || rc=${PIPESTATUS[0]}
+      if ((rc == 0)); then retried+=("$order:$f"); continue; fi
+    fi
+    echo "[e2e] $f exited with status $rc" >&2
+    failed+=("$order:$f")
   done
 done
+((${#retried[@]})) && echo "[e2e] passed on a second run after a non-zero exit with no failed test: ${retried[*]}" >&2
 if ((${#failed[@]})); then echo "[e2e] FAILED: ${failed[*]}" >&2; exit 1; fi
 echo "[e2e] suite took $((SECONDS - t0))s" >&2
