@@ -94,7 +94,11 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
       ...(cfg['publish-service'] ? { publishService: cfg['publish-service'] } : {}),
     };
   }
-  const kinds = KINDS.filter((k) => !k.feature || (k.feature === 'gateway-api' && gatewayApi));
+  // Route kinds newer than the CRDs installed (TCPRoute, UDPRoute, TLSRoute joined the standard channel in v1.5) are
+  // left out, said once: the others work without them.
+  const absent = KINDS.filter((k) => gatewayApi && k.feature === 'gateway-api' && k.resource.group === 'gateway.networking.k8s.io' && k.resource.version === 'v1' && !gatewayApi.has(k.resource.plural));
+  if (absent.length) m.log.info(`Gateway API: the API server does not serve ${absent.map((k) => k.resource.plural).join(', ')} (gateway.networking.k8s.io/v1): those route kinds are not served; install the v1.7 CRDs and restart Portico to serve them`);
+  const kinds = KINDS.filter((k) => !k.feature || (k.feature === 'gateway-api' && gatewayApi && !absent.includes(k)));
 
   // Every kind of the registry, in its order and in its own start-up stage (see reconcilers/kinds/registry.ts).
   const wired = new Map<string, Wired>();
@@ -200,7 +204,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
 }
 
 /** Whether to serve Gateway API: --enable-gateway-api, and for `auto` whether the API server serves its v1 group. */
-async function gatewayApiOn(m: Manager, flag: 'auto' | 'true' | 'false'): Promise<boolean> {
+async function gatewayApiOn(m: Manager, flag: 'auto' | 'true' | 'false'): Promise<ReadonlySet<string> | false> {
   if (flag === 'false') return false;
   try {
     const list = await m.client.request<{ resources?: { name: string }[] }>('GET', '/apis/gateway.networking.k8s.io/v1');
@@ -208,7 +212,7 @@ async function gatewayApiOn(m: Manager, flag: 'auto' | 'true' | 'false'): Promis
     const missing = ['gatewayclasses', 'gateways', 'httproutes'].filter((r) => !served.has(r));
     if (!missing.length) {
       m.log.info('Gateway API: serving GatewayClasses, Gateways and HTTPRoutes (gateway.networking.k8s.io/v1)');
-      return true;
+      return served;
     }
     if (flag === 'true') throw new Error(`--enable-gateway-api=true: the API server does not serve ${missing.join(', ')} of gateway.networking.k8s.io/v1 (install the Gateway API CRDs)`);
     m.log.info(`Gateway API: off (the API server does not serve ${missing.join(', ')}; install its CRDs and restart Portico to serve it)`);

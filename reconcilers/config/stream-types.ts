@@ -35,6 +35,43 @@ export interface StreamSection {
    * server's TLS listener on a unix socket (RuntimePaths.httpsSocket).
    */
   passthrough?: StreamPassthrough;
+  /** Gateway API TCP, UDP and TLS (passthrough) listeners, sorted by port; absent when there are none. */
+  gateway?: GatewayStreamSection;
+}
+
+/**
+ * Gateway API's Layer-4 listeners as the translation decides them (translate/gateway-api/streams.ts): per pod port,
+ * what its connections go to. No endpoints: the gateway resolves them (nginx-driver/stream.ts).
+ */
+export interface GatewayStream {
+  /** The pod port nginx listens on. */
+  port: number;
+  protocol: 'TCP' | 'UDP' | 'TLS';
+  /**
+   * TCP/UDP: at most one target, host "_" (the oldest route attached). TLS: one per server name (exact or "*."
+   * wildcard), the oldest route naming it, sorted by host. None: every connection is closed.
+   */
+  targets: GatewayStreamTarget[];
+}
+
+export interface GatewayStreamTarget {
+  host: string;
+  /** "TCPRoute/namespace/name" (UDPRoute, TLSRoute): Events about its backends go there. */
+  route: string;
+  /** Weighted backendRefs; `ok` false: its share of the connections must fail (missing, not permitted...). */
+  backends: { namespace: string; service: string; port: number; weight: number; ok: boolean }[];
+}
+
+export interface GatewayStreamSection {
+  /** Listen address (--listen-address). */
+  address: string;
+  /** `retry`: a failed connection may try another endpoint (no share of its routes must fail). */
+  servers: { port: number; udp: boolean; tls: boolean; retry: boolean; targets: { host: string; upstream: number | null }[] }[];
+  /**
+   * One per distinct weighted endpoint set: `servers` the endpoints with their weights, `failWeight` the share of
+   * connections that must fail (backends that are missing or have no endpoint), sent to a socket nothing listens on.
+   */
+  upstreams: { servers: { address: string; port: number; weight: number }[]; failWeight: number }[];
 }
 
 export interface StreamPassthrough {

@@ -37,10 +37,12 @@ export interface Structure {
    * connection pass through the SNI check first.
    */
   passthrough?: PassthroughHosts;
+  /** Gateway API TCP, UDP and TLS listeners (absent when there are none): rendered into the stream section. */
+  gatewayStreams?: GatewayStream[];
 }
 
-import type { PassthroughHosts, StreamSection } from './stream-types.ts';
-export type { PassthroughHosts, PassthroughHost, StreamSection, StreamPassthrough, StreamServer } from './stream-types.ts';
+import type { GatewayStream, PassthroughHosts, StreamSection } from './stream-types.ts';
+export type { GatewayStream, GatewayStreamSection, GatewayStreamTarget, PassthroughHosts, PassthroughHost, StreamSection, StreamPassthrough, StreamServer } from './stream-types.ts';
 
 /**
  * nginx directives Lua cannot set per request, as one named location (`@portico_<name>`) the router sends a

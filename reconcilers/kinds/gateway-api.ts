@@ -16,6 +16,9 @@ export const GatewayResources = {
   GatewayClass: gw('gatewayclasses', 'GatewayClass'),
   Gateway: gw('gateways', 'Gateway'),
   HTTPRoute: gw('httproutes', 'HTTPRoute'),
+  TCPRoute: gw('tcproutes', 'TCPRoute'),
+  UDPRoute: gw('udproutes', 'UDPRoute'),
+  TLSRoute: gw('tlsroutes', 'TLSRoute'),
   ReferenceGrant: gw('referencegrants', 'ReferenceGrant', 'v1beta1'),
   Namespace: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false } as ResourceType,
 } as const;

@@ -28,6 +28,9 @@ import { namespaceKind } from './namespace/index.ts';
 import { gateway } from './gateway/index.ts';
 import { httpRoute } from './httproute/index.ts';
 import { referenceGrant } from './referencegrant/index.ts';
+import { tcpRoute } from './tcproute/index.ts';
+import { udpRoute } from './udproute/index.ts';
+import { tlsRoute } from './tlsroute/index.ts';
 
 export const KINDS: readonly KindDescriptor[] = [
   ingressClass,
@@ -44,6 +47,9 @@ export const KINDS: readonly KindDescriptor[] = [
   namespaceKind,
   gateway,
   httpRoute,
+  tcpRoute,
+  udpRoute,
+  tlsRoute,
   referenceGrant,
 ];
 

@@ -101,6 +101,19 @@ export interface HttpRouteRecord extends CrdMeta {
   rules: HttpRuleN[];
 }
 
+/** The Layer-4 route kinds: TCPRoute and UDPRoute (a port's connections), TLSRoute (TLS passed through by server name). */
+export type StreamRouteKind = 'TCPRoute' | 'UDPRoute' | 'TLSRoute';
+
+/** A TCPRoute, UDPRoute or TLSRoute (one rule: the API server allows exactly one). */
+export interface StreamRouteRecord extends CrdMeta {
+  parents: ParentRefN[];
+  /** TLSRoute's server names (exact or "*." wildcards); empty for TCP and UDP. */
+  hostnames: string[];
+  backends: BackendRefN[];
+  /** The rule's name (sectionName of the rule), when it has one. */
+  ruleName?: string;
+}
+
 export interface ReferenceGrantRecord extends CrdMeta {
   from: { group: string; kind: string; namespace: string }[];
   to: { group: string; kind: string; name?: string }[];
@@ -116,6 +129,9 @@ declare module './model.ts' {
     GatewayClass: GatewayClassRecord;
     Gateway: GatewayRecord;
     HTTPRoute: HttpRouteRecord;
+    TCPRoute: StreamRouteRecord;
+    UDPRoute: StreamRouteRecord;
+    TLSRoute: StreamRouteRecord;
     ReferenceGrant: ReferenceGrantRecord;
     Namespace: NamespaceRecord;
   }

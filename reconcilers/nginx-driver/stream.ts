@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import type { EventRecorder } from '../../operator/events.ts';
 import type { Logger } from '../../operator/log.ts';
 import type { KubeObject } from '../../operator/kube/object.ts';
-import type { PassthroughHosts, StreamPassthrough, StreamSection, StreamServer, Structure } from '../config/types.ts';
+import type { GatewayStream, GatewayStreamSection, PassthroughHosts, StreamPassthrough, StreamSection, StreamServer, Structure } from '../config/types.ts';
 import type { NormalizedService, NormalizedSlice, StreamEntry } from '../model/types.ts';
 import { forbiddenAddressReason } from '../values/addresses.ts';
 
@@ -25,6 +25,8 @@ export interface StreamProblem {
   key?: string;
   /** The Ingress ("namespace/name") the problem is about (TLS passthrough); neither: the controller's own. */
   ingress?: string;
+  /** The Gateway API route ("TCPRoute/namespace/name", UDPRoute, TLSRoute) the problem is about. */
+  route?: string;
   reason: string;
   message: string;
 }
@@ -71,10 +73,10 @@ export interface PassthroughInput extends PassthroughHosts {
  * The stream section for the model's entries and the passthrough hosts (null when there is neither, or the module
  * is missing), and what to report. Pure apart from checking that the module file exists.
  */
-export function streamSection(model: StreamModelView, o: { own: ReadonlySet<string>; address: string; modulePath: string }, pt?: PassthroughInput): { section: StreamSection | null; problems: StreamProblem[] } {
+export function streamSection(model: StreamModelView, o: { own: ReadonlySet<string>; address: string; modulePath: string }, pt?: PassthroughInput, gw?: readonly GatewayStream[]): { section: StreamSection | null; problems: StreamProblem[] } {
   const entries = model.streamServices();
   const problems: StreamProblem[] = [];
-  if (!entries.length && !pt) return { section: null, problems };
+  if (!entries.length && !pt && !gw?.length) return { section: null, problems };
   if (!existsSync(o.modulePath)) {
     const seen = new Set<string>();
     const missing = `nginx's stream module ${o.modulePath} is not installed (Debian package libnginx-mod-stream)`;
@@ -93,6 +95,9 @@ export function streamSection(model: StreamModelView, o: { own: ReadonlySet<stri
       const ingresses = [...new Set(pt.hosts.map((h) => h.source.replace(/^Ingress\//, '')))].sort();
       if (!ingresses.length) problems.push({ reason: 'StreamModuleMissing', message });
       for (const ingress of ingresses) problems.push({ ingress, reason: 'StreamModuleMissing', message });
+    }
+    for (const route of new Set(gw?.flatMap((s) => s.targets.map((t) => t.route)) ?? [])) {
+      problems.push({ route, reason: 'StreamModuleMissing', message: `the route is not served: ${missing}` });
     }
     return { section: null, problems };
   }
@@ -118,6 +123,7 @@ export function streamSection(model: StreamModelView, o: { own: ReadonlySet<stri
   servers.sort((a, b) => Number(a.udp) - Number(b.udp) || a.port - b.port);
   const section: StreamSection = { modulePath: o.modulePath, servers };
   if (pt) section.passthrough = passthroughSection(model, o, pt, problems);
+  if (gw?.length) section.gateway = gatewaySection(model, o, gw, problems);
   return { section, problems };
 }
 
@@ -168,6 +174,65 @@ function passthroughSection(model: StreamModelView, o: { own: ReadonlySet<string
   return { address: o.address, port: pt.port, hosts, terminated: [...pt.terminated].sort(), upstreams };
 }
 
+const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
+const lcm = (a: number, b: number): number => (a / gcd(a, b)) * b;
+
+/**
+ * Gateway API's Layer-4 listeners with their endpoints. A backend's weight is shared by its endpoints (each gets
+ * weight × L / n, L the least common multiple of the endpoint counts, kept ≤ 1000 by rounding); a backend that
+ * cannot take traffic (missing, not permitted, no endpoint) keeps its share, which goes to a socket nothing listens
+ * on, so that share of the connections fails as the spec asks instead of silently going elsewhere.
+ */
+function gatewaySection(model: StreamModelView, o: { own: ReadonlySet<string>; address: string }, gw: readonly GatewayStream[], problems: StreamProblem[]): GatewayStreamSection {
+  const upstreams: GatewayStreamSection['upstreams'] = [];
+  const byKey = new Map<string, number>();
+  const servers: GatewayStreamSection['servers'] = [];
+  for (const s of gw) {
+    const protocol = s.protocol === 'UDP' ? 'UDP' : 'TCP';
+    const targets: GatewayStreamSection['servers'][number]['targets'] = [];
+    for (const t of s.targets) {
+      const shares: { weight: number; endpoints: StreamServer['endpoints'] }[] = [];
+      for (const b of t.backends) {
+        const where = `backend ${b.namespace}/${b.service}:${b.port}`;
+        let endpoints: StreamServer['endpoints'] = [];
+        if (b.ok) {
+          const svc = model.service(`${b.namespace}/${b.service}`);
+          const sp = svc?.ports.find((p) => p.protocol === protocol && p.port === b.port);
+          if (!svc || svc.type === 'ExternalName') problems.push({ route: t.route, reason: 'BackendNotServed', message: `${where}: ${svc ? 'ExternalName Services are not served for TCP, UDP and TLS routes' : 'the Service does not exist'}; its share of the connections fails` });
+          else if (!sp) problems.push({ route: t.route, reason: 'ServicePortNotFound', message: `${where}: the Service has no ${protocol} port ${b.port}; its share of the connections fails` });
+          else {
+            const r = streamEndpoints(model.slicesOf(`${b.namespace}/${b.service}`), sp.name, protocol, o.own);
+            endpoints = r.endpoints;
+            if (r.forbidden.length) problems.push({ route: t.route, reason: 'ForbiddenEndpoint', message: `${where}: endpoint addresses refused: ${r.forbidden.join(', ')}` });
+          }
+        }
+        shares.push({ weight: b.weight, endpoints });
+      }
+      let l = 1;
+      for (const sh of shares) if (sh.endpoints.length) l = Math.min(1000, lcm(l, sh.endpoints.length));
+      const out: GatewayStreamSection['upstreams'][number] = { servers: [], failWeight: 0 };
+      for (const sh of shares) {
+        if (!sh.endpoints.length) out.failWeight += sh.weight * l;
+        else for (const e of sh.endpoints) out.servers.push({ address: e.address, port: e.port, weight: Math.max(1, Math.round((sh.weight * l) / sh.endpoints.length)) });
+      }
+      const g = [...out.servers.map((x) => x.weight), ...(out.failWeight ? [out.failWeight] : [])].reduce(gcd, 0) || 1;
+      for (const x of out.servers) x.weight /= g;
+      out.failWeight /= g;
+      let upstream: number | null = null;
+      if (out.servers.length || out.failWeight) {
+        const key = JSON.stringify(out);
+        upstream = byKey.get(key) ?? upstreams.push(out) - 1;
+        byKey.set(key, upstream);
+      }
+      targets.push({ host: t.host, upstream });
+    }
+    // Retrying another endpoint when a connection fails is kept unless a share must fail (it would land elsewhere).
+    const retry = targets.every((t) => t.upstream === null || !upstreams[t.upstream]!.failWeight);
+    servers.push({ port: s.port, udp: s.protocol === 'UDP', tls: s.protocol === 'TLS', retry, targets });
+  }
+  return { address: o.address, servers, upstreams };
+}
+
 /** The gateway's side: adds the stream section to a structure, reports problems once, knows which Services matter. */
 export class StreamServices {
   private readonly model: StreamModelView;
@@ -179,6 +244,8 @@ export class StreamServices {
   private reported = new Set<string>();
   /** Services behind the passthrough hosts of the last structure applied. */
   private passthroughServices = new Set<string>();
+  /** Services behind the Gateway API TCP, UDP and TLS listeners of the last structure applied. */
+  private gatewayServices = new Set<string>();
 
   constructor(model: StreamModelView, events: EventRecorder, log: Logger, o: { own: ReadonlySet<string>; address: string; modulePath?: string; objectFor?: (ref: string) => KubeObject | undefined }) {
     this.model = model;
@@ -190,21 +257,28 @@ export class StreamServices {
 
   /** Whether a Service's endpoints are rendered into nginx.conf (their change needs a reload). */
   uses(serviceKey: string): boolean {
-    return this.passthroughServices.has(serviceKey) || this.model.streamServices().some((e) => `${e.namespace}/${e.service}` === serviceKey);
+    return this.passthroughServices.has(serviceKey) || this.gatewayServices.has(serviceKey) || this.model.streamServices().some((e) => `${e.namespace}/${e.service}` === serviceKey);
   }
 
   /** The structure with the stream section (the same object when there is none). */
   apply(structure: Structure): Structure {
     const pt = structure.passthrough;
     this.passthroughServices = new Set(pt?.hosts.map((h) => `${h.namespace}/${h.service}`) ?? []);
-    const { section, problems } = streamSection(this.model, this.o, pt ? { ...pt, port: structure.global.listen.httpsPort } : undefined);
+    const gw = structure.gatewayStreams;
+    this.gatewayServices = new Set(gw?.flatMap((s) => s.targets.flatMap((t) => t.backends.map((b) => `${b.namespace}/${b.service}`))) ?? []);
+    const { section, problems } = streamSection(this.model, this.o, pt ? { ...pt, port: structure.global.listen.httpsPort } : undefined, gw);
     const now = new Set<string>();
     for (const p of problems) {
-      const about = p.ingress ? `Ingress/${p.ingress}` : p.configMap ? `ConfigMap/${p.configMap}` : '';
+      const about = p.route ?? (p.ingress ? `Ingress/${p.ingress}` : p.configMap ? `ConfigMap/${p.configMap}` : '');
       const id = `${about}\u0000${p.reason}\u0000${p.message}`;
       now.add(id);
       if (this.reported.has(id)) continue;
-      if (p.ingress) {
+      if (p.route) {
+        this.log.warn('Gateway API route problem', { route: p.route, reason: p.reason, message: p.message });
+        const [kind, namespace, name] = p.route.split('/') as [string, string, string];
+        const obj = this.objectFor(p.route) ?? { apiVersion: 'gateway.networking.k8s.io/v1', kind, metadata: { namespace, name } };
+        this.events.event(obj, 'Warning', p.reason, 'Sync', p.message);
+      } else if (p.ingress) {
         this.log.warn('TLS passthrough problem', { ingress: p.ingress, reason: p.reason, message: p.message });
         const [namespace, name] = p.ingress.split('/') as [string, string];
         const obj = this.objectFor(`Ingress/${p.ingress}`) ?? { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { namespace, name } };

@@ -25,7 +25,7 @@
 // (Events, and which object wins what), so a phase moves only with what it reads and writes. What differs between
 // the kinds whose objects claim paths (Ingress, Route) is their claim processor's (kinds/<kind>/processor.ts,
 // listed in kinds/processors.ts): the phases call its hooks and never ask which kind an object is.
-import type { GlobalSettings, HostRoutes } from '../config/types.ts';
+import type { GlobalSettings, HostRoutes, Structure } from '../config/types.ts';
 import { tracingSettingsOf } from '../model/tracing-config.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { TlsMaterial } from '../model/types.ts';
@@ -53,6 +53,7 @@ import { warnOwnHostAuth } from './phases/own-host-auth.ts';
 import { askClientCertificates } from './phases/client-auth.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
 import { gatewayApiState } from './gateway-api/attach.ts';
+import { gatewayStreams } from './gateway-api/streams.ts';
 import { loadGatewayCertificates } from './gateway-api/certificates.ts';
 
 // What other modules import from here (the translation's parts live in the modules above).
@@ -111,6 +112,12 @@ function blocksOf(g: ModelSnapshot['global']): Pick<GlobalSettings, 'blocks'> {
       ...(invalid ? { invalid: true as const } : {}),
     },
   };
+}
+
+/** Gateway API's TCP, UDP and TLS listeners (nginx's stream section: a change reloads). */
+function gatewayStreamsOf(snap: ModelSnapshot, o: TranslateOptions): Pick<Structure, 'gatewayStreams'> {
+  const streams = gatewayStreams(gatewayApiState(snap, o.gatewayApi));
+  return streams.length ? { gatewayStreams: streams } : {};
 }
 
 /** The pod ports of the Gateways' listeners (Gateway API): nginx listens on them (a new one reloads). */
@@ -173,6 +180,7 @@ function assemble(d: Draft): TranslateResult {
         global,
         profiles: [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
         ...(o.sslPassthrough ? { passthrough: { hosts: [...passthrough.values()].sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0)), terminated: terminated.sort() } } : {}),
+        ...gatewayStreamsOf(snap, o),
       },
       data: {
         routes,

@@ -9,6 +9,7 @@ import { GatewayResources, gatewayApiKind } from '../gateway-api.ts';
 import type { KindDescriptor } from '../kind.ts';
 import { gatewaySecrets, normalizeGateway } from './normalize.ts';
 import { GatewayStatusReconciler } from './status.ts';
+import { STREAM_KINDS } from '../../translate/gateway-api/attach.ts';
 
 const base = gatewayApiKind({
   kind: 'Gateway',
@@ -30,7 +31,14 @@ export const gateway: KindDescriptor = {
     const g = ctx.o.gatewayApi;
     if (!g) return;
     const { m, model } = ctx;
-    const informers = { GatewayClass: ctx.informerOf('GatewayClass'), Gateway: ctx.informerOf('Gateway'), HTTPRoute: ctx.informerOf('HTTPRoute') };
+    // TCPRoute, UDPRoute and TLSRoute when they are wired (the API server serves them).
+    const wired = new Set(ctx.kinds.map((k) => k.kind));
+    const informers = {
+      GatewayClass: ctx.informerOf('GatewayClass'),
+      Gateway: ctx.informerOf('Gateway'),
+      HTTPRoute: ctx.informerOf('HTTPRoute'),
+      ...Object.fromEntries(STREAM_KINDS.filter((k) => wired.has(k)).map((k) => [k, ctx.informerOf(k)])),
+    };
     const r = new GatewayStatusReconciler({
       model,
       client: m.client,

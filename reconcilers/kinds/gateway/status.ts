@@ -16,7 +16,7 @@ import type { Informer } from '../../../operator/informer.ts';
 import { isNotFound, type KubeClient } from '../../../operator/kube/client.ts';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import { resourcePath } from '../../../operator/kube/resources.ts';
-import { GATEWAY_GROUP, type GatewayRecord } from '../../model/gateway-api.ts';
+import { GATEWAY_GROUP, type GatewayRecord, type StreamRouteKind } from '../../model/gateway-api.ts';
 import type { Model } from '../../model/model.ts';
 import { Resources } from '../../resources.ts';
 import { gatewayApiState, type Cond, type GatewayApiOptions, type GatewayApiState } from '../../translate/gateway-api/attach.ts';
@@ -27,6 +27,9 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   Gateway: 'core',
   HTTPRoute: 'core',
   ReferenceGrant: 'core',
+  TCPRoute: 'core',
+  UDPRoute: 'core',
+  TLSRoute: 'core',
   GatewayHTTPListenerIsolation: 'extended',
   GatewayInfrastructure: 'extended',
   GatewayPort8080: 'extended',
@@ -105,7 +108,7 @@ export interface GatewayStatusDeps {
   model: Model;
   client: KubeClient;
   o: GatewayApiOptions & { namespace: string; publishService?: string };
-  informers: { GatewayClass: Informer<KubeObject>; Gateway: Informer<KubeObject>; HTTPRoute: Informer<KubeObject> };
+  informers: { GatewayClass: Informer<KubeObject>; Gateway: Informer<KubeObject>; HTTPRoute: Informer<KubeObject> } & Partial<Record<StreamRouteKind, Informer<KubeObject>>>;
   isLeader: () => boolean;
   /** nginx runs a configuration with every listener of the model (the gateway is in sync). */
   programmed: () => boolean;
@@ -128,7 +131,7 @@ export class GatewayStatusReconciler implements Reconciler {
     const key = ref.slice(slash + 1);
     if (kind === 'GatewayClass') return this.gatewayClass(key);
     if (kind === 'Gateway') return this.gateway(key);
-    if (kind === 'HTTPRoute') return this.httpRoute(key);
+    if (kind === 'HTTPRoute' || kind === 'TCPRoute' || kind === 'UDPRoute' || kind === 'TLSRoute') return this.route(kind, key);
   }
 
   private async patchStatus(resource: typeof GatewayResources.Gateway, obj: Obj, status: Record<string, unknown>): Promise<void> {
@@ -218,7 +221,10 @@ export class GatewayStatusReconciler implements Reconciler {
     }
     // Its Service, in its own namespace: the listener ports, without a selector; its EndpointSlice lists Portico's
     // ready pods (those of Portico's own Service, --publish-service) on the pod ports nginx serves the listeners on.
-    const ports = [...new Map(st.listeners.filter((l) => l.podPort !== undefined).map((l) => [l.port, l.podPort!])).entries()].sort(([a], [b]) => a - b);
+    // UDP listeners get UDP Service ports; everything else (HTTP, HTTPS, TLS, TCP) is TCP.
+    const ports = [...new Map(st.listeners.filter((l) => l.podPort !== undefined).map((l) => [l.port, [l.podPort!, l.protocol === 'UDP' ? 'UDP' : 'TCP'] as const])).entries()]
+      .map(([port, [target, protocol]]) => [port, target, protocol] as [number, number, 'TCP' | 'UDP'])
+      .sort(([a], [b]) => a - b);
     let address: string | undefined;
     let addressProblem: string | undefined;
     let failure: unknown;
@@ -275,12 +281,13 @@ export class GatewayStatusReconciler implements Reconciler {
     if (failure) throw failure;
   }
 
-  private async httpRoute(key: string): Promise<void> {
-    const obj = this.d.informers.HTTPRoute.store.get(key) as Obj | undefined;
+  /** An HTTPRoute's, TCPRoute's, UDPRoute's or TLSRoute's parent statuses. */
+  private async route(kind: 'HTTPRoute' | StreamRouteKind, key: string): Promise<void> {
+    const obj = this.d.informers[kind]?.store.get(key) as Obj | undefined;
     if (!obj) return;
     const gen = obj.metadata.generation ?? 0;
     const st = this.state();
-    const rejected = this.d.model.snapshot().rejectedCrds.get(`HTTPRoute/${key}`);
+    const rejected = this.d.model.snapshot().rejectedCrds.get(`${kind}/${key}`);
     const ns = obj.metadata.namespace ?? '';
     type ParentStatus = { parentRef: Record<string, unknown>; controllerName: string; conditions: ApiCondition[] };
     const cur = (obj.status as { parents?: ParentStatus[] } | undefined)?.parents ?? [];
@@ -302,7 +309,7 @@ export class GatewayStatusReconciler implements Reconciler {
         });
       }
     } else {
-      for (const p of st.routes.get(key) ?? []) {
+      for (const p of (kind === 'HTTPRoute' ? st.routes.get(key) : st.streamRoutes.get(`${kind}/${key}`)) ?? []) {
         const parentRef: Record<string, unknown> = { group: p.ref.group, kind: p.ref.kind, namespace: p.ref.namespace, name: p.ref.name };
         if (p.ref.sectionName !== undefined) parentRef.sectionName = p.ref.sectionName;
         if (p.ref.port !== undefined) parentRef.port = p.ref.port;
@@ -316,11 +323,11 @@ export class GatewayStatusReconciler implements Reconciler {
     const parents = [...others, ...mine];
     if (!mine.length && !mineBefore.length) return;
     if (sameStatus(cur, parents)) return;
-    await this.patchStatus(GatewayResources.HTTPRoute, obj, { parents });
+    await this.patchStatus(GatewayResources[kind], obj, { parents });
   }
 
   /** The Gateway's Service and EndpointSlice (see the file comment); its address, or why it has none. */
-  private async ensureService(key: string, rec: GatewayRecord, svcName: string, svcPath: string, ports: [number, number][], ps: string): Promise<{ address?: string; addressProblem?: string }> {
+  private async ensureService(key: string, rec: GatewayRecord, svcName: string, svcPath: string, ports: [number, number, 'TCP' | 'UDP'][], ps: string): Promise<{ address?: string; addressProblem?: string }> {
     const [gwNs, gwName] = key.split('/') as [string, string];
     let address: string | undefined;
     let addressProblem: string | undefined;
@@ -343,7 +350,7 @@ export class GatewayStatusReconciler implements Reconciler {
         apiVersion: 'v1',
         kind: 'Service',
         metadata: meta('Service'),
-        spec: { type: 'ClusterIP', ports: ports.map(([port, target]) => ({ name: `port-${port}`, port, targetPort: target, protocol: 'TCP' })) },
+        spec: { type: 'ClusterIP', ports: ports.map(([port, target, protocol]) => ({ name: `port-${port}`, port, targetPort: target, protocol })) },
       });
       const [pns, pname] = ps.split('/') as [string, string];
       const slices = this.d.model.snapshot().slices.get(`${pns}/${pname}`) ?? [];
@@ -359,7 +366,7 @@ export class GatewayStatusReconciler implements Reconciler {
         metadata: meta('EndpointSlice'),
         addressType: 'IPv4',
         endpoints,
-        ports: ports.map(([port, target]) => ({ name: `port-${port}`, port: target, protocol: 'TCP' })),
+        ports: ports.map(([port, target, protocol]) => ({ name: `port-${port}`, port: target, protocol })),
       });
       address = applied.spec?.clusterIP && applied.spec.clusterIP !== 'None' ? applied.spec.clusterIP : undefined;
       if (!address) addressProblem = `Service ${gwNs}/${svcName} has no cluster IP yet`;

@@ -287,6 +287,8 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     stream: structure.stream ?? null,
     // TLS passthrough: the HTTPS port is the stream section's, the HTTP server's TLS listener a unix socket.
     passthrough: structure.stream?.passthrough ?? null,
+    // Gateway API TCP, UDP and TLS (passthrough) listeners.
+    gatewayStream: structure.stream?.gateway ?? null,
     // ModSecurity's module, loaded only when a profile uses it.
     modsecurityModule: structure.profiles.some((p) => p.modsecurity) ? MODSECURITY_FILES.module : null,
     // brotli and GeoIP2 (optional-modules.ts): loaded only when asked for and installed; their problems are reported

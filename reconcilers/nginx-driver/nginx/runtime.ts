@@ -34,6 +34,11 @@ export interface RuntimePaths {
   httpsSocket: string;
   /** TLS passthrough: the stream hop that sends a passthrough host's connections to its Service's endpoints. */
   passthroughSocket: string;
+  /**
+   * A unix socket path nothing ever listens on: the share of a Gateway TCP/UDP/TLS route's connections that must
+   * fail (a backend that is missing or has no endpoint) is sent there and refused at once.
+   */
+  closedSocket: string;
   /** Hard RLIMIT_NOFILE nginx inherits (null = unknown): worker_connections and worker_rlimit_nofile stay below it. */
   maxOpenFiles: number | null;
 }
@@ -75,6 +80,7 @@ export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths 
     unavailableSocket: path.join(dir, 'unavailable.sock'),
     httpsSocket: path.join(dir, 'https.sock'),
     passthroughSocket: path.join(dir, 'passthrough.sock'),
+    closedSocket: path.join(dir, 'closed.sock'),
     maxOpenFiles: hardOpenFilesLimit(),
   };
 }

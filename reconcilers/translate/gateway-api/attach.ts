@@ -8,7 +8,7 @@
 // port's hosts by that port (listenerHost), so two Gateways, or a Gateway and the Ingresses, never see each other's
 // routes. Within a port, a host goes to the listener whose hostname matches it most specifically; a route attached
 // to a less specific listener does not serve it (GatewayHTTPListenerIsolation).
-import { GATEWAY_GROUP, type GatewayRecord, type HttpRouteRecord, type LabelSelectorN, type ListenerN, type ParentRefN } from '../../model/gateway-api.ts';
+import { GATEWAY_GROUP, type BackendRefN, type GatewayRecord, type HttpRouteRecord, type LabelSelectorN, type ListenerN, type ParentRefN, type StreamRouteKind } from '../../model/gateway-api.ts';
 import { recordsOf, type ModelSnapshot } from '../../model/model.ts';
 
 export interface Cond {
@@ -84,9 +84,28 @@ export interface GatewayApiState {
    * pick different listeners (GatewayHTTPSListenerDetectMisdirectedRequests).
    */
   ports: { port: number; ssl: boolean; hostnames?: string[] }[];
+  /** Per TCPRoute, UDPRoute and TLSRoute ("Kind/namespace/name"): its parents that are Portico's Gateways. */
+  streamRoutes: Map<string, ParentState[]>;
+  /** The pod ports of TCP, UDP and TLS (passthrough) listeners, with the routes attached to them, oldest first. */
+  streams: StreamPortState[];
 }
 
-const EMPTY: GatewayApiState = { classes: new Map(), gateways: new Map(), routes: new Map(), ports: [] };
+/** A backendRef of a Layer-4 route, and whether traffic may go to it (its share of connections fails otherwise). */
+export interface StreamBackendState {
+  ref: BackendRefN;
+  ok: boolean;
+}
+
+/** One pod port of a Gateway's TCP, UDP or TLS listeners (nginx's stream section serves it). */
+export interface StreamPortState {
+  port: number;
+  protocol: 'TCP' | 'UDP' | 'TLS';
+  gateway: string;
+  /** Attached routes, oldest first: TCP/UDP serve the oldest alone; TLS gives each server name to its oldest route. */
+  routes: { route: string; hosts: string[]; backends: StreamBackendState[] }[];
+}
+
+const EMPTY: GatewayApiState = { classes: new Map(), gateways: new Map(), routes: new Map(), ports: [], streamRoutes: new Map(), streams: [] };
 
 /** The router's key of a Gateway port's host: the pod port, "/", the host ("_" for any). */
 export function listenerHost(podPort: number, host: string): string {
@@ -94,7 +113,16 @@ export function listenerHost(podPort: number, host: string): string {
 }
 
 export const HTTP_KINDS: readonly RouteKind[] = [{ group: GATEWAY_GROUP, kind: 'HTTPRoute' }];
-const PROTOCOL_KINDS: Record<string, readonly RouteKind[]> = { HTTP: HTTP_KINDS, HTTPS: HTTP_KINDS };
+const PROTOCOL_KINDS: Record<string, readonly RouteKind[]> = {
+  HTTP: HTTP_KINDS,
+  HTTPS: HTTP_KINDS,
+  TCP: [{ group: GATEWAY_GROUP, kind: 'TCPRoute' }],
+  UDP: [{ group: GATEWAY_GROUP, kind: 'UDPRoute' }],
+  TLS: [{ group: GATEWAY_GROUP, kind: 'TLSRoute' }],
+};
+/** The Layer-4 route kinds, and the listener protocol each attaches to. */
+export const STREAM_KINDS: readonly StreamRouteKind[] = ['TCPRoute', 'UDPRoute', 'TLSRoute'];
+const STREAM_PROTOCOLS = new Set(['TCP', 'UDP', 'TLS']);
 
 /** Gateway ports (pod ports) one namespace's Gateways may have together. */
 export const MAX_PORTS_PER_NAMESPACE = 32;
@@ -108,8 +136,8 @@ let cache: { revision: number; routes: unknown; o: GatewayApiOptions; state: Gat
 /** The Gateway API state of a snapshot (computed once per snapshot revision and route set). */
 export function gatewayApiState(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services' | 'revision'>, o: GatewayApiOptions | undefined): GatewayApiState {
   if (!o) return EMPTY;
-  const routes = recordsOf(snap, 'HTTPRoute');
-  if (cache && cache.revision === snap.revision && cache.routes === routes && cache.o === o) return cache.state;
+  const routes = [recordsOf(snap, 'HTTPRoute'), ...STREAM_KINDS.map((k) => recordsOf(snap, k))];
+  if (cache && cache.revision === snap.revision && cache.o === o && (cache.routes as unknown[]).every((r, i) => r === routes[i])) return cache.state;
   const state = compute(snap, o);
   cache = { revision: snap.revision, routes, o, state };
   return state;
@@ -136,6 +164,7 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
   const ordered = [...recordsOf(snap, 'Gateway').values()].filter((g) => classes.has(g.className)).sort(byAge);
   const used = new Set<number>(o.reservedPorts);
   const ports: GatewayApiState['ports'] = [];
+  const streams = new Map<number, StreamPortState>();
   const perNamespace = new Map<string, number>();
   for (const gw of ordered) {
     const st = gatewayState(gw, snap, granted);
@@ -165,8 +194,10 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
       }
       perNamespace.set(gw.namespace, taken + 1);
       used.add(podPort);
-      const ssl = ls[0]!.protocol === 'HTTPS';
-      ports.push(ssl ? { port: podPort, ssl, hostnames: [...new Set(ls.map((l) => l.hostname ?? ''))].sort() } : { port: podPort, ssl });
+      const protocol = ls[0]!.protocol;
+      const ssl = protocol === 'HTTPS';
+      if (STREAM_PROTOCOLS.has(protocol)) streams.set(podPort, { port: podPort, protocol: protocol as StreamPortState['protocol'], gateway: gw.key, routes: [] });
+      else ports.push(ssl ? { port: podPort, ssl, hostnames: [...new Set(ls.map((l) => l.hostname ?? ''))].sort() } : { port: podPort, ssl });
       for (const l of ls) l.podPort = podPort;
     }
   }
@@ -180,12 +211,30 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
       if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
       const gw = gateways.get(`${ref.namespace}/${ref.name}`);
       if (!gw) continue; // not a Gateway of Portico's (or not there): not Portico's to report
-      parents.push(attach(rt, ref, gw, namespaces, refs));
+      parents.push(attach('HTTPRoute', rt, ref, gw, namespaces, refs));
     }
     if (parents.length) routeStates.set(rt.key, parents);
   }
+  // TCPRoutes, UDPRoutes and TLSRoutes: the same attachment; their listeners' pod ports collect them, oldest first.
+  const streamRoutes = new Map<string, ParentState[]>();
+  for (const kind of STREAM_KINDS) {
+    for (const rt of [...recordsOf(snap, kind).values()].sort(byAge)) {
+      const backends = rt.backends.map((b) => ({ ref: b, ok: backendProblem(kind, rt.namespace, b, snap, granted) === undefined }));
+      const refs = refsState(kind, rt.namespace, rt.backends, snap, granted);
+      const parents: ParentState[] = [];
+      for (const ref of rt.parents) {
+        if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
+        const gw = gateways.get(`${ref.namespace}/${ref.name}`);
+        if (!gw) continue;
+        const p = attach(kind, rt, ref, gw, namespaces, refs);
+        parents.push(p);
+        for (const a of p.attached) streams.get(a.listener.podPort!)?.routes.push({ route: `${kind}/${rt.key}`, hosts: a.hosts, backends });
+      }
+      if (parents.length) streamRoutes.set(`${kind}/${rt.key}`, parents);
+    }
+  }
   ports.sort((a, b) => a.port - b.port);
-  return { classes, gateways, routes: routeStates, ports };
+  return { classes, gateways, routes: routeStates, ports, streamRoutes, streams: [...streams.values()].sort((a, b) => a.port - b.port) };
 }
 
 function byAge(a: { creationTimestamp: string; key: string }, b: { creationTimestamp: string; key: string }): number {
@@ -256,7 +305,7 @@ function listenerState(gw: GatewayRecord, l: ListenerN, snap: Pick<ModelSnapshot
   };
   const kinds = PROTOCOL_KINDS[l.protocol];
   if (!kinds) {
-    base.accepted = no('UnsupportedProtocol', `Portico does not serve protocol ${l.protocol} on a Gateway (HTTP and HTTPS only)`);
+    base.accepted = no('UnsupportedProtocol', `Portico does not serve protocol ${l.protocol} on a Gateway (HTTP, HTTPS, TLS, TCP and UDP only)`);
     base.programmed = no('Invalid', 'not served: the protocol is not supported');
     base.usable = false;
     return base;
@@ -270,6 +319,12 @@ function listenerState(gw: GatewayRecord, l: ListenerN, snap: Pick<ModelSnapshot
       base.resolvedRefs = no('InvalidRouteKinds', `route kinds ${bad.join(', ')} cannot attach to a ${l.protocol} listener`);
     }
   } else base.supportedKinds = [...kinds];
+  if (l.protocol === 'TLS' && l.tls?.mode !== 'Passthrough') {
+    base.accepted = no('UnsupportedValue', 'Portico serves TLS listeners in tls.mode Passthrough only (TLSRoutes reach their backends undecrypted); terminating TLS for TLSRoutes is not served');
+    base.programmed = no('Invalid', 'not served: the TLS mode is not supported');
+    base.usable = false;
+    return base;
+  }
   if (l.protocol === 'HTTPS') {
     const tls = l.tls;
     if (!tls || tls.mode !== 'Terminate' || !tls.certificateRefs.length) {
@@ -356,22 +411,32 @@ function specificity(listener: string | undefined, host: string): number {
 
 /** The ResolvedRefs of a route's backends (the same for every parent). */
 function backendRefsState(rt: HttpRouteRecord, snap: Pick<ModelSnapshot, 'services'>, granted: Granted): Cond {
-  for (const rule of rt.rules) {
-    const mirrors = rule.filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.backend] : []));
-    for (const b of [...rule.backends, ...mirrors]) {
-      const where = `backendRef ${b.namespace}/${b.name}`;
-      if (b.group !== '' || b.kind !== 'Service') return no('InvalidKind', `${where}: ${b.group || 'core'}/${b.kind} is not a kind Portico sends traffic to (core Service only)`);
-      if (!granted({ group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: rt.namespace }, { group: '', kind: 'Service', namespace: b.namespace, name: b.name })) {
-        return no('RefNotPermitted', `${where}: no ReferenceGrant in ${b.namespace} lets HTTPRoutes of ${rt.namespace} use it`);
-      }
-      if (!snap.services.has(`${b.namespace}/${b.name}`)) return no('BackendNotFound', `${where}: Service not found`);
-      if (b.port === undefined) return no('UnsupportedValue', `${where}: a Service backendRef needs a port`);
-    }
+  const all = rt.rules.flatMap((rule) => [...rule.backends, ...rule.filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.backend] : []))]);
+  return refsState('HTTPRoute', rt.namespace, all, snap, granted);
+}
+
+/** ResolvedRefs of a list of backendRefs of a route of `kind` in `ns`: the first problem, or True. */
+function refsState(kind: string, ns: string, backends: readonly BackendRefN[], snap: Pick<ModelSnapshot, 'services'>, granted: Granted): Cond {
+  for (const b of backends) {
+    const p = backendProblem(kind, ns, b, snap, granted);
+    if (p) return p;
   }
   return ok('ResolvedRefs');
 }
 
-function attach(rt: HttpRouteRecord, ref: ParentRefN, gw: GatewayState, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>, refs: Cond): ParentState {
+/** Why traffic may not go to one backendRef (a ResolvedRefs False condition), or undefined when it may. */
+function backendProblem(kind: string, ns: string, b: BackendRefN, snap: Pick<ModelSnapshot, 'services'>, granted: Granted): Cond | undefined {
+  const where = `backendRef ${b.namespace}/${b.name}`;
+  if (b.group !== '' || b.kind !== 'Service') return no('InvalidKind', `${where}: ${b.group || 'core'}/${b.kind} is not a kind Portico sends traffic to (core Service only)`);
+  if (!granted({ group: GATEWAY_GROUP, kind, namespace: ns }, { group: '', kind: 'Service', namespace: b.namespace, name: b.name })) {
+    return no('RefNotPermitted', `${where}: no ReferenceGrant in ${b.namespace} lets ${kind}s of ${ns} use it`);
+  }
+  if (!snap.services.has(`${b.namespace}/${b.name}`)) return no('BackendNotFound', `${where}: Service not found`);
+  if (b.port === undefined) return no('UnsupportedValue', `${where}: a Service backendRef needs a port`);
+  return undefined;
+}
+
+function attach(kind: string, rt: { namespace: string; hostnames: readonly string[] }, ref: ParentRefN, gw: GatewayState, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>, refs: Cond): ParentState {
   const gwNs = gw.key.slice(0, gw.key.indexOf('/'));
   const candidates = gw.listeners.filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
   const state = (accepted: Cond, attached: Attachment[] = []): ParentState => ({ ref, accepted, resolvedRefs: refs, attached });
@@ -379,9 +444,9 @@ function attach(rt: HttpRouteRecord, ref: ParentRefN, gw: GatewayState, namespac
   // Listeners a route may attach to: accepted and not conflicted (one whose certificate is missing still counts
   // its routes; it serves none until the certificate is there).
   const allowed = candidates.filter(
-    (l) => l.accepted.status === 'True' && l.conflicted.status !== 'True' && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === 'HTTPRoute') && namespaceAllowed(l.spec, gwNs, rt.namespace, namespaces),
+    (l) => l.accepted.status === 'True' && l.conflicted.status !== 'True' && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === kind) && namespaceAllowed(l.spec, gwNs, rt.namespace, namespaces),
   );
-  if (!allowed.length) return state(no('NotAllowedByListeners', `no listener of Gateway ${gw.key} that this parentRef names allows HTTPRoutes of namespace ${rt.namespace}`));
+  if (!allowed.length) return state(no('NotAllowedByListeners', `no listener of Gateway ${gw.key} that this parentRef names allows ${kind}s of namespace ${rt.namespace}`));
   // A route attaches to a listener that allows it and whose hostname intersects its own (the listener counts it);
   // the hosts it then serves there are that intersection, minus those a more specific listener of the port serves.
   const attached: Attachment[] = [];
