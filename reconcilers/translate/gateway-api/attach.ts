@@ -323,6 +323,7 @@ function listenerState(gw: GatewayRecord, l: ListenerN, snap: Pick<ModelSnapshot
     base.accepted = no('UnsupportedValue', 'Portico serves TLS listeners in tls.mode Passthrough only (TLSRoutes reach their backends undecrypted); terminating TLS for TLSRoutes is not served');
     base.programmed = no('Invalid', 'not served: the TLS mode is not supported');
     base.usable = false;
+    base.supportedKinds = []; // no route kind attaches to a listener that is not accepted
     return base;
   }
   if (l.protocol === 'HTTPS') {

@@ -99,6 +99,7 @@ test('attachment: kinds per protocol, the oldest TCP route wins (both counted), 
   assert.equal(l('tls').attachedRoutes, 2, 'other.test does not intersect *.example.com');
   assert.equal(l('tls-terminate').accepted.reason, 'UnsupportedValue');
   assert.equal(l('tls-terminate').podPort, undefined);
+  assert.deepEqual(l('tls-terminate').supportedKinds, [], 'a listener that is not accepted lists no kinds');
   const parent = (k: string) => st.streamRoutes.get(k)![0]!;
   assert.equal(parent('TCPRoute/apps/newer').accepted.status, 'True');
   assert.equal(parent('TCPRoute/apps/to-http').accepted.reason, 'NotAllowedByListeners');
