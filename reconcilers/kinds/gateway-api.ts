@@ -16,6 +16,7 @@ export const GatewayResources = {
   GatewayClass: gw('gatewayclasses', 'GatewayClass'),
   Gateway: gw('gateways', 'Gateway'),
   HTTPRoute: gw('httproutes', 'HTTPRoute'),
+  GRPCRoute: gw('grpcroutes', 'GRPCRoute'),
   TCPRoute: gw('tcproutes', 'TCPRoute'),
   UDPRoute: gw('udproutes', 'UDPRoute'),
   TLSRoute: gw('tlsroutes', 'TLSRoute'),

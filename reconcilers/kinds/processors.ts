@@ -9,5 +9,6 @@ import type { ClaimProcessor } from '../translate/draft.ts';
 import { ingressProcessor } from './ingress/processor.ts';
 import { routeProcessor } from './route/processor.ts';
 import { httpRouteProcessor } from './httproute/processor.ts';
+import { grpcRouteProcessor } from './grpcroute/processor.ts';
 
-export const PROCESSORS: readonly ClaimProcessor[] = [ingressProcessor, routeProcessor, httpRouteProcessor];
+export const PROCESSORS: readonly ClaimProcessor[] = [ingressProcessor, routeProcessor, httpRouteProcessor, grpcRouteProcessor];

@@ -29,6 +29,7 @@ import { gateway } from './gateway/index.ts';
 import { httpRoute } from './httproute/index.ts';
 import { referenceGrant } from './referencegrant/index.ts';
 import { tcpRoute } from './tcproute/index.ts';
+import { grpcRoute } from './grpcroute/index.ts';
 import { udpRoute } from './udproute/index.ts';
 import { tlsRoute } from './tlsroute/index.ts';
 
@@ -47,6 +48,7 @@ export const KINDS: readonly KindDescriptor[] = [
   namespaceKind,
   gateway,
   httpRoute,
+  grpcRoute,
   tcpRoute,
   udpRoute,
   tlsRoute,

@@ -99,6 +99,8 @@ export interface HttpRouteRecord extends CrdMeta {
   parents: ParentRefN[];
   hostnames: string[];
   rules: HttpRuleN[];
+  /** A GRPCRoute (kinds/grpcroute/normalize.ts: method matches are path matches): its backends speak gRPC (HTTP/2). */
+  grpc?: true;
 }
 
 /** The Layer-4 route kinds: TCPRoute and UDPRoute (a port's connections), TLSRoute (TLS passed through by server name). */
@@ -129,6 +131,7 @@ declare module './model.ts' {
     GatewayClass: GatewayClassRecord;
     Gateway: GatewayRecord;
     HTTPRoute: HttpRouteRecord;
+    GRPCRoute: HttpRouteRecord;
     TCPRoute: StreamRouteRecord;
     UDPRoute: StreamRouteRecord;
     TLSRoute: StreamRouteRecord;

@@ -31,13 +31,13 @@ export const gateway: KindDescriptor = {
     const g = ctx.o.gatewayApi;
     if (!g) return;
     const { m, model } = ctx;
-    // TCPRoute, UDPRoute and TLSRoute when they are wired (the API server serves them).
+    // GRPCRoute, TCPRoute, UDPRoute and TLSRoute when they are wired (the API server serves them).
     const wired = new Set(ctx.kinds.map((k) => k.kind));
     const informers = {
       GatewayClass: ctx.informerOf('GatewayClass'),
       Gateway: ctx.informerOf('Gateway'),
       HTTPRoute: ctx.informerOf('HTTPRoute'),
-      ...Object.fromEntries(STREAM_KINDS.filter((k) => wired.has(k)).map((k) => [k, ctx.informerOf(k)])),
+      ...Object.fromEntries(['GRPCRoute' as const, ...STREAM_KINDS].filter((k) => wired.has(k)).map((k) => [k, ctx.informerOf(k)])),
     };
     const r = new GatewayStatusReconciler({
       model,

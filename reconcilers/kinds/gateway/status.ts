@@ -27,6 +27,9 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   Gateway: 'core',
   HTTPRoute: 'core',
   ReferenceGrant: 'core',
+  GRPCRoute: 'core',
+  GRPCRouteNamedRouteRule: 'extended',
+  GRPCRouteRequestHeaderModifier: 'extended',
   TCPRoute: 'core',
   UDPRoute: 'core',
   TLSRoute: 'core',
@@ -108,7 +111,7 @@ export interface GatewayStatusDeps {
   model: Model;
   client: KubeClient;
   o: GatewayApiOptions & { namespace: string; publishService?: string };
-  informers: { GatewayClass: Informer<KubeObject>; Gateway: Informer<KubeObject>; HTTPRoute: Informer<KubeObject> } & Partial<Record<StreamRouteKind, Informer<KubeObject>>>;
+  informers: { GatewayClass: Informer<KubeObject>; Gateway: Informer<KubeObject>; HTTPRoute: Informer<KubeObject> } & Partial<Record<StreamRouteKind | 'GRPCRoute', Informer<KubeObject>>>;
   isLeader: () => boolean;
   /** nginx runs a configuration with every listener of the model (the gateway is in sync). */
   programmed: () => boolean;
@@ -131,7 +134,7 @@ export class GatewayStatusReconciler implements Reconciler {
     const key = ref.slice(slash + 1);
     if (kind === 'GatewayClass') return this.gatewayClass(key);
     if (kind === 'Gateway') return this.gateway(key);
-    if (kind === 'HTTPRoute' || kind === 'TCPRoute' || kind === 'UDPRoute' || kind === 'TLSRoute') return this.route(kind, key);
+    if (kind === 'HTTPRoute' || kind === 'GRPCRoute' || kind === 'TCPRoute' || kind === 'UDPRoute' || kind === 'TLSRoute') return this.route(kind, key);
   }
 
   private async patchStatus(resource: typeof GatewayResources.Gateway, obj: Obj, status: Record<string, unknown>): Promise<void> {
@@ -282,7 +285,7 @@ export class GatewayStatusReconciler implements Reconciler {
   }
 
   /** An HTTPRoute's, TCPRoute's, UDPRoute's or TLSRoute's parent statuses. */
-  private async route(kind: 'HTTPRoute' | StreamRouteKind, key: string): Promise<void> {
+  private async route(kind: 'HTTPRoute' | 'GRPCRoute' | StreamRouteKind, key: string): Promise<void> {
     const obj = this.d.informers[kind]?.store.get(key) as Obj | undefined;
     if (!obj) return;
     const gen = obj.metadata.generation ?? 0;
@@ -309,7 +312,8 @@ export class GatewayStatusReconciler implements Reconciler {
         });
       }
     } else {
-      for (const p of (kind === 'HTTPRoute' ? st.routes.get(key) : st.streamRoutes.get(`${kind}/${key}`)) ?? []) {
+      const parents = kind === 'HTTPRoute' ? st.routes.get(key) : kind === 'GRPCRoute' ? st.routes.get(`${kind}/${key}`) : st.streamRoutes.get(`${kind}/${key}`);
+      for (const p of parents ?? []) {
         const parentRef: Record<string, unknown> = { group: p.ref.group, kind: p.ref.kind, namespace: p.ref.namespace, name: p.ref.name };
         if (p.ref.sectionName !== undefined) parentRef.sectionName = p.ref.sectionName;
         if (p.ref.port !== undefined) parentRef.port = p.ref.port;

@@ -19,7 +19,12 @@ import type { Instance as RedirectInstance } from '../../config/plugins/redirect
 import type { Instance as RewriteInstance } from '../../config/plugins/rewrite.ts';
 
 export const HTTPROUTE_REF_PREFIX = 'HTTPRoute/';
-const refOf = (key: string) => `${HTTPROUTE_REF_PREFIX}${key}`;
+/** HTTPRoute and GRPCRoute (a GRPCRoute's record has the HTTPRoute's shape: kinds/grpcroute/normalize.ts). */
+type Kind = 'HTTPRoute' | 'GRPCRoute';
+const kindOf = (rt: HttpRouteRecord): Kind => (rt.grpc ? 'GRPCRoute' : 'HTTPRoute');
+const refOf = (rt: HttpRouteRecord) => `${kindOf(rt)}/${rt.key}`;
+/** Its key in the attachment's route states (attach.ts: HTTPRoutes by key, GRPCRoutes by "GRPCRoute/" + key). */
+const stateKey = (rt: HttpRouteRecord) => (rt.grpc ? `GRPCRoute/${rt.key}` : rt.key);
 
 /** One match of an HTTPRoute rule on one listener host. */
 interface HttpClaim extends KindClaim {
@@ -53,7 +58,7 @@ const byPc = new WeakMap<PathClaim, HttpClaim>();
 
 function claimsOf(d: Draft, rt: HttpRouteRecord): HttpClaim[] {
   const state = gatewayApiState(d.snap, d.o.gatewayApi);
-  const parents = state.routes.get(rt.key) ?? [];
+  const parents = state.routes.get(stateKey(rt)) ?? [];
   const refsOk = parents[0]?.resolvedRefs.status === 'True';
   const usableOf = rt.rules.map((rule) => rule.backends.map((b) => refsOk || backendUsable(d, rt, b)));
   const sig = JSON.stringify([
@@ -63,7 +68,7 @@ function claimsOf(d: Draft, rt: HttpRouteRecord): HttpClaim[] {
   const cached = claimCache.get(rt);
   if (cached && cached.sig === sig) return cached.claims;
   const claims: HttpClaim[] = [];
-  const source = refOf(rt.key);
+  const source = refOf(rt);
   for (const p of parents) {
     if (p.accepted.status !== 'True') continue;
     for (const a of p.attached) {
@@ -117,7 +122,7 @@ function backendUsable(d: Draft, rt: HttpRouteRecord, b: HttpRuleN['backends'][n
   if (b.namespace === rt.namespace) return true;
   for (const g of recordsOf(d.snap, 'ReferenceGrant').values()) {
     if (g.namespace !== b.namespace) continue;
-    if (!g.from.some((f) => f.group === GATEWAY_GROUP && f.kind === 'HTTPRoute' && f.namespace === rt.namespace)) continue;
+    if (!g.from.some((f) => f.group === GATEWAY_GROUP && f.kind === kindOf(rt) && f.namespace === rt.namespace)) continue;
     if (g.to.some((t) => t.group === '' && t.kind === 'Service' && (t.name === undefined || t.name === b.name))) return true;
   }
   return false;
@@ -137,10 +142,10 @@ function filterPlugins(d: Draft, ow: Owner, pc: PathClaim): string[] {
   if (!hc || !hc.rule.filters.length) return [];
   const rt = rtOf(ow);
   const ids: string[] = [];
-  const base = `hr.${rt.namespace}.${rt.name}`.slice(0, 200);
+  const base = `${rt.grpc ? 'gr' : 'hr'}.${rt.namespace}.${rt.name}`.slice(0, 200);
   hc.rule.filters.forEach((f, i) => {
     if (f.type === 'RequestMirror') return; // route data and a directive profile (route()), not a plugin
-    const inst = instanceOf(f, hc, `HTTPRoute ${rt.key} rule ${hc.ruleIndex} filter ${i} (${f.type})`);
+    const inst = instanceOf(f, hc, `${kindOf(rt)} ${rt.key} rule ${hc.ruleIndex} filter ${i} (${f.type})`);
     const id = `${base}.r${hc.ruleIndex}.${hc.listener.podPort}.${i}.${fnv(JSON.stringify(inst))}`;
     d.plugins[id] ??= inst;
     ids.push(id);
@@ -199,10 +204,11 @@ function prefixOf(m: HttpMatchN): string {
   return m.path.type === 'PathPrefix' ? m.path.value.replace(/\/+$/, '') || '/' : '/';
 }
 
-export const httpRouteProcessor: ClaimProcessor = {
-  kind: 'HTTPRoute',
-  admit,
-  records: (snap) => recordsOf(snap, 'HTTPRoute').values(),
+function processorOf(kind: Kind): ClaimProcessor {
+  const p: ClaimProcessor = {
+  kind,
+  admit: (d, classes) => admit(d, classes, kind, p),
+  records: (snap) => recordsOf(snap, kind).values(),
   reach: (rec) => {
     const rt = rec as HttpRouteRecord;
     const backends = new Set<string>();
@@ -215,25 +221,29 @@ export const httpRouteProcessor: ClaimProcessor = {
   passthrough: () => 'ignored',
   route,
   volatile: () => true,
-};
+  };
+  // claims() has no Draft: the claims are made in admit (where the Draft is) and kept per owner record.
+  p.claims = (ow) => ownerClaims.get(ow.record) ?? [];
+  return p;
+}
 
-// claims() has no Draft: the claims are made in admit (where the Draft is) and kept per owner record.
 const ownerClaims = new WeakMap<object, HttpClaim[]>();
-httpRouteProcessor.claims = (ow) => ownerClaims.get(ow.record) ?? [];
+export const httpRouteProcessor: ClaimProcessor = processorOf('HTTPRoute');
+export const grpcRouteProcessor: ClaimProcessor = processorOf('GRPCRoute');
 
-/** Every HTTPRoute attached to a Gateway of Portico's is served; its claims are made here, where the Draft is. */
-function admit(d: Draft, _classes: ReadonlyMap<string, IngressClassInfo>): void {
+/** Every HTTPRoute (GRPCRoute) attached to a Gateway of Portico's is served; its claims are made here, where the Draft is. */
+function admit(d: Draft, _classes: ReadonlyMap<string, IngressClassInfo>, kind: Kind, proc: ClaimProcessor): void {
   if (!d.o.gatewayApi) return;
   const state = gatewayApiState(d.snap, d.o.gatewayApi);
-  for (const rt of recordsOf(d.snap, 'HTTPRoute').values()) {
-    const parents = state.routes.get(rt.key);
+  for (const rt of recordsOf(d.snap, kind).values()) {
+    const parents = state.routes.get(stateKey(rt));
     if (!parents) continue;
-    const ref = refOf(rt.key);
+    const ref = refOf(rt);
     const served = parents.some((p) => p.accepted.status === 'True');
     d.status.set(ref, { served, programmed: false, problems: [] });
     if (!served) continue;
     ownerClaims.set(rt, claimsOf(d, rt));
-    d.owners.push({ ref, created: rt.creationTimestamp, ns: rt.namespace, record: rt, proc: httpRouteProcessor });
+    d.owners.push({ ref, created: rt.creationTimestamp, ns: rt.namespace, record: rt, proc });
   }
 }
 
@@ -268,5 +278,6 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1]): ReturnType<
     const g = d.snap.global;
     r.timeouts = { connect: Math.min(g.proxyConnectTimeoutSeconds, s), send: s, read: s };
   }
-  return { route: r, retries: undefined, fromAnnotations };
+  // A GRPCRoute's backends speak gRPC: nginx's grpc_pass (HTTP/2 without TLS), a directive profile.
+  return { route: r, retries: undefined, fromAnnotations, ...(rtOf(c.owner).grpc ? { protocol: 'GRPC' as const } : {}) };
 }

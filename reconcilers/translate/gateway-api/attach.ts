@@ -76,7 +76,10 @@ export interface GatewayApiState {
   /** GatewayClasses whose controllerName is Portico's, by name. */
   classes: Map<string, { generation: number; accepted: Cond }>;
   gateways: Map<string, GatewayState>;
-  /** Per HTTPRoute: its parents that are Portico's Gateways (others' parents are not Portico's to report). */
+  /**
+   * Per HTTPRoute ("namespace/name") and GRPCRoute ("GRPCRoute/namespace/name"): its parents that are Portico's
+   * Gateways (others' parents are not Portico's to report).
+   */
   routes: Map<string, ParentState[]>;
   /**
    * Every pod port nginx listens on for Gateways, with whether it terminates TLS; for TLS ports the hostnames of
@@ -112,7 +115,10 @@ export function listenerHost(podPort: number, host: string): string {
   return `${podPort}/${host}`;
 }
 
-export const HTTP_KINDS: readonly RouteKind[] = [{ group: GATEWAY_GROUP, kind: 'HTTPRoute' }];
+export const HTTP_KINDS: readonly RouteKind[] = [
+  { group: GATEWAY_GROUP, kind: 'HTTPRoute' },
+  { group: GATEWAY_GROUP, kind: 'GRPCRoute' },
+];
 const PROTOCOL_KINDS: Record<string, readonly RouteKind[]> = {
   HTTP: HTTP_KINDS,
   HTTPS: HTTP_KINDS,
@@ -136,7 +142,7 @@ let cache: { revision: number; routes: unknown; o: GatewayApiOptions; state: Gat
 /** The Gateway API state of a snapshot (computed once per snapshot revision and route set). */
 export function gatewayApiState(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services' | 'revision'>, o: GatewayApiOptions | undefined): GatewayApiState {
   if (!o) return EMPTY;
-  const routes = [recordsOf(snap, 'HTTPRoute'), ...STREAM_KINDS.map((k) => recordsOf(snap, k))];
+  const routes = [recordsOf(snap, 'HTTPRoute'), recordsOf(snap, 'GRPCRoute'), ...STREAM_KINDS.map((k) => recordsOf(snap, k))];
   if (cache && cache.revision === snap.revision && cache.o === o && (cache.routes as unknown[]).every((r, i) => r === routes[i])) return cache.state;
   const state = compute(snap, o);
   cache = { revision: snap.revision, routes, o, state };
@@ -204,16 +210,18 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
 
   const namespaces = recordsOf(snap, 'Namespace');
   const routeStates = new Map<string, ParentState[]>();
-  for (const rt of [...recordsOf(snap, 'HTTPRoute').values()].sort(byAge)) {
-    const parents: ParentState[] = [];
-    const refs = backendRefsState(rt, snap, granted);
-    for (const ref of rt.parents) {
-      if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
-      const gw = gateways.get(`${ref.namespace}/${ref.name}`);
-      if (!gw) continue; // not a Gateway of Portico's (or not there): not Portico's to report
-      parents.push(attach('HTTPRoute', rt, ref, gw, namespaces, refs));
+  for (const kind of ['HTTPRoute', 'GRPCRoute'] as const) {
+    for (const rt of [...recordsOf(snap, kind).values()].sort(byAge)) {
+      const parents: ParentState[] = [];
+      const refs = backendRefsState(kind, rt, snap, granted);
+      for (const ref of rt.parents) {
+        if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
+        const gw = gateways.get(`${ref.namespace}/${ref.name}`);
+        if (!gw) continue; // not a Gateway of Portico's (or not there): not Portico's to report
+        parents.push(attach(kind, rt, ref, gw, namespaces, refs));
+      }
+      if (parents.length) routeStates.set(kind === 'HTTPRoute' ? rt.key : `${kind}/${rt.key}`, parents);
     }
-    if (parents.length) routeStates.set(rt.key, parents);
   }
   // TCPRoutes, UDPRoutes and TLSRoutes: the same attachment; their listeners' pod ports collect them, oldest first.
   const streamRoutes = new Map<string, ParentState[]>();
@@ -411,9 +419,9 @@ function specificity(listener: string | undefined, host: string): number {
 }
 
 /** The ResolvedRefs of a route's backends (the same for every parent). */
-function backendRefsState(rt: HttpRouteRecord, snap: Pick<ModelSnapshot, 'services'>, granted: Granted): Cond {
+function backendRefsState(kind: 'HTTPRoute' | 'GRPCRoute', rt: HttpRouteRecord, snap: Pick<ModelSnapshot, 'services'>, granted: Granted): Cond {
   const all = rt.rules.flatMap((rule) => [...rule.backends, ...rule.filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.backend] : []))]);
-  return refsState('HTTPRoute', rt.namespace, all, snap, granted);
+  return refsState(kind, rt.namespace, all, snap, granted);
 }
 
 /** ResolvedRefs of a list of backendRefs of a route of `kind` in `ns`: the first problem, or True. */
