@@ -27,9 +27,6 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   Gateway: 'core',
   HTTPRoute: 'core',
   ReferenceGrant: 'core',
-  GRPCRoute: 'core',
-  GRPCRouteNamedRouteRule: 'extended',
-  GRPCRouteRequestHeaderModifier: 'extended',
   TCPRoute: 'core',
   UDPRoute: 'core',
   TLSRoute: 'core',
@@ -55,6 +52,7 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   HTTPRouteCORS: 'extended',
   GatewayHTTPSListenerDetectMisdirectedRequests: 'extended',
   HTTPRouteRequestMirror: 'extended',
+  HTTPRouteDestinationPortMatching: 'extended',
 };
 export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
 
