@@ -126,9 +126,11 @@ const PROTOCOL_KINDS: Record<string, readonly RouteKind[]> = {
   UDP: [{ group: GATEWAY_GROUP, kind: 'UDPRoute' }],
   TLS: [{ group: GATEWAY_GROUP, kind: 'TLSRoute' }],
 };
-/** The Layer-4 route kinds, and the listener protocol each attaches to. */
-export const STREAM_KINDS: readonly StreamRouteKind[] = ['TCPRoute', 'UDPRoute', 'TLSRoute'];
+/** The listener protocols nginx's stream section serves, and the Layer-4 route kinds that attach to them. */
 const STREAM_PROTOCOLS = new Set(['TCP', 'UDP', 'TLS']);
+export const STREAM_KINDS: readonly StreamRouteKind[] = [...STREAM_PROTOCOLS].map((p) => PROTOCOL_KINDS[p]![0]!.kind as StreamRouteKind);
+/** The route kinds of HTTP and HTTPS listeners (HTTPRoute, GRPCRoute): served by the router. */
+const HTTP_ROUTE_KINDS = HTTP_KINDS.map((k) => k.kind as 'HTTPRoute' | 'GRPCRoute');
 
 /** Gateway ports (pod ports) one namespace's Gateways may have together. */
 export const MAX_PORTS_PER_NAMESPACE = 32;
@@ -210,7 +212,7 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
 
   const namespaces = recordsOf(snap, 'Namespace');
   const routeStates = new Map<string, ParentState[]>();
-  for (const kind of ['HTTPRoute', 'GRPCRoute'] as const) {
+  for (const kind of HTTP_ROUTE_KINDS) {
     for (const rt of [...recordsOf(snap, kind).values()].sort(byAge)) {
       const parents: ParentState[] = [];
       const refs = backendRefsState(kind, rt, snap, granted);

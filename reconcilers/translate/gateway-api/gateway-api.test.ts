@@ -115,7 +115,7 @@ test('listener validation: unsupported protocol, invalid route kinds, conflicts;
   const s = gatewayApiState(m.snapshot(), GA);
   const mixed = s.gateways.get('infra/mixed')!;
   assert.deepEqual([mixed.accepted.status, mixed.accepted.reason], ['True', 'ListenersNotValid']);
-  assert.deepEqual(mixed.listeners.map((l) => [l.name, l.accepted.reason, l.supportedKinds.length]), [['http', 'Accepted', 1], ['bad', 'UnsupportedProtocol', 0]]);
+  assert.deepEqual(mixed.listeners.map((l) => [l.name, l.accepted.reason, l.supportedKinds.length]), [['http', 'Accepted', 2], ['bad', 'UnsupportedProtocol', 0]]);
   const none = s.gateways.get('infra/none')!;
   assert.deepEqual([none.accepted.status, none.accepted.reason], ['False', 'ListenersNotValid']);
   const kinds = s.gateways.get('infra/kinds')!.listeners[0]!;
