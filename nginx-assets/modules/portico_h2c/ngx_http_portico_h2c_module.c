@@ -506,7 +506,7 @@ more:
     }
 
     ngx_log_debug1(NGX_LOG_DEBUG_HTTP, c->log, 0,
-                   "portico h2c: %uz bytes could start HTTP/2, waiting for more", got);
+                   "portico h2c: %uz bytes so far, waiting for more to tell HTTP/2 from HTTP/1", got);
 
 wait:
 
