@@ -3,7 +3,8 @@
 // HTTP/2 client, a gRPC-style backend behind grpc_pass (Node's HTTP/2 server, h2c) and raw sockets for what clients
 // should not do. Traffic only to loopback: nginx listens on 33010 (named, reuseport), 33011 (not named: HTTP/1 only),
 // 33012 (named, deferred accept: the first bytes are there when the connection is accepted) and 33013 (named, PROXY
-// protocol); 33014 and 33015 appear only in configurations that nginx -t refuses. The backend takes a free port.
+// protocol); 33014 and 33015 appear only in configurations that nginx -t refuses, and 33016 is a second nginx's, short
+// of connections. The backend takes a free port.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -487,6 +488,61 @@ test('clients that close at once or mid-preface leave no error: no alert or crit
   }
   assert.deepEqual(workers(), before, 'no worker died');
   assert.deepEqual(severe(), []);
+});
+
+test('a worker short of connections closes connections still waiting for their first bytes, as nginx does for HTTP/1', T, async () => {
+  // nginx closes reusable connections (those waiting for a request) when a worker runs short (ngx_drain_connections:
+  // fewer than 1/16 of worker_connections free): it sets c->close and runs their read handler, which here is the
+  // module's. A second nginx with 16 connections and a 30 s client_header_timeout, so a close within seconds is the
+  // drain's, not the timeout's.
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-h2c-drain-'));
+  dirs.push(dir);
+  const port = 33016;
+  writeFileSync(path.join(dir, 'nginx.conf'), `daemon off;
+master_process on;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log info;
+load_module ${H2C_MODULE};
+events { worker_connections 16; }
+http {
+  access_log off;
+  client_header_timeout 30s;
+  portico_h2c_ports ${port};
+  server { listen 127.0.0.1:${port}; add_header X-Protocol $server_protocol always; location / { return 200 "ok"; } }
+}
+`);
+  const proc = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], { stdio: 'ignore' });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  const log = () => readFileSync(path.join(dir, 'error.log'), 'utf8');
+  const idle: ReturnType<typeof raw>[] = [];
+  try {
+    await until('the second nginx answers', async () => (await curl(['--http1.1', '-o', '/dev/null', '-w', '%{http_code}', `http://127.0.0.1:${port}/`])).out === '200', 10_000);
+    let closedEarly = -1;
+    for (let i = 0; i < 20; i++) {
+      const c = raw(port);
+      await c.connected;
+      idle.push(c);
+      c.closed.then(() => closedEarly < 0 && (closedEarly = i), () => {});
+    }
+    await until('nginx closes a waiting connection to make room', () => closedEarly >= 0, 5_000);
+    assert.equal(idle[closedEarly]!.data().length, 0, 'closed without an answer');
+    await until('the shortage is logged', () => /worker_connections are not enough, reusing connections/.test(log()), 5_000);
+    // New connections still get served, each making room the same way.
+    const session = h2session(port);
+    try {
+      assert.equal((await get(session)).headers['x-protocol'], 'HTTP/2.0');
+    } finally {
+      await closeSession(session);
+    }
+    const h1 = await curl(['--http1.1', '-D', '-', '-o', '/dev/null', `http://127.0.0.1:${port}/`]);
+    assert.equal(headerBlocks(h1.out)[0]?.headers['x-protocol'], 'HTTP/1.1', h1.err);
+    assert.deepEqual(log().split('\n').filter((l) => /\[(alert|crit|emerg)\]/.test(l)), []);
+  } finally {
+    idle.forEach((c) => c.s.destroy());
+    proc.kill('SIGQUIT');
+    await exited;
+  }
 });
 
 test('reloads: a port dropped from portico_h2c_ports is HTTP/1 only in the new workers, named again it serves both', T, async () => {
