@@ -19,8 +19,9 @@
  *       a strict prefix of it (fewer than 24 bytes so far)     -> wait for more (edge-triggered events only);
  *       anything else, end of stream, a timeout                -> nginx's HTTP/1 handler, which answers, logs or
  *                                                                 closes as it always has.
- *     No byte of HTTP/1 can be mistaken: an HTTP/1 request line differs from the preface by its third byte at the
- *     latest ("PRI" is no method nginx serves), and the decision waits until the bytes differ or all 24 are there.
+ *     HTTP/1 cannot be mistaken for HTTP/2: the decision waits until the bytes differ from the preface or all 24
+ *     are there, and the preface itself is no HTTP/1 request nginx serves (its version is 2.0: a 400 on a port of
+ *     its own). Ordinary requests differ at their second byte ("GET", "POST"); "PRIX / HTTP/1.1" at its fourth.
  *
  * ngx_http_v2_init() depends on nothing that the "http2" listen flag sets up: it reads the HTTP/2 module's main and
  * server configuration of the connection's default server (created for every http{} block and server{}, whether
