@@ -87,7 +87,7 @@ if [[ ! -x node_modules/.bin/node ]]; then
 fi
 log "staging Node and Portico"
 PORTICO_NODE_MODULES_CACHE="$IMAGE_CACHE" image/stage-app.sh . "$work/stage" node_modules/.bin/node
-det_tar "$work/stage/node" "$work/node.tar" ./usr ./usr/lib ./usr/lib/nginx ./usr/lib/nginx/modules ./usr/lib/nginx/modules/ngx_http_portico_metrics_module.so ./usr/local ./usr/local/bin ./usr/local/bin/node
+det_tar "$work/stage/node" "$work/node.tar" ./usr ./usr/lib ./usr/lib/nginx ./usr/lib/nginx/modules ./usr/lib/nginx/modules/ngx_http_portico_h2c_module.so ./usr/lib/nginx/modules/ngx_http_portico_metrics_module.so ./usr/local ./usr/local/bin ./usr/local/bin/node
 DET_TAR_RECURSE=1 det_tar "$work/stage/app" "$work/app.tar" ./app
 
 # ---- the image ----------------------------------------------------------------------------------------------
@@ -113,5 +113,5 @@ log "writing $out"
 "$ocipack" -o "$out" -ref "$ref" -config "$work/config.json" -cache "$IMAGE_CACHE/layers" \
   -annotation "org.opencontainers.image.version=$version" -annotation "org.opencontainers.image.title=portico" \
   -layer "$base" -history "debian bookworm minbase + $(IFS=' '; echo "${packages[*]}") (mmdebstrap)" \
-  -layer "$work/node.tar" -history "node $(node_modules/.bin/node --version) (npm package node) and Portico's nginx module" \
+  -layer "$work/node.tar" -history "node $(node_modules/.bin/node --version) (npm package node) and Portico's nginx modules" \
   -layer "$work/app.tar" -history "portico $version: /app (sources + production node_modules)"

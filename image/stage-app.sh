@@ -3,8 +3,10 @@
 #   DEST/node/usr/local/bin/node   Node 24: the ELF from npm's `node` package (what `npm ci` puts behind
 #                                  node_modules/.bin/node), unmodified
 #   DEST/node/usr/lib/nginx/modules/ngx_http_portico_metrics_module.so
-#                                  Portico's nginx module (per-request metrics), built against the sources of the
-#                                  Debian nginx the image installs (nginx-assets/modules/build.sh)
+#   DEST/node/usr/lib/nginx/modules/ngx_http_portico_h2c_module.so
+#                                  Portico's nginx modules (per-request metrics; HTTP/1.x and h2c on one port),
+#                                  built against the sources of the Debian nginx the image installs
+#                                  (nginx-assets/modules/build.sh)
 #   DEST/app/app/...               Portico's sources (no tests), package.json and production node_modules
 # Used by both builds (the Containerfile's build stage and image/build-portico.sh), so both images get the same
 # files. Needs npm (any version that reads lockfile v3) on PATH; the npm cache makes reruns offline-fast.

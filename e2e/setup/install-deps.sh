@@ -24,7 +24,7 @@ PKGS+=(mmdebstrap umoci skopeo) # container images (make image / make images, im
 PKGS+=(prometheus) # e2e/dashboards.e2e.test.ts runs its own Prometheus against Portico
 PKGS+=(php8.2-fpm php8.2-cli) # a real FastCGI backend (backend-protocol FCGI): fastcgi.nginx.test.ts starts its own php-fpm
 PKGS+=(redis-server) # global rate limits: global-rate-limit.nginx.test.ts and e2e/bench/global-rate-limit.ts run their own
-PKGS+=(gcc make libc6-dev libpcre2-dev zlib1g-dev libssl-dev) # Portico's nginx module (nginx-assets/modules/build.sh)
+PKGS+=(gcc make libc6-dev libpcre2-dev zlib1g-dev libssl-dev) # Portico's nginx modules (nginx-assets/modules/build.sh)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

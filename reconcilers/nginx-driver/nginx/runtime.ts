@@ -8,6 +8,9 @@ import { fileURLToPath } from 'node:url';
 export const ASSETS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../nginx-assets');
 /** Portico's own nginx module: the per-request metrics (nginx-assets/modules/portico_metrics, built by build.sh). */
 export const METRICS_MODULE = '/usr/lib/nginx/modules/ngx_http_portico_metrics_module.so';
+/** Portico's own nginx module: HTTP/1.x and HTTP/2 prior knowledge (h2c) on one plaintext port, the ports named by
+ * portico_h2c_ports (nginx-assets/modules/portico_h2c, built by build.sh). */
+export const H2C_MODULE = '/usr/lib/nginx/modules/ngx_http_portico_h2c_module.so';
 
 export interface RuntimePaths {
   /** nginx prefix / runtime directory (pid, temp, logs, placeholder cert). */
