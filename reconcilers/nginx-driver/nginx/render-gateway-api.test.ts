@@ -2,7 +2,9 @@
 // router learns the ports (and a TLS port's listener hostnames) at start; the result passes `nginx -t`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { renderNginxConf } from './render.ts';
+import { H2C_MODULE } from './runtime.ts';
 import { nginxTest, runtimeDir } from './nginx-t.test-helpers.ts';
 import type { Structure } from '../../config/types.ts';
 import { translate } from '../../translate/translate.ts';
@@ -45,5 +47,8 @@ test('Gateway ports: listen directives (ssl for HTTPS), the router\'s port list 
   assert.match(conf, new RegExp(`listen 127\\.0\\.0\\.1:${https.port} ssl http2 reuseport backlog=4096;`), 'HTTP/2 as on Portico\'s own HTTPS port (use-http2)');
   assert.ok(conf.includes(`gatewayPorts = { ${Math.min(http.port, https.port)}, ${Math.max(http.port, https.port)},  },`), 'the router\'s port list');
   assert.ok(conf.includes(`gatewayTls = { [${https.port}] = { "", ".example.com",  },  },`), 'the TLS port\'s listener hostnames');
+  assert.ok(existsSync(H2C_MODULE), `Portico's h2c module is installed (make deps builds it): ${H2C_MODULE}`);
+  assert.ok(conf.includes(`load_module "${H2C_MODULE}";`));
+  assert.ok(conf.includes(`portico_h2c_ports ${http.port};`), 'the plain Gateway port takes h2c next to HTTP/1.x; the TLS one uses ALPN');
   nginxTest(rt, conf, { withOutput: true });
 });

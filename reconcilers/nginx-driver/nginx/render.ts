@@ -9,7 +9,7 @@ import type { Structure } from '../../config/types.ts';
 import { caBundleProblem } from '../../values/safe.ts';
 import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, fastcgiParam, loopId, mapSource, headerToken, headerValueQuoted, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
-import { ASSETS_DIR, METRICS_MODULE, type RuntimePaths } from './runtime.ts';
+import { ASSETS_DIR, H2C_MODULE, METRICS_MODULE, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
 import { geoip2Lookup, geoip2Variable, optionalModules } from './optional-modules.ts';
 import { fastcgiNextUpstream, fastcgiParamsOf } from './fastcgi.ts';
@@ -257,6 +257,9 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     // Per-request metrics (--enable-metrics): Portico's nginx module and its settings.
     metrics: g.metrics ?? null,
     metricsModule: g.metrics ? METRICS_MODULE : null,
+    // Gateway API: plain HTTP Gateway ports take HTTP/2 with prior knowledge (gRPC clients, GRPCRoute) next to
+    // HTTP/1.x, through Portico's portico_h2c module (nginx 1.22 cannot); without the module they stay HTTP/1.x.
+    ...h2cOf(g.gatewayPorts),
     // OpenTelemetry (tracing.lua): init_by_lua settings, the traceparent sent upstream, the span's log line.
     tracing: g.tracing ?? null,
     workerInit: !!g.tracing,
@@ -295,4 +298,10 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     // by structure-apply.ts.
     ...optionalModules(t),
   });
+}
+
+/** The h2c module and the plain Gateway ports it serves (none: no module line, no directive). */
+function h2cOf(ports: { port: number; ssl: boolean }[] | undefined): { h2cModule: string | null; h2cPorts: number[] } {
+  const plain = (ports ?? []).filter((p) => !p.ssl).map((p) => p.port);
+  return plain.length && existsSync(H2C_MODULE) ? { h2cModule: H2C_MODULE, h2cPorts: plain } : { h2cModule: null, h2cPorts: [] };
 }
