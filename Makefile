@@ -61,7 +61,7 @@ build-conformance: ## build (once) the Gateway API conformance suite, echo-basic
 .PHONY: conformance conformance-ci conformance-down
 conformance: ## Gateway API conformance suite v1.7.0 against Portico on the real node (CRDs, kubectl apply -k, GatewayClass "portico"); PROFILES, FEATURES, RUN_TEST, SKIP_TESTS, REPORT: e2e/gateway-api/run.sh
 	bash e2e/gateway-api/run.sh
-conformance-ci: ## what CI runs of it: the profiles Portico passes (HTTP, TCP, UDP, TLS) with the features it claims (e2e/gateway-api/supported-features), report under .dev/, then everything down
+conformance-ci: ## what CI runs of it: the profiles Portico passes (HTTP, GRPC, TCP, UDP, TLS) with the features it claims (e2e/gateway-api/supported-features), report under .dev/, then everything down
 	REPORT=.dev/logs/conformance-report.yaml bash e2e/gateway-api/run.sh; rc=$$?; $(MAKE) -s down; exit $$rc
 conformance-down: ## remove what make conformance added (suite namespaces, GatewayClass, Gateway API CRDs); make down removes everything
 	bash e2e/gateway-api/run.sh down

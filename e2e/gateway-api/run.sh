@@ -8,7 +8,7 @@
 #                 CRDs and admission policy (`make conformance-down`); Portico and the cluster stay (`make down`
 #                 removes everything)
 # Parameters (environment):
-#   PROFILES        -conformance-profiles (default: the profiles Portico passes, GATEWAY-HTTP,GATEWAY-TCP,GATEWAY-UDP,GATEWAY-TLS)
+#   PROFILES        -conformance-profiles (default: the profiles Portico passes, GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TCP,GATEWAY-UDP,GATEWAY-TLS)
 #   FEATURES        -supported-features, comma-separated (default: e2e/gateway-api/supported-features);
 #                   FEATURES=inferred passes none, so the suite reads GatewayClass.status.supportedFeatures
 #   RUN_TEST        -run-test: one test by its short name (e.g. HTTPRouteSimpleSameNamespace)
@@ -54,7 +54,7 @@ if [[ "$mode" == down ]]; then
 fi
 [[ "$mode" == run ]] || { echo "usage: $0 [run|down]" >&2; exit 2; }
 
-PROFILES="${PROFILES:-GATEWAY-HTTP,GATEWAY-TCP,GATEWAY-UDP,GATEWAY-TLS}"
+PROFILES="${PROFILES:-GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TCP,GATEWAY-UDP,GATEWAY-TLS}"
 if [[ -z "${FEATURES:-}" ]]; then
   FEATURES="$(sed 's/#.*//; s/[[:space:]]//g; /^$/d' e2e/gateway-api/supported-features | paste -sd, -)"
 fi
