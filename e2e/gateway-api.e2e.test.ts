@@ -37,10 +37,15 @@ const routePath = (name = '') => `${GW}/namespaces/${ns}/httproutes${name ? `/${
 const backend = (name: string, extra: Record<string, unknown> = {}) => ({ name, port: 80, ...extra });
 
 /** The pod port nginx serves the Gateway's port (80 by default) on: the targetPort of the Service Portico made for it. */
-async function gatewayPodPort(listenerPort = 80): Promise<number | undefined> {
-  const list = await get<{ items: { metadata: { annotations?: Record<string, string> }; spec: { ports: { port: number; targetPort: number }[] } }[] }>(`/api/v1/namespaces/${ns}/services?labelSelector=portico.dev/gateway`);
-  const svc = list.items.find((s) => s.metadata.annotations?.['portico.dev/gateway'] === `${ns}/gw`);
-  return svc?.spec.ports.find((x) => x.port === listenerPort)?.targetPort;
+async function gatewayPodPort(listenerPort = 80, gateway = 'gw'): Promise<number | undefined> {
+  return (await gatewayServicePort(listenerPort, gateway))?.targetPort;
+}
+
+/** The Service port Portico made for a Gateway's listener port (its protocol and target). */
+async function gatewayServicePort(listenerPort: number, gateway: string): Promise<{ port: number; targetPort: number; protocol: string } | undefined> {
+  const list = await get<{ items: { metadata: { annotations?: Record<string, string> }; spec: { ports: { port: number; targetPort: number; protocol: string }[] } }[] }>(`/api/v1/namespaces/${ns}/services?labelSelector=portico.dev/gateway`);
+  const svc = list.items.find((s) => s.metadata.annotations?.['portico.dev/gateway'] === `${ns}/${gateway}`);
+  return svc?.spec.ports.find((x) => x.port === listenerPort);
 }
 
 before(async () => {
@@ -210,6 +215,66 @@ describe('Gateway API', () => {
       const l = await get<{ items: { metadata: { annotations?: Record<string, string> } }[] }>(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=portico.dev/gateway`);
       return !l.items.some((x) => x.metadata.annotations?.['portico.dev/gateway'] === `${ns}/gw`);
     });
+    await admin().request('DELETE', gwPath);
+  });
+
+  test('TCPRoute, UDPRoute, TLSRoute and GRPCRoute: parent statuses, listener kinds and counts; a TCP listener carries connections to the oldest route\'s backend', async () => {
+    const gwPath = `${GW}/namespaces/${ns}/gateways/l4`;
+    await admin().request('POST', `${GW}/namespaces/${ns}/gateways`, {
+      body: {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'l4' },
+        spec: {
+          gatewayClassName: CLASS,
+          listeners: [
+            { name: 'tcp', port: 7000, protocol: 'TCP' },
+            { name: 'udp', port: 7053, protocol: 'UDP' },
+            { name: 'tls', port: 7443, protocol: 'TLS', hostname: '*.example.com', tls: { mode: 'Passthrough' } },
+            { name: 'grpc', port: 7080, protocol: 'HTTP' },
+          ],
+        },
+      },
+    });
+    const l4 = (kind: string, plural: string, name: string, spec: Record<string, unknown>) =>
+      admin().request('POST', `${GW}/namespaces/${ns}/${plural}`, { body: { apiVersion: 'gateway.networking.k8s.io/v1', kind, metadata: { name }, spec: { parentRefs: [{ name: 'l4', sectionName: spec.section }], ...spec, section: undefined } } });
+    // The older route is named to sort last: only its age (creationTimestamp, whole seconds) can make it win; a tie
+    // of timestamps would go to the name that sorts first, so the newer one is created in a later second.
+    await l4('TCPRoute', 'tcproutes', 'z-older', { section: 'tcp', rules: [{ backendRefs: [backend('echo')] }] });
+    const created = (await get<{ metadata: { creationTimestamp: string } }>(`${GW}/namespaces/${ns}/tcproutes/z-older`)).metadata.creationTimestamp;
+    await until('a later second than the older route\'s creation', () => new Date().toISOString().slice(0, 19) > created.slice(0, 19));
+    await l4('TCPRoute', 'tcproutes', 'a-newer', { section: 'tcp', rules: [{ backendRefs: [backend('api')] }] });
+    await l4('UDPRoute', 'udproutes', 'dns', { section: 'udp', rules: [{ backendRefs: [backend('missing')] }] });
+    await l4('TLSRoute', 'tlsroutes', 'pass', { section: 'tls', hostnames: ['secure.example.com'], rules: [{ backendRefs: [backend('echo')] }] });
+    await l4('GRPCRoute', 'grpcroutes', 'rpc', { section: 'grpc', rules: [{ matches: [{ method: { service: 'echo.Echo', method: 'Ping' } }], backendRefs: [backend('echo')] }] });
+    await l4('TCPRoute', 'tcproutes', 'wrong-listener', { section: 'grpc', rules: [{ backendRefs: [backend('echo')] }] });
+    const parent = async (plural: string, name: string) => (await get<RouteObj>(`${GW}/namespaces/${ns}/${plural}/${name}`)).status?.parents?.find((x) => x.controllerName === CONTROLLER);
+    await until('every route\'s parent status written', async () => {
+      const all = await Promise.all([['tcproutes', 'a-newer'], ['udproutes', 'dns'], ['tlsroutes', 'pass'], ['grpcroutes', 'rpc'], ['tcproutes', 'wrong-listener']].map(([pl, n]) => parent(pl!, n!)));
+      return all.every((x) => x?.conditions?.length);
+    });
+    assert.equal(cond((await parent('tcproutes', 'a-newer'))?.conditions, 'Accepted')?.status, 'True', 'a second TCPRoute is accepted (and not served)');
+    const dns = await parent('udproutes', 'dns');
+    assert.deepEqual([cond(dns?.conditions, 'Accepted')?.status, cond(dns?.conditions, 'ResolvedRefs')?.reason], ['True', 'BackendNotFound']);
+    assert.equal(cond((await parent('tlsroutes', 'pass'))?.conditions, 'Accepted')?.status, 'True');
+    assert.equal(cond((await parent('grpcroutes', 'rpc'))?.conditions, 'Accepted')?.status, 'True');
+    assert.equal(cond((await parent('tcproutes', 'wrong-listener'))?.conditions, 'Accepted')?.reason, 'NotAllowedByListeners');
+    const gw = await until('the listeners\' kinds and counts', async () => {
+      const g = await get<GatewayObj>(gwPath);
+      const count = (n: string) => g.status?.listeners?.find((l) => l.name === n)?.attachedRoutes;
+      return count('tcp') === 2 && count('udp') === 1 && count('tls') === 1 && count('grpc') === 1 ? g : undefined;
+    });
+    const kinds = (n: string) => gw.status!.listeners!.find((l) => l.name === n)!.supportedKinds.map((k) => k.kind).join(' ');
+    assert.deepEqual(['tcp', 'udp', 'tls', 'grpc'].map(kinds), ['TCPRoute', 'UDPRoute', 'TLSRoute', 'HTTPRoute GRPCRoute']);
+    const udp = await until('the UDP listener\'s Service port', () => gatewayServicePort(7053, 'l4'));
+    assert.equal(udp.protocol, 'UDP', 'a UDP listener is a UDP Service port');
+    const tcpPort = await until('the TCP listener\'s pod port', () => gatewayPodPort(7000, 'l4'));
+    const first = await until('a connection to the TCP listener reaches the oldest route\'s backend', async () => {
+      const r = await request(tcpPort, 'any.example.com', '/over-tcp');
+      return r.status === 200 ? r : undefined;
+    });
+    assert.equal(first.json<{ pod: string }>().pod, 'echo-1');
+    for (let i = 0; i < 5; i++) assert.equal(podOf(await request(tcpPort, 'any.example.com', '/')), 'echo-1', 'never the newer route\'s backend');
     await admin().request('DELETE', gwPath);
   });
 

@@ -381,9 +381,11 @@ export class GatewayStatusReconciler implements Reconciler {
 
   /** Services and EndpointSlices of Gateways that are gone or no longer Portico's (removed while it was not running). */
   async removeOrphans(): Promise<void> {
-    const st = this.state();
     for (const r of [Resources.Service, Resources.EndpointSlice]) {
       const list = await this.d.client.request<{ items: KubeObject[] }>('GET', resourcePath(r), { query: { labelSelector: GATEWAY_LABEL } });
+      // The state is read after the list, never before: a Gateway created meanwhile has its Service in the list
+      // and is in the model by then (Portico wrote that Service from the model), so it is not taken for an orphan.
+      const st = this.state();
       for (const o of list.items) {
         const key = o.metadata.annotations?.[GATEWAY_LABEL];
         if (!key || st.gateways.has(key)) continue;
