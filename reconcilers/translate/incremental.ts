@@ -6,31 +6,36 @@
 // those hosts, and for each backend the Ingresses its result depends on; repeat until nothing is added. A backend
 // depends on its owner (the oldest Ingress whose path to it is served: its balancing settings, and what every
 // other user's BackendSettingsConflict is measured against) and on canaries; so a backend brings in only its
-// previous owner — unless the owner may change (the owner itself changed, a changed Ingress is older than it, the
-// backend is new) or a canary is involved, when it brings in every Ingress that names it. 10,000 hosts on one
-// Service therefore cost one Ingress, not 10,000. Everything the translation decides for the hosts, backends and
-// Ingresses of the closure then depends only on Ingresses inside it, so translating the closure alone — with the
-// very same `translate` — gives exactly the full translation's answer for them (incremental.test.ts checks this
-// against the full translation over random change sequences). A change of any other kind (Service, Secret,
+// previous owner — unless the owner may change (the owner itself changed, a changed Ingress is older than it in its
+// previous or its current version, the backend is new) or a canary is involved, when it brings in every Ingress
+// that names it. 10,000 hosts on one Service therefore cost one Ingress, not 10,000. Everything the translation
+// decides for the hosts, backends and Ingresses of the closure then depends only on Ingresses inside it, so
+// translating the closure alone — with the very same `translate` — gives exactly the full translation's answer for
+// them (incremental.test.ts checks this against the full translation over random change sequences). A change of any other kind (Service, Secret,
 // IngressClass, ConfigMap, ExternalName answers) runs the full translation; so does a closure larger than a
 // quarter of all Ingresses, where the full one is as cheap, and so does a closure that Portico's own objects
 // (Routes, Plugins, Upstreams) reach (see clearOfCrds).
-import type { Backend, Certificate, ClientAuth, GatewayConfig, HostRoutes, Profile } from '../config/types.ts';
+import type { Backend, Certificate, ClientAuth, GatewayConfig, GlobalSettings, HostRoutes, Profile } from '../config/types.ts';
 import { addIdx as add, delIdx as del, recordsOf, type CrdViews, type ModelSnapshot } from '../model/model.ts';
 import type { NormalizedIngress } from '../model/types.ts';
+import { tracingSettingsOf } from '../model/tracing-config.ts';
 import { ingressReach } from '../kinds/ingress/processor.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
 import { blockedWord } from './blocklist.ts';
-import { byAge, ingressKeyOf, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
+import { byOwnerAge } from './objects.ts';
+import { globalIpLists } from './plugin-instances.ts';
+import { ingressKeyOf, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
 import { usesErrorBackend } from './phases/side-backends.ts';
 
 interface Touches {
   readonly hosts: readonly string[];
   readonly backends: readonly string[];
+  /** Its creationTimestamp: the older of two Ingresses wins a path, and owns a backend. */
+  readonly created: string;
 }
 
 /** What an Ingress touches: the hosts it reaches (claims, TLS, from-to-www-redirect) and its backends. */
-const touchesOf = (ing: NormalizedIngress): Touches => ingressReach(ing);
+const touchesOf = (ing: NormalizedIngress): Touches => ({ ...ingressReach(ing), created: ing.creationTimestamp });
 
 export interface IncrementalStats {
   full: number;
@@ -49,6 +54,8 @@ export class IncrementalTranslator {
   private readonly backendIngresses = new Map<string, Set<string>>();
   /** Profiles used per host, to rebuild the structure's profile list without scanning every route. */
   private readonly hostProfiles = new Map<string, Profile[]>();
+  /** Hosts with a route that traces (enable-opentelemetry), to say whether the global tracing settings are on. */
+  private readonly tracingHosts = new Set<string>();
   /** Served canary Ingresses as of the last run (a deleted canary still counts for the change that deletes it). */
   private readonly canaries = new Set<string>();
   /** Served Ingresses naming Plugins (portico.dev/plugins) as of the last run. */
@@ -99,9 +106,12 @@ export class IncrementalTranslator {
    * Consumers themselves did not change (only Ingresses did), so the previous ones are kept.
    */
   private clearOfCrds(snap: ModelSnapshot, c: { ingresses: Set<string>; hosts: Set<string>; backends: Set<string> }): boolean {
-    // The ConfigMap's global external authentication adds a plugin and an auth backend to every Ingress: the full
-    // translation keeps those (the merge of a scoped one keeps the previous plugins).
+    // The ConfigMap's global external authentication adds a plugin and an auth backend to every Ingress, and its IP
+    // lists a plugin to every path: the full translation keeps those (the merge of a scoped one keeps the previous
+    // plugins, and whether such a plugin is there at all depends on every object's claims).
     if (snap.global.globalAuthUrl) return false;
+    const lists = globalIpLists(snap.global, undefined);
+    if (lists.ids.length || lists.closed.length) return false;
     const noCrds = Object.values(snap.crds).every((m) => !m?.size);
     if (noCrds && !this.withPlugins.size && ![...c.ingresses].some((k) => hasPlugins(snap.ingresses.get(k)))) return true;
     for (const k of c.ingresses) if (this.withPlugins.has(k) || hasPlugins(snap.ingresses.get(k))) return false;
@@ -146,8 +156,9 @@ export class IncrementalTranslator {
     for (const ing of snap.ingresses.values()) if ((hasPlugins(ing) || usesErrorBackend(ing, snap.global, o)) && this.served(ing, snap, o)) this.withPlugins.add(ing.key);
     this.lastEvents = groupEvents(r.events);
     this.hostProfiles.clear();
+    this.tracingHosts.clear();
     const byName = new Map(r.config.structure.profiles.map((p) => [p.name, p]));
-    for (const [h, hr] of Object.entries(r.config.data.routes)) this.noteProfiles(h, hr, byName);
+    for (const [h, hr] of Object.entries(r.config.data.routes)) this.noteRoutes(h, hr, byName);
     this.sideBackends = new Set();
     for (const hr of Object.values(r.config.data.routes)) {
       if (hr.unmatchedBackendId) this.sideBackends.add(hr.unmatchedBackendId);
@@ -178,14 +189,19 @@ export class IncrementalTranslator {
     this.canaries.delete(key);
   }
 
-  private noteProfiles(host: string, hr: HostRoutes | undefined, byName: ReadonlyMap<string, Profile>): void {
+  /** What the merge keeps per host: the profiles its routes use, whether one of them traces. */
+  private noteRoutes(host: string, hr: HostRoutes | undefined, byName: ReadonlyMap<string, Profile>): void {
     const used = new Map<string, Profile>();
+    let traces = false;
     for (const r of hr?.rules ?? []) {
       const p = r.route.profile ? byName.get(r.route.profile) : undefined;
       if (p) used.set(p.name, p);
+      if (r.route.tracing?.enabled) traces = true;
     }
     if (used.size) this.hostProfiles.set(host, [...used.values()]);
     else this.hostProfiles.delete(host);
+    if (traces) this.tracingHosts.add(host);
+    else this.tracingHosts.delete(host);
   }
 
   /** The closed set of Ingresses, hosts and backends a change can affect (previous and current versions). */
@@ -193,10 +209,16 @@ export class IncrementalTranslator {
     const prev = this.last as TranslateResult;
     const limit = this.maxShare >= 1 ? Infinity : Math.max(64, (snap.ingresses.size + snap.rejected.size) * this.maxShare);
     const isCanary = (k: string) => snap.ingresses.get(k)?.annotations.canary === true || this.canaries.has(k);
-    // Current versions of the changed Ingresses that are served: the oldest of them decides whether one of them
-    // may become a backend's owner.
-    const changedServed = [...changed].map((k) => snap.ingresses.get(k)).filter((i): i is NormalizedIngress => this.served(i, snap, o));
-    const oldest = changedServed.length ? changedServed.reduce((a, b) => (byAge(a, b) <= 0 ? a : b)) : undefined;
+    // The oldest changed Ingress, in its previous or its current version (served): whether one of them may become a
+    // backend's owner — by claiming it now, or by releasing a path that an older user of the backend then wins.
+    let oldest: { created: string; ref: string } | undefined;
+    for (const k of changed) {
+      const ing = snap.ingresses.get(k);
+      for (const t of [this.served(ing, snap, o) ? touchesOf(ing) : undefined, this.touches.get(k)]) {
+        const v = t && { created: t.created, ref: k };
+        if (v && (!oldest || byOwnerAge(v, oldest) < 0)) oldest = v;
+      }
+    }
     let canaryInvolved = [...changed].some(isCanary);
     for (;;) {
       const ingresses = new Set<string>();
@@ -219,7 +241,7 @@ export class IncrementalTranslator {
         const owner = ownerOf(b);
         if (!owner || changed.has(owner)) return true;
         const ownerRecord = snap.ingresses.get(owner);
-        return !ownerRecord || (oldest !== undefined && byAge(oldest, ownerRecord) <= 0);
+        return !ownerRecord || (oldest !== undefined && byOwnerAge(oldest, { created: ownerRecord.creationTimestamp, ref: owner }) <= 0);
       };
       const visit = (t: Touches | undefined) => {
         if (!t) return;
@@ -287,12 +309,16 @@ export class IncrementalTranslator {
       const ca = d.clientAuth?.[h];
       if (ca) clientAuth[h] = ca;
       else delete clientAuth[h];
-      this.noteProfiles(h, hr, byName);
+      this.noteRoutes(h, hr, byName);
     }
+    // A backend no Ingress of the closure names is made as before (its users are all outside the closure): the
+    // part's own may differ (--default-backend-service's backend, which every translation makes, is made there
+    // without its users' settings).
     const backends: Record<string, Backend> = { ...pd.backends };
     const touchedBackends = new Set([...c.backends, ...Object.keys(d.backends)]);
     for (const id of touchedBackends) {
       const b = d.backends[id];
+      if (!c.backends.has(id) && id in pd.backends) continue;
       if (b) backends[id] = b;
       else delete backends[id];
     }
@@ -316,7 +342,7 @@ export class IncrementalTranslator {
     for (const ps of this.hostProfiles.values()) for (const p of ps) profiles.set(p.name, p);
     const config: GatewayConfig = {
       structure: {
-        global: part.config.structure.global,
+        global: this.globalOf(snap, o, part),
         profiles: [...profiles.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
         // No passthrough host before nor in the closure (passthroughInvolved): the part's (empty) decision is everyone's.
         ...(part.config.structure.passthrough ? { passthrough: part.config.structure.passthrough } : {}),
@@ -328,6 +354,22 @@ export class IncrementalTranslator {
     const r: TranslateResult = { config, status, events, touched: { objects, hosts: c.hosts, backends: touchedBackends } };
     this.last = r;
     return r;
+  }
+
+  /**
+   * The part's global settings are everyone's but one: whether tracing is on in nginx.conf follows the routes of
+   * every host (an Ingress's enable-opentelemetry), not only the part's.
+   */
+  private globalOf(snap: ModelSnapshot, o: TranslateOptions, part: TranslateResult): GlobalSettings {
+    const global = part.config.structure.global;
+    const g = snap.global;
+    if (!g.otlpCollectorHost || g.otelEnabled) return global;
+    const partTraces = Object.values(part.config.data.routes).some((hr) => hr.rules.some((r) => r.route.tracing?.enabled));
+    const traces = this.tracingHosts.size > 0;
+    if (traces === partTraces) return global;
+    const { tracing: _, ...rest } = global;
+    const tracing = tracingSettingsOf(g, traces, new Set(o.ownAddresses ?? []));
+    return tracing ? { ...rest, tracing } : rest;
   }
 }
 
