@@ -10,6 +10,7 @@
 // to a less specific listener does not serve it (GatewayHTTPListenerIsolation).
 import { GATEWAY_GROUP, type GatewayRecord, type HttpRouteRecord, type LabelSelectorN, type ListenerN, type ParentRefN } from '../../model/gateway-api.ts';
 import { recordsOf, type ModelSnapshot } from '../../model/model.ts';
+import type { TlsMaterial } from '../../model/types.ts';
 
 export interface Cond {
   status: 'True' | 'False' | 'Unknown';
@@ -103,19 +104,165 @@ export const MAX_PORTS_PER_NAMESPACE = 32;
 export const GATEWAY_PORT_BASE = 20000;
 export const GATEWAY_PORT_COUNT = 10000;
 
-let cache: { revision: number; routes: unknown; o: GatewayApiOptions; state: GatewayApiState } | undefined;
-
-/** The Gateway API state of a snapshot (computed once per snapshot revision and route set). */
-export function gatewayApiState(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services' | 'revision'>, o: GatewayApiOptions | undefined): GatewayApiState {
-  if (!o) return EMPTY;
-  const routes = recordsOf(snap, 'HTTPRoute');
-  if (cache && cache.revision === snap.revision && cache.routes === routes && cache.o === o) return cache.state;
-  const state = compute(snap, o);
-  cache = { revision: snap.revision, routes, o, state };
-  return state;
+/**
+ * What the last state was made from, so that the next snapshot's state can be had by updating it when only
+ * HTTPRoutes changed. Records are compared by identity: the model replaces a record when it changes and keeps the
+ * same object otherwise (the translation's memo relies on this too).
+ */
+interface Basis {
+  o: GatewayApiOptions;
+  /** The snapshot it is the state of (its revision, its CR views): asked again, the state is returned as it is. */
+  revision: number;
+  crds: object;
+  routesView: ReadonlyMap<string, HttpRouteRecord>;
+  /** The records of the kinds the Gateway-level part reads (GatewayClass, Gateway, ReferenceGrant, Namespace). */
+  kinds: Map<string, Map<string, object>>;
+  /** The Secrets the listeners read (certificateRefs), as read. */
+  secrets: Map<string, unknown>;
+  granted: Granted;
+  /** Per HTTPRoute: its record, the listeners that count it (attachedRoutes), the Services its backendRefs were checked against. */
+  routes: Map<string, HttpRouteRecord>;
+  counted: Map<string, ListenerState[]>;
+  checked: Map<string, string[]>;
+  /** Service key → whether it existed when checked, and how many routes checked it. */
+  services: Map<string, { present: boolean; users: number }>;
+  state: GatewayApiState;
 }
 
-function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: GatewayApiOptions): GatewayApiState {
+/** The kinds whose records the Gateway-level part of the state reads (a change of any of them recomputes it all). */
+const GATEWAY_KINDS = ['GatewayClass', 'Gateway', 'ReferenceGrant', 'Namespace'] as const;
+
+let basis: Basis | undefined;
+/** States handed to translations of part of the routes (see shareGatewayApiState), by the part's route map. */
+const parts = new WeakMap<object, GatewayApiState>();
+
+type StateSnapshot = Pick<ModelSnapshot, 'crds' | 'secrets' | 'services' | 'revision'>;
+
+/**
+ * The Gateway API state of a snapshot: computed once per snapshot, and from the previous one when only HTTPRoutes
+ * changed since (a route's attachment depends on its Gateways, never on other routes; only the listeners'
+ * attachedRoutes counts add the routes up), so an HTTPRoute change at 10,000 routes costs the routes that changed.
+ * The state is updated in place: a state handed out earlier shows the newer counts and routes, as a snapshot (a
+ * live view of the model) shows the newer model. Whatever else changed (Gateways, classes, ReferenceGrants,
+ * Namespaces, a Secret a listener reads, a Service a backendRef names appearing or going) computes it anew.
+ */
+export function gatewayApiState(snap: StateSnapshot, o: GatewayApiOptions | undefined): GatewayApiState {
+  if (!o) return EMPTY;
+  const routes = recordsOf(snap, 'HTTPRoute');
+  const shared = parts.get(routes);
+  if (shared) return shared;
+  const b = basis;
+  if (b && b.o === o && b.revision === snap.revision && b.crds === snap.crds && b.routesView === routes) return b.state;
+  if (b && b.o === o && sameGatewayInputs(b, snap)) updateRoutes(b, snap, routes);
+  else basis = build(snap, o);
+  const now = basis as Basis;
+  now.revision = snap.revision;
+  now.crds = snap.crds;
+  now.routesView = routes;
+  return now.state;
+}
+
+/** The state computed from nothing kept (what gatewayApiState must always equal; tests compare the two). */
+export function gatewayApiStateAnew(snap: StateSnapshot, o: GatewayApiOptions | undefined): GatewayApiState {
+  return o ? build(snap, o).state : EMPTY;
+}
+
+/**
+ * A translation of part of the routes (the incremental translation, translate/incremental.ts) reads the state of
+ * the whole snapshot: each of its routes attaches exactly as it does there, and the Gateways (ports, certificates)
+ * are the same. `part` is the route map of that translation's snapshot.
+ */
+export function shareGatewayApiState(part: ReadonlyMap<string, HttpRouteRecord>, state: GatewayApiState): void {
+  parts.set(part, state);
+}
+
+function sameRecords(kept: Map<string, object> | undefined, now: ReadonlyMap<string, object>): boolean {
+  if (!kept || kept.size !== now.size) return false;
+  for (const [k, r] of now) if (kept.get(k) !== r) return false;
+  return true;
+}
+
+/** Whether everything but the HTTPRoutes is what the basis was made from. */
+function sameGatewayInputs(b: Basis, snap: StateSnapshot): boolean {
+  for (const kind of GATEWAY_KINDS) if (!sameRecords(b.kinds.get(kind), recordsOf(snap, kind))) return false;
+  for (const [k, s] of b.secrets) if (snap.secrets.get(k) !== s) return false;
+  for (const [k, s] of b.services) if (snap.services.has(k) !== s.present) return false;
+  return true;
+}
+
+/** The routes whose record is not the one the basis holds (new, changed, deleted), taken out and put in again. */
+function updateRoutes(b: Basis, snap: StateSnapshot, routes: ReadonlyMap<string, HttpRouteRecord>): void {
+  const changed: HttpRouteRecord[] = [];
+  let kept = 0;
+  for (const [k, rt] of routes) {
+    const was = b.routes.get(k);
+    if (was) kept++;
+    if (was !== rt) changed.push(rt);
+  }
+  const gone: string[] = [];
+  if (kept !== b.routes.size) for (const k of b.routes.keys()) if (!routes.has(k)) gone.push(k);
+  for (const k of gone) removeRoute(b, k);
+  for (const rt of changed) {
+    removeRoute(b, rt.key);
+    addRoute(b, snap, rt);
+  }
+}
+
+function build(snap: StateSnapshot, o: GatewayApiOptions): Basis {
+  const secrets = new Map<string, unknown>();
+  const secretOf = (key: string) => {
+    const s = snap.secrets.get(key);
+    secrets.set(key, s);
+    return s;
+  };
+  const kinds = new Map<string, Map<string, object>>();
+  for (const kind of GATEWAY_KINDS) kinds.set(kind, new Map(recordsOf(snap, kind)));
+  const { granted, state } = gatewayPart(snap, o, secretOf);
+  const b: Basis = { o, revision: snap.revision, crds: snap.crds, routesView: recordsOf(snap, 'HTTPRoute'), kinds, secrets, granted, routes: new Map(), counted: new Map(), checked: new Map(), services: new Map(), state };
+  for (const rt of [...recordsOf(snap, 'HTTPRoute').values()].sort(byAge)) addRoute(b, snap, rt);
+  return b;
+}
+
+/** One route's parents (those that are Portico's Gateways), counted on the listeners it attaches to. */
+function addRoute(b: Basis, snap: StateSnapshot, rt: HttpRouteRecord): void {
+  const checked: string[] = [];
+  const refs = backendRefsState(rt, (k) => (checked.push(k), snap.services.has(k)), b.granted);
+  const namespaces = recordsOf(snap, 'Namespace');
+  const counted: ListenerState[] = [];
+  const parents: ParentState[] = [];
+  for (const ref of rt.parents) {
+    if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
+    const gw = b.state.gateways.get(`${ref.namespace}/${ref.name}`);
+    if (!gw) continue; // not a Gateway of Portico's (or not there): not Portico's to report
+    parents.push(attach(rt, ref, gw, namespaces, refs, counted));
+  }
+  b.routes.set(rt.key, rt);
+  if (parents.length) b.state.routes.set(rt.key, parents);
+  if (counted.length) b.counted.set(rt.key, counted);
+  if (checked.length) {
+    b.checked.set(rt.key, checked);
+    for (const k of checked) {
+      const s = b.services.get(k);
+      if (s) s.users++;
+      else b.services.set(k, { present: snap.services.has(k), users: 1 });
+    }
+  }
+}
+
+function removeRoute(b: Basis, key: string): void {
+  for (const l of b.counted.get(key) ?? []) l.attachedRoutes--;
+  for (const k of b.checked.get(key) ?? []) {
+    const s = b.services.get(k);
+    if (s && --s.users === 0) b.services.delete(k);
+  }
+  b.counted.delete(key);
+  b.checked.delete(key);
+  b.routes.delete(key);
+  b.state.routes.delete(key);
+}
+
+/** Everything but the routes: classes, grants, Gateways and their listeners, the pod ports. */
+function gatewayPart(snap: StateSnapshot, o: GatewayApiOptions, secretOf: (key: string) => TlsMaterial | undefined): { granted: Granted; state: GatewayApiState } {
   const classes = new Map<string, { generation: number; accepted: Cond }>();
   for (const c of recordsOf(snap, 'GatewayClass').values()) {
     if (c.controllerName !== o.controllerName) continue;
@@ -138,7 +285,7 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
   const ports: GatewayApiState['ports'] = [];
   const perNamespace = new Map<string, number>();
   for (const gw of ordered) {
-    const st = gatewayState(gw, snap, granted);
+    const st = gatewayState(gw, secretOf, granted);
     gateways.set(gw.key, st);
     if (st.accepted.status !== 'True') {
       for (const l of st.listeners) {
@@ -170,22 +317,8 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
       for (const l of ls) l.podPort = podPort;
     }
   }
-
-  const namespaces = recordsOf(snap, 'Namespace');
-  const routeStates = new Map<string, ParentState[]>();
-  for (const rt of [...recordsOf(snap, 'HTTPRoute').values()].sort(byAge)) {
-    const parents: ParentState[] = [];
-    const refs = backendRefsState(rt, snap, granted);
-    for (const ref of rt.parents) {
-      if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
-      const gw = gateways.get(`${ref.namespace}/${ref.name}`);
-      if (!gw) continue; // not a Gateway of Portico's (or not there): not Portico's to report
-      parents.push(attach(rt, ref, gw, namespaces, refs));
-    }
-    if (parents.length) routeStates.set(rt.key, parents);
-  }
   ports.sort((a, b) => a.port - b.port);
-  return { classes, gateways, routes: routeStates, ports };
+  return { granted, state: { classes, gateways, routes: new Map(), ports } };
 }
 
 function byAge(a: { creationTimestamp: string; key: string }, b: { creationTimestamp: string; key: string }): number {
@@ -213,8 +346,8 @@ function allocate(id: string, used: ReadonlySet<number>): number | undefined {
 
 type Granted = (from: { group: string; kind: string; namespace: string }, to: { group: string; kind: string; namespace: string; name: string }) => boolean;
 
-function gatewayState(gw: GatewayRecord, snap: Pick<ModelSnapshot, 'secrets'>, granted: Granted): GatewayState {
-  const listeners = gw.listeners.map((l) => listenerState(gw, l, snap, granted));
+function gatewayState(gw: GatewayRecord, secretOf: (key: string) => TlsMaterial | undefined, granted: Granted): GatewayState {
+  const listeners = gw.listeners.map((l) => listenerState(gw, l, secretOf, granted));
   // Conflicts between listeners of one port: another protocol, or the same hostname twice.
   for (const l of listeners) {
     if (!l.accepted.status.startsWith('T')) continue;
@@ -238,7 +371,7 @@ function gatewayState(gw: GatewayRecord, snap: Pick<ModelSnapshot, 'secrets'>, g
   return { key: gw.key, generation: gw.generation, accepted, listeners };
 }
 
-function listenerState(gw: GatewayRecord, l: ListenerN, snap: Pick<ModelSnapshot, 'secrets'>, granted: Granted): ListenerState {
+function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) => TlsMaterial | undefined, granted: Granted): ListenerState {
   const base: ListenerState = {
     name: l.name,
     port: l.port,
@@ -285,7 +418,7 @@ function listenerState(gw: GatewayRecord, l: ListenerN, snap: Pick<ModelSnapshot
           base.resolvedRefs = no('RefNotPermitted', `certificateRef Secret ${key}: no ReferenceGrant in ${ref.namespace} lets Gateways of ${gw.namespace} use it`);
           break;
         }
-        const s = snap.secrets.get(key);
+        const s = secretOf(key);
         if (!s || !s.ok) {
           base.resolvedRefs = no('InvalidCertificateRef', `certificateRef Secret ${key}: ${!s ? 'not found' : s.ok ? '' : s.error}`);
           break;
@@ -355,7 +488,7 @@ function specificity(listener: string | undefined, host: string): number {
 }
 
 /** The ResolvedRefs of a route's backends (the same for every parent). */
-function backendRefsState(rt: HttpRouteRecord, snap: Pick<ModelSnapshot, 'services'>, granted: Granted): Cond {
+function backendRefsState(rt: HttpRouteRecord, hasService: (key: string) => boolean, granted: Granted): Cond {
   for (const rule of rt.rules) {
     const mirrors = rule.filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.backend] : []));
     for (const b of [...rule.backends, ...mirrors]) {
@@ -364,14 +497,15 @@ function backendRefsState(rt: HttpRouteRecord, snap: Pick<ModelSnapshot, 'servic
       if (!granted({ group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: rt.namespace }, { group: '', kind: 'Service', namespace: b.namespace, name: b.name })) {
         return no('RefNotPermitted', `${where}: no ReferenceGrant in ${b.namespace} lets HTTPRoutes of ${rt.namespace} use it`);
       }
-      if (!snap.services.has(`${b.namespace}/${b.name}`)) return no('BackendNotFound', `${where}: Service not found`);
+      if (!hasService(`${b.namespace}/${b.name}`)) return no('BackendNotFound', `${where}: Service not found`);
       if (b.port === undefined) return no('UnsupportedValue', `${where}: a Service backendRef needs a port`);
     }
   }
   return ok('ResolvedRefs');
 }
 
-function attach(rt: HttpRouteRecord, ref: ParentRefN, gw: GatewayState, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>, refs: Cond): ParentState {
+/** One parentRef's state; the listeners that count the route (attachedRoutes) are counted and added to `counted`. */
+function attach(rt: HttpRouteRecord, ref: ParentRefN, gw: GatewayState, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>, refs: Cond, counted: ListenerState[]): ParentState {
   const gwNs = gw.key.slice(0, gw.key.indexOf('/'));
   const candidates = gw.listeners.filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
   const state = (accepted: Cond, attached: Attachment[] = []): ParentState => ({ ref, accepted, resolvedRefs: refs, attached });
@@ -390,6 +524,7 @@ function attach(rt: HttpRouteRecord, ref: ParentRefN, gw: GatewayState, namespac
     const hosts = intersectHosts(l.hostname, rt.hostnames);
     if (!hosts) continue;
     l.attachedRoutes++;
+    counted.push(l);
     intersecting++;
     if (!l.usable || l.podPort === undefined) continue;
     const samePort = gw.listeners.filter((x) => x.usable && x.port === l.port);
