@@ -30,13 +30,13 @@ import { addIdx as add, delIdx as del, recordsOf, type CrdViews, type ModelSnaps
 import type { HttpRouteRecord } from '../model/gateway-api.ts';
 import type { NormalizedIngress } from '../model/types.ts';
 import { tracingSettingsOf } from '../model/tracing-config.ts';
-import { ingressReach } from '../kinds/ingress/processor.ts';
-import { HTTPROUTE_REF_PREFIX, httpRouteReach, ownPluginsOnly } from '../kinds/httproute/processor.ts';
+import { ingressProcessor, ingressReach } from '../kinds/ingress/processor.ts';
+import { HTTPROUTE_REF_PREFIX, httpRouteProcessor, httpRouteReach, ownPluginsOnly } from '../kinds/httproute/processor.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
 import { blockedWord } from './blocklist.ts';
 import { byOwnerAge } from './objects.ts';
 import { globalIpLists } from './plugin-instances.ts';
-import { ingressKeyOf, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
+import { ingressKeyOf, ingressRef, isIngressServed, retainMemo, translate, TranslateMemo, type ClaimProcessor, type IngressStatus, type TranslateEvent, type TranslateOptions, type TranslateResult } from './translate.ts';
 import { gatewayApiState, shareGatewayApiState, type GatewayApiState } from './gateway-api/attach.ts';
 import { usesErrorBackend } from './phases/side-backends.ts';
 
@@ -54,13 +54,8 @@ interface Closure {
   backends: Set<string>;
 }
 
-/** The kinds whose objects the closure follows; every other kind with paths (Routes) must stay clear of it. */
-const FOLLOWED = new Set(['Ingress', 'HTTPRoute']);
-/**
- * Gateway API kinds other than HTTPRoute: what they decide (Gateway ports and certificates, where routes attach)
- * is the same for the part as for the whole, so their objects do not keep a closure from being translated alone.
- */
-const GATEWAY_KINDS = new Set(['GatewayClass', 'Gateway', 'ReferenceGrant', 'Namespace']);
+/** Whether the closure follows the objects of a kind with paths; the others' (Routes) must stay clear of it. */
+const followed = (p: ClaimProcessor): boolean => p === ingressProcessor || p === httpRouteProcessor;
 
 const httpRouteRef = (key: string) => `${HTTPROUTE_REF_PREFIX}${key}`;
 const httpRouteKeyOf = (ref: string): string | null => (ref.startsWith(HTTPROUTE_REF_PREFIX) ? ref.slice(HTTPROUTE_REF_PREFIX.length) : null);
@@ -156,11 +151,9 @@ export class IncrementalTranslator {
     const lists = globalIpLists(snap.global, undefined);
     if (lists.ids.length || lists.closed.length) return false;
     for (const ref of c.objects) if (this.withPlugins.has(ref) || this.pluginsOf(snap, ref)) return false;
-    const otherCrds = Object.entries(snap.crds).some(([kind, m]) => !GATEWAY_KINDS.has(kind) && !FOLLOWED.has(kind) && m?.size);
-    if (!otherCrds && !this.withPlugins.size) return true;
     // Objects of the other kinds with paths (Routes): none may claim a host or serve a backend of the closure.
     for (const p of PROCESSORS) {
-      if (FOLLOWED.has(p.kind)) continue;
+      if (followed(p)) continue;
       for (const rec of p.records(snap)) {
         const r = p.reach(rec, snap, o);
         if (r.hosts.some((h) => c.hosts.has(h)) || r.backends.some((b) => c.backends.has(b))) return false;
@@ -238,9 +231,10 @@ export class IncrementalTranslator {
     this.tracingHosts.clear();
     const byName = new Map(r.config.structure.profiles.map((p) => [p.name, p]));
     for (const [h, hr] of Object.entries(r.config.data.routes)) this.noteRoutes(h, hr, byName);
+    // (--default-backend-service's backend for unknown hosts is none: every translation makes it, after the paths
+    // using it, which the closure follows; it is made as in the full translation whenever the closure names it.)
     this.sideBackends = new Set();
     for (const hr of Object.values(r.config.data.routes)) {
-      if (hr.unmatchedBackendId) this.sideBackends.add(hr.unmatchedBackendId);
       for (const rule of hr.rules) {
         if (rule.route.defaultBackendId) this.sideBackends.add(rule.route.defaultBackendId);
         if (rule.route.errorPage?.backendId) this.sideBackends.add(rule.route.errorPage.backendId);
@@ -387,7 +381,7 @@ export class IncrementalTranslator {
     // previous result holds theirs. (A processor's records are the model's records of its kind.) The HTTPRoutes of
     // the closure are translated with the whole cluster's Gateway API state: they attach as they do in the whole.
     const crds: { [kind: string]: ReadonlyMap<string, unknown> | undefined } = { ...snap.crds };
-    for (const p of PROCESSORS) if (p.kind !== 'Ingress') crds[p.kind] = new Map();
+    for (const p of PROCESSORS) if (p !== ingressProcessor) crds[p.kind] = new Map();
     crds.HTTPRoute = httpRoutes;
     shareGatewayApiState(httpRoutes, state);
     const part = translate({ ...snap, ingresses, rejected, crds: crds as CrdViews }, o, this.memo);

@@ -115,8 +115,11 @@ interface Basis {
   revision: number;
   crds: object;
   routesView: ReadonlyMap<string, HttpRouteRecord>;
-  /** The records of the kinds the Gateway-level part reads (GatewayClass, Gateway, ReferenceGrant, Namespace). */
-  kinds: Map<string, Map<string, object>>;
+  /** The records the Gateway-level part was made from (copies of the model's maps). */
+  classes: Map<string, object>;
+  gateways: Map<string, object>;
+  grants: Map<string, object>;
+  namespaces: Map<string, object>;
   /** The Secrets the listeners read (certificateRefs), as read. */
   secrets: Map<string, unknown>;
   granted: Granted;
@@ -128,9 +131,6 @@ interface Basis {
   services: Map<string, { present: boolean; users: number }>;
   state: GatewayApiState;
 }
-
-/** The kinds whose records the Gateway-level part of the state reads (a change of any of them recomputes it all). */
-const GATEWAY_KINDS = ['GatewayClass', 'Gateway', 'ReferenceGrant', 'Namespace'] as const;
 
 let basis: Basis | undefined;
 /** States handed to translations of part of the routes (see shareGatewayApiState), by the part's route map. */
@@ -189,15 +189,16 @@ export function shareGatewayApiState(part: ReadonlyMap<string, HttpRouteRecord>,
   parts.set(part, state);
 }
 
-function sameRecords(kept: Map<string, object> | undefined, now: ReadonlyMap<string, object>): boolean {
-  if (!kept || kept.size !== now.size) return false;
+function sameRecords(kept: Map<string, object>, now: ReadonlyMap<string, object>): boolean {
+  if (kept.size !== now.size) return false;
   for (const [k, r] of now) if (kept.get(k) !== r) return false;
   return true;
 }
 
 /** Whether everything but the HTTPRoutes is what the basis was made from. */
 function sameGatewayInputs(b: Basis, snap: StateSnapshot): boolean {
-  for (const kind of GATEWAY_KINDS) if (!sameRecords(b.kinds.get(kind), recordsOf(snap, kind))) return false;
+  if (!sameRecords(b.classes, recordsOf(snap, 'GatewayClass')) || !sameRecords(b.gateways, recordsOf(snap, 'Gateway'))) return false;
+  if (!sameRecords(b.grants, recordsOf(snap, 'ReferenceGrant')) || !sameRecords(b.namespaces, recordsOf(snap, 'Namespace'))) return false;
   for (const [k, s] of b.secrets) if (snap.secrets.get(k) !== s) return false;
   for (const [k, s] of b.services) if (snap.services.has(k) !== s.present) return false;
   return true;
@@ -238,10 +239,24 @@ function build(snap: StateSnapshot, o: GatewayApiOptions): Basis {
     secrets.set(key, s);
     return s;
   };
-  const kinds = new Map<string, Map<string, object>>();
-  for (const kind of GATEWAY_KINDS) kinds.set(kind, new Map(recordsOf(snap, kind)));
   const { granted, state } = gatewayPart(snap, o, secretOf);
-  const b: Basis = { o, revision: snap.revision, crds: snap.crds, routesView: recordsOf(snap, 'HTTPRoute'), kinds, secrets, granted, routes: new Map(), counted: new Map(), checked: new Map(), services: new Map(), state };
+  const b: Basis = {
+    o,
+    revision: snap.revision,
+    crds: snap.crds,
+    routesView: recordsOf(snap, 'HTTPRoute'),
+    classes: new Map(recordsOf(snap, 'GatewayClass')),
+    gateways: new Map(recordsOf(snap, 'Gateway')),
+    grants: new Map(recordsOf(snap, 'ReferenceGrant')),
+    namespaces: new Map(recordsOf(snap, 'Namespace')),
+    secrets,
+    granted,
+    routes: new Map(),
+    counted: new Map(),
+    checked: new Map(),
+    services: new Map(),
+    state,
+  };
   for (const rt of [...recordsOf(snap, 'HTTPRoute').values()].sort(byAge)) addRoute(b, snap, rt);
   return b;
 }
