@@ -11,14 +11,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { Model } from '../model/model.ts';
-import { normalizeIngress } from '../model/normalize.ts';
+import { normalizeIngress, normalizeService } from '../model/normalize.ts';
 import { normalizeGateway } from '../kinds/gateway/normalize.ts';
 import { normalizeGatewayClass } from '../kinds/gatewayclass/index.ts';
 import { normalizeHttpRoute } from '../kinds/httproute/normalize.ts';
 import { normalizeNamespace } from '../kinds/namespace/index.ts';
 import { normalizeReferenceGrant } from '../kinds/referencegrant/index.ts';
 import { IncrementalTranslator } from './incremental.ts';
-import { translate, type TranslateOptions, type TranslateResult } from './translate.ts';
+import { translate, type TranslateMemo, type TranslateOptions, type TranslateResult } from './translate.ts';
 import { diffConfig } from './diff.ts';
 import { gatewayApiState, gatewayApiStateAnew, listenerHost, type GatewayApiOptions } from './gateway-api/attach.ts';
 import { OPTS, ing, modelOf, rng, rule, slice, svc, svcRef } from './fixtures.test-helpers.ts';
@@ -334,4 +334,24 @@ test('without a translation of their own, HTTPRoute changes are exact in the Gat
   const gw = gatewayApiState(m.snapshot(), GA);
   assert.equal(gw.routes.get('apps/late')?.[0]?.accepted.reason, 'NoMatchingParent');
   assert.deepStrictEqual(gw, gatewayApiStateAnew(m.snapshot(), GA));
+});
+
+test('between full translations, the memo forgets the hosts and backends of routes that came and went', () => {
+  const m = many(20);
+  for (let i = 0; i < 30; i++) m.setService(normalizeService(svc(`churn${i}`, [{ port: 80 }], 'apps')));
+  const t = new IncrementalTranslator();
+  t.translate(m.snapshot(), O, null);
+  // (The memo is the translator's own: looked at here only to see that it does not grow.)
+  const memo = (t as unknown as { memo: TranslateMemo }).memo;
+  const hosts = memo.hosts.size;
+  const backends = memo.backends.size;
+  for (let i = 0; i < 30; i++) {
+    m.setCrd('HTTPRoute', simple(`churn${i}`, `churn${i}.example.org`, `churn${i}`));
+    t.translate(m.snapshot(), O, new Set(), new Set([`apps/churn${i}`]));
+    m.deleteCrd('HTTPRoute', `apps/churn${i}`);
+    t.translate(m.snapshot(), O, new Set(), new Set([`apps/churn${i}`]));
+  }
+  assert.equal(t.stats.full, 1, 'every change after the first translation was scoped');
+  assert.equal(memo.hosts.size, hosts);
+  assert.equal(memo.backends.size, backends);
 });

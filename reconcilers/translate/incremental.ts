@@ -414,6 +414,15 @@ export class IncrementalTranslator {
       if (!c.backends.has(id) && id in pd.backends) continue;
       backends.set(id, d.backends[id]);
     }
+    // What the memo kept for hosts and backends the closure no longer has goes (retainMemo does so for all after a
+    // full translation): between two full translations, routes and Ingresses come and go.
+    for (const h of c.hosts) if (!(h in routes.out)) this.memo.hosts.delete(h);
+    for (const id of c.backends) {
+      if (id in backends.out) continue;
+      this.memo.backends.delete(id);
+      this.memo.backends.delete(`canary ${id}`);
+      this.memo.owners.delete(id);
+    }
     const status = new Map<string, IngressStatus>(prev.status);
     const partEvents = groupEvents(part.events);
     for (const ref of c.objects) {
