@@ -298,3 +298,26 @@ test('--default-backend-service\'s backend keeps its owner\'s settings when a ch
   assertSame(r, translate(m.snapshot(), o), 'far added');
   assert.equal(r.config.data.backends.default_fallback_80?.balance, 'ewma');
 });
+
+test('server-alias names are part of an Ingress\'s closure: an alias comes, moves to another Ingress, and goes', () => {
+  const m = modelOf({ services: [svc('a', [{ port: 80 }]), svc('b', [{ port: 80 }])] });
+  const t = new IncrementalTranslator({ maxClosureShare: 1 });
+  t.translate(m.snapshot(), OPTS, null);
+  const set = (name: string, host: string, service: string, day: number, alias?: string) => {
+    const n = normalizeIngress(ing(name, { rules: [rule(host, [{ path: '/', backend: svcRef(service, 80) }])] }, { created: `2026-04-0${day}T00:00:00Z`, annotations: alias ? { 'nginx.ingress.kubernetes.io/server-alias': alias } : {} }));
+    assert.ok(n.ok);
+    m.setIngress(n.ingress);
+    const r = t.translate(m.snapshot(), OPTS, new Set([n.ingress.key]));
+    assertSame(r, translate(m.snapshot(), OPTS), `${name} ${alias ?? '(no alias)'}`);
+    return r;
+  };
+  assert.ok(set('x', 'x.example.com', 'a', 1, 'alias.example.com').config.data.routes['alias.example.com']);
+  // A younger Ingress asks for the same alias: skipped (AliasSkipped); then the older one lets it go.
+  const skipped = set('y', 'y.example.com', 'b', 2, 'alias.example.com');
+  assert.ok(skipped.events.some((e) => e.ref === 'Ingress/default/y' && e.reason === 'AliasSkipped'));
+  set('x', 'x.example.com', 'a', 1);
+  const moved = set('y', 'y.example.com', 'b', 2, 'alias.example.com');
+  assert.equal(moved.config.data.routes['alias.example.com'], moved.config.data.routes['y.example.com']);
+  assert.equal(set('y', 'y.example.com', 'b', 2).config.data.routes['alias.example.com'], undefined);
+  assert.equal(t.stats.full, 1, 'every change was scoped');
+});
