@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import type { KubeObject } from '../../operator/kube/object.ts';
 import type { Model } from '../model/model.ts';
 import { normalizeIngress, normalizeService } from '../model/normalize.ts';
+import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
 import { normalizeGateway } from '../kinds/gateway/normalize.ts';
 import { normalizeGatewayClass } from '../kinds/gatewayclass/index.ts';
 import { normalizeHttpRoute } from '../kinds/httproute/normalize.ts';
@@ -200,10 +201,21 @@ function change(r: () => number, m: Model, live: Set<string>): { kind: 'HTTPRout
   return { kind: route ? 'HTTPRoute' : 'Ingress', key };
 }
 
-for (const seed of [21, 22, 23, 24, 25, 26]) {
-  test(`incremental translation of HTTPRoute and Ingress changes equals the full one after every change (seed ${seed})`, () => {
+// Besides the defaults: per-request metrics (route labels), namespace-exclusive-hosts (the first namespace to
+// claim a host keeps it), --default-backend-service (every host's routes name its backend).
+const VARIANTS: { name: string; o: TranslateOptions; exclusive?: boolean }[] = [
+  { name: 'defaults', o: O },
+  { name: 'metrics', o: { ...O, metrics: { undefinedHosts: false, buckets: { time: [0.1, 1], length: [100], size: [1000] } } } },
+  { name: 'namespace-exclusive-hosts', o: O, exclusive: true },
+  { name: 'default-backend-service', o: { ...O, defaultBackendService: 'apps/s3' } },
+];
+
+for (const [seed, variant] of [21, 22, 23, 24, 25, 26, 27, 28, 29].map((s, i) => [s, VARIANTS[i % VARIANTS.length]!] as const)) {
+  test(`incremental translation of HTTPRoute and Ingress changes equals the full one after every change (seed ${seed}, ${variant.name})`, () => {
+    const O = variant.o;
     const r = rng(seed);
     const m = cluster();
+    if (variant.exclusive) m.setGlobalConfig(parseGlobalConfig({ 'namespace-exclusive-hosts': 'true' }, defaultGlobalConfig()).values);
     const t = new IncrementalTranslator({ maxClosureShare: 1 });
     let prev = t.translate(m.snapshot(), O, null);
     const live = new Set<string>();
