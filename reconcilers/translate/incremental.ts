@@ -232,7 +232,8 @@ export class IncrementalTranslator {
     const byName = new Map(r.config.structure.profiles.map((p) => [p.name, p]));
     for (const [h, hr] of Object.entries(r.config.data.routes)) this.noteRoutes(h, hr, byName);
     // (--default-backend-service's backend for unknown hosts is none: every translation makes it, after the paths
-    // using it, which the closure follows; it is made as in the full translation whenever the closure names it.)
+    // using it, which the closure follows; it is made as in the full translation whenever the closure names it. Nor
+    // is an HTTPRoute's mirror: it is one of the route's backends, in its reach.)
     this.sideBackends = new Set();
     for (const hr of Object.values(r.config.data.routes)) {
       for (const rule of hr.rules) {
