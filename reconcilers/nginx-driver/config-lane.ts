@@ -1,9 +1,9 @@
 // The configuration lane (model changes other than endpoints; debounced): translates the model (pure; only the
-// closure of what changed when only Ingresses did), diffs the result against what nginx runs and pushes the data
-// delta — routes, backends, certificates — to Lua. Only when the structure changed (listeners, global settings, a
-// never-seen directive profile) does it first apply the new structure (structure-apply.ts: render → nginx -t →
-// reload → confirm). Adding, changing or removing an Ingress is data. Then it reports on the objects the sync
-// touched and, after the first complete configuration, turns ready.
+// closure of what changed when only Ingresses and HTTPRoutes did), diffs the result against what nginx runs and
+// pushes the data delta — routes, backends, certificates — to Lua. Only when the structure changed (listeners,
+// global settings, a never-seen directive profile) does it first apply the new structure (structure-apply.ts:
+// render → nginx -t → reload → confirm). Adding, changing or removing an Ingress or an HTTPRoute is data. Then it
+// reports on the objects the sync touched and, after the first complete configuration, turns ready.
 import { describe } from '../../operator/informer.ts';
 import type { Logger } from '../../operator/log.ts';
 import type { Backend, DataPlane, GatewayConfig, Structure } from '../config/types.ts';
@@ -65,10 +65,13 @@ interface SyncOutcome {
 
 export class ConfigurationLane {
   readonly lane: Lane;
-  /** Translates only what changed when only Ingresses did (see incremental.ts). */
+  /** Translates only what changed when only Ingresses and HTTPRoutes did (see incremental.ts). */
   readonly translator = new IncrementalTranslator();
-  /** Ingresses changed since the last translation; null = something else changed too (translate everything). */
-  private changedIngresses: Set<string> | null = null;
+  /**
+   * Ingresses and HTTPRoutes changed since the last translation (keys); null = something else changed too
+   * (translate everything).
+   */
+  private changed: { ingresses: Set<string>; httpRoutes: Set<string> } | null = null;
   /** Services whose EndpointSlices changed since the running sync translated the model. */
   private slicesSinceTranslate: Set<string> | null = null;
   private readonly scope = new DiffScope();
@@ -88,8 +91,9 @@ export class ConfigurationLane {
 
   /** A model change other than an EndpointSlice: the next translation covers it (no trigger). */
   noteChange(c: Change): void {
-    if (c.kind === 'Ingress') this.changedIngresses?.add(c.key);
-    else if (c.kind !== 'Stream') this.changedIngresses = null;
+    if (c.kind === 'Ingress') this.changed?.ingresses.add(c.key);
+    else if (c.kind === 'HTTPRoute') this.changed?.httpRoutes.add(c.key);
+    else if (c.kind !== 'Stream') this.changed = null;
   }
 
   /** A Service's EndpointSlices changed: a sync already translating takes its endpoints from the model at push time. */
@@ -99,12 +103,12 @@ export class ConfigurationLane {
 
   /** The next sync translates everything (no trigger). */
   translateEverything(): void {
-    this.changedIngresses = null;
+    this.changed = null;
   }
 
-  /** Next sync translates everything (something other than Ingresses changed, e.g. an ExternalName's answer). */
+  /** Next sync translates everything (something else changed, e.g. an ExternalName's answer). */
   translateAll(): void {
-    this.changedIngresses = null;
+    this.changed = null;
     this.lane.trigger();
   }
 
@@ -163,17 +167,17 @@ export class ConfigurationLane {
     return true;
   }
 
-  /** Translates the model (only what changed when only Ingresses did) and leaves the excluded profiles out. */
+  /** Translates the model (only what changed when only Ingresses and HTTPRoutes did) and leaves the excluded profiles out. */
   private translate(): Desired {
     const { model, stream, resolver, exclusion } = this.p;
     this.slicesSinceTranslate = new Set();
-    const changed = this.changedIngresses;
-    this.changedIngresses = new Set();
+    const changed = this.changed;
+    this.changed = { ingresses: new Set(), httpRoutes: new Set() };
     let result;
     try {
-      result = this.translator.translate(model.snapshot(), this.p.own.options, changed);
+      result = this.translator.translate(model.snapshot(), this.p.own.options, changed?.ingresses ?? null, changed?.httpRoutes);
     } catch (e) {
-      this.changedIngresses = null;
+      this.changed = null;
       throw e;
     }
     this.scope.widen(result.touched);

@@ -85,7 +85,7 @@ export class NginxDriver {
   readonly structural: Lane;
   /** The data lane's state machine. */
   readonly data: Lane;
-  /** Translates only what changed when only Ingresses did (see incremental.ts). */
+  /** Translates only what changed when only Ingresses and HTTPRoutes did (see incremental.ts). */
   readonly translator: IncrementalTranslator;
   private readonly config: ConfigurationLane;
   private readonly endpoints: DataLane;

@@ -92,9 +92,9 @@ export interface ClaimProcessor {
   readonly kind: string;
   /** Every object of the kind in the snapshot: its status (served or not), an owner (d.owners) for each served one. */
   admit(d: Draft, classes: ReadonlyMap<string, IngressClassInfo>): void;
-  /** Its records in a snapshot, and the hosts and backends one reaches (what the incremental translation follows). */
+  /** Its records in a snapshot, and the hosts and backends one reaches in it (what the incremental translation follows). */
   records(snap: ModelSnapshot): Iterable<object>;
-  reach(record: object): { hosts: readonly string[]; backends: readonly string[] };
+  reach(record: object, snap: ModelSnapshot, o: TranslateOptions): { hosts: readonly string[]; backends: readonly string[] };
   /** The paths an owner claims (the oldest claim on host + path wins). */
   claims(ow: Owner): readonly KindClaim[];
   /** Paths it claims only where no object's claims took them (default backends), oldest owner first. */

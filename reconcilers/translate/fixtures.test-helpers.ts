@@ -72,3 +72,15 @@ export function modelOf(objs: { classes?: KubeObject[]; ingresses?: KubeObject[]
   }
   return m;
 }
+
+/** A small deterministic PRNG (mulberry32), so a failure of a randomized test can be replayed from its seed. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

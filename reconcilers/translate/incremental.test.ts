@@ -10,19 +10,8 @@ import { normalizeConsumer, normalizePlugin, normalizeRoute, normalizeUpstream }
 import { IncrementalTranslator } from './incremental.ts';
 import { translate, type TranslateResult } from './translate.ts';
 import { diffConfig } from './diff.ts';
-import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from './fixtures.test-helpers.ts';
-
-/** A small deterministic PRNG (mulberry32), so a failure can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
+import { OPTS, ing, modelOf, rng, rule, slice, svc, svcRef } from './fixtures.test-helpers.ts';
 
 const HOSTS = ['a.example.com', 'b.example.com', 'c.example.com', 'd.example.com', 'e.example.com', 'f.example.com', 'g.example.com', '*.w.example.com', '*.v.example.com', undefined];
 const SERVICES = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's7', 's8', 's9'];
@@ -231,4 +220,104 @@ test('with CRDs present, an Ingress change they do not reach is translated alone
   r = add('tuned', 'tuned.example.com', 'tuned');
   assert.equal(t.stats.scoped, scopedBefore, 'on a Service an Upstream tunes: the full translation');
   assertSame(r, translate(m.snapshot(), OPTS), 'tuned');
+});
+
+test('a deleted Ingress that won a path hands it to an older user of a backend: every user of the backend hears of its new owner', () => {
+  const created = (d: number) => `2026-03-${String(d).padStart(2, '0')}T00:00:00Z`;
+  const add = (m: ReturnType<typeof modelOf>, name: string, host: string, service: string, d: number, annotations: Record<string, string> = {}) => {
+    const n = normalizeIngress(ing(name, { rules: [rule(host, [{ path: '/', backend: svcRef(service, 80) }])] }, { created: created(d), annotations }));
+    assert.ok(n.ok);
+    m.setIngress(n.ingress);
+  };
+  const m = modelOf({ services: [svc('b', [{ port: 80 }]), svc('y', [{ port: 80 }])] });
+  add(m, 'y', 'h.example.com', 'y', 1); // the oldest: wins h.example.com "/"
+  add(m, 'x', 'h.example.com', 'b', 2); // loses it, so does not use b
+  add(m, 'o', 'o.example.com', 'b', 3, { 'nginx.ingress.kubernetes.io/load-balance': 'ewma' }); // b's owner
+  add(m, 'z', 'z.example.com', 'b', 4); // another user of b: its settings differ from the owner's
+  const t = new IncrementalTranslator({ maxClosureShare: 1 });
+  const before = t.translate(m.snapshot(), OPTS, null);
+  assert.ok(before.events.some((e) => e.ref === 'Ingress/default/z' && e.reason === 'BackendSettingsConflict'));
+  // y goes: x wins "/" and, older than o, owns b; z's settings are x's, so its Warning goes.
+  m.deleteIngress('default/y');
+  const after = t.translate(m.snapshot(), OPTS, new Set(['default/y']));
+  assert.equal(t.stats.scoped, 1);
+  assertSame(after, translate(m.snapshot(), OPTS), 'y deleted');
+  assert.ok(!after.events.some((e) => e.ref === 'Ingress/default/z' && e.reason === 'BackendSettingsConflict'));
+});
+
+test('with a collector and tracing asked by one Ingress only, a change elsewhere keeps tracing on in nginx.conf', () => {
+  const m = modelOf({
+    services: [svc('api', [{ port: 80 }]), svc('web', [{ port: 80 }])],
+    ingresses: [ing('traced', { rules: [rule('t.example.com', [{ path: '/', backend: svcRef('api', 80) }])] }, { annotations: { 'nginx.ingress.kubernetes.io/enable-opentelemetry': 'true' } })],
+  });
+  m.setGlobalConfig(parseGlobalConfig({ 'otlp-collector-host': '10.96.0.20' }, defaultGlobalConfig()).values);
+  const t = new IncrementalTranslator({ maxClosureShare: 1 });
+  assert.ok(t.translate(m.snapshot(), OPTS, null).config.structure.global.tracing);
+  const n = normalizeIngress(ing('plain', { rules: [rule('p.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { created: '2026-02-01T00:00:00Z' }));
+  assert.ok(n.ok);
+  m.setIngress(n.ingress);
+  const r = t.translate(m.snapshot(), OPTS, new Set(['default/plain']));
+  assert.equal(t.stats.scoped, 1);
+  assert.equal(t.stats.lastTranslated, 1, 'the traced Ingress is not in the closure');
+  assertSame(r, translate(m.snapshot(), OPTS), 'plain added');
+  // The traced Ingress goes: tracing goes off with it.
+  m.deleteIngress('default/traced');
+  const off = t.translate(m.snapshot(), OPTS, new Set(['default/traced']));
+  assertSame(off, translate(m.snapshot(), OPTS), 'traced deleted');
+  assert.equal(off.config.structure.global.tracing, undefined);
+});
+
+test('the ConfigMap\'s IP lists are plugins every path shares: changes under them are translated in full', () => {
+  const m = modelOf({ services: [svc('api', [{ port: 80 }])] });
+  m.setGlobalConfig(parseGlobalConfig({ 'whitelist-source-range': '10.0.0.0/8' }, defaultGlobalConfig()).values);
+  const t = new IncrementalTranslator({ maxClosureShare: 1 });
+  t.translate(m.snapshot(), OPTS, null);
+  const n = normalizeIngress(ing('first', { rules: [rule('f.example.com', [{ path: '/', backend: svcRef('api', 80) }])] }));
+  assert.ok(n.ok);
+  m.setIngress(n.ingress);
+  const r = t.translate(m.snapshot(), OPTS, new Set(['default/first']));
+  const full = translate(m.snapshot(), OPTS);
+  assertSame(r, full, 'first Ingress');
+  assert.deepStrictEqual(r.config.data.plugins, full.config.data.plugins, 'the list\'s plugin is there');
+  assert.ok(Object.keys(r.config.data.plugins).length > 0);
+});
+
+test('--default-backend-service\'s backend keeps its owner\'s settings when a change elsewhere is translated alone', () => {
+  const o = { ...OPTS, defaultBackendService: 'default/fallback' };
+  const m = modelOf({
+    services: [svc('fallback', [{ port: 80 }]), svc('web', [{ port: 80 }])],
+    ingresses: [ing('owner', { rules: [rule('f.example.com', [{ path: '/', backend: svcRef('fallback', 80) }])] }, { annotations: { 'nginx.ingress.kubernetes.io/load-balance': 'ewma' } })],
+  });
+  const t = new IncrementalTranslator({ maxClosureShare: 1 });
+  assert.equal(t.translate(m.snapshot(), o, null).config.data.backends.default_fallback_80?.balance, 'ewma');
+  const n = normalizeIngress(ing('far', { rules: [rule('far.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { created: '2026-02-01T00:00:00Z' }));
+  assert.ok(n.ok);
+  m.setIngress(n.ingress);
+  const r = t.translate(m.snapshot(), o, new Set(['default/far']));
+  assert.equal(t.stats.scoped, 1);
+  assertSame(r, translate(m.snapshot(), o), 'far added');
+  assert.equal(r.config.data.backends.default_fallback_80?.balance, 'ewma');
+});
+
+test('server-alias names are part of an Ingress\'s closure: an alias comes, moves to another Ingress, and goes', () => {
+  const m = modelOf({ services: [svc('a', [{ port: 80 }]), svc('b', [{ port: 80 }])] });
+  const t = new IncrementalTranslator({ maxClosureShare: 1 });
+  t.translate(m.snapshot(), OPTS, null);
+  const set = (name: string, host: string, service: string, day: number, alias?: string) => {
+    const n = normalizeIngress(ing(name, { rules: [rule(host, [{ path: '/', backend: svcRef(service, 80) }])] }, { created: `2026-04-0${day}T00:00:00Z`, annotations: alias ? { 'nginx.ingress.kubernetes.io/server-alias': alias } : {} }));
+    assert.ok(n.ok);
+    m.setIngress(n.ingress);
+    const r = t.translate(m.snapshot(), OPTS, new Set([n.ingress.key]));
+    assertSame(r, translate(m.snapshot(), OPTS), `${name} ${alias ?? '(no alias)'}`);
+    return r;
+  };
+  assert.ok(set('x', 'x.example.com', 'a', 1, 'alias.example.com').config.data.routes['alias.example.com']);
+  // A younger Ingress asks for the same alias: skipped (AliasSkipped); then the older one lets it go.
+  const skipped = set('y', 'y.example.com', 'b', 2, 'alias.example.com');
+  assert.ok(skipped.events.some((e) => e.ref === 'Ingress/default/y' && e.reason === 'AliasSkipped'));
+  set('x', 'x.example.com', 'a', 1);
+  const moved = set('y', 'y.example.com', 'b', 2, 'alias.example.com');
+  assert.equal(moved.config.data.routes['alias.example.com'], moved.config.data.routes['y.example.com']);
+  assert.equal(set('y', 'y.example.com', 'b', 2).config.data.routes['alias.example.com'], undefined);
+  assert.equal(t.stats.full, 1, 'every change was scoped');
 });

@@ -13,7 +13,7 @@ import { backendIdOf } from '../../translate/claims.ts';
 import type { ClaimProcessor, Draft, KindClaim, Owner, RouteDraft } from '../../translate/draft.ts';
 
 type RouteDraftSettings = RouteDraft['fromAnnotations'];
-import { gatewayApiState, listenerHost, type ListenerState } from '../../translate/gateway-api/attach.ts';
+import { gatewayApiState, listenerHost, type ListenerState, type ParentState } from '../../translate/gateway-api/attach.ts';
 import type { PathClaim } from '../../translate/types.ts';
 import type { Instance as RedirectInstance } from '../../config/plugins/redirect.ts';
 import type { Instance as RewriteInstance } from '../../config/plugins/rewrite.ts';
@@ -136,13 +136,51 @@ function mirrorOf(rule: HttpRuleN): HttpRuleN['backends'][number] | undefined {
   return undefined;
 }
 
+/** The start of the plugin ids of a route's filters (cut at 200 characters). */
+const pluginBase = (rt: HttpRouteRecord): string => `${rt.grpc ? 'gr' : 'hr'}.${rt.namespace}.${rt.name}`;
+
+/**
+ * Whether every plugin instance a route's claims register is its own: the ids of its filters' instances, which
+ * no other object registers. Not so when it names Plugin objects (ExtensionRef: shared with other objects, and a
+ * missing one fails its rules closed), nor when its name is so long that its ids are cut and could be another
+ * route's. The incremental translation merges the plugins of a route only when this holds (else: in full).
+ */
+export function ownPluginsOnly(rt: HttpRouteRecord): boolean {
+  return pluginBase(rt).length < 200 && !rt.rules.some((r) => r.plugins.length > 0);
+}
+
+/**
+ * The hosts an HTTPRoute claims paths on (the router's keys of the listeners it is attached to, see claimsOf) and
+ * every backend it names (its backendRefs and mirrors, usable or not): what the incremental translation follows.
+ * `parents`: its parent states (gatewayApiState); a route no parent accepts claims nothing.
+ */
+export function httpRouteReach(rt: HttpRouteRecord, parents: readonly ParentState[] | undefined): { hosts: string[]; backends: string[] } {
+  const hosts = new Set<string>();
+  const backends = new Set<string>();
+  if (!parents?.some((p) => p.accepted.status === 'True')) return { hosts: [], backends: [] };
+  for (const p of parents) {
+    if (p.accepted.status !== 'True') continue;
+    for (const a of p.attached) {
+      const podPort = a.listener.podPort;
+      if (podPort !== undefined) for (const h of a.hosts) hosts.add(listenerHost(podPort, h));
+    }
+  }
+  const idOf = (b: HttpRuleN['backends'][number]) => backendIdOf(rt.namespace, { service: b.name, port: { number: b.port ?? 0 }, namespace: b.namespace });
+  for (const r of rt.rules) {
+    for (const b of r.backends) backends.add(idOf(b));
+    const m = mirrorOf(r);
+    if (m) backends.add(idOf(m));
+  }
+  return { hosts: [...hosts], backends: [...backends] };
+}
+
 /** The plugin instances of a claim's filters (ids unique per route, rule, match and listener port). */
 function filterPlugins(d: Draft, ow: Owner, pc: PathClaim): string[] {
   const hc = byPc.get(pc);
   if (!hc || !hc.rule.filters.length) return [];
   const rt = rtOf(ow);
   const ids: string[] = [];
-  const base = `${rt.grpc ? 'gr' : 'hr'}.${rt.namespace}.${rt.name}`.slice(0, 200);
+  const base = pluginBase(rt).slice(0, 200);
   hc.rule.filters.forEach((f, i) => {
     if (f.type === 'RequestMirror') return; // route data and a directive profile (route()), not a plugin
     const inst = instanceOf(f, hc, `${kindOf(rt)} ${rt.key} rule ${hc.ruleIndex} filter ${i} (${f.type})`);
@@ -209,12 +247,7 @@ function processorOf(kind: Kind): ClaimProcessor {
   kind,
   admit: (d, classes) => admit(d, classes, kind, p),
   records: (snap) => recordsOf(snap, kind).values(),
-  reach: (rec) => {
-    const rt = rec as HttpRouteRecord;
-    const backends = new Set<string>();
-    for (const r of rt.rules) for (const b of r.backends) backends.add(backendIdOf(rt.namespace, { service: b.name, port: { number: b.port ?? 0 }, namespace: b.namespace }));
-    return { hosts: rt.hostnames.length ? rt.hostnames : ['_'], backends: [...backends] };
-  },
+  reach: (rec, snap, o) => httpRouteReach(rec as HttpRouteRecord, gatewayApiState(snap, o.gatewayApi).routes.get(stateKey(rec as HttpRouteRecord))),
   claims: () => [],
   ownPlugins: (d, ow, pc) => filterPlugins(d, ow, pc),
   tls: () => [],

@@ -53,7 +53,7 @@ function kindClaimsOf(ing: NormalizedIngress): { paths: KindClaim[]; defaults: K
   return k;
 }
 
-/** The hosts an Ingress reaches (its claims, TLS hosts, from-to-www-redirect's other names) and its backends. */
+/** The hosts an Ingress reaches (its claims, TLS hosts, from-to-www-redirect's other names, server-alias names) and its backends. */
 export function ingressReach(ing: NormalizedIngress): { hosts: string[]; backends: string[] } {
   const hosts = new Set<string>();
   const backends = new Set<string>();
@@ -72,6 +72,9 @@ export function ingressReach(ing: NormalizedIngress): { hosts: string[]; backend
   if (ing.annotations['from-to-www-redirect'] === true) {
     for (const r of ing.rules) if (r.host && !r.host.startsWith('*.')) hosts.add(r.host.startsWith('www.') ? r.host.slice(4) : `www.${r.host}`);
   }
+  // server-alias: each name gets the routes (and certificate) of the Ingress's hosts unless it has rules of its own or
+  // is an earlier alias, so it belongs to the closure too (with every Ingress that claims it or names it).
+  for (const a of ing.annotations['server-alias'] ?? []) hosts.add(a);
   return { hosts: [...hosts], backends: [...backends] };
 }
 

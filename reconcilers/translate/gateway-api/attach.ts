@@ -10,6 +10,7 @@
 // to a less specific listener does not serve it (GatewayHTTPListenerIsolation).
 import { GATEWAY_GROUP, type BackendRefN, type GatewayRecord, type HttpRouteRecord, type LabelSelectorN, type ListenerN, type ParentRefN, type StreamRouteKind } from '../../model/gateway-api.ts';
 import { recordsOf, type ModelSnapshot } from '../../model/model.ts';
+import type { TlsMaterial } from '../../model/types.ts';
 
 export interface Cond {
   status: 'True' | 'False' | 'Unknown';
@@ -139,19 +140,246 @@ export const MAX_PORTS_PER_NAMESPACE = 32;
 export const GATEWAY_PORT_BASE = 20000;
 export const GATEWAY_PORT_COUNT = 10000;
 
-let cache: { revision: number; routes: unknown; o: GatewayApiOptions; state: GatewayApiState } | undefined;
-
-/** The Gateway API state of a snapshot (computed once per snapshot revision and route set). */
-export function gatewayApiState(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services' | 'revision'>, o: GatewayApiOptions | undefined): GatewayApiState {
-  if (!o) return EMPTY;
-  const routes = [recordsOf(snap, 'HTTPRoute'), recordsOf(snap, 'GRPCRoute'), ...STREAM_KINDS.map((k) => recordsOf(snap, k))];
-  if (cache && cache.revision === snap.revision && cache.o === o && (cache.routes as unknown[]).every((r, i) => r === routes[i])) return cache.state;
-  const state = compute(snap, o);
-  cache = { revision: snap.revision, routes, o, state };
-  return state;
+/**
+ * What the last state was made from, so that the next snapshot's state can be had by updating it when only
+ * HTTPRoutes changed. Records are compared by identity: the model replaces a record when it changes and keeps the
+ * same object otherwise (the translation's memo relies on this too).
+ */
+interface Basis {
+  o: GatewayApiOptions;
+  /** The snapshot it is the state of (its revision, its CR views): asked again, the state is returned as it is. */
+  revision: number;
+  crds: object;
+  routesView: ReadonlyMap<string, HttpRouteRecord>;
+  /** The records the Gateway-level part was made from (copies of the model's maps). */
+  classes: Map<string, object>;
+  gateways: Map<string, object>;
+  grants: Map<string, object>;
+  namespaces: Map<string, object>;
+  /** The Secrets the listeners read (certificateRefs), as read. */
+  secrets: Map<string, unknown>;
+  granted: Granted;
+  /** Per HTTPRoute: its record, the listeners that count it (attachedRoutes), the Services its backendRefs were checked against. */
+  routes: Map<string, HttpRouteRecord>;
+  counted: Map<string, ListenerState[]>;
+  checked: Map<string, string[]>;
+  /** Service key → whether it existed when checked, and how many routes checked it. */
+  services: Map<string, { present: boolean; users: number }>;
+  /**
+   * GRPCRoutes, TCPRoutes, UDPRoutes and TLSRoutes as the state was made from them (copies of the model's maps): a
+   * change of any of them computes the state anew (only HTTPRoutes are updated in place).
+   */
+  others: Map<string, Map<string, object>>;
+  state: GatewayApiState;
 }
 
-function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: GatewayApiOptions): GatewayApiState {
+let basis: Basis | undefined;
+/** States handed to translations of part of the routes (see shareGatewayApiState), by the part's route map. */
+const parts = new WeakMap<object, GatewayApiState>();
+
+type StateSnapshot = Pick<ModelSnapshot, 'crds' | 'secrets' | 'services' | 'revision'>;
+
+/**
+ * What a caller knows changed: since the snapshot of `revision`, no input of the state but the HTTPRoutes named
+ * (the incremental translation is told exactly what changed). Then only those are compared, instead of every
+ * record the state was made from (a few milliseconds at 10,000 routes).
+ */
+export interface StateChanges {
+  revision: number;
+  httpRoutes: ReadonlySet<string>;
+}
+
+/**
+ * The Gateway API state of a snapshot: computed once per snapshot, and from the previous one when only HTTPRoutes
+ * changed since (a route's attachment depends on its Gateways, never on other routes; only the listeners'
+ * attachedRoutes counts add the routes up), so an HTTPRoute change at 10,000 routes costs the routes that changed.
+ * The state is updated in place: a state handed out earlier shows the newer counts and routes, as a snapshot (a
+ * live view of the model) shows the newer model. Whatever else changed (Gateways, classes, ReferenceGrants,
+ * Namespaces, a Secret a listener reads, a Service a backendRef names appearing or going) computes it anew.
+ */
+export function gatewayApiState(snap: StateSnapshot, o: GatewayApiOptions | undefined, since?: StateChanges): GatewayApiState {
+  if (!o) return EMPTY;
+  const routes = recordsOf(snap, 'HTTPRoute');
+  const shared = parts.get(routes);
+  if (shared) return shared;
+  const b = basis;
+  // Another model's snapshot (tests have several) is not compared with this one's: computed anew.
+  const same = b && b.o === o && b.crds === snap.crds;
+  if (same && b.revision === snap.revision && b.routesView === routes) return b.state;
+  if (same && since && b.revision >= since.revision) updateNamed(b, snap, routes, since.httpRoutes);
+  else if (same && sameGatewayInputs(b, snap)) updateRoutes(b, snap, routes);
+  else basis = build(snap, o);
+  const now = basis as Basis;
+  now.revision = snap.revision;
+  now.crds = snap.crds;
+  now.routesView = routes;
+  return now.state;
+}
+
+/** The state computed from nothing kept (what gatewayApiState must always equal; tests compare the two). */
+export function gatewayApiStateAnew(snap: StateSnapshot, o: GatewayApiOptions | undefined): GatewayApiState {
+  return o ? build(snap, o).state : EMPTY;
+}
+
+/**
+ * A translation of part of the routes (the incremental translation, translate/incremental.ts) reads the state of
+ * the whole snapshot: each of its routes attaches exactly as it does there, and the Gateways (ports, certificates)
+ * are the same. `part` is the route map of that translation's snapshot.
+ */
+export function shareGatewayApiState(part: ReadonlyMap<string, HttpRouteRecord>, state: GatewayApiState): void {
+  parts.set(part, state);
+}
+
+function sameRecords(kept: Map<string, object>, now: ReadonlyMap<string, object>): boolean {
+  if (kept.size !== now.size) return false;
+  for (const [k, r] of now) if (kept.get(k) !== r) return false;
+  return true;
+}
+
+/** Whether everything but the HTTPRoutes is what the basis was made from. */
+function sameGatewayInputs(b: Basis, snap: StateSnapshot): boolean {
+  if (!sameRecords(b.classes, recordsOf(snap, 'GatewayClass')) || !sameRecords(b.gateways, recordsOf(snap, 'Gateway'))) return false;
+  if (!sameRecords(b.grants, recordsOf(snap, 'ReferenceGrant')) || !sameRecords(b.namespaces, recordsOf(snap, 'Namespace'))) return false;
+  for (const [k, s] of b.secrets) if (snap.secrets.get(k) !== s) return false;
+  for (const [k, s] of b.services) if (snap.services.has(k) !== s.present) return false;
+  for (const [kind, kept] of b.others) if (!sameRecords(kept, recordsOf(snap, kind as (typeof OTHER_KINDS)[number]))) return false;
+  return true;
+}
+
+/** The routes whose record is not the one the basis holds (new, changed, deleted), taken out and put in again. */
+function updateRoutes(b: Basis, snap: StateSnapshot, routes: ReadonlyMap<string, HttpRouteRecord>): void {
+  const changed: HttpRouteRecord[] = [];
+  let kept = 0;
+  for (const [k, rt] of routes) {
+    const was = b.routes.get(k);
+    if (was) kept++;
+    if (was !== rt) changed.push(rt);
+  }
+  const gone: string[] = [];
+  if (kept !== b.routes.size) for (const k of b.routes.keys()) if (!routes.has(k)) gone.push(k);
+  for (const k of gone) removeRoute(b, k);
+  for (const rt of changed) {
+    removeRoute(b, rt.key);
+    addRoute(b, snap, rt);
+  }
+}
+
+/** The named routes whose record is not the one the basis holds, taken out and put in again. */
+function updateNamed(b: Basis, snap: StateSnapshot, routes: ReadonlyMap<string, HttpRouteRecord>, names: ReadonlySet<string>): void {
+  for (const k of names) {
+    const rt = routes.get(k);
+    if (rt === b.routes.get(k)) continue;
+    removeRoute(b, k);
+    if (rt) addRoute(b, snap, rt);
+  }
+}
+
+function build(snap: StateSnapshot, o: GatewayApiOptions): Basis {
+  const secrets = new Map<string, unknown>();
+  const secretOf = (key: string) => {
+    const s = snap.secrets.get(key);
+    secrets.set(key, s);
+    return s;
+  };
+  const { granted, streams, state } = gatewayPart(snap, o, secretOf);
+  const b: Basis = {
+    o,
+    revision: snap.revision,
+    crds: snap.crds,
+    routesView: recordsOf(snap, 'HTTPRoute'),
+    classes: new Map(recordsOf(snap, 'GatewayClass')),
+    gateways: new Map(recordsOf(snap, 'Gateway')),
+    grants: new Map(recordsOf(snap, 'ReferenceGrant')),
+    namespaces: new Map(recordsOf(snap, 'Namespace')),
+    secrets,
+    granted,
+    routes: new Map(),
+    counted: new Map(),
+    checked: new Map(),
+    services: new Map(),
+    others: new Map(OTHER_KINDS.map((k) => [k, new Map(recordsOf(snap, k))])),
+    state,
+  };
+  for (const rt of [...recordsOf(snap, 'HTTPRoute').values()].sort(byAge)) addRoute(b, snap, rt);
+  for (const rt of [...recordsOf(snap, 'GRPCRoute').values()].sort(byAge)) addOther(b, snap, 'GRPCRoute', rt, rt.rules.flatMap((r) => r.backends), (p) => b.state.routes.set(`GRPCRoute/${rt.key}`, p));
+  // TCPRoutes, UDPRoutes and TLSRoutes: the same attachment; their listeners' pod ports collect them, oldest first.
+  for (const kind of STREAM_KINDS) {
+    for (const rt of [...recordsOf(snap, kind).values()].sort(byAge)) {
+      const backends = rt.backends.map((x) => ({ ref: x, ok: backendProblem(kind, rt.namespace, x, (k) => serviceSeen(b, snap, k), granted) === undefined }));
+      const parents = addOther(b, snap, kind, rt, rt.backends, (p) => b.state.streamRoutes.set(`${kind}/${rt.key}`, p));
+      for (const p of parents) for (const a of p.attached) streams.get(a.listener.podPort!)?.routes.push({ route: `${kind}/${rt.key}`, hosts: a.hosts, backends });
+    }
+  }
+  return b;
+}
+
+/** The route kinds other than HTTPRoute: attached like it, but a change of one computes the state anew. */
+const OTHER_KINDS = ['GRPCRoute' as const, ...STREAM_KINDS];
+
+/** Whether a Service exists, remembered as an input of the state (its appearing or going computes the state anew). */
+function serviceSeen(b: Basis, snap: StateSnapshot, key: string): boolean {
+  const present = snap.services.has(key);
+  const s = b.services.get(key);
+  if (s) s.users++;
+  else b.services.set(key, { present, users: 1 });
+  return present;
+}
+
+/** A GRPCRoute's, TCPRoute's, UDPRoute's or TLSRoute's parents, counted on their listeners (never taken out again). */
+function addOther(b: Basis, snap: StateSnapshot, kind: string, rt: { key: string; namespace: string; hostnames: readonly string[]; parents: readonly ParentRefN[] }, backends: readonly BackendRefN[], set: (p: ParentState[]) => void): ParentState[] {
+  const refs = refsState(kind, rt.namespace, backends, (k) => serviceSeen(b, snap, k), b.granted);
+  const namespaces = recordsOf(snap, 'Namespace');
+  const parents: ParentState[] = [];
+  for (const ref of rt.parents) {
+    if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
+    const gw = b.state.gateways.get(`${ref.namespace}/${ref.name}`);
+    if (!gw) continue;
+    parents.push(attach(kind, rt, ref, gw, namespaces, refs, []));
+  }
+  if (parents.length) set(parents);
+  return parents;
+}
+
+/** One route's parents (those that are Portico's Gateways), counted on the listeners it attaches to. */
+function addRoute(b: Basis, snap: StateSnapshot, rt: HttpRouteRecord): void {
+  const checked: string[] = [];
+  const refs = backendRefsState('HTTPRoute', rt, (k) => (checked.push(k), snap.services.has(k)), b.granted);
+  const namespaces = recordsOf(snap, 'Namespace');
+  const counted: ListenerState[] = [];
+  const parents: ParentState[] = [];
+  for (const ref of rt.parents) {
+    if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
+    const gw = b.state.gateways.get(`${ref.namespace}/${ref.name}`);
+    if (!gw) continue; // not a Gateway of Portico's (or not there): not Portico's to report
+    parents.push(attach('HTTPRoute', rt, ref, gw, namespaces, refs, counted));
+  }
+  b.routes.set(rt.key, rt);
+  if (parents.length) b.state.routes.set(rt.key, parents);
+  if (counted.length) b.counted.set(rt.key, counted);
+  if (checked.length) {
+    b.checked.set(rt.key, checked);
+    for (const k of checked) {
+      const s = b.services.get(k);
+      if (s) s.users++;
+      else b.services.set(k, { present: snap.services.has(k), users: 1 });
+    }
+  }
+}
+
+function removeRoute(b: Basis, key: string): void {
+  for (const l of b.counted.get(key) ?? []) l.attachedRoutes--;
+  for (const k of b.checked.get(key) ?? []) {
+    const s = b.services.get(k);
+    if (s && --s.users === 0) b.services.delete(k);
+  }
+  b.counted.delete(key);
+  b.checked.delete(key);
+  b.routes.delete(key);
+  b.state.routes.delete(key);
+}
+
+/** Everything but the routes: classes, grants, Gateways and their listeners, the pod ports. */
+function gatewayPart(snap: StateSnapshot, o: GatewayApiOptions, secretOf: (key: string) => TlsMaterial | undefined): { granted: Granted; streams: Map<number, StreamPortState>; state: GatewayApiState } {
   const classes = new Map<string, { generation: number; accepted: Cond }>();
   for (const c of recordsOf(snap, 'GatewayClass').values()) {
     if (c.controllerName !== o.controllerName) continue;
@@ -175,7 +403,7 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
   const streams = new Map<number, StreamPortState>();
   const perNamespace = new Map<string, number>();
   for (const gw of ordered) {
-    const st = gatewayState(gw, snap, granted);
+    const st = gatewayState(gw, secretOf, granted);
     gateways.set(gw.key, st);
     if (st.accepted.status !== 'True') {
       for (const l of st.listeners) {
@@ -209,42 +437,8 @@ function compute(snap: Pick<ModelSnapshot, 'crds' | 'secrets' | 'services'>, o: 
       for (const l of ls) l.podPort = podPort;
     }
   }
-
-  const namespaces = recordsOf(snap, 'Namespace');
-  const routeStates = new Map<string, ParentState[]>();
-  for (const kind of HTTP_ROUTE_KINDS) {
-    for (const rt of [...recordsOf(snap, kind).values()].sort(byAge)) {
-      const parents: ParentState[] = [];
-      const refs = backendRefsState(kind, rt, snap, granted);
-      for (const ref of rt.parents) {
-        if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
-        const gw = gateways.get(`${ref.namespace}/${ref.name}`);
-        if (!gw) continue; // not a Gateway of Portico's (or not there): not Portico's to report
-        parents.push(attach(kind, rt, ref, gw, namespaces, refs));
-      }
-      if (parents.length) routeStates.set(kind === 'HTTPRoute' ? rt.key : `${kind}/${rt.key}`, parents);
-    }
-  }
-  // TCPRoutes, UDPRoutes and TLSRoutes: the same attachment; their listeners' pod ports collect them, oldest first.
-  const streamRoutes = new Map<string, ParentState[]>();
-  for (const kind of STREAM_KINDS) {
-    for (const rt of [...recordsOf(snap, kind).values()].sort(byAge)) {
-      const backends = rt.backends.map((b) => ({ ref: b, ok: backendProblem(kind, rt.namespace, b, snap, granted) === undefined }));
-      const refs = refsState(kind, rt.namespace, rt.backends, snap, granted);
-      const parents: ParentState[] = [];
-      for (const ref of rt.parents) {
-        if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
-        const gw = gateways.get(`${ref.namespace}/${ref.name}`);
-        if (!gw) continue;
-        const p = attach(kind, rt, ref, gw, namespaces, refs);
-        parents.push(p);
-        for (const a of p.attached) streams.get(a.listener.podPort!)?.routes.push({ route: `${kind}/${rt.key}`, hosts: a.hosts, backends });
-      }
-      if (parents.length) streamRoutes.set(`${kind}/${rt.key}`, parents);
-    }
-  }
   ports.sort((a, b) => a.port - b.port);
-  return { classes, gateways, routes: routeStates, ports, streamRoutes, streams: [...streams.values()].sort((a, b) => a.port - b.port) };
+  return { granted, streams, state: { classes, gateways, routes: new Map(), ports, streamRoutes: new Map(), streams: [...streams.values()].sort((a, b) => a.port - b.port) } };
 }
 
 function byAge(a: { creationTimestamp: string; key: string }, b: { creationTimestamp: string; key: string }): number {
@@ -272,8 +466,8 @@ function allocate(id: string, used: ReadonlySet<number>): number | undefined {
 
 type Granted = (from: { group: string; kind: string; namespace: string }, to: { group: string; kind: string; namespace: string; name: string }) => boolean;
 
-function gatewayState(gw: GatewayRecord, snap: Pick<ModelSnapshot, 'secrets'>, granted: Granted): GatewayState {
-  const listeners = gw.listeners.map((l) => listenerState(gw, l, snap, granted));
+function gatewayState(gw: GatewayRecord, secretOf: (key: string) => TlsMaterial | undefined, granted: Granted): GatewayState {
+  const listeners = gw.listeners.map((l) => listenerState(gw, l, secretOf, granted));
   // Conflicts between listeners of one port: another protocol, or the same hostname twice.
   for (const l of listeners) {
     if (!l.accepted.status.startsWith('T')) continue;
@@ -297,7 +491,7 @@ function gatewayState(gw: GatewayRecord, snap: Pick<ModelSnapshot, 'secrets'>, g
   return { key: gw.key, generation: gw.generation, accepted, listeners };
 }
 
-function listenerState(gw: GatewayRecord, l: ListenerN, snap: Pick<ModelSnapshot, 'secrets'>, granted: Granted): ListenerState {
+function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) => TlsMaterial | undefined, granted: Granted): ListenerState {
   const base: ListenerState = {
     name: l.name,
     port: l.port,
@@ -351,7 +545,7 @@ function listenerState(gw: GatewayRecord, l: ListenerN, snap: Pick<ModelSnapshot
           base.resolvedRefs = no('RefNotPermitted', `certificateRef Secret ${key}: no ReferenceGrant in ${ref.namespace} lets Gateways of ${gw.namespace} use it`);
           break;
         }
-        const s = snap.secrets.get(key);
+        const s = secretOf(key);
         if (!s || !s.ok) {
           base.resolvedRefs = no('InvalidCertificateRef', `certificateRef Secret ${key}: ${!s ? 'not found' : s.ok ? '' : s.error}`);
           break;
@@ -421,33 +615,34 @@ function specificity(listener: string | undefined, host: string): number {
 }
 
 /** The ResolvedRefs of a route's backends (the same for every parent). */
-function backendRefsState(kind: 'HTTPRoute' | 'GRPCRoute', rt: HttpRouteRecord, snap: Pick<ModelSnapshot, 'services'>, granted: Granted): Cond {
+function backendRefsState(kind: 'HTTPRoute' | 'GRPCRoute', rt: HttpRouteRecord, hasService: (key: string) => boolean, granted: Granted): Cond {
   const all = rt.rules.flatMap((rule) => [...rule.backends, ...rule.filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.backend] : []))]);
-  return refsState(kind, rt.namespace, all, snap, granted);
+  return refsState(kind, rt.namespace, all, hasService, granted);
 }
 
 /** ResolvedRefs of a list of backendRefs of a route of `kind` in `ns`: the first problem, or True. */
-function refsState(kind: string, ns: string, backends: readonly BackendRefN[], snap: Pick<ModelSnapshot, 'services'>, granted: Granted): Cond {
+function refsState(kind: string, ns: string, backends: readonly BackendRefN[], hasService: (key: string) => boolean, granted: Granted): Cond {
   for (const b of backends) {
-    const p = backendProblem(kind, ns, b, snap, granted);
+    const p = backendProblem(kind, ns, b, hasService, granted);
     if (p) return p;
   }
   return ok('ResolvedRefs');
 }
 
 /** Why traffic may not go to one backendRef (a ResolvedRefs False condition), or undefined when it may. */
-function backendProblem(kind: string, ns: string, b: BackendRefN, snap: Pick<ModelSnapshot, 'services'>, granted: Granted): Cond | undefined {
+function backendProblem(kind: string, ns: string, b: BackendRefN, hasService: (key: string) => boolean, granted: Granted): Cond | undefined {
   const where = `backendRef ${b.namespace}/${b.name}`;
   if (b.group !== '' || b.kind !== 'Service') return no('InvalidKind', `${where}: ${b.group || 'core'}/${b.kind} is not a kind Portico sends traffic to (core Service only)`);
   if (!granted({ group: GATEWAY_GROUP, kind, namespace: ns }, { group: '', kind: 'Service', namespace: b.namespace, name: b.name })) {
     return no('RefNotPermitted', `${where}: no ReferenceGrant in ${b.namespace} lets ${kind}s of ${ns} use it`);
   }
-  if (!snap.services.has(`${b.namespace}/${b.name}`)) return no('BackendNotFound', `${where}: Service not found`);
+  if (!hasService(`${b.namespace}/${b.name}`)) return no('BackendNotFound', `${where}: Service not found`);
   if (b.port === undefined) return no('UnsupportedValue', `${where}: a Service backendRef needs a port`);
   return undefined;
 }
 
-function attach(kind: string, rt: { namespace: string; hostnames: readonly string[] }, ref: ParentRefN, gw: GatewayState, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>, refs: Cond): ParentState {
+/** One parentRef's state; the listeners that count the route (attachedRoutes) are counted and added to `counted`. */
+function attach(kind: string, rt: { namespace: string; hostnames: readonly string[] }, ref: ParentRefN, gw: GatewayState, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>, refs: Cond, counted: ListenerState[]): ParentState {
   const gwNs = gw.key.slice(0, gw.key.indexOf('/'));
   const candidates = gw.listeners.filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
   const state = (accepted: Cond, attached: Attachment[] = []): ParentState => ({ ref, accepted, resolvedRefs: refs, attached });
@@ -466,6 +661,7 @@ function attach(kind: string, rt: { namespace: string; hostnames: readonly strin
     const hosts = intersectHosts(l.hostname, rt.hostnames);
     if (!hosts) continue;
     l.attachedRoutes++;
+    counted.push(l);
     intersecting++;
     if (!l.usable || l.podPort === undefined) continue;
     const samePort = gw.listeners.filter((x) => x.usable && x.port === l.port);

@@ -4,14 +4,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import type { Model } from '../../model/model.ts';
+import { normalizeService } from '../../model/normalize.ts';
 import { normalizeGateway } from '../../kinds/gateway/normalize.ts';
 import { normalizeGatewayClass } from '../../kinds/gatewayclass/index.ts';
 import { normalizeHttpRoute } from '../../kinds/httproute/normalize.ts';
 import { normalizeNamespace } from '../../kinds/namespace/index.ts';
 import { normalizeReferenceGrant } from '../../kinds/referencegrant/index.ts';
-import { modelOf, OPTS, slice, svc } from '../fixtures.test-helpers.ts';
+import { modelOf, OPTS, rng, slice, svc } from '../fixtures.test-helpers.ts';
 import { translate, type TranslateOptions } from '../translate.ts';
-import { covers, gatewayApiState, intersectHosts, listenerHost, MAX_PORTS_PER_NAMESPACE, type GatewayApiOptions } from './attach.ts';
+import { covers, gatewayApiState, gatewayApiStateAnew, intersectHosts, listenerHost, MAX_PORTS_PER_NAMESPACE, type GatewayApiOptions } from './attach.ts';
 
 const GA: GatewayApiOptions = { controllerName: 'portico.dev/gateway-controller', reservedPorts: [8080, 8443, 10246] };
 const O: TranslateOptions = { ...OPTS, gatewayApi: GA };
@@ -358,4 +359,51 @@ test('ExtensionRef to a Portico Plugin: the rule runs it; a missing Plugin fails
   const route0 = r.config.data.routes[listenerHost(port, '_')]!.rules[0]!.route;
   assert.equal(route0.action, 'unavailable');
   assert.match(route0.closedReason ?? '', /missing/);
+});
+
+test('the state follows HTTPRoute changes in place and always equals the state computed anew; other changes recompute it', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Namespace', 'apps', {}, undefined, { labels: { team: 'a' } }));
+  put(m, obj('Namespace', 'infra', {}, undefined, {}));
+  put(m, obj('Gateway', 'gw', {
+    gatewayClassName: 'portico',
+    listeners: [
+      httpListener('any', 80, { allowedRoutes: { namespaces: { from: 'All' } } }),
+      httpListener('wild', 80, { hostname: '*.example.com', allowedRoutes: { namespaces: { from: 'All' } } }),
+      httpListener('sel', 81, { allowedRoutes: { namespaces: { from: 'Selector', selector: { matchLabels: { team: 'a' } } } } }),
+    ],
+  }));
+  put(m, obj('ReferenceGrant', 'g', { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'infra' }], to: [{ group: '', kind: 'Service' }] }, 'apps'));
+  const first = gatewayApiState(m.snapshot(), GA);
+  const sections = [undefined, 'any', 'wild', 'sel', 'none'];
+  const hostnames = [[], ['a.example.com'], ['*.example.com'], ['x.example.org'], ['a.example.com', 'x.example.org']];
+  const backends = [backend('web'), backend('other', 8080, { namespace: 'apps' }), backend('gone'), backend('api')];
+  const r = rng(7);
+  const next = (n: number) => Math.floor(r() * n);
+  for (let step = 0; step < 60; step++) {
+    const name = `r${next(8)}`;
+    const ns = next(2) ? 'infra' : 'apps';
+    const key = `${ns}/${name}`;
+    if (next(4) === 0) m.deleteCrd('HTTPRoute', key);
+    else {
+      const section = sections[next(sections.length)];
+      const parentRefs = [{ name: 'gw', namespace: 'infra', ...(section ? { sectionName: section } : {}) }, ...(next(3) === 0 ? [{ name: 'absent', namespace: 'infra' }] : [])];
+      put(m, route(name, { parentRefs, hostnames: hostnames[next(hostnames.length)], rules: [{ backendRefs: [backends[next(backends.length)]] }] }, ns));
+    }
+    const s = gatewayApiState(m.snapshot(), GA);
+    assert.equal(s, first, `step ${step}: updated in place`);
+    assert.deepStrictEqual(s, gatewayApiStateAnew(m.snapshot(), GA), `step ${step}`);
+  }
+  assert.ok([...first.gateways.get('infra/gw')!.listeners].some((l) => l.attachedRoutes > 0));
+  // A Service a route names appears: computed anew (a route's ResolvedRefs may change), and equal again.
+  m.setService(normalizeService(svc('gone', [{ port: 8080 }], 'infra')));
+  const after = gatewayApiState(m.snapshot(), GA);
+  assert.notEqual(after, first);
+  assert.deepStrictEqual(after, gatewayApiStateAnew(m.snapshot(), GA));
+  // A Namespace's labels change: computed anew.
+  put(m, obj('Namespace', 'apps', {}, undefined, { labels: {} }));
+  const relabelled = gatewayApiState(m.snapshot(), GA);
+  assert.notEqual(relabelled, after);
+  assert.deepStrictEqual(relabelled, gatewayApiStateAnew(m.snapshot(), GA));
 });
