@@ -417,7 +417,9 @@ export function convertToGatewayApi(input: Input, analysis: AnalysisOf, opts: Ga
       const redirect = force || (tls && (a['ssl-redirect'] ?? cfg.sslRedirect));
       anyTls ||= tls;
       anyRedirect ||= redirect;
-      const base = hosts.length === 1 ? job.name : `${job.name}-${h ? hostSlug(h) : 'any-host'}`;
+      // One host (and perhaps the defaultBackend's "any host"): the Ingress's name; several: per host.
+      const named = hosts.filter((x) => x !== '_');
+      const base = h === null ? (hosts.length === 1 ? job.name : `${job.name}-any-host`) : named.length === 1 ? job.name : `${job.name}-${hostSlug(h)}`;
       const hostnames = h ? [h, ...[...(aliases.get(h) ?? [])].filter((x) => x !== h)] : [];
       const rules: Rule[][] = [];
       const httpRules: Rule[][] = [];
@@ -775,7 +777,8 @@ function ingressFilters(job: Job & { ing: NormalizedIngress }, ctx: Ctx): Ingres
   };
   const closed = (why: string) => {
     f.closed ??= pluginName('not-converted');
-    job.report.problems.push(`${why}: every rule refers to Plugin ${f.closed}, which is not written, so Portico answers 503 until one doing the same exists (never served with less access control)`);
+    const p = `${why}: every rule refers to Plugin ${f.closed}, which is not written, so Portico answers 503 until one doing the same exists (never served with less access control)`;
+    if (!job.report.problems.includes(p)) job.report.problems.push(p);
   };
   const configOf = (suffix: string): PluginConfig | undefined => {
     for (const p of ing.annotationPlugins) if ('config' in p && p.suffix === suffix) return p.config;
@@ -783,8 +786,8 @@ function ingressFilters(job: Job & { ing: NormalizedIngress }, ctx: Ctx): Ingres
   };
 
   // The Ingress fails closed on Portico (access control it cannot apply): the routes do too.
-  const failsClosed = job.issues.filter((i) => i.code === 'fails-closed');
-  if (failsClosed.length) closed(`Portico serves this Ingress 503 (${failsClosed.map((i) => i.message).join('; ')})`);
+  const failsClosed = [...new Set([...job.issues.filter((i) => i.code === 'fails-closed').map((i) => i.message), ...ing.accessControl.map((c) => `${c.annotation}: ${c.kind}`)])];
+  if (failsClosed.length) closed(`Portico serves this Ingress 503 (${failsClosed.join('; ')})`);
 
   // ---- paths ----
   set(['use-regex'], a['use-regex'] === true ? 'standard' : 'unneeded', a['use-regex'] === true ? 'its paths (and, as in ingress-nginx, every path of its hosts in its namespace) are RegularExpression matches "^<path>" (Portico matches them case-insensitively, anchored at the start, as the Ingress)' : '"false" is the default');
@@ -870,6 +873,9 @@ function ingressFilters(job: Job & { ing: NormalizedIngress }, ctx: Ctx): Ingres
     set(['plugins'], 'plugin', `ExtensionRef filters to the Plugin objects ${named.join(', ')} of namespace ${ns} (not written: they exist already)`);
   }
   if (a.canary === false) set(['canary'], 'unneeded', '"false" is the default');
+  // Access control no converter above carried (client certificates...): the rules fail closed.
+  const open = Object.keys(a).filter((n) => CATALOGUE[n]?.access && !['standard', 'plugin', 'unneeded'].includes(out.get(n)?.outcome ?? ''));
+  if (open.length && !f.closed) closed(`access control is not converted (${open.map((n) => `${NGINX_PREFIX}${n}`).join(', ')})`);
   return f;
 }
 
@@ -1101,9 +1107,9 @@ function basicAuth(job: Job & { ing: NormalizedIngress }, f: IngressFilters, ctx
   f.plugins.push(name);
   f.auth.push(name);
   const diff = `the Plugin accepts every Consumer of namespace ${job.namespace} with a basic-auth credential (here the ${kept.length} written from Secret ${ba.secretKey}); the backend also receives X-Consumer-Username`;
-  if (dropped.length) {
-    set(names, 'not-convertible', `users ${dropped.join(', ')} of Secret ${ba.secretKey} have a hash a Consumer does not keep (only bcrypt and {SHA}): re-hash them (htpasswd -B); the others are Consumers of Plugin ${name}`);
-  } else set(names, 'plugin', `Plugin ${name} (basic-auth) with ${kept.length} Consumer(s) and their Secrets (user name and password hash)`, diff);
+  set(names, 'plugin', `Plugin ${name} (basic-auth) with ${kept.length} Consumer(s) and their Secrets (user name and password hash)${dropped.length ? `; not users ${dropped.join(', ')}` : ''}`, diff);
+  // Fewer users than the Ingress lets in: never more access, but not everything converted.
+  if (dropped.length) job.report.problems.push(`basic auth: users ${dropped.join(', ')} of Secret ${ba.secretKey} have a hash a Consumer does not keep (only bcrypt and {SHA}): re-hash them (htpasswd -B) to let them in`);
 }
 
 /**

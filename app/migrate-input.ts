@@ -193,7 +193,7 @@ export function loadManifests(paths: readonly string[], opts: Pick<MigrateOption
     for (const d of docs) {
       // A List (kubectl get -o yaml) holds its objects in items.
       const items = typeof d === 'object' && d !== null && Array.isArray((d as { items?: unknown }).items) ? (d as { items: unknown[] }).items : [d];
-      for (const it of items) if (isObj(it)) objects.push(it);
+      for (const it of items) if (isObj(it)) objects.push(undated(it));
     }
   }
   const ns = (o: Obj) => o.metadata.namespace ?? 'default';
@@ -223,6 +223,18 @@ export function loadManifests(paths: readonly string[], opts: Pick<MigrateOption
     services,
     configMaps: configMapsByKey,
   };
+}
+
+/**
+ * The object with every Date a string again, as the API serves it ("2026-01-01T00:00:00Z"): the YAML loader of
+ * @kubernetes/client-node makes Dates of the timestamps it knows (metadata.creationTimestamp), which the
+ * normalizers read as strings — a manifest from `kubectl get -o yaml` would otherwise be a malformed Ingress.
+ */
+function undated<T>(v: T): T {
+  if (v instanceof Date) return v.toISOString().replace(/\.000Z$/, 'Z') as T;
+  if (Array.isArray(v)) return v.map(undated) as T;
+  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, undated(x)])) as T;
+  return v;
 }
 
 /** A Service's ports (name and number), as far as they are well-formed. */
