@@ -83,7 +83,9 @@ function inputOf(ingresses: KubeObject[], x: InputExtras = {}): Input {
  * normalizer (its Secret read), every Gateway and ReferenceGrant theirs.
  */
 function convert(ingresses: KubeObject[], x: InputExtras = {}, opts: GatewayApiOptions = {}): Conversion {
-  const c = migrateToGatewayApi(inputOf(ingresses, x), opts);
+  return checked(migrateToGatewayApi(inputOf(ingresses, x), opts));
+}
+function checked(c: Conversion): Conversion {
   const secrets = new Map(c.objects.filter((o) => o.kind === 'Secret').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o as { data?: Record<string, string> }]));
   for (const o of c.objects) {
     const id = `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`;
@@ -528,6 +530,12 @@ test('server-alias, from-to-www-redirect and force-ssl-redirect without TLS (the
   // The Gateway written leaves that listener out: its certificate must be chosen (said in the notes).
   assert.deepEqual((find(c, 'Gateway', 'portico').spec.listeners as { name: string }[]).map((l) => l.name), ['http']);
   assert.match(report(c, 'app').notes.join('\n'), /https-default needs a certificate/);
+});
+
+test('the Ingress set of the end-to-end test converts entirely (its precondition), into 14 HTTPRoutes and 7 Plugins', () => {
+  const c = checked(migrateToGatewayApi(loadManifests([path.join(root, 'e2e/testdata/migrate-gateway-api/ingresses.yaml')], {})));
+  assert.deepEqual(c.report.ingresses.filter((i) => i.verdict !== 'converted').map((i) => i.name), []);
+  assert.deepEqual([c.report.summary.exitCode, c.report.summary.objects], [0, { Plugin: 7, Secret: 1, Consumer: 1, HTTPRoute: 14 }]);
 });
 
 test('the corpus: every Ingress reported, every annotation with an outcome, objects accepted by Portico\'s normalizers', () => {
