@@ -48,7 +48,7 @@ export const CONVERSIONS: Readonly<Record<string, ConversionRow>> = {
   'server-alias': std('more hostnames of the host\'s HTTPRoutes (HTTPS for an alias needs a listener whose certificate covers it)'),
   'ssl-passthrough': none('a TLSRoute needs a TLS listener in Passthrough mode, which Portico\'s Gateways cannot have on the port of their HTTPS listeners (ProtocolConflict): write it for a Gateway or port of its own'),
   'ssl-ciphers': none('a listener\'s cipher list: Portico\'s Gateways take no TLS options'),
-  'proxy-body-size': none(`${PROFILE} (HTTPRoutes get the ConfigMap's proxy-body-size)`),
+  'proxy-body-size': none(`${PROFILE}; HTTPRoutes get the ConfigMap's proxy-body-size (the same value: nothing needed)`),
   'proxy-connect-timeout': unneeded('HTTPRoutes get the ConfigMap\'s connect timeout (at most the rule\'s timeout): converted when the value is that, else not convertible (no field sets it)'),
   'proxy-read-timeout': std('the rules\' timeouts.backendRequest, which Portico applies to each read and send, when proxy-read-timeout and proxy-send-timeout are the same (else not convertible); the ConfigMap\'s value: nothing needed'),
   'proxy-send-timeout': std('with proxy-read-timeout: timeouts.backendRequest'),

@@ -360,6 +360,10 @@ test('canaries: header, cookie and weight rules in ingress-nginx\'s order on the
   // The cookie regex: the cookie's own value only.
   const re = new RegExp('(^|\\s)beta=always(?![\\w!%&*+.:=@~/()?|-])');
   assert.deepEqual(['beta=always', 'a=1; beta=always', 'beta=always; x=2', 'beta=always2', 'xbeta=always', 'beta=always-x'].map((h) => re.test(h)), [true, true, true, false, false, false]);
+  // A pattern outside the regex subset of Portico's header matches: that rule is not written, and said.
+  const pat = convert([ingress('shop', {}, { paths: [{ service: 'v1' }] }), ingress('beta', { canary: 'true', 'canary-by-header': 'X-Beta', 'canary-by-header-pattern': 'on$x' }, { paths: [{ service: 'v2' }] })]);
+  assert.deepEqual(specOf(pat, 'shop').rules, [{ matches: m(), backendRefs: [v1] }]);
+  assert.match(report(pat, 'beta').annotations.find((a) => a.name === 'canary-by-header-pattern')?.detail ?? '', /outside the regular expressions/);
   // A canary whose main is in another namespace, or absent: Portico sends it nothing, so it is not converted.
   const lone = convert([ingress('lone', { canary: 'true', 'canary-weight': '50' })]);
   assert.deepEqual([report(lone, 'lone').verdict, outcomes(lone, 'lone').canary], ['not-converted', 'not-convertible']);
@@ -530,6 +534,13 @@ test('server-alias, from-to-www-redirect and force-ssl-redirect without TLS (the
   // The Gateway written leaves that listener out: its certificate must be chosen (said in the notes).
   assert.deepEqual((find(c, 'Gateway', 'portico').spec.listeners as { name: string }[]).map((l) => l.name), ['http']);
   assert.match(report(c, 'app').notes.join('\n'), /https-default needs a certificate/);
+});
+
+test('objects whose names meet (Ingresses "a" with TLS and "a-http") are not written over: reported', () => {
+  const c = convert([ingress('a', {}, { tls: 'a-tls' }), ingress('a-http', {}, { host: 'other.example.com' })]);
+  assert.deepEqual(specOf(c, 'a-http').hostnames, ['app.example.com']);
+  assert.match(report(c, 'a-http').problems.join('\n'), /HTTPRoute web\/a-http is not written: another Ingress's object has that name/);
+  assert.equal(c.report.summary.exitCode, 1);
 });
 
 test('the Ingress set of the end-to-end test converts entirely (its precondition), into 14 HTTPRoutes and 7 Plugins', () => {

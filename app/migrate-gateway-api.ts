@@ -36,7 +36,7 @@ import { claimsOfIngress } from '../reconcilers/kinds/ingress/processor.ts';
 import type { PathClaim } from '../reconcilers/translate/claims.ts';
 import { needsRewrite, regexSourceOf } from '../reconcilers/translate/matching.ts';
 import { gateAnnotations, type RiskSettings } from '../reconcilers/translate/risk.ts';
-import { regexPathProblem } from '../reconcilers/values/regex-path.ts';
+import { regexPathProblem, regexProblem } from '../reconcilers/values/regex-path.ts';
 import { wholePathPattern } from './migrate-gateway-api-regex.ts';
 import { CONVERSIONS } from './migrate-gateway-api-table.ts';
 import { classOf, type Input, type Obj } from './migrate-input.ts';
@@ -334,12 +334,20 @@ export function convertToGatewayApi(input: Input, analysis: AnalysisOf, opts: Ga
   const routes: RouteDraft[] = [];
   const gateways = new Map<GatewayKey, GatewayNeed>();
   const grants = new Map<string, { namespace: string; from: { kind: string; namespace: string }; to: { kind: string; names: Set<string> } }>();
-  const written = new Set<string>();
+  const written = new Map<string, string>();
   const emit = (j: Job, o: KubeObject) => {
     const id = `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`;
+    const text = JSON.stringify(o);
+    const before = written.get(id);
+    // The same object for two Ingresses (a Consumer of a shared auth-secret) is written once; another object of the
+    // same name (Ingresses named so that their objects' names meet) is not written over: reported.
+    if (before !== undefined && before !== text) {
+      j.report.problems.push(`${id} is not written: another Ingress's object has that name (rename one of the Ingresses)`);
+      return;
+    }
     if (!j.report.objects.includes(id)) j.report.objects.push(id);
-    if (written.has(id)) return;
-    written.add(id);
+    if (before !== undefined) return;
+    written.set(id, text);
     objects.push(o);
   };
 
@@ -508,8 +516,14 @@ export function convertToGatewayApi(input: Input, analysis: AnalysisOf, opts: Ga
       // first, and Gateway API (as Portico) takes the first of equally specific rules in their order.
       const header = c['canary-by-header'];
       if (header) {
-        if (c['canary-by-header-value'] !== undefined) rules.push(rule([{ type: 'Exact', name: header, value: c['canary-by-header-value'] }], [to]));
-        else if (c['canary-by-header-pattern'] !== undefined) rules.push(rule([{ type: 'RegularExpression', name: header, value: c['canary-by-header-pattern'] }], [to]));
+        const value = c['canary-by-header-value'];
+        const pattern = c['canary-by-header-pattern'];
+        // (An empty value or a pattern outside Portico's regex subset is not converted: convertCanary says so.)
+        if (value !== undefined) {
+          if (value !== '') rules.push(rule([{ type: 'Exact', name: header, value }], [to]));
+        } else if (pattern !== undefined) {
+          if (regexProblem(pattern) === null) rules.push(rule([{ type: 'RegularExpression', name: header, value: pattern }], [to]));
+        }
         else rules.push(rule([{ type: 'Exact', name: header, value: 'always' }], [to]), rule([{ type: 'Exact', name: header, value: 'never' }], [main]));
       }
       const cookie = c['canary-by-cookie'];
@@ -642,6 +656,10 @@ export function convertToGatewayApi(input: Input, analysis: AnalysisOf, opts: Ga
 
   function convertCanary(job: Job & { ing: NormalizedIngress }, attached: boolean): void {
     const names = ['canary', 'canary-weight', 'canary-weight-total', 'canary-by-header', 'canary-by-header-value', 'canary-by-header-pattern', 'canary-by-cookie'];
+    const a = job.ing.annotations;
+    if (a['canary-by-header-value'] === '') job.outcomes.set('canary-by-header-value', { outcome: 'not-convertible', detail: 'an empty header value cannot be a Gateway API header match' });
+    const patternProblem = a['canary-by-header-pattern'] !== undefined && a['canary-by-header-value'] === undefined ? regexProblem(a['canary-by-header-pattern']) : null;
+    if (patternProblem) job.outcomes.set('canary-by-header-pattern', { outcome: 'not-convertible', detail: `outside the regular expressions Portico's HTTPRoute header matches take: ${patternProblem}` });
     for (const n of names) {
       if (job.ing.annotations[n as 'canary'] === undefined || job.outcomes.has(n)) continue;
       if (!attached) job.outcomes.set(n, { outcome: 'not-convertible', detail: 'no main Ingress of its namespace serves its host and path: Portico sends it no traffic either' });
