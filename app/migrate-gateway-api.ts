@@ -257,7 +257,7 @@ function setHeader(m: HeaderMods, name: string, value: string): void {
   m.set.push({ name, value });
 }
 
-/** The value of an annotation as written (the portico.dev form wins, as Portico reads them). */
+/** The annotation's key as Portico reads it: the portico.dev form when both are set, else the nginx one. */
 const fullName = (raw: Record<string, string>, name: string) => (raw[`${PORTICO_PREFIX}${name}`] !== undefined ? `${PORTICO_PREFIX}${name}` : `${NGINX_PREFIX}${name}`);
 
 /** Gateway API's path rules (HTTPPathModifier): what URLRewrite and RequestRedirect accept as a full path. */
@@ -295,9 +295,9 @@ export function convertToGatewayApi(input: Input, analysis: AnalysisOf, opts: Ga
     })
     .sort((a, b) => (a.created < b.created ? -1 : a.created > b.created ? 1 : `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`)));
   const served = jobs.filter((j): j is Job & { ing: NormalizedIngress } => j.ing !== null);
-  const basicAuthSecrets = new Map<string, Set<string>>();
-  for (const j of served) if (j.ing.annotations['auth-type'] === 'basic' && j.ing.authSecret) basicAuthSecrets.set(j.namespace, (basicAuthSecrets.get(j.namespace) ?? new Set()).add(j.ing.authSecret));
   const mains = served.filter((j) => j.ing.annotations.canary !== true);
+  const basicAuthSecrets = new Map<string, Set<string>>();
+  for (const j of mains) if (j.ing.annotations['auth-type'] === 'basic' && j.ing.authSecret) basicAuthSecrets.set(j.namespace, (basicAuthSecrets.get(j.namespace) ?? new Set()).add(j.ing.authSecret));
 
   // ---- what spans Ingresses ----
   // TLS per host: the oldest Ingress naming the host in a TLS section gives its Secret (null: the default certificate).
@@ -320,7 +320,7 @@ export function convertToGatewayApi(input: Input, analysis: AnalysisOf, opts: Ga
   // Portico's canary resolution: phases/canaries.ts).
   const canaryOf = new Map<string, { job: Job & { ing: NormalizedIngress }; ref: ServiceBackendRef }>();
   for (const c of served.filter((j) => j.ing.annotations.canary === true)) {
-    if (issueCodes(c).has('fails-closed')) continue; // a canary whose own access control cannot apply gets no traffic
+    if (issueCodes(c).has('fails-closed') || c.ing.accessControl.length) continue; // a canary whose own access control cannot apply gets no traffic
     for (const pc of claimsOfIngress(c.ing).paths) {
       const main = mains.find((m) => m.namespace === c.namespace && claimsOfIngress(m.ing).paths.some((p) => p.host === pc.host && p.id === pc.id));
       const mpc = main && claimsOfIngress(main.ing).paths.find((p) => p.host === pc.host && p.id === pc.id);
@@ -463,6 +463,8 @@ export function convertToGatewayApi(input: Input, analysis: AnalysisOf, opts: Ga
         out.push({ job, name: `${base}-http`, namespace: ns, hostnames, parents: [http(ns)], rules: httpRules });
       }
       if (secure && !(h && tlsOf.get(h)?.secret)) job.report.notes.push(`HTTPS for ${h ?? 'rules without a host'}: Portico served it with its default certificate; the Gateway's listener https-default needs a certificate`);
+      if (!secure && h === null) job.report.notes.push('rules without a host are on the HTTP listener only (Portico also answers them over HTTPS, with its default certificate)');
+      if (h?.startsWith('*.')) job.report.notes.push(`${h}: a Gateway API wildcard hostname covers one label or more (an Ingress's, exactly one)`);
     }
     redirectOutcomes(job, anyTls, anyRedirect);
     // from-to-www-redirect: the other name (www.<host> or <host> without www.) answers 308 to the host, unless it
@@ -523,8 +525,9 @@ export function convertToGatewayApi(input: Input, analysis: AnalysisOf, opts: Ga
           if (value !== '') rules.push(rule([{ type: 'Exact', name: header, value }], [to]));
         } else if (pattern !== undefined) {
           if (regexProblem(pattern) === null) rules.push(rule([{ type: 'RegularExpression', name: header, value: pattern }], [to]));
+        } else {
+          rules.push(rule([{ type: 'Exact', name: header, value: 'always' }], [to]), rule([{ type: 'Exact', name: header, value: 'never' }], [main]));
         }
-        else rules.push(rule([{ type: 'Exact', name: header, value: 'always' }], [to]), rule([{ type: 'Exact', name: header, value: 'never' }], [main]));
       }
       const cookie = c['canary-by-cookie'];
       if (cookie) rules.push(rule([{ type: 'RegularExpression', name: 'Cookie', value: cookieMatch(cookie, 'always') }], [to]), rule([{ type: 'RegularExpression', name: 'Cookie', value: cookieMatch(cookie, 'never') }], [main]));
@@ -660,12 +663,13 @@ export function convertToGatewayApi(input: Input, analysis: AnalysisOf, opts: Ga
     if (a['canary-by-header-value'] === '') job.outcomes.set('canary-by-header-value', { outcome: 'not-convertible', detail: 'an empty header value cannot be a Gateway API header match' });
     const patternProblem = a['canary-by-header-pattern'] !== undefined && a['canary-by-header-value'] === undefined ? regexProblem(a['canary-by-header-pattern']) : null;
     if (patternProblem) job.outcomes.set('canary-by-header-pattern', { outcome: 'not-convertible', detail: `outside the regular expressions Portico's HTTPRoute header matches take: ${patternProblem}` });
+    const why = issueCodes(job).has('fails-closed') || job.ing.accessControl.length ? 'its own access control cannot be applied' : 'no main Ingress of its namespace serves its host and path';
     for (const n of names) {
       if (job.ing.annotations[n as 'canary'] === undefined || job.outcomes.has(n)) continue;
-      if (!attached) job.outcomes.set(n, { outcome: 'not-convertible', detail: 'no main Ingress of its namespace serves its host and path: Portico sends it no traffic either' });
+      if (!attached) job.outcomes.set(n, { outcome: 'not-convertible', detail: `${why}: Portico sends it no traffic either` });
       else job.outcomes.set(n, { outcome: 'standard', detail: canaryDetail(n), ...(n === 'canary-by-cookie' ? { difference: 'matched in the Cookie header with a regular expression: the cookie must come first or after "; " (as browsers send it), and its name is matched case-sensitively' } : {}) });
     }
-    if (!attached) job.report.problems.push('canary: no main Ingress of its namespace serves its host and path');
+    if (!attached) job.report.problems.push(`canary: ${why}`);
     // The rest of a canary's annotations: Portico serves the canary's share with its main Ingress's settings.
     for (const full of Object.keys(job.raw)) {
       const name = annotationName(full);
