@@ -14,17 +14,33 @@ export interface MigrateOptions {
   kubeconfig?: string;
   ingressClass?: string;
   configmap?: { namespace: string; name: string };
-  output: 'text' | 'json';
+  /** text (the report's default), json, or yaml (the default with --to gateway-api). */
+  output: 'text' | 'json' | 'yaml';
+  /** --to gateway-api: write the HTTPRoutes (and Plugins...) serving the same requests (app/migrate-gateway-api.ts). */
+  to?: 'gateway-api';
+  /** --gateway NAMESPACE/NAME: the Gateway the routes attach to (default: "portico" in each Ingress's namespace). */
+  gateway?: { namespace: string; name: string };
+  /** --section-name NAME: every route attaches to this one listener of the Gateway. */
+  sectionName?: string;
+  /** --gateway-class NAME: write the Gateway(s) too, of this GatewayClass. */
+  gatewayClass?: string;
 }
 
 const USAGE = `usage: portico migrate [-f FILE|DIR|-]... [--kubeconfig FILE] [--ingress-class NAME] [--configmap NAMESPACE/NAME] [-o text|json]
+       portico migrate --to gateway-api [--gateway NAMESPACE/NAME] [--section-name NAME] [--gateway-class NAME] [-f ...] [-o yaml|json]
   -f, --filename       manifests to read (multi-document YAML or JSON; a directory: its .yaml/.yml/.json files; - = stdin); repeatable.
                        Without -f, the cluster of --kubeconfig (or $KUBECONFIG, ~/.kube/config, in-cluster) is read.
   --ingress-class      only Ingresses of this class (spec.ingressClassName or kubernetes.io/ingress.class)
   --configmap          the ingress-nginx controller ConfigMap (with -f: found among the manifests; default: one named
                        ingress-nginx-controller or labelled app.kubernetes.io/name=ingress-nginx)
-  -o, --output         text (default) or json
-exit status: 0 ready to move as-is, 1 something needs changes, 2 usage error or unreadable input`;
+  -o, --output         text (default) or json; with --to gateway-api: yaml (default) or json
+  --to gateway-api     write HTTPRoutes (and Portico Plugins, Consumers, ReferenceGrants) serving the same requests as the
+                       Ingresses to stdout; the report (converted, converted to a Plugin, not convertible and why) to stderr
+  --gateway            the Gateway the routes attach to (default: a Gateway "portico" in each Ingress's namespace)
+  --section-name       attach every route to this listener only (default: listener "http", and "https-<host>" per TLS host)
+  --gateway-class      also write the Gateway(s) the routes need (listeners, certificates), of this GatewayClass
+exit status: 0 ready to move as-is (with --to: everything converted), 1 something needs changes (not converted),
+             2 usage error or unreadable input`;
 
 export function parseMigrateArgs(argv: readonly string[]): MigrateOptions {
   const o: MigrateOptions = { files: [], output: 'text' };
@@ -59,8 +75,33 @@ export function parseMigrateArgs(argv: readonly string[]): MigrateOptions {
       case '-o':
       case '--output': {
         const v = value();
-        if (v !== 'text' && v !== 'json') throw new UsageError(`-o must be text or json, got ${JSON.stringify(v)}`);
+        if (v !== 'text' && v !== 'json' && v !== 'yaml') throw new UsageError(`-o must be text, json or yaml, got ${JSON.stringify(v)}`);
         o.output = v;
+        break;
+      }
+      case '--to': {
+        const v = value();
+        if (v !== 'gateway-api') throw new UsageError(`--to must be gateway-api, got ${JSON.stringify(v)}`);
+        o.to = v;
+        break;
+      }
+      case '--gateway': {
+        const v = value();
+        const m = /^([a-z0-9][-a-z0-9]{0,62})\/([a-z0-9][-a-z0-9.]{0,252})$/.exec(v);
+        if (!m) throw new UsageError(`--gateway must be NAMESPACE/NAME, got ${JSON.stringify(v)}`);
+        o.gateway = { namespace: m[1] as string, name: m[2] as string };
+        break;
+      }
+      case '--section-name': {
+        const v = value();
+        if (!/^[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?$/.test(v)) throw new UsageError(`--section-name must be a listener name (lower-case letters, digits and "-"), got ${JSON.stringify(v)}`);
+        o.sectionName = v;
+        break;
+      }
+      case '--gateway-class': {
+        const v = value();
+        if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(v)) throw new UsageError(`--gateway-class must be a GatewayClass name, got ${JSON.stringify(v)}`);
+        o.gatewayClass = v;
         break;
       }
       case '-h':
@@ -71,6 +112,13 @@ export function parseMigrateArgs(argv: readonly string[]): MigrateOptions {
     }
   }
   if (o.files.length && o.kubeconfig) throw new UsageError('give either -f (manifests) or --kubeconfig (a cluster), not both');
+  if (!o.to) {
+    if (o.output === 'yaml') throw new UsageError('-o yaml is the output of --to gateway-api; the report is text or json');
+    for (const [set, flag] of [[o.gateway, '--gateway'], [o.sectionName, '--section-name'], [o.gatewayClass, '--gateway-class']] as const) if (set !== undefined) throw new UsageError(`${flag} needs --to gateway-api`);
+  } else if (o.output === 'text') {
+    if (argv.some((a) => a === '-o' || a === '--output' || a.startsWith('--output='))) throw new UsageError('--to gateway-api writes yaml (default) or json, not text');
+    o.output = 'yaml';
+  }
   return o;
 }
 
@@ -90,9 +138,17 @@ export interface Input {
   secrets: Map<string, { data?: Record<string, string> }>;
   /** Secrets known not to exist (a cluster answered 404): basic auth and auth-tls on them fail closed. */
   missingSecrets: Set<string>;
+  /**
+   * Services by "namespace/name" with their ports, for --to gateway-api (a backendRef needs the port number an
+   * Ingress may give by name). Absent or without the Service: a port name cannot be resolved.
+   */
+  services?: Map<string, { ports: { name?: string; port: number }[] }>;
+  /** ConfigMaps by "namespace/name" (the custom-headers ones), for --to gateway-api. */
+  configMaps?: Map<string, { data?: Record<string, string> }>;
 }
 
 export type Obj = KubeObject & { spec?: { ingressClassName?: string }; data?: Record<string, unknown> };
+type Backend = { service?: { name?: string; port?: { name?: string; number?: number } } };
 
 const isObj = (v: unknown): v is Obj =>
   typeof v === 'object' && v !== null && typeof (v as Obj).metadata === 'object' && (v as Obj).metadata !== null && typeof (v as Obj).metadata.name === 'string';
@@ -137,7 +193,7 @@ export function loadManifests(paths: readonly string[], opts: Pick<MigrateOption
     for (const d of docs) {
       // A List (kubectl get -o yaml) holds its objects in items.
       const items = typeof d === 'object' && d !== null && Array.isArray((d as { items?: unknown }).items) ? (d as { items: unknown[] }).items : [d];
-      for (const it of items) if (isObj(it)) objects.push(it);
+      for (const it of items) if (isObj(it)) objects.push(undated(it));
     }
   }
   const ns = (o: Obj) => o.metadata.namespace ?? 'default';
@@ -154,13 +210,38 @@ export function loadManifests(paths: readonly string[], opts: Pick<MigrateOption
   } else cm = configMaps.find(looksLikeControllerConfigMap);
   const secrets = new Map<string, { data?: Record<string, string> }>();
   for (const o of objects) if (o.kind === 'Secret') secrets.set(`${ns(o)}/${o.metadata.name}`, { data: secretData(o) });
+  const services = new Map<string, { ports: { name?: string; port: number }[] }>();
+  for (const o of objects) if (o.kind === 'Service') services.set(`${ns(o)}/${o.metadata.name}`, { ports: servicePorts(o) });
+  const configMapsByKey = new Map<string, { data?: Record<string, string> }>();
+  for (const o of configMaps) configMapsByKey.set(`${ns(o)}/${o.metadata.name}`, { data: stringData(o.data) });
   return {
     source: { kind: 'manifests', files },
     ingresses,
     configMap: cm ? { namespace: ns(cm), name: cm.metadata.name, data: stringData(cm.data) } : null,
     secrets,
     missingSecrets: new Set(),
+    services,
+    configMaps: configMapsByKey,
   };
+}
+
+/**
+ * The object with every Date a string again, as the API serves it ("2026-01-01T00:00:00Z"): the YAML loader of
+ * @kubernetes/client-node makes Dates of the timestamps it knows (metadata.creationTimestamp), which the
+ * normalizers read as strings — a manifest from `kubectl get -o yaml` would otherwise be a malformed Ingress.
+ */
+function undated<T>(v: T): T {
+  if (v instanceof Date) return v.toISOString().replace(/\.000Z$/, 'Z') as T;
+  if (Array.isArray(v)) return v.map(undated) as T;
+  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, undated(x)])) as T;
+  return v;
+}
+
+/** A Service's ports (name and number), as far as they are well-formed. */
+function servicePorts(o: Obj): { name?: string; port: number }[] {
+  const ports = (o as { spec?: { ports?: unknown } }).spec?.ports;
+  if (!Array.isArray(ports)) return [];
+  return ports.flatMap((p: { name?: unknown; port?: unknown }) => (typeof p?.port === 'number' ? [{ ...(typeof p.name === 'string' ? { name: p.name } : {}), port: p.port }] : []));
 }
 
 /** A Secret's data, base64 as the API serves it (stringData of a manifest is encoded here). */
@@ -220,5 +301,39 @@ export async function loadCluster(opts: MigrateOptions): Promise<Input> {
       }
     }
   }
-  return { source: { kind: 'cluster', server: client.server }, ingresses: selected, configMap, secrets, missingSecrets };
+  const out: Input = { source: { kind: 'cluster', server: client.server }, ingresses: selected, configMap, secrets, missingSecrets };
+  if (opts.to === 'gateway-api') {
+    // What the conversion reads besides: the Services whose ports the Ingresses name (a backendRef needs the
+    // number) and the custom-headers ConfigMaps. Not found or not readable: reported by the conversion.
+    out.services = new Map();
+    out.configMaps = new Map();
+    for (const ing of selected) {
+      const namespace = ing.metadata.namespace ?? 'default';
+      const spec = (ing as { spec?: { defaultBackend?: Backend; rules?: { http?: { paths?: { backend?: Backend }[] } }[] } }).spec;
+      const named = [spec?.defaultBackend, ...(spec?.rules ?? []).flatMap((r) => (r.http?.paths ?? []).map((p) => p.backend))].filter((b) => b?.service?.port?.name !== undefined);
+      for (const b of named) {
+        const key = `${namespace}/${b?.service?.name}`;
+        if (out.services.has(key) || !/^[a-z0-9-]+$/.test(b?.service?.name ?? '')) continue;
+        try {
+          const s = await client.request<Obj>('GET', `/api/v1/namespaces/${namespace}/services/${b?.service?.name}`);
+          out.services.set(key, { ports: servicePorts(s) });
+        } catch {
+          // Not found or forbidden: the port name stays unresolved (reported).
+        }
+      }
+      const a = ing.metadata.annotations ?? {};
+      const ref = a[`${PORTICO_PREFIX}custom-headers`] ?? a[`${NGINX_PREFIX}custom-headers`];
+      if (!ref || !/^([a-z0-9-]+\/)?[a-z0-9.-]+$/.test(ref)) continue;
+      const key = ref.includes('/') ? ref : `${namespace}/${ref}`;
+      if (out.configMaps.has(key)) continue;
+      const [cns, cname] = key.split('/') as [string, string];
+      try {
+        const c = await client.request<Obj>('GET', `/api/v1/namespaces/${cns}/configmaps/${cname}`);
+        out.configMaps.set(key, { data: stringData(c.data) });
+      } catch {
+        // Not found or forbidden: custom-headers is reported as not convertible.
+      }
+    }
+  }
+  return out;
 }

@@ -21,6 +21,8 @@ import { normalizeIngress } from '../reconcilers/model/normalize.ts';
 import { zodMessage } from '../reconcilers/values/safe.ts';
 import { modsecurityClosedReason, proxySslClosedReason } from '../reconcilers/translate/translate.ts';
 import { classOf, loadCluster, loadManifests, parseMigrateArgs, UsageError, type ConfigMapInput, type Input, type Obj } from './migrate-input.ts';
+import { convertToGatewayApi, renderConversionText, type Conversion, type GatewayApiOptions } from './migrate-gateway-api.ts';
+import { dumpYaml } from '@kubernetes/client-node';
 
 export { loadCluster, loadManifests, parseMigrateArgs, UsageError, type Input, type MigrateOptions } from './migrate-input.ts';
 
@@ -405,11 +407,33 @@ export interface MigrateIO {
 
 const write = (stream: NodeJS.WriteStream) => (s: string) => new Promise<void>((resolve) => stream.write(s, () => resolve()));
 
+/**
+ * `portico migrate --to gateway-api`: the HTTPRoutes, Plugins, Consumers, Secrets, ReferenceGrants (and, with
+ * gatewayClass, Gateways) serving what `input`'s Ingresses serve, with the report (app/migrate-gateway-api.ts).
+ */
+export function migrateToGatewayApi(input: Input, opts: GatewayApiOptions = {}): Conversion {
+  return convertToGatewayApi(input, analyze(input), opts);
+}
+
+/** The objects as YAML documents (stdout of --to gateway-api). */
+export function renderObjectsYaml(objects: readonly unknown[]): string {
+  return objects.map((o) => `---\n${dumpYaml(o, { noRefs: true, lineWidth: -1 })}`).join('');
+}
+
 /** Runs `portico migrate` with the arguments after "migrate"; resolves to the exit status. */
 export async function runMigrate(argv: readonly string[], io: MigrateIO = { stdout: write(process.stdout), stderr: write(process.stderr) }): Promise<number> {
   try {
     const opts = parseMigrateArgs(argv);
     const input = opts.files.length ? loadManifests(opts.files, opts, io.stdin) : await loadCluster(opts);
+    if (opts.to === 'gateway-api') {
+      const c = migrateToGatewayApi(input, { ...(opts.gateway ? { gateway: opts.gateway } : {}), ...(opts.sectionName ? { sectionName: opts.sectionName } : {}), ...(opts.gatewayClass ? { gatewayClass: opts.gatewayClass } : {}) });
+      if (opts.output === 'json') await io.stdout(`${JSON.stringify({ ...c.report, objects: c.objects }, null, 2)}\n`);
+      else {
+        await io.stdout(renderObjectsYaml(c.objects));
+        await io.stderr(renderConversionText(c.report));
+      }
+      return c.report.summary.exitCode;
+    }
     const report = analyze(input);
     await io.stdout(opts.output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : renderText(report));
     return report.summary.exitCode;

@@ -1,11 +1,13 @@
 // The configuration reference (flags, ConfigMap keys, annotations, metrics; the kinds, from the kind registry) is
-// generated from the tables the code validates with, between `<!-- reference:NAME -->` and `<!-- /reference:NAME -->` markers in the documents of docs/reference/,
+// generated from the tables the code validates with, between `<!-- reference:NAME -->` and `<!-- /reference:NAME -->` markers in the documents of docs/reference/
+// (and the migration table of docs/ingress-nginx.md),
 // so it cannot drift: tools/readme-reference.test.ts fails when a document differs from what this produces.
 // Usage: node tools/readme-reference.ts        rewrite docs/reference/*.md in place
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { flagsMarkdown, ingressNginxFlagsMarkdown } from '../app/flags.ts';
+import { conversionsMarkdown } from '../app/migrate-gateway-api-table.ts';
 import { annotationsMarkdown } from '../reconcilers/annotations/table.ts';
 import { crdsMarkdown, kindsMarkdown } from '../reconcilers/kinds/reference.ts';
 import { configReferenceMarkdown } from '../reconcilers/model/global-config.ts';
@@ -22,6 +24,8 @@ export const DOCUMENTS: Record<string, Sections> = {
   'docs/reference/annotations.md': { annotations: annotationsMarkdown },
   'docs/reference/metrics.md': { metrics: compatMetricsMarkdown },
   'docs/reference/kinds.md': { kinds: kindsMarkdown, crds: crdsMarkdown },
+  // `portico migrate --to gateway-api`'s mapping table, with the prose around it.
+  'docs/ingress-nginx.md': { 'gateway-api-conversions': conversionsMarkdown },
 };
 
 /** Every generated section, whichever document holds it. */

@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import { GATEWAY_GROUP, type HttpFilterN, type HttpMatchN, type HttpRouteRecord, type HttpRuleN } from '../../model/gateway-api.ts';
-import { regexPathProblem } from '../../values/regex-path.ts';
+import { regexPathProblem, regexProblem } from '../../values/regex-path.ts';
 import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
 import { groupSchema, gwHeaderNameSchema, gwHeaderValueSchema, gwHostnameSchema, gwPortSchema, kindSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from '../gateway/schema.ts';
 
@@ -98,7 +98,7 @@ export function normalizeGrpcRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
     const matches: HttpMatchN[] = (rule.matches?.length ? rule.matches : [{}]).map((m, j) => {
       const headers = (m.headers ?? []).map((h, k) => {
         if (h.type === 'RegularExpression') {
-          const p = regexPathProblem(h.value);
+          const p = regexProblem(h.value);
           if (p) problems.push(`${at}.matches.${j}.headers.${k}.value: regular expression ${p}`);
         }
         return { type: h.type, name: h.name, value: h.value };

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import { GATEWAY_GROUP, type HttpFilterN, type HttpRouteRecord, type HttpRuleN } from '../../model/gateway-api.ts';
-import { regexPathProblem } from '../../values/regex-path.ts';
+import { regexPathProblem, regexProblem } from '../../values/regex-path.ts';
 import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
 import { groupSchema, gwHeaderNameSchema, gwHeaderValueSchema, gwHostnameSchema, gwPortSchema, kindSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from '../gateway/schema.ts';
 
@@ -126,8 +126,10 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
       }
       const values = (list: { type: 'Exact' | 'RegularExpression'; name: string; value: string }[] | undefined, what: string) =>
         (list ?? []).map((h, k) => {
+          // A header or query value is not a path: the value subset (no leading "/", spaces allowed), as the
+          // router matches it (an unanchored PCRE find on the value).
           if (h.type === 'RegularExpression') {
-            const p = regexPathProblem(h.value);
+            const p = regexProblem(h.value);
             if (p) problems.push(`${at}.matches.${j}.${what}.${k}.value: regular expression ${p}`);
           }
           return { type: h.type, name: h.name, value: h.value };

@@ -3,7 +3,7 @@ import { routeSpecSchema } from '../../../crds/schema/index.ts';
 import type { RouteConditions } from '../../config/types.ts';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import type { NormalizedRoute, RouteRuleN } from '../../model/types.ts';
-import { regexPathProblem } from '../../values/regex-path.ts';
+import { regexPathProblem, regexProblem } from '../../values/regex-path.ts';
 import { issuesText, metaOf, timeoutsOf, type CrdResult } from '../crd-normalize.ts';
 
 export function normalizeRoute(obj: KubeObject): CrdResult<NormalizedRoute> {
@@ -27,7 +27,7 @@ export function normalizeRoute(obj: KubeObject): CrdResult<NormalizedRoute> {
       const values = (list: { name: string; type: string; value: string }[] | undefined, what: string, lower: boolean) =>
         list?.map((h, k) => {
           if (h.type === 'RegularExpression') {
-            const p = regexPathProblem(h.value);
+            const p = regexProblem(h.value);
             if (p) problems.push(`${at}.matches.${j}.${what}.${k}.value: regular expression ${p}`);
           }
           return { name: lower ? h.name.toLowerCase() : h.name, type: h.type === 'RegularExpression' ? ('regex' as const) : ('exact' as const), value: h.value };

@@ -248,6 +248,13 @@ test('normalizers refuse what Portico does not serve by name, and what the API s
   assert.match(!gw.ok ? gw.reason : '', /spec\.addresses/);
 });
 
+test('header and query regexes are values, not paths: no leading "/" needed, spaces allowed; what PCRE2 refuses is still refused', () => {
+  const hdr = (value: string) => normalizeHttpRoute(route('r', { rules: [{ matches: [{ headers: [{ type: 'RegularExpression', name: 'cookie', value }], queryParams: [{ type: 'RegularExpression', name: 'q', value }] }] }] }));
+  for (const ok of ['(^|\\W)canary=always(\\W|$)', '^(1|true)$', 'Mozilla .*']) assert.equal(hdr(ok).ok, true, ok);
+  const bad = hdr('a(?i)b');
+  assert.match(!bad.ok ? bad.reason : '', /spec\.rules\.0\.matches\.0\.headers\.0\.value: regular expression/);
+});
+
 test('HTTPS listeners: certificates under the pod port (the hostname\'s, or "_" for a listener without one), never in the Ingress table', () => {
   const m = base();
   const mat = (key: string) => ({ key, ok: true as const, cert: `C ${key}`, privateKey: 'K', hosts: [], notAfter: '2099-01-01T00:00:00.000Z', fingerprint: key });
