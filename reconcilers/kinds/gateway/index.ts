@@ -9,7 +9,7 @@ import { GatewayResources, gatewayApiKind } from '../gateway-api.ts';
 import type { KindDescriptor } from '../kind.ts';
 import { gatewaySecrets, normalizeGateway } from './normalize.ts';
 import { GatewayStatusReconciler } from './status.ts';
-import { STREAM_KINDS } from '../../translate/gateway-api/attach.ts';
+import { ROUTE_KINDS, STREAM_KINDS } from '../../translate/gateway-api/attach.ts';
 
 const base = gatewayApiKind({
   kind: 'Gateway',
@@ -56,8 +56,19 @@ export const gateway: KindDescriptor = {
     // (certificateRefs), and the EndpointSlices of Portico's own Service (its pods: the Gateways' EndpointSlices).
     const followed = new Set<string>(ctx.kinds.filter((k) => k.feature === 'gateway-api' || k.resource.kind === 'Secret').flatMap((k) => k.writes));
     followed.add(Resources.Service.kind);
+    const enqueueKind = (kind: keyof typeof informers) => {
+      const inf = informers[kind] as typeof informers.Gateway | undefined;
+      if (inf) for (const key of inf.store.keys()) ctrl.enqueue(`${kind}/${key}`);
+    };
+    // A route's own status depends on itself and the Gateway-level objects only, and the Gateways count it: a change
+    // of routes alone enqueues those routes and the Gateways, not every route (10,000 reconciles per route change).
     model.onChange((changes) => {
-      if (changes.some((c) => followed.has(c.kind) || (c.kind === 'EndpointSlice' && c.key === g.publishService))) all();
+      const relevant = changes.filter((c) => followed.has(c.kind) || (c.kind === 'EndpointSlice' && c.key === g.publishService));
+      if (!relevant.length) return;
+      if (relevant.every((c) => ROUTE_KINDS.has(c.kind))) {
+        for (const c of relevant) ctrl.enqueue(`${c.kind}/${c.key}`);
+        enqueueKind('Gateway');
+      } else all();
     });
     const start = () => {
       all();
@@ -65,6 +76,7 @@ export const gateway: KindDescriptor = {
     };
     m.leader?.onStartedLeading(start);
     gw.onReady(start);
-    gw.onReported(() => all());
+    // A sync changes what nginx runs: the Gateways' Programmed conditions (routes have none).
+    gw.onReported(() => enqueueKind('Gateway'));
   },
 };

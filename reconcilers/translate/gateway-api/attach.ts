@@ -130,6 +130,8 @@ const PROTOCOL_KINDS: Record<string, readonly RouteKind[]> = {
 /** The listener protocols nginx's stream section serves, and the Layer-4 route kinds that attach to them. */
 const STREAM_PROTOCOLS = new Set(['TCP', 'UDP', 'TLS']);
 export const STREAM_KINDS: readonly StreamRouteKind[] = [...STREAM_PROTOCOLS].map((p) => PROTOCOL_KINDS[p]![0]!.kind as StreamRouteKind);
+/** Every route kind a listener may take (HTTPRoute, GRPCRoute, TCPRoute, UDPRoute, TLSRoute). */
+export const ROUTE_KINDS: ReadonlySet<string> = new Set(Object.values(PROTOCOL_KINDS).flatMap((ks) => ks.map((k) => k.kind)));
 /** The route kinds of HTTP and HTTPS listeners (HTTPRoute, GRPCRoute): served by the router. */
 const HTTP_ROUTE_KINDS = HTTP_KINDS.map((k) => k.kind as 'HTTPRoute' | 'GRPCRoute');
 
@@ -204,7 +206,8 @@ export function gatewayApiState(snap: StateSnapshot, o: GatewayApiOptions | unde
   if (shared) return shared;
   const b = basis;
   // Another model's snapshot (tests have several) is not compared with this one's: computed anew.
-  const same = b && b.o === o && b.crds === snap.crds;
+  // Options compared by value: the translation and the status writer hold equal options in different objects.
+  const same = b && sameOptions(b.o, o) && b.crds === snap.crds;
   if (same && b.revision === snap.revision && b.routesView === routes) return b.state;
   if (same && since && b.revision >= since.revision) updateNamed(b, snap, routes, since.httpRoutes);
   else if (same && sameGatewayInputs(b, snap)) updateRoutes(b, snap, routes);
@@ -214,6 +217,10 @@ export function gatewayApiState(snap: StateSnapshot, o: GatewayApiOptions | unde
   now.crds = snap.crds;
   now.routesView = routes;
   return now.state;
+}
+
+function sameOptions(a: GatewayApiOptions, b: GatewayApiOptions): boolean {
+  return a === b || (a.controllerName === b.controllerName && a.reservedPorts.length === b.reservedPorts.length && a.reservedPorts.every((p, i) => p === b.reservedPorts[i]));
 }
 
 /** The state computed from nothing kept (what gatewayApiState must always equal; tests compare the two). */
