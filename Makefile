@@ -98,6 +98,10 @@ bench-dataplane: ## wrk through Portico (10k routes in its router) vs plain ngin
 bench-new-ingress: ## new Ingress → first 200 through the API server with 100 and 10,000 Ingresses present, reloads counted (needs make cluster-up)
 	$(NODE) e2e/bench/new-ingress.ts 100,10000 50
 
+.PHONY: bench-new-httproute
+bench-new-httproute: ## Gateway API: new HTTPRoute → first 200 through the API server with 100 and 10,000 HTTPRoutes present, then 200 routes churned under load (failed requests, reloads counted; needs make cluster-up)
+	$(NODE) e2e/bench/new-httproute.ts 100,10000 50 200
+
 .PHONY: bench-startup
 bench-startup: ## start-up with 2,000 Ingresses already in the API server: Ready, all served, certs, RSS, endpoints during a reload (needs make cluster-up)
 	$(NODE) e2e/bench/startup.ts 2000 10
