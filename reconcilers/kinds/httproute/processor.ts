@@ -10,6 +10,7 @@ import { GATEWAY_GROUP, type HttpFilterN, type HttpMatchN, type HttpRouteRecord,
 import { recordsOf } from '../../model/model.ts';
 import type { IngressClassInfo, ServiceBackendRef } from '../../model/types.ts';
 import { backendIdOf } from '../../translate/claims.ts';
+import { fullTimeouts } from '../../translate/profiles.ts';
 import type { ClaimProcessor, Draft, KindClaim, Owner, RouteDraft } from '../../translate/draft.ts';
 
 type RouteDraftSettings = RouteDraft['fromAnnotations'];
@@ -280,7 +281,7 @@ function admit(d: Draft, _classes: ReadonlyMap<string, IngressClassInfo>, kind: 
   }
 }
 
-function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1]): ReturnType<ClaimProcessor['route']> {
+function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Parameters<ClaimProcessor['route']>[2], up: Parameters<ClaimProcessor['route']>[3]): ReturnType<ClaimProcessor['route']> {
   const hc = c.kc as HttpClaim;
   const rule = hc.rule;
   const r: Route = { source: c.pc.source, backendId: c.backendId, sslRedirect: false };
@@ -304,6 +305,12 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1]): ReturnType<
     fromAnnotations.mirror = { body: true };
   }
   const t = rule.timeouts;
+  // The rule's own timeouts win; else those of the backend Service's Upstream (Portico's policy for a Service,
+  // the same for Ingresses, Routes and HTTPRoutes).
+  if (!t) {
+    const ut = fullTimeouts(up?.timeouts, d.snap.global);
+    if (ut) r.timeouts = ut;
+  }
   if (t) {
     // nginx has no deadline for a whole request: the request timeout bounds each read and send of the proxied
     // request (what the backend takes to answer), the backendRequest timeout the same per attempt.
@@ -312,5 +319,5 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1]): ReturnType<
     r.timeouts = { connect: Math.min(g.proxyConnectTimeoutSeconds, s), send: s, read: s };
   }
   // A GRPCRoute's backends speak gRPC: nginx's grpc_pass (HTTP/2 without TLS), a directive profile.
-  return { route: r, retries: undefined, fromAnnotations, ...(rtOf(c.owner).grpc ? { protocol: 'GRPC' as const } : {}) };
+  return { route: r, retries: up?.retries, fromAnnotations, ...(rtOf(c.owner).grpc ? { protocol: 'GRPC' as const } : {}) };
 }

@@ -10,6 +10,7 @@ import { normalizeGatewayClass } from '../../kinds/gatewayclass/index.ts';
 import { normalizeHttpRoute } from '../../kinds/httproute/normalize.ts';
 import { normalizeNamespace } from '../../kinds/namespace/index.ts';
 import { normalizeReferenceGrant } from '../../kinds/referencegrant/index.ts';
+import { normalizeUpstream } from '../../crds/normalize.ts';
 import { modelOf, OPTS, rng, slice, svc } from '../fixtures.test-helpers.ts';
 import { translate, type TranslateOptions } from '../translate.ts';
 import { covers, gatewayApiState, gatewayApiStateAnew, intersectHosts, listenerHost, MAX_PORTS_PER_NAMESPACE, type GatewayApiOptions } from './attach.ts';
@@ -413,4 +414,24 @@ test('the state follows HTTPRoute changes in place and always equals the state c
   const relabelled = gatewayApiState(m.snapshot(), GA);
   assert.notEqual(relabelled, after);
   assert.deepStrictEqual(relabelled, gatewayApiStateAnew(m.snapshot(), GA));
+});
+
+test('an Upstream is the policy of its Service for HTTPRoute backends too (balancing, passive health, timeouts), as for Ingresses', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }));
+  put(m, route('r', { parentRefs: [{ name: 'gw' }], hostnames: ['u.example.com'], rules: [{ backendRefs: [backend('web')] }] }));
+  const u = normalizeUpstream({ apiVersion: 'portico.dev/v1alpha1', kind: 'Upstream', metadata: { name: 'web', namespace: 'infra', uid: 'u', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { service: { name: 'web' }, loadBalancer: { algorithm: 'ConsistentHash', hashOn: { header: 'X-User' } }, healthCheck: { passive: { failures: 2, ejectDuration: '10s' } }, timeouts: { read: '90s' }, retries: { attempts: 2, on: ['error', 'http_502'] } } } as KubeObject);
+  assert.ok(u.ok);
+  m.setCrd('Upstream', u.record);
+  const port = gatewayApiState(m.snapshot(), GA).gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  const r = translate(m.snapshot(), O);
+  const b = r.config.data.backends['infra_web_8080'];
+  assert.equal(b?.balance, 'chash');
+  assert.equal(b?.hashBy, '$http_x_user');
+  assert.deepEqual(b?.passiveHealth, { failures: 2, statuses: [502, 503, 504], ejectSeconds: 10 });
+  const rt = r.config.data.routes[listenerHost(port, 'u.example.com')]?.rules[0]?.route;
+  assert.equal(rt?.timeouts?.read, 90, "the Upstream's read timeout");
+  const prof = r.config.structure.profiles.find((p) => p.name === rt?.profile);
+  assert.deepEqual([prof?.nextUpstream, prof?.nextUpstreamTries], ['error http_502', 3], "the Upstream's retries");
 });
