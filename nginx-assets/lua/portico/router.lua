@@ -45,6 +45,9 @@ local https_code = 308
 local spaces = nil
 -- TLS Gateway ports → their listeners' hostnames ("" none, ".example.com" for "*.example.com").
 local tls_listeners = {}
+-- Per Gateway port: its listeners' hostnames ("" none, ".example.com" for "*.example.com"), which bound the
+-- fall-through across a host's routes to the listener that owns the request's name (listener isolation).
+local port_listeners = {}
 function _M.configure(opts)
   profiles = {}
   for _, name in ipairs(opts.profiles or {}) do profiles[name] = true end
@@ -55,6 +58,8 @@ function _M.configure(opts)
   end
   tls_listeners = {}
   for port, names in pairs(opts.gatewayTls or {}) do tls_listeners[tostring(port)] = names end
+  port_listeners = {}
+  for port, names in pairs(opts.gatewayListeners or {}) do port_listeners[tostring(port)] = names end
   gen_ids = opts.requestIds == true
   -- http-redirect-code: the status of the redirect to HTTPS (301, 302, 307 or 308; 308 by default).
   local code = tonumber(opts.httpsRedirectCode)
@@ -254,22 +259,6 @@ local function get_host(name)
   return h
 end
 
--- A Gateway listener's host (see configure: the pod ports of Gateways): exact, then every wildcard from the most
--- specific ("*.b.example.com" before "*.example.com": Gateway API wildcards cover one label or more), then "_".
-local function find_listener_host(space, host)
-  local h = host and get_host(space .. host)
-  if h then return h end
-  if host then
-    local dot = find(host, ".", 1, true)
-    while dot do
-      h = get_host(space .. "*" .. sub(host, dot))
-      if h then return h end
-      dot = find(host, ".", dot + 1, true)
-    end
-  end
-  return get_host(space .. "_")
-end
-
 -- The listener of a TLS Gateway port a name belongs to: its exact hostname, else the longest wildcard covering it,
 -- else the listener without a hostname (""); nil when none.
 local function listener_of(names, name)
@@ -339,6 +328,66 @@ local function match(h, uri)
   return nil
 end
 
+-- A Gateway port's request: Gateway API's precedence across the routes of a listener host. A host's table holds the
+-- routes that name it; "<host>#<wildcard>" the routes whose wildcard hostname covers it (a narrower listener
+-- hostname), "<host>#" those without hostnames. The first table, in the order of how specifically the routes'
+-- own hostnames match the request's name, with a rule matching the request serves it — so an exact route's rules
+-- come before a wildcard route's even with a shorter path, and a name's routes fall back to those of the wildcards
+-- covering it when none of theirs matches. The name itself, then its wildcards from the most specific, then "_".
+-- Nothing matching: the first table found (its metric labels; 404).
+local function match_listener(space, host, uri, owners)
+  -- The listener the name belongs to (its exact hostname, else the longest wildcard covering it, else the one
+  -- without a hostname): only its tables are tried, never those of a listener another name belongs to.
+  local owner = owners and listener_of(owners, host)
+  if owners and not owner then return nil, nil end -- a name no listener of the port takes
+  local names = {}
+  if host and owner ~= "" then
+    names[1] = host
+    local stop = owner and (byte(owner, 1) == 46 and "*" .. owner or owner)
+    if stop ~= host then
+      local dot = find(host, ".", 1, true)
+      while dot do
+        local w = "*" .. sub(host, dot)
+        names[#names + 1] = w
+        if w == stop then break end
+        dot = find(host, ".", dot + 1, true)
+      end
+    end
+  elseif host then
+    names[1] = host
+    local dot = find(host, ".", 1, true)
+    while dot do
+      names[#names + 1] = "*" .. sub(host, dot)
+      dot = find(host, ".", dot + 1, true)
+    end
+  end
+  local first
+  local function try(key)
+    local h = get_host(space .. key)
+    if not h then return nil end
+    first = first or h
+    return match(h, uri), h
+  end
+  local r, h
+  for i = 1, #names do
+    local n = names[i]
+    r, h = try(n)
+    if r then return h, r end
+    for j = i + 1, #names do
+      r, h = try(n .. "#" .. names[j])
+      if r then return h, r end
+    end
+    r, h = try(n .. "#")
+    if r then return h, r end
+  end
+  if not owner or owner == "" then
+    r, h = try("_")
+    if r then return h, r end
+  end
+  return first, nil
+end
+_M._match_listener = match_listener
+
 -- A redirect answered by @portico_deny (plugins.answer): status, no body (nginx's own page), a Location header.
 local function redirect(status, location)
   ngx_var.portico_deny = status .. "\n\nLocation\t" .. location:gsub("[%c]", "")
@@ -392,7 +441,7 @@ function _M.route()
   if ngx.is_subrequest then return "" end
   if gen_ids and not ngx_var.http_x_request_id then ngx_var.portico_rid = new_request_id() end
   sync()
-  local h
+  local h, r
   local space = spaces and spaces[ngx_var.server_port]
   if space then
     local names = tls_listeners[ngx_var.server_port]
@@ -405,7 +454,7 @@ function _M.route()
         return "@portico_deny"
       end
     end
-    h = find_listener_host(space, ngx_var.host)
+    h, r = match_listener(space, ngx_var.host, ngx_var.uri, port_listeners[ngx_var.server_port])
   else
     h = find_host(ngx_var.host)
   end
@@ -418,7 +467,7 @@ function _M.route()
     return "@portico_deny"
   end
   local uri = ngx_var.uri
-  local r = match(h, uri)
+  if not space then r = match(h, uri) end
   -- Metric labels (read by the metrics module, nginx-assets/modules/portico_metrics): the route's, else the host's for what no path matches (only with --enable-metrics).
   local mk = r and r.mk or h.mk
   if mk then ngx_var.portico_mk = mk end

@@ -120,9 +120,21 @@ local function cert_host(h)
   return err or nil
 end
 
--- "_" (rules without host) or a host name; a Gateway listener's hosts are "<pod port>/<host or _>".
+-- "_" (rules without host) or a host name; a Gateway listener's hosts are "<pod port>/<host or _>", optionally with
+-- the hostname tier of their routes: "#<wildcard>" (routes whose wildcard hostname covers the host) or "#" (routes
+-- without hostnames) — router.lua match_listener.
 local function route_host(h)
   if h == "_" then return nil end
+  if type(h) == "string" then
+    local base, tier = h:match("^(%d+/[^#]+)#([^#]*)$")
+    if base then
+      local err = port_key(base)
+      if err then return err end
+      if err == nil then return "invalid Gateway host key" end
+      if tier ~= "" and (tier:sub(1, 2) ~= "*." or host(tier)) then return "invalid hostname tier " .. tier end
+      return nil
+    end
+  end
   return cert_host(h)
 end
 

@@ -360,6 +360,36 @@ do -- Gateway API: a Gateway port's hosts are keyed by its pod port; Gateway wil
   R.check("Ingress ports never see Gateway hosts", via("8080", "x.example.com", "/") == "@portico_unmatched" and via("8080", "foo.example.com", "/") == "ingress-foo")
   R.check("a rule without a usable backend answers 500", via("20002", "any", "/none") == "@portico_500")
   R.check("the share of an unusable backendRef answers 500", via("20002", "any", "/split") == "@portico_500")
+  -- Hostname precedence across routes (GatewayRouteHostnameIntersectionPrecedence): the routes naming the host come
+  -- first even with a shorter path; then those whose wildcard covers it, then those without hostnames; then the
+  -- wildcard tables; a table whose rules do not match falls through to the next.
+  store.apply_all({ r = { upsert = {
+    ["20001/abc.example.com"] = { rules = { rule("prefix", "/path", route("exact-short")) } },
+    ["20001/abc.example.com#*.example.com"] = { rules = { rule("prefix", "/path/prefix/longer", route("wild-long")), rule("prefix", "/only-wild", route("wild-only")) } },
+    ["20001/abc.example.com#"] = { rules = { rule("prefix", "/", route("hostless")) } },
+    ["20001/*.example.com#*.com"] = { rules = { rule("prefix", "/com", route("broad-wild")) } },
+  } } })
+  R.check("precedence: the exact-hostname route wins over a wildcard route's longer path", via("20001", "abc.example.com", "/path/prefix/longer") == "exact-short")
+  R.check("precedence: what the exact route does not match falls to the wildcard route", via("20001", "abc.example.com", "/only-wild") == "wild-only")
+  R.check("precedence: then to the routes without hostnames", via("20001", "abc.example.com", "/other") == "hostless")
+  R.check("precedence: a route naming the listener's wildcard before a broader route wildcard's longer path", via("20001", "x.example.com", "/com") == "gw1-wild")
+  -- With the port's listener hostnames known, the fall-through stays within the listener the name belongs to
+  -- (GatewayHTTPListenerIsolation): abc.foo.example.com is its own listener's, never *.example.com's.
+  router.configure({ profiles = {}, gatewayPorts = { 20003 }, gatewayListeners = { [20003] = { "", ".example.com", ".foo.example.com", "abc.foo.example.com" } } })
+  store.apply_all({ r = { upsert = {
+    ["20003/_"] = { rules = { rule("prefix", "/empty", route("l-empty")) } },
+    ["20003/*.example.com#"] = { rules = { rule("prefix", "/wild", route("l-wild")) } },
+    ["20003/*.foo.example.com#"] = { rules = { rule("prefix", "/wildfoo", route("l-wildfoo")) } },
+    ["20003/abc.foo.example.com#"] = { rules = { rule("prefix", "/abc", route("l-abc")) } },
+    ["20003/x.foo.example.com"] = { rules = { rule("prefix", "/x", route("l-x-exact")) } },
+  } } })
+  R.check("isolation: a name is served by its own listener's routes", via("20003", "abc.foo.example.com", "/abc") == "l-abc" and via("20003", "bar.foo.example.com", "/wildfoo") == "l-wildfoo" and via("20003", "bar.example.com", "/wild") == "l-wild" and via("20003", "bar.org", "/empty") == "l-empty")
+  R.check("isolation: never by another listener's, even when its own have no match", via("20003", "abc.foo.example.com", "/wild") == "@portico_unmatched" and via("20003", "abc.foo.example.com", "/empty") == "@portico_unmatched" and via("20003", "bar.foo.example.com", "/wild") == "@portico_unmatched")
+  R.check("isolation: an exact route under a wildcard listener falls back to that listener's other routes", via("20003", "x.foo.example.com", "/x") == "l-x-exact" and via("20003", "x.foo.example.com", "/wildfoo") == "l-wildfoo")
+  router.configure({ profiles = {}, gatewayPorts = { 20001, 20002 } })
+  local V = require("portico.validate")
+  R.check("tier keys are valid route hosts", V.host_routes("20001/abc.example.com#*.example.com", { rules = {} }) == nil and V.host_routes("20001/abc.example.com#", { rules = {} }) == nil)
+  R.check("a tier is a wildcard host name, nothing else", V.host_routes("20001/abc.example.com#evil.com", { rules = {} }) ~= nil and V.host_routes("20001/abc.example.com#*.ex ample", { rules = {} }) ~= nil and V.host_routes("20001/abc.example.com#*.a#b", { rules = {} }) ~= nil)
   -- TLS Gateway ports: the server name and the Host header must pick the same listener (else 421).
   router.configure({ profiles = {}, gatewayPorts = { 20001, 20002 }, gatewayTls = { [20001] = { "", "foo.example.com", ".example.com" } } })
   local function tls(sni, host)

@@ -56,6 +56,7 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   GatewayHTTPSListenerDetectMisdirectedRequests: 'extended',
   HTTPRouteRequestMirror: 'extended',
   HTTPRouteDestinationPortMatching: 'extended',
+  GatewayRouteHostnameIntersectionPrecedence: 'extended',
 };
 export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
 

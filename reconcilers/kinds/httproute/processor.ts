@@ -14,7 +14,7 @@ import { fullTimeouts } from '../../translate/profiles.ts';
 import type { ClaimProcessor, Draft, KindClaim, Owner, RouteDraft } from '../../translate/draft.ts';
 
 type RouteDraftSettings = RouteDraft['fromAnnotations'];
-import { gatewayApiState, listenerHost, type ListenerState, type ParentState } from '../../translate/gateway-api/attach.ts';
+import { gatewayApiState, listenerHost, routeHostKey, type ListenerState, type ParentState } from '../../translate/gateway-api/attach.ts';
 import type { PathClaim } from '../../translate/types.ts';
 import type { Instance as RedirectInstance } from '../../config/plugins/redirect.ts';
 import type { Instance as RewriteInstance } from '../../config/plugins/rewrite.ts';
@@ -86,7 +86,7 @@ function claimsOf(d: Draft, rt: HttpRouteRecord): HttpClaim[] {
         const mirror = mirrorOf(rule);
         if (mirror && backendUsable(d, rt, mirror)) backends.push(refOfB(mirror));
         for (const h of a.hosts) {
-          const host = listenerHost(podPort, h);
+          const host = routeHostKey(podPort, h, rt.hostnames);
           for (const m of rule.matches) {
             const cond = conditionsOf(m);
             const match = MATCH[m.path.type];
@@ -163,7 +163,7 @@ export function httpRouteReach(rt: HttpRouteRecord, parents: readonly ParentStat
     if (p.accepted.status !== 'True') continue;
     for (const a of p.attached) {
       const podPort = a.listener.podPort;
-      if (podPort !== undefined) for (const h of a.hosts) hosts.add(listenerHost(podPort, h));
+      if (podPort !== undefined) for (const h of a.hosts) hosts.add(routeHostKey(podPort, h, rt.hostnames));
     }
   }
   const idOf = (b: HttpRuleN['backends'][number]) => backendIdOf(rt.namespace, { service: b.name, port: { number: b.port ?? 0 }, namespace: b.namespace });

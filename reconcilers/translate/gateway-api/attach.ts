@@ -83,9 +83,10 @@ export interface GatewayApiState {
    */
   routes: Map<string, ParentState[]>;
   /**
-   * Every pod port nginx listens on for Gateways, with whether it terminates TLS; for TLS ports the hostnames of
-   * their listeners ("" for one without) — the router answers 421 when the TLS server name and the Host header
-   * pick different listeners (GatewayHTTPSListenerDetectMisdirectedRequests).
+   * Every pod port nginx listens on for Gateways, with whether it terminates TLS, and the hostnames of its listeners
+   * ("" for one without): the router looks for a request's routes within the listener its name belongs to, and on
+   * TLS ports answers 421 when the TLS server name and the Host header pick different listeners
+   * (GatewayHTTPSListenerDetectMisdirectedRequests).
    */
   ports: { port: number; ssl: boolean; hostnames?: string[] }[];
   /** Per TCPRoute, UDPRoute and TLSRoute ("Kind/namespace/name"): its parents that are Portico's Gateways. */
@@ -106,7 +107,7 @@ export interface StreamPortState {
   protocol: 'TCP' | 'UDP' | 'TLS';
   gateway: string;
   /** Attached routes, oldest first: TCP/UDP serve the oldest alone; TLS gives each server name to its oldest route. */
-  routes: { route: string; hosts: string[]; backends: StreamBackendState[] }[];
+  routes: { route: string; hosts: string[]; hostnames: readonly string[]; backends: StreamBackendState[] }[];
 }
 
 const EMPTY: GatewayApiState = { classes: new Map(), gateways: new Map(), routes: new Map(), ports: [], streamRoutes: new Map(), streams: [] };
@@ -114,6 +115,22 @@ const EMPTY: GatewayApiState = { classes: new Map(), gateways: new Map(), routes
 /** The router's key of a Gateway port's host: the pod port, "/", the host ("_" for any). */
 export function listenerHost(podPort: number, host: string): string {
   return `${podPort}/${host}`;
+}
+
+/**
+ * The router's key of a route's rules on a Gateway port's host: the host's key, and how the route's own hostnames
+ * match it (Gateway API's precedence across routes: the router tries the routes naming the host first, then those
+ * whose wildcard covers it, most specific first, then those without hostnames — router.lua match_listener):
+ * nothing when a hostname of the route is the host itself (or the host is "_"), "#<wildcard>" for the most specific
+ * wildcard hostname of the route covering it, "#" for a route without hostnames on a listener with one.
+ */
+export function routeHostKey(podPort: number, host: string, routeHostnames: readonly string[]): string {
+  const key = listenerHost(podPort, host);
+  if (host === '_' || routeHostnames.includes(host)) return key;
+  if (!routeHostnames.length) return `${key}#`;
+  let best = '';
+  for (const w of routeHostnames) if (w.startsWith('*.') && covers(w, host) && w.length > best.length) best = w;
+  return best ? `${key}#${best}` : key;
 }
 
 export const HTTP_KINDS: readonly RouteKind[] = [
@@ -314,7 +331,7 @@ function build(snap: StateSnapshot, o: GatewayApiOptions): Basis {
     for (const rt of [...recordsOf(snap, kind).values()].sort(byAge)) {
       const backends = rt.backends.map((x) => ({ ref: x, ok: backendProblem(kind, rt.namespace, x, (k) => serviceSeen(b, snap, k), granted) === undefined }));
       const parents = addOther(b, snap, kind, rt, rt.backends, (p) => b.state.streamRoutes.set(`${kind}/${rt.key}`, p));
-      for (const p of parents) for (const a of p.attached) streams.get(a.listener.podPort!)?.routes.push({ route: `${kind}/${rt.key}`, hosts: a.hosts, backends });
+      for (const p of parents) for (const a of p.attached) streams.get(a.listener.podPort!)?.routes.push({ route: `${kind}/${rt.key}`, hosts: a.hosts, hostnames: rt.hostnames, backends });
     }
   }
   return b;
@@ -440,7 +457,7 @@ function gatewayPart(snap: StateSnapshot, o: GatewayApiOptions, secretOf: (key: 
       const protocol = ls[0]!.protocol;
       const ssl = protocol === 'HTTPS';
       if (STREAM_PROTOCOLS.has(protocol)) streams.set(podPort, { port: podPort, protocol: protocol as StreamPortState['protocol'], gateway: gw.key, routes: [] });
-      else ports.push(ssl ? { port: podPort, ssl, hostnames: [...new Set(ls.map((l) => l.hostname ?? ''))].sort() } : { port: podPort, ssl });
+      else ports.push({ port: podPort, ssl, hostnames: [...new Set(ls.map((l) => l.hostname ?? ''))].sort() });
       for (const l of ls) l.podPort = podPort;
     }
   }

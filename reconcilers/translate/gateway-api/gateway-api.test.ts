@@ -13,7 +13,7 @@ import { normalizeReferenceGrant } from '../../kinds/referencegrant/index.ts';
 import { normalizeUpstream } from '../../crds/normalize.ts';
 import { modelOf, OPTS, rng, slice, svc } from '../fixtures.test-helpers.ts';
 import { translate, type TranslateOptions } from '../translate.ts';
-import { covers, gatewayApiState, gatewayApiStateAnew, intersectHosts, listenerHost, MAX_PORTS_PER_NAMESPACE, type GatewayApiOptions } from './attach.ts';
+import { covers, gatewayApiState, gatewayApiStateAnew, intersectHosts, listenerHost, MAX_PORTS_PER_NAMESPACE, routeHostKey, type GatewayApiOptions } from './attach.ts';
 
 const GA: GatewayApiOptions = { controllerName: 'portico.dev/gateway-controller', reservedPorts: [8080, 8443, 10246] };
 const O: TranslateOptions = { ...OPTS, gatewayApi: GA };
@@ -91,7 +91,7 @@ test('a Gateway port becomes a pod port nginx listens on; its routes are keyed b
   const pb = s.gateways.get('infra/b')!.listeners[0]!.podPort!;
   assert.ok(pa >= 20000 && pa < 30000 && pb >= 20000 && pb < 30000 && pa !== pb, `${pa} ${pb}`);
   const r = translate(m.snapshot(), O);
-  assert.deepEqual(r.config.structure.global.gatewayPorts, [{ port: Math.min(pa, pb), ssl: false }, { port: Math.max(pa, pb), ssl: false }]);
+  assert.deepEqual(r.config.structure.global.gatewayPorts, [{ port: Math.min(pa, pb), ssl: false, hostnames: [''] }, { port: Math.max(pa, pb), ssl: false, hostnames: [''] }]);
   const ra = r.config.data.routes[listenerHost(pa, 'foo.example.com')];
   assert.ok(ra, Object.keys(r.config.data.routes).join(' '));
   assert.deepEqual(ra.rules.map((x) => [x.match, x.path, x.route.backendId]), [['prefix', '/app', 'infra_web_8080']]);
@@ -285,7 +285,9 @@ test('listener isolation (the conformance layout): four listeners of one port, r
   const port = s.gateways.get('infra/iso')!.listeners[0]!.podPort!;
   assert.deepEqual(s.gateways.get('infra/iso')!.listeners.map((l) => [l.name, l.usable, l.attachedRoutes]), [['empty', true, 1], ['wild', true, 1], ['wildfoo', true, 1], ['abc', true, 1]]);
   const r = translate(m.snapshot(), O);
-  const paths = (h: string) => r.config.data.routes[listenerHost(port, h)]?.rules.map((x) => x.path);
+  // Routes without hostnames: under their listener's host, in the tier of routes without hostnames ("#").
+  const paths = (h: string) => r.config.data.routes[routeHostKey(port, h, [])]?.rules.map((x) => x.path);
+  assert.equal(routeHostKey(port, '*.example.com', []), `${port}/*.example.com#`);
   assert.deepEqual(paths('_'), ['/empty']);
   assert.deepEqual(paths('*.example.com'), ['/wild']);
   assert.deepEqual(paths('*.foo.example.com'), ['/wildfoo']);

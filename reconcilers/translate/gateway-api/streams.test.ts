@@ -147,3 +147,13 @@ test('stream section: weights shared by endpoints, a failing share kept (no retr
   assert.match(conf, /ssl_preread on;\n\s+proxy_pass \$portico_gw_\d+;/);
   nginxTest(rt, conf);
 });
+
+test('TLS precedence: a newer route naming the server name wins over an older wildcard route (and a more specific wildcard over a broader one)', () => {
+  const m = setup();
+  m.setCrd('TLSRoute', route('TLSRoute', 'wild-older', { parentRefs: [{ name: 'gw', sectionName: 'tls' }], hostnames: ['*.example.com'], rules: [{ backendRefs: [{ name: 'one', port: 3000 }] }] }));
+  m.setCrd('TLSRoute', route('TLSRoute', 'exact-newer', { parentRefs: [{ name: 'gw', sectionName: 'tls' }], hostnames: ['abc.example.com'], rules: [{ backendRefs: [{ name: 'two', port: 3000 }] }] }));
+  const st = gatewayApiState(m.snapshot(), GA);
+  const port = st.gateways.get('apps/gw')!.listeners.find((x) => x.name === 'tls')!.podPort!;
+  const targets = gatewayStreams(st).find((s) => s.port === port)!.targets.map((t) => [t.host, t.route]);
+  assert.deepEqual(targets, [['*.example.com', 'TLSRoute/apps/wild-older'], ['abc.example.com', 'TLSRoute/apps/exact-newer']]);
+});

@@ -15,7 +15,10 @@ import { type Draft, describe, type Claim, type HostContext, type Owner, type Pl
  */
 export function metricsLabels(source: string, service: string, path: string, host: string): string {
   const [, ns = '', name = ''] = source.split('/');
-  return [ns, name, service, path, host].join('\x1f');
+  // A Gateway route's key may carry its hostname tier ("<port>/<host>#<wildcard>": attach.ts routeHostKey): the host
+  // label is the listener host without it.
+  const hash = host.indexOf('#');
+  return [ns, name, service, path, hash < 0 ? host : host.slice(0, hash)].join('\x1f');
 }
 
 /**
