@@ -340,25 +340,22 @@ local function match_listener(space, host, uri, owners)
   -- without a hostname): only its tables are tried, never those of a listener another name belongs to.
   local owner = owners and listener_of(owners, host)
   if owners and not owner then return nil, nil end -- a name no listener of the port takes
-  local names = {}
-  if host and owner ~= "" then
-    names[1] = host
-    local stop = owner and (byte(owner, 1) == 46 and "*" .. owner or owner)
-    if stop ~= host then
-      local dot = find(host, ".", 1, true)
-      while dot do
-        local w = "*" .. sub(host, dot)
-        names[#names + 1] = w
-        if w == stop then break end
-        dot = find(host, ".", dot + 1, true)
-      end
-    end
-  elseif host then
-    names[1] = host
+  -- The name and every wildcard covering it, most specific first; the tables' names ("bases") stop at the owner's
+  -- hostname, while a route's wildcard hostname (a tier) may be broader than its listener's.
+  local all = {}
+  if host then
+    all[1] = host
     local dot = find(host, ".", 1, true)
     while dot do
-      names[#names + 1] = "*" .. sub(host, dot)
+      all[#all + 1] = "*" .. sub(host, dot)
       dot = find(host, ".", dot + 1, true)
+    end
+  end
+  local bases = #all
+  if owner and owner ~= "" then
+    local stop = byte(owner, 1) == 46 and "*" .. owner or owner
+    for i = 1, #all do
+      if all[i] == stop then bases = i; break end
     end
   end
   local first
@@ -369,12 +366,12 @@ local function match_listener(space, host, uri, owners)
     return match(h, uri), h
   end
   local r, h
-  for i = 1, #names do
-    local n = names[i]
+  for i = 1, bases do
+    local n = all[i]
     r, h = try(n)
     if r then return h, r end
-    for j = i + 1, #names do
-      r, h = try(n .. "#" .. names[j])
+    for j = i + 1, #all do
+      r, h = try(n .. "#" .. all[j])
       if r then return h, r end
     end
     r, h = try(n .. "#")

@@ -385,6 +385,8 @@ do -- Gateway API: a Gateway port's hosts are keyed by its pod port; Gateway wil
   } } })
   R.check("isolation: a name is served by its own listener's routes", via("20003", "abc.foo.example.com", "/abc") == "l-abc" and via("20003", "bar.foo.example.com", "/wildfoo") == "l-wildfoo" and via("20003", "bar.example.com", "/wild") == "l-wild" and via("20003", "bar.org", "/empty") == "l-empty")
   R.check("isolation: never by another listener's, even when its own have no match", via("20003", "abc.foo.example.com", "/wild") == "@portico_unmatched" and via("20003", "abc.foo.example.com", "/empty") == "@portico_unmatched" and via("20003", "bar.foo.example.com", "/wild") == "@portico_unmatched")
+  store.apply_all({ r = { upsert = { ["20003/abc.foo.example.com#*.example.com"] = { rules = { rule("prefix", "/broad", route("l-abc-broad")) } } } } })
+  R.check("isolation: a route's wildcard broader than its listener's exact hostname still serves that listener", via("20003", "abc.foo.example.com", "/broad") == "l-abc-broad")
   R.check("isolation: an exact route under a wildcard listener falls back to that listener's other routes", via("20003", "x.foo.example.com", "/x") == "l-x-exact" and via("20003", "x.foo.example.com", "/wildfoo") == "l-wildfoo")
   router.configure({ profiles = {}, gatewayPorts = { 20001, 20002 } })
   local V = require("portico.validate")
