@@ -1,8 +1,9 @@
-// The Gateway status writer's pure parts: Service names and condition merging.
+// The Gateway status writer: Service names, condition merging, and which orphaned Gateway Services it removes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { gatewayServiceName, mergeApiConditions, SUPPORTED_FEATURES } from './status.ts';
+import { GatewayStatusReconciler, gatewayServiceName, mergeApiConditions, SUPPORTED_FEATURES } from './status.ts';
+import { Model } from '../../model/model.ts';
 
 test('a Gateway\'s Service name: "<gateway>-portico", or a readable head and a hash when that is no DNS label', () => {
   assert.equal(gatewayServiceName('same-namespace'), 'same-namespace-portico');
@@ -31,4 +32,26 @@ test('the GatewayClass status names exactly the features the conformance run cla
   const file = readFileSync(new URL('../../../e2e/gateway-api/supported-features', import.meta.url), 'utf8');
   const claimed = file.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean).sort();
   assert.deepEqual(claimed, [...SUPPORTED_FEATURES]);
+});
+
+test('orphans: only Gateway Services and EndpointSlices this Portico (or an older one) wrote are removed, never another Portico\'s', async () => {
+  const deleted: string[] = [];
+  const item = (name: string, controller?: string) => ({ metadata: { name, namespace: 'apps', annotations: { 'portico.dev/gateway': `apps/${name}`, ...(controller ? { 'portico.dev/gateway-controller': controller } : {}) } } });
+  const client = {
+    request: async (method: string, path: string) => {
+      if (method === 'GET') return { items: [item('mine', 'portico.dev/gateway-controller'), item('legacy'), item('theirs', 'example.org/other-portico')] };
+      if (method === 'DELETE') deleted.push(path);
+      return {};
+    },
+  };
+  const r = new GatewayStatusReconciler({
+    model: new Model(),
+    client: client as never,
+    o: { controllerName: 'portico.dev/gateway-controller', reservedPorts: [], namespace: 'portico-system' },
+    informers: {} as never,
+    isLeader: () => true,
+    programmed: () => true,
+  });
+  await r.removeOrphans();
+  assert.deepEqual(deleted.map((p) => p.replace(/^.*\//, '')).sort(), ['legacy', 'legacy', 'mine', 'mine'], 'Services and EndpointSlices of gone Gateways: ours and pre-annotation ones, not the other controller\'s');
 });

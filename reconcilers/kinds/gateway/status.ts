@@ -106,6 +106,12 @@ export function gatewayServiceName(gwName: string): string {
 /** Marks Portico's Services and EndpointSlices of Gateways (value: a hash of the Gateway's key; its key in the annotation). */
 const GATEWAY_LABEL = 'portico.dev/gateway';
 const gatewayLabel = (gwKey: string) => createHash('sha256').update(gwKey).digest('hex').slice(0, 32);
+/**
+ * The controllerName of the Portico that wrote a Gateway's Service and EndpointSlice: another Portico on the cluster
+ * (another --gateway-controller-name) never takes them for orphans of its own. Absent on objects of older versions:
+ * those count as any Portico's.
+ */
+const CONTROLLER_ANNOTATION = 'portico.dev/gateway-controller';
 /** Gateway API's label naming the Gateway of generated resources (GatewayInfrastructure). */
 const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
 
@@ -182,12 +188,18 @@ export class GatewayStatusReconciler implements Reconciler {
     }
   }
 
+  /** Whether a Gateway Service or EndpointSlice was written by this Portico (its controllerName), or by an older one. */
+  private mine(o: KubeObject): boolean {
+    const c = o.metadata.annotations?.[CONTROLLER_ANNOTATION];
+    return c === undefined || c === this.d.o.controllerName;
+  }
+
   /** Deletes a Gateway's Service and EndpointSlice, when they are Portico's for that Gateway. */
   private async removeOwn(ns: string, name: string, gwKey: string): Promise<void> {
     for (const r of [Resources.Service, Resources.EndpointSlice]) {
       const path = resourcePath(r, ns, name);
       const cur = await this.getOrNull<KubeObject>(path);
-      if (!cur || cur.metadata.annotations?.[GATEWAY_LABEL] !== gwKey) continue;
+      if (!cur || cur.metadata.annotations?.[GATEWAY_LABEL] !== gwKey || !this.mine(cur)) continue;
       try {
         await this.d.client.request('DELETE', path);
       } catch (e) {
@@ -349,7 +361,7 @@ export class GatewayStatusReconciler implements Reconciler {
         name: svcName,
         namespace: gwNs,
         labels: { ...(rec.infrastructure?.labels ?? {}), [GATEWAY_LABEL]: gatewayLabel(key), [GATEWAY_NAME_LABEL]: gatewayNameLabel(gwName), ...(kind === 'EndpointSlice' ? { 'kubernetes.io/service-name': svcName, 'endpointslice.kubernetes.io/managed-by': 'gateway.portico.dev' } : {}) },
-        annotations: { ...(rec.infrastructure?.annotations ?? {}), [GATEWAY_LABEL]: key },
+        annotations: { ...(rec.infrastructure?.annotations ?? {}), [GATEWAY_LABEL]: key, [CONTROLLER_ANNOTATION]: this.d.o.controllerName },
         ownerReferences: [{ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', name: gwName, uid: rec.uid, controller: true }],
       });
       const applied = await this.apply<{ spec?: { clusterIP?: string } }>(svcPath, {
@@ -389,7 +401,7 @@ export class GatewayStatusReconciler implements Reconciler {
       const st = this.state();
       for (const o of list.items) {
         const key = o.metadata.annotations?.[GATEWAY_LABEL];
-        if (!key || st.gateways.has(key)) continue;
+        if (!key || st.gateways.has(key) || !this.mine(o)) continue;
         try {
           await this.d.client.request('DELETE', resourcePath(r, o.metadata.namespace, o.metadata.name));
         } catch (e) {
