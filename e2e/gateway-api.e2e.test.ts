@@ -36,6 +36,26 @@ const route = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'g
 const routePath = (name = '') => `${GW}/namespaces/${ns}/httproutes${name ? `/${name}` : ''}`;
 const backend = (name: string, extra: Record<string, unknown> = {}) => ({ name, port: 80, ...extra });
 
+/**
+ * A read-modify-write of an object, read again when it changed meanwhile (409 Conflict): Portico writes the
+ * Gateway's and routes' status at any time, which moves their resourceVersion. Any other error fails at once.
+ */
+async function edit<T extends { metadata: { resourceVersion: string } }>(objPath: string, change: (cur: T) => unknown): Promise<void> {
+  let failure: unknown;
+  await until(`edit of ${objPath}`, async () => {
+    const cur = await get<T>(objPath);
+    try {
+      await admin().request('PUT', objPath, { body: change(cur) });
+      return true;
+    } catch (e) {
+      if ((e as { status?: number }).status === 409) return false;
+      failure = e;
+      return true;
+    }
+  });
+  if (failure) throw failure;
+}
+
 /** The pod port nginx serves the Gateway's port (80 by default) on: the targetPort of the Service Portico made for it. */
 async function gatewayPodPort(listenerPort = 80, gateway = 'gw'): Promise<number | undefined> {
   return (await gatewayServicePort(listenerPort, gateway))?.targetPort;
@@ -143,9 +163,7 @@ describe('Gateway API', () => {
 
     // Edits are route data: a header match to another backend, and a redirect — no reload.
     const reloads0 = await p.metric('portico_nginx_reloads_total', { result: 'success' });
-    const cur = await get<{ metadata: { resourceVersion: string } }>(routePath('web'));
-    await admin().request('PUT', routePath('web'), {
-      body: {
+    await edit<{ metadata: { resourceVersion: string } }>(routePath('web'), (cur) => ({
         ...route('web', {
           hostnames: ['web.example.com'],
           rules: [
@@ -155,8 +173,7 @@ describe('Gateway API', () => {
           ],
         }),
         metadata: { name: 'web', resourceVersion: cur.metadata.resourceVersion },
-      },
-    });
+    }));
     await until('header match served', async () => podOf(await request(port, 'web.example.com', '/', { headers: { 'x-to': 'api' } })) === 'api-1');
     assert.equal(podOf(await request(port, 'web.example.com', '/')), 'echo-1', 'without the header: the first rule');
     const moved = await request(port, 'web.example.com', '/old?q=1');
@@ -187,10 +204,10 @@ describe('Gateway API', () => {
       body: { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: 'gw-tls' }, data: { 'tls.crt': Buffer.from(pki.read('gw.crt')).toString('base64'), 'tls.key': Buffer.from(pki.read('gw.key')).toString('base64') } },
     });
     const gwPath = `${GW}/namespaces/${ns}/gateways/gw`;
-    const withHttps = await get<{ metadata: { resourceVersion: string }; spec: { listeners: unknown[] } }>(gwPath);
-    await admin().request('PUT', gwPath, {
-      body: { ...withHttps, spec: { ...withHttps.spec, listeners: [...withHttps.spec.listeners, { name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'gw-tls' }] } }] } },
-    });
+    await edit<{ metadata: { resourceVersion: string }; spec: { listeners: unknown[] } }>(gwPath, (withHttps) => ({
+      ...withHttps,
+      spec: { ...withHttps.spec, listeners: [...withHttps.spec.listeners, { name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'gw-tls' }] } }] },
+    }));
     const tlsPort = await until('the HTTPS listener\'s port', () => gatewayPodPort(443));
     const secure = await until('served over TLS with the listener\'s certificate', async () => {
       const r = await tlsRequest(tlsPort, 'any-name.example.org', { host: 'web.example.com', path: '/' });
@@ -198,18 +215,13 @@ describe('Gateway API', () => {
     });
     assert.equal(secure.peerCN, 'web.example.com');
     assert.equal(secure.body.includes('echo-1'), true);
-    const without = await get<{ metadata: { resourceVersion: string }; spec: { listeners: { name: string }[] } }>(gwPath);
-    await admin().request('PUT', gwPath, { body: { ...without, spec: { ...without.spec, listeners: without.spec.listeners.filter((l) => l.name !== 'https') } } });
+    await edit<{ metadata: { resourceVersion: string }; spec: { listeners: { name: string }[] } }>(gwPath, (without) => ({ ...without, spec: { ...without.spec, listeners: without.spec.listeners.filter((l) => l.name !== 'https') } }));
     await until('the HTTPS listener removed', async () => (await gatewayPodPort(443)) === undefined);
-    const cur2 = await get<{ metadata: { resourceVersion: string } }>(routePath('web'));
-    await admin().request('PUT', routePath('web'), {
-      body: { ...route('web', { hostnames: ['web.example.com'], rules: [{ backendRefs: [backend('api')] }] }), metadata: { name: 'web', resourceVersion: cur2.metadata.resourceVersion } },
-    });
+    await edit<{ metadata: { resourceVersion: string } }>(routePath('web'), (cur2) => ({ ...route('web', { hostnames: ['web.example.com'], rules: [{ backendRefs: [backend('api')] }] }), metadata: { name: 'web', resourceVersion: cur2.metadata.resourceVersion } }));
     await until('a route edit after the removal applies', async () => podOf(await request(port, 'web.example.com', '/')) === 'api-1');
 
     // The Gateway moves to a class that is not Portico's: Portico removes its Service (and EndpointSlice) itself.
-    const toOther = await get<{ metadata: { resourceVersion: string }; spec: Record<string, unknown> }>(gwPath);
-    await admin().request('PUT', gwPath, { body: { ...toOther, spec: { ...toOther.spec, gatewayClassName: `not-portico-${RUN}` } } });
+    await edit<{ metadata: { resourceVersion: string }; spec: Record<string, unknown> }>(gwPath, (toOther) => ({ ...toOther, spec: { ...toOther.spec, gatewayClassName: `not-portico-${RUN}` } }));
     await until('the Gateway\'s Service removed', async () => (await gatewayPodPort()) === undefined);
     await until('its EndpointSlice removed', async () => {
       const l = await get<{ items: { metadata: { annotations?: Record<string, string> } }[] }>(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=portico.dev/gateway`);
