@@ -3,6 +3,7 @@
 // Unknown fields are let through (passthrough): the CRDs are upstream's and grow; a field Portico does not serve is
 // reported by the normalizer that reads the object (never ignored silently).
 import { z } from 'zod';
+import { GATEWAY_GROUP, type BackendRefN, type ParentRefN } from '../../model/gateway-api.ts';
 
 /** RFC 1123 subdomain, optionally with a leading "*." (Gateway API's Hostname). */
 export const gwHostnameSchema = z
@@ -57,3 +58,34 @@ export const gwHeaderValueSchema = z
   .min(1)
   .max(4096)
   .regex(/^[\x20-\x7e\t]*$/, 'must be printable ASCII');
+
+/** A route's parentRef (CommonRouteSpec), with the API's defaults: group and kind of a Gateway. */
+export const parentRefSchema = z.looseObject({
+  group: groupSchema.default(GATEWAY_GROUP),
+  kind: kindSchema.default('Gateway'),
+  namespace: namespaceSchema.optional(),
+  name: objectNameSchema,
+  sectionName: sectionNameSchema.optional(),
+  port: gwPortSchema.optional(),
+});
+
+/** A route's parentRefs as the model keeps them (namespace defaulted to the route's). */
+export function parentsOf(refs: readonly z.infer<typeof parentRefSchema>[], ns: string): ParentRefN[] {
+  return refs.map((p) => ({ group: p.group, kind: p.kind, namespace: p.namespace ?? ns, name: p.name, ...(p.sectionName ? { sectionName: p.sectionName } : {}), ...(p.port ? { port: p.port } : {}) }));
+}
+
+/** A backendRef as the model keeps it (namespace defaulted to the route's; weight 1 unless given). */
+export function backendOf(b: { group: string; kind: string; name: string; namespace?: string | undefined; port?: number | undefined; weight?: number | undefined }, ns: string): BackendRefN {
+  return { group: b.group, kind: b.kind, namespace: b.namespace ?? ns, name: b.name, ...(b.port !== undefined ? { port: b.port } : {}), weight: b.weight ?? 1 };
+}
+
+/** RequestHeaderModifier / ResponseHeaderModifier (HTTPRoute, GRPCRoute). */
+export const headerModsSchema = z.looseObject({
+  set: z.array(z.looseObject({ name: gwHeaderNameSchema, value: z.string().max(4096).regex(/^[\x20-\x7e\t]*$/, 'must be printable ASCII') })).max(16).optional(),
+  add: z.array(z.looseObject({ name: gwHeaderNameSchema, value: z.string().max(4096).regex(/^[\x20-\x7e\t]*$/, 'must be printable ASCII') })).max(16).optional(),
+  remove: z.array(gwHeaderNameSchema).max(16).optional(),
+});
+
+export function headerModsOf(m: z.infer<typeof headerModsSchema>): { set: { name: string; value: string }[]; add: { name: string; value: string }[]; remove: string[] } {
+  return { set: (m.set ?? []).map((h) => ({ name: h.name, value: h.value })), add: (m.add ?? []).map((h) => ({ name: h.name, value: h.value })), remove: [...(m.remove ?? [])] };
+}

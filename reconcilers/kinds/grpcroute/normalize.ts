@@ -12,25 +12,20 @@
 // regex path Portico serves), which an Exact match is not.
 import { z } from 'zod';
 import type { KubeObject } from '../../../operator/kube/object.ts';
-import { GATEWAY_GROUP, type HttpFilterN, type HttpMatchN, type HttpRouteRecord, type HttpRuleN } from '../../model/gateway-api.ts';
+import type { HttpFilterN, HttpMatchN, HttpRouteRecord, HttpRuleN } from '../../model/gateway-api.ts';
 import { regexPathProblem, regexProblem } from '../../values/regex-path.ts';
 import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
-import { groupSchema, gwHeaderNameSchema, gwHeaderValueSchema, gwHostnameSchema, gwPortSchema, kindSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from '../gateway/schema.ts';
+import { backendOf, groupSchema, gwHeaderNameSchema, gwHeaderValueSchema, gwHostnameSchema, gwPortSchema, headerModsOf, headerModsSchema, kindSchema, namespaceSchema, objectNameSchema, parentRefSchema, parentsOf, sectionNameSchema } from '../gateway/schema.ts';
 
 /** The API server's patterns for Exact service and method names. */
 const SERVICE = /^\.?[a-z_][a-z_0-9]*(\.[a-z_][a-z_0-9]*)*$/i;
 const METHOD = /^[A-Za-z_][A-Za-z_0-9]*$/;
 
-const headerMods = z.looseObject({
-  set: z.array(z.looseObject({ name: gwHeaderNameSchema, value: z.string().max(4096).regex(/^[\x20-\x7e\t]*$/, 'must be printable ASCII') })).max(16).optional(),
-  add: z.array(z.looseObject({ name: gwHeaderNameSchema, value: z.string().max(4096).regex(/^[\x20-\x7e\t]*$/, 'must be printable ASCII') })).max(16).optional(),
-  remove: z.array(gwHeaderNameSchema).max(16).optional(),
-});
 const backendRef = z.looseObject({ group: groupSchema.default(''), kind: kindSchema.default('Service'), name: objectNameSchema, namespace: namespaceSchema.optional(), port: gwPortSchema.optional() });
 const filterSchema = z.looseObject({
   type: z.enum(['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestMirror', 'ExtensionRef']),
-  requestHeaderModifier: headerMods.optional(),
-  responseHeaderModifier: headerMods.optional(),
+  requestHeaderModifier: headerModsSchema.optional(),
+  responseHeaderModifier: headerModsSchema.optional(),
   requestMirror: z
     .looseObject({
       backendRef,
@@ -53,10 +48,7 @@ const ruleSchema = z.looseObject({
   backendRefs: z.array(backendRef.extend({ weight: z.number().int().min(0).max(1000000).default(1), filters: z.array(z.unknown()).optional() })).max(16).optional(),
 });
 const specSchema = z.looseObject({
-  parentRefs: z
-    .array(z.looseObject({ group: groupSchema.default(GATEWAY_GROUP), kind: kindSchema.default('Gateway'), namespace: namespaceSchema.optional(), name: objectNameSchema, sectionName: sectionNameSchema.optional(), port: gwPortSchema.optional() }))
-    .max(32)
-    .default([]),
+  parentRefs: z.array(parentRefSchema).max(32).default([]),
   hostnames: z.array(gwHostnameSchema).max(16).default([]),
   rules: z.array(ruleSchema).max(16).default([{}]),
 });
@@ -109,9 +101,8 @@ export function normalizeGrpcRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
     const plugins: string[] = [];
     (rule.filters ?? []).forEach((f, j) => {
       const fat = `${at}.filters.${j}`;
-      const mods = (x: z.infer<typeof headerMods>) => ({ set: (x.set ?? []).map((h) => ({ name: h.name, value: h.value })), add: (x.add ?? []).map((h) => ({ name: h.name, value: h.value })), remove: [...(x.remove ?? [])] });
-      if (f.type === 'RequestHeaderModifier' && f.requestHeaderModifier) filters.push({ type: 'RequestHeaderModifier', ...mods(f.requestHeaderModifier) });
-      else if (f.type === 'ResponseHeaderModifier' && f.responseHeaderModifier) filters.push({ type: 'ResponseHeaderModifier', ...mods(f.responseHeaderModifier) });
+      if (f.type === 'RequestHeaderModifier' && f.requestHeaderModifier) filters.push({ type: 'RequestHeaderModifier', ...headerModsOf(f.requestHeaderModifier) });
+      else if (f.type === 'ResponseHeaderModifier' && f.responseHeaderModifier) filters.push({ type: 'ResponseHeaderModifier', ...headerModsOf(f.responseHeaderModifier) });
       else if (f.type === 'RequestMirror') problems.push(`${fat}: RequestMirror on a GRPCRoute is not served by Portico (yet): its copy would not speak gRPC`);
       else if (f.type === 'ExtensionRef' && f.extensionRef) {
         const e = f.extensionRef;
@@ -122,7 +113,7 @@ export function normalizeGrpcRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
     const backends = (rule.backendRefs ?? []).map((b, k) => {
       if (b.filters?.length) problems.push(`${at}.backendRefs.${k}.filters: filters per backendRef are not served by Portico (yet)`);
       if (b.group === '' && b.kind === 'Service' && b.port === undefined) problems.push(`${at}.backendRefs.${k}.port: a Service backendRef needs a port`);
-      return { group: b.group, kind: b.kind, namespace: b.namespace ?? meta.namespace, name: b.name, ...(b.port !== undefined ? { port: b.port } : {}), weight: b.weight };
+      return backendOf(b, meta.namespace);
     });
     const out: HttpRuleN = { matches, backends, filters, plugins: [...new Set(plugins)] };
     if (rule.name) out.name = rule.name;
@@ -133,7 +124,7 @@ export function normalizeGrpcRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
     ok: true,
     record: {
       ...meta,
-      parents: spec.parentRefs.map((p) => ({ group: p.group, kind: p.kind, namespace: p.namespace ?? meta.namespace, name: p.name, ...(p.sectionName ? { sectionName: p.sectionName } : {}), ...(p.port ? { port: p.port } : {}) })),
+      parents: parentsOf(spec.parentRefs, meta.namespace),
       hostnames: [...new Set(spec.hostnames)],
       rules,
       grpc: true,

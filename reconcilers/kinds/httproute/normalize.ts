@@ -3,10 +3,10 @@
 // the message), so nothing is dropped silently; the API server's own validation is repeated (paths, names, values).
 import { z } from 'zod';
 import type { KubeObject } from '../../../operator/kube/object.ts';
-import { GATEWAY_GROUP, type HttpFilterN, type HttpRouteRecord, type HttpRuleN } from '../../model/gateway-api.ts';
+import type { HttpFilterN, HttpRouteRecord, HttpRuleN } from '../../model/gateway-api.ts';
 import { regexPathProblem, regexProblem } from '../../values/regex-path.ts';
 import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
-import { groupSchema, gwHeaderNameSchema, gwHeaderValueSchema, gwHostnameSchema, gwPortSchema, kindSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from '../gateway/schema.ts';
+import { backendOf, groupSchema, gwHeaderNameSchema, gwHeaderValueSchema, gwHostnameSchema, gwPortSchema, headerModsOf, headerModsSchema, kindSchema, namespaceSchema, objectNameSchema, parentRefSchema, parentsOf, sectionNameSchema } from '../gateway/schema.ts';
 
 /** The API server's path rules (HTTPPathMatch, HTTPPathModifier): absolute, no "//", "/./", "/../", no encoded "/" or "%". */
 const pathValue = z
@@ -24,11 +24,6 @@ const matchSchema = z.looseObject({
   queryParams: z.array(z.looseObject({ type: z.enum(['Exact', 'RegularExpression']).default('Exact'), name: gwHeaderNameSchema, value: gwHeaderValueSchema })).max(16).optional(),
   method: z.enum(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']).optional(),
 });
-const headerMods = z.looseObject({
-  set: z.array(z.looseObject({ name: gwHeaderNameSchema, value: z.string().max(4096).regex(/^[\x20-\x7e\t]*$/, 'must be printable ASCII') })).max(16).optional(),
-  add: z.array(z.looseObject({ name: gwHeaderNameSchema, value: z.string().max(4096).regex(/^[\x20-\x7e\t]*$/, 'must be printable ASCII') })).max(16).optional(),
-  remove: z.array(gwHeaderNameSchema).max(16).optional(),
-});
 const pathModifier = z.looseObject({
   type: z.enum(['ReplaceFullPath', 'ReplacePrefixMatch']),
   replaceFullPath: pathValue.optional(),
@@ -36,8 +31,8 @@ const pathModifier = z.looseObject({
 });
 const filterSchema = z.looseObject({
   type: z.string().min(1),
-  requestHeaderModifier: headerMods.optional(),
-  responseHeaderModifier: headerMods.optional(),
+  requestHeaderModifier: headerModsSchema.optional(),
+  responseHeaderModifier: headerModsSchema.optional(),
   requestRedirect: z
     .looseObject({
       scheme: z.enum(['http', 'https']).optional(),
@@ -85,10 +80,7 @@ const ruleSchema = z.looseObject({
   timeouts: z.looseObject({ request: durationSchema.optional(), backendRequest: durationSchema.optional() }).optional(),
 });
 const specSchema = z.looseObject({
-  parentRefs: z
-    .array(z.looseObject({ group: groupSchema.default(GATEWAY_GROUP), kind: kindSchema.default('Gateway'), namespace: namespaceSchema.optional(), name: objectNameSchema, sectionName: sectionNameSchema.optional(), port: gwPortSchema.optional() }))
-    .max(32)
-    .default([]),
+  parentRefs: z.array(parentRefSchema).max(32).default([]),
   hostnames: z.array(gwHostnameSchema).max(16).default([]),
   rules: z.array(ruleSchema).max(64).default([{}]),
 });
@@ -100,12 +92,6 @@ export function durationSeconds(d: string): number {
   return s;
 }
 
-type Mods = z.infer<typeof headerMods>;
-const modsOf = (m: Mods) => ({
-  set: (m.set ?? []).map((h) => ({ name: h.name, value: h.value })),
-  add: (m.add ?? []).map((h) => ({ name: h.name, value: h.value })),
-  remove: [...(m.remove ?? [])],
-});
 
 export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> {
   const r = specSchema.safeParse((obj as { spec?: unknown }).spec ?? {});
@@ -140,8 +126,8 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
     const plugins: string[] = [];
     (rule.filters ?? []).forEach((f, j) => {
       const fat = `${at}.filters.${j}`;
-      if (f.type === 'RequestHeaderModifier' && f.requestHeaderModifier) filters.push({ type: 'RequestHeaderModifier', ...modsOf(f.requestHeaderModifier) });
-      else if (f.type === 'ResponseHeaderModifier' && f.responseHeaderModifier) filters.push({ type: 'ResponseHeaderModifier', ...modsOf(f.responseHeaderModifier) });
+      if (f.type === 'RequestHeaderModifier' && f.requestHeaderModifier) filters.push({ type: 'RequestHeaderModifier', ...headerModsOf(f.requestHeaderModifier) });
+      else if (f.type === 'ResponseHeaderModifier' && f.responseHeaderModifier) filters.push({ type: 'ResponseHeaderModifier', ...headerModsOf(f.responseHeaderModifier) });
       else if (f.type === 'RequestRedirect' && f.requestRedirect) {
         const rr = f.requestRedirect;
         const p = rr.path ? pathOf(rr.path, `${fat}.requestRedirect.path`, problems) : undefined;
@@ -154,7 +140,7 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
         const whole = (rm.percent === undefined || rm.percent === 100) && (!rm.fraction || rm.fraction.numerator === rm.fraction.denominator);
         if (!whole) problems.push(`${fat}.requestMirror: mirroring a share of the requests (percent, fraction) is not served by Portico (yet)`);
         else if ((rule.filters ?? []).filter((x) => x.type === 'RequestMirror').length > 1) problems.push(`${fat}: more than one RequestMirror in a rule is not served by Portico (yet)`);
-        else filters.push({ type: 'RequestMirror', backend: { group: rm.backendRef.group, kind: rm.backendRef.kind, namespace: rm.backendRef.namespace ?? meta.namespace, name: rm.backendRef.name, ...(rm.backendRef.port !== undefined ? { port: rm.backendRef.port } : {}), weight: 1 } });
+        else filters.push({ type: 'RequestMirror', backend: backendOf(rm.backendRef, meta.namespace) });
       } else if (f.type === 'ExtensionRef' && f.extensionRef) {
         // Portico's own Plugins (portico.dev/v1alpha1 Plugin, in the route's namespace) through the standard's hook.
         const e = f.extensionRef;
@@ -167,7 +153,7 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
     });
     const backends = (rule.backendRefs ?? []).map((b, k) => {
       if (b.filters?.length) problems.push(`${at}.backendRefs.${k}.filters: filters per backendRef are not served by Portico (yet)`);
-      return { group: b.group, kind: b.kind, namespace: b.namespace ?? meta.namespace, name: b.name, ...(b.port !== undefined ? { port: b.port } : {}), weight: b.weight };
+      return backendOf(b, meta.namespace);
     });
     const out: HttpRuleN = { matches, backends, filters, plugins: [...new Set(plugins)] };
     if (rule.name) out.name = rule.name;
@@ -184,7 +170,7 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
     ok: true,
     record: {
       ...meta,
-      parents: spec.parentRefs.map((p) => ({ group: p.group, kind: p.kind, namespace: p.namespace ?? meta.namespace, name: p.name, ...(p.sectionName ? { sectionName: p.sectionName } : {}), ...(p.port ? { port: p.port } : {}) })),
+      parents: parentsOf(spec.parentRefs, meta.namespace),
       hostnames: [...new Set(spec.hostnames)],
       rules,
     },

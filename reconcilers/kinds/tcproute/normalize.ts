@@ -4,9 +4,9 @@
 // folders use this normalizer too.
 import { z } from 'zod';
 import type { KubeObject } from '../../../operator/kube/object.ts';
-import { GATEWAY_GROUP, type StreamRouteKind, type StreamRouteRecord } from '../../model/gateway-api.ts';
+import type { StreamRouteKind, StreamRouteRecord } from '../../model/gateway-api.ts';
 import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
-import { groupSchema, gwHostnameSchema, gwPortSchema, kindSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from '../gateway/schema.ts';
+import { backendOf, groupSchema, gwHostnameSchema, gwPortSchema, kindSchema, namespaceSchema, objectNameSchema, parentRefSchema, parentsOf, sectionNameSchema } from '../gateway/schema.ts';
 
 const backendRefSchema = z
   .looseObject({
@@ -18,15 +18,6 @@ const backendRefSchema = z
     weight: z.number().int().min(0).max(1000000).default(1),
   })
   .refine((b) => b.group !== '' || b.kind !== 'Service' || b.port !== undefined, { message: 'a Service backendRef needs a port', path: ['port'] });
-
-const parentRefSchema = z.looseObject({
-  group: groupSchema.default(GATEWAY_GROUP),
-  kind: kindSchema.default('Gateway'),
-  namespace: namespaceSchema.optional(),
-  name: objectNameSchema,
-  sectionName: sectionNameSchema.optional(),
-  port: gwPortSchema.optional(),
-});
 
 const specSchema = (kind: StreamRouteKind) =>
   z.looseObject({
@@ -48,9 +39,9 @@ export function normalizeStreamRoute(kind: StreamRouteKind, obj: KubeObject): Cr
     ok: true,
     record: {
       ...meta,
-      parents: spec.parentRefs.map((p) => ({ group: p.group, kind: p.kind, namespace: p.namespace ?? meta.namespace, name: p.name, ...(p.sectionName ? { sectionName: p.sectionName } : {}), ...(p.port ? { port: p.port } : {}) })),
+      parents: parentsOf(spec.parentRefs, meta.namespace),
       hostnames: [...new Set((spec.hostnames as string[] | undefined) ?? [])],
-      backends: rule.backendRefs.map((b) => ({ group: b.group, kind: b.kind, namespace: b.namespace ?? meta.namespace, name: b.name, ...(b.port !== undefined ? { port: b.port } : {}), weight: b.weight })),
+      backends: rule.backendRefs.map((b) => backendOf(b, meta.namespace)),
       ...(rule.name ? { ruleName: rule.name } : {}),
     },
   };
