@@ -3,7 +3,8 @@
 // `portico migrate …` runs the migration report instead (app/migrate.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import { ConfigError, parseConfig, type Config } from './flags.ts';
-import { KubeClient, loadKubeConfig } from '../operator/kube/client.ts';
+import { KubeClient } from '../operator/kube/client.ts';
+import { loadCredentials } from '../operator/kube/credentials.ts';
 import { createLogger } from '../operator/log.ts';
 import { Manager } from '../operator/manager.ts';
 import { Metrics } from '../operator/metrics.ts';
@@ -41,7 +42,7 @@ const kubeconfigPath = cfg.kubeconfig ?? (apiserver ? undefined : process.env.KU
 if (kubeconfigPath && !existsSync(kubeconfigPath)) fail(`kubeconfig ${kubeconfigPath} does not exist`);
 let client: KubeClient;
 try {
-  client = new KubeClient(loadKubeConfig(cfg.kubeconfig, apiserver), { rateLimit: { qps: cfg['kube-api-qps'], burst: cfg['kube-api-burst'] } });
+  client = new KubeClient(await loadCredentials(cfg.kubeconfig, apiserver), { rateLimit: { qps: cfg['kube-api-qps'], burst: cfg['kube-api-burst'] } });
 } catch (e) {
   fail(`cannot load a kubeconfig: ${describe(e)} (pass --kubeconfig or run in a pod)`);
 }

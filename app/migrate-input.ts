@@ -253,10 +253,11 @@ function secretData(o: Obj & { stringData?: Record<string, string> }): Record<st
 
 /** Reads a cluster: every Ingress (all namespaces), the ConfigMap, and the Secrets named by auth-secret, proxy-ssl-secret and auth-tls-secret. */
 export async function loadCluster(opts: MigrateOptions): Promise<Input> {
-  const { KubeClient, loadKubeConfig, isNotFound } = await import('../operator/kube/client.ts');
+  const { KubeClient, isNotFound } = await import('../operator/kube/client.ts');
+  const { loadCredentials } = await import('../operator/kube/credentials.ts');
   let client: InstanceType<typeof KubeClient>;
   try {
-    client = new KubeClient(loadKubeConfig(opts.kubeconfig), { rateLimit: false });
+    client = new KubeClient(await loadCredentials(opts.kubeconfig), { rateLimit: false });
   } catch (e) {
     throw new UsageError(`cannot load a kubeconfig: ${(e as Error).message} (pass --kubeconfig, set KUBECONFIG, or use -f)`);
   }

@@ -1,7 +1,6 @@
 // The operator framework against the real API server (RBAC on): informers, controllers, events.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, isForbidden } from '../operator/kube/client.ts';
 import { Informer } from '../operator/informer.ts';
 import { Controller } from '../operator/controller.ts';
@@ -14,7 +13,7 @@ import { Metrics } from '../operator/metrics.ts';
 import { CuttableProxy } from './harness/proxy.ts';
 import { until } from './harness/http.ts';
 import { deleteNamespace, waitForEndpointSliceController } from './harness/pods.ts';
-import { adminKubeConfig, compactEtcd, ensureCluster, kubectl, restartApiserver, uniqueNamespace, serviceAccountKubeConfig } from './harness/cluster.ts';
+import { adminCredentials, compactEtcd, ensureCluster, fileCredentials, kubectl, restartApiserver, uniqueNamespace, serviceAccountKubeConfig, serviceAccountKubeconfigFile } from './harness/cluster.ts';
 import { installPorticoRbac } from './harness/portico.ts';
 
 const log = createLogger((process.env.E2E_LOG_LEVEL as 'debug' | undefined) ?? 'error');
@@ -28,7 +27,7 @@ let ns: string;
 
 before(async () => {
   await ensureCluster();
-  admin = new KubeClient(adminKubeConfig());
+  admin = new KubeClient(adminCredentials());
   await installPorticoRbac();
   portico = new KubeClient(await serviceAccountKubeConfig('portico-system', 'portico'));
   ns = await uniqueNamespace('fw');
@@ -44,12 +43,7 @@ describe('informer', () => {
     const proxy = new CuttableProxy({ host: '127.0.0.1', port: Number(new URL(admin.server).port) });
     await proxy.start();
     // The informer talks to the apiserver through a proxy the test can cut, as the Portico ServiceAccount.
-    const kc = new KubeConfig();
-    kc.loadFromString(portico.kubeConfig.exportConfig());
-    const cluster = kc.getCurrentCluster();
-    assert.ok(cluster);
-    kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server: `https://127.0.0.1:${proxy.port}` } : c));
-    const client = new KubeClient(kc);
+    const client = new KubeClient(fileCredentials(await serviceAccountKubeconfigFile('portico-system', 'portico'), { server: `https://127.0.0.1:${proxy.port}` }));
     const seen: string[] = [];
     const metrics = new Metrics({ prefix: 'portico' });
     const inf = new Informer<CM>(client, Resources.ConfigMap, log, metrics, {

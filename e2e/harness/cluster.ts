@@ -1,10 +1,11 @@
 // Test-side access to the local control plane brought up by e2e/controlplane/up.sh.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, isAlreadyExists, isNotFound } from '../../operator/kube/client.ts';
+import { leanKubeconfig, type ApiserverOverride, type Credentials } from '../../operator/kube/credentials.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const DEV = path.join(ROOT, '.dev');
@@ -22,9 +23,23 @@ export function adminKubeConfig(): KubeConfig {
   return kc;
 }
 
+/**
+ * Credentials from a kubeconfig file the harness wrote (client certificate or token), read as Portico reads such
+ * files in production (credentials.ts, without client-node); `override` replaces the server.
+ */
+export function fileCredentials(file: string, override?: ApiserverOverride): Credentials {
+  const c = leanKubeconfig(readFileSync(file, 'utf8'), file, override);
+  if (!c) throw new Error(`${file}: a field Portico's own kubeconfig reader does not take`);
+  return c;
+}
+
+export function adminCredentials(): Credentials {
+  return fileCredentials(ADMIN_KUBECONFIG);
+}
+
 let adminClient: KubeClient | undefined;
 export function admin(): KubeClient {
-  adminClient ??= new KubeClient(adminKubeConfig(), { rateLimit: false }); // the test's own seeding is not Portico
+  adminClient ??= new KubeClient(adminCredentials(), { rateLimit: false }); // the test's own seeding is not Portico
   return adminClient;
 }
 
@@ -61,10 +76,9 @@ export async function serviceAccountKubeconfigFile(namespace: string, sa: string
   return file;
 }
 
-export async function serviceAccountKubeConfig(namespace: string, sa: string): Promise<KubeConfig> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(await serviceAccountKubeconfigFile(namespace, sa));
-  return kc;
+/** Credentials of a ServiceAccount (a TokenRequest token), as Portico reads a kubeconfig. */
+export async function serviceAccountKubeConfig(namespace: string, sa: string): Promise<Credentials> {
+  return fileCredentials(await serviceAccountKubeconfigFile(namespace, sa));
 }
 
 export async function restartApiserver(): Promise<void> {

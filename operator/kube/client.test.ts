@@ -2,7 +2,7 @@ import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import { leanKubeconfig } from './credentials.ts';
 import { ApiError, KubeClient, retryAfterMs } from './client.ts';
 import { Metrics } from '../metrics.ts';
 
@@ -31,15 +31,15 @@ async function fakeApiServer() {
   });
   server.on('connection', () => connections++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const kc = new KubeConfig();
-  kc.loadFromString(`
+  const kc = leanKubeconfig(`
 apiVersion: v1
 kind: Config
 clusters: [{ name: c, cluster: { server: "http://127.0.0.1:${(server.address() as AddressInfo).port}", insecure-skip-tls-verify: true } }]
 users: [{ name: u, user: { token: t0k3n } }]
 contexts: [{ name: x, context: { cluster: c, user: u } }]
 current-context: x
-`);
+`, 'fake-apiserver');
+  assert.ok(kc, 'a token kubeconfig is read without client-node');
   return {
     kc,
     seen,

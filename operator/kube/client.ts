@@ -1,16 +1,15 @@
-// A small Kubernetes REST client on top of @kubernetes/client-node's KubeConfig (authentication, TLS) and undici.
+// A small Kubernetes REST client on undici, authenticated by Credentials (credentials.ts: Portico's own reading of
+// the pod's ServiceAccount and of plain kubeconfigs; client-node's KubeConfig for the rest, loaded only then).
 // We use raw paths instead of the generated API classes because the framework is generic over kinds, needs the
 // HTTP status of every failure (409 conflicts, 410 Gone, 403 RBAC denials) and streams watches itself.
-import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { Agent, fetch, type Dispatcher } from 'undici';
 import { createHash } from 'node:crypto';
-import type https from 'node:https';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { existsSync } from 'node:fs';
 import type { Metrics } from '../metrics.ts';
 import { TokenBucket, type TokenBucketOptions } from './ratelimit.ts';
 import { sleep } from '../backoff.ts';
+import type { Credentials } from './credentials.ts';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -78,16 +77,10 @@ interface Shared {
   metrics?: Metrics;
 }
 
-const METHODS: Record<string, HttpMethod> = {
-  GET: HttpMethod.GET,
-  POST: HttpMethod.POST,
-  PUT: HttpMethod.PUT,
-  PATCH: HttpMethod.PATCH,
-  DELETE: HttpMethod.DELETE,
-};
+const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 export class KubeClient {
-  readonly kubeConfig: KubeConfig;
+  readonly credentials: Credentials;
   readonly server: string;
   /** Distinct RBAC (verb, group, resource) triples this client has used, as "verb group/resource". */
   readonly calls: Set<string>;
@@ -96,11 +89,9 @@ export class KubeClient {
   private readonly shared: Shared;
   private readonly now: (() => number) | undefined;
 
-  constructor(kc: KubeConfig, o: KubeClientOptions = {}, shared?: Shared) {
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.kubeConfig = kc;
-    this.server = cluster.server.replace(/\/+$/, '');
+  constructor(credentials: Credentials, o: KubeClientOptions = {}, shared?: Shared) {
+    this.credentials = credentials;
+    this.server = credentials.server.replace(/\/+$/, '');
     this.shared = shared ?? { calls: new Set(), metrics: o.metrics };
     if (o.metrics) this.shared.metrics = o.metrics;
     this.calls = this.shared.calls;
@@ -115,7 +106,7 @@ export class KubeClient {
    * behind a burst of status writes, and vice versa.
    */
   withRateLimit(rateLimit: TokenBucketOptions | false): KubeClient {
-    return new KubeClient(this.kubeConfig, { rateLimit, ...(this.now ? { now: this.now } : {}) }, this.shared);
+    return new KubeClient(this.credentials, { rateLimit, ...(this.now ? { now: this.now } : {}) }, this.shared);
   }
 
   /** Attaches metrics after construction (the process creates its client before its registry). */
@@ -126,13 +117,11 @@ export class KubeClient {
   private async prepare(method: string, path: string, query: RequestOptions['query']) {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const m = METHODS[method];
-    if (m === undefined) throw new Error(`unsupported method ${method}`);
-    const ctx = new RequestContext(url.toString(), m);
+    if (!METHODS.has(method)) throw new Error(`unsupported method ${method}`);
     // Per request, so that rotated tokens (projected service-account tokens, exec plugins) are picked up.
-    await this.kubeConfig.applySecurityAuthentication(ctx);
+    const headers = await this.credentials.headers();
     this.record(method, url);
-    return { url, headers: ctx.getHeaders(), dispatcher: await this.dispatcher(ctx) };
+    return { url, headers, dispatcher: await this.dispatcher(url, method) };
   }
 
   /**
@@ -141,9 +130,8 @@ export class KubeClient {
    * a start-up. This client keeps one Agent per TLS identity and replaces it only when the CA or client certificate
    * changes. Proxied clusters keep client-node's own dispatcher.
    */
-  private async dispatcher(ctx: RequestContext): Promise<Dispatcher | undefined> {
-    const cluster = this.kubeConfig.getCurrentCluster();
-    if (cluster?.proxyUrl) return ctx.getDispatcher() as Dispatcher | undefined;
+  private async dispatcher(url: URL, method: string): Promise<Dispatcher | undefined> {
+    if (this.credentials.dispatcher) return this.credentials.dispatcher(url.toString(), method);
     const s = this.shared;
     const t = performance.now();
     if (s.tlsCheckedAt === undefined || t - s.tlsCheckedAt > TLS_RECHECK_MS) {
@@ -157,25 +145,18 @@ export class KubeClient {
   }
 
   private async refreshAgent(): Promise<void> {
-    const opts: https.RequestOptions = {};
-    await this.kubeConfig.applyToHTTPSOptions(opts);
-    const spec = this.kubeConfig.createDispatcherOptions(this.kubeConfig.getCurrentCluster(), {
-      ca: opts.ca,
-      cert: opts.cert,
-      key: opts.key,
-      pfx: opts.pfx,
-      passphrase: opts.passphrase,
-      ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
-      ...(opts.servername !== undefined ? { servername: opts.servername } : {}),
-    });
-    if (spec.type !== 'agent') {
+    const tls = await this.credentials.tls();
+    if (!tls || !Object.keys(tls).length) {
       // Plain HTTP (or no TLS settings at all): undici's global dispatcher already pools connections.
       this.replaceAgent(undefined);
       return;
     }
-    const key = tlsFingerprint(spec.connect);
+    // undici defaults to a 60 s keep-alive probe delay, which can race a cloud load balancer's idle timeout:
+    // 30 s as client-go.
+    const connect = { ...tls, keepAlive: true, keepAliveInitialDelay: 30_000 };
+    const key = tlsFingerprint(connect);
     if (this.shared.agent?.key === key) return;
-    this.replaceAgent({ key, dispatcher: new Agent({ connect: spec.connect }) });
+    this.replaceAgent({ key, dispatcher: new Agent({ connect }) });
   }
 
   private replaceAgent(next: Shared['agent']): void {
@@ -354,31 +335,6 @@ function toApiError(method: string, path: string, status: number, text: string):
  * --apiserver-host) the current cluster's server is replaced (and its CA with `caFile`); with `server` and no file,
  * a bare cluster at that URL, without credentials, is used (as client-go's BuildConfigFromFlags does).
  */
-export function loadKubeConfig(file?: string, override?: { server: string; caFile?: string }): KubeConfig {
-  const kc = new KubeConfig();
-  if (override && !file) {
-    const cluster = { name: 'apiserver', server: override.server, skipTLSVerify: false, ...(override.caFile ? { caFile: override.caFile } : {}) };
-    kc.loadFromOptions({ clusters: [cluster], users: [{ name: 'anonymous' }], contexts: [{ name: 'apiserver', cluster: 'apiserver', user: 'anonymous' }], currentContext: 'apiserver' });
-    return kc;
-  }
-  if (file) kc.loadFromFile(file);
-  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
-  else {
-    // loadFromDefault silently falls back to http://localhost:8080 when it finds nothing; refuse instead.
-    const candidates = (process.env.KUBECONFIG ?? '').split(':').filter(Boolean);
-    if (process.env.HOME) candidates.push(`${process.env.HOME}/.kube/config`);
-    if (!candidates.some((f) => existsSync(f))) throw new Error('no kubeconfig found ($KUBECONFIG, ~/.kube/config) and not running in a pod');
-    kc.loadFromDefault();
-  }
-  const current = kc.getCurrentCluster();
-  if (!current) throw new Error('no cluster in kubeconfig');
-  if (override) {
-    const replaced = { ...current, server: override.server, ...(override.caFile ? { caFile: override.caFile, caData: undefined } : {}) };
-    kc.loadFromOptions({ clusters: kc.clusters.map((c) => (c.name === current.name ? replaced : c)), users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext });
-  }
-  return kc;
-}
-
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 
 /** True when a failed fetch never reached the server's handler, so sending it again is safe. */

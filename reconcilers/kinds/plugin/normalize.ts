@@ -1,5 +1,5 @@
 // Plugin → its normalized model record: the instance the Lua plugin runs, or why it cannot run (fail closed).
-import { loadYaml } from '@kubernetes/client-node';
+import { load as loadYaml } from 'js-yaml';
 import { parsePluginConfig, pluginSpecSchema, type PluginConfig } from '../../../crds/schema/index.ts';
 import { crdOf, limitKey, pluginInstanceOf } from '../../config/plugin-instance.ts';
 import type { KubeObject } from '../../../operator/kube/object.ts';
@@ -27,6 +27,7 @@ export function normalizePlugin(obj: KubeObject, secrets: SecretLookup): CrdResu
     if (raw === undefined) return { ok: true, record: { ...base, instance: null, secretKey, unresolved: true, error: `spec.configFrom: Secret ${secretKey} has no key ${ref.key}` } };
     try {
       config = loadYaml(raw);
+      if (!config) throw new Error('empty');
     } catch (e) {
       // The parser's message quotes the text around the error: nothing of a Secret may reach an Event or a log.
       void e;
