@@ -88,6 +88,7 @@ do
 
   r = request(T, engine, { path = "/a", headers = { authorization = answer({ user = "ann", password = "pa55word", nonce = c.nonce, uri = "/a", opaque = c.opaque }) } })
   R.check("digest: the right answer passes", r.proxied, r.status)
+  R.check("digest: …and the backend does not get the Authorization header", T.headers.authorization == nil)
   r = request(T, engine, { path = "/a", headers = { authorization = answer({ user = "bob", password = "s3cret", nonce = c.nonce, uri = "/a", nc = "00000002" }) } })
   R.check("digest: an upper-case HA1 in the configuration works, opaque may be left out", r.proxied, r.status)
   r = request(T, engine, { path = "/a", headers = { authorization = answer({ user = "ann", password = "nope", nonce = c.nonce, uri = "/a", nc = "00000003" }) } })

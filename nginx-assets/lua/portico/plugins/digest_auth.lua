@@ -17,7 +17,8 @@
 -- duplicates), realm is the plugin's, algorithm absent or MD5, qop=auth, nc 8 hex digits, cnonce present, uri the
 -- request's target (or its path without the query, as some clients send it), the nonce's MAC, then the response
 -- (constant-time compare; an unknown user is checked against a dummy HA1 so the timing does not tell which users
--- exist). Only the user name's presence is ever logged, never a hash or the header.
+-- exist). Only the user name's presence is ever logged, never a hash or the header. A request that passes goes
+-- upstream without its Authorization header, as under ingress-nginx.
 local crypto = require("portico.plugins.crypto")
 local util = require("portico.plugins.util")
 
@@ -197,6 +198,8 @@ local function access(self, ctx)
       "; answering 503")
     return util.deny(503)
   end
+  -- As ingress-nginx (proxy_set_header Authorization "" with auth_digest): the credentials stay here.
+  ngx.req.clear_header("Authorization")
   return false
 end
 
