@@ -121,6 +121,18 @@ do
   R.check("expiry: the old nonce's zone entry is gone", T.ngx.shared.portico_digest:get(c.nonce) == nil)
 end
 
+do
+  -- An instance's own nonce lifetime (nonceSeconds; annotations leave it at 300).
+  local T, engine = setup({ nonceSeconds = 5 })
+  local c = params(request(T, engine, { path = "/" }).headers["www-authenticate"])
+  T.clock = T.clock + 5
+  local r = request(T, engine, { path = "/", headers = { authorization = answer({ user = "ann", password = "pa55word", nonce = c.nonce, uri = "/" }) } })
+  R.check("nonceSeconds: a nonce is good up to its instance's lifetime", r.proxied)
+  T.clock = T.clock + 1
+  r = request(T, engine, { path = "/", headers = { authorization = answer({ user = "ann", password = "pa55word", nonce = c.nonce, uri = "/", nc = "00000002" }) } })
+  R.check("nonceSeconds: …and stale after it", r.status == 401 and r.headers["www-authenticate"]:find("stale=true") ~= nil)
+end
+
 ---------------------------------------------------------------------------------------------------------- forgery
 do
   local T, engine = setup()
@@ -260,6 +272,7 @@ do
   bad("validate: a realm with \":\" is refused (htdigest cannot hold it)", function(p) p.realm = "a:b" end, "invalid realm")
   bad("validate: an HA1 that is not 32 hex digits is refused", function(p) p.users[1].ha1 = "abc" end, "ha1")
   bad("validate: no users is refused", function(p) p.users = {} end, "users")
+  bad("validate: nonceSeconds over an hour is refused", function(p) p.nonceSeconds = 3601 end, "nonceSeconds")
   bad("validate: a user name with \":\" is refused", function(p) p.users[1].username = "a:b" end, "user name")
 end
 

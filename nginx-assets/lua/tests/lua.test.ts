@@ -335,5 +335,6 @@ test('Lua digest-auth (auth-type: digest): challenge, RFC 7616 answers (MD5, qop
     /ok - satisfy any: the digest answer alone lets the request through/,
     /ok - zone full: the right answer is refused with 503/,
     /ok - validate: a realm with ":" is refused/,
+    /ok - nonceSeconds: …and stale after it/,
   ]);
 });

@@ -9,6 +9,11 @@ export type Instance = {
   realm: string;
   /** The users: name and HA1 = lower-case hex MD5("user:realm:password"). */
   users: { username: string; ha1: string }[];
+  /**
+   * How long a nonce is good for, in seconds (1-3600). Absent = 300, which is what annotations make; the real-nginx
+   * test sets a short one to see expiry.
+   */
+  nonceSeconds?: number;
 };
 
 export const plugin = definePlugin<Instance>()({ name: 'digest-auth' });

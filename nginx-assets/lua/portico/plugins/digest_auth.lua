@@ -6,7 +6,7 @@
 -- Nonces are stateless and unforgeable: hex(issue time, 4 bytes) .. hex(8 random bytes) .. hex(HMAC-SHA1 over both
 -- and the instance), keyed by 32 random bytes drawn once per nginx start (kept in the shared dict portico_digest, so
 -- every worker, and a reload, knows them; another Portico replica does not — its nonces get a new challenge).
--- A nonce is good for NONCE_SECONDS after it was issued; an answer that is right for an expired nonce gets a new
+-- A nonce is good for NONCE_SECONDS (or the instance's nonceSeconds) after it was issued; an answer that is right for an expired nonce gets a new
 -- challenge with stale=true (the client retries without asking the user again). Replays: the highest nc answered
 -- per nonce is kept in portico_digest until the nonce expires, and an answer must bring a higher one (a reused or
 -- lower nc → stale=true, so a client that sent requests out of order just takes a new nonce). One entry per nonce in
@@ -70,7 +70,7 @@ local function new_nonce(id)
 end
 
 -- "ok", "expired" or "forged"; and the seconds the nonce has left when "ok".
-local function check_nonce(nonce, id)
+local function check_nonce(nonce, id, lifetime)
   if #nonce ~= 64 or find(nonce, "[^0-9a-f]") then return "forged" end
   local k = nonce_key()
   if not k then return "forged" end
@@ -78,8 +78,8 @@ local function check_nonce(nonce, id)
   if not crypto.equal(mac(k, stamp, id), sub(nonce, 25)) then return "forged" end
   local age = (ngx.time() % 4294967296) - tonumber(sub(stamp, 1, 8), 16)
   if age < 0 then age = age + 4294967296 end
-  if age > _M.NONCE_SECONDS then return "expired" end
-  return "ok", _M.NONCE_SECONDS - age
+  if age > lifetime then return "expired" end
+  return "ok", lifetime - age
 end
 
 -- ---- the Authorization header ----
@@ -174,7 +174,7 @@ local function access(self, ctx)
     or (p.opaque and p.opaque ~= self.opaque) or not uri_matches(uri) then
     return challenge(self, false)
   end
-  local state, left = check_nonce(nonce, self.id)
+  local state, left = check_nonce(nonce, self.id, self.lifetime)
   if state == "forged" then return challenge(self, false) end
   local ha1 = self.users[user]
   local known = ha1 ~= nil
@@ -214,6 +214,7 @@ function _M.new(conf, id)
     id = iid,
     name = conf.name or "",
     realm = conf.realm,
+    lifetime = conf.nonceSeconds or _M.NONCE_SECONDS,
     opaque = opaque,
     -- The challenge around its nonce (realm: quotes and backslashes refused by check).
     prefix = 'Digest realm="' .. conf.realm .. '", qop="auth", algorithm=MD5, nonce="',
@@ -229,12 +230,13 @@ function _M._reset() key = nil end
 
 -- ---- configuration check (validate.lua: the configuration API refuses a push with an invalid instance) ----
 local C = require("portico.check")
-local str, is_array = C.str, C.is_array
+local str, is_array, is_int = C.str, C.is_array, C.is_int
 
 -- The digest-auth fields of a PluginInstance (reconcilers/config/plugins/digest-auth.ts): nil when valid, else a
 -- message.
 function _M.check(p)
   if not str(p.realm, 128, "^[\32-\126]+$") or p.realm:find('["\\:]') then return "invalid realm" end
+  if p.nonceSeconds ~= nil and not is_int(p.nonceSeconds, 1, 3600) then return "nonceSeconds must be 1 to 3600" end
   if not is_array(p.users) or #p.users == 0 or #p.users > 10000 then return "users must be a non-empty array of at most 10000" end
   for _, u in ipairs(p.users) do
     if type(u) ~= "table" or not str(u.username, 128, "^[\33-\57\59-\126]+$") then return "invalid user name" end
