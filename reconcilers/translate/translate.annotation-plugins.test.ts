@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { ing, modelOf, OPTS, rule, svc, svcRef } from './fixtures.test-helpers.ts';
 import { translate } from './translate.ts';
 import { Model } from '../model/model.ts';
+import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
 import { normalizeIngress, normalizeIngressClass, normalizeService } from '../model/normalize.ts';
 import { portico } from './fixtures.test-helpers.ts';
 
@@ -216,6 +217,7 @@ test('auth-type digest + an htdigest auth-secret → digest-auth plugin with the
     auth: b64(`# team\nann:Team:${md5('ann:Team:pa55word').toUpperCase()}\nbob:Team:${bob}\nann:Team:${bob}\ncarol:Other:${bob}\ndave:Team:not-a-hash\nerin:${bob}\n`),
   });
   assert.equal(file.route?.backendId, 'default_web_80', 'served');
+  assert.equal(file.n.authSecret, 'default/users', 'the Secret is indexed so it is loaded (and its changes re-read)');
   const id = file.route?.plugins?.[0] ?? '';
   assert.deepEqual(file.r.config.data.plugins[id], {
     name: 'default/a (annotations)',
@@ -279,6 +281,21 @@ test('digest with satisfy any and an allowlist: both flagged satisfyAny; no-auth
   const r = translate(m.snapshot(), OPTS);
   const byPath = Object.fromEntries((r.config.data.routes['a.example.com']?.rules ?? []).map((x) => [x.path, (x.route.plugins ?? []).map((id) => r.config.data.plugins[id]?.type)]));
   assert.deepEqual(byPath, { '/.well-known/acme-challenge': [], '/': ['digest-auth'] });
+});
+
+test('digest refused by annotations-risk-level (auth-secret and auth-realm are Medium): refused together, the Ingress fails closed, never served open', () => {
+  const m = new Model();
+  m.setIngressClass(normalizeIngressClass(portico()));
+  m.setService(normalizeService(web));
+  m.setGlobalConfig(parseGlobalConfig({ 'annotations-risk-level': 'Low' }, defaultGlobalConfig()).values);
+  const n = normalizeIngress(ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' } }), (k) => (k === 'default/users' ? { data: { auth: b64(`ann:R:${HA1_ANN}\n`) } } : undefined));
+  assert.ok(n.ok);
+  m.setIngress(n.ingress);
+  const r = translate(m.snapshot(), OPTS);
+  const route = r.config.data.routes['a.example.com']?.rules[0]?.route;
+  assert.equal(route?.action, 'unavailable');
+  assert.deepEqual(route?.plugins ?? [], []);
+  assert.ok(r.events.some((e) => e.reason === 'RiskyAnnotation' && /auth-type .*belongs with .*auth-secret/.test(e.message)), JSON.stringify(r.events.map((e) => e.message)));
 });
 
 test('permanent-redirect / temporal-redirect (+ -code) → a redirect plugin answering every request with that URL', () => {
