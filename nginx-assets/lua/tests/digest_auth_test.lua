@@ -137,22 +137,33 @@ end
 do
   local T, engine = setup()
   local c = params(request(T, engine, { path = "/" }).headers["www-authenticate"])
-  local function try(nonce)
-    return request(T, engine, { path = "/", headers = { authorization = answer({ user = "ann", password = "pa55word", nonce = nonce, uri = "/" }) } })
+  local function try(nonce, password)
+    return request(T, engine, { path = "/", headers = { authorization = answer({ user = "ann", password = password or "pa55word", nonce = nonce, uri = "/" }) } })
   end
-  -- A client's own nonce, a changed time stamp (to make an old nonce young) and a nonce of another instance.
+  local function refused(r) return r.status == 401 and not r.proxied end
+  local function stale(r) return r.headers["www-authenticate"]:find("stale=true") ~= nil end
+  -- A client's own nonce, and a changed time stamp (to make an old nonce young): never let in. stale=true only when
+  -- the answer is right for that nonce (the client knows the password: RFC 7616), never for a wrong one.
   local forged = string.format("%08x", T.clock) .. string.rep("0", 56)
   local r = try(forged)
-  R.check("forgery: a made-up nonce → 401, not stale", r.status == 401 and not r.headers["www-authenticate"]:find("stale"))
+  R.check("forgery: a made-up nonce → 401 (stale=true only as the answer is right for it)", refused(r) and stale(r))
+  r = try(forged, "nope")
+  R.check("forgery: a made-up nonce with a wrong answer → 401, not stale", refused(r) and not stale(r))
   local restamped = string.format("%08x", T.clock + 100) .. c.nonce:sub(9)
   r = try(restamped)
-  R.check("forgery: a nonce with another time stamp → 401, not stale", r.status == 401 and not r.headers["www-authenticate"]:find("stale"))
+  R.check("forgery: a nonce with another time stamp → 401", refused(r) and stale(r))
+  r = try(restamped, "nope")
+  R.check("forgery: …with a wrong answer, not stale", refused(r) and not stale(r))
   r = try("NOTHEX")
-  R.check("forgery: a malformed nonce → 401", r.status == 401)
-  -- Another start of nginx (a new key): earlier nonces are forged.
+  R.check("forgery: a malformed nonce → 401", refused(r))
+  R.check("forgery: no nonce was recorded for any of them", T.ngx.shared.portico_digest:get(forged) == nil and T.ngx.shared.portico_digest:get(restamped) == nil)
+  -- Another start of nginx (a new key): an earlier nonce is not good; its right answer gets stale=true (the browser
+  -- retries without asking the user), as does one of another replica.
   local T2, engine2 = setup()
   r = request(T2, engine2, { path = "/", headers = { authorization = answer({ user = "ann", password = "pa55word", nonce = c.nonce, uri = "/" }) } })
-  R.check("forgery: after a restart (new key) an old nonce gets a new challenge", r.status == 401 and not r.headers["www-authenticate"]:find("stale"))
+  R.check("forgery: after a restart (new key) an old nonce with the right answer → 401 stale=true", refused(r) and stale(r))
+  r = request(T2, engine2, { path = "/", headers = { authorization = answer({ user = "ann", password = "nope", nonce = c.nonce, uri = "/" }) } })
+  R.check("forgery: …with a wrong answer → 401, not stale", refused(r) and not stale(r))
   -- The key is shared by the workers: a worker that starts later (no copy yet) reads the same key from the zone.
   local T3, engine3 = setup()
   local c3 = params(request(T3, engine3, { path = "/" }).headers["www-authenticate"])

@@ -5,20 +5,21 @@
 --
 -- Nonces are stateless and unforgeable: hex(issue time, 4 bytes) .. hex(8 random bytes) .. hex(HMAC-SHA1 over both
 -- and the instance), keyed by 32 random bytes drawn once per nginx start (kept in the shared dict portico_digest, so
--- every worker, and a reload, knows them; another Portico replica does not — its nonces get a new challenge).
--- A nonce is good for NONCE_SECONDS (or the instance's nonceSeconds) after it was issued; an answer that is right for an expired nonce gets a new
--- challenge with stale=true (the client retries without asking the user again). Replays: the highest nc answered
--- per nonce is kept in portico_digest until the nonce expires, and an answer must bring a higher one (a reused or
--- lower nc → stale=true, so a client that sent requests out of order just takes a new nonce). One entry per nonce in
--- use, not per request; the zone full → 503, never an untracked success. Workers race only within one request's
--- read-and-write of that entry (no yield between them).
+-- every worker, and a reload, knows them; a restart or another Portico replica does not). A nonce is good for
+-- NONCE_SECONDS (or the instance's nonceSeconds) after it was issued. An answer that is right for a nonce that is not
+-- good — expired, or not made with this start's key — gets a new challenge with stale=true (as RFC 7616 asks: the
+-- client knows the password and retries without asking the user); a wrong answer never gets stale=true.
+-- Replays: the highest nc answered per nonce is kept in portico_digest until the nonce expires, and an answer must
+-- bring a higher one (a reused or lower nc → stale=true, so a client that sent requests out of order just takes a
+-- new nonce). One entry per nonce in use, not per request; the zone full → 503, never an untracked success. Workers
+-- race only within one request's read-and-write of that entry (no yield between them).
 --
 -- Checks, each failing with 401 and a new challenge: the header parses (bounded: 4 KiB, 16 parameters, no
 -- duplicates), realm is the plugin's, algorithm absent or MD5, qop=auth, nc 8 hex digits, cnonce present, uri the
--- request's target (or its path without the query, as some clients send it), the nonce's MAC, then the response
--- (constant-time compare; an unknown user is checked against a dummy HA1 so the timing does not tell which users
--- exist). Only the user name's presence is ever logged, never a hash or the header. A request that passes goes
--- upstream without its Authorization header, as under ingress-nginx.
+-- request's target (or its path without the query, as some clients send it); the response (constant-time compare;
+-- an unknown user is checked against a dummy HA1 so the timing does not tell which users exist); then the nonce's MAC
+-- and age, then its nc. Only the user name's presence is ever logged, never a hash or the header. A request that
+-- passes goes upstream without its Authorization header, as under ingress-nginx.
 local crypto = require("portico.plugins.crypto")
 local util = require("portico.plugins.util")
 
@@ -175,7 +176,6 @@ local function access(self, ctx)
     return challenge(self, false)
   end
   local state, left = check_nonce(nonce, self.id, self.lifetime)
-  if state == "forged" then return challenge(self, false) end
   local ha1 = self.users[user]
   local known = ha1 ~= nil
   if not known then ha1 = self.dummy end
@@ -186,8 +186,9 @@ local function access(self, ctx)
       known and "wrong answer for a user of the plugin" or "unknown user")
     return challenge(self, false)
   end
-  -- The right answer: for a nonce that is still good, and with an nc higher than any before.
-  if state == "expired" then return challenge(self, true) end
+  -- The right answer, for a nonce that is not (or no longer) good: stale=true (see above).
+  if state ~= "ok" then return challenge(self, true) end
+  -- And with an nc higher than any before on this nonce.
   local dict = ngx.shared[DICT]
   local count = tonumber(nc, 16)
   local seen = dict:get(nonce)
