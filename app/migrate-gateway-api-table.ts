@@ -124,7 +124,7 @@ export const CONVERSIONS: Readonly<Record<string, ConversionRow>> = {
   'global-rate-limit-window': plug('the window of the rate-limit Plugin'),
   'global-rate-limit-key': plug('the key of the rate-limit Plugin'),
   'global-rate-limit-ignored-cidrs': plug('the exempt clients of the rate-limit Plugin'),
-  'auth-type': plug('a basic-auth Plugin and a Consumer (with a Secret) per user of auth-secret — users whose hash a Consumer keeps (bcrypt, {SHA}); others are reported (re-hash them); two different auth-secrets in one namespace are not convertible (the Plugin accepts every Consumer of its namespace)'),
+  'auth-type': plug('basic: a basic-auth Plugin and a Consumer (with a Secret) per user of auth-secret — users whose hash a Consumer keeps (bcrypt, {SHA}); others are reported (re-hash them); two different auth-secrets in one namespace are not convertible (the Plugin accepts every Consumer of its namespace). digest: not convertible (no Plugin object configures digest-auth and Consumers hold no HA1): the rules fail closed (503) with a Plugin that is not written'),
   'auth-secret': plug('the users of the basic-auth Plugin\'s Consumers'),
   'auth-secret-type': plug('how the users are read (auth-file or auth-map)'),
   'auth-realm': plug('the realm of the basic-auth Plugin'),

@@ -451,6 +451,10 @@ test('access control that cannot be converted: the rules refer to a Plugin that 
     assert.equal(report(c, name).verdict, 'partly-converted');
   }
   assert.match(report(c, 'oauth').annotations.find((a) => a.name === 'auth-url')?.detail ?? '', /the request's own host \(\$host\)/);
+  // Digest authentication is served by Portico for the Ingress, but no Plugin object carries it: not convertible.
+  const digest = report(c, 'digest').annotations.find((a) => a.name === 'auth-type');
+  assert.equal(digest?.outcome, 'not-convertible');
+  assert.match(digest?.detail ?? '', /digest authentication has no Plugin object/);
   // The ConfigMap's global-auth-url protects Ingresses, never HTTPRoutes: an external-auth Plugin of the route's own.
   const g = convert([ingress('app', {}), ingress('free', { 'enable-global-auth': 'false' }, { host: 'free.example.com' })], { configMap: { 'global-auth-url': 'http://auth.web.svc.cluster.local/verify' } });
   assert.deepEqual(specOf(g, 'app').rules[0]!.filters, [ext('app-global-auth')]);

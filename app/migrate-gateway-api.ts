@@ -1093,19 +1093,27 @@ function mirror(job: Job & { ing: NormalizedIngress }, f: IngressFilters, cfg: G
  * Basic auth: a basic-auth Plugin checks the Consumers of its namespace, so each user of auth-secret becomes a
  * Consumer with a Secret holding its name and password hash — the hashes a Consumer keeps as they are (bcrypt,
  * {SHA}); other users are reported. Two Ingresses of one namespace with different user lists cannot both be
- * converted (the Plugin would let either list in).
+ * converted (the Plugin would let either list in). Digest auth is not convertible: the rules fail closed.
  */
 function basicAuth(job: Job & { ing: NormalizedIngress }, f: IngressFilters, ctx: Ctx, set: SetFn, closed: (why: string) => void): void {
   const { emit, basicAuthSecrets } = ctx;
   const a = job.ing.annotations;
-  if (a['auth-type'] !== 'basic' || job.outcomes.has('auth-type')) return;
   const names = ['auth-type', 'auth-secret', 'auth-secret-type', 'auth-realm'];
+  if (a['auth-type'] === 'digest' && !job.outcomes.has('auth-type')) {
+    // Digest: the digest-auth plugin's users are an Ingress's auth-secret only (its instance data); no Plugin object
+    // configures it and a Consumer holds no digest credential (HA1), so nothing can carry it on an HTTPRoute.
+    const why = 'digest authentication has no Plugin object: Portico\'s digest-auth plugin takes its users (HA1) from an Ingress\'s auth-secret only, and Consumers hold no digest credentials; keep the Ingress, or move its users to basic auth (htpasswd -B)';
+    set(names, 'not-convertible', why);
+    closed(`digest authentication is not converted (${why})`);
+    return;
+  }
+  if (a['auth-type'] !== 'basic' || job.outcomes.has('auth-type')) return;
   const ba = basicAuthPlugin(a, job.namespace, (k) => ctx.secrets.get(k));
   const no = (why: string) => {
     set(names, 'not-convertible', why);
     closed(`basic authentication is not converted (${why})`);
   };
-  if (!ba.plugin) return no(ba.closed.map((c) => c.kind).join('; ') || `Secret ${ba.secretKey} is not in the input: its users are not known`);
+  if (!ba.plugin || !('basicAuth' in ba.plugin)) return no(ba.closed.map((c) => c.kind).join('; ') || `Secret ${ba.secretKey} is not in the input: its users are not known`);
   const others = basicAuthSecrets.get(job.namespace) ?? new Set();
   if (others.size > 1) return no(`Ingresses of namespace ${job.namespace} use different auth-secrets (${[...others].sort().join(', ')}): a basic-auth Plugin accepts every Consumer of its namespace, so each would let the other's users in`);
   const secretName = (ba.secretKey ?? '').split('/')[1] as string;

@@ -44,7 +44,7 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'legacy/vault': 'ready',
     'legacy/wiki': 'ready',
     'ops/grafana': 'ready',
-    'ops/prometheus': 'annotation-ignored,invalid-value',
+    'ops/prometheus': 'ready',
     'shop/assets': 'invalid-value',
     'shop/checkout': 'ready',
     'shop/checkout-canary': 'ready',
@@ -58,8 +58,8 @@ test('corpus: which Ingresses can move as-is, which need changes, and why', () =
     'web/waf-protected': 'invalid-value,refused-annotation',
   });
   assert.equal(r.summary.ingresses, 21);
-  assert.equal(r.summary.ready, 14);
-  assert.equal(r.summary.needsChanges, 7);
+  assert.equal(r.summary.ready, 15);
+  assert.equal(r.summary.needsChanges, 6);
   assert.equal(r.summary.exitCode, 1);
   assert.ok(r.summary.topReasons.length > 0 && r.summary.topReasons.length <= 10);
   // Client-certificate authentication (auth-tls-*) is applied: no reason names it any more.
@@ -107,9 +107,18 @@ test('corpus: per-annotation statuses, differences and values Portico cannot use
   assert.deepEqual([noSecret.verdict, noSecret.notes], ['ready', ['Secret internal/partner-ca is not in the input: the auth-tls CA (ca.crt) was not checked']]);
   input.missingSecrets.add('internal/partner-ca');
   assert.match(byName(analyze(input), 'internal/partner-mtls').issues.find((i) => i.code === 'fails-closed')?.message ?? '', /Secret internal\/partner-ca not found/);
-  // Basic auth: the htpasswd Secret of the manifests is checked; digest is invalid and fails closed.
+  // Basic and digest auth: the htpasswd and htdigest Secrets of the manifests are checked (digest used to be refused
+  // and failed closed; Portico's digest-auth plugin now serves it).
   assert.deepEqual(byName(r, 'ops/grafana').notes, []);
-  assert.match(byName(r, 'ops/prometheus').issues.find((i) => i.annotation === `${NGINX_PREFIX}auth-type`)?.message ?? '', /digest.*fails closed/);
+  assert.deepEqual([byName(r, 'ops/prometheus').issues, byName(r, 'ops/prometheus').notes], [[], []]);
+  assert.equal(statusOf(r, 'ops/prometheus')['auth-type'], 'difference');
+  // An htpasswd Secret given to digest: no usable user, the Ingress fails closed and says why.
+  const htpasswd = corpus();
+  const prom = htpasswd.ingresses.find((i) => i.metadata.name === 'prometheus');
+  assert.ok(prom?.metadata.annotations);
+  prom.metadata.annotations[`${NGINX_PREFIX}auth-secret`] = 'admin-users';
+  const wrong = byName(analyze(htpasswd), 'ops/prometheus');
+  assert.match(wrong.issues.find((i) => i.code === 'fails-closed')?.message ?? '', /digest authentication that cannot be applied \(Secret ops\/admin-users holds no usable user/);
   // Redirects: a URL with a query of its own is served as written (ingress-nginx's `return 307 <url>`).
   const m = byName(r, 'web/maintenance').annotations.find((a) => a.name === 'temporal-redirect');
   assert.equal(m?.valid, true);
@@ -217,7 +226,7 @@ test('exit status: 0 when everything moves as-is (stdin), 1 when something needs
   assert.match(ok.out, /everything can move as-is/);
   const needs = await capture(['-f', CORPUS, '--ingress-class', 'nginx']);
   assert.equal(needs.code, 1);
-  assert.match(needs.out, /21 Ingress\(es\): 14 ready to move as-is, 7 need changes/);
+  assert.match(needs.out, /21 Ingress\(es\): 15 ready to move as-is, 6 need changes/);
   assert.match(needs.out, /top reasons/);
   for (const bad of [['--bogus'], ['-o', 'yaml', '-f', CORPUS], ['-f'], ['-f', '/nonexistent/x.yaml'], ['-f', CORPUS, '--configmap', 'nope'], ['-f', CORPUS, '--configmap', 'ingress-nginx/absent'], ['-f', CORPUS, '--kubeconfig', '/x']]) {
     const r = await capture(bad);

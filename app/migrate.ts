@@ -211,10 +211,10 @@ function analyzeIngress(obj: KubeObject, input: Input, settings: RiskSettings, r
     add('not-served', null, res.reason, 'nothing Portico can serve');
   } else {
     const gated = gateAnnotations(res.ingress, settings);
-    // Basic auth whose Secret is not in the input: its users cannot be checked here (not a reason to change).
+    // Basic or digest auth whose Secret is not in the input: its users cannot be checked here (not a reason to change).
     const ba = basicAuthPlugin(parsed.values, namespace, reader);
     const unchecked = ba.secretKey && !input.secrets.has(ba.secretKey) && !input.missingSecrets.has(ba.secretKey) ? new Set(ba.closed) : new Set<(typeof ba.closed)[number]>();
-    if (unchecked.size) notes.push(`Secret ${ba.secretKey} is not in the input: the basic-auth users were not checked`);
+    if (unchecked.size) notes.push(`Secret ${ba.secretKey} is not in the input: the ${parsed.values['auth-type'] === 'digest' ? 'digest-auth' : 'basic-auth'} users were not checked`);
     // The same for the CA of client-certificate authentication.
     const tls = authTlsPlugin(parsed.values, namespace, reader);
     if (tls.secretKey && !input.secrets.has(tls.secretKey) && !input.missingSecrets.has(tls.secretKey)) {

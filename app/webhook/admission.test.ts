@@ -67,6 +67,8 @@ test('Secret-dependent checks are the controller\'s: auth-secret, auth-tls-secre
   const spec = { rules: [rule('b.example.com', [{ path: '/', backend: svcRef('web', 80) }])], tls: [{ hosts: ['b.example.com'], secretName: 'b-tls' }] };
   const allowed: Record<string, string>[] = [
     { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users' },
+    // Digest (served by the digest-auth plugin; it used to be denied as unsupported): the Secret is the controller's.
+    { [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users', [`${N}auth-realm`]: 'Team' },
     { [`${N}auth-tls-secret`]: 'default/client-ca' },
     { [`${N}backend-protocol`]: 'HTTPS', [`${N}proxy-ssl-secret`]: 'backend-tls', [`${N}proxy-ssl-verify`]: 'on' },
   ];
@@ -78,7 +80,8 @@ test('Secret-dependent checks are the controller\'s: auth-secret, auth-tls-secre
     [{ [`${N}auth-tls-secret`]: 'kube-system/ca' }, /auth-tls-secret kube-system\/ca is in another namespace/],
     [{ [`${N}backend-protocol`]: 'HTTPS', [`${N}proxy-ssl-secret`]: 'kube-system/backend-tls' }, /another namespace/],
     [{ [`${N}backend-protocol`]: 'HTTPS', [`${N}proxy-ssl-secret`]: 'backend-tls', [`${N}proxy-ssl-protocols`]: 'TLSv1.2; proxy_ssl_verify off' }, /proxy-ssl-protocols/],
-    [{ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, /digest/],
+    [{ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'kube-system/users' }, /digest authentication that cannot be applied \(auth-secret kube-system\/users is in another namespace/],
+    [{ [`${N}auth-type`]: 'ntlm', [`${N}auth-secret`]: 'users' }, /auth-type must be basic or digest/],
   ];
   for (const [ann, why] of denied) {
     const v = reviewIngress(candidate(spec, ann), snap(), OPTS);

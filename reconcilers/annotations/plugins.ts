@@ -10,7 +10,8 @@
 //   permanent-redirect / temporal-redirect                                   → redirect;             redirect.ts
 //   auth-url + auth-*                                                        → external-auth;        external-auth.ts
 //   configuration-snippet / server-snippet                                   → snippet;              snippets.ts
-//   and, read with their Secret or ConfigMap by model/normalize.ts: auth-type basic (basic-auth.ts), auth-tls-*
+//   and, read with their Secret or ConfigMap by model/normalize.ts: auth-type basic or digest (basic-auth.ts,
+//   digest-auth.ts), auth-tls-*
 //   (auth-tls.ts), custom-headers (custom-headers.ts), auth-proxy-set-headers (external-auth.ts).
 // An allow- or denylist that cannot be applied (an invalid CIDR) makes the Ingress fail closed; an invalid CORS or
 // rate-limit setting is reported and that plugin is left out (as ingress-nginx ignores an invalid annotation).
@@ -19,6 +20,7 @@ import type { PluginInstance } from '../config/types.ts';
 import type { Applied, ConfigPlugin } from './group.ts';
 import type { ParsedAnnotations } from './table.ts';
 import { basicAuthInstance, type BasicAuthPlugin } from './groups/basic-auth.ts';
+import { digestAuthInstance, type DigestAuthPlugin } from './groups/digest-auth.ts';
 import { clientCertInstance, type ClientCertPlugin } from './groups/auth-tls.ts';
 import { corsPlugins } from './groups/cors.ts';
 import type { CustomHeadersPlugin } from './groups/custom-headers.ts';
@@ -41,7 +43,7 @@ export { SNIPPET_ANNOTATIONS, type CompiledSnippets } from './groups/snippets.ts
  * A plugin an Ingress's annotations ask for: `suffix` is that of its data-plane id ("ip", "cors", "rps", "auth"...),
  * and the rest either a plugin configuration (the Plugin schemas validated it) or a group's own spec.
  */
-export type AnnotationPlugin = ConfigPlugin | BasicAuthPlugin | SnippetPlugin | ConnLimitPlugin | CustomHeadersPlugin | ExternalAuthPlugin | ClientCertPlugin;
+export type AnnotationPlugin = ConfigPlugin | BasicAuthPlugin | DigestAuthPlugin | SnippetPlugin | ConnLimitPlugin | CustomHeadersPlugin | ExternalAuthPlugin | ClientCertPlugin;
 
 /** The plugins of the annotations read without a Secret or ConfigMap, in the order the data plane ids are made. */
 export function annotationPlugins(v: ParsedAnnotations): Applied<AnnotationPlugin> {
@@ -84,6 +86,7 @@ export interface InstanceContext {
 export function annotationInstance(ap: Exclude<AnnotationPlugin, ExternalAuthPlugin | CustomHeadersPlugin>, ctx: InstanceContext): { inst: PluginInstance } | { config: PluginConfig } {
   if ('snippets' in ap) return { inst: snippetInstance(ap.snippets, ctx.name) };
   if ('basicAuth' in ap) return { inst: basicAuthInstance(ap.basicAuth, ctx.name, ctx.namespace) };
+  if ('digestAuth' in ap) return { inst: digestAuthInstance(ap.digestAuth, ctx.name) };
   if ('connLimit' in ap) return { inst: connLimitInstance(ap.connLimit, ctx.name, ctx.id, ctx.connStatus) };
   if ('clientCert' in ap) return { inst: clientCertInstance(ap.clientCert, ctx.name) };
   return { config: rateLimitConfig(ap.config, ctx.limitStatus, ctx.globalLimitStatus) };

@@ -190,7 +190,7 @@ const VALUES: Record<AnnotationName, [valid: string, invalid: string]> = {
   'limit-burst-multiplier': ['3', '0'],
   'limit-whitelist': ['10.0.0.0/8', ','],
   'limit-allowlist': ['10.0.0.0/8', ''],
-  'auth-type': ['basic', 'digest'],
+  'auth-type': ['digest', 'ntlm'],
   'auth-secret': ['basic-auth', 'Bad_Name'],
   'auth-secret-type': ['auth-map', 'htpasswd'],
   'auth-realm': ['Restricted', 'say "hi"'],

@@ -487,7 +487,7 @@ export type PluginInstance = {
   name: string;
   /**
    * ingress-nginx's `satisfy: any` on the access plugins its annotations make (ip-restriction, basic-auth,
-   * external-auth): the request passes when one of the flagged plugins of its chain lets it through.
+   * digest-auth, external-auth): the request passes when one of the flagged plugins of its chain lets it through.
    */
   satisfyAny?: true;
 } & PluginShape;

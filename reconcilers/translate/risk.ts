@@ -107,13 +107,13 @@ export function gateAnnotations(ing: NormalizedIngress, settings: RiskSettings):
     // client certificates read Secrets, so theirs are kept as they are.
     const rest: Record<string, unknown> = { ...kept };
     for (const n of SNIPPETS) delete rest[n];
-    // What was read with a Secret or ConfigMap cannot be computed again here (no reader): basic auth, client
+    // What was read with a Secret or ConfigMap cannot be computed again here (no reader): basic/digest auth, client
     // certificates and custom-headers are kept as they were, unless refused themselves. (auth-proxy-set-headers
     // needs auth-url, High risk: a level that refuses another non-snippet annotation refuses auth-url too.)
-    const withReads = ing.annotationPlugins.filter((p) => 'basicAuth' in p || 'clientCert' in p || ('customHeaders' in p && !refused.has('custom-headers' as AnnotationName)));
+    const withReads = ing.annotationPlugins.filter((p) => 'basicAuth' in p || 'digestAuth' in p || 'clientCert' in p || ('customHeaders' in p && !refused.has('custom-headers' as AnnotationName)));
     plugins = [...annotationPlugins(rest as ParsedAnnotations).plugins, ...withReads];
   } else plugins = plugins.filter((p) => !isSnippetPlugin(p));
-  if ([...refused.keys()].some((n) => BASIC_AUTH.has(n))) plugins = plugins.filter((p) => !('basicAuth' in p));
+  if ([...refused.keys()].some((n) => BASIC_AUTH.has(n))) plugins = plugins.filter((p) => !('basicAuth' in p) && !('digestAuth' in p));
   if ([...refused.keys()].some((n) => AUTH_TLS.has(n))) plugins = plugins.filter((p) => !('clientCert' in p));
 
   if (snippetPlugin) {

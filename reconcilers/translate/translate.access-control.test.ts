@@ -32,8 +32,8 @@ const ACCESS_CONTROL: [string, string][] = [
   // auth-url is supported (the external-auth plugin, see translate.auth-url.test.ts): a value Portico cannot use fails
   // closed (auth-proxy-set-headers that cannot be applied too: translate.auth-proxy-headers.test.ts).
   ['nginx.ingress.kubernetes.io/auth-url', 'http://auth.example.com/verify;\nproxy_pass http://evil'],
-  // Basic auth is supported (an auth-secret's users, see translate.annotation-plugins.test.ts); without a usable
-  // Secret, or as digest, it fails closed. (auth-secret/-realm alone ask for nothing, as in ingress-nginx.)
+  // Basic and digest auth are supported (an auth-secret's users, see translate.annotation-plugins.test.ts); without a
+  // usable Secret (here: no auth-secret) they fail closed. (auth-secret/-realm alone ask for nothing, as in ingress-nginx.)
   ['nginx.ingress.kubernetes.io/auth-type', 'basic'],
   ['nginx.ingress.kubernetes.io/auth-type', 'digest'],
   ['nginx.ingress.kubernetes.io/auth-tls-secret', 'default/ca'],

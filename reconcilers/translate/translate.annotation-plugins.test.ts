@@ -1,10 +1,12 @@
 // ingress-nginx annotations that are plugins in disguise (IP allow/deny lists, CORS, rate limits) become the same
 // plugin instances Portico's Plugin objects give, validated by the same schemas — table tests, no cluster.
+import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ing, modelOf, OPTS, rule, svc, svcRef } from './fixtures.test-helpers.ts';
 import { translate } from './translate.ts';
 import { Model } from '../model/model.ts';
+import { defaultGlobalConfig, parseGlobalConfig } from '../model/global-config.ts';
 import { normalizeIngress, normalizeIngressClass, normalizeService } from '../model/normalize.ts';
 import { portico } from './fixtures.test-helpers.ts';
 
@@ -187,19 +189,113 @@ test('basic auth: problems with the Secret name lines or key positions, never it
   assert.equal(bad.route?.action, 'unavailable');
 });
 
-test('basic auth that cannot be applied fails closed: missing Secret, no usable user, another namespace, digest', () => {
+test('basic or digest auth that cannot be applied fails closed: missing Secret, no usable user, another namespace, an htpasswd file given to digest', () => {
   for (const [ann, data, why] of [
     [{ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users' }, undefined, /Secret default\/users not found/],
     [{ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users' }, { auth: b64('x:plain\n') }, /no usable user/],
     [{ [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'other/users' }, { auth: b64(`ann:${APR1}`) }, /another namespace/],
     [{ [`${N}auth-type`]: 'basic' }, undefined, /auth-secret is missing/],
-    [{ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, { auth: b64(`ann:${APR1}`) }, /digest is not supported/],
+    // digest used to fail closed whatever the Secret held (not supported); now only when nothing in it is usable.
+    [{ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, { auth: b64(`ann:${APR1}`) }, /digest authentication that cannot be applied \(Secret default\/users holds no usable user/],
+    [{ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, undefined, /digest authentication that cannot be applied \(Secret default\/users not found/],
+    [{ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'other/users' }, { auth: b64(`ann:R:${HA1_ANN}`) }, /another namespace/],
+    [{ [`${N}auth-type`]: 'digest' }, undefined, /auth-secret is missing/],
   ] as const) {
     const { route } = withSecret(ann, data as Record<string, string> | undefined);
     assert.equal(route?.backendId, null, String(why));
     assert.equal(route?.action, 'unavailable');
     assert.match(route?.closedReason ?? '', why);
   }
+});
+
+const md5 = (x: string) => createHash('md5').update(x).digest('hex');
+const HA1_ANN = md5('ann:R:pa55word');
+
+test('auth-type digest + an htdigest auth-secret → digest-auth plugin with the users of the challenge\'s realm; bad lines reported by number', () => {
+  const bob = md5('bob:Team:s3cret');
+  const file = withSecret({ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users', [`${N}auth-realm`]: 'Team' }, {
+    auth: b64(`# team\nann:Team:${md5('ann:Team:pa55word').toUpperCase()}\nbob:Team:${bob}\nann:Team:${bob}\ncarol:Other:${bob}\ndave:Team:not-a-hash\nerin:${bob}\n`),
+  });
+  assert.equal(file.route?.backendId, 'default_web_80', 'served');
+  assert.equal(file.n.authSecret, 'default/users', 'the Secret is indexed so it is loaded (and its changes re-read)');
+  const id = file.route?.plugins?.[0] ?? '';
+  assert.deepEqual(file.r.config.data.plugins[id], {
+    name: 'default/a (annotations)',
+    type: 'digest-auth',
+    realm: 'Team',
+    users: [{ username: 'ann', ha1: md5('ann:Team:pa55word') }, { username: 'bob', ha1: bob }],
+  });
+  const msgs = file.n.problems.join('\n');
+  assert.match(msgs, /line 4 of "auth": a user already given earlier; the first one counts/);
+  assert.match(msgs, /line 5 of "auth": its realm is not "Team" \(the challenge's\); skipped/);
+  assert.match(msgs, /line 6 of "auth": the HA1 is not 32 hex digits/);
+  assert.match(msgs, /line 7 of "auth": not "user:realm:HA1" \(htdigest\); skipped/);
+  for (const leak of ['carol', 'dave', 'erin', bob, 'not-a-hash']) assert.ok(!msgs.includes(leak), `${leak} reached a message`);
+  assert.ok(file.r.events.some((e) => e.type === 'Warning' && /line 5 of "auth"/.test(e.message)), 'a Warning Event on the Ingress');
+});
+
+test('digest: without auth-realm the one realm of the file is the challenge\'s; several realms, or bare HA1s without a realm, fail closed', () => {
+  const one = withSecret({ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, { auth: b64(`ann:R:${HA1_ANN}\n`) });
+  assert.deepEqual(one.r.config.data.plugins[one.route?.plugins?.[0] ?? ''], { name: 'default/a (annotations)', type: 'digest-auth', realm: 'R', users: [{ username: 'ann', ha1: HA1_ANN }] });
+  const two = withSecret({ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, { auth: b64(`ann:R:${HA1_ANN}\nbob:S:${HA1_ANN}\n`) });
+  assert.equal(two.route?.action, 'unavailable');
+  assert.match(two.route?.closedReason ?? '', /name 2 realms and no auth-realm says which one/);
+  const bare = withSecret({ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users', [`${N}auth-secret-type`]: 'auth-map' }, { ann: b64(HA1_ANN) });
+  assert.equal(bare.route?.action, 'unavailable');
+  assert.match(bare.n.problems.join('\n'), /key 1 \(in sorted order\): an HA1 without a realm needs auth-realm/);
+  // A realm an htdigest line cannot hold fails closed.
+  const colon = withSecret({ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users', [`${N}auth-realm`]: 'a:b' }, { auth: b64(`ann:R:${HA1_ANN}\n`) });
+  assert.equal(colon.route?.action, 'unavailable');
+  assert.match(colon.route?.closedReason ?? '', /auth-realm contains ":"/);
+});
+
+test('digest auth-map: a key per user, the value "realm:HA1" (what ingress-nginx writes into the file) or the HA1 alone (for auth-realm)', () => {
+  const map = withSecret({ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users', [`${N}auth-secret-type`]: 'auth-map', [`${N}auth-realm`]: 'R' }, {
+    ann: b64(`R:${HA1_ANN}\n`),
+    bob: b64(md5('bob:R:x')),
+    carol: b64(`Other:${HA1_ANN}`),
+    dave: b64('a:b:c'),
+  });
+  assert.deepEqual((map.r.config.data.plugins[map.route?.plugins?.[0] ?? ''] as { users: unknown }).users, [{ username: 'ann', ha1: HA1_ANN }, { username: 'bob', ha1: md5('bob:R:x') }]);
+  assert.match(map.n.problems.join('\n'), /key 3 \(in sorted order\): its realm is not "R"/);
+  assert.match(map.n.problems.join('\n'), /key 4 \(in sorted order\): the value is not "realm:HA1" or an HA1/);
+});
+
+test('digest: at most 10,000 users (what the data plane takes); the rest are reported and left out', () => {
+  const lines = Array.from({ length: 10_002 }, (_, i) => `u${i}:R:${HA1_ANN}`).join('\n');
+  const big = withSecret({ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, { auth: b64(lines) });
+  assert.equal((big.r.config.data.plugins[big.route?.plugins?.[0] ?? ''] as { users: unknown[] }).users.length, 10_000);
+  assert.match(big.n.problems.join('\n'), /more than 10000 users; the 2 after the first 10000 are left out/);
+});
+
+test('digest with satisfy any and an allowlist: both flagged satisfyAny; no-auth-locations drop the digest plugin', () => {
+  const any = withSecret({ [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users', [`${N}satisfy`]: 'any', [`${N}whitelist-source-range`]: '10.0.0.0/8' }, { auth: b64(`ann:R:${HA1_ANN}\n`) });
+  const types = (any.route?.plugins ?? []).map((id) => [any.r.config.data.plugins[id]?.type, any.r.config.data.plugins[id]?.satisfyAny]);
+  assert.deepEqual(types, [['ip-restriction', true], ['digest-auth', true]]);
+  const m = new Model();
+  m.setIngressClass(normalizeIngressClass(portico()));
+  m.setService(normalizeService(web));
+  const n = normalizeIngress(ing('a', { rules: [rule('a.example.com', [{ path: '/.well-known/acme-challenge', backend: svcRef('web', 80) }, { path: '/', backend: svcRef('web', 80) }])] }, { annotations: { [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' } }), (k) => (k === 'default/users' ? { data: { auth: b64(`ann:R:${HA1_ANN}\n`) } } : undefined));
+  assert.ok(n.ok);
+  m.setIngress(n.ingress);
+  const r = translate(m.snapshot(), OPTS);
+  const byPath = Object.fromEntries((r.config.data.routes['a.example.com']?.rules ?? []).map((x) => [x.path, (x.route.plugins ?? []).map((id) => r.config.data.plugins[id]?.type)]));
+  assert.deepEqual(byPath, { '/.well-known/acme-challenge': [], '/': ['digest-auth'] });
+});
+
+test('digest refused by annotations-risk-level (auth-secret and auth-realm are Medium): refused together, the Ingress fails closed, never served open', () => {
+  const m = new Model();
+  m.setIngressClass(normalizeIngressClass(portico()));
+  m.setService(normalizeService(web));
+  m.setGlobalConfig(parseGlobalConfig({ 'annotations-risk-level': 'Low' }, defaultGlobalConfig()).values);
+  const n = normalizeIngress(ing('a', { rules: [rule('a.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }, { annotations: { [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' } }), (k) => (k === 'default/users' ? { data: { auth: b64(`ann:R:${HA1_ANN}\n`) } } : undefined));
+  assert.ok(n.ok);
+  m.setIngress(n.ingress);
+  const r = translate(m.snapshot(), OPTS);
+  const route = r.config.data.routes['a.example.com']?.rules[0]?.route;
+  assert.equal(route?.action, 'unavailable');
+  assert.deepEqual(route?.plugins ?? [], []);
+  assert.ok(r.events.some((e) => e.reason === 'RiskyAnnotation' && /auth-type .*belongs with .*auth-secret/.test(e.message)), JSON.stringify(r.events.map((e) => e.message)));
 });
 
 test('permanent-redirect / temporal-redirect (+ -code) → a redirect plugin answering every request with that URL', () => {

@@ -143,7 +143,8 @@ test('access control of a passthrough Ingress applies to plain HTTP only: a Warn
   assert.deepEqual(hostsOf(r), ['g.example.com → default/vault:8200 (Ingress/default/guarded)', 'h.example.com → default/vault:8200 (Ingress/default/guarded)']);
   const w = warnings(r, 'Ingress/default/guarded').filter((x) => x.startsWith('PassthroughAccessControl'));
   assert.deepEqual(w, ['PassthroughAccessControl: ssl-passthrough: the access control of nginx.ingress.kubernetes.io/auth-type, nginx.ingress.kubernetes.io/whitelist-source-range does not apply to the TLS connections passed through (they are never decrypted; ingress-nginx ignores it there too), only to plain-HTTP requests'], 'once per Ingress');
-  // Plain HTTP still fails closed for the access control Portico cannot apply (digest authentication).
+  // Plain HTTP still fails closed for the access control Portico cannot apply (digest authentication without an
+  // auth-secret).
   assert.equal(r.config.data.routes['g.example.com']?.rules[0]?.route.action, 'unavailable');
 });
 

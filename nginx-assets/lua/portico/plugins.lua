@@ -2,7 +2,7 @@
 -- directive profile's location) with $portico_plugins = the route's plugin ids joined by ",". There:
 --   access()         runs the access handlers in the fixed order (the plugin modules' `order`, as listed in
 --                    portico/plugins/registry.lua: client-cert, ip-restriction, cors, key-auth, basic-auth,
---                    external-auth, conn-limit, rate-limit, request-headers, response-headers, redirect, rewrite,
+--                    digest-auth, external-auth, conn-limit, rate-limit, request-headers, response-headers, redirect, rewrite,
 --                    snippet; re-sorted here whatever order the ids arrive in, ties kept in route order); a handler
 --                    that answers (401, 429, a redirect...) ends the chain;
 --   header_filter()  runs the response-header handlers (cors, response-headers), on Portico's own answers too;
@@ -187,7 +187,7 @@ local function unavailable(id, why)
 end
 
 -- ingress-nginx's `satisfy any`: the access handlers of an Ingress with that annotation (its allow/deny list, basic
--- auth, external auth; flagged satisfy_any) let the request through as soon as one of them does, like nginx's
+-- or digest auth, external auth; flagged satisfy_any) let the request through as soon as one of them does, like nginx's
 -- access phase: each refusal (401, 403, or external auth's sign-in redirect) is kept and the next handler is tried;
 -- when every one refused, the request gets a 401-class answer if there was one, else the 403. Any other answer
 -- (a 500 of the auth service, 429, 503) ends the chain as it would with `satisfy all`. A chain with fewer than two

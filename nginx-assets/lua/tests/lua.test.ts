@@ -314,3 +314,29 @@ test('Lua rate-limit policy redis (global-rate-limit): RESP client, sliding wind
     /ok - check: a variable outside the allowlist is refused/,
   ]);
 });
+
+test('Lua digest-auth (auth-type: digest): challenge, RFC 7616 answers (MD5, qop=auth), forged and expired nonces, nc replays, uri and method bound, parser bounds, satisfy any, zone full, validation', () => {
+  run('digest_auth_test.lua', [
+    /ok - digest: no credentials → 401 with a Digest challenge/,
+    /ok - digest: the right answer passes/,
+    /ok - digest: a wrong password → 401, not stale/,
+    /ok - digest: an unknown user → 401, not stale/,
+    /ok - replay: the same answer again → 401 stale=true/,
+    /ok - replay: a higher nc passes/,
+    /ok - expiry: the right answer for an expired nonce → 401 stale=true/,
+    /ok - expiry: a wrong answer for an expired nonce → 401, not stale/,
+    /ok - forgery: a made-up nonce with a wrong answer → 401, not stale/,
+    /ok - forgery: …with a wrong answer, not stale/,
+    /ok - forgery: no nonce was recorded for any of them/,
+    /ok - forgery: after a restart \(new key\) an old nonce with the right answer → 401 stale=true/,
+    /ok - workers: a nonce issued by one worker is good at another/,
+    /ok - uri: an answer for another path → 401/,
+    /ok - method: a GET answer sent with POST → 401/,
+    /ok - qop: a client without qop \(RFC 2069\) is refused/,
+    /ok - parse: a header over 4 KiB is refused/,
+    /ok - satisfy any: the digest answer alone lets the request through/,
+    /ok - zone full: the right answer is refused with 503/,
+    /ok - validate: a realm with ":" is refused/,
+    /ok - nonceSeconds: …and stale after it/,
+  ]);
+});

@@ -247,6 +247,24 @@ local function sha1_bin(s)
   return ffi.string(out, 20)
 end
 
+-- As nginx's ngx.hmac_sha1 (binary HMAC-SHA1), from OpenSSL's HMAC.
+local hmac_lib
+local function hmac_sha1(key, s)
+  local ffi = require("ffi")
+  if not hmac_lib then
+    ffi.cdef([[
+      const void *EVP_sha1(void);
+      unsigned char *HMAC(const void *md, const void *key, int key_len, const unsigned char *d, size_t n,
+                          unsigned char *out, unsigned int *out_len);
+    ]])
+    local ok, l = pcall(ffi.load, "libcrypto.so.3")
+    hmac_lib = ok and l or ffi.load("crypto")
+  end
+  local out, len = ffi.new("unsigned char[20]"), ffi.new("unsigned int[1]")
+  hmac_lib.HMAC(hmac_lib.EVP_sha1(), key, #key, s, #s, out, len)
+  return ffi.string(out, len[0])
+end
+
 function M.http(T, ngx, o)
   T.headers, T.args, T.printed, T.captures = {}, {}, {}, {}
   local clock = function() return T.clock end
@@ -257,6 +275,8 @@ function M.http(T, ngx, o)
   local auth_cache = M.dict(nil, clock)
   function auth_cache:set(k, v, exptime) return self:safe_set(k, v, exptime) end
   ngx.shared.portico_auth_cache = auth_cache
+  -- digest-auth's nonce key and highest nc per nonce (never evicted: safe_* only).
+  ngx.shared.portico_digest = M.dict(o and o.digest, clock)
 
   local function first(v) if type(v) == "table" then return v[1] end return v end
   setmetatable(ngx.var, { __index = function(_, k)
@@ -334,6 +354,7 @@ function M.http(T, ngx, o)
   ngx.is_subrequest = false
   ngx.encode_base64, ngx.decode_base64 = b64enc, b64dec
   ngx.sha1_bin = sha1_bin
+  ngx.hmac_sha1 = hmac_sha1
   function ngx.unescape_uri(s) return (s:gsub("%+", " "):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)) end
   function ngx.time() return math.floor(T.clock) end
   -- As nginx's cookie_time: "Thu, 01-Jan-1970 00:00:00 GMT".

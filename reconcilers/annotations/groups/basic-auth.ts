@@ -1,17 +1,19 @@
-// Basic authentication: auth-type basic with auth-secret (an htpasswd file or an auth-map) → the basic-auth
-// plugin with the Secret's users. Access control: anything that leaves no usable user fails the Ingress closed.
+// Basic and digest authentication: auth-type basic or digest with auth-secret (an htpasswd or htdigest file, or an
+// auth-map) → the basic-auth plugin, or the digest-auth plugin, with the Secret's users. Access control: anything
+// that leaves no usable user fails the Ingress closed.
 import { z } from 'zod';
 import type { PluginInstance } from '../../config/types.ts';
 import { checkPasswordHash } from '../../config/password-hash.ts';
 import { NGINX_PREFIX, row, type Closed, type SecretReader, type Values } from '../group.ts';
 import { ownNamespaceRef } from '../own-namespace.ts';
 import { authSecretSchema, realmSchema } from '../../values/safe.ts';
+import { digestUsers, USER, type DigestAuthPlugin } from './digest-auth.ts';
 
 export const rows = {
-  'auth-type': row(z.enum(['basic'], { error: () => 'Portico supports auth-type "basic" (digest is not supported: the Ingress fails closed)' }), 'ingress', 'low', 'HTTP basic authentication against the users of auth-secret (basic-auth plugin); "digest" is refused and fails closed', { access: 'basic/digest authentication', difference: 'basic only: "digest" is refused and the Ingress fails closed' }),
+  'auth-type': row(z.enum(['basic', 'digest'], { error: () => 'auth-type must be basic or digest' }), 'ingress', 'low', 'HTTP basic authentication (basic-auth plugin) or HTTP Digest authentication (digest-auth plugin: MD5, qop=auth) against the users of auth-secret', { access: 'basic/digest authentication', difference: 'digest: MD5 with qop=auth only; a nonce lasts 300 s (then stale=true), a reused nc is refused; no auth-realm: the htdigest file\'s one realm (ingress-nginx then lets every request in)' }),
   'auth-secret': row(authSecretSchema, 'ingress', 'medium', 'Secret with the users: its name, or "namespace/name" of the Ingress\'s own namespace (another namespace is refused and fails closed)', { access: 'basic/digest authentication', difference: 'only a Secret of the Ingress\'s own namespace; one in another namespace makes the Ingress fail closed' }),
-  'auth-secret-type': row(z.enum(['auth-file', 'auth-map'], { error: () => 'auth-secret-type must be auth-file or auth-map' }), 'ingress', 'low', 'auth-file (default: an htpasswd file under the key "auth") or auth-map (a key per user, the value its password hash)', { access: 'basic/digest authentication' }),
-  'auth-realm': row(realmSchema, 'ingress', 'medium', 'Realm of the Basic challenge (default "Authentication Required")', { access: 'basic/digest authentication' }),
+  'auth-secret-type': row(z.enum(['auth-file', 'auth-map'], { error: () => 'auth-secret-type must be auth-file or auth-map' }), 'ingress', 'low', 'auth-file (default: an htpasswd file, or for digest an htdigest file of "user:realm:HA1" lines, under the key "auth") or auth-map (a key per user, the value its password hash; for digest "realm:HA1" or the HA1 alone)', { access: 'basic/digest authentication' }),
+  'auth-realm': row(realmSchema, 'ingress', 'medium', 'Realm of the challenge (basic default "Authentication Required"; digest: the realm of the users\' HA1, default the one realm of the htdigest file)', { access: 'basic/digest authentication' }),
 };
 
 /** Refused together (translate/risk.ts): basic auth is applied as written or fails closed, never in part. */
@@ -23,29 +25,29 @@ export interface BasicAuthPlugin {
   basicAuth: { realm: string; users: { username: string; hash: string }[] };
 }
 
-const USER = /^[\x21-\x39\x3b-\x7e]{1,128}$/;
-
 /**
  * auth-type: basic with auth-secret (ingress-nginx): the users of an htpasswd file ("auth" key) or of an auth-map
- * (a key per user). Any problem that leaves no usable user fails the Ingress closed; a line Portico cannot use is
- * reported and skipped. Only a Secret of the Ingress's own namespace is read.
+ * (a key per user); auth-type: digest: those of an htdigest file or auth-map (digest-auth.ts). Any problem that
+ * leaves no usable user fails the Ingress closed; a line Portico cannot use is reported and skipped. Only a Secret of
+ * the Ingress's own namespace is read.
  */
 export function basicAuthPlugin(
   v: Values<typeof rows>,
   namespace: string,
   secrets: SecretReader,
-): { plugin?: BasicAuthPlugin; secretKey?: string; problems: string[]; closed: Closed[] } {
+): { plugin?: BasicAuthPlugin | DigestAuthPlugin; secretKey?: string; problems: string[]; closed: Closed[] } {
   const problems: string[] = [];
   const closed: Closed[] = [];
   const secretName = v['auth-secret'];
-  if (v['auth-type'] !== 'basic') {
+  const type = v['auth-type'];
+  if (type !== 'basic' && type !== 'digest') {
     if (secretName !== undefined || v['auth-secret-type'] !== undefined || v['auth-realm'] !== undefined) {
-      problems.push(`annotation ignored: ${NGINX_PREFIX}auth-secret/-secret-type/-realm have no effect without ${NGINX_PREFIX}auth-type: basic`);
+      problems.push(`annotation ignored: ${NGINX_PREFIX}auth-secret/-secret-type/-realm have no effect without ${NGINX_PREFIX}auth-type: basic or digest`);
     }
     return { problems, closed };
   }
   const fail = (why: string) => {
-    closed.push({ annotation: `${NGINX_PREFIX}auth-type`, kind: `basic authentication that cannot be applied (${why})` });
+    closed.push({ annotation: `${NGINX_PREFIX}auth-type`, kind: `${type} authentication that cannot be applied (${why})` });
     return { problems, closed };
   };
   if (!secretName) return fail(`${NGINX_PREFIX}auth-secret is missing`);
@@ -53,6 +55,12 @@ export function basicAuthPlugin(
   if (elsewhere) return fail(`auth-secret ${secretName} is in another namespace; only the Ingress's own namespace is read`);
   if (!sec?.data) return { ...fail(`Secret ${secretKey} not found`), secretKey };
   const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
+  if (type === 'digest') {
+    const d = digestUsers(v['auth-secret-type'] ?? 'auth-file', v['auth-realm'], sec.data, secretKey, decode);
+    problems.push(...d.problems);
+    if ('closed' in d) return { ...fail(d.closed), secretKey };
+    return { plugin: { suffix: 'auth', digestAuth: d.digestAuth }, secretKey, problems, closed };
+  }
   // Where an entry is, for messages: a line number of the htpasswd file, or a position among the auth-map's keys.
   // Never its user name or any other part of it: problems become Events, which the namespace's users read without
   // being allowed to read the Secret (a line without ":" may well be a password).

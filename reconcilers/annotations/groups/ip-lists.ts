@@ -23,8 +23,8 @@ export function ipListPlugins(v: Values<typeof rows>): Applied<ConfigPlugin> {
   return out;
 }
 
-/** The access plugins ingress-nginx's satisfy: any combines (nginx's allow/deny, auth_basic, auth_request). */
-const SATISFY_ANY_TYPES = new Set<string>(['ip-restriction', 'basic-auth', 'external-auth']);
+/** The access plugins ingress-nginx's satisfy: any combines (nginx's allow/deny, auth_basic, auth_digest, auth_request). */
+const SATISFY_ANY_TYPES = new Set<string>(['ip-restriction', 'basic-auth', 'digest-auth', 'external-auth']);
 
 /** satisfy: "any": an instance of this type is one of the Ingress's alternatives (its lists and authentication). */
 export function satisfiesAny(v: Values<typeof rows>, instanceType: string): boolean {

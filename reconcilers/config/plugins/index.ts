@@ -6,6 +6,7 @@ import * as ipRestriction from './ip-restriction.ts';
 import * as cors from './cors.ts';
 import * as keyAuth from './key-auth.ts';
 import * as basicAuth from './basic-auth.ts';
+import * as digestAuth from './digest-auth.ts';
 import * as externalAuth from './external-auth.ts';
 import * as connLimit from './conn-limit.ts';
 import * as rateLimit from './rate-limit.ts';
@@ -22,6 +23,7 @@ export const PLUGINS = [
   cors.plugin,
   keyAuth.plugin,
   basicAuth.plugin,
+  digestAuth.plugin,
   externalAuth.plugin,
   connLimit.plugin,
   rateLimit.plugin,
@@ -39,6 +41,7 @@ export type PluginShape =
   | cors.Instance
   | keyAuth.Instance
   | basicAuth.Instance
+  | digestAuth.Instance
   | externalAuth.Instance
   | connLimit.Instance
   | rateLimit.Instance

@@ -162,7 +162,7 @@ function annotationPlugins(d: Draft, pc: PathClaim, ing: NormalizedIngress, owne
   };
   if (ing.annotationPlugins.length) {
     for (const e of annotationInstances(ing, snap.global.limitReqStatusCode, authTimeouts, snap.global.limitConnStatusCode, d.rateLimitStore)) {
-      if (noAuth && (e.auth || (e.inst.type === 'basic-auth' && e.inst.users))) continue;
+      if (noAuth && (e.auth || (e.inst.type === 'basic-auth' && e.inst.users) || e.inst.type === 'digest-auth')) continue;
       // global-rate-limit without a Redis to count in: never silently — the limit fails open (or closed) per request.
       if (e.inst.type === 'rate-limit' && e.inst.policy === 'redis' && !e.inst.redis) noRedis(d, owner.ref);
       if (e.auth) unusable(useAuthTarget(d, owner.ref, e.auth, 'auth-url', ing.namespace));

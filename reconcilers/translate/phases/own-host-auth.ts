@@ -21,7 +21,7 @@ function ruleFor(h: HostRoutes, path: string): RouteRule | undefined | 'regex' {
   return best;
 }
 
-const isAuth = (p: PluginInstance | undefined) => !p || p.type === 'external-auth' || p.type === 'basic-auth' || p.type === 'key-auth';
+const isAuth = (p: PluginInstance | undefined) => !p || p.type === 'external-auth' || p.type === 'basic-auth' || p.type === 'digest-auth' || p.type === 'key-auth';
 
 /** Why an own-host auth path cannot be served on `host`, or null (also when the data plane alone can tell). */
 function problem(d: Draft, host: string, h: HostRoutes, path: string): string | null {

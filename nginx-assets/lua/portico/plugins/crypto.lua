@@ -3,7 +3,9 @@
 --   sha1_base64          ngx.sha1_bin + ngx.encode_base64 (htpasswd "{SHA}");
 --   bcrypt               libxcrypt's crypt_rn ("$2a$", "$2b$", "$2y$", and the crypt(3) schemes "$1$", "$5$", "$6$",
 --                        DES), which Debian's libcrypt.so.1 implements — never for a cost over the bounds below;
---   equal                comparison whose time does not depend on where two strings differ.
+--   equal                comparison whose time does not depend on where two strings differ;
+--   md5_hex              lower-case hex of MD5 (HTTP Digest authentication, RFC 7616's MD5 algorithm);
+--   random_bytes         OpenSSL's RAND_bytes (digest_auth.lua's nonce key and nonces).
 -- bcrypt is slow by design and runs on the nginx worker's event loop, so basic_auth.lua caches verified
 -- passwords and bounds how many it computes per second (see there).
 local ffi = require("ffi")
@@ -13,6 +15,7 @@ local _M = {}
 ffi.cdef [[
 unsigned char *SHA256(const unsigned char *d, size_t n, unsigned char *md);
 unsigned char *MD5(const unsigned char *d, size_t n, unsigned char *md);
+int RAND_bytes(unsigned char *buf, int num);
 char *crypt_rn(const char *phrase, const char *setting, void *data, int size);
 ]]
 
@@ -159,6 +162,19 @@ function _M.md5(s)
   libcrypto = libcrypto or lib({ "libcrypto.so.3", "crypto" }, "SHA256")
   libcrypto.MD5(s, #s, md5buf)
   return ffi.string(md5buf, 16)
+end
+
+-- Lower-case hex of MD5(s): HTTP Digest's H() (digest_auth.lua).
+function _M.md5_hex(s)
+  return _M.hex(_M.md5(s))
+end
+
+-- n bytes from OpenSSL's CSPRNG; nil when it fails (the caller fails closed).
+function _M.random_bytes(n)
+  libcrypto = libcrypto or lib({ "libcrypto.so.3", "crypto" }, "SHA256")
+  local buf = ffi.new("unsigned char[?]", n)
+  if libcrypto.RAND_bytes(buf, n) ~= 1 then return nil end
+  return ffi.string(buf, n)
 end
 
 -- Apache's "$apr1$" MD5-crypt (htpasswd's default): the md5crypt algorithm with the "$apr1$" magic, 1,000 rounds.

@@ -26,6 +26,7 @@ local MODULES = {
   "portico.plugins.cors",             -- cors
   "portico.plugins.key_auth",         -- key-auth
   "portico.plugins.basic_auth",       -- basic-auth
+  "portico.plugins.digest_auth",      -- digest-auth
   "portico.plugins.external_auth",    -- external-auth
   "portico.plugins.conn_limit",       -- conn-limit
   "portico.plugins.rate_limit",       -- rate-limit
