@@ -118,6 +118,11 @@ bench-plugins: ## req/s through a Route with key-auth + rate-limit vs none (same
 bench-global-rate-limit: ## req/s of one nginx worker: no limit vs limit-rps vs global-rate-limit counted in a real Redis (no cluster)
 	$(NODE) e2e/bench/global-rate-limit.ts 5 7
 
+.PHONY: bench-peers
+bench-peers: ## plain nginx / Portico / Traefik v3.6.12 (built from its Go module) side by side in one run: req/s, p99, new Ingress, pod Ready and EndpointSlice write → first 200, controller RSS (needs make cluster-up)
+	bash e2e/bench/peers/build-traefik.sh
+	$(NODE) e2e/bench/peers.ts 8 3 30
+
 .PHONY: bench-apiserver
 bench-apiserver: ## 2,000 Ingresses + Services + pods through the API server (needs make cluster-up)
 	$(NODE) e2e/bench/apiserver-scale.ts 2000
