@@ -127,6 +127,10 @@ bench-peers: ## plain nginx / Portico / Traefik v3.6.12 (built from its Go modul
 bench-apiserver: ## 2,000 Ingresses + Services + pods through the API server (needs make cluster-up)
 	$(NODE) e2e/bench/apiserver-scale.ts 2000
 
+.PHONY: build-js
+build-js: ## the controller compiled to JavaScript as the image runs it (image/build-js.sh): .dev/js/app/main.js, nginx-assets, package.json and node_modules linked (the process benchmarks rebuild it themselves)
+	bash image/build-js.sh . .dev/js $(NODE) --link
+
 .PHONY: image images image-smoke
 image: ## Portico's image, daemonless (mmdebstrap + Go, no Docker): dist/portico-<version>.oci.tar = docker.io/portico/portico:<version>
 	bash image/build-portico.sh

@@ -8,7 +8,7 @@
 #      mmdebstrap. Cached under $PORTICO_CACHE/images keyed by a hash of its inputs; PORTICO_BASE_REFRESH=1
 #      rebuilds it (e.g. for security updates).
 #   2. /usr/local/bin/node (Node 24 from npm's `node` package, as `make deps` installed it).
-#   3. /app: Portico's sources and production node_modules (image/stage-app.sh).
+#   3. /app: Portico compiled to JavaScript, nginx-assets and production node_modules (image/stage-app.sh).
 # Layers are compressed by image/cmd/ocipack, which caches them by content, so a rebuild after a source change
 # only re-tars and compresses layer 3.
 # Needs root for mmdebstrap (a root filesystem with files owned by other users), only when the base is rebuilt.
@@ -96,7 +96,7 @@ cat >"$work/config.json" <<EOF
 {
   "User": "101:101",
   "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
-  "Entrypoint": ["/usr/bin/tini", "--", "/usr/local/bin/node", "--max-semi-space-size=8", "/app/app/main.ts"],
+  "Entrypoint": ["/usr/bin/tini", "--", "/usr/local/bin/node", "--max-semi-space-size=8", "/app/app/main.js"],
   "WorkingDir": "/app",
   "ExposedPorts": {"8080/tcp": {}, "8443/tcp": {}, "10254/tcp": {}},
   "StopSignal": "SIGTERM",
@@ -114,4 +114,4 @@ log "writing $out"
   -annotation "org.opencontainers.image.version=$version" -annotation "org.opencontainers.image.title=portico" \
   -layer "$base" -history "debian bookworm minbase + $(IFS=' '; echo "${packages[*]}") (mmdebstrap)" \
   -layer "$work/node.tar" -history "node $(node_modules/.bin/node --version) (npm package node) and Portico's nginx modules" \
-  -layer "$work/app.tar" -history "portico $version: /app (sources + production node_modules)"
+  -layer "$work/app.tar" -history "portico $version: /app (compiled JavaScript + nginx-assets + production node_modules)"

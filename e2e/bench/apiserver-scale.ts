@@ -1,13 +1,14 @@
 // Scale through the API server: N Ingresses, each with its own Service and echo pod, created in the real control
 // plane while Portico (a separate process, as its ServiceAccount) runs. Prints the time until every host answers
 // from its pod, the controller's memory and the reloads it took. Usage: node e2e/bench/apiserver-scale.ts [2000]
+// (BENCH_ENTRY=ts: run app/main.ts instead of the compiled controller the image runs; e2e/harness/portico.ts).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { admin, ensureCluster, serviceAccountKubeconfigFile, uniqueNamespace } from '../harness/cluster.ts';
 import { addPod, deleteNamespace } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
-import { installPorticoRbac, REPO_ROOT } from '../harness/portico.ts';
+import { installPorticoRbac, porticoEntry, REPO_ROOT } from '../harness/portico.ts';
 import { NODE_FLAGS } from '../../app/node-flags.ts';
 
 const N = Number(process.argv[2] ?? 2000);
@@ -16,9 +17,11 @@ await ensureCluster();
 await installPorticoRbac();
 const kubeconfig = await serviceAccountKubeconfigFile('portico-system', 'portico');
 const base = 49080;
+const entry = porticoEntry();
+console.log(`[apiserver-scale] controller: ${entry.label}`);
 const child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), [
   ...NODE_FLAGS,
-  path.join(REPO_ROOT, 'app/main.ts'), '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
+  entry.file, '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
   '--status-port', String(base + 2), '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', path.join(REPO_ROOT, '.dev', 'nginx-scale'), '--access-log-path', path.join(REPO_ROOT, '.dev', 'nginx-scale', 'access.log'),
   '--leader-elect', 'false', '--log-level', 'warn',
 ], { stdio: ['ignore', 'ignore', 'inherit'] });

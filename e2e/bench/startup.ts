@@ -9,7 +9,8 @@
 //     never-seen directive profile) is made and, at once, a Service's only ready pod is replaced; time until the
 //     new pod answers. (Plain Ingress changes no longer reload at all.)
 // Usage: node e2e/bench/startup.ts [N=2000] [propagationTrials=10] (BENCH_KEEP=1: keep the objects afterwards;
-// BENCH_HEAP_SNAPSHOT=<dir>: see below). Needs `make cluster-up`. Bounded: a hard
+// BENCH_HEAP_SNAPSHOT=<dir>: see below; BENCH_ENTRY=ts: run app/main.ts instead of the compiled controller the
+// image runs — e2e/harness/portico.ts's porticoEntry). Needs `make cluster-up`. Bounded: a hard
 // deadline of 20 minutes per phase.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { admin, ensureCluster, serviceAccountKubeconfigFile, uniqueNamespace } from '../harness/cluster.ts';
 import { addPod, deleteNamespace, removePod, setPodReady } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
-import { installPorticoRbac, REPO_ROOT } from '../harness/portico.ts';
+import { installPorticoRbac, porticoEntry, REPO_ROOT } from '../harness/portico.ts';
 import { NODE_FLAGS } from '../../app/node-flags.ts';
 import { summary } from './stats.ts';
 
@@ -93,6 +94,8 @@ try {
 
   // ---- Portico starts -----------------------------------------------------------------------------------------
   const kubeconfig = await serviceAccountKubeconfigFile('portico-system', 'portico');
+  const entry = porticoEntry();
+  console.log(`[startup] controller: ${entry.label}`);
   const t0 = performance.now();
   // BENCH_HEAP_SNAPSHOT=<dir>: Portico writes a V8 heap snapshot there once every host is served (for profiling
   // the controller's memory: open it in Chrome DevTools, or summarize it with e2e/bench/heap-summary.ts).
@@ -100,7 +103,7 @@ try {
   child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), [
     ...(snapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapDir}`] : []),
     ...NODE_FLAGS,
-    path.join(REPO_ROOT, 'app/main.ts'), '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
+    entry.file, '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
     '--status-port', String(base + 2), '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', path.join(REPO_ROOT, '.dev', 'nginx-startup'), '--access-log-path', path.join(REPO_ROOT, '.dev', 'nginx-startup', 'access.log'),
     '--election-id', `startup-${Date.now().toString(36)}`, '--log-level', process.env.LOG_LEVEL ?? 'info',
   ], { stdio: ['ignore', 'pipe', 'inherit'] });

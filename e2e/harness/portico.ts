@@ -1,5 +1,6 @@
 // Installing Portico's manifests (`kubectl apply -k kustomize/`, as a user would) and running Portico for a test:
 // in-process, as its ServiceAccount (so the kustomize RBAC is enforced), on its own ports.
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../operator/kube/client.ts';
@@ -11,6 +12,22 @@ import { setupPortico, type Portico } from '../../app/setup.ts';
 import { kubectl, serviceAccountKubeConfig } from './cluster.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * The entry point of the benchmarks that start Portico as a process (e2e/bench/startup.ts, apiserver-scale.ts): by
+ * default what the image runs, the controller compiled to JavaScript (image/build-js.sh, `make build-js`) — rebuilt
+ * into .dev/js on every call (a few seconds), so a benchmark never runs a stale build; BENCH_ENTRY=ts runs
+ * app/main.ts from the sources instead (through Node's type stripper: about 28 MB more RSS). The label says which,
+ * for the benchmark's output.
+ */
+export function porticoEntry(): { file: string; label: string } {
+  const which = process.env.BENCH_ENTRY ?? 'js';
+  if (which === 'ts') return { file: path.join(REPO_ROOT, 'app/main.ts'), label: 'app/main.ts (sources, type stripping)' };
+  if (which !== 'js') throw new Error(`BENCH_ENTRY=${which}: expected js (default) or ts`);
+  const out = path.join(REPO_ROOT, '.dev', 'js');
+  execFileSync('bash', [path.join(REPO_ROOT, 'image/build-js.sh'), REPO_ROOT, out, process.execPath, '--link'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  return { file: path.join(out, 'app/main.js'), label: '.dev/js/app/main.js (compiled, as in the image)' };
+}
 
 let installed = false;
 export async function installPorticoRbac(): Promise<void> {

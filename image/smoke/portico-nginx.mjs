@@ -3,16 +3,16 @@
 // way the gateway does: placeholder certificate (openssl), nginx -t, start, the configuration confirmed live over
 // the Lua API socket, graceful stop. The Ingress asks for ModSecurity with the CRS, so the module and the rules
 // load too. Any write outside the runtime directory or /tmp fails (read-only root).
-import { Model } from '/app/reconcilers/model/model.ts';
-import { normalizeIngress, normalizeIngressClass } from '/app/reconcilers/model/normalize.ts';
-import { detectModsecurity, writeModsecurityRules } from '/app/reconcilers/nginx-driver/nginx/modsecurity.ts';
-import { translate } from '/app/reconcilers/translate/translate.ts';
-import { structureChecksum } from '/app/reconcilers/translate/diff.ts';
-import { renderNginxConf, runtimePaths } from '/app/reconcilers/nginx-driver/nginx/render.ts';
-import { NginxProcess } from '/app/reconcilers/nginx-driver/nginx/process.ts';
-import { DynamicClient } from '/app/reconcilers/nginx-driver/nginx/dynamic.ts';
-import { nullLogger } from '/app/operator/log.ts';
-import { DEFAULT_BUCKETS } from '/app/reconcilers/nginx-driver/compat-metrics.ts';
+import { Model } from '/app/reconcilers/model/model.js';
+import { normalizeIngress, normalizeIngressClass } from '/app/reconcilers/model/normalize.js';
+import { detectModsecurity, writeModsecurityRules } from '/app/reconcilers/nginx-driver/nginx/modsecurity.js';
+import { translate } from '/app/reconcilers/translate/translate.js';
+import { structureChecksum } from '/app/reconcilers/translate/diff.js';
+import { renderNginxConf, runtimePaths } from '/app/reconcilers/nginx-driver/nginx/render.js';
+import { NginxProcess } from '/app/reconcilers/nginx-driver/nginx/process.js';
+import { DynamicClient } from '/app/reconcilers/nginx-driver/nginx/dynamic.js';
+import { nullLogger } from '/app/operator/log.js';
+import { DEFAULT_BUCKETS } from '/app/reconcilers/nginx-driver/compat-metrics.js';
 
 const opts = {
   controllerClass: 'portico.dev/ingress-controller',
