@@ -8,7 +8,7 @@ import path from 'node:path';
 import { admin, ensureCluster, serviceAccountKubeconfigFile, uniqueNamespace } from '../harness/cluster.ts';
 import { addPod, deleteNamespace } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
-import { installPorticoRbac, porticoEntry, REPO_ROOT } from '../harness/portico.ts';
+import { assertPortsFree, installPorticoRbac, porticoEntry, REPO_ROOT } from '../harness/portico.ts';
 import { NODE_FLAGS } from '../../app/node-flags.ts';
 
 const N = Number(process.argv[2] ?? 2000);
@@ -17,6 +17,7 @@ await ensureCluster();
 await installPorticoRbac();
 const kubeconfig = await serviceAccountKubeconfigFile('portico-system', 'portico');
 const base = 49080;
+await assertPortsFree([base, base + 1, base + 2, base + 3]);
 const entry = porticoEntry();
 console.log(`[apiserver-scale] controller: ${entry.label}`);
 const child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), [
@@ -75,8 +76,10 @@ try {
   console.log(`[apiserver-scale] ${N} Ingresses + Services + pods created through the API server in ${(tCreated / 1000).toFixed(1)} s; all ${N} hosts answered by their own pod after ${(tServed / 1000).toFixed(1)} s`);
   console.log(`[apiserver-scale] controller RSS ${m.now.toFixed(0)} MB now, peak ${Math.max(maxRss, m.peak).toFixed(0)} MB; nginx reloads ${(await metric('portico_nginx_reloads_total')) - reloads0}; nginx.conf ${(conf.length / 1048576).toFixed(1)} MB`);
 } finally {
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
   await deleteNamespace(ns);
 }
 process.exit(0);

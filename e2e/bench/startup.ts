@@ -22,7 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { admin, ensureCluster, serviceAccountKubeconfigFile, uniqueNamespace } from '../harness/cluster.ts';
 import { addPod, deleteNamespace, removePod, setPodReady } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
-import { installPorticoRbac, porticoEntry, REPO_ROOT } from '../harness/portico.ts';
+import { assertPortsFree, installPorticoRbac, porticoEntry, REPO_ROOT } from '../harness/portico.ts';
 import { NODE_FLAGS } from '../../app/node-flags.ts';
 import { summary } from './stats.ts';
 
@@ -32,6 +32,7 @@ const PODS = 50;
 const CONC = 24;
 const DEADLINE_MS = 20 * 60_000;
 const base = 47080;
+await assertPortsFree([base, base + 1, base + 2, base + 3]);
 await ensureCluster();
 await installPorticoRbac();
 const api = admin();
@@ -122,6 +123,7 @@ try {
   };
   let tReady = 0;
   while (!tReady) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`Portico exited before Ready (${child.exitCode ?? child.signalCode})`);
     const r = await request(base + 3, 'x', '/readyz').catch(() => ({ status: 0 }));
     if (r.status === 200) tReady = performance.now() - t0;
     else await sleep(50);
@@ -264,8 +266,11 @@ try {
   console.log(`[startup] controller RSS while idle, every 10 s for 60 s: ${idle.join(', ')} MB`);
 } finally {
   if (child) {
-    child.kill('SIGTERM');
-    await new Promise((r) => child?.once('exit', r));
+    // (A process that already exited would never emit 'exit' again: the wait would hang and skip the clean-up.)
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child?.once('exit', r));
+    }
   }
   // BENCH_KEEP=1 leaves the objects (to start Portico against them again by hand).
   if (process.env.BENCH_KEEP === '1') console.log(`[startup] kept namespace ${ns}`);

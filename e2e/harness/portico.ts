@@ -1,6 +1,7 @@
 // Installing Portico's manifests (`kubectl apply -k kustomize/`, as a user would) and running Portico for a test:
 // in-process, as its ServiceAccount (so the kustomize RBAC is enforced), on its own ports.
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../operator/kube/client.ts';
@@ -27,6 +28,20 @@ export function porticoEntry(): { file: string; label: string } {
   const out = path.join(REPO_ROOT, '.dev', 'js');
   execFileSync('bash', [path.join(REPO_ROOT, 'image/build-js.sh'), REPO_ROOT, out, process.execPath, '--link'], { stdio: ['ignore', 'inherit', 'inherit'] });
   return { file: path.join(out, 'app/main.js'), label: '.dev/js/app/main.js (compiled, as in the image)' };
+}
+
+/**
+ * Fails unless every port is free on 127.0.0.1: a benchmark that starts Portico as a process on fixed ports would
+ * otherwise poll another run's Portico (its /readyz answers at once) while its own process cannot bind.
+ */
+export async function assertPortsFree(ports: readonly number[]): Promise<void> {
+  for (const port of ports) {
+    await new Promise<void>((resolve, reject) => {
+      const srv = createServer();
+      srv.once('error', (e: NodeJS.ErrnoException) => reject(new Error(e.code === 'EADDRINUSE' ? `port ${port} is in use (another benchmark or Portico running?)` : `port ${port}: ${e.message}`)));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve()));
+    });
+  }
 }
 
 let installed = false;
