@@ -23,7 +23,8 @@ import { admin, ensureCluster, kubectl, uniqueNamespace } from '../harness/clust
 import { addPod, deleteNamespace, removePod, setPodReady } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
 import { installPorticoRbac } from '../harness/portico.ts';
-import { porticoEntry, startPorticoProcess } from '../harness/portico-process.ts';
+import { startPorticoProcess } from '../harness/portico-process.ts';
+import { porticoEntry } from '../harness/portico.ts';
 import { startTraefik, TRAEFIK_INGRESS_CLASS } from '../harness/traefik.ts';
 import { percentile } from './stats.ts';
 import { wrk, type WrkResult } from './wrk.ts';
@@ -187,7 +188,7 @@ http { keepalive_requests 1000; access_log off;
     row([`EndpointSlice write → first 200 from the new endpoint, p50 / p90 / p99 (${trials})`, '—', pp(sliceWrite.portico), pp(sliceWrite.traefik)]),
     row(['controller RSS, idle after the run', '—', `${mem.portico.toFixed(0)} MB (+ nginx ${mem.nginx.toFixed(0)} MB PSS)`, `${mem.traefik.toFixed(0)} MB`]),
   ];
-  console.log(`[peers] Portico ${path.relative(process.cwd(), porticoEntry())}, nginx reloads during the run: ${reloads}; one nginx worker, Traefik GOMAXPROCS=1`);
+  console.log(`[peers] Portico ${porticoEntry().label}, nginx reloads during the run: ${reloads}; one nginx worker, Traefik GOMAXPROCS=1`);
   for (const l of lines) console.log(l);
   const half = (k: 'ready' | 'sliceWrite') => {
     const m = k === 'ready' ? ready : sliceWrite;

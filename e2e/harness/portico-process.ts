@@ -2,12 +2,12 @@
 // for benchmarks that measure the controller's memory or compare it with other controllers' processes. The in-process
 // harness (portico.ts) shares the test's heap and cannot say what the controller costs.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { NODE_FLAGS } from '../../app/node-flags.ts';
 import { serviceAccountKubeconfigFile } from './cluster.ts';
 import { request, until } from './http.ts';
-import { installPorticoRbac, REPO_ROOT } from './portico.ts';
+import { installPorticoRbac, porticoEntry, REPO_ROOT } from './portico.ts';
 
 export interface PorticoProcess {
   pid: number;
@@ -23,16 +23,6 @@ export interface PorticoProcess {
   /** A counter or gauge from its /metrics (sum over label sets that match). */
   metric(name: string, labels?: Record<string, string>): Promise<number>;
   stop(): Promise<void>;
-}
-
-/**
- * The entry point the image runs: a compiled JavaScript tree when one was built (PORTICO_JS_ROOT, or .dev/js from
- * the build), else the TypeScript sources.
- */
-export function porticoEntry(): string {
-  const root = process.env.PORTICO_JS_ROOT ?? path.join(REPO_ROOT, '.dev', 'js');
-  const js = path.join(root, 'app', 'main.js');
-  return existsSync(js) ? js : path.join(REPO_ROOT, 'app', 'main.ts');
 }
 
 const statusKb = (pid: number, key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
@@ -68,7 +58,7 @@ export async function startPorticoProcess(base: number, extraFlags: string[] = [
   const out = openSync(logPath, 'w');
   const child: ChildProcess = spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), [
     ...NODE_FLAGS,
-    porticoEntry(), '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
+    porticoEntry().file, '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
     '--status-port', String(base + 2), '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', runtime,
     '--access-log-path', path.join(runtime, 'access.log'), '--election-id', `proc-${base}-${Date.now().toString(36)}`,
     '--log-level', 'warn', ...extraFlags,

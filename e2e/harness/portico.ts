@@ -15,16 +15,23 @@ import { kubectl, serviceAccountKubeConfig } from './cluster.ts';
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
- * The entry point of the benchmarks that start Portico as a process (e2e/bench/startup.ts, apiserver-scale.ts): by
- * default what the image runs, the controller compiled to JavaScript (image/build-js.sh, `make build-js`) — rebuilt
- * into .dev/js on every call (a few seconds), so a benchmark never runs a stale build; BENCH_ENTRY=ts runs
- * app/main.ts from the sources instead (through Node's type stripper: about 28 MB more RSS). The label says which,
- * for the benchmark's output.
+ * The entry point of the benchmarks that start Portico as a process (e2e/bench/startup.ts, apiserver-scale.ts,
+ * portico-process.ts): by default what the image runs, the controller compiled to JavaScript (image/build-js.sh,
+ * `make build-js`) — rebuilt into .dev/js once per benchmark process (a few seconds), so a benchmark never runs a
+ * stale build; PORTICO_JS_ROOT=<dir>: a tree built before (its app/main.js, used as is); BENCH_ENTRY=ts: app/main.ts
+ * from the sources (through Node's type stripper: about 28 MB more RSS). The label says which, for the output.
  */
 export function porticoEntry(): { file: string; label: string } {
+  entry ??= chooseEntry();
+  return entry;
+}
+let entry: { file: string; label: string } | undefined;
+function chooseEntry(): { file: string; label: string } {
   const which = process.env.BENCH_ENTRY ?? 'js';
   if (which === 'ts') return { file: path.join(REPO_ROOT, 'app/main.ts'), label: 'app/main.ts (sources, type stripping)' };
   if (which !== 'js') throw new Error(`BENCH_ENTRY=${which}: expected js (default) or ts`);
+  const prebuilt = process.env.PORTICO_JS_ROOT;
+  if (prebuilt) return { file: path.join(path.resolve(prebuilt), 'app/main.js'), label: `${prebuilt}/app/main.js (compiled, PORTICO_JS_ROOT)` };
   const out = path.join(REPO_ROOT, '.dev', 'js');
   execFileSync('bash', [path.join(REPO_ROOT, 'image/build-js.sh'), REPO_ROOT, out, process.execPath, '--link'], { stdio: ['ignore', 'inherit', 'inherit'] });
   return { file: path.join(out, 'app/main.js'), label: '.dev/js/app/main.js (compiled, as in the image)' };
