@@ -53,8 +53,9 @@ async function answers(port: number, host: string, timeoutMs: number, headers: R
  * listener `port` serves `host`; ready(): called once nginx runs, before counting (e.g. to push backends).
  */
 export async function instructionsPerRequest(o: { dir: string; conf: string; port: number; host: string; headers?: Record<string, string>; ready?: () => Promise<void>; few?: number; many?: number }): Promise<number> {
-  const few = o.few ?? 200;
-  const many = o.many ?? 2200;
+  // BENCH_CG_FEW / BENCH_CG_MANY: more requests average LuaJIT's collector over more cycles (slower under callgrind).
+  const few = o.few ?? Number(process.env.BENCH_CG_FEW ?? 200);
+  const many = o.many ?? Number(process.env.BENCH_CG_MANY ?? 2200);
   const file = path.join(o.dir, 'callgrind.conf');
   writeFileSync(file, `master_process off;\n${o.conf.replace(/^master_process on;\n/m, '').replace(/^worker_processes .*;$/m, 'worker_processes 1;')}`);
   const total = async (n: number): Promise<number> => {
