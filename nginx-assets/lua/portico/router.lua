@@ -433,10 +433,13 @@ end
 local sampled = false
 
 -- Called by set_by_lua for every request; returns the jump target ("" = proxy from location /).
-function _M.route()
+-- host, uri, rid: $host, $uri and $http_x_request_id, passed by set_by_lua (http.hbs); read from ngx.var when absent.
+function _M.route(host, uri, rid)
   -- external-auth subrequests run the server phases again: they are not routed (their location is internal).
   if ngx.is_subrequest then return "" end
-  if gen_ids and not ngx_var.http_x_request_id then ngx_var.portico_rid = new_request_id() end
+  if host == nil then host, uri, rid = ngx_var.host, ngx_var.uri, ngx_var.http_x_request_id end
+  -- No X-Request-ID, or an empty one: a generated id ($portico_request_id takes it for "" as ingress-nginx's $req_id).
+  if gen_ids and (rid == nil or rid == "") then ngx_var.portico_rid = new_request_id() end
   sync()
   local h, r
   local space = spaces and spaces[ngx_var.server_port]
@@ -446,14 +449,14 @@ function _M.route()
       -- Gateway API: the TLS server name and the Host header must pick the same listener of the port, else the
       -- client reused a connection for a host another listener (and maybe another certificate) serves: 421.
       local sni = ngx_var.ssl_server_name
-      if sni and sni ~= "" and listener_of(names, sni) ~= listener_of(names, ngx_var.host) then
+      if sni and sni ~= "" and listener_of(names, sni) ~= listener_of(names, host) then
         ngx_var.portico_deny = "421\nMisdirected Request"
         return "@portico_deny"
       end
     end
-    h, r = match_listener(space, ngx_var.host, ngx_var.uri, port_listeners[ngx_var.server_port])
+    h, r = match_listener(space, host, uri, port_listeners[ngx_var.server_port])
   else
-    h = find_host(ngx_var.host)
+    h = find_host(host)
   end
   if not h then return "@portico_unmatched" end
   if h.passthrough and ngx_var.scheme == "https" then
@@ -463,7 +466,6 @@ function _M.route()
     ngx_var.portico_deny = "421\nMisdirected Request"
     return "@portico_deny"
   end
-  local uri = ngx_var.uri
   if not space then r = match(h, uri) end
   -- Metric labels (read by the metrics module, nginx-assets/modules/portico_metrics): the route's, else the host's for what no path matches (only with --enable-metrics).
   local mk = r and r.mk or h.mk
@@ -487,7 +489,7 @@ function _M.route()
     if r == SLASH_PORT then
       local scheme, port = ngx_var.scheme, ngx_var.portico_forwarded_port_published
       local default = (scheme == "https" and "443") or "80"
-      loc = scheme .. "://" .. ngx_var.host .. ((port and port ~= default) and (":" .. port) or "") .. loc
+      loc = scheme .. "://" .. host .. ((port and port ~= default) and (":" .. port) or "") .. loc
     end
     return redirect(301, loc)
   end
@@ -499,7 +501,7 @@ function _M.route()
     -- ("/docs/" → "https://host/docs", "/" → "https://host"). The host is the forwarded one without its port.
     if not r.keep_slash then
       local ru = ngx_var.request_uri or ""
-      if byte(ru, #ru) == 47 then return redirect(https_code, "https://" .. (ngx_var.portico_redirect_host or ngx_var.host) .. sub(ru, 1, -2)) end
+      if byte(ru, #ru) == 47 then return redirect(https_code, "https://" .. (ngx_var.portico_redirect_host or host) .. sub(ru, 1, -2)) end
     end
     return "@portico_https"
   end
@@ -522,7 +524,7 @@ function _M.route()
     if m then
       ngx_var.portico_mirror_backend = m.backendId
       ngx_var.portico_mirror_scheme = m.scheme
-      ngx_var.portico_mirror_host = m.host ~= "" and m.host or ngx_var.http_host or ngx_var.host
+      ngx_var.portico_mirror_host = m.host ~= "" and m.host or ngx_var.http_host or host
       ngx_var.portico_mirror_sni = m.serverName
       if m.requestUri then
         ngx_var.portico_mirror_uri = ngx_var.request_uri
@@ -562,9 +564,9 @@ end
 -- @portico_traced, the same with a log handler that records the span. Every other location a request can end in
 -- has a log handler then.
 local route = _M.route
-function _M.route_traced()
+function _M.route_traced(host, uri, rid)
   sampled = false
-  local jump = route()
+  local jump = route(host, uri, rid)
   if sampled and jump == "" then return "@portico_traced" end
   return jump
 end

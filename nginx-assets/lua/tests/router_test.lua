@@ -32,13 +32,31 @@ local function req(T, router, host, uri, o)
   v.request_method = o.method or "GET"
   for k, x in pairs(o.vars or {}) do v[k] = x end
   v.portico_backend, v.portico_timeouts, v.portico_tls_host, v.portico_plugins, v.portico_filters = "", "", "", "", ""
-  local jump = router.route()
+  -- As nginx calls it (http.hbs): $host, $uri and $http_x_request_id as set_by_lua arguments ("" when absent).
+  local jump = router.route(host, uri, v.http_x_request_id or "")
   return jump, T.ngx.var.portico_backend, T.ngx.var
 end
 local function backend_for(T, router, host, uri)
   local jump, b = req(T, router, host, uri)
   if jump ~= "" then return jump end
   return b
+end
+
+do -- set_by_lua's arguments: the router routes by them, not by ngx.var; without them it reads ngx.var
+  local T, store, router = setup()
+  router.configure({ profiles = {}, requestIds = true })
+  store.apply_all({ r = { upsert = {
+    ["args.example.com"] = { tls = false, rules = { rule("prefix", "/a", route("by-args")) } },
+    ["var.example.com"] = { tls = false, rules = { rule("prefix", "/v", route("by-var")) } },
+  } } })
+  local v = T.ngx.var
+  for k in pairs(v) do v[k] = nil end
+  v.host, v.uri, v.scheme, v.request_method = "var.example.com", "/v", "http", "GET"
+  R.check("the arguments decide the route", router.route("args.example.com", "/a/x", "") == "" and v.portico_backend == "by-args")
+  R.check("an empty X-Request-ID argument gets a generated id", type(v.portico_rid) == "string" and #v.portico_rid == 32)
+  v.portico_rid, v.portico_backend = nil, nil
+  R.check("a client's X-Request-ID is kept (no id generated)", router.route("args.example.com", "/a", "client-id") == "" and v.portico_rid == nil)
+  R.check("without arguments ngx.var is read", router.route() == "" and v.portico_backend == "by-var")
 end
 
 do -- Ingress conformance: Exact and Prefix on one host
