@@ -1,12 +1,39 @@
 // /healthz, /readyz and /metrics on one small HTTP server (host and port chosen by the application).
 import http from 'node:http';
-import type { Registry } from 'prom-client';
 
 export interface HealthChecks {
   /** Named checks; /readyz is 200 only when all return true. */
   ready: () => Record<string, boolean>;
   healthy: () => Record<string, boolean>;
-  registry: Registry;
+  /** The exposition in pieces (Metrics.exposition), written out one at a time: a big scrape is never one string. */
+  metrics: () => AsyncIterable<string>;
+  contentType: string;
+}
+
+/** Writes the pieces with backpressure; a failure before the first piece answers 500, a later one cuts the answer. */
+async function sendMetrics(res: http.ServerResponse, pieces: AsyncIterable<string>, contentType: string): Promise<void> {
+  const settled = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+  try {
+    for await (const piece of pieces) {
+      if (res.destroyed) return;
+      if (!res.headersSent) res.writeHead(200, { 'Content-Type': contentType });
+      if (!res.write(piece)) await settled();
+    }
+    if (!res.headersSent) res.writeHead(200, { 'Content-Type': contentType });
+    res.end();
+  } catch (e) {
+    if (res.headersSent) res.destroy(e instanceof Error ? e : new Error(String(e)));
+    else res.writeHead(500).end(String(e));
+  }
 }
 
 export function startHealthServer(host: string, port: number, checks: HealthChecks): Promise<http.Server> {
@@ -26,10 +53,7 @@ export function startHealthServer(host: string, port: number, checks: HealthChec
       return;
     }
     if (path === '/metrics') {
-      checks.registry
-        .metrics()
-        .then((text) => res.writeHead(200, { 'Content-Type': checks.registry.contentType }).end(text))
-        .catch((e: unknown) => res.writeHead(500).end(String(e)));
+      void sendMetrics(res, checks.metrics(), checks.contentType);
       return;
     }
     res.writeHead(404).end();

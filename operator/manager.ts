@@ -150,7 +150,8 @@ export class Manager {
     this.started = true;
     if (this.o.health) {
       this.server = await startHealthServer(this.o.health.host, this.o.health.port, {
-        registry: this.metrics.registry,
+        metrics: () => this.metrics.exposition(),
+        contentType: this.metrics.registry.contentType,
         ready: () => Object.fromEntries([...this.readyChecks].map(([k, f]) => [k, f()])),
         healthy: () => Object.fromEntries([...this.healthChecks].map(([k, f]) => [k, f()])),
       });

@@ -23,6 +23,8 @@ export class Metrics {
 
   /** The application's metric name prefix, without the trailing "_" (e.g. "myapp"). */
   readonly prefix: string;
+  /** Families rendered at scrape time as exposition text, chunk by chunk (operator/exposition.ts), after the registry's. */
+  private readonly texts: (() => AsyncIterable<string>)[] = [];
 
   constructor(opts: { prefix: string; defaultMetrics?: boolean }) {
     if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(opts.prefix)) throw new Error(`invalid metric name prefix ${JSON.stringify(opts.prefix)}`);
@@ -67,5 +69,22 @@ export class Metrics {
       buckets: [0.001, 0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60],
       registers: r,
     });
+  }
+
+  /**
+   * Adds families written as exposition text at each scrape, in chunks: for families with many series, which
+   * prom-client would render as one string. Their names must not also be in the registry.
+   */
+  addText(source: () => AsyncIterable<string>): void {
+    this.texts.push(source);
+  }
+
+  /** The whole exposition (the registry's families, then the text sources'), in pieces to write out one by one. */
+  async *exposition(): AsyncGenerator<string> {
+    yield await this.registry.metrics();
+    for (const source of this.texts) {
+      yield '\n';
+      yield* source();
+    }
   }
 }

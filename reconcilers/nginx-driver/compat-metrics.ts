@@ -5,7 +5,7 @@
 // own portico_* metrics stay.
 import { X509Certificate } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { Registry } from 'prom-client';
+import { familyHeader, familyText, labelPairs, TextChunks, valueText, type MetricShape, type Sample } from '../../operator/exposition.ts';
 import type { Certificate } from '../config/types.ts';
 import { servicesOf, type ModelSnapshot } from '../model/model.ts';
 
@@ -55,18 +55,6 @@ export interface RequestMetricsOptions {
 }
 
 type Labels = Record<string, string>;
-interface Sample {
-  metricName?: string;
-  labels: Labels;
-  value: number;
-}
-interface MetricShape {
-  name: string;
-  help: string;
-  type: 'counter' | 'gauge' | 'histogram';
-  aggregator: 'sum';
-  values: Sample[];
-}
 
 /** Slot of each histogram's sum (1-based, as the metrics module numbers them); the count follows, then the buckets. */
 function layout(b: BucketSets): { offsets: number[]; width: number } {
@@ -84,42 +72,94 @@ function upstreamName(backendId: string): string {
   return backendId.replaceAll('_', '-');
 }
 
-/**
- * The dump of GET /portico/metrics ("labels\x1fstatus\x1fmethod\x1fslot\tvalue" lines) summed into series: one per
- * label set after --metrics-per-host and --report-status-classes are applied.
- */
-export function aggregate(dump: string, o: Pick<RequestMetricsOptions, 'perHost' | 'statusClasses' | 'buckets'>): Map<string, { labels: Labels; slots: number[] }> {
-  const { width } = layout(o.buckets);
-  const out = new Map<string, { labels: Labels; slots: number[] }>();
-  for (const line of dump.split('\n')) {
-    const tab = line.lastIndexOf('\t');
-    if (tab < 0) continue;
-    const value = Number(line.slice(tab + 1));
-    const f = line.slice(0, tab).split('\x1f');
-    if (f.length !== 8 && f.length !== 9) continue;
-    const slot = Number(f[f.length - 1]);
-    if (!Number.isInteger(slot) || slot < 1 || slot > width || !Number.isFinite(value)) continue;
-    const [namespace = '', ingress = '', service = '', path = '', host = ''] = f;
-    const canary = f.length === 9 ? upstreamName(f[5] as string) : '';
-    const rawStatus = f[f.length - 3] as string;
-    const status = o.statusClasses && rawStatus ? `${rawStatus[0]}xx` : rawStatus;
-    const labels: Labels = { status, method: f[f.length - 2] as string, path, namespace, ingress, service, canary };
-    if (o.perHost) labels.host = host;
-    const key = Object.values(labels).join('\x1f');
-    let s = out.get(key);
-    if (!s) out.set(key, (s = { labels, slots: new Array<number>(width + 1).fill(0) }));
-    s.slots[slot] = (s.slots[slot] as number) + value;
-  }
-  return out;
+/** The series of one dump: its labels (after --metrics-per-host and --report-status-classes) and summed slots. */
+export interface Series {
+  labels: Labels;
+  /** Indexed by slot (1-based; 0 unused). */
+  slots: Float64Array;
+  /** The labels with the constant ones, as exposition text (made once per series, at rendering). */
+  pairs?: string;
 }
 
-/** The per-request metrics of one dump, as prom-client renders them (cumulative buckets, _sum, _count). */
+/**
+ * Sums the dump of GET /portico/metrics ("labels\x1fstatus\x1fmethod\x1fslot\tvalue" lines), fed in pieces of any
+ * size as they arrive, into series: one per label set after --metrics-per-host and --report-status-classes. A
+ * series' lines share everything before the slot: that prefix is parsed once, not once per slot.
+ */
+export class DumpSums {
+  readonly series = new Map<string, Series>();
+  private readonly width: number;
+  private readonly o: Pick<RequestMetricsOptions, 'perHost' | 'statusClasses'>;
+  /** The part before the slot of a line → its series (null: malformed). */
+  private readonly byPrefix = new Map<string, Series | null>();
+  private partial = '';
+
+  constructor(o: Pick<RequestMetricsOptions, 'perHost' | 'statusClasses' | 'buckets'>) {
+    this.o = o;
+    this.width = layout(o.buckets).width;
+  }
+
+  feed(text: string): void {
+    const s = this.partial ? this.partial + text : text;
+    let start = 0;
+    for (let nl = s.indexOf('\n'); nl >= 0; nl = s.indexOf('\n', start)) {
+      this.line(s.slice(start, nl));
+      start = nl + 1;
+    }
+    this.partial = s.slice(start);
+  }
+
+  /** The series, once the whole dump was fed. */
+  end(): Map<string, Series> {
+    if (this.partial) this.line(this.partial);
+    this.partial = '';
+    return this.series;
+  }
+
+  private line(line: string): void {
+    const tab = line.lastIndexOf('\t');
+    if (tab < 0) return;
+    const sep = line.lastIndexOf('\x1f', tab);
+    if (sep < 0) return;
+    const value = Number(line.slice(tab + 1));
+    const slot = Number(line.slice(sep + 1, tab));
+    if (!Number.isInteger(slot) || slot < 1 || slot > this.width || !Number.isFinite(value)) return;
+    const prefix = line.slice(0, sep);
+    let s = this.byPrefix.get(prefix);
+    if (s === undefined) this.byPrefix.set(prefix, (s = this.seriesOf(prefix)));
+    if (s) s.slots[slot] = (s.slots[slot] as number) + value;
+  }
+
+  private seriesOf(prefix: string): Series | null {
+    const f = prefix.split('\x1f');
+    if (f.length !== 7 && f.length !== 8) return null;
+    const [namespace = '', ingress = '', service = '', path = '', host = ''] = f;
+    const canary = f.length === 8 ? upstreamName(f[5] as string) : '';
+    const rawStatus = f[f.length - 2] as string;
+    const status = this.o.statusClasses && rawStatus ? `${rawStatus[0]}xx` : rawStatus;
+    const labels: Labels = { status, method: f[f.length - 1] as string, path, namespace, ingress, service, canary };
+    if (this.o.perHost) labels.host = host;
+    const key = Object.values(labels).join('\x1f');
+    let s = this.series.get(key);
+    if (!s) this.series.set(key, (s = { labels, slots: new Float64Array(this.width + 1) }));
+    return s;
+  }
+}
+
+/** aggregate for a dump at hand (tests; the collector feeds DumpSums as the dump arrives). */
+export function aggregate(dump: string, o: Pick<RequestMetricsOptions, 'perHost' | 'statusClasses' | 'buckets'>): Map<string, Series> {
+  const sums = new DumpSums(o);
+  sums.feed(dump);
+  return sums.end();
+}
+
+/** The per-request metrics of one dump as samples (cumulative buckets, _sum, _count): for tests to look into. */
 export function requestMetrics(dump: string, o: RequestMetricsOptions): MetricShape[] {
   const series = [...aggregate(dump, o).values()];
   const { offsets } = layout(o.buckets);
   const out: MetricShape[] = [];
   if (!o.exclude.has('requests')) {
-    out.push({ name: `${PREFIX}requests`, help: 'The total number of client requests', type: 'counter', aggregator: 'sum', values: series.map((s) => ({ labels: { ...s.labels, ...o.constLabels }, value: s.slots[1] as number })) });
+    out.push({ name: `${PREFIX}requests`, help: REQUESTS_HELP, type: 'counter', aggregator: 'sum', values: series.map((s) => ({ labels: { ...s.labels, ...o.constLabels }, value: s.slots[1] as number })) });
   }
   REQUEST_HISTOGRAMS.forEach((h, i) => {
     if (o.exclude.has(h.name)) return;
@@ -144,6 +184,53 @@ export function requestMetrics(dump: string, o: RequestMetricsOptions): MetricSh
   });
   return out;
 }
+
+/**
+ * The same samples as exposition text, in chunks (what a scrape sends): each series' labels are escaped once, and
+ * no sample object or line array is built — at 1,000 Ingresses this is tens of MB of text per scrape.
+ */
+export function* requestMetricsText(series: Iterable<Series>, o: RequestMetricsOptions): Generator<string> {
+  const all = [...series];
+  const pairs = (s: Series) => (s.pairs ??= labelPairs({ ...s.labels, ...o.constLabels }));
+  const { offsets } = layout(o.buckets);
+  const out = new TextChunks();
+  let c: string | undefined;
+  let first = true;
+  const header = (name: string, help: string, type: string) => {
+    const h = `${first ? '' : '\n'}${familyHeader(name, help, type)}`;
+    first = false;
+    return h;
+  };
+  if (!o.exclude.has('requests')) {
+    const name = `${PREFIX}requests`;
+    if ((c = out.add(header(name, REQUESTS_HELP, 'counter')))) yield c;
+    for (const s of all) if ((c = out.add(`${name}{${pairs(s)}} ${valueText(s.slots[1] as number)}\n`))) yield c;
+  }
+  for (const [i, h] of REQUEST_HISTOGRAMS.entries()) {
+    if (o.exclude.has(h.name)) continue;
+    const name = `${PREFIX}${h.name}`;
+    const les = o.buckets[h.set].map((le) => `,le="${String(le)}"} `);
+    const at = offsets[i] as number;
+    if ((c = out.add(header(name, h.help, 'histogram')))) yield c;
+    for (const s of all) {
+      const count = s.slots[at + 1] as number;
+      if (!count) continue;
+      const p = pairs(s);
+      let lines = '';
+      let cum = 0;
+      for (let j = 0; j < les.length; j++) {
+        cum += s.slots[at + 2 + j] as number;
+        lines += `${name}_bucket{${p}${les[j] as string}${valueText(cum)}\n`;
+      }
+      lines += `${name}_bucket{${p},le="+Inf"} ${valueText(count)}\n${name}_sum{${p}} ${valueText(s.slots[at] as number)}\n${name}_count{${p}} ${valueText(count)}\n`;
+      if ((c = out.add(lines))) yield c;
+    }
+  }
+  const rest = out.take();
+  if (rest) yield rest;
+}
+
+const REQUESTS_HELP = 'The total number of client requests';
 
 /** nginx's stub_status page → ingress-nginx's nginx_process_connections / _connections_total / _requests_total. */
 export function stubStatusMetrics(text: string, c: ConstLabels): MetricShape[] {
@@ -315,8 +402,10 @@ export function orphanMetrics(snap: Pick<ModelSnapshot, 'ingresses' | 'services'
 
 /** What the collector reads at scrape time. */
 export interface CompatSources {
-  /** GET /portico/metrics and /nginx_status over the configuration socket; null while nginx is not running. */
-  text(path: '/portico/metrics' | '/nginx_status'): Promise<string> | null;
+  /** GET /nginx_status over the configuration socket; null while nginx is not running. */
+  text(path: '/nginx_status'): Promise<string> | null;
+  /** GET /portico/metrics (the per-request dump) as it arrives, in pieces; null while nginx is not running. */
+  stream(path: '/portico/metrics'): AsyncIterable<string> | null;
   masterPid(): number | null;
   certificates(): Record<string, Certificate>;
   isLeader(): boolean;
@@ -324,43 +413,55 @@ export interface CompatSources {
   model?(): Pick<ModelSnapshot, 'ingresses' | 'services' | 'slices'>;
 }
 
+/** Where the scrape-time families go: Metrics.addText (operator/metrics.ts). */
+export interface TextTarget {
+  addText(source: () => AsyncIterable<string>): void;
+}
+
+/** The dump summed as it arrives (a dump that cannot be read, or breaks off, counts as empty: no partial sums). */
+async function readDump(src: CompatSources, o: RequestMetricsOptions): Promise<Iterable<Series>> {
+  const pieces = src.stream('/portico/metrics');
+  if (!pieces) return [];
+  const sums = new DumpSums(o);
+  try {
+    for await (const piece of pieces) sums.feed(piece);
+  } catch {
+    return [];
+  }
+  return sums.end().values();
+}
+
 /**
- * Registers the scrape-time metrics on `registry`: one read of nginx per scrape (memoized for 500 ms: prom-client
- * asks each metric object separately).
+ * The scrape-time families, written at each scrape as exposition text in chunks (never one string: the per-request
+ * series are tens of MB of text at 1,000 Ingresses): one read of nginx per scrape.
  */
-export function registerCompatMetrics(registry: Registry, o: RequestMetricsOptions & { enabled: boolean }, src: CompatSources): void {
-  let cached: { at: number; p: Promise<MetricShape[]> } | undefined;
-  const collect = async (): Promise<MetricShape[]> => {
-    const out: MetricShape[] = [];
-    const [dump, status] = await Promise.all([o.enabled ? src.text('/portico/metrics')?.catch(() => null) : null, src.text('/nginx_status')?.catch(() => null)]);
-    if (o.enabled) out.push(...requestMetrics(dump ?? '', o));
-    if (status) out.push(...stubStatusMetrics(status, o.constLabels));
-    const pid = src.masterPid();
-    if (pid) out.push(...processMetrics(nginxProcesses(pid), o.constLabels));
-    out.push(...certificateMetrics(src.certificates(), o.constLabels.controller_class, src.isLeader()));
-    const snap = src.model?.();
-    if (snap) out.push(...orphanMetrics(snap, o.constLabels));
-    return out;
-  };
-  const all = (): Promise<MetricShape[]> => {
-    const now = Date.now();
-    if (!cached || now - cached.at > 500) cached = { at: now, p: collect() };
-    return cached.p;
-  };
+export function registerCompatMetrics(target: TextTarget, o: RequestMetricsOptions & { enabled: boolean }, src: CompatSources): void {
   const names = [
-    ...(o.enabled ? SOCKET_METRICS.filter((n) => !o.exclude.has(n)).map((n) => `${PREFIX}${n}`) : []),
     ...COMPAT_METRICS.filter((r) => r.name.startsWith('nginx_process_')).map((r) => `${PREFIX}${r.name}`),
     `${PREFIX}ssl_expire_time_seconds`,
     `${PREFIX}ssl_certificate_info`,
     ...(src.model ? [`${PREFIX}orphan_ingress`] : []),
   ];
-  for (const name of names) {
-    const row = COMPAT_METRICS.find((r) => `${PREFIX}${r.name}` === name);
-    registry.registerMetric({
-      name,
-      get: async () => (await all()).find((m) => m.name === name) ?? { name, help: row?.help ?? name, type: row?.type ?? 'gauge', aggregator: 'sum', values: [] },
-    } as unknown as Parameters<Registry['registerMetric']>[0]);
-  }
+  target.addText(async function* () {
+    const [series, status] = await Promise.all([o.enabled ? readDump(src, o) : null, src.text('/nginx_status')?.catch(() => null)]);
+    if (series) {
+      yield* requestMetricsText(series, o);
+      yield '\n';
+    }
+    const small: MetricShape[] = [];
+    if (status) small.push(...stubStatusMetrics(status, o.constLabels));
+    const pid = src.masterPid();
+    if (pid) small.push(...processMetrics(nginxProcesses(pid), o.constLabels));
+    small.push(...certificateMetrics(src.certificates(), o.constLabels.controller_class, src.isLeader()));
+    const snap = src.model?.();
+    if (snap) small.push(...orphanMetrics(snap, o.constLabels));
+    // Every family is announced, with no samples while its source has none (nginx not running...).
+    for (const [i, name] of names.entries()) {
+      const row = COMPAT_METRICS.find((r) => `${PREFIX}${r.name}` === name);
+      if (i) yield '\n';
+      yield* familyText(small.find((m) => m.name === name) ?? { name, help: row?.help ?? name, type: row?.type ?? 'gauge', aggregator: 'sum', values: [] });
+    }
+  });
 }
 
 const REQ = 'status, method, path, namespace, ingress, service, canary, host';

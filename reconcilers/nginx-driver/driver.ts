@@ -121,8 +121,9 @@ export class NginxDriver {
     });
     this.syncs = new SyncReporting(d.metrics, d.events, d.controllerObject, log, o.compatMetrics?.constLabels);
     if (o.compatMetrics) {
-      registerCompatMetrics(d.metrics.registry, o.compatMetrics, {
+      registerCompatMetrics(d.metrics, o.compatMetrics, {
         text: (path) => (this.nginx.isRunning() ? this.dynamic.getText(path) : null),
+        stream: (path) => (this.nginx.isRunning() ? this.dynamic.streamText(path) : null),
         masterPid: () => (this.nginx.isRunning() ? (this.nginx.pid ?? null) : null),
         certificates: () => this.state.held.certificates,
         isLeader: () => d.isLeader?.() ?? true,

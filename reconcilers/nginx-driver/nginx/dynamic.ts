@@ -142,6 +142,20 @@ export class DynamicClient {
     return text;
   }
 
+  /**
+   * A plain-text answer as it arrives, in pieces (the per-request metrics dump: MBs at thousands of Ingresses, never
+   * held whole). The timeout covers the whole answer.
+   */
+  async *streamText(path: '/portico/metrics', timeoutMs = 10_000): AsyncGenerator<string> {
+    const res = await this.connection().request({ path, method: 'GET', signal: AbortSignal.timeout(timeoutMs) });
+    if (res.statusCode !== 200) {
+      const text = await res.body.text();
+      throw new Error(`nginx configuration API GET ${path}: ${res.statusCode} ${text.slice(0, 300)}`);
+    }
+    res.body.setEncoding('utf8');
+    for await (const piece of res.body) yield piece as string;
+  }
+
   async getConfig(timeoutMs = 2_000): Promise<LiveConfig> {
     return (await this.call(liveConfigSchema, 'GET', '/portico/config', undefined, timeoutMs)).data;
   }
