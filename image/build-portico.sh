@@ -95,7 +95,7 @@ DET_TAR_RECURSE=1 det_tar "$work/stage/app" "$work/app.tar" ./app
 cat >"$work/config.json" <<EOF
 {
   "User": "101:101",
-  "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
+  "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "MALLOC_ARENA_MAX=2"],
   "Entrypoint": ["/usr/bin/tini", "--", "/usr/local/bin/node", "--max-semi-space-size=8", "/app/app/main.js"],
   "WorkingDir": "/app",
   "ExposedPorts": {"8080/tcp": {}, "8443/tcp": {}, "10254/tcp": {}},

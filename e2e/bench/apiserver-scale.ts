@@ -9,7 +9,7 @@ import { admin, ensureCluster, serviceAccountKubeconfigFile, uniqueNamespace } f
 import { addPod, deleteNamespace } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
 import { assertPortsFree, installPorticoRbac, porticoEntry, REPO_ROOT } from '../harness/portico.ts';
-import { NODE_FLAGS } from '../../app/node-flags.ts';
+import { NODE_ENV, NODE_FLAGS } from '../../app/node-flags.ts';
 
 const N = Number(process.argv[2] ?? 2000);
 const CONC = 16;
@@ -25,7 +25,7 @@ const child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), [
   entry.file, '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
   '--status-port', String(base + 2), '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', path.join(REPO_ROOT, '.dev', 'nginx-scale'), '--access-log-path', path.join(REPO_ROOT, '.dev', 'nginx-scale', 'access.log'),
   '--leader-elect', 'false', '--log-level', 'warn',
-], { stdio: ['ignore', 'ignore', 'inherit'] });
+], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...NODE_ENV } });
 const rss = () => {
   const st = readFileSync(`/proc/${child.pid}/status`, 'utf8');
   const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(st)?.[1] ?? 0) / 1024;

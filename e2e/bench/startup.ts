@@ -23,7 +23,7 @@ import { admin, ensureCluster, serviceAccountKubeconfigFile, uniqueNamespace } f
 import { addPod, deleteNamespace, removePod, setPodReady } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
 import { assertPortsFree, installPorticoRbac, porticoEntry, REPO_ROOT } from '../harness/portico.ts';
-import { NODE_FLAGS } from '../../app/node-flags.ts';
+import { NODE_ENV, NODE_FLAGS } from '../../app/node-flags.ts';
 import { summary } from './stats.ts';
 
 const N = Number(process.argv[2] ?? 2000);
@@ -107,7 +107,7 @@ try {
     entry.file, '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
     '--status-port', String(base + 2), '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', path.join(REPO_ROOT, '.dev', 'nginx-startup'), '--access-log-path', path.join(REPO_ROOT, '.dev', 'nginx-startup', 'access.log'),
     '--election-id', `startup-${Date.now().toString(36)}`, '--log-level', process.env.LOG_LEVEL ?? 'info',
-  ], { stdio: ['ignore', 'pipe', 'inherit'] });
+  ], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...NODE_ENV } });
   const logLines: { msg?: string; level?: string }[] = [];
   createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (l) => {
     try {

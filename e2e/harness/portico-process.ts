@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { NODE_FLAGS } from '../../app/node-flags.ts';
+import { NODE_ENV, NODE_FLAGS } from '../../app/node-flags.ts';
 import { serviceAccountKubeconfigFile } from './cluster.ts';
 import { request, until } from './http.ts';
 import { installPorticoRbac, porticoEntry, REPO_ROOT } from './portico.ts';
@@ -62,7 +62,7 @@ export async function startPorticoProcess(base: number, extraFlags: string[] = [
     '--status-port', String(base + 2), '--health-addr', `127.0.0.1:${base + 3}`, '--runtime-dir', runtime,
     '--access-log-path', path.join(runtime, 'access.log'), '--election-id', `proc-${base}-${Date.now().toString(36)}`,
     '--log-level', 'warn', ...extraFlags,
-  ], { stdio: ['ignore', out, out] });
+  ], { stdio: ['ignore', out, out], env: { ...process.env, ...NODE_ENV } });
   closeSync(out);
   const kill = () => { try { child.kill('SIGKILL'); } catch { /* gone */ } };
   process.on('exit', kill);
