@@ -7,11 +7,11 @@
 // what is measured is the lookup in a table of that size.
 // Usage: node e2e/bench/dataplane.ts [seconds=8] [rounds=3] [routes=10000]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ensureCluster, kubectl, uniqueNamespace } from '../harness/cluster.ts';
-import { addPod, deleteNamespace } from '../harness/pods.ts';
+import { deleteNamespace } from '../harness/pods.ts';
 import { request } from '../harness/http.ts';
 import { installPorticoRbac, startPortico } from '../harness/portico.ts';
 import { z } from 'zod';
@@ -20,6 +20,7 @@ import { emptyDelta } from '../../reconcilers/translate/diff.ts';
 import type { HostRoutes } from '../../reconcilers/config/types.ts';
 import { haveValgrind, instructionsPerRequest } from './instructions.ts';
 import { relocatedConf, wrk, type WrkResult } from './wrk.ts';
+import { plainNginxConf, startPlainNginx, startStaticBackends } from './static-backends.ts';
 
 const seconds = Number(process.argv[2] ?? 8);
 const rounds = Number(process.argv[3] ?? 3);
@@ -38,30 +39,12 @@ const children: ReturnType<typeof spawn>[] = [];
 process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(130));
 try {
-  const ips = [await addPod(ns, 'static-1', { labels: { app: 'static' } }), await addPod(ns, 'static-2', { labels: { app: 'static' } })];
-  // Static backend: one nginx inside the namespace on port 9090 of both pod IPs.
-  mkdirSync(path.join(dir, 'b'), { recursive: true });
-  writeFileSync(path.join(dir, 'b', 'nginx.conf'), `daemon off; worker_processes 1; pid ${dir}/b/pid; error_log stderr error;
-events { worker_connections 4096; }
-http { access_log off; keepalive_requests 100000;
-  server { ${ips.map((ip) => `listen ${ip}:9090;`).join(' ')} location / { return 200 "ok\\n"; } } }`);
-  children.push(spawn('ip', ['netns', 'exec', 'portico-pods', 'nginx', '-p', path.join(dir, 'b'), '-c', path.join(dir, 'b', 'nginx.conf'), '-e', 'stderr'], { stdio: 'inherit' }));
+  const ips = await startStaticBackends(ns, dir, children);
   // Plain nginx: static upstream to the same two backends, same settings that matter (1 worker, keepalive).
   // Two plain references: without access log, and with the same access log Portico writes (same work).
-  const plainConf = (name: string, port: number, log: string) => `daemon off; worker_processes 1; pid ${dir}/${name}/pid; error_log stderr error;
-events { worker_connections 16384; multi_accept on; }
-http { keepalive_requests 1000;
-  log_format l '$remote_addr - [$time_local] "$request" $status $body_bytes_sent "$http_user_agent" $request_time $upstream_addr $upstream_status $upstream_response_time';
-  ${log}
-  upstream u { ${ips.map((ip) => `server ${ip}:9090;`).join(' ')} keepalive 320; }
-  server { listen 127.0.0.1:${port}; location / { proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; proxy_pass http://u; } } }`;
-  const plain = (name: string, port: number, log: string) => {
-    mkdirSync(path.join(dir, name), { recursive: true });
-    writeFileSync(path.join(dir, name, 'nginx.conf'), plainConf(name, port, log));
-    children.push(spawn('nginx', ['-p', path.join(dir, name), '-c', path.join(dir, name, 'nginx.conf'), '-e', 'stderr'], { stdio: 'inherit' }));
-  };
-  plain('p', 39380, 'access_log off;');
-  plain('pl', 39381, `access_log ${dir}/pl/access.log l buffer=64k flush=1s;`);
+  const plainConf = (name: string, port: number, log: string) => plainNginxConf(dir, name, port, ips, log);
+  startPlainNginx(dir, 'p', 39380, ips, 'access_log off;', children);
+  startPlainNginx(dir, 'pl', 39381, ips, `access_log ${dir}/pl/access.log l buffer=64k flush=1s;`, children);
   kubectl(['apply', '-f', '-'], `apiVersion: v1\nkind: Service\nmetadata: { name: static, namespace: ${ns} }\nspec:\n  selector: { app: static }\n  ports: [{ port: 80, targetPort: 9090 }]\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: { name: static, namespace: ${ns} }\nspec:\n  ingressClassName: portico\n  rules:\n    - host: bench.test\n      http:\n        paths:\n          - { path: /, pathType: Prefix, backend: { service: { name: static, port: { number: 80 } } } }\n`);
   for (let i = 0; ; i++) {
     const a = await request(p.httpPort, 'bench.test', '/');

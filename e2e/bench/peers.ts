@@ -16,7 +16,7 @@
 //   5. controller RSS after the run, idle (Portico: the controller process; its nginx's PSS given apart).
 // Usage: node e2e/bench/peers.ts [seconds=8] [rounds=3] [trials=30]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { admin, ensureCluster, kubectl, uniqueNamespace } from '../harness/cluster.ts';
@@ -27,6 +27,7 @@ import { startPorticoProcess } from '../harness/portico-process.ts';
 import { porticoEntry } from '../harness/portico.ts';
 import { startTraefik, TRAEFIK_INGRESS_CLASS } from '../harness/traefik.ts';
 import { percentile } from './stats.ts';
+import { startPlainNginx, startStaticBackends } from './static-backends.ts';
 import { wrk, type WrkResult } from './wrk.ts';
 
 const seconds = Number(process.argv[2] ?? 8);
@@ -55,20 +56,8 @@ const traefik = await startTraefik({ ns });
 const port: Record<Ctl, number> = { portico: portico.httpPort, traefik: traefik.port };
 try {
   // ---- backends and plain nginx ---------------------------------------------------------------------------------
-  const ips = [await addPod(ns, 'static-1', { labels: { app: 'static' } }), await addPod(ns, 'static-2', { labels: { app: 'static' } })];
-  mkdirSync(path.join(dir, 'b'), { recursive: true });
-  writeFileSync(path.join(dir, 'b', 'nginx.conf'), `daemon off; worker_processes 1; pid ${dir}/b/pid; error_log stderr error;
-events { worker_connections 4096; }
-http { access_log off; keepalive_requests 100000;
-  server { ${ips.map((ip) => `listen ${ip}:9090;`).join(' ')} location / { return 200 "ok\\n"; } } }`);
-  children.push(spawn('ip', ['netns', 'exec', 'portico-pods', 'nginx', '-p', path.join(dir, 'b'), '-c', path.join(dir, 'b', 'nginx.conf'), '-e', 'stderr'], { stdio: 'inherit' }));
-  mkdirSync(path.join(dir, 'p'), { recursive: true });
-  writeFileSync(path.join(dir, 'p', 'nginx.conf'), `daemon off; worker_processes 1; pid ${dir}/p/pid; error_log stderr error;
-events { worker_connections 16384; multi_accept on; }
-http { keepalive_requests 1000; access_log off;
-  upstream u { ${ips.map((ip) => `server ${ip}:9090;`).join(' ')} keepalive 320; }
-  server { listen 127.0.0.1:${PLAIN}; location / { proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $host; proxy_pass http://u; } } }`);
-  children.push(spawn('nginx', ['-p', path.join(dir, 'p'), '-c', path.join(dir, 'p', 'nginx.conf'), '-e', 'stderr'], { stdio: 'inherit' }));
+  const ips = await startStaticBackends(ns, dir, children);
+  startPlainNginx(dir, 'p', PLAIN, ips, 'access_log off;', children);
   kubectl(['apply', '-f', '-'], `apiVersion: v1\nkind: Service\nmetadata: { name: static, namespace: ${ns} }\nspec:\n  selector: { app: static }\n  ports: [{ port: 80, targetPort: 9090 }]\n`);
   for (const c of Object.keys(classes) as Ctl[]) await createIngress(ingress(`static-${c}`, classes[c], 'bench.test', 'static'));
   for (let i = 0; ; i++) {
