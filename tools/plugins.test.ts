@@ -33,7 +33,7 @@ test('a new plugin: its Lua module takes its place by _M.order, and needs its Ty
   const dir = sandbox();
   try {
     const lua = path.join(dir, 'nginx-assets/lua/portico/plugins/stamp_it.lua');
-    writeFileSync(lua, 'local _M = {}\n_M.name = "stamp-it"\n_M.order = 11.5\nreturn _M\n');
+    writeFileSync(lua, 'local _M = {}\n_M.name = "stamp-it"\n_M.order = 12.5\nreturn _M\n');
     assert.throws(() => plugins(dir), /plugin stamp-it has no TypeScript module: add reconcilers\/config\/plugins\/stamp-it\.ts/);
     writeFileSync(path.join(dir, 'reconcilers/config/plugins/stamp-it.ts'), '');
     const names = plugins(dir).map((p) => p.name);
@@ -41,9 +41,9 @@ test('a new plugin: its Lua module takes its place by _M.order, and needs its Ty
     const out = generated(dir);
     assert.match(out.get(REGISTRY_FILE) as string, /\n {2}"portico\.plugins\.rewrite", +-- rewrite\n {2}"portico\.plugins\.stamp_it", +-- stamp-it\n/);
     assert.match(out.get(INDEX_FILE) as string, /import \* as stampIt from '\.\/stamp-it\.ts';[\s\S]*stampIt\.plugin,[\s\S]*\| stampIt\.Instance/);
-    writeFileSync(lua, 'local _M = {}\n_M.name = "stamp-it"\n_M.order = 11\nreturn _M\n');
-    assert.throws(() => plugins(dir), /same _M\.order \(11\)/);
-    writeFileSync(lua, 'local _M = {}\n_M.name = "stamp"\n_M.order = 11.5\nreturn _M\n');
+    writeFileSync(lua, 'local _M = {}\n_M.name = "stamp-it"\n_M.order = 12\nreturn _M\n');
+    assert.throws(() => plugins(dir), /same _M\.order \(12\)/);
+    writeFileSync(lua, 'local _M = {}\n_M.name = "stamp"\n_M.order = 12.5\nreturn _M\n');
     assert.throws(() => plugins(dir), /plugin stamp belongs in stamp\.lua/);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -162,7 +162,7 @@ test('render: SNI maps, the passthrough hop, the HTTP server\'s TLS listener on 
   assert.match(conf, /server \{\n\s+listen 127\.0\.0\.1:8443 reuseport backlog=4096;\n\s+# Logged[^\n]*\n\s+access_log off;\n\s+ssl_preread on;\n\s+proxy_pass \$portico_tls_route;\n\s+proxy_protocol on;/);
   // The TLS termination: the same server, on the unix socket, the client address from the stream's PROXY header.
   assert.ok(conf.includes(`listen unix:${rt.httpsSocket} ssl http2 default_server backlog=4096 proxy_protocol;\n    set_real_ip_from unix:;\n    real_ip_header proxy_protocol;\n    server_name _;`));
-  assert.equal(conf.match(/set_by_lua_block \$portico_jump/g)?.length, 2, 'both servers route with the Lua router');
+  assert.equal(conf.match(/set_by_lua \$portico_jump/g)?.length, 2, 'both servers route with the Lua router');
   assert.match(conf, /map \$ssl_preread_server_name \$portico_tls_route \{\n\s+hostnames;\n\s+x\.w\.example\.com portico_https;\n\s+"~\^\[\^\.\]\+\\\.w\\\.example\\\.com\$" portico_passthrough;\n\s+vault\.example\.com portico_passthrough;\n\s+default portico_https;\n\s+\}/);
   assert.match(conf, /map \$ssl_preread_server_name \$portico_passthrough_backend \{\n\s+hostnames;\n\s+"~\^\[\^\.\]\+\\\.w\\\.example\\\.com\$" portico_passthrough_0;\n\s+vault\.example\.com portico_passthrough_0;\n\s+default portico_passthrough_closed;\n\s+\}/);
   assert.match(conf, /upstream portico_passthrough_0 \{\n\s+server 10\.0\.0\.5:18200;\n\s+\}/);

@@ -111,7 +111,7 @@ test('the loop id reaches nginx.conf: X-Portico-Hop appended on every proxied re
   const conf = renderNginxConf(r.config.structure, rt, structureChecksum(r.config.structure));
   assert.ok(conf.includes(`map $http_x_portico_hop $portico_hop { "" "${id}"; default "$http_x_portico_hop, ${id}"; }`));
   assert.ok(conf.includes(`map $http_x_portico_hop $portico_loop { "" ""; "~(^|[ ,])${id}([ ,]|$)" 1; default ""; }`));
-  assert.match(conf, /if \(\$portico_loop\) \{ return 508; \}\n\s+set_by_lua_block \$portico_jump/, 'before the router runs');
+  assert.match(conf, /if \(\$portico_loop\) \{ return 508; \}\n(?:\s+#.*\n)*\s+set_by_lua \$portico_jump/, 'before the router runs');
   // Every location with proxy_set_header of its own restates the hop header (auth, mirror x2, error page).
   assert.equal(conf.match(/proxy_set_header X-Portico-Hop \$portico_hop;/g)?.length, 5);
   nginxTest(rt, conf);

@@ -21,7 +21,7 @@ end
 
 local logged = 0
 package.preload["portico.plugins.stamp"] = function()
-  local M = { name = "stamp", order = 11.5 }
+  local M = { name = "stamp", order = 12.5 }
   local function access(self)
     ngx.req.set_header("x-stamp", self.value .. "|" .. (ngx.var.uri or ""))
     return false

@@ -24,7 +24,7 @@ test('block-cidrs / block-user-agents / block-referers: geo and maps, 403 before
   assert.match(conf, /map \$http_user_agent \$portico_block_ua \{\s+default 0;\s+"BadBot\/1\.0" 1;\s+"\\\\default" 1;\s+"~\*\(crawler\|spider\) x" 1;\s+"~\^curl\/\\\\d" 1;\s+\}/);
   assert.match(conf, /map \$http_referer \$portico_block_referer \{\s+default 0;\s+"~\*evil\\\\\.example" 1;\s+"https:\/\/spam\.example\/" 1;\s+\}/);
   // Each proxy server checks them before the router runs.
-  const server = conf.split('set_by_lua_block $portico_jump')[0]!;
+  const server = conf.split('set_by_lua $portico_jump')[0]!;
   for (const v of ['cidr', 'ua', 'referer']) assert.ok(server.includes(`if ($portico_block_${v}) { return 403; }`), v);
   assert.ok(!conf.includes('return 503;\n    if ($portico_block'), 'no fail-closed return when every list is valid');
   nginxTest(rt, conf);

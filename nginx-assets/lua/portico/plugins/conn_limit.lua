@@ -14,7 +14,7 @@ local _M = {}
 
 -- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
 _M.name = "conn-limit"
-_M.order = 6
+_M.order = 7
 
 -- Every counter expires on its own after this long, so a worker that dies mid-request cannot pin a slot forever.
 local TTL = 3600

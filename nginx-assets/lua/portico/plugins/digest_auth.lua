@@ -27,7 +27,7 @@ local _M = {}
 
 -- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
 _M.name = "digest-auth"
-_M.order = 4.5
+_M.order = 5
 -- Identifies the client (a user of the plugin; no consumers): plugins.lua counts it among the auth plugins.
 _M.auth = true
 -- May be flagged satisfyAny (ingress-nginx's `satisfy any`, plugins.lua).

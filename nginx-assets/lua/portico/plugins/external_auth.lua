@@ -42,7 +42,7 @@ local _M = {}
 
 -- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
 _M.name = "external-auth"
-_M.order = 5
+_M.order = 6
 -- Identifies the client (a consumer): a consumer's own plugins replace or join only those that run after the last
 -- of these (plugins.lua).
 _M.auth = true

@@ -38,7 +38,7 @@ local _M = {}
 
 -- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
 _M.name = "rate-limit"
-_M.order = 7
+_M.order = 8
 
 local ceil, floor = math.ceil, math.floor
 local concat = table.concat

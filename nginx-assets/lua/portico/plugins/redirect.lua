@@ -19,7 +19,7 @@ local _M = {}
 
 -- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
 _M.name = "redirect"
-_M.order = 10
+_M.order = 11
 
 local function access(self)
   local var = ngx.var

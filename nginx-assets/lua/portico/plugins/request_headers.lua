@@ -9,7 +9,7 @@ local _M = {}
 
 -- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
 _M.name = "request-headers"
-_M.order = 8
+_M.order = 9
 
 local as_list = util.as_list
 

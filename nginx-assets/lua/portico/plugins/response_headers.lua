@@ -8,7 +8,7 @@ local _M = {}
 
 -- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
 _M.name = "response-headers"
-_M.order = 9
+_M.order = 10
 
 local as_list = util.as_list
 

@@ -18,7 +18,7 @@ local _M = {}
 
 -- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits.
 _M.name = "rewrite"
-_M.order = 11
+_M.order = 12
 
 -- $0..$9 and ${n} of a replacement, from a match table (an unmatched group is empty).
 local function expand(tpl, m)

@@ -29,7 +29,7 @@ local _M = {}
 -- The plugin (portico/plugins/registry.lua): its type name, its place in the chain (ascending) and its traits. Made
 -- only from annotations (never a Plugin object): last, after every access decision.
 _M.name = "snippet"
-_M.order = 12
+_M.order = 13
 
 local ADD_STATUSES = { [200] = true, [201] = true, [204] = true, [206] = true, [301] = true, [302] = true, [303] = true,
   [304] = true, [307] = true, [308] = true }
