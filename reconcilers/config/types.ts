@@ -376,9 +376,11 @@ export interface Route {
   /**
    * Weighted split across backends (Route CRD `backends[]` with more than one entry): the router picks one per
    * request in proportion to `weight` and sets it as $portico_backend; `backendId` is then the first of them.
-   * A weight of 0 gets no traffic.
+   * A weight of 0 gets no traffic. `plugins` (Gateway API backendRef filters): when present on the entries, the
+   * plugins run for the requests of that share instead of the route's `plugins` (the route's and the share's own,
+   * in execution order).
    */
-  split?: { backendId: string; weight: number }[];
+  split?: { backendId: string; weight: number; plugins?: string[] }[];
   /**
    * Plugin instances (keys of DataPlane.plugins) run for this route in the access/header-filter phases, already in
    * execution order (see PLUGIN_ORDER). Present = the router jumps to a location with the plugin handlers.

@@ -65,6 +65,8 @@ export interface BackendRefN {
   name: string;
   port?: number;
   weight: number;
+  /** HTTPRoute: the backendRef's own filters (run only for the requests sent to it, after the rule's). */
+  filters?: HttpFilterN[];
 }
 
 export interface HttpMatchN {

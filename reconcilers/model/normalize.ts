@@ -354,6 +354,7 @@ const serviceSchema = z.object({
             port: z.number().int(),
             targetPort: z.union([z.number().int(), z.string()]).optional(),
             protocol: z.string().optional(),
+            appProtocol: z.string().optional(),
           }),
         )
         .optional(),
@@ -379,7 +380,7 @@ export function normalizeService(obj: KubeObject): NormalizedService {
       problems.push(`${badPort}; this port is ignored`);
       continue;
     }
-    ports.push({ name: p.name ?? '', port: p.port, targetPort: p.targetPort ?? p.port, protocol: p.protocol ?? 'TCP' });
+    ports.push({ name: p.name ?? '', port: p.port, targetPort: p.targetPort ?? p.port, protocol: p.protocol ?? 'TCP', ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}) });
   }
   // service-upstream: the cluster IP as written ("None" for a headless Service); anything else that is not an IP is dropped.
   const cip = o.spec?.clusterIP;

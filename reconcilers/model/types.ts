@@ -117,6 +117,8 @@ export interface ServicePort {
   port: number;
   targetPort: number | string;
   protocol: string;
+  /** spec.ports[].appProtocol (Gateway API: kubernetes.io/h2c makes HTTPRoute backends speak HTTP/2 without TLS). */
+  appProtocol?: string;
 }
 
 export interface NormalizedService {

@@ -118,7 +118,9 @@ function randomRoute(r: () => number, name: string, ns: string, created: string)
   const backendRef = () => {
     const roll = r();
     const name = roll < 0.05 ? 'missing' : pick(SERVICES);
-    return { name, port: 80, weight: 1 + Math.floor(r() * 3), ...(roll > 0.85 ? { namespace: 'shared' } : {}) };
+    // A backendRef's own filter (a plugin of its share only, or of the route when it is the only backend).
+    const own = r() < 0.2 ? { filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'backend', value: name }] } }] } : {};
+    return { name, port: 80, weight: 1 + Math.floor(r() * 3), ...(roll > 0.85 ? { namespace: 'shared' } : {}), ...own };
   };
   const rules = Array.from({ length: 1 + Math.floor(r() * 2) }, () => {
     const matches = Array.from({ length: Math.floor(r() * 3) }, () => ({

@@ -504,7 +504,14 @@ function ingressOf(snap: ModelSnapshot, ref: string): NormalizedIngress | undefi
 function mergePlugins(before: Record<string, PluginInstance>, part: Record<string, PluginInstance>, beforeRoutes: Record<string, HostRoutes>, partRoutes: Record<string, HostRoutes>, hosts: ReadonlySet<string>): Record<string, PluginInstance> {
   const named = (routes: Record<string, HostRoutes>) => {
     const ids = new Set<string>();
-    for (const h of hosts) for (const r of routes[h]?.rules ?? []) if (r.route.source.startsWith(HTTPROUTE_REF_PREFIX)) for (const id of r.route.plugins ?? []) ids.add(id);
+    for (const h of hosts) {
+      for (const r of routes[h]?.rules ?? []) {
+        if (!r.route.source.startsWith(HTTPROUTE_REF_PREFIX)) continue;
+        for (const id of r.route.plugins ?? []) ids.add(id);
+        // A backendRef's own filters: on the entries of the split.
+        for (const s of r.route.split ?? []) for (const id of s.plugins ?? []) ids.add(id);
+      }
+    }
     return ids;
   };
   const gone = named(beforeRoutes);

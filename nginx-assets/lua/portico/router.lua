@@ -142,11 +142,18 @@ local function prepare(host, r, path)
   if type(r.mirror) == "table" then p.mirror = r.mirror end
   if type(r.split) == "table" and #r.split > 1 then
     local ids, cum, total = {}, {}, 0
+    -- Gateway API backendRef filters: each share's plugins ("id,id", false for none) replace the route's.
+    local pl
     for i, b in ipairs(r.split) do
       total = total + (tonumber(b.weight) or 0)
       ids[i], cum[i] = b.backendId, total
+      if type(b.plugins) == "table" then
+        pl = pl or {}
+        pl[i] = #b.plugins > 0 and table.concat(b.plugins, ",") or false
+      end
     end
-    if total > 0 then p.split = { ids = ids, cum = cum, total = total } end
+    if pl then for i = 1, #ids do if pl[i] == nil then pl[i] = false end end end
+    if total > 0 then p.split = { ids = ids, cum = cum, total = total, plugins = pl } end
   end
   return p
 end
@@ -420,13 +427,14 @@ local function observed(id)
   end
   return false
 end
+-- The share of a split a request goes to: its index, drawn in proportion to the weights.
 local function split_pick(s)
   local x = random() * s.total
   local cum = s.cum
   for i = 1, #cum do
-    if x < cum[i] then return s.ids[i] end
+    if x < cum[i] then return i end
   end
-  return s.ids[#cum]
+  return #cum
 end
 
 -- The request was sampled by tracing.start (tracing.lua): route_traced sends it to a location with a log handler.
@@ -509,8 +517,16 @@ function _M.route(host, uri, rid)
   if r.no_upgrade and ngx_var.http_upgrade then return "@portico_400" end
   local jump = r.jump
   local plain_jump = r.plain_jump
+  local plugins = r.plugins
   if r.backend and jump ~= "@portico_503" then
-    local id = r.split and split_pick(r.split) or r.backend
+    local id = r.backend
+    local s = r.split
+    if s then
+      local i = split_pick(s)
+      id = s.ids[i]
+      local sp = s.plugins
+      if sp then plugins = sp[i] or nil end
+    end
     if id == "" then return "@portico_500" end
     ngx_var.portico_backend = id
     if jump == "" and observed(id) then
@@ -542,10 +558,12 @@ function _M.route(host, uri, rid)
       end
     end
   end
-  if r.plugins and jump ~= "@portico_503" then
-    local answer, filters = run_sync(r.plugins)
+  if plugins and jump ~= "@portico_503" then
+    local answer, filters = run_sync(plugins)
     if answer == "async" then
-      ngx_var.portico_plugins = r.plugins -- the plugin location's access phase runs them
+      ngx_var.portico_plugins = plugins -- the plugin location's access phase runs them
+      -- (A share's own plugins on a route without any: the plugin location, not location /.)
+      if jump == "" then return "@portico_lua" end
     elseif answer then
       return answer
     elseif filters then

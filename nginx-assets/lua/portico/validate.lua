@@ -204,6 +204,13 @@ local function route(r)
       local err = s.backendId ~= "" and _M.backend_id(s.backendId) or nil
       if err then return "split " .. i .. ": " .. err end
       if not is_int(s.weight, 0, 1000000) then return "split " .. i .. ": weight must be 0-1000000" end
+      if s.plugins ~= nil then
+        if not is_array(s.plugins) or #s.plugins > 64 then return "split " .. i .. ": plugins must be an array" end
+        for _, id in ipairs(s.plugins) do
+          local perr = _M.plugin_id(id)
+          if perr then return "split " .. i .. ": plugins: " .. perr end
+        end
+      end
     end
   end
   if r.plugins ~= nil then

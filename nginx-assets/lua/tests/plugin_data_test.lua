@@ -223,7 +223,7 @@ do -- route fields
     for k, v in pairs(route or {}) do r[k] = v end
     return { path = "/", match = "prefix", route = r, conditions = conditions }
   end
-  local good = rule({ split = { { backendId = "ns_a_80", weight = 90 }, { backendId = "ns_b_80", weight = 10 } }, plugins = { "team_ka", "team_rl" }, observe = true, websocket = false },
+  local good = rule({ split = { { backendId = "ns_a_80", weight = 90, plugins = { "team_ka" } }, { backendId = "ns_b_80", weight = 10 } }, plugins = { "team_ka", "team_rl" }, observe = true, websocket = false },
     { methods = { "GET", "POST" }, headers = { { name = "x-env", type = "exact", value = "canary" }, { name = "user-agent", type = "regex", value = "^curl/" } },
       query = { { name = "debug", type = "exact", value = "" } } })
   R.check("validate: a route with split, plugins, observe, websocket and conditions", hr(good) == nil, hr(good))
@@ -235,6 +235,8 @@ do -- route fields
     { "split weight over 1000000 (Gateway API's limit)", rule({ split = { { backendId = "ns_a_80", weight = 1000001 } } }), "weight" },
     { "split with a bad backend id", rule({ split = { { backendId = "A/B", weight = 1 } } }), "split 1" },
     { "empty split", rule({ split = {} }), "split" },
+    { "split share with a bad plugin id", rule({ split = { { backendId = "ns_a_80", weight = 1, plugins = { "A B" } } } }), "split 1: plugins" },
+    { "split share with plugins not a list", rule({ split = { { backendId = "ns_a_80", weight = 1, plugins = "x" } } }), "split 1: plugins" },
     { "observe false", rule({ observe = false }), "observe" },
     { "websocket true", rule({ websocket = true }), "websocket" },
     { "lower-case method", rule({}, { methods = { "get" } }), "methods" },

@@ -264,6 +264,36 @@ do -- weighted split, plugins, passive-health observation, websocket refusal, su
   R.check("subrequests are not routed", j == "")
 end
 
+do -- Gateway API backendRef filters: each share of a split runs its own plugins, only for the requests it gets
+  local T, store, router = setup()
+  store.apply_all({ p = { upsert = {
+    ns_req = { name = "ns/req", type = "request-headers", set = { { name = "x-route", value = "r" } }, add = {}, remove = {} },
+    ns_a = { name = "ns/a", type = "request-headers", set = { { name = "backend", value = "a" } }, add = {}, remove = {} },
+    ns_b = { name = "ns/b", type = "request-headers", set = { { name = "backend", value = "b" } }, add = {}, remove = {} },
+    ns_ext = { name = "ns/ext", type = "external-auth", backendId = "auth", path = "/", method = "GET", forwardHeaders = {}, upstreamHeaders = {}, clientHeaders = {}, timeoutMs = 1000 },
+  } }, r = { upsert = { ["bf.example.com"] = { rules = {
+    rule("prefix", "/own", route("a", { split = { { backendId = "a", weight = 1, plugins = { "ns_a" } }, { backendId = "b", weight = 1, plugins = { "ns_b" } } } })),
+    rule("prefix", "/with-route", route("a", { plugins = { "ns_req" }, split = { { backendId = "a", weight = 1, plugins = { "ns_req", "ns_a" } }, { backendId = "b", weight = 1, plugins = { "ns_req" } } } })),
+    rule("prefix", "/async", route("a", { split = { { backendId = "a", weight = 1, plugins = { "ns_ext" } }, { backendId = "b", weight = 0, plugins = {} } } })),
+  } } } } })
+  local wrong, seen = 0, { a = 0, b = 0 }
+  for _ = 1, 400 do
+    T.headers = {}
+    local j, be = req(T, router, "bf.example.com", "/own/x")
+    if j ~= "" or T.headers.backend ~= be then wrong = wrong + 1 else seen[be] = seen[be] + 1 end
+  end
+  R.check("each share sets its own header, and only its own", wrong == 0 and seen.a > 100 and seen.b > 100, wrong .. " " .. seen.a .. "/" .. seen.b)
+  wrong = 0
+  for _ = 1, 200 do
+    T.headers = {}
+    local j, be = req(T, router, "bf.example.com", "/with-route/x")
+    if j ~= "" or T.headers["x-route"] ~= "r" or (be == "a") ~= (T.headers.backend == "a") or T.headers.backend == "b" then wrong = wrong + 1 end
+  end
+  R.check("the route's plugins run for every share, a share's own only for it", wrong == 0, wrong)
+  local j, be, v = req(T, router, "bf.example.com", "/async/x")
+  R.check("a share's chain that must yield goes to the plugin location (not location /)", j == "@portico_lua" and v.portico_plugins == "ns_ext" and be == "a", j .. " " .. tostring(v.portico_plugins))
+end
+
 do -- 10,000 hosts: every lookup finds its own host's route
   local T, store, router = setup()
   local up = {}

@@ -57,6 +57,9 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   HTTPRouteRequestMirror: 'extended',
   HTTPRouteDestinationPortMatching: 'extended',
   GatewayRouteHostnameIntersectionPrecedence: 'extended',
+  HTTPRouteBackendRequestHeaderModification: 'extended',
+  HTTPRouteBackendURLRewrite: 'extended',
+  HTTPRouteBackendProtocolH2C: 'extended',
 };
 export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
 

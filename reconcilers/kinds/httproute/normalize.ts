@@ -69,7 +69,7 @@ const backendRefSchema = z.looseObject({
   namespace: namespaceSchema.optional(),
   port: gwPortSchema.optional(),
   weight: z.number().int().min(0).max(1000000).default(1),
-  filters: z.array(z.unknown()).optional(),
+  filters: z.array(filterSchema).max(16).optional(),
 });
 const durationSchema = z.string().regex(/^([0-9]{1,5}(h|m|s|ms)){1,4}$/, 'must be a Gateway API duration such as 10s or 1m30s');
 const ruleSchema = z.looseObject({
@@ -126,15 +126,9 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
     const plugins: string[] = [];
     (rule.filters ?? []).forEach((f, j) => {
       const fat = `${at}.filters.${j}`;
-      if (f.type === 'RequestHeaderModifier' && f.requestHeaderModifier) filters.push({ type: 'RequestHeaderModifier', ...headerModsOf(f.requestHeaderModifier) });
-      else if (f.type === 'ResponseHeaderModifier' && f.responseHeaderModifier) filters.push({ type: 'ResponseHeaderModifier', ...headerModsOf(f.responseHeaderModifier) });
-      else if (f.type === 'RequestRedirect' && f.requestRedirect) {
-        const rr = f.requestRedirect;
-        const p = rr.path ? pathOf(rr.path, `${fat}.requestRedirect.path`, problems) : undefined;
-        filters.push({ type: 'RequestRedirect', statusCode: rr.statusCode, ...(rr.scheme ? { scheme: rr.scheme } : {}), ...(rr.hostname ? { hostname: rr.hostname } : {}), ...(rr.port ? { port: rr.port } : {}), ...(p ? { path: p } : {}) });
-      } else if (f.type === 'URLRewrite' && f.urlRewrite) {
-        const p = f.urlRewrite.path ? pathOf(f.urlRewrite.path, `${fat}.urlRewrite.path`, problems) : undefined;
-        filters.push({ type: 'URLRewrite', ...(f.urlRewrite.hostname ? { hostname: f.urlRewrite.hostname } : {}), ...(p ? { path: p } : {}) });
+      const pf = pluginFilterOf(f, fat, problems);
+      if (pf !== undefined) {
+        if (pf) filters.push(pf);
       } else if (f.type === 'RequestMirror' && f.requestMirror) {
         const rm = f.requestMirror;
         const whole = (rm.percent === undefined || rm.percent === 100) && (!rm.fraction || rm.fraction.numerator === rm.fraction.denominator);
@@ -146,14 +140,23 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
         const e = f.extensionRef;
         if (e.group === 'portico.dev' && e.kind === 'Plugin') plugins.push(e.name);
         else problems.push(`${fat}.extensionRef: ${e.group || 'core'}/${e.kind} is not an extension Portico knows (portico.dev/Plugin)`);
-      } else if (f.type === 'CORS' && f.cors) {
-        const c = corsOf(f.cors, `${fat}.cors`, problems);
-        if (c) filters.push(c);
       } else problems.push(`${fat}: filter type ${f.type} is not served by Portico (yet)`);
     });
     const backends = (rule.backendRefs ?? []).map((b, k) => {
-      if (b.filters?.length) problems.push(`${at}.backendRefs.${k}.filters: filters per backendRef are not served by Portico (yet)`);
-      return backendOf(b, meta.namespace);
+      const out = backendOf(b, meta.namespace);
+      // A backendRef's own filters run only for the requests sent to it (after the rule's): the filters Portico
+      // serves as plugins. A copy per backend (RequestMirror) and Plugin objects (ExtensionRef) belong on the rule.
+      const bf: HttpFilterN[] = [];
+      (b.filters ?? []).forEach((f, j) => {
+        const fat = `${at}.backendRefs.${k}.filters.${j}`;
+        const pf = pluginFilterOf(f, fat, problems);
+        if (pf !== undefined) {
+          if (pf) bf.push(pf);
+        } else if (f.type === 'RequestMirror' || f.type === 'ExtensionRef') problems.push(`${fat}: ${f.type} on a backendRef is not served by Portico (yet); put it in the rule's filters`);
+        else problems.push(`${fat}: filter type ${f.type} is not served by Portico (yet)`);
+      });
+      if (bf.length) out.filters = bf;
+      return out;
     });
     const out: HttpRuleN = { matches, backends, filters, plugins: [...new Set(plugins)] };
     if (rule.name) out.name = rule.name;
@@ -175,6 +178,26 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
       rules,
     },
   };
+}
+
+/**
+ * The filters Portico serves as plugin instances (header modifiers, redirect, rewrite, CORS), on a rule or on a
+ * backendRef: the filter (null: refused, the problem is recorded), or undefined for the other types.
+ */
+function pluginFilterOf(f: z.infer<typeof filterSchema>, fat: string, problems: string[]): HttpFilterN | null | undefined {
+  if (f.type === 'RequestHeaderModifier' && f.requestHeaderModifier) return { type: 'RequestHeaderModifier', ...headerModsOf(f.requestHeaderModifier) };
+  if (f.type === 'ResponseHeaderModifier' && f.responseHeaderModifier) return { type: 'ResponseHeaderModifier', ...headerModsOf(f.responseHeaderModifier) };
+  if (f.type === 'RequestRedirect' && f.requestRedirect) {
+    const rr = f.requestRedirect;
+    const p = rr.path ? pathOf(rr.path, `${fat}.requestRedirect.path`, problems) : undefined;
+    return { type: 'RequestRedirect', statusCode: rr.statusCode, ...(rr.scheme ? { scheme: rr.scheme } : {}), ...(rr.hostname ? { hostname: rr.hostname } : {}), ...(rr.port ? { port: rr.port } : {}), ...(p ? { path: p } : {}) };
+  }
+  if (f.type === 'URLRewrite' && f.urlRewrite) {
+    const p = f.urlRewrite.path ? pathOf(f.urlRewrite.path, `${fat}.urlRewrite.path`, problems) : undefined;
+    return { type: 'URLRewrite', ...(f.urlRewrite.hostname ? { hostname: f.urlRewrite.hostname } : {}), ...(p ? { path: p } : {}) };
+  }
+  if (f.type === 'CORS' && f.cors) return corsOf(f.cors, `${fat}.cors`, problems) ?? null;
+  return undefined;
 }
 
 function pathOf(p: z.infer<typeof pathModifier>, at: string, problems: string[]): { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } | undefined {

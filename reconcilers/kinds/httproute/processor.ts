@@ -16,6 +16,7 @@ import type { ClaimProcessor, Draft, KindClaim, Owner, RouteDraft } from '../../
 type RouteDraftSettings = RouteDraft['fromAnnotations'];
 import { gatewayApiState, listenerHost, routeHostKey, type ListenerState, type ParentState } from '../../translate/gateway-api/attach.ts';
 import type { PathClaim } from '../../translate/types.ts';
+import { byRank } from '../../translate/phases/claims.ts';
 import type { Instance as RedirectInstance } from '../../config/plugins/redirect.ts';
 import type { Instance as RewriteInstance } from '../../config/plugins/rewrite.ts';
 
@@ -178,7 +179,7 @@ export function httpRouteReach(rt: HttpRouteRecord, parents: readonly ParentStat
 /** The plugin instances of a claim's filters (ids unique per route, rule, match and listener port). */
 function filterPlugins(d: Draft, ow: Owner, pc: PathClaim): string[] {
   const hc = byPc.get(pc);
-  if (!hc || !hc.rule.filters.length) return [];
+  if (!hc) return [];
   const rt = rtOf(ow);
   const ids: string[] = [];
   const base = pluginBase(rt).slice(0, 200);
@@ -189,7 +190,34 @@ function filterPlugins(d: Draft, ow: Owner, pc: PathClaim): string[] {
     d.plugins[id] ??= inst;
     ids.push(id);
   });
+  // One backend and no split: its own filters are the route's (with a split, each share names its own: route()).
+  const { good, bad } = shareOf(hc);
+  if (good.length === 1 && bad === 0) ids.push(...backendPlugins(d, rt, hc, good[0]!));
   return ids;
+}
+
+/** The indexes of the backendRefs a claim's rule may use, and the weight of those it may not (answered 500). */
+function shareOf(hc: HttpClaim): { good: number[]; bad: number } {
+  const good: number[] = [];
+  let bad = 0;
+  hc.rule.backends.forEach((b, i) => {
+    if (hc.usable[i]) good.push(i);
+    else bad += b.weight;
+  });
+  return { good, bad };
+}
+
+/** The plugin instances of one backendRef's own filters (ids unique per route, rule, listener port and backendRef). */
+function backendPlugins(d: Draft, rt: HttpRouteRecord, hc: HttpClaim, k: number): string[] {
+  const fs = hc.rule.backends[k]?.filters;
+  if (!fs?.length) return [];
+  const base = pluginBase(rt).slice(0, 200);
+  return fs.map((f, i) => {
+    const inst = instanceOf(f, hc, `${kindOf(rt)} ${rt.key} rule ${hc.ruleIndex} backendRef ${k} filter ${i} (${f.type})`);
+    const id = `${base}.r${hc.ruleIndex}.${hc.listener.podPort}.b${k}.${i}.${fnv(JSON.stringify(inst))}`;
+    d.plugins[id] ??= inst;
+    return id;
+  });
 }
 
 function fnv(s: string): string {
@@ -287,10 +315,17 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Paramet
   const r: Route = { source: c.pc.source, backendId: c.backendId, sslRedirect: false };
   const ns = c.owner.ns;
   // A weighted split; backendRefs Portico may not use answer 500 for their share of the requests.
-  const bad = rule.backends.reduce((n, b, i) => n + (hc.usable[i] ? 0 : b.weight), 0);
-  const good = rule.backends.filter((_, i) => hc.usable[i]);
+  const { good, bad } = shareOf(hc);
   if (c.backendId && (good.length > 1 || bad > 0)) {
-    r.split = good.map((b) => ({ backendId: backendIdOf(ns, { service: b.name, port: { number: b.port ?? 0 }, ...(b.namespace !== ns ? { namespace: b.namespace } : {}) }), weight: b.weight }));
+    // A backendRef's own filters: its share runs the route's plugins and its own (in plugin order).
+    const own = good.map((k) => (c.closed ? [] : backendPlugins(d, rtOf(c.owner), hc, k)));
+    const withOwn = own.some((ids) => ids.length > 0);
+    r.split = good.map((k, j) => {
+      const b = rule.backends[k]!;
+      const s: NonNullable<Route['split']>[number] = { backendId: backendIdOf(ns, { service: b.name, port: { number: b.port ?? 0 }, ...(b.namespace !== ns ? { namespace: b.namespace } : {}) }), weight: b.weight };
+      if (withOwn) s.plugins = [...c.pluginIds, ...own[j]!].sort(byRank(d));
+      return s;
+    });
     if (bad > 0) r.split.push({ backendId: '', weight: bad });
   }
   // No backend it may use and no redirect answering: 500 (Gateway API), with or without other filters.
@@ -318,6 +353,24 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Paramet
     const g = d.snap.global;
     r.timeouts = { connect: Math.min(g.proxyConnectTimeoutSeconds, s), send: s, read: s };
   }
-  // A GRPCRoute's backends speak gRPC: nginx's grpc_pass (HTTP/2 without TLS), a directive profile.
-  return { route: r, retries: up?.retries, fromAnnotations, ...(rtOf(c.owner).grpc ? { protocol: 'GRPC' as const } : {}) };
+  // A GRPCRoute's backends speak gRPC: nginx's grpc_pass (HTTP/2 without TLS), a directive profile. So do an
+  // HTTPRoute's whose Service ports say appProtocol kubernetes.io/h2c: grpc_pass carries any HTTP request over h2c
+  // (nginx's proxy module has no HTTP/2). One location serves the rule, so only when all its backends are h2c.
+  const rt = rtOf(c.owner);
+  let grpc = rt.grpc === true;
+  if (!grpc && c.backendId) {
+    const h2c = good.map((k) => appProtocolOf(d, rule.backends[k]!) === H2C);
+    if (h2c.length && h2c.every(Boolean)) grpc = true;
+    else if (h2c.some(Boolean)) {
+      d.warn(c.owner.ref, 'MixedBackendProtocols', `rule ${hc.ruleIndex}: some backendRefs are ${H2C} Service ports and others are not; one rule is proxied in one protocol, so all of them get HTTP/1.1`);
+    }
+  }
+  return { route: r, retries: up?.retries, fromAnnotations, ...(grpc ? { protocol: 'GRPC' as const } : {}) };
+}
+
+const H2C = 'kubernetes.io/h2c';
+
+/** The appProtocol of the Service port a backendRef names (undefined: none, or no such Service or port). */
+function appProtocolOf(d: Draft, b: HttpRuleN['backends'][number]): string | undefined {
+  return d.snap.services.get(`${b.namespace}/${b.name}`)?.ports.find((p) => p.port === b.port)?.appProtocol;
 }

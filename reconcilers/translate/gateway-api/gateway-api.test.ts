@@ -233,6 +233,71 @@ test('matches: Gateway API precedence as priority (method, then headers, then qu
   assert.deepEqual({ ...hm, name: undefined }, { name: undefined, type: 'request-headers', set: [{ name: 'x-set', value: 'v' }], add: [], remove: ['x-drop'] });
 });
 
+test('backendRef filters: a split share runs the rule\'s plugins and its own; one backend takes its filters as the route\'s; mirrors and ExtensionRef on a backendRef are refused by name', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }));
+  const setBackend = (v: string) => [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'Backend', value: v }] } }];
+  put(m, route('weights', {
+    parentRefs: [{ name: 'gw' }],
+    hostnames: ['w.example.com'],
+    rules: [{
+      filters: [{ type: 'ResponseHeaderModifier', responseHeaderModifier: { add: [{ name: 'X-Rule', value: '1' }] } }],
+      backendRefs: [backend('web', 8080, { weight: 10, filters: setBackend('web') }), backend('api', 8080, { weight: 10 })],
+    }],
+  }));
+  put(m, route('one', {
+    parentRefs: [{ name: 'gw' }],
+    hostnames: ['one.example.com'],
+    rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/prefix' } }], backendRefs: [backend('web', 8080, { filters: [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/rewritten' } } }] })] }],
+  }));
+  const s = gatewayApiState(m.snapshot(), GA);
+  const port = s.gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  const r = translate(m.snapshot(), O);
+  const w = r.config.data.routes[listenerHost(port, 'w.example.com')]!.rules[0]!.route;
+  const typeOf = (id: string) => r.config.data.plugins[id]?.type;
+  assert.equal(w.plugins?.length, 1, 'the rule\'s own filter is the route\'s');
+  assert.equal(typeOf(w.plugins![0]!), 'response-headers');
+  assert.equal(w.split?.length, 2);
+  const [web, api] = w.split!;
+  assert.equal(web!.backendId, 'infra_web_8080');
+  assert.deepEqual(web!.plugins!.map(typeOf).sort(), ['request-headers', 'response-headers'], 'web\'s share: the rule\'s filter and its own');
+  const own = r.config.data.plugins[web!.plugins!.find((id) => typeOf(id) === 'request-headers')!]!;
+  assert.deepEqual((own as { set: unknown }).set, [{ name: 'backend', value: 'web' }]);
+  assert.deepEqual(api!.plugins, w.plugins, 'api\'s share: the rule\'s filter only');
+  const one = r.config.data.routes[listenerHost(port, 'one.example.com')]!.rules[0]!.route;
+  assert.equal(one.split, undefined);
+  assert.deepEqual(one.plugins!.map(typeOf), ['rewrite']);
+  assert.deepEqual({ ...r.config.data.plugins[one.plugins![0]!], name: undefined }, { name: undefined, type: 'rewrite', prefix: { from: '/prefix', to: '/rewritten' } });
+  // What a backendRef cannot have in Portico is refused by name (the route is not served half-way).
+  for (const f of [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 8080 } } }, { type: 'ExtensionRef', extensionRef: { group: 'portico.dev', kind: 'Plugin', name: 'p' } }]) {
+    const bad = normalizeHttpRoute(route('bad', { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [backend('web', 8080, { filters: [f] })] }] }));
+    assert.match(!bad.ok ? bad.reason : '', new RegExp(`spec\\.rules\\.0\\.backendRefs\\.0\\.filters\\.0: ${f.type} on a backendRef is not served`));
+  }
+});
+
+test('appProtocol kubernetes.io/h2c: an HTTPRoute to such a Service port is proxied over HTTP/2 without TLS (grpc_pass); a rule mixing protocols stays HTTP/1.1 with a Warning', () => {
+  const m = modelOf({
+    services: [svc('h2', [{ port: 8081, targetPort: 3001, appProtocol: 'kubernetes.io/h2c' } as never, { port: 8080 }], 'infra'), svc('web', [{ port: 8080 }], 'infra')],
+    slices: [slice('h2-1', 'h2', [{ port: 3001 }, { port: 8080 }], [{ ip: '198.18.0.40' }], 'infra'), slice('web-1', 'web', [{ port: 8080 }], [{ ip: '198.18.0.10' }], 'infra')],
+  });
+  put(m, gwc());
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }));
+  put(m, route('h2c', { parentRefs: [{ name: 'gw' }], hostnames: ['h2c.example.com'], rules: [{ backendRefs: [backend('h2', 8081)] }] }));
+  put(m, route('plain', { parentRefs: [{ name: 'gw' }], hostnames: ['plain.example.com'], rules: [{ backendRefs: [backend('h2', 8080)] }] }));
+  put(m, route('mixed', { parentRefs: [{ name: 'gw' }], hostnames: ['mixed.example.com'], rules: [{ backendRefs: [backend('h2', 8081), backend('web', 8080)] }] }));
+  const port = gatewayApiState(m.snapshot(), GA).gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  const r = translate(m.snapshot(), O);
+  const protocolOf = (h: string) => {
+    const name = r.config.data.routes[listenerHost(port, h)]!.rules[0]!.route.profile;
+    return r.config.structure.profiles.find((p) => p.name === name)?.backendProtocol;
+  };
+  assert.equal(protocolOf('h2c.example.com'), 'GRPC', 'h2c port: grpc_pass');
+  assert.equal(protocolOf('plain.example.com'), undefined, 'the same Service\'s other port stays HTTP/1.1');
+  assert.equal(protocolOf('mixed.example.com'), undefined);
+  assert.ok(r.events.some((e) => e.reason === 'MixedBackendProtocols' && /kubernetes\.io\/h2c/.test(e.message)), JSON.stringify(r.events.map((e) => e.reason)));
+});
+
 test('normalizers refuse what Portico does not serve by name, and what the API server would refuse', () => {
   const bad = normalizeHttpRoute(route('r', { parentRefs: [{ name: 'gw' }], rules: [{ filters: [{ type: 'ExtensionRef', extensionRef: { group: 'example.com', kind: 'Thing', name: 'x' } }] }] }));
   assert.equal(bad.ok, false);
