@@ -21,6 +21,7 @@ export const GatewayResources = {
   UDPRoute: gw('udproutes', 'UDPRoute'),
   TLSRoute: gw('tlsroutes', 'TLSRoute'),
   ReferenceGrant: gw('referencegrants', 'ReferenceGrant', 'v1beta1'),
+  BackendTLSPolicy: gw('backendtlspolicies', 'BackendTLSPolicy'),
   Namespace: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false } as ResourceType,
 } as const;
 

@@ -32,6 +32,7 @@ import { tcpRoute } from './tcproute/index.ts';
 import { grpcRoute } from './grpcroute/index.ts';
 import { udpRoute } from './udproute/index.ts';
 import { tlsRoute } from './tlsroute/index.ts';
+import { backendTlsPolicy } from './backendtlspolicy/index.ts';
 
 export const KINDS: readonly KindDescriptor[] = [
   ingressClass,
@@ -53,6 +54,7 @@ export const KINDS: readonly KindDescriptor[] = [
   udpRoute,
   tlsRoute,
   referenceGrant,
+  backendTlsPolicy,
 ];
 
 /** Portico's CRDs, in registry order: crds/generate.ts writes crds/<plural>.yaml (and crds/kustomization.yaml) from them. */

@@ -128,8 +128,25 @@ export interface NamespaceRecord extends CrdMeta {
   labels: Record<string, string>;
 }
 
+/**
+ * A BackendTLSPolicy: TLS from Portico to the Service ports it targets, verified against its CA bundle under its
+ * hostname (also the SNI). Its ConfigMaps are read when it is normalized (kinds/backendtlspolicy/normalize.ts).
+ */
+export interface BackendTlsPolicyRecord extends CrdMeta {
+  /** Services of the policy's namespace, each with the port name it targets (absent: every port). */
+  targets: { name: string; sectionName?: string }[];
+  hostname: string;
+  /** The CA certificates of its valid caCertificateRefs (PEM), or the system's (wellKnownCACertificates: System). */
+  caPem?: string;
+  /** Its caCertificateRefs Portico cannot use, each with the ResolvedRefs reason and why. */
+  refProblems: { reason: 'InvalidKind' | 'InvalidCACertificateRef'; message: string }[];
+  /** What it asks that Portico does not serve (subjectAltNames, options): the policy is not accepted, its targets fail closed. */
+  unsupported?: string;
+}
+
 declare module './model.ts' {
   interface CrdRecords {
+    BackendTLSPolicy: BackendTlsPolicyRecord;
     GatewayClass: GatewayClassRecord;
     Gateway: GatewayRecord;
     HTTPRoute: HttpRouteRecord;

@@ -17,6 +17,7 @@ type RouteDraftSettings = RouteDraft['fromAnnotations'];
 import { gatewayApiState, listenerHost, routeHostKey, type ListenerState, type ParentState } from '../../translate/gateway-api/attach.ts';
 import type { PathClaim } from '../../translate/types.ts';
 import { byRank } from '../../translate/phases/claims.ts';
+import { policyFor, policyUsable } from '../../translate/gateway-api/backend-tls.ts';
 import type { Instance as RedirectInstance } from '../../config/plugins/redirect.ts';
 import type { Instance as RewriteInstance } from '../../config/plugins/rewrite.ts';
 
@@ -62,7 +63,8 @@ function claimsOf(d: Draft, rt: HttpRouteRecord): HttpClaim[] {
   const state = gatewayApiState(d.snap, d.o.gatewayApi);
   const parents = state.routes.get(stateKey(rt)) ?? [];
   const refsOk = parents[0]?.resolvedRefs.status === 'True';
-  const usableOf = rt.rules.map((rule) => rule.backends.map((b) => refsOk || backendUsable(d, rt, b)));
+  // A backend whose BackendTLSPolicy cannot be applied (no usable CA, or fields Portico does not serve) fails closed.
+  const usableOf = rt.rules.map((rule) => rule.backends.map((b) => (refsOk || backendUsable(d, rt, b)) && tlsApplicable(d, b)));
   const sig = JSON.stringify([
     usableOf,
     parents.map((p) => [p.accepted.status, p.attached.map((a) => [a.listener.podPort, a.listener.port, a.listener.protocol, a.hosts])]),
@@ -128,6 +130,13 @@ function backendUsable(d: Draft, rt: HttpRouteRecord, b: HttpRuleN['backends'][n
     if (g.to.some((t) => t.group === '' && t.kind === 'Service' && (t.name === undefined || t.name === b.name))) return true;
   }
   return false;
+}
+
+/** Whether the BackendTLSPolicy holding for a backend (if any) can be applied. */
+function tlsApplicable(d: Draft, b: HttpRuleN['backends'][number]): boolean {
+  if (b.group !== '' || b.kind !== 'Service') return true;
+  const p = policyFor(d.snap, b.namespace, b.name, b.port);
+  return !p || policyUsable(p);
 }
 
 const rtOf = (ow: Owner): HttpRouteRecord => ow.record as HttpRouteRecord;
@@ -357,6 +366,18 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Paramet
   // HTTPRoute's whose Service ports say appProtocol kubernetes.io/h2c: grpc_pass carries any HTTP request over h2c
   // (nginx's proxy module has no HTTP/2). One location serves the rule, so only when all its backends are h2c.
   const rt = rtOf(c.owner);
+  // TLS to the backends (BackendTLSPolicy): its hostname is the SNI and the name verified against its CA bundle. One
+  // location serves the rule, so the shares of backends with another policy (or none) answer 500, with a Warning.
+  const first = good.length ? rule.backends[good[0]!] : undefined;
+  const tls = first && c.backendId ? policyFor(d.snap, first.namespace, first.name, first.port) : undefined;
+  if (r.split) {
+    const other = good.filter((k) => { const b = rule.backends[k]!; return policyFor(d.snap, b.namespace, b.name, b.port) !== tls; });
+    if (other.length) {
+      const ids = new Set(other.map((k) => { const b = rule.backends[k]!; return backendIdOf(ns, { service: b.name, port: { number: b.port ?? 0 }, ...(b.namespace !== ns ? { namespace: b.namespace } : {}) }); }));
+      for (const s of r.split) if (ids.has(s.backendId)) { s.backendId = ''; delete s.plugins; }
+      d.warn(c.owner.ref, 'MixedBackendTLS', `rule ${hc.ruleIndex}: its backendRefs differ in BackendTLSPolicy (${other.map((k) => rule.backends[k]!.name).join(', ')} vs ${first!.name}); one rule is proxied with one TLS setting, so their share is answered 500`);
+    }
+  }
   let grpc = rt.grpc === true;
   if (!grpc && c.backendId) {
     const h2c = good.map((k) => appProtocolOf(d, rule.backends[k]!) === H2C);
@@ -364,6 +385,10 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Paramet
     else if (h2c.some(Boolean)) {
       d.warn(c.owner.ref, 'MixedBackendProtocols', `rule ${hc.ruleIndex}: some backendRefs are ${H2C} Service ports and others are not; one rule is proxied in one protocol, so all of them get HTTP/1.1`);
     }
+  }
+  if (tls?.caPem) {
+    const proxySsl = { backendProtocol: grpc ? ('GRPCS' as const) : ('HTTPS' as const), sslServerName: tls.hostname, trustedCa: tls.caPem };
+    return { route: r, retries: up?.retries, fromAnnotations, protocol: proxySsl.backendProtocol, proxySsl };
   }
   return { route: r, retries: up?.retries, fromAnnotations, ...(grpc ? { protocol: 'GRPC' as const } : {}) };
 }
