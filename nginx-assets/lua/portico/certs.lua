@@ -22,8 +22,8 @@
 -- another one. The per-request check is plugins/client_cert.lua.
 -- Gateway API ports (spec.tls.frontend): "a:<port>/_" is the entry of every handshake on that pod port, whatever the
 -- server name, and a Gateway port asks with no other entry. A `strict` CA (AllowValidOnly) makes the handshake
--- itself refuse a client without a certificate that verifies against it (tlsctx.require_client); otherwise
--- (AllowInsecureFallback) it asks and lets every client in.
+-- refuse a client without a certificate (tlsctx.require_certificate), and router.lua answers nothing on a
+-- connection whose certificate did not verify; otherwise (AllowInsecureFallback) it asks and lets every client in.
 local ssl = require("ngx.ssl")
 local cjson = require("cjson.safe")
 local lrucache = require("resty.lrucache")
@@ -184,12 +184,8 @@ local function ask_client_certificate(name, port)
     end
     return
   end
-  local ok, err
-  if ca.strict then
-    ok, err = tlsctx.require_client(ca.chain, ca.depth)
-  else
-    ok, err = ssl.verify_client(ca.chain, ca.depth)
-  end
+  local ok, err = ssl.verify_client(ca.chain, ca.depth)
+  if ok and ca.strict then ok, err = tlsctx.require_certificate() end
   if ok then ok, err = tlsctx.set_session(id) end
   if not ok then
     ngx.log(ngx.ERR, "portico: asking for a client certificate for ", tostring(name), ": ", err)

@@ -21,16 +21,7 @@ for _, decl in ipairs({
   "int SSL_SESSION_set1_id_context(void *s, const unsigned char *sid_ctx, unsigned int sid_ctx_len);",
   "const unsigned char *SSL_SESSION_get0_id_context(const void *s, unsigned int *len);",
   "int SSL_set_cipher_list(void *ssl, const char *str);",
-  "void *X509_STORE_new(void);",
-  "void X509_STORE_free(void *store);",
-  "int X509_STORE_add_cert(void *store, void *x);",
-  "int OPENSSL_sk_num(const void *sk);",
-  "void *OPENSSL_sk_value(const void *sk, int i);",
-  "long SSL_ctrl(void *ssl, int cmd, long larg, void *parg);",
-  "int SSL_add_client_CA(void *ssl, void *x);",
   "void SSL_set_verify(void *ssl, int mode, void *cb);",
-  "void SSL_set_verify_depth(void *ssl, int depth);",
-  "void *SSL_get_verify_callback(const void *ssl);",
 }) do
   pcall(ffi.cdef, decl)
 end
@@ -79,34 +70,13 @@ end
 
 local SSL_VERIFY_PEER = 0x01
 local SSL_VERIFY_FAIL_IF_NO_PEER_CERT = 0x02
-local SSL_CTRL_SET_VERIFY_CERT_STORE = 106
 
--- Handshake, certificate: the client must present a certificate that verifies against `chain` (a parsed PEM bundle,
--- ngx.ssl.parse_pem_cert) within `depth`, or the handshake fails (a Gateway port's AllowValidOnly). ngx.ssl's
--- verify_client cannot do this: it installs a verify callback that accepts every certificate (nginx's way: the
--- outcome is read per request). Here OpenSSL's own verification decides, with no callback at all: when the
--- connection already has one (an nginx.conf ssl_verify_client / ssl_trusted_certificate would install nginx's,
--- which accepts everything), nothing could be enforced, and an error is returned (the caller refuses the handshake).
-function _M.require_client(chain, depth)
+-- Handshake, certificate (after ngx.ssl.verify_client): a client that sends no certificate fails the handshake (a
+-- Gateway port's AllowValidOnly). The verify callback stays nginx's, which accepts every certificate (nginx reads the
+-- outcome per request, and so does router.lua for such a port: a certificate that did not verify gets no answer).
+function _M.require_certificate()
   local s = ssl_pointer()
   if not s then return nil, "no TLS connection" end
-  if C.SSL_get_verify_callback(s) ~= nil then return nil, "the connection has a verify callback; client certificates cannot be required" end
-  local store = C.X509_STORE_new()
-  if store == nil then return nil, "X509_STORE_new failed" end
-  local n = C.OPENSSL_sk_num(chain)
-  for i = 0, n - 1 do
-    local x = C.OPENSSL_sk_value(chain, i)
-    -- The client is told which CAs are accepted (its certificate is chosen by them), and verified against them.
-    if C.X509_STORE_add_cert(store, x) ~= 1 or C.SSL_add_client_CA(s, x) ~= 1 then
-      C.X509_STORE_free(store)
-      return nil, "cannot use a certificate of the CA bundle"
-    end
-  end
-  -- set1: the connection takes its own reference; ours is freed.
-  local ok = C.SSL_ctrl(s, SSL_CTRL_SET_VERIFY_CERT_STORE, 1, store)
-  C.X509_STORE_free(store)
-  if ok ~= 1 then return nil, "cannot set the verify store" end
-  C.SSL_set_verify_depth(s, depth)
   C.SSL_set_verify(s, SSL_VERIFY_PEER + SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
   return true
 end
