@@ -447,6 +447,8 @@ export interface DataPlane {
    * Client certificates (ingress-nginx's auth-tls-*), keyed by route host ("_", exact or "*." wildcard): the TLS
    * handshake for that server name asks for a certificate signed by this CA. The client-cert plugin of each path
    * then checks the outcome. Absent = no host asks (sent with the certificates).
+   * Gateway API (spec.tls.frontend) adds one entry per HTTPS Gateway port, "<pod port>/_": every handshake on that
+   * port asks with it, whatever the server name (a Gateway port asks with no other entry).
    */
   clientAuth?: Record<string, ClientAuth>;
 }
@@ -463,6 +465,12 @@ export type ClientAuth =
       depth: number;
       /** "namespace/name" of the Secret and the Ingress it came from, for logs. */
       source: string;
+      /**
+       * The handshake itself refuses a client without a certificate that verifies against `ca` (a Gateway port's
+       * AllowValidOnly); no per-request check follows. Absent: the handshake asks and never refuses (auth-tls's
+       * paths check the outcome; a Gateway port's AllowInsecureFallback lets every client in).
+       */
+      strict?: true;
     }
   | { off: true };
 

@@ -11,8 +11,10 @@ import type { ClassOptions } from './kind.ts';
 import type { CrdResult, SecretLookup } from './crd-normalize.ts';
 import type { CrdMeta } from '../model/types.ts';
 import type { EventRecorder } from '../../operator/events.ts';
+import type { ConfigMapReader } from '../annotations/plugins.ts';
 
-export type Normalizer = (obj: KubeObject, secrets: SecretLookup) => CrdResult<CrdMeta>;
+/** configMaps: referenced ConfigMaps' data (a Gateway's client-certificate CA bundles; see RecordReads.configMaps). */
+export type Normalizer = (obj: KubeObject, secrets: SecretLookup, configMaps: ConfigMapReader) => CrdResult<CrdMeta>;
 
 /** What differs between the CRD kinds (each kind's folder declares it; crd.ts makes the descriptor from it). */
 export interface CrdSpec {
@@ -37,10 +39,12 @@ export class CrdReconciler implements Reconciler {
   private readonly secrets: SecretLookup;
   private readonly classes: ClassOptions;
   private readonly events: EventRecorder | undefined;
+  private readonly configMaps: ConfigMapReader;
   /** Per object: the problem last reported (generation + message), so each is posted once per generation. */
   private readonly reported = new Map<string, string>();
-  constructor(spec: CrdSpec, informer: Informer<KubeObject>, model: Model, secrets: SecretLookup, classes: ClassOptions, events?: EventRecorder) {
+  constructor(spec: CrdSpec, informer: Informer<KubeObject>, model: Model, secrets: SecretLookup, classes: ClassOptions, events?: EventRecorder, configMaps: ConfigMapReader = () => undefined) {
     this.spec = spec;
+    this.configMaps = configMaps;
     this.kind = spec.kind;
     this.events = events;
     this.informer = informer;
@@ -59,7 +63,7 @@ export class CrdReconciler implements Reconciler {
       this.model.deleteCrd(this.kind, key);
       return;
     }
-    const r = this.spec.normalize(obj, this.secrets);
+    const r = this.spec.normalize(obj, this.secrets, this.configMaps);
     if (r.ok) this.model.setCrd(this.kind, r.record as never, this.spec.reads?.(r.record));
     else this.model.rejectCrd(this.kind, { key, generation: obj.metadata.generation ?? 0, reason: r.reason });
     // `kubectl get events` explains why an object is not (fully) used, once per generation and problem.

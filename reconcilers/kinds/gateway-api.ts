@@ -60,9 +60,14 @@ export function gatewayApiKind(spec: GatewayApiKindSpec): KindDescriptor {
       const list = [...model.readsOf(`${spec.kind}/${key}`).secrets];
       return spec.tlsSecrets ? { tls: list, other: [] } : { tls: [], other: list };
     },
+    // The ConfigMaps a record was made from (a Gateway's CA bundles): their data is kept while it reads them, and a
+    // change of one normalizes the record again (kinds/configmap/references.ts).
+    configMapsRead(model, key) {
+      return [...(model.readsOf(`${spec.kind}/${key}`).configMaps ?? [])];
+    },
     wire(ctx) {
       const informer = ctx.m.informer<KubeObject>(r, { stage: STAGE, ...(r.namespaced ? ctx.o.watched : {}) });
-      const reconciler = new CrdReconciler(spec, informer, ctx.model, ctx.secrets, ctx.o.classes, ctx.m.events);
+      const reconciler = new CrdReconciler(spec, informer, ctx.model, ctx.secrets, ctx.o.classes, ctx.m.events, ctx.configMaps);
       const controller = ctx.m.controller({ name: spec.kind.toLowerCase(), reconciler, stage: STAGE });
       controller.watch(informer);
       return { informer, controller };

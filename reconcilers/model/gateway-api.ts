@@ -35,10 +35,38 @@ export interface LabelSelectorN {
   matchExpressions: { key: string; operator: string; values: string[] }[];
 }
 
+/**
+ * One caCertificateRef of a Gateway's frontend TLS validation, defaults applied (namespace the Gateway's). For a core
+ * ConfigMap the normalizer read it: `ca` is its ca.crt (PEM certificates, re-encoded), else `problem` says why it
+ * cannot be used. Whether the reference is allowed at all (its kind, a ReferenceGrant) is the attachment's to judge.
+ */
+export interface CaCertificateRefN {
+  group: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  ca?: string;
+  problem?: string;
+}
+
+/** spec.tls.frontend's validation of client certificates (FrontendTLSValidation), mode defaulted to AllowValidOnly. */
+export interface FrontendValidationN {
+  mode: 'AllowValidOnly' | 'AllowInsecureFallback';
+  caCertificateRefs: CaCertificateRefN[];
+}
+
+/** spec.tls.frontend: the default validation, and per port the one replacing it (none: that port validates nothing). */
+export interface FrontendTlsN {
+  default?: FrontendValidationN;
+  perPort: { port: number; validation?: FrontendValidationN }[];
+}
+
 export interface GatewayRecord extends CrdMeta {
   className: string;
   listeners: ListenerN[];
   addresses: { type: string; value: string }[];
+  /** spec.tls.frontend (client certificates of HTTPS listeners); absent when not set. */
+  frontendTls?: FrontendTlsN;
   infrastructure?: {
     labels: Record<string, string>;
     annotations: Record<string, string>;

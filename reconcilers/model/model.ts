@@ -35,6 +35,8 @@ export interface RejectedCrd {
 export interface RecordReads {
   /** Secrets ("namespace/name"): TLS key material, credentials, CA bundles, plugin configurations. */
   secrets: readonly string[];
+  /** ConfigMaps ("namespace/name") whose data the record was made from (a Gateway's client-certificate CA bundles). */
+  configMaps?: readonly string[];
 }
 const READS_NOTHING: RecordReads = { secrets: [] };
 
@@ -137,6 +139,8 @@ export class Model {
    * TLS, Plugin configFrom, Consumer credentials, Upstream CA bundles) and an Ingress's credentials.
    */
   private readonly crdSecrets = new Map<string, Set<string>>();
+  /** ConfigMap key → kind-qualified refs of the CRs whose record was made from its data (RecordReads.configMaps). */
+  private readonly crdConfigMaps = new Map<string, Set<string>>();
   /** TCP and UDP services (--tcp-services-configmap / --udp-services-configmap), see tcpudp.ts. */
   private readonly streams: Record<StreamProtocol, readonly StreamEntry[]> = { TCP: [], UDP: [] };
 
@@ -281,8 +285,9 @@ export class Model {
     this.unindexCrd(ref);
     this.rejectedCrds.delete(ref);
     map.set(rec.key, rec);
-    if (reads.secrets.length) this.crdReads.set(ref, reads);
+    if (reads.secrets.length || reads.configMaps?.length) this.crdReads.set(ref, reads);
     for (const s of new Set(reads.secrets)) addIdx(this.crdSecrets, s, ref);
+    for (const c of new Set(reads.configMaps ?? [])) addIdx(this.crdConfigMaps, c, ref);
     this.changed(kind, rec.key);
   }
   rejectCrd(kind: CrdKind, r: RejectedCrd): void {
@@ -308,6 +313,7 @@ export class Model {
     const old = this.crdReads.get(ref);
     if (!old) return;
     for (const s of old.secrets) delIdx(this.crdSecrets, s, ref);
+    for (const c of old.configMaps ?? []) delIdx(this.crdConfigMaps, c, ref);
     this.crdReads.delete(ref);
   }
   crd<K extends CrdKind>(kind: K, key: string): CrdRecords[K] | undefined {
@@ -324,6 +330,11 @@ export class Model {
   /** Kind-qualified refs of the CRs reading a Secret. */
   crdsUsingSecret(secretKey: string): string[] {
     return [...(this.crdSecrets.get(secretKey) ?? [])].sort();
+  }
+
+  /** Kind-qualified refs of the CRs whose record was made from a ConfigMap's data ("namespace/name"). */
+  crdsUsingConfigMap(configMapKey: string): string[] {
+    return [...(this.crdConfigMaps.get(configMapKey) ?? [])].sort();
   }
 
   ingressesUsingService(serviceKey: string): string[] {

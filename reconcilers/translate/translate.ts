@@ -54,7 +54,7 @@ import { askClientCertificates } from './phases/client-auth.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
 import { gatewayApiState } from './gateway-api/attach.ts';
 import { gatewayStreams } from './gateway-api/streams.ts';
-import { loadGatewayCertificates } from './gateway-api/certificates.ts';
+import { askGatewayClientCertificates, loadGatewayCertificates } from './gateway-api/certificates.ts';
 
 // What other modules import from here (the translation's parts live in the modules above).
 export type { IngressStatus, TranslateEvent, TranslateOptions, TranslateResult } from './types.ts';
@@ -91,6 +91,7 @@ export const PHASES: readonly Phase[] = [
   warnObjects, // Warnings about each object as a whole
   warnOwnHostAuth, // auth-url on the request's own host without a usable route for its path
   askClientCertificates, // what each server name's handshake asks for
+  askGatewayClientCertificates, // Gateway API: what each HTTPS Gateway port's handshake asks for
 ];
 
 export function translate(snap: ModelSnapshot, o: TranslateOptions, memo?: TranslateMemo): TranslateResult {

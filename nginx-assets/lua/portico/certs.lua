@@ -20,6 +20,10 @@
 -- (ngx.ssl.verify_client: never refused in the handshake, $ssl_client_verify tells the outcome) and the TLS
 -- session records which CA configuration it was (tlsctx.lua), which also keeps sessions from being resumed under
 -- another one. The per-request check is plugins/client_cert.lua.
+-- Gateway API ports (spec.tls.frontend): "a:<port>/_" is the entry of every handshake on that pod port, whatever the
+-- server name, and a Gateway port asks with no other entry. A `strict` CA (AllowValidOnly) makes the handshake
+-- refuse a client without a certificate (tlsctx.require_certificate), and router.lua answers nothing on a
+-- connection whose certificate did not verify; otherwise (AllowInsecureFallback) it asks and lets every client in.
 local ssl = require("ngx.ssl")
 local cjson = require("cjson.safe")
 local lrucache = require("resty.lrucache")
@@ -97,20 +101,28 @@ local function parse_ca(id)
     ngx.log(ngx.ERR, "portico: cannot parse the client-certificate CA ", id, " (", tostring(c.source), "): ", err)
     return false
   end
-  return { chain = chain, depth = tonumber(c.depth) or 1 }
+  return { chain = chain, depth = tonumber(c.depth) or 1, strict = c.strict == true }
 end
 
--- The client-certificate CA configuration a server name asks with: its id and the parsed CA (nil when the CA
--- cannot be used), or nil when the name asks for no certificate. Exposed for tests.
-function _M.client_auth(name)
+-- The pod ports of Gateways (init.lua): a handshake there asks with its port's entry only.
+_M.gateway_ports = {}
+
+-- The client-certificate CA configuration a server name asks with (on a Gateway port: the port's, whatever the
+-- name): its id and the parsed CA (false when the CA cannot be used), or nil when it asks for no certificate.
+-- Exposed for tests.
+function _M.client_auth(name, port)
   refresh()
-  if type(name) ~= "string" or name == "" then return nil end
-  name = name:lower()
-  local id = client_lookup(name)
-  if not id then
-    local dot = name:find(".", 1, true)
-    if dot then id = client_lookup("*" .. name:sub(dot)) end
-    if not id then id = client_lookup("_") end
+  local id
+  if port and _M.gateway_ports[port] then
+    id = client_lookup(port .. "/_")
+  elseif type(name) == "string" and name ~= "" then
+    name = name:lower()
+    id = client_lookup(name)
+    if not id then
+      local dot = name:find(".", 1, true)
+      if dot then id = client_lookup("*" .. name:sub(dot)) end
+      if not id then id = client_lookup("_") end
+    end
   end
   if not id or id == "-" then return nil end
   local e = client_parsed[id]
@@ -121,11 +133,18 @@ function _M.client_auth(name)
   return id, e or nil
 end
 
+-- The local port of the connection being handshaken, when it may be a Gateway port (nil otherwise).
+local function gateway_port()
+  if not next(_M.gateway_ports) then return nil end
+  local port = ssl.server_port()
+  return port and _M.gateway_ports[port] and port or nil
+end
+
 -- ssl_client_hello_by_lua: a session may be resumed on this connection only if it was made under the CA
 -- configuration the server name asks with now (tlsctx.lua).
 function _M.hello()
   local name = clienthello.get_client_hello_server_name()
-  local id = _M.client_auth(name)
+  local id = _M.client_auth(name, gateway_port())
   if not id then
     -- A host with a cipher list of its own (ssl-ciphers): a TLS 1.2 session keeps the cipher it was made with, so
     -- only one made for this certificate and list may be resumed here (and sessions made here nowhere else).
@@ -147,15 +166,26 @@ function _M.hello()
   end
 end
 
--- Asks for a client certificate when the server name wants one (after the server certificate is chosen).
-local function ask_client_certificate(name)
-  local id, ca = _M.client_auth(name)
+-- Asks for a client certificate when the server name (or the Gateway port) wants one, after the server certificate
+-- is chosen.
+local function ask_client_certificate(name, port)
+  local id, ca = _M.client_auth(name, port)
   if not id then return end
   if not ca then
-    -- Logged when parsed; no certificate is asked for, so the paths needing one refuse every request (fail closed).
+    -- Logged when parsed. On a Gateway port that requires a certificate the handshake is refused (fail closed); an
+    -- Ingress host's paths that need one refuse every request.
+    if port then
+      local raw = dict:get("ca:" .. id)
+      local c = raw and cjson.decode(raw)
+      if type(c) ~= "table" or c.strict ~= false then
+        ngx.log(ngx.ERR, "portico: the client-certificate CA of Gateway port ", port, " cannot be used: handshake refused")
+        return ngx.exit(ngx.ERROR)
+      end
+    end
     return
   end
   local ok, err = ssl.verify_client(ca.chain, ca.depth)
+  if ok and ca.strict then ok, err = tlsctx.require_certificate() end
   if ok then ok, err = tlsctx.set_session(id) end
   if not ok then
     ngx.log(ngx.ERR, "portico: asking for a client certificate for ", tostring(name), ": ", err)
@@ -252,7 +282,7 @@ function _M.select(reject, staple)
     end
     if staple then require("portico.ocsp").staple(c.id, c.ocsp) end
   end
-  return ask_client_certificate(name)
+  return ask_client_certificate(name, port and _M.gateway_ports[port] and port or nil)
 end
 
 -- Removes certificates (and client-certificate CAs) no host refers to any more.
@@ -282,7 +312,7 @@ end
 --   hosts:        host -> id
 --   remove:       hosts
 --   default:      id | cjson.null (none) | nil (unchanged)
---   client:       { cas = {id -> {ca, depth, source}}, hosts = {host -> id | "-"}, remove = {host...} } | nil
+--   client:       { cas = {id -> {ca, depth, source, strict?}}, hosts = {host -> id | "-"}, remove = {host...} } | nil
 -- Returns the new version; when something could not be stored (the zone is full: safe_set never evicts another
 -- tenant's certificate), also an error and what is missing: { hosts = {host...}, clientHosts = {host...} } — those
 -- hosts keep what they had (their previous certificate, else the default). Everything else is applied and published
@@ -323,7 +353,7 @@ function _M.apply(certificates, hosts, remove, default, client)
   if client then
     for id, c in pairs(client.cas or {}) do
       if not dict:get("ca:" .. id) then
-        local ok, err = shm.set(dict, "certs", "ca:" .. id, cjson.encode({ ca = c.ca, depth = c.depth, source = c.source }))
+        local ok, err = shm.set(dict, "certs", "ca:" .. id, cjson.encode({ ca = c.ca, depth = c.depth, source = c.source, strict = c.strict == true }))
         if not ok then failed = failed or ("shared dict portico_certs is full storing client CA " .. tostring(c.source) .. ": " .. tostring(err)) end
       end
     end

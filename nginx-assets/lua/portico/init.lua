@@ -19,6 +19,10 @@ function _M.init(opts)
   require("portico.errors")
   -- Gateway listeners without a hostname have a certificate for their port: looked up only when Gateway ports exist.
   require("portico.certs").port_defaults = type(opts.gatewayPorts) == "table" and #opts.gatewayPorts > 0
+  -- Client certificates on a Gateway port are the port's (spec.tls.frontend), never a server name's.
+  local gateway_ports = {}
+  for _, p in ipairs(type(opts.gatewayPorts) == "table" and opts.gatewayPorts or {}) do gateway_ports[p] = true end
+  require("portico.certs").gateway_ports = gateway_ports
   require("portico.validate")
   require("portico.api")
 end

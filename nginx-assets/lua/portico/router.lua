@@ -4,7 +4,9 @@
 --   "@portico_<profile>" proxy from that profile's named location (nginx-only directives such as a body size);
 --   "@portico_unmatched" (404: no host or path matched), "@portico_404" (a route's own 404) / "@portico_503" /
 --   "@portico_413" / "@portico_https" (308 to HTTPS);
---   "@portico_deny"      an answer of its own: a redirect, or 421 for a TLS-passthrough host over HTTPS.
+--   "@portico_deny"      an answer of its own: a redirect, or 421 for a TLS-passthrough host over HTTPS;
+--   "@portico_close"     no answer, the connection closed: a Gateway port that requires a client certificate, on a
+--                        connection whose certificate did not verify against the port's CA (now).
 -- For proxied requests it sets $portico_backend (read by the balancer and the access log) and, when the route has
 -- its own, $portico_timeouts, $portico_fallback (default-backend), $portico_error_route (custom-http-errors) and
 -- $portico_mirror_* (mirror-target). nginx.conf jumps to named locations with `error_page 418 = $portico_jump`.
@@ -23,6 +25,8 @@
 -- Lookups are hash lookups in the number of hosts. A worker compiles a host's routes when a request first needs
 -- them and drops that compiled form when they change, so its memory follows the hosts it serves.
 local store = require("portico.store")
+local certs = require("portico.certs")
+local tlsctx = require("portico.tlsctx")
 local plugins = require("portico.plugins")
 local tracing = require("portico.tracing")
 
@@ -454,6 +458,13 @@ function _M.route(host, uri, rid)
   if space then
     local names = tls_listeners[ngx_var.server_port]
     if names then
+      -- Gateway API spec.tls.frontend, AllowValidOnly: the handshake refused clients without a certificate
+      -- (certs.lua); one whose certificate did not verify (nginx lets the handshake finish), or was verified against
+      -- another CA than the port's current one (a connection older than a CA change), gets no answer at all.
+      local id, ca = certs.client_auth(nil, tonumber(ngx_var.server_port))
+      if id and (not ca or ca.strict) and (ngx_var.ssl_client_verify ~= "SUCCESS" or tlsctx.get() ~= id) then
+        return "@portico_close"
+      end
       -- Gateway API: the TLS server name and the Host header must pick the same listener of the port, else the
       -- client reused a connection for a host another listener (and maybe another certificate) serves: 421.
       local sni = ngx_var.ssl_server_name

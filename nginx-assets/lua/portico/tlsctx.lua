@@ -21,6 +21,7 @@ for _, decl in ipairs({
   "int SSL_SESSION_set1_id_context(void *s, const unsigned char *sid_ctx, unsigned int sid_ctx_len);",
   "const unsigned char *SSL_SESSION_get0_id_context(const void *s, unsigned int *len);",
   "int SSL_set_cipher_list(void *ssl, const char *str);",
+  "void SSL_set_verify(void *ssl, int mode, void *cb);",
 }) do
   pcall(ffi.cdef, decl)
 end
@@ -64,6 +65,19 @@ function _M.set_ciphers(list)
   local s = ssl_pointer()
   if not s then return nil, "no TLS connection" end
   if C.SSL_set_cipher_list(s, list) ~= 1 then return nil, "OpenSSL matches no cipher in the list" end
+  return true
+end
+
+local SSL_VERIFY_PEER = 0x01
+local SSL_VERIFY_FAIL_IF_NO_PEER_CERT = 0x02
+
+-- Handshake, certificate (after ngx.ssl.verify_client): a client that sends no certificate fails the handshake (a
+-- Gateway port's AllowValidOnly). The verify callback stays nginx's, which accepts every certificate (nginx reads the
+-- outcome per request, and so does router.lua for such a port: a certificate that did not verify gets no answer).
+function _M.require_certificate()
+  local s = ssl_pointer()
+  if not s then return nil, "no TLS connection" end
+  C.SSL_set_verify(s, SSL_VERIFY_PEER + SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
   return true
 end
 

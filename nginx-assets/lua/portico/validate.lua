@@ -405,7 +405,7 @@ local function ca_bundle(v)
   return n > 0 and rest:match("^%s*$") ~= nil
 end
 
--- {clientCas?: {id: {ca, depth, source}}, clientHosts?: {host: id | "-"}, clientRemove?: [host]}
+-- {clientCas?: {id: {ca, depth, source, strict?}}, clientHosts?: {host: id | "-"}, clientRemove?: [host]}
 local function client_auth_body(body)
   if body.clientCas ~= nil then
     if type(body.clientCas) ~= "table" or #body.clientCas > 0 then return "clientCas must be an object" end
@@ -415,6 +415,7 @@ local function client_auth_body(body)
       if type(c) ~= "table" or not ca_bundle(c.ca) then return "client CA " .. id .. ": ca must be PEM certificates" end
       if not is_int(c.depth, 1, 10) then return "client CA " .. id .. ": depth must be 1-10" end
       if c.source ~= nil and not str(c.source, 512) then return "client CA " .. id .. ": invalid source" end
+      if c.strict ~= nil and c.strict ~= true then return "client CA " .. id .. ": strict must be true or absent" end
     end
   end
   if body.clientHosts ~= nil then

@@ -11,7 +11,7 @@ import type { BackendTlsPolicyRecord } from '../../model/gateway-api.ts';
 import type { RecordReads } from '../../model/model.ts';
 import { caBundleProblem } from '../../values/safe.ts';
 import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
-import type { ConfigMapLookup } from '../crd-reconciler.ts';
+import type { ConfigMapReader } from '../../annotations/plugins.ts';
 import { groupSchema, kindSchema, objectNameSchema, sectionNameSchema } from '../gateway/schema.ts';
 
 /** PreciseHostname: a lower-case DNS name without a wildcard (the API server's pattern). */
@@ -71,7 +71,7 @@ export function policyReads(obj: KubeObject): RecordReads {
   return { secrets: [], configMaps: [...new Set(refs.filter((r) => (r.group ?? '') === '' && r.kind === 'ConfigMap' && r.name).map((r) => `${ns}/${r.name}`))].sort() };
 }
 
-export function normalizeBackendTlsPolicy(obj: KubeObject, configMaps: ConfigMapLookup): CrdResult<BackendTlsPolicyRecord> {
+export function normalizeBackendTlsPolicy(obj: KubeObject, configMaps: ConfigMapReader): CrdResult<BackendTlsPolicyRecord> {
   const r = specSchema.safeParse((obj as { spec?: unknown }).spec ?? {});
   if (!r.success) return { ok: false, reason: issuesText(r.error) };
   const spec = r.data;

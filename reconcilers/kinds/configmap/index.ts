@@ -37,6 +37,10 @@ export const configMap: KindDescriptor = {
       informer: refConfigMaps,
       client: m.client,
       enqueueIngress: (key) => ctx.enqueue('Ingress', key),
+      enqueueCrd: (ref) => {
+        const slash = ref.indexOf('/');
+        ctx.enqueue(ref.slice(0, slash), ref.slice(slash + 1));
+      },
       // add-headers / proxy-set-headers: the controller ConfigMap resolves them again when a ConfigMap they name changes.
       enqueueGlobal: () => (o.configmap ? cmCtrl?.enqueue(o.configmap) : undefined),
     });

@@ -1,4 +1,5 @@
 // ConfigMaps that Ingresses read (ingress-nginx's custom-headers, auth-proxy-set-headers, fastcgi-params-configmap),
+// those whose data a CR's record was made from (a Gateway's client-certificate CA bundles, RecordReads.configMaps),
 // and those the controller ConfigMap's add-headers / proxy-set-headers name. Every ConfigMap of the watched namespaces is cached without its data unless one of them
 // names it (configMapTransform); a ConfigMap cached without its data is fetched once when a reference appears. After
 // each change the Ingresses reading it are reconciled again, and the controller ConfigMap when it names it, so they
@@ -23,7 +24,7 @@ function namedGlobally(model: Model, key: string): boolean {
 export function configMapTransform(model: Model): (c: ConfigMapObject) => ConfigMapObject {
   return (c) => {
     const key = `${c.metadata.namespace}/${c.metadata.name}`;
-    if (model.ingressesUsingConfigMap(key).length || namedGlobally(model, key)) return c;
+    if (model.ingressesUsingConfigMap(key).length || model.crdsUsingConfigMap(key).length || namedGlobally(model, key)) return c;
     const { data: _dropped, ...rest } = c;
     return { ...rest, metadata: { ...c.metadata, annotations: {} } };
   };
@@ -32,7 +33,15 @@ export function configMapTransform(model: Model): (c: ConfigMapObject) => Config
 export class ReferencedConfigMapReconciler implements Reconciler {
   /** ConfigMaps read so far, with their data: what `lookup` answers. */
   private readonly loaded = new Map<string, Record<string, string>>();
-  private readonly d: { model: Model; informer: Informer<ConfigMapObject>; client: KubeClient; enqueueIngress: (key: string) => void; enqueueGlobal?: () => void };
+  private readonly d: {
+    model: Model;
+    informer: Informer<ConfigMapObject>;
+    client: KubeClient;
+    enqueueIngress: (key: string) => void;
+    enqueueGlobal?: () => void;
+    /** Normalizes a CR again ("Kind/namespace/name"). */
+    enqueueCrd?: (ref: string) => void;
+  };
   constructor(d: ReferencedConfigMapReconciler['d']) {
     this.d = d;
   }
@@ -54,8 +63,9 @@ export class ReferencedConfigMapReconciler implements Reconciler {
 
   async reconcile(_ctx: ReconcileContext, key: string): Promise<void> {
     const users = this.d.model.ingressesUsingConfigMap(key);
+    const crds = this.d.model.crdsUsingConfigMap(key);
     const global = namedGlobally(this.d.model, key);
-    if (!users.length && !global) {
+    if (!users.length && !crds.length && !global) {
       this.loaded.delete(key);
       return;
     }
@@ -76,6 +86,7 @@ export class ReferencedConfigMapReconciler implements Reconciler {
     // The Ingresses read it when they are normalized: reconcile them when what they would read changed.
     if (JSON.stringify(this.loaded.get(key) ?? null) !== before) {
       for (const ing of users) this.d.enqueueIngress(ing);
+      for (const ref of crds) this.d.enqueueCrd?.(ref);
       if (global) this.d.enqueueGlobal?.();
     }
   }

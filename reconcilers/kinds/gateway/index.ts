@@ -7,15 +7,15 @@ import type { GatewayRecord } from '../../model/gateway-api.ts';
 import { Resources } from '../../resources.ts';
 import { GatewayResources, gatewayApiKind } from '../gateway-api.ts';
 import type { KindDescriptor } from '../kind.ts';
-import { gatewaySecrets, normalizeGateway } from './normalize.ts';
+import { gatewayReads, normalizeGateway } from './normalize.ts';
 import { GatewayStatusReconciler } from './status.ts';
 import { ROUTE_KINDS, STREAM_KINDS } from '../../translate/gateway-api/attach.ts';
 
 const base = gatewayApiKind({
   kind: 'Gateway',
   resource: GatewayResources.Gateway,
-  normalize: (o) => normalizeGateway(o),
-  reads: (r) => ({ secrets: gatewaySecrets(r as GatewayRecord) }),
+  normalize: (o, _secrets, configMaps) => normalizeGateway(o, configMaps),
+  reads: (r) => gatewayReads(r as GatewayRecord),
   tlsSecrets: true,
   status: true,
   why: 'Gateway API: the Gateways of Portico\'s GatewayClasses...',

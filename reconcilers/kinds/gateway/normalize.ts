@@ -1,8 +1,16 @@
 // Gateway → its model record (the listeners as written; the attachment, translate/gateway-api/attach.ts, judges
 // them and reports per listener). Fields Portico does not serve are refused by name.
+//
+// spec.tls.frontend (client certificates): the CA bundles its caCertificateRefs name are read here, from the
+// ConfigMaps' ca.crt (the record says, per reference, the PEM or why it cannot be used); the record reads those
+// ConfigMaps (gatewayReads), so a change of one normalizes the Gateway again. Whether a reference may be used (its
+// kind, a ReferenceGrant for another namespace) is judged by the attachment, per listener.
 import { z } from 'zod';
 import type { KubeObject } from '../../../operator/kube/object.ts';
-import type { GatewayRecord, ListenerN } from '../../model/gateway-api.ts';
+import type { ConfigMapReader } from '../../annotations/plugins.ts';
+import { caCertificates } from '../../annotations/auth-tls.ts';
+import type { RecordReads } from '../../model/model.ts';
+import type { CaCertificateRefN, FrontendValidationN, GatewayRecord, ListenerN } from '../../model/gateway-api.ts';
 import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
 import { groupSchema, gwHostnameSchema, gwPortSchema, kindSchema, labelSelectorSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from './schema.ts';
 
@@ -29,8 +37,27 @@ const listenerSchema = z.looseObject({
     .optional(),
 });
 
+/** FrontendTLSValidation: 1-16 caCertificateRefs (ObjectReference) and the mode. */
+const frontendValidationSchema = z.looseObject({
+  caCertificateRefs: z
+    .array(z.looseObject({ group: groupSchema, kind: kindSchema, name: objectNameSchema, namespace: namespaceSchema.optional() }))
+    .min(1)
+    .max(16),
+  mode: z.enum(['AllowValidOnly', 'AllowInsecureFallback']).default('AllowValidOnly'),
+});
+
+const frontendTlsSchema = z.looseObject({
+  default: z.looseObject({ validation: frontendValidationSchema.optional() }),
+  perPort: z
+    .array(z.looseObject({ port: gwPortSchema, tls: z.looseObject({ validation: frontendValidationSchema.optional() }) }))
+    .max(64)
+    .refine((ps) => new Set(ps.map((p) => p.port)).size === ps.length, { message: 'Port for TLS configuration must be unique within the Gateway' })
+    .optional(),
+});
+
 const gatewaySpecSchema = z.looseObject({
   gatewayClassName: objectNameSchema,
+  tls: z.looseObject({ frontend: frontendTlsSchema.optional() }).optional(),
   listeners: z.array(listenerSchema).min(1).max(64),
   addresses: z.array(z.looseObject({ type: z.string().default('IPAddress'), value: z.string().min(1).max(253) })).max(16).optional(),
   infrastructure: z
@@ -52,7 +79,34 @@ function unserved(spec: z.infer<typeof gatewaySpecSchema>): string[] {
   return out;
 }
 
-export function normalizeGateway(obj: KubeObject): CrdResult<GatewayRecord> {
+/** The key of a ConfigMap holding a client-certificate CA bundle (PEM certificates). */
+export const CA_KEY = 'ca.crt';
+
+/** One caCertificateRef, its ConfigMap read (core ConfigMaps only; other kinds are the attachment's to refuse). */
+function caRefOf(ref: z.infer<typeof frontendValidationSchema>['caCertificateRefs'][number], gwNs: string, configMaps: ConfigMapReader): CaCertificateRefN {
+  const out: CaCertificateRefN = { group: ref.group, kind: ref.kind, namespace: ref.namespace ?? gwNs, name: ref.name };
+  if (ref.group !== '' || ref.kind !== 'ConfigMap') return out;
+  const cm = configMaps(`${out.namespace}/${out.name}`);
+  const pem = cm?.data?.[CA_KEY];
+  if (!cm) out.problem = 'ConfigMap not found';
+  else if (pem === undefined) out.problem = `the ConfigMap has no key ${CA_KEY}`;
+  else {
+    const r = caCertificates(pem);
+    if ('error' in r) out.problem = r.error;
+    else out.ca = r.ca;
+  }
+  return out;
+}
+
+function validationOf(v: z.infer<typeof frontendValidationSchema> | undefined, gwNs: string, configMaps: ConfigMapReader): FrontendValidationN | undefined {
+  return v ? { mode: v.mode, caCertificateRefs: v.caCertificateRefs.map((r) => caRefOf(r, gwNs, configMaps)) } : undefined;
+}
+
+/**
+ * configMaps: the referenced ConfigMaps' data (the ConfigMap kind serves it once a record reads them); absent, every
+ * CA ConfigMap reads as not found — the listeners it concerns refuse (fail closed).
+ */
+export function normalizeGateway(obj: KubeObject, configMaps: ConfigMapReader = () => undefined): CrdResult<GatewayRecord> {
   const r = gatewaySpecSchema.safeParse((obj as { spec?: unknown }).spec ?? {});
   if (!r.success) return { ok: false, reason: issuesText(r.error) };
   const spec = r.data;
@@ -84,12 +138,39 @@ export function normalizeGateway(obj: KubeObject): CrdResult<GatewayRecord> {
     return out;
   });
   const rec: GatewayRecord = { ...meta, className: spec.gatewayClassName, listeners, addresses: [] };
+  const ft = spec.tls?.frontend;
+  if (ft) {
+    const def = validationOf(ft.default.validation, meta.namespace, configMaps);
+    rec.frontendTls = {
+      ...(def ? { default: def } : {}),
+      perPort: (ft.perPort ?? []).map((p) => {
+        const v = validationOf(p.tls.validation, meta.namespace, configMaps);
+        return { port: p.port, ...(v ? { validation: v } : {}) };
+      }),
+    };
+  }
   if (spec.infrastructure) {
     rec.infrastructure = { labels: { ...(spec.infrastructure.labels ?? {}) }, annotations: { ...(spec.infrastructure.annotations ?? {}) } };
     const pr = spec.infrastructure.parametersRef;
     if (pr) rec.infrastructure.parametersRef = `${pr.group || 'core'}/${pr.kind} ${pr.name}`;
   }
   return { ok: true, record: rec };
+}
+
+/** The ConfigMaps ("namespace/name") a Gateway's record was made from: the CA bundles of spec.tls.frontend. */
+export function gatewayConfigMaps(g: GatewayRecord): string[] {
+  const out = new Set<string>();
+  const ft = g.frontendTls;
+  for (const v of [ft?.default, ...(ft?.perPort ?? []).map((p) => p.validation)]) {
+    for (const r of v?.caCertificateRefs ?? []) if (r.group === '' && r.kind === 'ConfigMap') out.add(`${r.namespace}/${r.name}`);
+  }
+  return [...out].sort();
+}
+
+/** What a Gateway's record reads: its certificate Secrets and its CA ConfigMaps. */
+export function gatewayReads(g: GatewayRecord): RecordReads {
+  const configMaps = gatewayConfigMaps(g);
+  return { secrets: gatewaySecrets(g), ...(configMaps.length ? { configMaps } : {}) };
 }
 
 /** The certificate Secrets a Gateway reads (TLS key material). */

@@ -2,7 +2,8 @@
 // ("GatewayClass/name", "Gateway/ns/name", "HTTPRoute/ns/name"); what each status says is the attachment's
 // (translate/gateway-api/attach.ts), so status and traffic always agree.
 //   - GatewayClass: Accepted, and the features Portico supports (status.supportedFeatures);
-//   - Gateway: Accepted, Programmed, status.addresses (its Service's cluster IP), and per listener Accepted,
+//   - Gateway: Accepted, Programmed, InsecureFrontendValidationMode (while spec.tls.frontend asks for
+//     AllowInsecureFallback), status.addresses (its Service's cluster IP), and per listener Accepted,
 //     ResolvedRefs, Programmed, Conflicted, supportedKinds and attachedRoutes;
 //   - HTTPRoute: one entry per parentRef that is a Gateway of Portico's (Accepted, ResolvedRefs), other
 //     controllers' entries left as they are.
@@ -60,8 +61,13 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   HTTPRouteBackendRequestHeaderModification: 'extended',
   HTTPRouteBackendURLRewrite: 'extended',
   HTTPRouteBackendProtocolH2C: 'extended',
+  GatewayFrontendClientCertificateValidation: 'extended',
+  GatewayFrontendClientCertificateValidationInsecureFallback: 'extended',
 };
 export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
+
+/** The Gateway condition saying spec.tls.frontend lets clients without a valid certificate in (AllowInsecureFallback). */
+const INSECURE_FRONTEND = 'InsecureFrontendValidationMode';
 
 export interface ApiCondition {
   type: string;
@@ -292,9 +298,13 @@ export class GatewayStatusReconciler implements Reconciler {
         ),
       };
     });
+    // InsecureFrontendValidationMode is Portico's while spec.tls.frontend asks for AllowInsecureFallback, and removed
+    // (not set False) once it no longer does.
+    const insecure = st.insecureFrontend ? [{ type: INSECURE_FRONTEND, ...st.insecureFrontend }] : [];
+    const kept = st.insecureFrontend ? cur?.conditions : cur?.conditions?.filter((c) => c.type !== INSECURE_FRONTEND);
     const status = {
       addresses: address ? [{ type: 'IPAddress', value: address }] : [],
-      conditions: mergeApiConditions(cur?.conditions, [{ type: 'Accepted', ...st.accepted }, { type: 'Programmed', ...programmed }], gen, at),
+      conditions: mergeApiConditions(kept, [{ type: 'Accepted', ...st.accepted }, { type: 'Programmed', ...programmed }, ...insecure], gen, at),
       listeners,
     };
     if (!sameStatus({ addresses: cur?.addresses ?? [], conditions: cur?.conditions, listeners: cur?.listeners ?? [] }, status)) await this.patchStatus(GatewayResources.Gateway, obj, status);

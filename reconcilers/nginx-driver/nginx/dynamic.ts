@@ -58,7 +58,7 @@ export interface CertificateBody {
   remove: string[];
   default?: string | null;
   /** Client-certificate CAs (ClientAuth), each once by id; hosts point at one, or at "-" (ask for nothing). */
-  clientCas?: Record<string, { ca: string; depth: number; source: string }>;
+  clientCas?: Record<string, { ca: string; depth: number; source: string; strict?: true }>;
   clientHosts?: Record<string, string>;
   clientRemove?: string[];
 }
@@ -79,7 +79,7 @@ export function certificateBody(c: DataDelta['certificates'], clientAuth?: DataD
     for (const [host, a] of Object.entries(clientAuth.upsert)) {
       if ('off' in a) hosts[host] = '-';
       else {
-        cas[a.id] ??= { ca: a.ca, depth: a.depth, source: a.source };
+        cas[a.id] ??= { ca: a.ca, depth: a.depth, source: a.source, ...(a.strict ? { strict: true as const } : {}) };
         hosts[host] = a.id;
       }
     }

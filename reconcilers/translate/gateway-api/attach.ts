@@ -8,7 +8,7 @@
 // port's hosts by that port (listenerHost), so two Gateways, or a Gateway and the Ingresses, never see each other's
 // routes. Within a port, a host goes to the listener whose hostname matches it most specifically; a route attached
 // to a less specific listener does not serve it (GatewayHTTPListenerIsolation).
-import { GATEWAY_GROUP, type BackendRefN, type GatewayRecord, type HttpRouteRecord, type LabelSelectorN, type ListenerN, type ParentRefN, type StreamRouteKind } from '../../model/gateway-api.ts';
+import { GATEWAY_GROUP, type BackendRefN, type FrontendValidationN, type GatewayRecord, type HttpRouteRecord, type LabelSelectorN, type ListenerN, type ParentRefN, type StreamRouteKind } from '../../model/gateway-api.ts';
 import { recordsOf, type ModelSnapshot } from '../../model/model.ts';
 import type { TlsMaterial } from '../../model/types.ts';
 
@@ -49,6 +49,12 @@ export interface ListenerState {
   usable: boolean;
   /** TLS certificate Secrets ("namespace/name") of an HTTPS listener, resolved and permitted. */
   certificates: string[];
+  /**
+   * Client certificates an HTTPS listener asks for (spec.tls.frontend, the per-port validation or the default): the
+   * mode and the CA certificates of its usable caCertificateRefs (PEM, one after the other), and where they come from
+   * ("namespace/name" of the ConfigMaps). Absent: no validation applies to its port.
+   */
+  clientValidation?: { mode: FrontendValidationN['mode']; ca: string; sources: string[] };
   spec: ListenerN;
 }
 
@@ -56,6 +62,11 @@ export interface GatewayState {
   key: string;
   generation: number;
   accepted: Cond;
+  /**
+   * InsecureFrontendValidationMode: True (ConfigurationChanged) when spec.tls.frontend lets a port accept clients
+   * without a valid certificate (AllowInsecureFallback); absent otherwise (the condition is removed, not set False).
+   */
+  insecureFrontend?: Cond;
   listeners: ListenerState[];
 }
 
@@ -504,15 +515,75 @@ function gatewayState(gw: GatewayRecord, secretOf: (key: string) => TlsMaterial 
     }
   }
   const valid = listeners.filter((l) => l.accepted.status === 'True').length;
+  const insecure = insecurePorts(gw);
+  const insecureFrontend = insecure ? { insecureFrontend: ok('ConfigurationChanged', `spec.tls.frontend lets ${insecure} accept clients without a valid certificate (AllowInsecureFallback): client certificates are asked for but not required`) } : {};
   const pr = gw.infrastructure?.parametersRef;
-  if (pr) return { key: gw.key, generation: gw.generation, accepted: no('InvalidParameters', `spec.infrastructure.parametersRef ${pr}: Portico's Gateways take no parameters`), listeners };
+  if (pr) return { key: gw.key, generation: gw.generation, accepted: no('InvalidParameters', `spec.infrastructure.parametersRef ${pr}: Portico's Gateways take no parameters`), ...insecureFrontend, listeners };
   const accepted =
     valid === listeners.length
       ? ok('Accepted', 'Portico serves this Gateway')
       : valid === 0
         ? no('ListenersNotValid', 'no listener is valid (see the listeners\' conditions)')
         : ok('ListenersNotValid', 'some listeners are not valid (see their conditions); the others are served');
-  return { key: gw.key, generation: gw.generation, accepted, listeners };
+  return { key: gw.key, generation: gw.generation, accepted, ...insecureFrontend, listeners };
+}
+
+/** The validation of client certificates that applies to HTTPS listeners of `port`: the port's own, else the default. */
+export function frontendValidation(gw: GatewayRecord, port: number): FrontendValidationN | undefined {
+  const ft = gw.frontendTls;
+  if (!ft) return undefined;
+  const own = ft.perPort.find((p) => p.port === port);
+  return own ? own.validation : ft.default;
+}
+
+/** Which part of spec.tls.frontend asks for AllowInsecureFallback ("the default", "port 8443"...), or "" for none. */
+function insecurePorts(gw: GatewayRecord): string {
+  const ft = gw.frontendTls;
+  if (!ft) return '';
+  const out: string[] = [];
+  if (ft.default?.mode === 'AllowInsecureFallback') out.push('the default');
+  for (const p of ft.perPort) if (p.validation?.mode === 'AllowInsecureFallback') out.push(`port ${p.port}`);
+  return out.join(' and ');
+}
+
+/**
+ * The client-certificate validation of an HTTPS listener: each caCertificateRef must be a core ConfigMap, in the
+ * Gateway's namespace or granted by a ReferenceGrant, with a usable ca.crt. A bad one makes ResolvedRefs False
+ * (naming every bad one); the others are used. None usable: the listener is not accepted (NoValidCACertificate) and
+ * not served — never served without the check it asks for.
+ */
+/** Returns whether it set ResolvedRefs (False: no problem of its own, or a certificateRef's problem came first). */
+function checkClientValidation(gw: GatewayRecord, l: ListenerN, base: ListenerState, granted: Granted): boolean {
+  const v = frontendValidation(gw, l.port);
+  if (!v) return false;
+  const problems: Cond[] = [];
+  const cas: string[] = [];
+  const sources: string[] = [];
+  for (const ref of v.caCertificateRefs) {
+    const where = `caCertificateRef ${ref.group || 'core'}/${ref.kind} ${ref.namespace}/${ref.name}`;
+    if (ref.group !== '' || ref.kind !== 'ConfigMap') problems.push(no('InvalidCACertificateKind', `${where}: only core ConfigMaps (key ca.crt) hold CA certificates Portico reads`));
+    else if (!granted({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.namespace }, { group: '', kind: 'ConfigMap', namespace: ref.namespace, name: ref.name })) {
+      problems.push(no('RefNotPermitted', `${where}: no ReferenceGrant in ${ref.namespace} lets Gateways of ${gw.namespace} use it`));
+    } else if (ref.ca === undefined) problems.push(no('InvalidCACertificateRef', `${where}: ${ref.problem ?? 'not read yet'}`));
+    else {
+      cas.push(ref.ca);
+      sources.push(`${ref.namespace}/${ref.name}`);
+    }
+  }
+  const which = `the client certificate validation of port ${l.port}`;
+  let told = false;
+  if (problems.length && (base.resolvedRefs.status === 'True' || base.resolvedRefs.reason === 'InvalidRouteKinds')) {
+    base.resolvedRefs = no(problems[0]!.reason, `${which}: ${problems.map((p) => p.message).join('; ')}${cas.length ? `; the other CA certificates (${sources.join(', ')}) are used` : ''}`);
+    told = true;
+  }
+  if (!cas.length) {
+    base.accepted = no('NoValidCACertificate', `${which} has no usable CA certificate (see ResolvedRefs): the listener is not served rather than served without checking client certificates`);
+    base.programmed = no('Invalid', 'not served: no valid CA certificate for client certificates');
+    base.usable = false;
+    return told;
+  }
+  base.clientValidation = { mode: v.mode, ca: cas.join(''), sources };
+  return told;
 }
 
 function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) => TlsMaterial | undefined, granted: Granted): ListenerState {
@@ -554,6 +625,7 @@ function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) 
     base.supportedKinds = []; // no route kind attaches to a listener that is not accepted
     return base;
   }
+  let caProblem = false;
   if (l.protocol === 'HTTPS') {
     const tls = l.tls;
     if (!tls || tls.mode !== 'Terminate' || !tls.certificateRefs.length) {
@@ -577,11 +649,15 @@ function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) 
         base.certificates.push(key);
       }
     }
+    caProblem = checkClientValidation(gw, l, base, granted);
   }
-  if (base.resolvedRefs.status === 'False') {
-    base.programmed = no('Invalid', `not served: ${base.resolvedRefs.message}`);
-    // Invalid route kinds alone leave the listener serving the valid ones; a certificate problem does not.
-    if (base.resolvedRefs.reason !== 'InvalidRouteKinds' || !base.supportedKinds.length) base.usable = false;
+  if (base.resolvedRefs.status === 'False' && base.accepted.status === 'True') {
+    // Only some caCertificateRefs bad (the others usable): served, checking client certificates against those.
+    if (!(caProblem && base.clientValidation)) {
+      base.programmed = no('Invalid', `not served: ${base.resolvedRefs.message}`);
+      // Invalid route kinds alone leave the listener serving the valid ones; a certificate problem does not.
+      if (base.resolvedRefs.reason !== 'InvalidRouteKinds' || !base.supportedKinds.length) base.usable = false;
+    }
   }
   return base;
 }
