@@ -127,8 +127,12 @@ export interface Profile {
   errorCodes?: number[];
   /** proxy_intercept_errors on: the backend's answers with one of `errorCodes` go to the error page. */
   interceptErrors?: true;
-  /** mirror-target: copy each request (nginx's mirror) to the route's Route.mirror; `body` = mirror_request_body. */
-  mirror?: { body: boolean };
+  /**
+   * Request mirroring: copies of requests (nginx's mirror) to the route's Route.mirrors; `body` = mirror_request_body.
+   * Without `slots`: one copy of every request (mirror-target, a Gateway API rule with one whole mirror). With
+   * `slots` (1-16, one per Route.mirrors entry): a copy per slot, each decided per request on its own (its share).
+   */
+  mirror?: { body: boolean; slots?: number };
   /**
    * ModSecurity (ingress-nginx's enable-modsecurity and companions): `modsecurity on` with a rules file Portico writes
    * into its runtime directory, named by the digest of its text (nginx-driver/nginx/modsecurity.ts), before nginx -t.
@@ -415,18 +419,32 @@ export interface Route {
     backendId?: string;
   };
   /**
-   * mirror-target (with a profile whose `mirror` is set): where the copies go. `backendId` is balanced like any
-   * backend (a Service's endpoints, or a host the gateway resolves); `host` is the Host header (mirror-host, else
+   * mirror-target, Gateway API's RequestMirror (with a profile whose `mirror` is set): where the copies go, one
+   * entry per copy (1-16; the profile's `slots` when more than one or any has a share). `backendId` is balanced like
+   * any backend (a Service's endpoints, or a host the gateway resolves); `host` is the Host header (mirror-host, else
    * the target's host; "" = the request's own, as Gateway API's RequestMirror), `serverName` the TLS server name for
-   * https (the target's host); the URI is the client's
-   * own (`requestUri`) or `path` followed by the client's query.
+   * https (the target's host); the URI is the client's own (`requestUri`) or `path` followed by the client's query.
+   * `share`: the copy is made for that share of the requests (numerator/denominator, 0 < numerator < denominator),
+   * drawn per request and copy; absent = every request. Entries after the first differ from it only in `backendId`,
+   * `serverName` and `share`, and more than one entry are plain HTTP (the copies share the request's variables).
    */
-  mirror?: { backendId: string; scheme: 'http' | 'https'; host: string; serverName: string; requestUri?: true; path?: string };
+  mirrors?: RouteMirror[];
   /**
    * Set when the Ingress asks for access control Portico cannot apply (e.g. auth-url): the route fails closed
    * (action "unavailable"). Why, for events and logs — never sent to clients.
    */
   closedReason?: string;
+}
+
+/** One copy of a route's requests (Route.mirrors). */
+export interface RouteMirror {
+  backendId: string;
+  scheme: 'http' | 'https';
+  host: string;
+  serverName: string;
+  requestUri?: true;
+  path?: string;
+  share?: { numerator: number; denominator: number };
 }
 
 /** Runtime data, pushed to Lua without reload. */

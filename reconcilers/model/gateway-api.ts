@@ -109,8 +109,11 @@ export type HttpFilterN =
   | { type: 'RequestHeaderModifier' | 'ResponseHeaderModifier'; set: { name: string; value: string }[]; add: { name: string; value: string }[]; remove: string[] }
   | { type: 'RequestRedirect'; scheme?: 'http' | 'https'; hostname?: string; port?: number; statusCode: 301 | 302 | 303 | 307 | 308; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } }
   | { type: 'URLRewrite'; hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } }
-  /** A copy of each request to another backend (its answer is dropped). */
-  | { type: 'RequestMirror'; backend: BackendRefN }
+  /**
+   * A copy of requests to another backend (its answer is dropped): of each request, or of a share of them
+   * (`share`: numerator/denominator, numerator ≤ denominator; absent = every request), drawn per request.
+   */
+  | { type: 'RequestMirror'; backend: BackendRefN; share?: { numerator: number; denominator: number } }
   /** CORS; an empty allowMethods / allowHeaders list stands for "*" (the preflight's request is echoed). */
   | { type: 'CORS'; allowOrigins: string[]; allowMethods: string[]; allowHeaders: string[]; exposeHeaders: string[]; allowCredentials: boolean; maxAge: number };
 

@@ -1,7 +1,7 @@
 // The draft: what the phases of one translation (phases/*.ts) read and fill in, in the order translate() runs them.
 // Each phase owns the fields it fills (named next to each group below); later phases only read them. Nothing here
 // does I/O or reads a clock: a draft is a pure function of the snapshot, the options and the memo.
-import type { Backend, Certificate, ClientAuth, ConsumerSet, HostRoutes, PassthroughHost, PluginInstance, Profile, Route, RouteConditions, RouteRule } from '../config/types.ts';
+import type { Backend, Certificate, ClientAuth, ConsumerSet, HostRoutes, PassthroughHost, PluginInstance, Profile, Route, RouteConditions, RouteMirror, RouteRule } from '../config/types.ts';
 import type { ModelSnapshot } from '../model/model.ts';
 import type { IngressClassInfo, NormalizedIngress, NormalizedUpstream, ServiceBackendRef } from '../model/types.ts';
 import type { ParsedAnnotations } from '../annotations/table.ts';
@@ -147,7 +147,7 @@ export interface SideBackends {
   defaultBackendId?: string;
   /** --default-backend-service's backend: where the route's custom-http-errors go (it has no default-backend). */
   errorBackendId?: string;
-  mirror?: NonNullable<Route['mirror']>;
+  mirror?: RouteMirror;
 }
 
 /** The global external authentication of the ConfigMap (global-auth-url): the instance, or why it cannot apply. */

@@ -239,7 +239,7 @@ export class IncrementalTranslator {
       for (const rule of hr.rules) {
         if (rule.route.defaultBackendId) this.sideBackends.add(rule.route.defaultBackendId);
         if (rule.route.errorPage?.backendId) this.sideBackends.add(rule.route.errorPage.backendId);
-        if (rule.route.mirror && !rule.route.source.startsWith(HTTPROUTE_REF_PREFIX)) this.sideBackends.add(rule.route.mirror.backendId);
+        if (rule.route.mirrors && !rule.route.source.startsWith(HTTPROUTE_REF_PREFIX)) for (const m of rule.route.mirrors) this.sideBackends.add(m.backendId);
       }
     }
     this.authBackends = new Set();

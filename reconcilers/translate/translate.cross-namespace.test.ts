@@ -70,11 +70,11 @@ test("mirror-target naming another namespace's Service, or its cluster IP: nothi
     app('m3', { 'mirror-target': 'http://auth.team.svc$request_uri' }),
   ]);
   for (const n of ['m1', 'm2']) {
-    assert.equal(route(n)?.mirror, undefined, n);
+    assert.equal(route(n)?.mirrors, undefined, n);
     assert.match(warnings(n, 'MirrorUnavailable')[0]?.message ?? '', /of another namespace: only Services of the Ingress's own namespace may be named/, n);
     assert.notEqual(route(n)?.backendId, null, `${n}: the Ingress itself is served`);
   }
-  assert.equal(route('m3')?.mirror?.backendId, 'team_auth_80', 'its own namespace is mirrored to');
+  assert.equal(route('m3')?.mirrors?.[0]?.backendId, 'team_auth_80', 'its own namespace is mirrored to');
 });
 
 test('with allow-cross-namespace-auth: "true" the other namespace is reachable (and host names may resolve to cluster IPs)', () => {
@@ -85,7 +85,7 @@ test('with allow-cross-namespace-auth: "true" the other namespace is reachable (
     app('h', { 'auth-url': 'https://login.example.net/' }),
   ], { 'allow-cross-namespace-auth': 'true' });
   for (const n of ['a', 'b']) assert.notEqual(route(n)?.backendId, null, n);
-  assert.equal(route('m')?.mirror?.backendId, 'victim_web_8080');
+  assert.equal(route('m')?.mirrors?.[0]?.backendId, 'victim_web_8080');
   assert.deepEqual(r.config.data.backends['victim_web_8080']?.endpoints.map((e) => e.address), ['10.0.9.9']);
   assert.equal(r.config.data.backends['extauth.login.example.net.443']?.noClusterIPs, undefined);
 });

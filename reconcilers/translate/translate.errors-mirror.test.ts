@@ -171,13 +171,13 @@ test('mirror-target: the route\'s mirror data, the profile\'s mirror, the target
     app('host', 'host.example', { 'mirror-target': 'https://shadow.example.net:8443/copy', 'mirror-request-body': 'off' }),
     app('ip', 'ip.example', { 'mirror-target': 'http://[2001:db8::7]$request_uri' }),
   ]);
-  assert.deepEqual(routeOf('svc.example')?.mirror, { backendId: 'qa_shadow_80', scheme: 'http', host: 'copy.example', serverName: 'shadow.qa.svc.cluster.local', requestUri: true });
+  assert.deepEqual(routeOf('svc.example')?.mirrors, [{ backendId: 'qa_shadow_80', scheme: 'http', host: 'copy.example', serverName: 'shadow.qa.svc.cluster.local', requestUri: true }]);
   assert.deepEqual(profileOf('svc.example')?.mirror, { body: true });
   assert.deepEqual(r.config.data.backends.qa_shadow_80?.endpoints, [{ address: '10.0.0.3', port: 8080, weight: 1 }]);
-  assert.deepEqual(routeOf('host.example')?.mirror, { backendId: 'extauth.shadow.example.net.8443', scheme: 'https', host: 'shadow.example.net', serverName: 'shadow.example.net', path: '/copy' });
+  assert.deepEqual(routeOf('host.example')?.mirrors, [{ backendId: 'extauth.shadow.example.net.8443', scheme: 'https', host: 'shadow.example.net', serverName: 'shadow.example.net', path: '/copy' }]);
   assert.deepEqual(profileOf('host.example')?.mirror, { body: false });
   assert.deepEqual(r.config.data.backends['extauth.shadow.example.net.8443'], { id: 'extauth.shadow.example.net.8443', endpoints: [], balance: 'round_robin', externalName: 'shadow.example.net', externalPort: 8443 }, 'resolved by the gateway (its address filter)');
-  assert.equal(routeOf('ip.example')?.mirror?.host, '[2001:db8::7]', 'an IPv6 Host header in brackets');
+  assert.equal(routeOf('ip.example')?.mirrors?.[0]?.host, '[2001:db8::7]', 'an IPv6 Host header in brackets');
 });
 
 test('mirror-target on loopback, link-local, Portico\'s own address or a missing Service: refused with why, nothing mirrored', () => {
@@ -193,7 +193,7 @@ test('mirror-target on loopback, link-local, Portico\'s own address or a missing
     const { routeOf, profileOf, problems, r } = run([app('m', 'm.example', { 'mirror-target': target })]);
     assert.match(problems('m').join('\n'), why, target);
     assert.ok(r.events.some((e) => e.reason === 'MirrorUnavailable'), target);
-    assert.equal(routeOf('m.example')?.mirror, undefined, target);
+    assert.equal(routeOf('m.example')?.mirrors, undefined, target);
     assert.equal(profileOf('m.example'), undefined, `${target}: no mirror directive`);
     assert.equal(routeOf('m.example')?.backendId, 'shop_web_80', `${target}: the route itself is served`);
   }
@@ -203,7 +203,7 @@ test('an Ingress that fails closed gets neither error page, default backend nor 
   const { routeOf, r } = run([app('a', 'a.example', { 'custom-http-errors': '503', 'default-backend': 'error-pages', 'mirror-target': 'http://shadow.qa.svc/', 'auth-tls-secret': 'shop/ca' })]);
   const route = routeOf('a.example');
   assert.equal(route?.action, 'unavailable');
-  assert.deepEqual([route?.errorPage, route?.defaultBackendId, route?.mirror, route?.profile], [undefined, undefined, undefined, undefined]);
+  assert.deepEqual([route?.errorPage, route?.defaultBackendId, route?.mirrors, route?.profile], [undefined, undefined, undefined, undefined]);
   assert.equal(r.config.data.backends.qa_shadow_80, undefined);
 });
 

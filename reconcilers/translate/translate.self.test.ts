@@ -100,7 +100,7 @@ test("auth-url and mirror-target naming Portico's own Service are refused (the I
   }
   const m = r.events.find((e) => e.ref === 'Ingress/team/mirror' && e.reason === 'MirrorUnavailable');
   assert.match(m?.message ?? '', /Portico's own Service portico-system\/portico/);
-  assert.equal(r.config.data.routes['mirror.example']?.rules[0]?.route.mirror, undefined);
+  assert.equal(r.config.data.routes['mirror.example']?.rules[0]?.route.mirrors, undefined);
 });
 
 test('the loop id reaches nginx.conf: X-Portico-Hop appended on every proxied request, 508 for one that came back; nginx -t passes', () => {
@@ -112,8 +112,8 @@ test('the loop id reaches nginx.conf: X-Portico-Hop appended on every proxied re
   assert.ok(conf.includes(`map $http_x_portico_hop $portico_hop { "" "${id}"; default "$http_x_portico_hop, ${id}"; }`));
   assert.ok(conf.includes(`map $http_x_portico_hop $portico_loop { "" ""; "~(^|[ ,])${id}([ ,]|$)" 1; default ""; }`));
   assert.match(conf, /if \(\$portico_loop\) \{ return 508; \}\n(?:\s+#.*\n)*\s+set_by_lua \$portico_jump/, 'before the router runs');
-  // Every location with proxy_set_header of its own restates the hop header (auth, mirror x2, error page).
-  assert.equal(conf.match(/proxy_set_header X-Portico-Hop \$portico_hop;/g)?.length, 5);
+  // Every location with proxy_set_header of its own restates the hop header (auth, mirror x2, mirror slots x2, error page).
+  assert.equal(conf.match(/proxy_set_header X-Portico-Hop \$portico_hop;/g)?.length, 7);
   nginxTest(rt, conf);
   const bad = { ...r.config.structure, global: { ...r.config.structure.global, loopId: 'x"; return 200; #' } };
   assert.throws(() => renderNginxConf(bad, rt, 'c'), /invalid loop id/);

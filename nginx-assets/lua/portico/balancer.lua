@@ -414,12 +414,51 @@ function _M.balance()
   return use_peer(peer)
 end
 
--- Copies of requests (mirror-target, the portico_mirror_upstream block). nginx's mirror subrequests share the
--- request's variables, so this reads $portico_mirror_backend and writes no variable: no canary, no affinity cookie,
--- no route timeouts (the global ones), and passive health is neither consulted nor fed — the copy must change
--- nothing for the request it copies. A retry skips the endpoints tried; no endpoint → the 503 socket (discarded).
+-- Copies in slots (http.hbs, /_portico_internal/mirror/<k>): the router put the route's targets in
+-- $portico_mirror_backend, one entry per slot separated by tabs, each "<backend id>" or "<backend id> <share>" (a
+-- share is the probability of a copy, 0 < share < 1; backend ids have neither spaces nor tabs). The slot is the
+-- subrequest's own $uri (the only thing it does not share with the request and its other copies). Returns the
+-- slot's backend id and share (nil: every request), or nil when the list has no such slot.
+local find, sub, match = string.find, string.sub, string.match
+local function mirror_slot(list, uri)
+  local k = tonumber(match(uri or "", "/(%d+)$"))
+  if not k or not list then return nil end
+  local from = 1
+  for _ = 1, k do
+    from = find(list, "\t", from, true)
+    if not from then return nil end
+    from = from + 1
+  end
+  local to = find(list, "\t", from, true)
+  local e = sub(list, from, to and to - 1 or -1)
+  local sp = find(e, " ", 1, true)
+  if sp then return sub(e, 1, sp - 1), tonumber(sub(e, sp + 1)) end
+  return e, nil
+end
+_M._mirror_slot = mirror_slot
+
+-- The rewrite phase of a copy in a slot: whether this request is copied there, drawn per request and slot (each
+-- copy on its own). Not copied (or no such slot): the subrequest answers 204 itself, nothing reaches the backend.
+-- Writes no variable (the request and its other copies share them).
+local random = math.random
+function _M.mirror_pick()
+  local id, share = mirror_slot(ngx_var.portico_mirror_backend, ngx_var.uri)
+  if id == nil or id == "" then return ngx.exit(204) end
+  if share then
+    seed()
+    if random() >= share then return ngx.exit(204) end
+  end
+end
+
+-- Copies of requests (mirror-target, RequestMirror; the portico_mirror_upstream block). nginx's mirror subrequests
+-- share the request's variables, so this reads $portico_mirror_backend (the slot's entry for copies in slots) and
+-- writes no variable: no canary, no affinity cookie, no route timeouts (the global ones), and passive health is
+-- neither consulted nor fed — the copy must change nothing for the request it copies. A retry skips the endpoints
+-- tried; no endpoint → the 503 socket (discarded).
 function _M.balance_mirror()
   local id = ngx_var.portico_mirror_backend
+  -- A list of slots (a tab or a share's space; a bare id is its own slot 0): the entry of this copy's slot.
+  if id and find(id, "[\t ]") then id = mirror_slot(id, ngx_var.uri) or "" end
   local p = picker(id ~= "" and id or nil)
   if not p or p.n == 0 then return unavailable(id, p) end
   local peer

@@ -9,7 +9,7 @@
 --                        connection whose certificate did not verify against the port's CA (now).
 -- For proxied requests it sets $portico_backend (read by the balancer and the access log) and, when the route has
 -- its own, $portico_timeouts, $portico_fallback (default-backend), $portico_error_route (custom-http-errors) and
--- $portico_mirror_* (mirror-target). nginx.conf jumps to named locations with `error_page 418 = $portico_jump`.
+-- $portico_mirror_* (mirror-target, RequestMirror). nginx.conf jumps to named locations with `error_page 418 = $portico_jump`.
 --
 -- Matching is nginx's location algorithm on the normalized URI ($uri): an exact path wins; otherwise regexes are
 -- tried in order (case-insensitive, as ingress-nginx's `location ~*`) and the first match wins; otherwise the
@@ -143,7 +143,19 @@ local function prepare(host, r, path)
     local to = p.fallback or (type(e.backendId) == "string" and e.backendId) or ""
     p.errors = table.concat({ to, tostring(e.namespace), tostring(e.ingress), tostring(e.service), tostring(e.port) }, "\t")
   end
-  if type(r.mirror) == "table" then p.mirror = r.mirror end
+  -- Mirrors: the route's targets by slot for $portico_mirror_backend (balancer.lua mirror_slot: "<id>[ <share>]" per
+  -- slot, tab-separated; a single whole copy is its bare id), made once here; the Host, URI and scheme are the
+  -- first's (validate.lua: the same for all of a route's copies).
+  local ms = r.mirrors
+  if type(ms) == "table" and type(ms[1]) == "table" then
+    local list = {}
+    for i, m in ipairs(ms) do
+      local s = m.share
+      list[i] = type(s) == "table" and (m.backendId .. " " .. tostring(s.numerator / s.denominator)) or m.backendId
+    end
+    local m = ms[1]
+    p.mirror = { list = table.concat(list, "\t"), scheme = m.scheme, host = m.host, serverName = m.serverName, requestUri = m.requestUri, path = m.path }
+  end
   if type(r.split) == "table" and #r.split > 1 then
     local ids, cum, total = {}, {}, 0
     -- Gateway API backendRef filters: each share's plugins ("id,id", false for none) replace the route's.
@@ -549,7 +561,7 @@ function _M.route(host, uri, rid)
     if r.errors then ngx_var.portico_error_route = r.errors end
     local m = r.mirror
     if m then
-      ngx_var.portico_mirror_backend = m.backendId
+      ngx_var.portico_mirror_backend = m.list
       ngx_var.portico_mirror_scheme = m.scheme
       ngx_var.portico_mirror_host = m.host ~= "" and m.host or ngx_var.http_host or host
       ngx_var.portico_mirror_sni = m.serverName

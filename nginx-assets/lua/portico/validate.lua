@@ -181,6 +181,27 @@ local function metrics_labels(m)
   return n == 4
 end
 
+-- One copy of a route's requests (route.mirrors).
+local function mirror(m)
+  if type(m) ~= "table" then return "not an object" end
+  local err = _M.backend_id(m.backendId)
+  if err then return err end
+  if m.scheme ~= "http" and m.scheme ~= "https" then return "scheme must be http or https" end
+  -- "" = the request's own Host (Gateway API's RequestMirror).
+  if m.host ~= "" and not str(m.host, 255, "^[%w%.%-%[%]:]+$") then return "invalid host" end
+  if not str(m.serverName, 253, "^[%w%.%-:]+$") then return "invalid serverName" end
+  if m.requestUri ~= nil and m.requestUri ~= true then return "requestUri must be true when present" end
+  if (m.requestUri == true) == (m.path ~= nil) then return "exactly one of requestUri and path" end
+  if m.path ~= nil and not str(m.path, 2048, "^/[%w%-%._~!&%*%+,=:@/%%]*$") then return "invalid path" end
+  if m.share ~= nil then
+    -- A share of the requests: 0 < numerator < denominator (none and every request are no share).
+    local s = m.share
+    if type(s) ~= "table" or not is_int(s.denominator, 2, 2147483647) or not is_int(s.numerator, 1, s.denominator - 1) then
+      return "share must be { numerator, denominator } with 0 < numerator < denominator"
+    end
+  end
+end
+
 local function route(r)
   if type(r) ~= "table" then return "route is not an object" end
   if r.metrics ~= nil and not metrics_labels(r.metrics) then return "invalid metrics labels" end
@@ -239,19 +260,24 @@ local function route(r)
       if err then return "errorPage.backendId: " .. err end
     end
   end
-  if r.mirror ~= nil then
-    -- Values of the mirror subrequest's Host header, TLS server name and request URI.
-    local m = r.mirror
-    if type(m) ~= "table" then return "mirror must be an object" end
-    local err = _M.backend_id(m.backendId)
-    if err then return "mirror: " .. err end
-    if m.scheme ~= "http" and m.scheme ~= "https" then return "mirror: scheme must be http or https" end
-    -- "" = the request's own Host (Gateway API's RequestMirror).
-    if m.host ~= "" and not str(m.host, 255, "^[%w%.%-%[%]:]+$") then return "mirror: invalid host" end
-    if not str(m.serverName, 253, "^[%w%.%-:]+$") then return "mirror: invalid serverName" end
-    if m.requestUri ~= nil and m.requestUri ~= true then return "mirror: requestUri must be true when present" end
-    if (m.requestUri == true) == (m.path ~= nil) then return "mirror: exactly one of requestUri and path" end
-    if m.path ~= nil and not str(m.path, 2048, "^/[%w%-%._~!&%*%+,=:@/%%]*$") then return "mirror: invalid path" end
+  if r.mirrors ~= nil then
+    -- One entry per copy (the profile's mirror slots, at most 16): its target, and the values of the copy's Host
+    -- header, TLS server name and request URI.
+    local ms = r.mirrors
+    if not is_array(ms) or #ms == 0 or #ms > 16 then return "mirrors must be an array of 1-16 entries" end
+    for i, m in ipairs(ms) do
+      local err = mirror(m)
+      if err then return "mirrors " .. i .. ": " .. err end
+    end
+    if #ms > 1 then
+      -- The copies share the request's variables: the scheme, Host and URI are the first's, and plain HTTP only
+      -- (one TLS server name for all).
+      local f = ms[1]
+      for i, m in ipairs(ms) do
+        if m.scheme ~= "http" then return "mirrors " .. i .. ": several copies must be plain http" end
+        if m.host ~= f.host or m.requestUri ~= f.requestUri or m.path ~= f.path then return "mirrors " .. i .. ": several copies must have the same host and URI" end
+      end
+    end
   end
 end
 

@@ -1,7 +1,8 @@
 -- Unit tests, with a mocked ngx, of ingress-nginx's custom error pages and request mirroring on the Lua side: the
 -- router puts a route's default backend, error-page data and mirror target into variables (and only for routes
 -- that have them); the balancer falls back to the default backend when the route's backend has no endpoint; the
--- mirror balancer reads its own variable and writes none; errors.lua sends an error to @portico_errors or answers
+-- mirror balancer reads its own variable and writes none, several copies each take their slot's target and are
+-- drawn per request and slot (mirror_pick); errors.lua sends an error to @portico_errors or answers
 -- nginx's own page; validate.lua refuses route fields that would carry anything unsafe into headers or the URI.
 local here = arg[1]
 package.path = here .. "/?.lua;" .. here .. "/tests/?.lua;/usr/share/lua/5.1/?.lua;" .. package.path
@@ -45,9 +46,9 @@ do -- the router: route data into variables, only for routes that have it
       { path = "/both-err", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_err", defaultBackendId = "shop_errors_8080",
         errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "http", backendId = "ingress-nginx_default-http-backend_80" } } },
       { path = "/mirror", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_mir",
-        mirror = { backendId = "shop_shadow_80", scheme = "http", host = "shadow.test", serverName = "shadow.shop.svc", requestUri = true } } },
+        mirrors = { { backendId = "shop_shadow_80", scheme = "http", host = "shadow.test", serverName = "shadow.shop.svc", requestUri = true } } } },
       { path = "/mirror-path", match = "prefix", route = { source = "Ingress/shop/web", backendId = "shop_cart_80", sslRedirect = false, profile = "p_mir",
-        mirror = { backendId = "extauth.shadow.example.443", scheme = "https", host = "shadow.example", serverName = "shadow.example", path = "/copy" } } },
+        mirrors = { { backendId = "extauth.shadow.example.443", scheme = "https", host = "shadow.example", serverName = "shadow.example", path = "/copy" } } } },
       { path = "/", match = "prefix", route = { source = "Ingress/shop/other", backendId = "shop_cart_80", sslRedirect = false } },
     } },
   } } })
@@ -75,6 +76,77 @@ do -- the router: route data into variables, only for routes that have it
   jump, v = req(T, router, "a.example", "/other")
   R.check("a route without them sets none of the variables",
     jump == "" and v.portico_fallback == nil and v.portico_error_route == nil and v.portico_mirror_backend == nil and v.portico_backend == "shop_cart_80", jump)
+end
+
+do -- the router: several copies and shares, by slot in $portico_mirror_backend
+  local T, store, router = setup({ "p_slots" })
+  local function gm(id, share) return { backendId = id, scheme = "http", host = "", serverName = id .. ".svc", requestUri = true, share = share } end
+  store.apply_all({ r = { upsert = {
+    ["g.example"] = { tls = false, rules = {
+      { path = "/two", match = "prefix", route = { source = "HTTPRoute/shop/r", backendId = "shop_cart_80", sslRedirect = false, profile = "p_slots",
+        mirrors = { gm("shop_v2_8080"), gm("shop_v3_8080") } } },
+      { path = "/share", match = "prefix", route = { source = "HTTPRoute/shop/r", backendId = "shop_cart_80", sslRedirect = false, profile = "p_slots",
+        mirrors = { gm("shop_v2_8080", { numerator = 1, denominator = 5 }), gm("shop_v3_8080"), gm("shop_v4_8080", { numerator = 25, denominator = 50 }) } } },
+    } },
+  } } })
+  local jump, v = req(T, router, "g.example", "/two/x", { request_uri = "/two/x?a=1", args = "a=1" })
+  R.check("two whole copies: both targets by slot, the request's Host and URI", jump == "@portico_p_slots" and v.portico_mirror_backend == "shop_v2_8080\tshop_v3_8080"
+    and v.portico_mirror_host == "g.example" and v.portico_mirror_uri == "/two/x?a=1" and v.portico_backend == "shop_cart_80", tostring(v.portico_mirror_backend))
+  jump, v = req(T, router, "g.example", "/share/x")
+  R.check("shares: each slot with its probability (1/5, whole, 25/50)", v.portico_mirror_backend == "shop_v2_8080 0.2\tshop_v3_8080\tshop_v4_8080 0.5", tostring(v.portico_mirror_backend))
+end
+
+do -- mirror_pick and the mirror balancer in slots: the slot's own target, drawn per request and slot
+  local T, store, _, balancer = setup()
+  store.apply({ shop_v2_8080 = { endpoints = { ep("10.0.2.1", 8080) } }, shop_v3_8080 = { endpoints = { ep("10.0.3.1", 8080) } } })
+  store.sync()
+  local slot = balancer._mirror_slot
+  local a, b = slot("x_1 0.25\ty_2\tz_3 0.5", "/_portico_internal/mirror/0")
+  R.check("slot 0: its id and share", a == "x_1" and b == 0.25, tostring(a) .. " " .. tostring(b))
+  a, b = slot("x_1 0.25\ty_2\tz_3 0.5", "/_portico_internal/mirror_nobody/1")
+  R.check("slot 1: a whole copy has no share", a == "y_2" and b == nil, tostring(a))
+  a, b = slot("x_1 0.25\ty_2\tz_3 0.5", "/_portico_internal/mirror/2")
+  R.check("slot 2: the last entry", a == "z_3" and b == 0.5, tostring(a))
+  R.check("a slot the list does not have: none", slot("x_1\ty_2", "/_portico_internal/mirror/2") == nil and slot("x_1\ty_2", "/_portico_internal/mirror") == nil)
+  local v = T.ngx.var
+  local function pick(list, uri)
+    v.portico_mirror_backend, v.uri, T.exited = list, uri, nil
+    balancer.mirror_pick()
+    return T.exited
+  end
+  R.check("mirror_pick: a whole copy goes on", pick("shop_v2_8080\tshop_v3_8080", "/_portico_internal/mirror/1") == nil)
+  R.check("mirror_pick: a slot the list does not have answers 204 itself", pick("shop_v2_8080", "/_portico_internal/mirror/3") == 204)
+  -- Statistics: 20000 draws per share; the bounds are far (> 10 standard deviations) from a wrong probability.
+  local function rate(list, uri)
+    local n = 0
+    for _ = 1, 20000 do if pick(list, uri) == nil then n = n + 1 end end
+    return n / 20000
+  end
+  local r20 = rate("shop_v2_8080 0.2\tshop_v3_8080 0.7", "/_portico_internal/mirror/0")
+  local r70 = rate("shop_v2_8080 0.2\tshop_v3_8080 0.7", "/_portico_internal/mirror/1")
+  R.check("mirror_pick: a share of 0.2 copies about 20 % of the requests", r20 > 0.18 and r20 < 0.22, tostring(r20))
+  R.check("mirror_pick: the next slot's share of 0.7 its own 70 %", r70 > 0.68 and r70 < 0.72, tostring(r70))
+  -- Independence: the two slots drawn for the same requests, each with its own draw.
+  local both, first, second = 0, 0, 0
+  for _ = 1, 20000 do
+    local x = pick("shop_v2_8080 0.5\tshop_v3_8080 0.5", "/_portico_internal/mirror/0") == nil
+    local y = pick("shop_v2_8080 0.5\tshop_v3_8080 0.5", "/_portico_internal/mirror/1") == nil
+    if x then first = first + 1 end
+    if y then second = second + 1 end
+    if x and y then both = both + 1 end
+  end
+  R.check("mirror_pick: two slots of 0.5 are drawn independently (both about 25 %)", both / 20000 > 0.23 and both / 20000 < 0.27 and first > 9400 and second > 9400, tostring(both))
+  T.exited = nil
+  v.portico_backend, v.portico_mirror_backend, v.uri = "shop_cart_80", "shop_v2_8080 0.3\tshop_v3_8080", "/_portico_internal/mirror/1"
+  balancer.balance_mirror()
+  R.check("the mirror balancer in slot 1: slot 1's backend", T.peers[#T.peers] == "10.0.3.1:8080", T.peers[#T.peers])
+  v.uri = "/_portico_internal/mirror_nobody/0"
+  balancer.balance_mirror()
+  R.check("…in slot 0: slot 0's backend (its share left out)", T.peers[#T.peers] == "10.0.2.1:8080", T.peers[#T.peers])
+  R.check("…writing no variable", v.portico_backend == "shop_cart_80" and v.portico_mirror_backend == "shop_v2_8080 0.3\tshop_v3_8080")
+  v.uri = "/_portico_internal/mirror"
+  balancer.balance_mirror()
+  R.check("a list of slots in the one-copy location: the 503 socket (nothing copied)", T.peers[#T.peers] == UNAVAILABLE, T.peers[#T.peers])
 end
 
 do -- --default-backend-service: what no path matches is proxied to it, on a known host and on an unknown one
@@ -183,9 +255,9 @@ do -- validate.lua: the route fields
   local mirror = function(o)
     local m = { backendId = "shop_shadow_80", scheme = "https", host = "shadow.example", serverName = "shadow.example", requestUri = true }
     for k, x in pairs(o) do if x == false then m[k] = nil else m[k] = x end end
-    return { mirror = m }
+    return { mirrors = { m } }
   end
-  local good = { defaultBackendId = "shop_errors_8080", errorPage = EP, mirror = mirror({}).mirror }
+  local good = { defaultBackendId = "shop_errors_8080", errorPage = EP, mirrors = mirror({}).mirrors }
   R.check("validate: default backend, error page and mirror", hr(good) == nil, hr(good))
   R.check("validate: an error page with --default-backend-service's backend", hr({ errorPage = { namespace = "shop", ingress = "web", service = "cart", port = "80", backendId = "ingress-nginx_default-http-backend_80" } }) == nil)
   R.check("validate: a mirror with a literal path", hr(mirror({ requestUri = false, path = "/copy/a%20b" })) == nil)
@@ -208,6 +280,28 @@ do -- validate.lua: the route fields
     { "mirror with neither", mirror({ requestUri = false }) },
     { "mirror with a bad backend id", mirror({ backendId = "A B" }) },
   }
+  local function gm(o)
+    local m = { backendId = "shop_v2_8080", scheme = "http", host = "", serverName = "v2.shop.svc", requestUri = true }
+    for k, x in pairs(o or {}) do if x == false then m[k] = nil else m[k] = x end end
+    return m
+  end
+  R.check("validate: several copies with shares", hr({ mirrors = { gm({ share = { numerator = 1, denominator = 5 } }), gm({ backendId = "shop_v3_8080" }) } }) == nil)
+  local sixteen = {}
+  for i = 1, 16 do sixteen[i] = gm() end
+  R.check("validate: 16 copies", hr({ mirrors = sixteen }) == nil)
+  sixteen[17] = gm()
+  bad[#bad + 1] = { "17 copies", { mirrors = sixteen } }
+  bad[#bad + 1] = { "no copy", { mirrors = {} } }
+  bad[#bad + 1] = { "mirrors not an array", { mirrors = gm() } }
+  bad[#bad + 1] = { "a share of 0", { mirrors = { gm({ share = { numerator = 0, denominator = 5 } }) } } }
+  bad[#bad + 1] = { "a share of all", { mirrors = { gm({ share = { numerator = 5, denominator = 5 } }) } } }
+  bad[#bad + 1] = { "a share above all", { mirrors = { gm({ share = { numerator = 6, denominator = 5 } }) } } }
+  bad[#bad + 1] = { "a share not an integer fraction", { mirrors = { gm({ share = { numerator = 0.5, denominator = 5 } }) } } }
+  bad[#bad + 1] = { "a share as a string", { mirrors = { gm({ share = "0.5" }) } } }
+  bad[#bad + 1] = { "several copies over https", { mirrors = { gm({ scheme = "https" }), gm() } } }
+  bad[#bad + 1] = { "several copies with other hosts", { mirrors = { gm(), gm({ host = "other.example" }) } } }
+  bad[#bad + 1] = { "several copies with other URIs", { mirrors = { gm(), gm({ requestUri = false, path = "/x" }) } } }
+  bad[#bad + 1] = { "a second copy with a tab in its backend id", { mirrors = { gm(), gm({ backendId = "a\tb" }) } } }
   for _, c in ipairs(bad) do
     local e = hr(c[2])
     R.check("validate: " .. c[1] .. " is refused", e ~= nil, "accepted")

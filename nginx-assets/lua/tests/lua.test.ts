@@ -218,7 +218,7 @@ test('Lua snippet plugin: compiled ingress-nginx snippets — headers, if/return
   ]);
 });
 
-test('Lua custom error pages and mirroring: route variables, default-backend fallback, the mirror balancer, errors.lua, validation', () => {
+test('Lua custom error pages and mirroring: route variables, default-backend fallback, the mirror balancer and its slots, errors.lua, validation', () => {
   run('errors_mirror_test.lua', [
     /ok - …\$portico_error_route carries the backend and the X-\* values/,
     /ok - custom-http-errors with --default-backend-service: its backend in \$portico_error_route, still no fallback/,
@@ -237,6 +237,16 @@ test('Lua custom error pages and mirroring: route variables, default-backend fal
     /ok - with a default backend: on to @portico_errors/,
     /ok - without a default backend: nginx's own page for the code/,
     /ok - validate: mirror host with CR\/LF is refused/,
+    /ok - two whole copies: both targets by slot, the request's Host and URI/,
+    /ok - shares: each slot with its probability \(1\/5, whole, 25\/50\)/,
+    /ok - mirror_pick: a slot the list does not have answers 204 itself/,
+    /ok - mirror_pick: a share of 0.2 copies about 20 % of the requests/,
+    /ok - mirror_pick: two slots of 0.5 are drawn independently/,
+    /ok - the mirror balancer in slot 1: slot 1's backend/,
+    /ok - a list of slots in the one-copy location: the 503 socket/,
+    /ok - validate: several copies with shares/,
+    /ok - validate: a share of all is refused/,
+    /ok - validate: several copies over https is refused/,
   ]);
 });
 

@@ -56,6 +56,8 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   HTTPRouteCORS: 'extended',
   GatewayHTTPSListenerDetectMisdirectedRequests: 'extended',
   HTTPRouteRequestMirror: 'extended',
+  HTTPRouteRequestMultipleMirrors: 'extended',
+  HTTPRouteRequestPercentageMirror: 'extended',
   HTTPRouteDestinationPortMatching: 'extended',
   GatewayRouteHostnameIntersectionPrecedence: 'extended',
   HTTPRouteBackendRequestHeaderModification: 'extended',

@@ -47,7 +47,7 @@ const filterSchema = z.looseObject({
     .looseObject({
       backendRef: z.looseObject({ group: groupSchema.default(''), kind: kindSchema.default('Service'), name: objectNameSchema, namespace: namespaceSchema.optional(), port: gwPortSchema.optional() }),
       percent: z.number().int().min(0).max(100).optional(),
-      fraction: z.looseObject({ numerator: z.number().int().min(0), denominator: z.number().int().min(1).default(100) }).optional(),
+      fraction: z.looseObject({ numerator: z.number().int().min(0).max(2147483647), denominator: z.number().int().min(1).max(2147483647).default(100) }).optional(),
     })
     .optional(),
   extensionRef: z.looseObject({ group: groupSchema, kind: kindSchema, name: objectNameSchema }).optional(),
@@ -130,11 +130,11 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
       if (pf !== undefined) {
         if (pf) filters.push(pf);
       } else if (f.type === 'RequestMirror' && f.requestMirror) {
+        // Several mirrors per rule (each its own copy), each of every request or of a share of them: percent, or
+        // fraction (denominator 100 unless given). The API server allows one of the two, numerator ≤ denominator.
         const rm = f.requestMirror;
-        const whole = (rm.percent === undefined || rm.percent === 100) && (!rm.fraction || rm.fraction.numerator === rm.fraction.denominator);
-        if (!whole) problems.push(`${fat}.requestMirror: mirroring a share of the requests (percent, fraction) is not served by Portico (yet)`);
-        else if ((rule.filters ?? []).filter((x) => x.type === 'RequestMirror').length > 1) problems.push(`${fat}: more than one RequestMirror in a rule is not served by Portico (yet)`);
-        else filters.push({ type: 'RequestMirror', backend: backendOf(rm.backendRef, meta.namespace) });
+        const share = mirrorShareOf(rm, `${fat}.requestMirror`, problems);
+        if (share !== null) filters.push({ type: 'RequestMirror', backend: backendOf(rm.backendRef, meta.namespace), ...(share ? { share } : {}) });
       } else if (f.type === 'ExtensionRef' && f.extensionRef) {
         // Portico's own Plugins (portico.dev/v1alpha1 Plugin, in the route's namespace) through the standard's hook.
         const e = f.extensionRef;
@@ -198,6 +198,24 @@ function pluginFilterOf(f: z.infer<typeof filterSchema>, fat: string, problems: 
   }
   if (f.type === 'CORS' && f.cors) return corsOf(f.cors, `${fat}.cors`, problems) ?? null;
   return undefined;
+}
+
+/**
+ * A RequestMirror's share of the requests: undefined for every request (neither percent nor fraction, or 100 %),
+ * else numerator/denominator (0 = none); null when refused (both given, or a numerator above its denominator).
+ */
+function mirrorShareOf(rm: { percent?: number | undefined; fraction?: { numerator: number; denominator: number } | undefined }, at: string, problems: string[]): { numerator: number; denominator: number } | undefined | null {
+  if (rm.percent !== undefined && rm.fraction) {
+    problems.push(`${at}: percent and fraction are exclusive`);
+    return null;
+  }
+  const s = rm.fraction ? { numerator: rm.fraction.numerator, denominator: rm.fraction.denominator } : rm.percent !== undefined ? { numerator: rm.percent, denominator: 100 } : undefined;
+  if (!s) return undefined;
+  if (s.numerator > s.denominator) {
+    problems.push(`${at}.fraction: numerator must be less than or equal to denominator`);
+    return null;
+  }
+  return s.numerator === s.denominator ? undefined : s;
 }
 
 function pathOf(p: z.infer<typeof pathModifier>, at: string, problems: string[]): { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } | undefined {

@@ -5,7 +5,7 @@
 // matches, then the most query matches, then the oldest route) is encoded as the claim's priority, which the router
 // orders by before conditions and age. Filters become plugin instances of the route's own. Part of the pure
 // translation (tools/imports.ts).
-import type { PluginInstance, Route, RouteConditions } from '../../config/types.ts';
+import type { PluginInstance, Route, RouteConditions, RouteMirror } from '../../config/types.ts';
 import { GATEWAY_GROUP, type HttpFilterN, type HttpMatchN, type HttpRouteRecord, type HttpRuleN } from '../../model/gateway-api.ts';
 import { recordsOf } from '../../model/model.ts';
 import type { IngressClassInfo, ServiceBackendRef } from '../../model/types.ts';
@@ -85,9 +85,8 @@ function claimsOf(d: Draft, rt: HttpRouteRecord): HttpClaim[] {
         const ref: ServiceBackendRef = fb ? { service: fb.name, port: { number: fb.port ?? 0 }, ...(fb.namespace !== rt.namespace ? { namespace: fb.namespace } : {}) } : { service: '', port: { number: 0 } };
         const refOfB = (b: HttpRuleN['backends'][number]): ServiceBackendRef => ({ service: b.name, port: { number: b.port ?? 0 }, ...(b.namespace !== rt.namespace ? { namespace: b.namespace } : {}) });
         const backends: ServiceBackendRef[] = rule.backends.flatMap((b, i) => (usable[i] ? [refOfB(b)] : []));
-        // A mirror's backend is resolved with the others (it is not part of the split: route() names it).
-        const mirror = mirrorOf(rule);
-        if (mirror && backendUsable(d, rt, mirror)) backends.push(refOfB(mirror));
+        // The mirrors' backends are resolved with the others (not part of the split: route() names them).
+        for (const mirror of mirrorsOf(rule)) if (backendUsable(d, rt, mirror.backend)) backends.push(refOfB(mirror.backend));
         for (const h of a.hosts) {
           const host = routeHostKey(podPort, h, rt.hostnames);
           for (const m of rule.matches) {
@@ -141,10 +140,10 @@ function tlsApplicable(d: Draft, b: HttpRuleN['backends'][number]): boolean {
 
 const rtOf = (ow: Owner): HttpRouteRecord => ow.record as HttpRouteRecord;
 
-/** The backend a rule's requests are copied to (RequestMirror), if any. */
-function mirrorOf(rule: HttpRuleN): HttpRuleN['backends'][number] | undefined {
-  for (const f of rule.filters) if (f.type === 'RequestMirror') return f.backend;
-  return undefined;
+type MirrorFilter = Extract<HttpFilterN, { type: 'RequestMirror' }>;
+/** The copies a rule makes of its requests (its RequestMirror filters, in order), a share of 0 included. */
+function mirrorsOf(rule: HttpRuleN): MirrorFilter[] {
+  return rule.filters.filter((f): f is MirrorFilter => f.type === 'RequestMirror');
 }
 
 /** The start of the plugin ids of a route's filters (cut at 200 characters). */
@@ -179,8 +178,7 @@ export function httpRouteReach(rt: HttpRouteRecord, parents: readonly ParentStat
   const idOf = (b: HttpRuleN['backends'][number]) => backendIdOf(rt.namespace, { service: b.name, port: { number: b.port ?? 0 }, namespace: b.namespace });
   for (const r of rt.rules) {
     for (const b of r.backends) backends.add(idOf(b));
-    const m = mirrorOf(r);
-    if (m) backends.add(idOf(m));
+    for (const m of mirrorsOf(r)) backends.add(idOf(m.backend));
   }
   return { hosts: [...hosts], backends: [...backends] };
 }
@@ -318,6 +316,26 @@ function admit(d: Draft, _classes: ReadonlyMap<string, IngressClassInfo>, kind: 
   }
 }
 
+/**
+ * RequestMirror: each filter is a copy of the requests to its backend with their own URI and Host (nginx's mirror,
+ * the directive profile ingress-nginx's mirror-target uses); the copies' answers are dropped. Copies to a backend
+ * the route may not use, and those of a share of 0, are not made; with none left, nothing is mirrored. One copy of
+ * every request is nginx's one mirror; more copies, or a share, take a slot each, drawn per request (router.lua,
+ * balancer.lua mirror_pick).
+ */
+export function routeMirrors(rule: HttpRuleN, hc: { backends?: readonly ServiceBackendRef[] | undefined }, ns: string): { route: RouteMirror[]; profile: { body: boolean; slots?: number } } | undefined {
+  const out: RouteMirror[] = [];
+  for (const { backend: m, share } of mirrorsOf(rule)) {
+    if (share?.numerator === 0) continue;
+    if (!(hc.backends ?? []).some((b) => b.service === m.name && (b.namespace ?? ns) === m.namespace && 'number' in b.port && b.port.number === (m.port ?? 0))) continue;
+    const backendId = backendIdOf(ns, { service: m.name, port: { number: m.port ?? 0 }, ...(m.namespace !== ns ? { namespace: m.namespace } : {}) });
+    out.push({ backendId, scheme: 'http', host: '', serverName: `${m.name}.${m.namespace}.svc`, requestUri: true, ...(share ? { share: { ...share } } : {}) });
+  }
+  if (!out.length) return undefined;
+  const slots = out.length > 1 || out.some((m) => m.share) ? out.length : undefined;
+  return { route: out, profile: { body: true, ...(slots ? { slots } : {}) } };
+}
+
 function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Parameters<ClaimProcessor['route']>[2], up: Parameters<ClaimProcessor['route']>[3]): ReturnType<ClaimProcessor['route']> {
   const hc = c.kc as HttpClaim;
   const rule = hc.rule;
@@ -339,14 +357,11 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Paramet
   }
   // No backend it may use and no redirect answering: 500 (Gateway API), with or without other filters.
   if (!c.backendId && !rule.filters.some((f) => f.type === 'RequestRedirect')) r.action = 'error';
-  // RequestMirror: each request is copied to the mirror's backend with its own URI and Host (nginx's mirror, the
-  // directive profile ingress-nginx's mirror-target uses); the copy's answer is dropped.
-  const mirror = mirrorOf(rule);
   const fromAnnotations: RouteDraftSettings = {};
-  if (mirror && (hc.backends ?? []).some((b) => b.service === mirror.name && (b.namespace ?? ns) === mirror.namespace && 'number' in b.port && b.port.number === (mirror.port ?? 0))) {
-    const mid = backendIdOf(ns, { service: mirror.name, port: { number: mirror.port ?? 0 }, ...(mirror.namespace !== ns ? { namespace: mirror.namespace } : {}) });
-    r.mirror = { backendId: mid, scheme: 'http', host: '', serverName: `${mirror.name}.${mirror.namespace}.svc`, requestUri: true };
-    fromAnnotations.mirror = { body: true };
+  const mirrors = routeMirrors(rule, hc, ns);
+  if (mirrors) {
+    r.mirrors = mirrors.route;
+    fromAnnotations.mirror = mirrors.profile;
   }
   const t = rule.timeouts;
   // The rule's own timeouts win; else those of the backend Service's Upstream (Portico's policy for a Service,

@@ -271,7 +271,7 @@ function ingressRoute(d: Draft, c: Claim, ing: NormalizedIngress, cx: HostContex
     }
     if (side?.defaultBackendId) route.defaultBackendId = side.defaultBackendId;
     if (side?.mirror) {
-      route.mirror = side.mirror;
+      route.mirrors = [side.mirror];
       fromAnnotations.mirror = { body: a['mirror-request-body'] ?? true };
     }
     // ModSecurity: the Ingress's annotations and the ConfigMap's keys (modsecuritySettings).

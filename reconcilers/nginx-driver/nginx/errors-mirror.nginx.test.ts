@@ -172,7 +172,7 @@ test('a mirror that is down changes nothing for the client; a mirror target on l
   }
   const problems = result.status.get('Ingress/team/loop')?.problems ?? [];
   assert.ok(problems.some((p) => /mirror-target http:\/\/127\.0\.0\.1:32306\$request_uri points at 127\.0\.0\.1, .*loopback.*not mirrored/.test(p)), problems.join('\n'));
-  assert.equal(result.config.data.routes['loop.test']?.rules[0]?.route.mirror, undefined);
+  assert.equal(result.config.data.routes['loop.test']?.rules[0]?.route.mirrors, undefined);
   const before = await net.count('shadow');
   echoed(await send('loop.test', '/x'));
   assert.equal(await net.count('shadow'), before, 'nothing was mirrored');

@@ -218,8 +218,8 @@ test('headers sent upstream as ingress-nginx sends them: X-Forwarded-Scheme, X-S
   assert.match(plain, /\n  proxy_set_header X-Original-Forwarded-For \$http_x_forwarded_for;\n  proxy_set_header X-Original-Forwarded-Host \$http_x_forwarded_host;/);
   assert.match(plain, /\n  proxy_set_header Proxy "";/);
   assert.doesNotMatch(plain, /X-Original-URI \$request_uri;\n  # httpoxy/);
-  // Locations that restate their headers (mirror, error pages) clear Proxy too.
-  assert.equal((plain.match(/\n      proxy_set_header Proxy "";/g) ?? []).length, 3);
+  // Locations that restate their headers (mirror, mirror_nobody, their slots, error pages) clear Proxy too.
+  assert.equal((plain.match(/\n      proxy_set_header Proxy "";/g) ?? []).length, 5);
   assert.match(plain, /location @portico_https \{ return 308 https:\/\/\$portico_redirect_host\$request_uri;/);
   const fwd = renderNginxConf(structureFrom({ 'use-forwarded-headers': 'true', 'proxy-add-original-uri-header': 'true' }), rt, 'c');
   assert.match(fwd, /\n  proxy_set_header X-Forwarded-Scheme \$portico_forwarded_proto;\n  proxy_set_header X-Scheme \$portico_forwarded_proto;/);

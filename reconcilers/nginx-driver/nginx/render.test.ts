@@ -128,8 +128,8 @@ test('WebSockets: Upgrade passed, Connection "upgrade" only when asked, else emp
   assert.match(conf, /proxy_set_header Connection \$portico_connection_upgrade;/);
   // Only the internal locations (external-auth and mirror subrequests, error pages: never upgraded, kept alive)
   // clear Connection.
-  const internal = [...conf.matchAll(/location (?:= \/_portico_internal\/(?:auth|mirror|mirror_nobody)|@portico_errors) \{[\s\S]*?\n    \}/g)].map((m) => m[0]);
-  assert.equal(internal.length, 4);
+  const internal = [...conf.matchAll(/location (?:= \/_portico_internal\/(?:auth|mirror|mirror_nobody)|\^~ \/_portico_internal\/(?:mirror|mirror_nobody)\/|@portico_errors) \{[\s\S]*?\n    \}/g)].map((m) => m[0]);
+  assert.equal(internal.length, 6);
   for (const loc of internal) assert.match(loc, /proxy_set_header Connection "";/);
   assert.doesNotMatch(internal.reduce((c, loc) => c.replace(loc, ''), conf), /proxy_set_header Connection "";/);
   const tlsListens = conf.match(/listen [^;]*:8443[^;]*;/g) ?? [];

@@ -182,6 +182,15 @@ export function writeClientCertificates(structure: Structure, runtime: RuntimePa
   }
 }
 
+/** Gateway API's bound on a rule's filters, so on its copies of a request. */
+export const MAX_MIRROR_SLOTS = 16;
+
+/** The slots of a profile's copies, 0…n-1 (n: 1-16, else the structure is refused). */
+function mirrorSlots(profile: string, n: unknown): number[] {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_MIRROR_SLOTS) throw new UnsafeValueError(`profile ${profile}: invalid mirror slots ${JSON.stringify(n)}: expected 1-${MAX_MIRROR_SLOTS}`);
+  return Array.from({ length: n }, (_, k) => k);
+}
+
 export function renderNginxConf(structure: Structure, runtime: RuntimePaths, checksum: string): string {
   const tpl = load();
   const g = structure.global;
@@ -226,6 +235,8 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     fastcgiIndex: fastcgi?.index ?? null,
     fastcgiParams: p.backendProtocol === 'FCGI' ? fastcgiParamsOf({ ...p, ...(fastcgi ? { fastcgi } : {}) }) : null,
     fastcgiNextUpstream: p.backendProtocol === 'FCGI' ? fastcgiNextUpstream(p.nextUpstream) : null,
+    // Request mirroring with slots: one `mirror` per copy (/_portico_internal/mirror/<k>), drawn per request by Lua.
+    mirrorSlots: p.mirror?.slots !== undefined ? mirrorSlots(p.name, p.mirror.slots) : null,
     // A profile speaking TLS, HTTP/2 or FastCGI to its backends keeps its connections in an upstream block of its own.
     upstream: p.backendProtocol ? `portico_be_${p.name}` : 'portico_upstream',
   }));
