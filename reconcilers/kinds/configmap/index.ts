@@ -23,7 +23,7 @@ export const configMap: KindDescriptor = {
       verbs: ['get', 'list', 'watch'],
       why:
         "ConfigMaps: the controller's own (and the TCP/UDP services ones), those its add-headers / proxy-set-headers name,\n" +
-        "and those an Ingress's custom-headers names —\n" +
+        "those an Ingress's custom-headers names, and the CA bundles of Gateways and BackendTLSPolicies —\n" +
         'watched without their data unless one of those names them; a newly named one is fetched once (get).',
     },
   ],

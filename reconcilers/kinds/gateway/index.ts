@@ -9,6 +9,7 @@ import { GatewayResources, gatewayApiKind } from '../gateway-api.ts';
 import type { KindDescriptor } from '../kind.ts';
 import { gatewayReads, normalizeGateway } from './normalize.ts';
 import { GatewayStatusReconciler } from './status.ts';
+import { backendTlsPolicy } from '../backendtlspolicy/index.ts';
 import { ROUTE_KINDS, STREAM_KINDS } from '../../translate/gateway-api/attach.ts';
 
 const base = gatewayApiKind({
@@ -38,6 +39,8 @@ export const gateway: KindDescriptor = {
       Gateway: ctx.informerOf('Gateway'),
       HTTPRoute: ctx.informerOf('HTTPRoute'),
       ...Object.fromEntries(['GRPCRoute' as const, ...STREAM_KINDS].filter((k) => wired.has(k)).map((k) => [k, ctx.informerOf(k)])),
+      // BackendTLSPolicy (its ancestors: the Gateways whose routes use the Services it targets).
+      ...(wired.has(backendTlsPolicy.kind) ? { [backendTlsPolicy.kind]: ctx.informerOf(backendTlsPolicy.kind) } : {}),
     };
     const r = new GatewayStatusReconciler({
       model,
@@ -56,8 +59,8 @@ export const gateway: KindDescriptor = {
     // (certificateRefs), and the EndpointSlices of Portico's own Service (its pods: the Gateways' EndpointSlices).
     const followed = new Set<string>(ctx.kinds.filter((k) => k.feature === 'gateway-api' || k.resource.kind === 'Secret').flatMap((k) => k.writes));
     followed.add(Resources.Service.kind);
-    const enqueueKind = (kind: keyof typeof informers) => {
-      const inf = informers[kind] as typeof informers.Gateway | undefined;
+    const enqueueKind = (kind: string) => {
+      const inf = (informers as Record<string, typeof informers.Gateway | undefined>)[kind];
       if (inf) for (const key of inf.store.keys()) ctrl.enqueue(`${kind}/${key}`);
     };
     // A route's own status depends on itself and the Gateway-level objects only, and the Gateways count it: a change
@@ -68,6 +71,7 @@ export const gateway: KindDescriptor = {
       if (relevant.every((c) => ROUTE_KINDS.has(c.kind))) {
         for (const c of relevant) ctrl.enqueue(`${c.kind}/${c.key}`);
         enqueueKind('Gateway');
+        enqueueKind('BackendTLSPolicy');
       } else all();
     });
     const start = () => {

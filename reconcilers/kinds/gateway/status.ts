@@ -21,6 +21,7 @@ import { GATEWAY_GROUP, type GatewayRecord, type StreamRouteKind } from '../../m
 import type { Model } from '../../model/model.ts';
 import { Resources } from '../../resources.ts';
 import { gatewayApiState, type Cond, type GatewayApiOptions, type GatewayApiState } from '../../translate/gateway-api/attach.ts';
+import { backendTlsState, policyAncestors } from '../../translate/gateway-api/backend-tls.ts';
 import { GatewayResources } from '../gateway-api.ts';
 
 /** Gateway API features Portico serves (GatewayClass status.supportedFeatures; the conformance suite reads them). */
@@ -63,6 +64,7 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   HTTPRouteBackendRequestHeaderModification: 'extended',
   HTTPRouteBackendURLRewrite: 'extended',
   HTTPRouteBackendProtocolH2C: 'extended',
+  BackendTLSPolicy: 'extended',
   GatewayFrontendClientCertificateValidation: 'extended',
   GatewayFrontendClientCertificateValidationInsecureFallback: 'extended',
 };
@@ -130,7 +132,7 @@ export interface GatewayStatusDeps {
   model: Model;
   client: KubeClient;
   o: GatewayApiOptions & { namespace: string; publishService?: string };
-  informers: { GatewayClass: Informer<KubeObject>; Gateway: Informer<KubeObject>; HTTPRoute: Informer<KubeObject> } & Partial<Record<StreamRouteKind | 'GRPCRoute', Informer<KubeObject>>>;
+  informers: { GatewayClass: Informer<KubeObject>; Gateway: Informer<KubeObject>; HTTPRoute: Informer<KubeObject> } & Partial<Record<StreamRouteKind | 'GRPCRoute' | 'BackendTLSPolicy', Informer<KubeObject>>>;
   isLeader: () => boolean;
   /** nginx runs a configuration with every listener of the model (the gateway is in sync). */
   programmed: () => boolean;
@@ -154,6 +156,45 @@ export class GatewayStatusReconciler implements Reconciler {
     if (kind === 'GatewayClass') return this.gatewayClass(key);
     if (kind === 'Gateway') return this.gateway(key);
     if (kind === 'HTTPRoute' || kind === 'GRPCRoute' || kind === 'TCPRoute' || kind === 'UDPRoute' || kind === 'TLSRoute') return this.route(kind, key);
+    if (kind === 'BackendTLSPolicy') return this.policy(key);
+  }
+
+  /**
+   * A BackendTLSPolicy: one ancestor entry per Gateway of Portico's whose routes use a Service port it targets
+   * (Accepted, ResolvedRefs), other controllers' entries left as they are (at most 16 in all, the API's limit).
+   */
+  private async policy(key: string): Promise<void> {
+    const obj = this.d.informers.BackendTLSPolicy?.store.get(key) as Obj | undefined;
+    if (!obj) return;
+    const gen = obj.metadata.generation ?? 0;
+    const snap = this.d.model.snapshot();
+    const rejected = snap.rejectedCrds.get(`BackendTLSPolicy/${key}`);
+    const state = backendTlsState(snap).policies.get(key);
+    const ancestors = policyAncestors(snap, gatewayApiState(snap, this.d.o)).get(key) ?? [];
+    type Ancestor = { ancestorRef: Record<string, unknown>; controllerName: string; conditions: ApiCondition[] };
+    const cur = (obj.status as { ancestors?: Ancestor[] } | undefined)?.ancestors ?? [];
+    const others = cur.filter((a) => a.controllerName !== this.d.o.controllerName);
+    const mineBefore = cur.filter((a) => a.controllerName === this.d.o.controllerName);
+    const conds: (Cond & { type: string })[] = rejected
+      ? [{ type: 'Accepted', status: 'False', reason: 'Invalid', message: rejected.reason }]
+      : state
+        ? [{ type: 'Accepted', ...state.accepted }, { type: 'ResolvedRefs', ...state.resolvedRefs }]
+        : [];
+    const at = now();
+    const refKey = (r: Record<string, unknown>) => JSON.stringify([r.group ?? GATEWAY_GROUP, r.kind ?? 'Gateway', r.namespace ?? obj.metadata.namespace, r.name]);
+    const mine: Ancestor[] = [];
+    if (conds.length) {
+      for (const g of ancestors.slice(0, Math.max(0, 16 - others.length))) {
+        const slash = g.indexOf('/');
+        const ancestorRef = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: g.slice(0, slash), name: g.slice(slash + 1) };
+        const old = mineBefore.find((a) => refKey(a.ancestorRef) === refKey(ancestorRef))?.conditions;
+        mine.push({ ancestorRef, controllerName: this.d.o.controllerName, conditions: mergeApiConditions(old, conds, gen, at) });
+      }
+    }
+    if (!mine.length && !mineBefore.length) return;
+    const next = [...others, ...mine];
+    if (sameStatus(cur, next)) return;
+    await this.patchStatus(GatewayResources.BackendTLSPolicy, obj, { ancestors: next });
   }
 
   private async patchStatus(resource: typeof GatewayResources.Gateway, obj: Obj, status: Record<string, unknown>): Promise<void> {

@@ -75,22 +75,23 @@ export function policyFor(snap: Snap, ns: string, service: string, port: number 
 export function policyAncestors(snap: Snap, gw: GatewayApiState): Map<string, string[]> {
   // "namespace/service" → port names used ("" when the port has no name) → Gateways.
   const used = new Map<string, Map<string, Set<string>>>();
-  for (const kind of ['HTTPRoute', 'GRPCRoute'] as const) {
-    for (const rt of recordsOf(snap, kind).values()) {
-      const parents = gw.routes.get(kind === 'HTTPRoute' ? rt.key : `GRPCRoute/${rt.key}`);
-      const gws = (parents ?? []).filter((p) => p.accepted.status === 'True').map((p) => `${p.ref.namespace}/${p.ref.name}`);
-      if (!gws.length) continue;
-      for (const rule of rt.rules) {
-        for (const b of rule.backends) {
-          if (b.group !== '' || b.kind !== 'Service') continue;
-          const svc = `${b.namespace}/${b.name}`;
-          const portName = snap.services.get(svc)?.ports.find((p) => p.port === b.port)?.name ?? '';
-          let m = used.get(svc);
-          if (!m) used.set(svc, (m = new Map()));
-          let s = m.get(portName);
-          if (!s) m.set(portName, (s = new Set()));
-          for (const g of gws) s.add(g);
-        }
+  // gw.routes: HTTPRoutes by key, GRPCRoutes by "GRPCRoute/" + key (attach.ts).
+  for (const [stateKey, parents] of gw.routes) {
+    const grpc = stateKey.startsWith('GRPCRoute/');
+    const rt = grpc ? recordsOf(snap, 'GRPCRoute').get(stateKey.slice('GRPCRoute/'.length)) : recordsOf(snap, 'HTTPRoute').get(stateKey);
+    if (!rt) continue;
+    const gws = parents.filter((p) => p.accepted.status === 'True').map((p) => `${p.ref.namespace}/${p.ref.name}`);
+    if (!gws.length) continue;
+    for (const rule of rt.rules) {
+      for (const b of rule.backends) {
+        if (b.group !== '' || b.kind !== 'Service') continue;
+        const svc = `${b.namespace}/${b.name}`;
+        const portName = snap.services.get(svc)?.ports.find((p) => p.port === b.port)?.name ?? '';
+        let m = used.get(svc);
+        if (!m) used.set(svc, (m = new Map()));
+        let s = m.get(portName);
+        if (!s) m.set(portName, (s = new Set()));
+        for (const g of gws) s.add(g);
       }
     }
   }
