@@ -1,0 +1,140 @@
+// BackendTLSPolicy: the normalizer reading its CA ConfigMaps (kinds, missing, not PEM, not a certificate), which
+// policy holds for a Service port (a port's own over the Service's, the oldest among equals, the rest Conflicted),
+// the conditions, the ancestors, and the translation: an HTTPS (or GRPCS) profile with the policy's hostname as
+// SNI and verified name and its CA bundle; a policy that cannot be applied fails its backend closed (500). The
+// conformance tests BackendTLSPolicy* are the model for the objects. No cluster, no nginx.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { KubeObject } from '../../../operator/kube/object.ts';
+import type { Model } from '../../model/model.ts';
+import { normalizeBackendTlsPolicy, policyReads } from '../../kinds/backendtlspolicy/normalize.ts';
+import { normalizeGateway } from '../../kinds/gateway/normalize.ts';
+import { normalizeGatewayClass } from '../../kinds/gatewayclass/index.ts';
+import { normalizeHttpRoute } from '../../kinds/httproute/normalize.ts';
+import { normalizeGrpcRoute } from '../../kinds/grpcroute/normalize.ts';
+import { modelOf, OPTS, slice, svc } from '../fixtures.test-helpers.ts';
+import { makeCa } from '../pki.test-helpers.ts';
+import { translate, type TranslateOptions } from '../translate.ts';
+import { gatewayApiState, listenerHost, type GatewayApiOptions } from './attach.ts';
+import { backendTlsState, policyAncestors, policyFor } from './backend-tls.ts';
+
+const GA: GatewayApiOptions = { controllerName: 'portico.dev/gateway-controller', reservedPorts: [8080, 8443, 10246] };
+const O: TranslateOptions = { ...OPTS, gatewayApi: GA };
+const dir = mkdtempSync(path.join(tmpdir(), 'portico-btls-'));
+const CA = makeCa(dir, 'backend-ca');
+const CONFIGMAPS: Record<string, Record<string, string>> = {
+  'infra/ca': { 'ca.crt': CA.cert },
+  'infra/empty': {},
+  'infra/not-pem': { 'ca.crt': 'hello' },
+  // PEM armour around bytes that are no certificate: nginx -t would refuse the file, so it is refused here.
+  'infra/not-cert': { 'ca.crt': '-----BEGIN CERTIFICATE-----\naGVsbG8gd29ybGQ=\n-----END CERTIFICATE-----\n' },
+};
+const readCm = (k: string) => (CONFIGMAPS[k] ? { data: CONFIGMAPS[k] } : undefined);
+
+let t = 0;
+const obj = (kind: string, name: string, spec: unknown, ns = 'infra', created?: string): KubeObject =>
+  ({ apiVersion: 'gateway.networking.k8s.io/v1', kind, metadata: { name, namespace: ns, uid: `uid-${name}`, generation: 1, creationTimestamp: created ?? `2026-01-01T00:00:${String(t++ % 60).padStart(2, '0')}Z` }, spec }) as KubeObject;
+const policy = (name: string, target: Record<string, unknown>, validation: Record<string, unknown>, extra: Record<string, unknown> = {}, created?: string) =>
+  obj('BackendTLSPolicy', name, { targetRefs: [{ group: '', kind: 'Service', ...target }], validation: { hostname: 'abc.example.com', ...validation }, ...extra }, 'infra', created);
+const caRef = (name: string, kind = 'ConfigMap', group = '') => ({ group, kind, name });
+
+function put(m: Model, o: KubeObject): void {
+  const n =
+    o.kind === 'GatewayClass' ? normalizeGatewayClass(o) : o.kind === 'Gateway' ? normalizeGateway(o, readCm) : o.kind === 'HTTPRoute' ? normalizeHttpRoute(o) : o.kind === 'GRPCRoute' ? normalizeGrpcRoute(o) : normalizeBackendTlsPolicy(o, readCm);
+  assert.ok(n.ok, `${o.kind} ${o.metadata.name}: ${n.ok ? '' : n.reason}`);
+  m.setCrd(o.kind as 'BackendTLSPolicy', n.record as never, o.kind === 'BackendTLSPolicy' ? policyReads(o) : undefined);
+}
+
+function base(): Model {
+  const m = modelOf({
+    services: [
+      svc('tls', [{ name: 'btls', port: 443, targetPort: 8443 }, { name: 'other', port: 444, targetPort: 8443 }], 'infra'),
+      svc('tls2', [{ name: 'btls', port: 443, targetPort: 8443 }], 'infra'),
+      svc('plain', [{ port: 8080 }], 'infra'),
+    ],
+    slices: [slice('tls-1', 'tls', [{ name: 'btls', port: 8443 }, { name: 'other', port: 8443 }], [{ ip: '198.18.0.50' }], 'infra'), slice('tls2-1', 'tls2', [{ name: 'btls', port: 8443 }], [{ ip: '198.18.0.51' }], 'infra'), slice('plain-1', 'plain', [{ port: 8080 }], [{ ip: '198.18.0.52' }], 'infra')],
+  });
+  put(m, obj('GatewayClass', 'portico', { controllerName: GA.controllerName }, undefined as never));
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] }));
+  return m;
+}
+
+test('normalizer: CA bundles from ConfigMaps of the policy\'s namespace; bad references keep their ResolvedRefs reason; what Portico does not serve is named', () => {
+  const ok = normalizeBackendTlsPolicy(policy('p', { name: 'tls' }, { caCertificateRefs: [caRef('ca')] }), readCm);
+  assert.ok(ok.ok);
+  assert.equal(ok.ok && ok.record.caPem?.includes('BEGIN CERTIFICATE'), true);
+  assert.deepEqual(ok.ok && ok.record.refProblems, []);
+  assert.deepEqual(policyReads(policy('p', { name: 'tls' }, { caCertificateRefs: [caRef('ca'), caRef('x', 'Secret'), caRef('gone')] })).configMaps, ['infra/ca', 'infra/gone']);
+  const problems = (refs: unknown[]) => {
+    const r = normalizeBackendTlsPolicy(policy('p', { name: 'tls' }, { caCertificateRefs: refs }), readCm);
+    assert.ok(r.ok);
+    return r.ok ? { reasons: r.record.refProblems.map((p) => p.reason), text: r.record.refProblems.map((p) => p.message).join('; '), ca: !!r.record.caPem } : null;
+  };
+  assert.deepEqual(problems([caRef('invalid-kind', 'InvalidKind', 'invalid.io')]), { reasons: ['InvalidKind'], text: 'spec.validation.caCertificateRefs.0: invalid.io/InvalidKind is not a kind Portico reads CA certificates from (core ConfigMap)', ca: false });
+  assert.match(problems([caRef('gone')])!.text, /ConfigMap infra\/gone not found/);
+  assert.match(problems([caRef('empty')])!.text, /has no ca\.crt/);
+  assert.match(problems([caRef('not-pem')])!.text, /no certificate|only PEM/);
+  assert.match(problems([caRef('not-cert')])!.text, /does not parse/);
+  assert.deepEqual(problems([caRef('gone'), caRef('ca')]), { reasons: ['InvalidCACertificateRef'], text: 'spec.validation.caCertificateRefs.0: ConfigMap infra/gone not found', ca: true });
+  const sans = normalizeBackendTlsPolicy(policy('p', { name: 'tls' }, { caCertificateRefs: [caRef('ca')], subjectAltNames: [{ type: 'Hostname', hostname: 'x.example.com' }] }), readCm);
+  assert.match(sans.ok ? sans.record.unsupported ?? '' : '', /subjectAltNames/);
+  const both = normalizeBackendTlsPolicy(policy('p', { name: 'tls' }, { caCertificateRefs: [caRef('ca')], wellKnownCACertificates: 'System' }), readCm);
+  assert.match(!both.ok ? both.reason : '', /exactly one of caCertificateRefs and wellKnownCACertificates/);
+  const wildcard = normalizeBackendTlsPolicy(policy('p', { name: 'tls' }, { caCertificateRefs: [caRef('ca')], hostname: '*.example.com' }), readCm);
+  assert.equal(wildcard.ok, false, 'hostname is a PreciseHostname: no wildcard');
+});
+
+test('which policy holds: a port\'s own over the Service\'s; among equals the oldest, the others Conflicted; conditions', () => {
+  const m = base();
+  put(m, policy('svc-wide', { name: 'tls' }, { caCertificateRefs: [caRef('ca')] }, {}, '2026-01-01T00:00:01Z'));
+  put(m, policy('svc-wide-newer', { name: 'tls' }, { caCertificateRefs: [caRef('ca')], hostname: 'other.example.com' }, {}, '2026-01-01T00:00:02Z'));
+  put(m, policy('port', { name: 'tls', sectionName: 'btls' }, { caCertificateRefs: [caRef('ca')], hostname: 'port.example.com' }, {}, '2026-01-01T00:00:03Z'));
+  put(m, policy('bad-kind', { name: 'tls2' }, { caCertificateRefs: [caRef('x', 'InvalidKind', 'invalid.io')] }));
+  const snap = m.snapshot();
+  assert.equal(policyFor(snap, 'infra', 'tls', 443)?.name, 'port', 'the port named btls: its own policy');
+  assert.equal(policyFor(snap, 'infra', 'tls', 444)?.name, 'svc-wide', 'another port: the Service\'s oldest policy');
+  assert.equal(policyFor(snap, 'infra', 'plain', 8080), undefined);
+  const st = backendTlsState(snap).policies;
+  assert.deepEqual({ ...st.get('infra/svc-wide')!.accepted, message: '' }, { status: 'True', reason: 'Accepted', message: '' });
+  assert.equal(st.get('infra/svc-wide-newer')!.accepted.reason, 'Conflicted');
+  assert.match(st.get('infra/svc-wide-newer')!.accepted.message, /already has BackendTLSPolicy svc-wide/);
+  assert.equal(st.get('infra/port')!.accepted.status, 'True', 'a port\'s policy does not conflict with the Service\'s');
+  assert.deepEqual([st.get('infra/bad-kind')!.accepted.reason, st.get('infra/bad-kind')!.resolvedRefs.reason], ['NoValidCACertificate', 'InvalidKind']);
+});
+
+test('translation: an HTTPS profile with the policy\'s hostname and CA; GRPCRoute gets GRPCS; a policy that cannot apply answers 500; ancestors are the Gateways of the routes using a targeted port', () => {
+  const m = base();
+  put(m, policy('good', { name: 'tls', sectionName: 'btls' }, { caCertificateRefs: [caRef('ca')] }));
+  put(m, policy('broken', { name: 'tls2' }, { caCertificateRefs: [caRef('gone')] }));
+  put(m, obj('HTTPRoute', 'r', {
+    parentRefs: [{ name: 'gw' }],
+    rules: [
+      { matches: [{ path: { type: 'Exact', value: '/good' } }], backendRefs: [{ name: 'tls', port: 443 }] },
+      { matches: [{ path: { type: 'Exact', value: '/broken' } }], backendRefs: [{ name: 'tls2', port: 443 }] },
+      { matches: [{ path: { type: 'Exact', value: '/mixed' } }], backendRefs: [{ name: 'tls', port: 443 }, { name: 'plain', port: 8080 }] },
+      { matches: [{ path: { type: 'Exact', value: '/plain' } }], backendRefs: [{ name: 'plain', port: 8080 }] },
+    ],
+  }));
+  put(m, obj('GRPCRoute', 'g', { parentRefs: [{ name: 'gw' }], hostnames: ['grpc.example.com'], rules: [{ backendRefs: [{ name: 'tls', port: 443 }] }] }));
+  const snap = m.snapshot();
+  const state = gatewayApiState(snap, GA);
+  const port = state.gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  const r = translate(snap, O);
+  const rules = r.config.data.routes[listenerHost(port, '_')]!.rules;
+  const at = (p: string) => rules.find((x) => x.path === p)!.route;
+  const profileOf = (route: { profile?: string }) => r.config.structure.profiles.find((p) => p.name === route.profile);
+  const good = profileOf(at('/good'))!;
+  assert.deepEqual([good.backendProtocol, good.sslServerName, good.trustedCa?.trim()], ['HTTPS', 'abc.example.com', CA.cert.trim()]);
+  assert.equal(at('/broken').action, 'error', 'no usable CA: the backend fails closed (500), never plain HTTP');
+  assert.deepEqual(at('/mixed').split?.map((s) => s.backendId), ['infra_tls_443', ''], 'the share of a backend with another TLS setting answers 500');
+  assert.ok(r.events.some((e) => e.reason === 'MixedBackendTLS'));
+  assert.equal(profileOf(at('/plain'))?.backendProtocol, undefined);
+  const grpc = r.config.data.routes[listenerHost(port, 'grpc.example.com')]!.rules[0]!.route;
+  assert.equal(profileOf(grpc)?.backendProtocol, 'GRPCS');
+  const anc = policyAncestors(snap, state);
+  assert.deepEqual(anc.get('infra/good'), ['infra/gw']);
+  assert.deepEqual(anc.get('infra/broken'), ['infra/gw']);
+});
