@@ -38,7 +38,11 @@ export interface LabelSelectorN {
 export interface GatewayRecord extends CrdMeta {
   className: string;
   listeners: ListenerN[];
-  addresses: { type: string; value: string }[];
+  /**
+   * spec.addresses as written (type defaulted to IPAddress). Portico serves IPAddress ones only (the cluster IP of the
+   * Gateway's Service); an IPAddress without a value asks for any address.
+   */
+  addresses: { type: string; value?: string; routability?: string }[];
   infrastructure?: {
     labels: Record<string, string>;
     annotations: Record<string, string>;

@@ -1,5 +1,6 @@
 // Gateway → its model record (the listeners as written; the attachment, translate/gateway-api/attach.ts, judges
 // them and reports per listener). Fields Portico does not serve are refused by name.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import type { GatewayRecord, ListenerN } from '../../model/gateway-api.ts';
@@ -32,7 +33,7 @@ const listenerSchema = z.looseObject({
 const gatewaySpecSchema = z.looseObject({
   gatewayClassName: objectNameSchema,
   listeners: z.array(listenerSchema).min(1).max(64),
-  addresses: z.array(z.looseObject({ type: z.string().default('IPAddress'), value: z.string().min(1).max(253) })).max(16).optional(),
+  addresses: z.array(z.looseObject({ type: z.string().default('IPAddress'), value: z.string().max(253).optional(), routability: z.string().max(253).optional() })).max(16).optional(),
   infrastructure: z
     .looseObject({
       labels: z.record(z.string(), z.string().max(63)).optional(),
@@ -45,7 +46,11 @@ const gatewaySpecSchema = z.looseObject({
 /** What the spec of a Gateway names that Portico does not serve yet: refused by name. */
 function unserved(spec: z.infer<typeof gatewaySpecSchema>): string[] {
   const out: string[] = [];
-  if (spec.addresses?.length) out.push('spec.addresses: Portico gives each Gateway the cluster IP of a Service of its own; requested addresses are not served yet');
+  // Addresses of other types are recorded and refused by the attachment (Accepted False, UnsupportedAddress); an
+  // IPAddress value becomes a Service's clusterIP, so it must be one (the CRD checks it too).
+  spec.addresses?.forEach((a, i) => {
+    if (a.type === 'IPAddress' && a.value && !isIP(a.value)) out.push(`spec.addresses.${i}.value: ${JSON.stringify(a.value)} is not an IP address`);
+  });
   spec.listeners.forEach((l, i) => {
     if (l.tls?.options && Object.keys(l.tls.options).length) out.push(`spec.listeners.${i}.tls.options: no option is supported`);
   });
@@ -83,7 +88,8 @@ export function normalizeGateway(obj: KubeObject): CrdResult<GatewayRecord> {
     if (l.tls) out.tls = { mode: l.tls.mode, certificateRefs: l.tls.certificateRefs.map((c) => ({ group: c.group, kind: c.kind, name: c.name, namespace: c.namespace ?? meta.namespace })) };
     return out;
   });
-  const rec: GatewayRecord = { ...meta, className: spec.gatewayClassName, listeners, addresses: [] };
+  const addresses = (spec.addresses ?? []).map((a) => ({ type: a.type, ...(a.value ? { value: a.value } : {}), ...(a.routability ? { routability: a.routability } : {}) }));
+  const rec: GatewayRecord = { ...meta, className: spec.gatewayClassName, listeners, addresses };
   if (spec.infrastructure) {
     rec.infrastructure = { labels: { ...(spec.infrastructure.labels ?? {}) }, annotations: { ...(spec.infrastructure.annotations ?? {}) } };
     const pr = spec.infrastructure.parametersRef;

@@ -506,6 +506,8 @@ function gatewayState(gw: GatewayRecord, secretOf: (key: string) => TlsMaterial 
   const valid = listeners.filter((l) => l.accepted.status === 'True').length;
   const pr = gw.infrastructure?.parametersRef;
   if (pr) return { key: gw.key, generation: gw.generation, accepted: no('InvalidParameters', `spec.infrastructure.parametersRef ${pr}: Portico's Gateways take no parameters`), listeners };
+  const badAddress = unsupportedAddresses(gw);
+  if (badAddress) return { key: gw.key, generation: gw.generation, accepted: no('UnsupportedAddress', badAddress), listeners };
   const accepted =
     valid === listeners.length
       ? ok('Accepted', 'Portico serves this Gateway')
@@ -513,6 +515,20 @@ function gatewayState(gw: GatewayRecord, secretOf: (key: string) => TlsMaterial 
         ? no('ListenersNotValid', 'no listener is valid (see the listeners\' conditions)')
         : ok('ListenersNotValid', 'some listeners are not valid (see their conditions); the others are served');
   return { key: gw.key, generation: gw.generation, accepted, listeners };
+}
+
+/**
+ * Why a Gateway's spec.addresses cannot be served, naming each address that is not of type IPAddress (with routability
+ * empty or Cluster): its address is the cluster IP of its Service (kinds/gateway/status.ts), so a hostname, a named
+ * address or an implementation-specific type has nothing to become. Undefined when every address can be served.
+ */
+export function unsupportedAddresses(gw: Pick<GatewayRecord, 'addresses'>): string | undefined {
+  const bad = gw.addresses
+    .map((a, i) => ({ a, i }))
+    .filter(({ a }) => a.type !== 'IPAddress' || (a.routability !== undefined && a.routability !== 'Cluster'))
+    .map(({ a, i }) => `spec.addresses.${i} (type ${a.type}${a.value ? `, value ${JSON.stringify(a.value)}` : ''}${a.routability ? `, routability ${a.routability}` : ''})`);
+  if (!bad.length) return undefined;
+  return `${bad.join(', ')}: Portico serves addresses of type IPAddress only (routability Cluster): a Gateway's address is the cluster IP of its Service; remove ${bad.length > 1 ? 'these addresses' : 'this address'} or request an IPAddress`;
 }
 
 function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) => TlsMaterial | undefined, granted: Granted): ListenerState {
