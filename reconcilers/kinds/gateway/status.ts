@@ -62,6 +62,8 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   HTTPRouteBackendRequestHeaderModification: 'extended',
   HTTPRouteBackendURLRewrite: 'extended',
   HTTPRouteBackendProtocolH2C: 'extended',
+  GatewayAddressEmpty: 'extended',
+  GatewayStaticAddresses: 'extended',
 };
 export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
 
