@@ -16,6 +16,9 @@
 #   REPORT          -report-output (default docs/conformance/gateway-api-v1.7.0-portico-<version>.yaml)
 #   ACCEPT_TIMEOUT  seconds to wait for Portico to accept the GatewayClass before starting the suite (default 180, the
 #                   suite's own limit); 0 skips this check and leaves the waiting to the suite
+#   USABLE_ADDRESS / UNUSABLE_ADDRESS
+#                   -usable-address / -unusable-address, for GatewayStaticAddresses (defaults below: an address of
+#                   the Service CIDR that nothing else takes, and one outside it)
 #   EXTRA_ARGS      more flags for the suite, word-split (e.g. "-debug -cleanup-base-resources=false
 #                   -timeout-config-overrides NamespacesMustBeReady:600;GWCMustBeAccepted:60", seconds)
 # The suite's -test.v output goes to .dev/logs/conformance.log as well as to the terminal.
@@ -62,6 +65,12 @@ RUN_TEST="${RUN_TEST:-}"
 SKIP_TESTS="${SKIP_TESTS:-}"
 REPORT="${REPORT:-docs/conformance/gateway-api-v1.7.0-portico-$version.yaml}"
 ACCEPT_TIMEOUT="${ACCEPT_TIMEOUT:-180}"
+# GatewayStaticAddresses requests these as the cluster IP of a Gateway's Service (docs/gateway-api.md §4): usable
+# is inside the Service CIDR (198.19.0.0/17, e2e/controlplane/env.sh) in the API server's static band (its first
+# 256 addresses, which it hands out on its own only when the rest is full) and named nowhere else; unusable is
+# outside it (TEST-NET-1, RFC 5737), so the API server refuses it. Never 10/8, 172.16/12 or 192.168/16.
+USABLE_ADDRESS="${USABLE_ADDRESS:-198.19.0.200}"
+UNUSABLE_ADDRESS="${UNUSABLE_ADDRESS:-192.0.2.77}"
 # README names no public repository yet: a placeholder under the reserved .invalid domain (RFC 2606). The suite
 # requires an absolute http(s) URL and a contact.
 URL="${URL:-https://portico.invalid/}"
@@ -129,7 +138,8 @@ fi
 mkdir -p "$(dirname "$REPORT")" .dev/logs
 args=(-test.run '^TestConformance$' -test.v -test.timeout 0
   -kubeconfig "$KUBECONFIG" -gateway-class "$GATEWAY_CLASS" -conformance-profiles "$PROFILES"
-  -report-output "$REPORT" -organization portico -project portico -url "$URL" -version "$version" -contact "$CONTACT")
+  -report-output "$REPORT" -organization portico -project portico -url "$URL" -version "$version" -contact "$CONTACT"
+  -usable-address "$USABLE_ADDRESS" -unusable-address "$UNUSABLE_ADDRESS")
 [[ "$FEATURES" == inferred ]] || args+=(-supported-features "$FEATURES")
 [[ -n "$RUN_TEST" ]] && args+=(-run-test "$RUN_TEST")
 [[ -n "$SKIP_TESTS" ]] && args+=(-skip-tests "$SKIP_TESTS")

@@ -64,7 +64,11 @@ export interface FrontendTlsN {
 export interface GatewayRecord extends CrdMeta {
   className: string;
   listeners: ListenerN[];
-  addresses: { type: string; value: string }[];
+  /**
+   * spec.addresses as written (type defaulted to IPAddress). Portico serves IPAddress ones only (the cluster IP of the
+   * Gateway's Service); an IPAddress without a value asks for any address.
+   */
+  addresses: { type: string; value?: string; routability?: string }[];
   /** spec.tls.frontend (client certificates of HTTPS listeners); absent when not set. */
   frontendTls?: FrontendTlsN;
   infrastructure?: {

@@ -10,7 +10,7 @@ import type { KindDescriptor } from '../kind.ts';
 import { gatewayReads, normalizeGateway } from './normalize.ts';
 import { GatewayStatusReconciler } from './status.ts';
 import { backendTlsPolicy } from '../backendtlspolicy/index.ts';
-import { ROUTE_KINDS, STREAM_KINDS } from '../../translate/gateway-api/attach.ts';
+import { ROUTE_KINDS, STREAM_KINDS, unsupportedAddresses } from '../../translate/gateway-api/attach.ts';
 
 const base = gatewayApiKind({
   kind: 'Gateway',
@@ -19,6 +19,11 @@ const base = gatewayApiKind({
   reads: (r) => gatewayReads(r as GatewayRecord),
   tlsSecrets: true,
   status: true,
+  // Addresses Portico cannot serve (the attachment says it in Accepted False, UnsupportedAddress): a Warning Event.
+  problem: (r) => {
+    const bad = unsupportedAddresses(r as GatewayRecord);
+    return bad ? { reason: 'UnsupportedAddress', message: `${bad}; not served (Accepted=False)` } : null;
+  },
   why: 'Gateway API: the Gateways of Portico\'s GatewayClasses...',
   extraRbac: [
     { resource: Resources.Service, verbs: ['get', 'create', 'patch', 'delete'], why: 'Gateway API: a Service per Gateway (its address) in the Gateway\'s namespace...' },
@@ -49,6 +54,7 @@ export const gateway: KindDescriptor = {
       informers,
       isLeader: () => (m.leader ? m.isLeader() : true) && gw.isReady(),
       programmed: () => gw.isReady(),
+      events: m.events,
     });
     const ctrl = m.controller({ name: 'gateway-api-status', reconciler: r, workers: 2 });
     for (const [kind, inf] of Object.entries(informers)) ctrl.watch(inf as typeof informers.Gateway, (o: KubeObject) => [`${kind}/${keyOf(o)}`]);

@@ -5,6 +5,7 @@
 // ConfigMaps' ca.crt (the record says, per reference, the PEM or why it cannot be used); the record reads those
 // ConfigMaps (gatewayReads), so a change of one normalizes the Gateway again. Whether a reference may be used (its
 // kind, a ReferenceGrant for another namespace) is judged by the attachment, per listener.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import type { ConfigMapReader } from '../../annotations/plugins.ts';
@@ -59,7 +60,7 @@ const gatewaySpecSchema = z.looseObject({
   gatewayClassName: objectNameSchema,
   tls: z.looseObject({ frontend: frontendTlsSchema.optional() }).optional(),
   listeners: z.array(listenerSchema).min(1).max(64),
-  addresses: z.array(z.looseObject({ type: z.string().default('IPAddress'), value: z.string().min(1).max(253) })).max(16).optional(),
+  addresses: z.array(z.looseObject({ type: z.string().default('IPAddress'), value: z.string().max(253).optional(), routability: z.string().max(253).optional() })).max(16).optional(),
   infrastructure: z
     .looseObject({
       labels: z.record(z.string(), z.string().max(63)).optional(),
@@ -72,7 +73,11 @@ const gatewaySpecSchema = z.looseObject({
 /** What the spec of a Gateway names that Portico does not serve yet: refused by name. */
 function unserved(spec: z.infer<typeof gatewaySpecSchema>): string[] {
   const out: string[] = [];
-  if (spec.addresses?.length) out.push('spec.addresses: Portico gives each Gateway the cluster IP of a Service of its own; requested addresses are not served yet');
+  // Addresses of other types are recorded and refused by the attachment (Accepted False, UnsupportedAddress); an
+  // IPAddress value becomes a Service's clusterIP, so it must be one (the CRD checks it too).
+  spec.addresses?.forEach((a, i) => {
+    if (a.type === 'IPAddress' && a.value && !isIP(a.value)) out.push(`spec.addresses.${i}.value: ${JSON.stringify(a.value)} is not an IP address`);
+  });
   spec.listeners.forEach((l, i) => {
     if (l.tls?.options && Object.keys(l.tls.options).length) out.push(`spec.listeners.${i}.tls.options: no option is supported`);
   });
@@ -137,7 +142,8 @@ export function normalizeGateway(obj: KubeObject, configMaps: ConfigMapReader = 
     if (l.tls) out.tls = { mode: l.tls.mode, certificateRefs: l.tls.certificateRefs.map((c) => ({ group: c.group, kind: c.kind, name: c.name, namespace: c.namespace ?? meta.namespace })) };
     return out;
   });
-  const rec: GatewayRecord = { ...meta, className: spec.gatewayClassName, listeners, addresses: [] };
+  const addresses = (spec.addresses ?? []).map((a) => ({ type: a.type, ...(a.value ? { value: a.value } : {}), ...(a.routability ? { routability: a.routability } : {}) }));
+  const rec: GatewayRecord = { ...meta, className: spec.gatewayClassName, listeners, addresses };
   const ft = spec.tls?.frontend;
   if (ft) {
     const def = validationOf(ft.default.validation, meta.namespace, configMaps);

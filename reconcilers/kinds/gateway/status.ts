@@ -12,9 +12,11 @@
 // it changed. Each Gateway gets a Service in Portico's namespace (selecting Portico's pods, as --publish-service
 // does) whose ports are the listener ports, targeting the pod ports nginx serves them on.
 import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Reconciler, ReconcileContext } from '../../../operator/controller.ts';
+import type { EventRecorder } from '../../../operator/events.ts';
 import type { Informer } from '../../../operator/informer.ts';
-import { isNotFound, type KubeClient } from '../../../operator/kube/client.ts';
+import { ApiError, isNotFound, type KubeClient } from '../../../operator/kube/client.ts';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import { resourcePath } from '../../../operator/kube/resources.ts';
 import { GATEWAY_GROUP, type GatewayRecord, type StreamRouteKind } from '../../model/gateway-api.ts';
@@ -67,6 +69,8 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   BackendTLSPolicy: 'extended',
   GatewayFrontendClientCertificateValidation: 'extended',
   GatewayFrontendClientCertificateValidationInsecureFallback: 'extended',
+  GatewayAddressEmpty: 'extended',
+  GatewayStaticAddresses: 'extended',
 };
 export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
 
@@ -136,12 +140,16 @@ export interface GatewayStatusDeps {
   isLeader: () => boolean;
   /** nginx runs a configuration with every listener of the model (the gateway is in sync). */
   programmed: () => boolean;
+  /** Warnings about requested addresses that are not usable (AddressNotUsable). */
+  events?: Pick<EventRecorder, 'event'>;
 }
 
 type Obj = KubeObject & { status?: Record<string, unknown> };
 
 export class GatewayStatusReconciler implements Reconciler {
   private readonly d: GatewayStatusDeps;
+  /** Per Gateway: the AddressNotUsable Warning last posted (generation + message). */
+  private readonly warned = new Map<string, string>();
   constructor(d: GatewayStatusDeps) {
     this.d = d;
   }
@@ -270,6 +278,7 @@ export class GatewayStatusReconciler implements Reconciler {
     if (!obj || !st || !rec) {
       // Not (or no longer) Portico's: its Service and EndpointSlice go (when they are Portico's).
       await this.removeOwn(gwNs, svcName, key);
+      this.warned.delete(key);
       if (!obj) return;
       const rejected = this.d.model.snapshot().rejectedCrds.get(`Gateway/${key}`);
       const cls = (obj as { spec?: { gatewayClassName?: string } }).spec?.gatewayClassName;
@@ -296,6 +305,7 @@ export class GatewayStatusReconciler implements Reconciler {
       .sort(([a], [b]) => a - b);
     let address: string | undefined;
     let addressProblem: string | undefined;
+    let notUsable: string | undefined;
     let failure: unknown;
     const ps = this.d.o.publishService;
     if (st.accepted.status !== 'True') addressProblem = 'the Gateway is not accepted';
@@ -303,7 +313,7 @@ export class GatewayStatusReconciler implements Reconciler {
     else if (!ports.length) addressProblem = 'no listener is served, so the Gateway has no Service';
     else {
       try {
-        ({ address, addressProblem } = await this.ensureService(key, rec, svcName, svcPath, ports, ps));
+        ({ address, addressProblem, notUsable } = await this.ensureService(key, rec, svcName, svcPath, ports, ps));
       } catch (e) {
         // Said in the status (Programmed False), then retried.
         addressProblem = `writing its Service or EndpointSlice failed: ${e instanceof Error ? e.message : String(e)}`;
@@ -315,12 +325,14 @@ export class GatewayStatusReconciler implements Reconciler {
     const cur = obj.status as { conditions?: ApiCondition[]; listeners?: { name: string; conditions?: ApiCondition[] }[]; addresses?: unknown } | undefined;
     const at = now();
     const programmed: Cond = addressProblem
-      ? { status: 'False', reason: 'AddressNotAssigned', message: addressProblem }
-      : !live
-        ? { status: 'False', reason: 'Pending', message: 'nginx does not run this configuration yet' }
-        : st.accepted.status === 'True'
-          ? { status: 'True', reason: 'Programmed', message: `served on ${address}` }
-          : { status: 'False', reason: 'Invalid', message: 'no listener is valid' };
+      ? { status: 'False', reason: notUsable ? 'AddressNotUsable' : 'AddressNotAssigned', message: addressProblem }
+      : notUsable
+        ? { status: 'False', reason: 'AddressNotUsable', message: notUsable }
+        : !live
+          ? { status: 'False', reason: 'Pending', message: 'nginx does not run this configuration yet' }
+          : st.accepted.status === 'True'
+            ? { status: 'True', reason: 'Programmed', message: `served on ${address}` }
+            : { status: 'False', reason: 'Invalid', message: 'no listener is valid' };
     const listeners = st.listeners.map((l) => {
       const old = cur?.listeners?.find((x) => x.name === l.name)?.conditions;
       const lp: Cond = l.programmed.status === 'True' && (addressProblem || !live) ? { status: 'False', reason: 'Pending', message: addressProblem ?? 'nginx does not run this configuration yet' } : l.programmed;
@@ -351,6 +363,11 @@ export class GatewayStatusReconciler implements Reconciler {
       listeners,
     };
     if (!sameStatus({ addresses: cur?.addresses ?? [], conditions: cur?.conditions, listeners: cur?.listeners ?? [] }, status)) await this.patchStatus(GatewayResources.Gateway, obj, status);
+    // A Warning Event (`kubectl get events`) once per generation and message.
+    const stamp = notUsable ? `${gen}\u0000${notUsable}` : undefined;
+    if (stamp && this.warned.get(key) !== stamp) this.d.events?.event(obj, 'Warning', 'AddressNotUsable', 'Programming', notUsable!);
+    if (stamp) this.warned.set(key, stamp);
+    else this.warned.delete(key);
     if (failure) throw failure;
   }
 
@@ -400,11 +417,15 @@ export class GatewayStatusReconciler implements Reconciler {
     await this.patchStatus(GatewayResources[kind], obj, { parents });
   }
 
-  /** The Gateway's Service and EndpointSlice (see the file comment); its address, or why it has none. */
-  private async ensureService(key: string, rec: GatewayRecord, svcName: string, svcPath: string, ports: [number, number, 'TCP' | 'UDP'][], ps: string): Promise<{ address?: string; addressProblem?: string }> {
+  /**
+   * The Gateway's Service and EndpointSlice (see the file comment); its address, or why it has none. notUsable: why
+   * requested addresses (spec.addresses) are not served (Programmed False, AddressNotUsable).
+   */
+  private async ensureService(key: string, rec: GatewayRecord, svcName: string, svcPath: string, ports: [number, number, 'TCP' | 'UDP'][], ps: string): Promise<{ address?: string; addressProblem?: string; notUsable?: string }> {
     const [gwNs, gwName] = key.split('/') as [string, string];
     let address: string | undefined;
     let addressProblem: string | undefined;
+    let notUsable: string | undefined;
     const slicePath = resourcePath(Resources.EndpointSlice, gwNs, svcName);
     const existing = await this.getOrNull<KubeObject>(svcPath);
     const existingSlice = await this.getOrNull<KubeObject>(slicePath);
@@ -413,6 +434,19 @@ export class GatewayStatusReconciler implements Reconciler {
     } else if (existingSlice && existingSlice.metadata.annotations?.[GATEWAY_LABEL] !== key) {
       addressProblem = `EndpointSlice ${gwNs}/${svcName} exists and is not Portico's: it is left as it is (rename or remove it)`;
     } else {
+      const pick = await this.pickAddress(rec, gwNs, svcName, existing, ports);
+      notUsable = pick.notUsable;
+      if (pick.requested && !pick.clusterIP && !existing) {
+        // Letting the API server pick one instead would give the Gateway an address nobody asked for.
+        return { addressProblem: `${notUsable}; the Gateway has no address until one of them is usable`, notUsable: notUsable! };
+      }
+      const previous = clusterIpOf(existing);
+      let recreated = false;
+      if (pick.clusterIP && existing && !(previous && sameIp(pick.clusterIP, previous))) {
+        // A Service's clusterIP cannot change: this one (Portico's, for this Gateway, checked above) is recreated.
+        await this.deleteOwnService(svcPath, existing);
+        recreated = true;
+      }
       const meta = (kind: string) => ({
         name: svcName,
         namespace: gwNs,
@@ -420,12 +454,28 @@ export class GatewayStatusReconciler implements Reconciler {
         annotations: { ...(rec.infrastructure?.annotations ?? {}), [GATEWAY_LABEL]: key, [CONTROLLER_ANNOTATION]: this.d.o.controllerName },
         ownerReferences: [{ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', name: gwName, uid: rec.uid, controller: true }],
       });
-      const applied = await this.apply<{ spec?: { clusterIP?: string } }>(svcPath, {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: meta('Service'),
-        spec: { type: 'ClusterIP', ports: ports.map(([port, target, protocol]) => ({ name: `port-${port}`, port, targetPort: target, protocol })) },
-      });
+      const applyService = (clusterIP: string | undefined) =>
+        this.apply<{ spec?: { clusterIP?: string } }>(svcPath, {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: meta('Service'),
+          // Without a requested address the API server picks one, and keeps the one the Service has.
+          spec: { type: 'ClusterIP', ...(clusterIP ? { clusterIP } : {}), ports: ports.map(([port, target, protocol]) => ({ name: `port-${port}`, port, targetPort: target, protocol })) },
+        });
+      let applied: { spec?: { clusterIP?: string } };
+      try {
+        applied = await applyService(pick.clusterIP);
+      } catch (e) {
+        // Refused after all (held by a Service Portico does not watch, or taken since the check): said, and tried
+        // again at the next reconcile; a Service recreated for it gets its previous address back meanwhile.
+        const refused = pick.clusterIP ? addressRefusal(e) : undefined;
+        if (!refused) throw e;
+        const msg = `spec.addresses: not usable: ${pick.clusterIP}: ${refused}`;
+        if (!recreated || !previous) return { addressProblem: msg, notUsable: msg };
+        applied = await applyService(previous);
+        notUsable = [pick.notUsable, msg].filter(Boolean).join('; ');
+        pick.clusterIP = undefined;
+      }
       const [pns, pname] = ps.split('/') as [string, string];
       const slices = this.d.model.snapshot().slices.get(`${pns}/${pname}`) ?? [];
       const seen = new Set<string>();
@@ -443,9 +493,82 @@ export class GatewayStatusReconciler implements Reconciler {
         ports: ports.map(([port, target, protocol]) => ({ name: `port-${port}`, port: target, protocol })),
       });
       address = applied.spec?.clusterIP && applied.spec.clusterIP !== 'None' ? applied.spec.clusterIP : undefined;
+      // Reported as requested (the same address, possibly spelled otherwise by the API server).
+      if (address && pick.clusterIP && sameIp(address, pick.clusterIP)) address = pick.clusterIP;
       if (!address) addressProblem = `Service ${gwNs}/${svcName} has no cluster IP yet`;
+      else if (notUsable && !pick.clusterIP) notUsable += `; the Gateway keeps its current address ${address}`;
     }
-    return { ...(address ? { address } : {}), ...(addressProblem ? { addressProblem } : {}) };
+    return { ...(address ? { address } : {}), ...(addressProblem ? { addressProblem } : {}), ...(notUsable ? { notUsable } : {}) };
+  }
+
+  /**
+   * The cluster IP the Gateway's Service should have. The requested addresses (spec.addresses of type IPAddress with
+   * a value; the attachment refuses other types) are tried in the order written, and the first one the API server
+   * lets a Service have is it: the one the Service already has, or one a dry-run create of a Service accepts (the API
+   * server refuses addresses outside its Service range and addresses other Services hold, Portico's own and the
+   * other Gateways' included). A ClusterIP Service has one address, so those after it are not served. clusterIP
+   * undefined: none was requested (the API server picks one, or the Service keeps its own) or none is usable.
+   */
+  private async pickAddress(rec: GatewayRecord, ns: string, svcName: string, existing: KubeObject | null, ports: [number, number, 'TCP' | 'UDP'][]): Promise<{ requested: boolean; clusterIP?: string; notUsable?: string }> {
+    const requested = requestedAddresses(rec);
+    if (!requested.length) return { requested: false };
+    const current = clusterIpOf(existing);
+    // The API server's dry run checks the range (and the family), not whether another Service holds the address (its
+    // IPAddress allocator, Kubernetes 1.33 on): the Services Portico watches answer that first, so a working Service
+    // is not removed for an address it cannot get. Which Service holds it is not said (it may be another tenant's).
+    const services = this.d.model.snapshot().services;
+    const held = (ip: string) => [...services.values()].some((sv) => sv.key !== `${ns}/${svcName}` && ((!!sv.clusterIP && sameIp(sv.clusterIP, ip)) || (sv.otherIPs ?? []).some((a) => sameIp(a, ip))));
+    const refusals: string[] = [];
+    let clusterIP: string | undefined;
+    for (const ip of requested) {
+      if (current && sameIp(ip, current)) {
+        clusterIP = ip;
+        break;
+      }
+      if (isIP(ip) !== 4) {
+        refusals.push(`${ip}: Portico's pods are reached over IPv4 (their EndpointSlice), so a Gateway's address is an IPv4 address`);
+        continue;
+      }
+      if (held(ip)) {
+        refusals.push(`${ip}: another Service holds this cluster IP`);
+        continue;
+      }
+      try {
+        await this.d.client.request('POST', resourcePath(Resources.Service, ns), {
+          query: { dryRun: 'All', fieldManager: 'portico-gateway' },
+          body: {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { generateName: 'portico-address-check-', namespace: ns },
+            spec: { type: 'ClusterIP', clusterIP: ip, ports: ports.map(([port, , protocol]) => ({ name: `port-${port}`, port, protocol })) },
+          },
+        });
+        clusterIP = ip;
+        break;
+      } catch (e) {
+        const refused = addressRefusal(e);
+        if (!refused) throw e;
+        refusals.push(`${ip}: ${refused}`);
+      }
+    }
+    const unserved = clusterIP ? requested.slice(requested.indexOf(clusterIP) + 1) : [];
+    const parts = [
+      ...(refusals.length ? [`spec.addresses: not usable: ${refusals.join('; ')}`] : []),
+      ...(unserved.length ? [`spec.addresses: ${unserved.join(', ')} not served: a Gateway has one address, the cluster IP of its Service (${clusterIP})`] : []),
+    ];
+    return { requested: true, ...(clusterIP ? { clusterIP } : {}), ...(parts.length ? { notUsable: parts.join('; ') } : {}) };
+  }
+
+  /** Deletes the Gateway's Service (to recreate it with another cluster IP): only that object, as read (uid and version). */
+  private async deleteOwnService(path: string, existing: KubeObject): Promise<void> {
+    if (!this.mine(existing)) throw new Error(`Service ${existing.metadata.namespace}/${existing.metadata.name} is another Portico's: its address is not changed`);
+    try {
+      await this.d.client.request('DELETE', path, {
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: existing.metadata.uid, resourceVersion: existing.metadata.resourceVersion } },
+      });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
   }
 
   /** Services and EndpointSlices of Gateways that are gone or no longer Portico's (removed while it was not running). */
@@ -466,6 +589,41 @@ export class GatewayStatusReconciler implements Reconciler {
       }
     }
   }
+}
+
+/** The IPAddress values of a Gateway's spec.addresses, in the order written, each once. */
+function requestedAddresses(rec: GatewayRecord): string[] {
+  const out: string[] = [];
+  for (const a of rec.addresses) if (a.type === 'IPAddress' && a.value && !out.some((x) => sameIp(x, a.value!))) out.push(a.value);
+  return out;
+}
+
+/** Whether two spellings name the same IP address ("2001:db8::1" and "2001:DB8:0::1"). */
+function sameIp(a: string, b: string): boolean {
+  const canon = (s: string) => {
+    try {
+      return new URL(`http://${s.includes(':') ? `[${s}]` : s}/`).hostname;
+    } catch {
+      return s;
+    }
+  };
+  return canon(a) === canon(b);
+}
+
+function clusterIpOf(svc: KubeObject | null): string | undefined {
+  const ip = (svc as { spec?: { clusterIP?: string } } | null)?.spec?.clusterIP;
+  return ip && ip !== 'None' ? ip : undefined;
+}
+
+/**
+ * The API server's reason for refusing a Service's cluster IP (422 naming spec.clusterIP(s) or spec.ipFamilies: out
+ * of its range, held by another Service, a family the cluster does not serve), in its own words; undefined for any
+ * other failure.
+ */
+function addressRefusal(e: unknown): string | undefined {
+  if (!(e instanceof ApiError) || e.status !== 422) return undefined;
+  const msg = e.message.slice(`${e.method} ${e.path}: ${e.status} ${e.reason}: `.length).replace(/^Service "[^"]*" is invalid: /, '');
+  return /spec\.(clusterIPs?|ipFamilies)\b/.test(msg) ? msg : undefined;
 }
 
 /** A label value for a Gateway name (names may be longer than a label value, or end in a dot-free character class). */

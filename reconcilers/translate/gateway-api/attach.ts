@@ -519,6 +519,8 @@ function gatewayState(gw: GatewayRecord, secretOf: (key: string) => TlsMaterial 
   const insecureFrontend = insecure ? { insecureFrontend: ok('ConfigurationChanged', `spec.tls.frontend lets ${insecure} accept clients without a valid certificate (AllowInsecureFallback): client certificates are asked for but not required`) } : {};
   const pr = gw.infrastructure?.parametersRef;
   if (pr) return { key: gw.key, generation: gw.generation, accepted: no('InvalidParameters', `spec.infrastructure.parametersRef ${pr}: Portico's Gateways take no parameters`), ...insecureFrontend, listeners };
+  const badAddress = unsupportedAddresses(gw);
+  if (badAddress) return { key: gw.key, generation: gw.generation, accepted: no('UnsupportedAddress', badAddress), ...insecureFrontend, listeners };
   const accepted =
     valid === listeners.length
       ? ok('Accepted', 'Portico serves this Gateway')
@@ -584,6 +586,20 @@ function checkClientValidation(gw: GatewayRecord, l: ListenerN, base: ListenerSt
   }
   base.clientValidation = { mode: v.mode, ca: cas.join(''), sources };
   return told;
+}
+
+/**
+ * Why a Gateway's spec.addresses cannot be served, naming each address that is not of type IPAddress (with routability
+ * empty or Cluster): its address is the cluster IP of its Service (kinds/gateway/status.ts), so a hostname, a named
+ * address or an implementation-specific type has nothing to become. Undefined when every address can be served.
+ */
+export function unsupportedAddresses(gw: Pick<GatewayRecord, 'addresses'>): string | undefined {
+  const bad = gw.addresses
+    .map((a, i) => ({ a, i }))
+    .filter(({ a }) => a.type !== 'IPAddress' || (a.routability !== undefined && a.routability !== 'Cluster'))
+    .map(({ a, i }) => `spec.addresses.${i} (type ${a.type}${a.value ? `, value ${JSON.stringify(a.value)}` : ''}${a.routability ? `, routability ${a.routability}` : ''})`);
+  if (!bad.length) return undefined;
+  return `${bad.join(', ')}: Portico serves addresses of type IPAddress only (routability Cluster): a Gateway's address is the cluster IP of its Service; remove ${bad.length > 1 ? 'these addresses' : 'this address'} or request an IPAddress`;
 }
 
 function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) => TlsMaterial | undefined, granted: Granted): ListenerState {

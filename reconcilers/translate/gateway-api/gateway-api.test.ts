@@ -310,8 +310,42 @@ test('normalizers refuse what Portico does not serve by name, and what the API s
   assert.equal(host.ok, false);
   const cls = normalizeGatewayClass(obj('GatewayClass', 'c', { controllerName: 'x/y', parametersRef: { group: 'g', kind: 'K', name: 'n' } }, undefined));
   assert.match(!cls.ok ? cls.reason : '', /parametersRef/);
-  const gw = normalizeGateway(obj('Gateway', 'g', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)], addresses: [{ type: 'IPAddress', value: '198.51.100.1' }] }));
-  assert.match(!gw.ok ? gw.reason : '', /spec\.addresses/);
+  const gw = normalizeGateway(obj('Gateway', 'g', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)], addresses: [{ type: 'IPAddress', value: '198.51.100.1' }, { value: 'not-an-ip' }] }));
+  assert.match(!gw.ok ? gw.reason : '', /spec\.addresses\.1\.value: "not-an-ip" is not an IP address/);
+});
+
+test('Gateway addresses: IPAddress ones (with a value or without) are recorded; other types are kept for the attachment to refuse', () => {
+  const addresses = [{ type: 'IPAddress', value: '198.19.100.7' }, { type: 'IPAddress' }, { value: '2001:db8::1' }, { type: 'Hostname', value: 'gw.example.com' }];
+  const gw = normalizeGateway(obj('Gateway', 'g', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)], addresses }));
+  assert.ok(gw.ok, !gw.ok ? gw.reason : '');
+  assert.deepEqual(gw.record.addresses, [{ type: 'IPAddress', value: '198.19.100.7' }, { type: 'IPAddress' }, { type: 'IPAddress', value: '2001:db8::1' }, { type: 'Hostname', value: 'gw.example.com' }]);
+});
+
+test('a Gateway with an address Portico cannot serve (not IPAddress, or another routability) is not accepted (UnsupportedAddress) and serves nothing', () => {
+  const m = base();
+  put(m, gwc());
+  const listeners = [httpListener('http', 80)];
+  put(m, obj('Gateway', 'fake', { gatewayClassName: 'portico', listeners, addresses: [{ type: 'test/fake-invalid-type', value: 'fake address teehee!' }, { type: 'IPAddress', value: '198.19.100.7' }] }));
+  put(m, obj('Gateway', 'named', { gatewayClassName: 'portico', listeners, addresses: [{ type: 'NamedAddress', value: 'pool-a' }, { type: 'Hostname', value: 'gw.example.com' }] }));
+  put(m, obj('Gateway', 'routable', { gatewayClassName: 'portico', listeners, addresses: [{ type: 'IPAddress', value: '198.19.100.8', routability: 'example.com/Internet' }] }));
+  put(m, obj('Gateway', 'ok', { gatewayClassName: 'portico', listeners: [httpListener('http', 81)], addresses: [{ type: 'IPAddress' }, { type: 'IPAddress', value: '198.19.100.9', routability: 'Cluster' }] }));
+  put(m, route('r', { parentRefs: [{ name: 'fake' }, { name: 'named' }, { name: 'routable' }], hostnames: ['a.example.com'], rules: [{ backendRefs: [backend('web')] }] }));
+  const s = gatewayApiState(m.snapshot(), GA);
+  const fake = s.gateways.get('infra/fake')!;
+  assert.deepEqual([fake.accepted.status, fake.accepted.reason], ['False', 'UnsupportedAddress']);
+  assert.match(fake.accepted.message, /^spec\.addresses\.0 \(type test\/fake-invalid-type, value "fake address teehee!"\): Portico serves addresses of type IPAddress only/);
+  assert.doesNotMatch(fake.accepted.message, /198\.19\.100\.7/, 'the servable address is not named');
+  const named = s.gateways.get('infra/named')!;
+  assert.match(named.accepted.message, /spec\.addresses\.0 \(type NamedAddress, value "pool-a"\), spec\.addresses\.1 \(type Hostname, value "gw\.example\.com"\): .*remove these addresses/);
+  assert.match(s.gateways.get('infra/routable')!.accepted.message, /routability example\.com\/Internet/);
+  for (const k of ['infra/fake', 'infra/named', 'infra/routable']) {
+    const g = s.gateways.get(k)!;
+    assert.equal(g.accepted.reason, 'UnsupportedAddress', k);
+    assert.deepEqual(g.listeners.map((l) => [l.podPort, l.usable, l.programmed.status]), [[undefined, false, 'False']], k);
+  }
+  assert.deepEqual([s.gateways.get('infra/ok')!.accepted.status, s.gateways.get('infra/ok')!.listeners[0]!.usable], ['True', true]);
+  assert.deepEqual(s.ports.map((p) => p.hostnames), [['']], 'only the accepted Gateway has a pod port');
+  assert.deepEqual(Object.keys(translate(m.snapshot(), O).config.data.routes), [], 'the route is served nowhere');
 });
 
 test('header and query regexes are values, not paths: no leading "/" needed, spaces allowed; what PCRE2 refuses is still refused', () => {
