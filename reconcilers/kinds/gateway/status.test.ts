@@ -205,6 +205,22 @@ test('GatewayStaticAddresses: an unsupported type is refused by name, an unusabl
   assert.ok(!s3.calls.some((c) => c.startsWith('DELETE') || c.includes('dry run')), `the Service already has it: ${s3.calls.join(', ')}`);
 });
 
+test('a served Gateway that stops being accepted loses its Service and EndpointSlice (their pod ports may go to another Gateway)', async () => {
+  const api = fakeApi();
+  const { reconcile } = gatewaySetup(api);
+  const s1 = await reconcile([{ type: 'IPAddress' }]);
+  assert.equal(s1.programmed.status, 'True');
+  assert.ok(api.objects.has(OWN));
+  assert.ok([...api.objects.keys()].some((k) => k.includes('/endpointslices/')), 'its EndpointSlice was written');
+  const s2 = await reconcile([{ type: 'Hostname', value: 'gw.example.com' }]);
+  assert.deepEqual([s2.accepted.status, s2.accepted.reason], ['False', 'UnsupportedAddress']);
+  assert.ok(!api.objects.has(OWN), 'its Service is gone');
+  assert.ok(![...api.objects.keys()].some((k) => k.includes('/endpointslices/')), 'its EndpointSlice is gone');
+  const s3 = await reconcile([{ type: 'IPAddress' }]);
+  assert.equal(s3.programmed.status, 'True', 'accepted again: served again');
+  assert.ok(api.objects.has(OWN));
+});
+
 test('a changed address recreates Portico\'s Service (only that object, as read); the steady state asks nothing more', async () => {
   const api = fakeApi();
   const { reconcile } = gatewaySetup(api);

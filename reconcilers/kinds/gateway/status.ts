@@ -308,9 +308,12 @@ export class GatewayStatusReconciler implements Reconciler {
     let notUsable: string | undefined;
     let failure: unknown;
     const ps = this.d.o.publishService;
-    if (st.accepted.status !== 'True') addressProblem = 'the Gateway is not accepted';
-    else if (!ps) addressProblem = 'Portico has no Service of its own (--publish-service) whose pods would serve the Gateway';
-    else if (!ports.length) addressProblem = 'no listener is served, so the Gateway has no Service';
+    if (st.accepted.status !== 'True' || !ports.length) {
+      // Nothing served: its Service and EndpointSlice go too. The pod ports they pointed at are free again and may be
+      // given to another Gateway (of another namespace): an old Service must never lead there.
+      addressProblem = st.accepted.status !== 'True' ? 'the Gateway is not accepted' : 'no listener is served, so the Gateway has no Service';
+      await this.removeOwn(gwNs, svcName, key);
+    } else if (!ps) addressProblem = 'Portico has no Service of its own (--publish-service) whose pods would serve the Gateway';
     else {
       try {
         ({ address, addressProblem, notUsable } = await this.ensureService(key, rec, svcName, svcPath, ports, ps));
