@@ -71,6 +71,8 @@ export interface GatewayRecord extends CrdMeta {
   addresses: { type: string; value?: string; routability?: string }[];
   /** spec.tls.frontend (client certificates of HTTPS listeners); absent when not set. */
   frontendTls?: FrontendTlsN;
+  /** spec.tls.backend.clientCertificateRef (namespace defaulted to the Gateway's): presented to TLS backends. */
+  backendClientCertificate?: { group: string; kind: string; name: string; namespace: string };
   infrastructure?: {
     labels: Record<string, string>;
     annotations: Record<string, string>;

@@ -58,7 +58,15 @@ const frontendTlsSchema = z.looseObject({
 
 const gatewaySpecSchema = z.looseObject({
   gatewayClassName: objectNameSchema,
-  tls: z.looseObject({ frontend: frontendTlsSchema.optional() }).optional(),
+  tls: z
+    .looseObject({
+      frontend: frontendTlsSchema.optional(),
+      // The client certificate Portico presents to backends it speaks TLS to (BackendTLSPolicy), per Gateway.
+      backend: z
+        .looseObject({ clientCertificateRef: z.looseObject({ group: groupSchema.default(''), kind: kindSchema.default('Secret'), name: objectNameSchema, namespace: namespaceSchema.optional() }).optional() })
+        .optional(),
+    })
+    .optional(),
   listeners: z.array(listenerSchema).min(1).max(64),
   addresses: z.array(z.looseObject({ type: z.string().default('IPAddress'), value: z.string().max(253).optional(), routability: z.string().max(253).optional() })).max(16).optional(),
   infrastructure: z
@@ -155,6 +163,8 @@ export function normalizeGateway(obj: KubeObject, configMaps: ConfigMapReader = 
       }),
     };
   }
+  const cc = spec.tls?.backend?.clientCertificateRef;
+  if (cc) rec.backendClientCertificate = { group: cc.group, kind: cc.kind, name: cc.name, namespace: cc.namespace ?? meta.namespace };
   if (spec.infrastructure) {
     rec.infrastructure = { labels: { ...(spec.infrastructure.labels ?? {}) }, annotations: { ...(spec.infrastructure.annotations ?? {}) } };
     const pr = spec.infrastructure.parametersRef;
@@ -183,5 +193,7 @@ export function gatewayReads(g: GatewayRecord): RecordReads {
 export function gatewaySecrets(g: GatewayRecord): string[] {
   const out = new Set<string>();
   for (const l of g.listeners) for (const c of l.tls?.certificateRefs ?? []) if (c.group === '' && c.kind === 'Secret') out.add(`${c.namespace}/${c.name}`);
+  const cc = g.backendClientCertificate;
+  if (cc && cc.group === '' && cc.kind === 'Secret') out.add(`${cc.namespace}/${cc.name}`);
   return [...out].sort();
 }

@@ -2,8 +2,8 @@
 // ("GatewayClass/name", "Gateway/ns/name", "HTTPRoute/ns/name"); what each status says is the attachment's
 // (translate/gateway-api/attach.ts), so status and traffic always agree.
 //   - GatewayClass: Accepted, and the features Portico supports (status.supportedFeatures);
-//   - Gateway: Accepted, Programmed, InsecureFrontendValidationMode (while spec.tls.frontend asks for
-//     AllowInsecureFallback), status.addresses (its Service's cluster IP), and per listener Accepted,
+//   - Gateway: Accepted, Programmed, ResolvedRefs (spec.tls.backend's client certificate),
+//     InsecureFrontendValidationMode (while spec.tls.frontend asks for AllowInsecureFallback), status.addresses (its Service's cluster IP), and per listener Accepted,
 //     ResolvedRefs, Programmed, Conflicted, supportedKinds and attachedRoutes;
 //   - HTTPRoute: one entry per parentRef that is a Gateway of Portico's (Accepted, ResolvedRefs), other
 //     controllers' entries left as they are.
@@ -67,6 +67,7 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   HTTPRouteBackendURLRewrite: 'extended',
   HTTPRouteBackendProtocolH2C: 'extended',
   BackendTLSPolicy: 'extended',
+  GatewayBackendClientCertificate: 'extended',
   GatewayFrontendClientCertificateValidation: 'extended',
   GatewayFrontendClientCertificateValidationInsecureFallback: 'extended',
   GatewayAddressEmpty: 'extended',
@@ -362,7 +363,7 @@ export class GatewayStatusReconciler implements Reconciler {
     const kept = st.insecureFrontend ? cur?.conditions : cur?.conditions?.filter((c) => c.type !== INSECURE_FRONTEND);
     const status = {
       addresses: address ? [{ type: 'IPAddress', value: address }] : [],
-      conditions: mergeApiConditions(kept, [{ type: 'Accepted', ...st.accepted }, { type: 'Programmed', ...programmed }, ...insecure], gen, at),
+      conditions: mergeApiConditions(kept, [{ type: 'Accepted', ...st.accepted }, { type: 'Programmed', ...programmed }, { type: 'ResolvedRefs', ...st.resolvedRefs }, ...insecure], gen, at),
       listeners,
     };
     if (!sameStatus({ addresses: cur?.addresses ?? [], conditions: cur?.conditions, listeners: cur?.listeners ?? [] }, status)) await this.patchStatus(GatewayResources.Gateway, obj, status);

@@ -35,6 +35,8 @@ interface HttpClaim extends KindClaim {
   ruleIndex: number;
   m: HttpMatchN;
   listener: ListenerState;
+  /** The Gateway ("namespace/name") of that listener. */
+  gateway: string;
   /** Backends the route may use (the others answer 500 in proportion to their weight). */
   usable: boolean[];
 }
@@ -105,7 +107,7 @@ function claimsOf(d: Draft, rt: HttpRouteRecord): HttpClaim[] {
               serviceKey: fb ? `${fb.namespace}/${fb.name}` : '',
               source,
             };
-            const hc: HttpClaim = { pc, rule, ruleIndex, m, listener: a.listener, usable, priority: precedence(m), noBackend: !fb, backends, plugins: rule.plugins };
+            const hc: HttpClaim = { pc, rule, ruleIndex, m, listener: a.listener, gateway: a.gateway, usable, priority: precedence(m), noBackend: !fb, backends, plugins: rule.plugins };
             if (cond) hc.conditions = cond;
             byPc.set(pc, hc);
             claims.push(hc);
@@ -402,8 +404,13 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Paramet
     }
   }
   if (tls?.caPem) {
-    const proxySsl = { backendProtocol: grpc ? ('GRPCS' as const) : ('HTTPS' as const), sslServerName: tls.hostname, trustedCa: tls.caPem };
-    return { route: r, retries: up?.retries, fromAnnotations, protocol: proxySsl.backendProtocol, proxySsl };
+    const protocol = grpc ? ('GRPCS' as const) : ('HTTPS' as const);
+    const proxySsl: NonNullable<RouteDraft['proxySsl']> = { backendProtocol: protocol, sslServerName: tls.hostname, trustedCa: tls.caPem };
+    // The Gateway's client certificate (spec.tls.backend.clientCertificateRef), for backends that ask for one.
+    const certKey = d.o.gatewayApi ? gatewayApiState(d.snap, d.o.gatewayApi).gateways.get(hc.gateway)?.backendClientCertificate : undefined;
+    const m = certKey ? d.snap.secrets.get(certKey) : undefined;
+    if (m?.ok) proxySsl.sslCertificate = { cert: m.cert, key: m.privateKey };
+    return { route: r, retries: up?.retries, fromAnnotations, protocol, proxySsl };
   }
   return { route: r, retries: up?.retries, fromAnnotations, ...(grpc ? { protocol: 'GRPC' as const } : {}) };
 }

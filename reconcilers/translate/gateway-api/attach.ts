@@ -67,6 +67,10 @@ export interface GatewayState {
    * without a valid certificate (AllowInsecureFallback); absent otherwise (the condition is removed, not set False).
    */
   insecureFrontend?: Cond;
+  /** The Gateway's ResolvedRefs: its spec.tls.backend client certificate (True when it names none). */
+  resolvedRefs: Cond;
+  /** That certificate's Secret ("namespace/name"), when it may be used: presented to the backends Portico speaks TLS to. */
+  backendClientCertificate?: string;
   listeners: ListenerState[];
 }
 
@@ -517,17 +521,40 @@ function gatewayState(gw: GatewayRecord, secretOf: (key: string) => TlsMaterial 
   const valid = listeners.filter((l) => l.accepted.status === 'True').length;
   const insecure = insecurePorts(gw);
   const insecureFrontend = insecure ? { insecureFrontend: ok('ConfigurationChanged', `spec.tls.frontend lets ${insecure} accept clients without a valid certificate (AllowInsecureFallback): client certificates are asked for but not required`) } : {};
+  const client = backendClientCertificate(gw, secretOf, granted);
+  const refs = { resolvedRefs: client.resolvedRefs, ...(client.key ? { backendClientCertificate: client.key } : {}) };
   const pr = gw.infrastructure?.parametersRef;
-  if (pr) return { key: gw.key, generation: gw.generation, accepted: no('InvalidParameters', `spec.infrastructure.parametersRef ${pr}: Portico's Gateways take no parameters`), ...insecureFrontend, listeners };
+  if (pr) return { key: gw.key, generation: gw.generation, accepted: no('InvalidParameters', `spec.infrastructure.parametersRef ${pr}: Portico's Gateways take no parameters`), ...insecureFrontend, ...refs, listeners };
   const badAddress = unsupportedAddresses(gw);
-  if (badAddress) return { key: gw.key, generation: gw.generation, accepted: no('UnsupportedAddress', badAddress), ...insecureFrontend, listeners };
+  if (badAddress) return { key: gw.key, generation: gw.generation, accepted: no('UnsupportedAddress', badAddress), ...insecureFrontend, ...refs, listeners };
   const accepted =
     valid === listeners.length
       ? ok('Accepted', 'Portico serves this Gateway')
       : valid === 0
         ? no('ListenersNotValid', 'no listener is valid (see the listeners\' conditions)')
         : ok('ListenersNotValid', 'some listeners are not valid (see their conditions); the others are served');
-  return { key: gw.key, generation: gw.generation, accepted, ...insecureFrontend, listeners };
+  return { key: gw.key, generation: gw.generation, accepted, ...insecureFrontend, ...refs, listeners };
+}
+
+/**
+ * spec.tls.backend.clientCertificateRef: a TLS Secret (kubernetes.io/tls, a certificate and its key) of the Gateway's
+ * namespace, or of another one that permits it with a ReferenceGrant. What cannot be used makes the Gateway's
+ * ResolvedRefs False (the Gateway stays accepted, and its backends are reached without a client certificate: a
+ * backend that requires one refuses the handshake, so nothing is let through that should not be).
+ */
+function backendClientCertificate(gw: GatewayRecord, secretOf: (key: string) => TlsMaterial | undefined, granted: Granted): { resolvedRefs: Cond; key?: string } {
+  const ref = gw.backendClientCertificate;
+  if (!ref) return { resolvedRefs: ok('ResolvedRefs', '') };
+  const where = 'spec.tls.backend.clientCertificateRef';
+  if (ref.group !== '' || ref.kind !== 'Secret') return { resolvedRefs: no('InvalidClientCertificateRef', `${where}: ${ref.group || 'core'}/${ref.kind} is not a kind Portico reads a certificate from (core Secret)`) };
+  const key = `${ref.namespace}/${ref.name}`;
+  if (ref.namespace !== gw.namespace && !granted({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.namespace }, { group: '', kind: 'Secret', namespace: ref.namespace, name: ref.name })) {
+    return { resolvedRefs: no('RefNotPermitted', `${where}: no ReferenceGrant in ${ref.namespace} lets Gateways of ${gw.namespace} use Secret ${ref.name}`) };
+  }
+  const m = secretOf(key);
+  if (!m) return { resolvedRefs: no('InvalidClientCertificateRef', `${where}: Secret ${key} not found`) };
+  if (!m.ok) return { resolvedRefs: no('InvalidClientCertificateRef', `${where}: Secret ${key}: ${m.error}`) };
+  return { resolvedRefs: ok('ResolvedRefs', ''), key };
 }
 
 /** The validation of client certificates that applies to HTTPS listeners of `port`: the port's own, else the default. */

@@ -138,3 +138,36 @@ test('translation: an HTTPS profile with the policy\'s hostname and CA; GRPCRout
   assert.deepEqual(anc.get('infra/good'), ['infra/gw']);
   assert.deepEqual(anc.get('infra/broken'), ['infra/gw']);
 });
+
+test('Gateway spec.tls.backend.clientCertificateRef: presented to the backends Portico speaks TLS to; what cannot be used makes the Gateway\'s ResolvedRefs False', () => {
+  const m = base();
+  m.setSecret({ key: 'infra/client', ok: true, cert: 'CLIENT CERT', privateKey: 'CLIENT KEY', hosts: [], notAfter: '2099-01-01T00:00:00.000Z', fingerprint: 'f' });
+  m.setSecret({ key: 'infra/broken', ok: false, error: 'tls.key is missing' });
+  m.setSecret({ key: 'other/client', ok: true, cert: 'OTHER CERT', privateKey: 'OTHER KEY', hosts: [], notAfter: '2099-01-01T00:00:00.000Z', fingerprint: 'g' });
+  const gw = (name: string, ref: Record<string, unknown>) => put(m, obj('Gateway', name, { gatewayClassName: 'portico', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }], tls: { backend: { clientCertificateRef: ref } } }));
+  gw('with-cert', { name: 'client' });
+  gw('missing', { name: 'nonexistent' });
+  gw('bad-group', { group: 'wrong.example.com', kind: 'Secret', name: 'client' });
+  gw('bad-kind', { group: '', kind: 'WrongKind', name: 'client' });
+  gw('malformed', { name: 'broken' });
+  gw('other-ns', { name: 'client', namespace: 'other' });
+  put(m, policy('p', { name: 'tls' }, { caCertificateRefs: [caRef('ca')] }));
+  put(m, obj('HTTPRoute', 'r', { parentRefs: [{ name: 'with-cert' }, { name: 'gw' }], rules: [{ backendRefs: [{ name: 'tls', port: 443 }] }] }));
+  const snap = m.snapshot();
+  const st = gatewayApiState(snap, GA);
+  const refs = (name: string) => [st.gateways.get(`infra/${name}`)!.accepted.status, st.gateways.get(`infra/${name}`)!.resolvedRefs.status, st.gateways.get(`infra/${name}`)!.resolvedRefs.reason];
+  assert.deepEqual(refs('with-cert'), ['True', 'True', 'ResolvedRefs']);
+  assert.deepEqual(refs('gw'), ['True', 'True', 'ResolvedRefs'], 'no clientCertificateRef: nothing to resolve');
+  for (const name of ['missing', 'bad-group', 'bad-kind', 'malformed']) assert.deepEqual(refs(name), ['True', 'False', 'InvalidClientCertificateRef'], name);
+  assert.deepEqual(refs('other-ns'), ['True', 'False', 'RefNotPermitted']);
+  assert.match(st.gateways.get('infra/malformed')!.resolvedRefs.message, /tls\.key is missing/);
+  const r = translate(snap, O);
+  const profileAt = (gwName: string) => {
+    const port = st.gateways.get(`infra/${gwName}`)!.listeners[0]!.podPort!;
+    const name = r.config.data.routes[listenerHost(port, '_')]!.rules[0]!.route.profile;
+    return r.config.structure.profiles.find((p) => p.name === name)!;
+  };
+  assert.deepEqual(profileAt('with-cert').sslCertificate, { cert: 'CLIENT CERT', key: 'CLIENT KEY' }, 'the Gateway\'s certificate goes to the backend');
+  assert.equal(profileAt('gw').sslCertificate, undefined, 'the same route on a Gateway without one presents none');
+  assert.equal(profileAt('gw').backendProtocol, 'HTTPS');
+});
