@@ -132,6 +132,8 @@ export interface HttpRuleN {
   plugins: string[];
   /** Seconds (timeouts.request, timeouts.backendRequest); absent: the global ones. */
   timeouts?: { request?: number; backendRequest?: number };
+  /** retry: the status codes retried on (besides connection errors), the retries allowed, and backoff as written. */
+  retry?: { codes: number[]; attempts: number; backoff?: string };
 }
 
 export interface HttpRouteRecord extends CrdMeta {

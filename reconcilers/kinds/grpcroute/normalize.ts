@@ -46,6 +46,7 @@ const ruleSchema = z.looseObject({
   matches: z.array(matchSchema).max(64).optional(),
   filters: z.array(filterSchema).max(16).optional(),
   backendRefs: z.array(backendRef.extend({ weight: z.number().int().min(0).max(1000000).default(1), filters: z.array(z.unknown()).optional() })).max(16).optional(),
+  sessionPersistence: z.unknown().optional(),
 });
 const specSchema = z.looseObject({
   parentRefs: z.array(parentRefSchema).max(32).default([]),
@@ -110,6 +111,7 @@ export function normalizeGrpcRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
         else problems.push(`${fat}.extensionRef: ${e.group || 'core'}/${e.kind} is not an extension Portico knows (portico.dev/Plugin)`);
       } else problems.push(`${fat}: filter ${f.type} needs its ${f.type[0]!.toLowerCase()}${f.type.slice(1)} field`);
     });
+    if (rule.sessionPersistence !== undefined) problems.push(`${at}.sessionPersistence: session persistence is not served by Portico on GRPCRoutes (yet); an Upstream with affinity does it for a Service`);
     const backends = (rule.backendRefs ?? []).map((b, k) => {
       if (b.filters?.length) problems.push(`${at}.backendRefs.${k}.filters: filters per backendRef are not served by Portico (yet)`);
       if (b.group === '' && b.kind === 'Service' && b.port === undefined) problems.push(`${at}.backendRefs.${k}.port: a Service backendRef needs a port`);

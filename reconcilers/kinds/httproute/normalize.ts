@@ -78,12 +78,21 @@ const ruleSchema = z.looseObject({
   filters: z.array(filterSchema).max(16).optional(),
   backendRefs: z.array(backendRefSchema).max(16).optional(),
   timeouts: z.looseObject({ request: durationSchema.optional(), backendRequest: durationSchema.optional() }).optional(),
+  retry: z
+    .looseObject({ codes: z.array(z.number().int().min(400).max(599)).optional(), attempts: z.number().int().min(0).optional(), backoff: durationSchema.optional() })
+    .optional(),
+  sessionPersistence: z.unknown().optional(),
 });
 const specSchema = z.looseObject({
   parentRefs: z.array(parentRefSchema).max(32).default([]),
   hostnames: z.array(gwHostnameSchema).max(16).default([]),
   rules: z.array(ruleSchema).max(64).default([{}]),
 });
+
+/** The statuses nginx's proxy_next_upstream can retry on. */
+export const RETRY_CODES: ReadonlySet<number> = new Set([500, 502, 503, 504, 403, 404, 429]);
+/** Retries per request at most (each is another connection to a backend: a tenant's setting must stay bounded). */
+export const MAX_RETRIES = 10;
 
 /** Gateway API durations ("1h2m3s4ms") in seconds. */
 export function durationSeconds(d: string): number {
@@ -158,7 +167,14 @@ export function normalizeHttpRoute(obj: KubeObject): CrdResult<HttpRouteRecord> 
       if (bf.length) out.filters = bf;
       return out;
     });
+    if (rule.sessionPersistence !== undefined) problems.push(`${at}.sessionPersistence: session persistence is not served by Portico on HTTPRoutes (yet); an Upstream with affinity does it for a Service`);
     const out: HttpRuleN = { matches, backends, filters, plugins: [...new Set(plugins)] };
+    if (rule.retry) {
+      // nginx retries (proxy_next_upstream) on connection errors and on these statuses only.
+      const bad = (rule.retry.codes ?? []).filter((c) => !RETRY_CODES.has(c));
+      if (bad.length) problems.push(`${at}.retry.codes: ${bad.join(', ')} ${bad.length > 1 ? 'are' : 'is'} not a status nginx can retry on (${[...RETRY_CODES].join(', ')})`);
+      out.retry = { codes: [...new Set(rule.retry.codes ?? [])], attempts: Math.min(rule.retry.attempts ?? 1, MAX_RETRIES), ...(rule.retry.backoff ? { backoff: rule.retry.backoff } : {}) };
+    }
     if (rule.name) out.name = rule.name;
     if (rule.timeouts) {
       const t: NonNullable<HttpRuleN['timeouts']> = {};

@@ -365,6 +365,13 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Paramet
     r.mirrors = mirrors.route;
     fromAnnotations.mirror = mirrors.profile;
   }
+  // The rule's retry (Gateway API) wins over the Upstream's: connection errors and its statuses, `attempts` retries.
+  // nginx retries at once: a backoff cannot be served, and is said in a Warning rather than dropped silently.
+  let retries = up?.retries;
+  if (rule.retry) {
+    retries = rule.retry.attempts > 0 ? { attempts: rule.retry.attempts, on: ['error', ...rule.retry.codes.map((c) => `http_${c}`)] } : { attempts: 0, on: ['off'] };
+    if (rule.retry.backoff) d.warn(c.owner.ref, 'RetryBackoffNotServed', `rule ${hc.ruleIndex}: retry.backoff ${rule.retry.backoff} is not served (nginx retries at once); the retries themselves are`);
+  }
   const t = rule.timeouts;
   // The rule's own timeouts win; else those of the backend Service's Upstream (Portico's policy for a Service,
   // the same for Ingresses, Routes and HTTPRoutes).
@@ -410,9 +417,9 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Paramet
     const certKey = d.o.gatewayApi ? gatewayApiState(d.snap, d.o.gatewayApi).gateways.get(hc.gateway)?.backendClientCertificate : undefined;
     const m = certKey ? d.snap.secrets.get(certKey) : undefined;
     if (m?.ok) proxySsl.sslCertificate = { cert: m.cert, key: m.privateKey };
-    return { route: r, retries: up?.retries, fromAnnotations, protocol, proxySsl };
+    return { route: r, retries, fromAnnotations, protocol, proxySsl };
   }
-  return { route: r, retries: up?.retries, fromAnnotations, ...(grpc ? { protocol: 'GRPC' as const } : {}) };
+  return { route: r, retries, fromAnnotations, ...(grpc ? { protocol: 'GRPC' as const } : {}) };
 }
 
 const H2C = 'kubernetes.io/h2c';

@@ -298,6 +298,27 @@ test('appProtocol kubernetes.io/h2c: an HTTPRoute to such a Service port is prox
   assert.ok(r.events.some((e) => e.reason === 'MixedBackendProtocols' && /kubernetes\.io\/h2c/.test(e.message)), JSON.stringify(r.events.map((e) => e.reason)));
 });
 
+test('rule retry: connection errors and the listed statuses, attempts + 1 tries (the Upstream\'s retries otherwise); a status nginx cannot retry on, and sessionPersistence, refuse the route by name; backoff is a Warning', () => {
+  const m = base();
+  put(m, gwc());
+  put(m, obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)] }));
+  put(m, route('retry', { parentRefs: [{ name: 'gw' }], hostnames: ['retry.example.com'], rules: [{ backendRefs: [backend('web')], retry: { codes: [500, 503], attempts: 3, backoff: '100ms' } }] }));
+  put(m, route('none', { parentRefs: [{ name: 'gw' }], hostnames: ['none.example.com'], rules: [{ backendRefs: [backend('web')], retry: { attempts: 0 } }] }));
+  const port = gatewayApiState(m.snapshot(), GA).gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  const r = translate(m.snapshot(), O);
+  const profileOf = (h: string) => {
+    const name = r.config.data.routes[listenerHost(port, h)]!.rules[0]!.route.profile;
+    return r.config.structure.profiles.find((p) => p.name === name);
+  };
+  assert.deepEqual([profileOf('retry.example.com')?.nextUpstream, profileOf('retry.example.com')?.nextUpstreamTries], ['error http_500 http_503', 4]);
+  assert.deepEqual([profileOf('none.example.com')?.nextUpstream, profileOf('none.example.com')?.nextUpstreamTries], ['off', 1], 'attempts 0: no retry at all');
+  assert.ok(r.events.some((e) => e.reason === 'RetryBackoffNotServed' && /100ms/.test(e.message)));
+  const bad = normalizeHttpRoute(route('bad', { parentRefs: [{ name: 'gw' }], rules: [{ retry: { codes: [500, 501] } }] }));
+  assert.match(!bad.ok ? bad.reason : '', /spec\.rules\.0\.retry\.codes: 501 is not a status nginx can retry on/);
+  const sp = normalizeHttpRoute(route('sp', { parentRefs: [{ name: 'gw' }], rules: [{ sessionPersistence: { sessionName: 'x', type: 'Cookie' } }] }));
+  assert.match(!sp.ok ? sp.reason : '', /spec\.rules\.0\.sessionPersistence: session persistence is not served/);
+});
+
 test('normalizers refuse what Portico does not serve by name, and what the API server would refuse', () => {
   const bad = normalizeHttpRoute(route('r', { parentRefs: [{ name: 'gw' }], rules: [{ filters: [{ type: 'ExtensionRef', extensionRef: { group: 'example.com', kind: 'Thing', name: 'x' } }] }] }));
   assert.equal(bad.ok, false);
