@@ -88,7 +88,14 @@ function unserved(spec: z.infer<typeof gatewaySpecSchema>): string[] {
   });
   spec.listeners.forEach((l, i) => {
     if (l.tls?.options && Object.keys(l.tls.options).length) out.push(`spec.listeners.${i}.tls.options: no option is supported`);
+    // Experimental fields a Gateway could rely on for its traffic: served, or refused by name (never dropped).
+    const f = (l as { filters?: unknown }).filters;
+    if (f !== undefined && f !== null && !(Array.isArray(f) && !f.length) && !(typeof f === 'object' && !Array.isArray(f) && !Object.keys(f).length)) {
+      out.push(`spec.listeners.${i}.filters: listener filters are not served by Portico (yet); put the filters on the routes`);
+    }
   });
+  const scope = (spec as { defaultScope?: unknown }).defaultScope;
+  if (scope !== undefined && scope !== null && scope !== '') out.push('spec.defaultScope: default Gateways are not served by Portico (yet); routes attach by parentRefs');
   return out;
 }
 

@@ -369,6 +369,14 @@ test('a Gateway with an address Portico cannot serve (not IPAddress, or another 
   assert.deepEqual(Object.keys(translate(m.snapshot(), O).config.data.routes), [], 'the route is served nowhere');
 });
 
+test('Gateway fields Portico does not serve are refused by name, never dropped: listener filters, defaultScope', () => {
+  const f = normalizeGateway(obj('Gateway', 'g', { gatewayClassName: 'portico', listeners: [httpListener('http', 80, { filters: { request: [{ type: 'RequestHeaderModifier' }] } })] }));
+  assert.match(!f.ok ? f.reason : '', /spec\.listeners\.0\.filters: listener filters are not served/);
+  const d = normalizeGateway(obj('Gateway', 'g', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)], defaultScope: 'All' }));
+  assert.match(!d.ok ? d.reason : '', /spec\.defaultScope: default Gateways are not served/);
+  assert.equal(normalizeGateway(obj('Gateway', 'g', { gatewayClassName: 'portico', listeners: [httpListener('http', 80, { filters: {} })] })).ok, true, 'an empty filters object asks nothing');
+});
+
 test('header and query regexes are values, not paths: no leading "/" needed, spaces allowed; what PCRE2 refuses is still refused', () => {
   const hdr = (value: string) => normalizeHttpRoute(route('r', { rules: [{ matches: [{ headers: [{ type: 'RegularExpression', name: 'cookie', value }], queryParams: [{ type: 'RegularExpression', name: 'q', value }] }] }] }));
   for (const ok of ['(^|\\W)canary=always(\\W|$)', '^(1|true)$', 'Mozilla .*']) assert.equal(hdr(ok).ok, true, ok);
