@@ -205,6 +205,17 @@ test('GatewayStaticAddresses: an unsupported type is refused by name, an unusabl
   assert.ok(!s3.calls.some((c) => c.startsWith('DELETE') || c.includes('dry run')), `the Service already has it: ${s3.calls.join(', ')}`);
 });
 
+test('routability: an address asked for with routability Cluster is reported with it (a cluster IP); without, none is said', async () => {
+  const api = fakeApi();
+  const { reconcile } = gatewaySetup(api);
+  const s1 = await reconcile([{ type: 'IPAddress', routability: 'Cluster' }]);
+  assert.deepEqual(s1.status.addresses, [{ type: 'IPAddress', value: '198.19.1.100', routability: 'Cluster' }]);
+  const s2 = await reconcile([{ type: 'IPAddress' }]);
+  assert.deepEqual(s2.status.addresses, [{ type: 'IPAddress', value: '198.19.1.100' }]);
+  const s3 = await reconcile([{ type: 'IPAddress', routability: 'example.com/Public' }]);
+  assert.deepEqual([s3.accepted.status, s3.accepted.reason], ['False', 'UnsupportedAddress']);
+});
+
 test('a served Gateway that stops being accepted loses its Service and EndpointSlice (their pod ports may go to another Gateway)', async () => {
   const api = fakeApi();
   const { reconcile } = gatewaySetup(api);

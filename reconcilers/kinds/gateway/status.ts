@@ -68,12 +68,19 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   HTTPRouteBackendProtocolH2C: 'extended',
   BackendTLSPolicy: 'extended',
   GatewayBackendClientCertificate: 'extended',
+  GatewayAddressRoutability: 'extended',
+  GatewayAddressRoutabilityCluster: 'extended',
   GatewayFrontendClientCertificateValidation: 'extended',
   GatewayFrontendClientCertificateValidationInsecureFallback: 'extended',
   GatewayAddressEmpty: 'extended',
   GatewayStaticAddresses: 'extended',
 };
 export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
+
+/** Whether the address served was asked for with routability Cluster (by its value, or by an entry without one). */
+function askedCluster(rec: GatewayRecord, address: string): boolean {
+  return rec.addresses.some((a) => a.type === 'IPAddress' && a.routability === 'Cluster' && (a.value === undefined || a.value === address));
+}
 
 /** The Gateway condition saying spec.tls.frontend lets clients without a valid certificate in (AllowInsecureFallback). */
 const INSECURE_FRONTEND = 'InsecureFrontendValidationMode';
@@ -362,7 +369,9 @@ export class GatewayStatusReconciler implements Reconciler {
     const insecure = st.insecureFrontend ? [{ type: INSECURE_FRONTEND, ...st.insecureFrontend }] : [];
     const kept = st.insecureFrontend ? cur?.conditions : cur?.conditions?.filter((c) => c.type !== INSECURE_FRONTEND);
     const status = {
-      addresses: address ? [{ type: 'IPAddress', value: address }] : [],
+      // A cluster IP is reachable within the cluster: routability Cluster, said when the address was asked for with it
+      // (GatewayAddressRoutabilityCluster); other routabilities are refused (UnsupportedAddress, attach.ts).
+      addresses: address ? [{ type: 'IPAddress', value: address, ...(askedCluster(rec, address) ? { routability: 'Cluster' } : {}) }] : [],
       conditions: mergeApiConditions(kept, [{ type: 'Accepted', ...st.accepted }, { type: 'Programmed', ...programmed }, { type: 'ResolvedRefs', ...st.resolvedRefs }, ...insecure], gen, at),
       listeners,
     };
