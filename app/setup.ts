@@ -97,7 +97,7 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   // Route kinds newer than the CRDs installed (TCPRoute, UDPRoute, TLSRoute joined the standard channel in v1.5) are
   // left out, said once: the others work without them.
   const absent = KINDS.filter((k) => gatewayApi && k.feature === 'gateway-api' && k.resource.group === 'gateway.networking.k8s.io' && k.resource.version === 'v1' && !gatewayApi.has(k.resource.plural));
-  if (absent.length) m.log.info(`Gateway API: the API server does not serve ${absent.map((k) => k.resource.plural).join(', ')} (gateway.networking.k8s.io/v1): those route kinds are not served; install the v1.7 CRDs and restart Portico to serve them`);
+  if (absent.length) m.log.info(`Gateway API: the API server does not serve ${absent.map((k) => k.resource.plural).join(', ')} (gateway.networking.k8s.io/v1): those kinds are not served; install the v1.7 CRDs and restart Portico to serve them`);
   const kinds = KINDS.filter((k) => !k.feature || (k.feature === 'gateway-api' && gatewayApi && !absent.includes(k)));
 
   // Every kind of the registry, in its order and in its own start-up stage (see reconcilers/kinds/registry.ts).

@@ -15,6 +15,7 @@ const gw = (plural: string, kind: string, version = 'v1'): ResourceType => ({ gr
 export const GatewayResources = {
   GatewayClass: gw('gatewayclasses', 'GatewayClass'),
   Gateway: gw('gateways', 'Gateway'),
+  ListenerSet: gw('listenersets', 'ListenerSet'),
   HTTPRoute: gw('httproutes', 'HTTPRoute'),
   GRPCRoute: gw('grpcroutes', 'GRPCRoute'),
   TCPRoute: gw('tcproutes', 'TCPRoute'),

@@ -26,6 +26,7 @@ import { upstream } from './upstream/index.ts';
 import { gatewayClass } from './gatewayclass/index.ts';
 import { namespaceKind } from './namespace/index.ts';
 import { gateway } from './gateway/index.ts';
+import { listenerSet } from './listenerset/index.ts';
 import { httpRoute } from './httproute/index.ts';
 import { referenceGrant } from './referencegrant/index.ts';
 import { tcpRoute } from './tcproute/index.ts';
@@ -48,6 +49,7 @@ export const KINDS: readonly KindDescriptor[] = [
   gatewayClass,
   namespaceKind,
   gateway,
+  listenerSet,
   httpRoute,
   grpcRoute,
   tcpRoute,

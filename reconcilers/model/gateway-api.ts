@@ -79,6 +79,21 @@ export interface GatewayRecord extends CrdMeta {
     /** spec.infrastructure.parametersRef as written ("group/Kind name"): Portico takes none (Accepted False). */
     parametersRef?: string;
   };
+  /**
+   * spec.allowedListeners.namespaces: which namespaces' ListenerSets may add listeners to this Gateway (default None:
+   * none may; Same: its own namespace; Selector: namespaces whose labels the selector matches; All).
+   */
+  allowedListeners: { from: 'Same' | 'All' | 'Selector' | 'None'; selector?: LabelSelectorN };
+}
+
+/**
+ * A ListenerSet: listeners it adds to its parent Gateway (when the Gateway's allowedListeners admits its namespace).
+ * Listeners as a Gateway's (certificateRefs' namespaces defaulted to the ListenerSet's); at most 64 (the API's cap).
+ */
+export interface ListenerSetRecord extends CrdMeta {
+  /** spec.parentRef, defaults applied (group gateway.networking.k8s.io, kind Gateway, namespace the ListenerSet's). */
+  parent: { group: string; kind: string; namespace: string; name: string };
+  listeners: ListenerN[];
 }
 
 /** A parentRef of a route, defaults applied (group/kind Gateway, namespace the route's). */
@@ -188,6 +203,7 @@ declare module './model.ts' {
     BackendTLSPolicy: BackendTlsPolicyRecord;
     GatewayClass: GatewayClassRecord;
     Gateway: GatewayRecord;
+    ListenerSet: ListenerSetRecord;
     HTTPRoute: HttpRouteRecord;
     GRPCRoute: HttpRouteRecord;
     TCPRoute: StreamRouteRecord;

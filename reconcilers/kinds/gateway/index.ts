@@ -10,6 +10,7 @@ import type { KindDescriptor } from '../kind.ts';
 import { gatewayReads, normalizeGateway } from './normalize.ts';
 import { GatewayStatusReconciler } from './status.ts';
 import { backendTlsPolicy } from '../backendtlspolicy/index.ts';
+import { listenerSet } from '../listenerset/index.ts';
 import { ROUTE_KINDS, STREAM_KINDS, unsupportedAddresses } from '../../translate/gateway-api/attach.ts';
 
 const base = gatewayApiKind({
@@ -46,6 +47,8 @@ export const gateway: KindDescriptor = {
       ...Object.fromEntries(['GRPCRoute' as const, ...STREAM_KINDS].filter((k) => wired.has(k)).map((k) => [k, ctx.informerOf(k)])),
       // BackendTLSPolicy (its ancestors: the Gateways whose routes use the Services it targets).
       ...(wired.has(backendTlsPolicy.kind) ? { [backendTlsPolicy.kind]: ctx.informerOf(backendTlsPolicy.kind) } : {}),
+      // ListenerSet (their status; a Gateway's counts them).
+      ...(wired.has(listenerSet.kind) ? { [listenerSet.kind]: ctx.informerOf(listenerSet.kind) } : {}),
     };
     const r = new GatewayStatusReconciler({
       model,
@@ -57,7 +60,18 @@ export const gateway: KindDescriptor = {
       events: m.events,
     });
     const ctrl = m.controller({ name: 'gateway-api-status', reconciler: r, workers: 2 });
-    for (const [kind, inf] of Object.entries(informers)) ctrl.watch(inf as typeof informers.Gateway, (o: KubeObject) => [`${kind}/${keyOf(o)}`]);
+    // A ListenerSet's Programmed follows its Gateway's status: a Gateway's change reaches the ListenerSets naming it.
+    const setsNaming = (gwKey: string): string[] => {
+      const inf = (informers as { ListenerSet?: typeof informers.Gateway }).ListenerSet;
+      if (!inf) return [];
+      const out: string[] = [];
+      for (const o of inf.store.list()) {
+        const p = (o as { spec?: { parentRef?: { namespace?: string; name?: string } } }).spec?.parentRef;
+        if (p?.name && `${p.namespace ?? o.metadata.namespace}/${p.name}` === gwKey) out.push(`ListenerSet/${keyOf(o)}`);
+      }
+      return out;
+    };
+    for (const [kind, inf] of Object.entries(informers)) ctrl.watch(inf as typeof informers.Gateway, (o: KubeObject) => (kind === 'Gateway' ? [`Gateway/${keyOf(o)}`, ...setsNaming(keyOf(o))] : [`${kind}/${keyOf(o)}`]));
     const all = () => {
       for (const [kind, inf] of Object.entries(informers)) for (const key of inf.store.keys()) ctrl.enqueue(`${kind}/${key}`);
     };
@@ -78,6 +92,7 @@ export const gateway: KindDescriptor = {
         for (const c of relevant) ctrl.enqueue(`${c.kind}/${c.key}`);
         enqueueKind('Gateway');
         enqueueKind('BackendTLSPolicy');
+        enqueueKind('ListenerSet'); // their listeners' attachedRoutes
       } else all();
     });
     const start = () => {
@@ -87,6 +102,9 @@ export const gateway: KindDescriptor = {
     m.leader?.onStartedLeading(start);
     gw.onReady(start);
     // A sync changes what nginx runs: the Gateways' Programmed conditions (routes have none).
-    gw.onReported(() => enqueueKind('Gateway'));
+    gw.onReported(() => {
+      enqueueKind('Gateway');
+      enqueueKind('ListenerSet');
+    });
   },
 };

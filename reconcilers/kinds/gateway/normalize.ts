@@ -11,11 +11,11 @@ import type { KubeObject } from '../../../operator/kube/object.ts';
 import type { ConfigMapReader } from '../../annotations/plugins.ts';
 import { caCertificates } from '../../annotations/auth-tls.ts';
 import type { RecordReads } from '../../model/model.ts';
-import type { CaCertificateRefN, FrontendValidationN, GatewayRecord, ListenerN } from '../../model/gateway-api.ts';
+import type { CaCertificateRefN, FrontendValidationN, GatewayRecord, LabelSelectorN, ListenerN } from '../../model/gateway-api.ts';
 import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
 import { groupSchema, gwHostnameSchema, gwPortSchema, kindSchema, labelSelectorSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from './schema.ts';
 
-const listenerSchema = z.looseObject({
+export const listenerSchema = z.looseObject({
   name: sectionNameSchema,
   hostname: gwHostnameSchema.optional(),
   port: gwPortSchema,
@@ -68,6 +68,9 @@ const gatewaySpecSchema = z.looseObject({
     })
     .optional(),
   listeners: z.array(listenerSchema).min(1).max(64),
+  allowedListeners: z
+    .looseObject({ namespaces: z.looseObject({ from: z.enum(['All', 'Same', 'Selector', 'None']).default('None'), selector: labelSelectorSchema.optional() }).optional() })
+    .optional(),
   addresses: z.array(z.looseObject({ type: z.string().default('IPAddress'), value: z.string().max(253).optional(), routability: z.string().max(253).optional() })).max(16).optional(),
   infrastructure: z
     .looseObject({
@@ -86,16 +89,45 @@ function unserved(spec: z.infer<typeof gatewaySpecSchema>): string[] {
   spec.addresses?.forEach((a, i) => {
     if (a.type === 'IPAddress' && a.value && !isIP(a.value)) out.push(`spec.addresses.${i}.value: ${JSON.stringify(a.value)} is not an IP address`);
   });
-  spec.listeners.forEach((l, i) => {
-    if (l.tls?.options && Object.keys(l.tls.options).length) out.push(`spec.listeners.${i}.tls.options: no option is supported`);
-    // Experimental fields a Gateway could rely on for its traffic: served, or refused by name (never dropped).
-    const f = (l as { filters?: unknown }).filters;
-    if (f !== undefined && f !== null && !(Array.isArray(f) && !f.length) && !(typeof f === 'object' && !Array.isArray(f) && !Object.keys(f).length)) {
-      out.push(`spec.listeners.${i}.filters: listener filters are not served by Portico (yet); put the filters on the routes`);
-    }
-  });
+  spec.listeners.forEach((l, i) => out.push(...unservedListener(l, `spec.listeners.${i}`)));
   const scope = (spec as { defaultScope?: unknown }).defaultScope;
   if (scope !== undefined && scope !== null && scope !== '') out.push('spec.defaultScope: default Gateways are not served by Portico (yet); routes attach by parentRefs');
+  return out;
+}
+
+type LabelSelectorIn = NonNullable<z.infer<typeof labelSelectorSchema>>;
+function selectorOf(sel: LabelSelectorIn): LabelSelectorN {
+  return { matchLabels: { ...(sel.matchLabels ?? {}) }, matchExpressions: (sel.matchExpressions ?? []).map((e) => ({ key: e.key, operator: e.operator, values: [...(e.values ?? [])] })) };
+}
+
+/** One listener (of a Gateway, or of a ListenerSet: `ns` is its object's namespace, the default of certificateRefs). */
+export function listenerOf(l: z.infer<typeof listenerSchema>, ns: string): ListenerN {
+  const out: ListenerN = {
+    name: l.name,
+    port: l.port,
+    protocol: l.protocol,
+    allowedRoutes: {
+      namespaces: {
+        from: l.allowedRoutes?.namespaces?.from ?? 'Same',
+        ...(l.allowedRoutes?.namespaces?.selector ? { selector: selectorOf(l.allowedRoutes.namespaces.selector) } : {}),
+      },
+      ...(l.allowedRoutes?.kinds ? { kinds: l.allowedRoutes.kinds.map((k) => ({ group: k.group, kind: k.kind })) } : {}),
+    },
+  };
+  if (l.hostname) out.hostname = l.hostname;
+  if (l.tls) out.tls = { mode: l.tls.mode, certificateRefs: l.tls.certificateRefs.map((c) => ({ group: c.group, kind: c.kind, name: c.name, namespace: c.namespace ?? ns })) };
+  return out;
+}
+
+/** What a listener names that Portico does not serve (`at`: its path, "spec.listeners.0"). */
+export function unservedListener(l: z.infer<typeof listenerSchema>, at: string): string[] {
+  const out: string[] = [];
+  if (l.tls?.options && Object.keys(l.tls.options).length) out.push(`${at}.tls.options: no option is supported`);
+  // Experimental fields a Gateway could rely on for its traffic: served, or refused by name (never dropped).
+  const f = (l as { filters?: unknown }).filters;
+  if (f !== undefined && f !== null && !(Array.isArray(f) && !f.length) && !(typeof f === 'object' && !Array.isArray(f) && !Object.keys(f).length)) {
+    out.push(`${at}.filters: listener filters are not served by Portico (yet); put the filters on the routes`);
+  }
   return out;
 }
 
@@ -133,32 +165,11 @@ export function normalizeGateway(obj: KubeObject, configMaps: ConfigMapReader = 
   const refused = unserved(spec);
   if (refused.length) return { ok: false, reason: refused.join('; ') };
   const meta = metaOf(obj);
-  const listeners: ListenerN[] = spec.listeners.map((l) => {
-    const out: ListenerN = {
-      name: l.name,
-      port: l.port,
-      protocol: l.protocol,
-      allowedRoutes: {
-        namespaces: {
-          from: l.allowedRoutes?.namespaces?.from ?? 'Same',
-          ...(l.allowedRoutes?.namespaces?.selector
-            ? {
-                selector: {
-                  matchLabels: { ...(l.allowedRoutes.namespaces.selector.matchLabels ?? {}) },
-                  matchExpressions: (l.allowedRoutes.namespaces.selector.matchExpressions ?? []).map((e) => ({ key: e.key, operator: e.operator, values: [...(e.values ?? [])] })),
-                },
-              }
-            : {}),
-        },
-        ...(l.allowedRoutes?.kinds ? { kinds: l.allowedRoutes.kinds.map((k) => ({ group: k.group, kind: k.kind })) } : {}),
-      },
-    };
-    if (l.hostname) out.hostname = l.hostname;
-    if (l.tls) out.tls = { mode: l.tls.mode, certificateRefs: l.tls.certificateRefs.map((c) => ({ group: c.group, kind: c.kind, name: c.name, namespace: c.namespace ?? meta.namespace })) };
-    return out;
-  });
+  const listeners = spec.listeners.map((l) => listenerOf(l, meta.namespace));
   const addresses = (spec.addresses ?? []).map((a) => ({ type: a.type, ...(a.value ? { value: a.value } : {}), ...(a.routability ? { routability: a.routability } : {}) }));
-  const rec: GatewayRecord = { ...meta, className: spec.gatewayClassName, listeners, addresses };
+  const al = spec.allowedListeners?.namespaces;
+  const allowedListeners: GatewayRecord['allowedListeners'] = { from: al?.from ?? 'None', ...(al?.selector ? { selector: selectorOf(al.selector) } : {}) };
+  const rec: GatewayRecord = { ...meta, className: spec.gatewayClassName, listeners, addresses, allowedListeners };
   const ft = spec.tls?.frontend;
   if (ft) {
     const def = validationOf(ft.default.validation, meta.namespace, configMaps);

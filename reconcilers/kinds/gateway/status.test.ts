@@ -9,6 +9,9 @@ import type { KubeObject } from '../../../operator/kube/object.ts';
 import { modelOf, slice, svc } from '../../translate/fixtures.test-helpers.ts';
 import { normalizeGatewayClass } from '../gatewayclass/index.ts';
 import { normalizeGateway } from './normalize.ts';
+import { normalizeListenerSet } from '../listenerset/normalize.ts';
+import { HTTP_KINDS } from '../../translate/gateway-api/attach.ts';
+import { normalizeHttpRoute } from '../httproute/normalize.ts';
 
 test('a Gateway\'s Service name: "<gateway>-portico", or a readable head and a hash when that is no DNS label', () => {
   assert.equal(gatewayServiceName('same-namespace'), 'same-namespace-portico');
@@ -307,4 +310,79 @@ test('an address held by a Service Portico does not watch: refused by the API se
   assert.deepEqual(s.status.addresses, [{ type: 'IPAddress', value: '198.19.1.100' }]);
   assert.equal(api.objects.get(OWN)!.spec.clusterIP, '198.19.1.100');
   assert.equal(api.objects.get('/api/v1/namespaces/unwatched/services/db')!.spec.clusterIP, '198.19.100.20', 'the other Service is untouched');
+});
+
+// ---- ListenerSets -------------------------------------------------------------------------------------------------
+test('ListenerSet status: Accepted/Programmed (NotAllowed mirrored, Programmed after the Gateway\'s), per-listener conditions and attachedRoutes; the Gateway lists its own listeners and counts attachedListenerSets; route parents of kind ListenerSet', async () => {
+  const api = fakeApi();
+  const model = modelOf({
+    services: [svc('portico', [{ port: 80 }], 'portico-system', { clusterIP: '198.19.0.10' }), svc('web', [{ port: 8080 }], 'infra')],
+    slices: [slice('portico-1', 'portico', [{ port: 80 }], [{ ip: '198.18.0.5' }], 'portico-system')],
+  });
+  const meta = (name: string, ns: string | undefined, extra: Record<string, unknown> = {}) => ({ name, ...(ns ? { namespace: ns } : {}), uid: `uid-${name}`, generation: 1, creationTimestamp: '2026-01-01T00:00:01Z', resourceVersion: '1', ...extra });
+  const cls = normalizeGatewayClass({ metadata: meta('portico', undefined), spec: { controllerName: CONTROLLER } } as KubeObject);
+  assert.ok(cls.ok);
+  model.setCrd('GatewayClass', cls.record);
+  const gw = { metadata: meta('gw', 'infra'), spec: { gatewayClassName: 'portico', listeners: [{ name: 'own', port: 80, protocol: 'HTTP', hostname: 'own.example.com' }], allowedListeners: { namespaces: { from: 'Same' } } } } as KubeObject & { status?: any };
+  const n = normalizeGateway(gw);
+  assert.ok(n.ok);
+  model.setCrd('Gateway', n.record);
+  const set = (name: string, ns: string, listeners: unknown[]) => ({ metadata: meta(name, ns), spec: { parentRef: { name: 'gw', namespace: 'infra' }, listeners } }) as KubeObject & { status?: any };
+  const ls = set('ls', 'infra', [{ name: 'a', port: 80, protocol: 'HTTP', hostname: 'a.example.com' }, { name: 'dup', port: 80, protocol: 'HTTP', hostname: 'own.example.com' }]);
+  const foreign = set('ls', 'tenant', [{ name: 'b', port: 80, protocol: 'HTTP', hostname: 'b.example.com' }]);
+  for (const o of [ls, foreign]) {
+    const r = normalizeListenerSet(o);
+    assert.ok(r.ok);
+    model.setCrd('ListenerSet', r.record);
+  }
+  const rt = { metadata: meta('r', 'infra'), spec: { parentRefs: [{ group: 'gateway.networking.k8s.io', kind: 'ListenerSet', name: 'ls', sectionName: 'a' }], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] } } as KubeObject & { status?: any };
+  const nr = normalizeHttpRoute(rt);
+  assert.ok(nr.ok);
+  model.setCrd('HTTPRoute', nr.record);
+  const r = new GatewayStatusReconciler({
+    model,
+    client: api as never,
+    o: { controllerName: CONTROLLER, reservedPorts: [], namespace: 'portico-system', publishService: 'portico-system/portico' },
+    informers: { Gateway: { store: new Map([['infra/gw', gw]]) }, ListenerSet: { store: new Map([['infra/ls', ls], ['tenant/ls', foreign]]) }, HTTPRoute: { store: new Map([['infra/r', rt]]) } } as never,
+    isLeader: () => true,
+    programmed: () => true,
+  });
+  const written = (path: string) => api.log.filter((c) => c.method === 'PATCH' && c.path.endsWith(path)).at(-1)?.body.status;
+  const cond = (st: any, type: string) => { const c = st.conditions.find((x: any) => x.type === type); return [c.status, c.reason]; };
+
+  // Before the Gateway is programmed, the accepted set is not either (ParentNotProgrammed).
+  await r.reconcile({} as never, 'ListenerSet/infra/ls');
+  let st = written('/namespaces/infra/listenersets/ls/status');
+  assert.deepEqual([cond(st, 'Accepted'), cond(st, 'Programmed')], [['True', 'ListenersNotValid'], ['False', 'ParentNotProgrammed']]);
+  assert.equal(st.conditions.every((c: any) => c.observedGeneration === 1), true);
+
+  await r.reconcile({} as never, 'Gateway/infra/gw');
+  const g = written('/namespaces/infra/gateways/gw/status');
+  gw.status = g;
+  assert.equal(g.attachedListenerSets, 1);
+  assert.deepEqual(g.listeners.map((l: any) => l.name), ['own'], 'a set\'s listeners are reported on the set, not the Gateway');
+  assert.deepEqual(cond(g, 'Programmed'), ['True', 'Programmed']);
+
+  await r.reconcile({} as never, 'ListenerSet/infra/ls');
+  st = written('/namespaces/infra/listenersets/ls/status');
+  assert.deepEqual([cond(st, 'Accepted'), cond(st, 'Programmed')], [['True', 'ListenersNotValid'], ['True', 'Programmed']]);
+  const byName = Object.fromEntries(st.listeners.map((l: any) => [l.name, l]));
+  assert.deepEqual(['Accepted', 'ResolvedRefs', 'Programmed', 'Conflicted'].map((t) => cond(byName.a, t)), [['True', 'Accepted'], ['True', 'ResolvedRefs'], ['True', 'Programmed'], ['False', 'NoConflicts']]);
+  assert.equal(byName.a.attachedRoutes, 1);
+  assert.deepEqual(byName.a.supportedKinds, HTTP_KINDS.map((k) => ({ group: k.group, kind: k.kind })));
+  assert.deepEqual(['Accepted', 'Programmed', 'Conflicted'].map((t) => cond(byName.dup, t)), [['False', 'HostnameConflict'], ['False', 'HostnameConflict'], ['True', 'HostnameConflict']]);
+
+  await r.reconcile({} as never, 'ListenerSet/tenant/ls');
+  st = written('/namespaces/tenant/listenersets/ls/status');
+  assert.deepEqual([cond(st, 'Accepted'), cond(st, 'Programmed')], [['False', 'NotAllowed'], ['False', 'NotAllowed']]);
+
+  await r.reconcile({} as never, 'HTTPRoute/infra/r');
+  const rs = written('/namespaces/infra/httproutes/r/status');
+  assert.deepEqual(rs.parents.map((p: any) => [p.parentRef.kind, p.parentRef.name, p.parentRef.namespace, p.parentRef.sectionName, cond(p, 'Accepted')]), [['ListenerSet', 'ls', 'infra', 'a', ['True', 'Accepted']]]);
+
+  // The steady state patches nothing more.
+  ls.status = written('/namespaces/infra/listenersets/ls/status');
+  const before = api.log.length;
+  await r.reconcile({} as never, 'ListenerSet/infra/ls');
+  assert.equal(api.log.slice(before).filter((c) => c.method === 'PATCH').length, 0);
 });

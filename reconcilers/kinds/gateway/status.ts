@@ -22,7 +22,7 @@ import { resourcePath } from '../../../operator/kube/resources.ts';
 import { GATEWAY_GROUP, type GatewayRecord, type StreamRouteKind } from '../../model/gateway-api.ts';
 import type { Model } from '../../model/model.ts';
 import { Resources } from '../../resources.ts';
-import { gatewayApiState, type Cond, type GatewayApiOptions, type GatewayApiState } from '../../translate/gateway-api/attach.ts';
+import { gatewayApiState, type Cond, type GatewayApiOptions, type GatewayApiState, type ListenerState } from '../../translate/gateway-api/attach.ts';
 import { backendTlsState, policyAncestors } from '../../translate/gateway-api/backend-tls.ts';
 import { GatewayResources } from '../gateway-api.ts';
 
@@ -74,6 +74,7 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   GatewayFrontendClientCertificateValidationInsecureFallback: 'extended',
   GatewayAddressEmpty: 'extended',
   GatewayStaticAddresses: 'extended',
+  ListenerSet: 'extended',
 };
 export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
 
@@ -110,6 +111,30 @@ export function mergeApiConditions(current: readonly ApiCondition[] | undefined,
   ];
 }
 
+/**
+ * One listener's status entry (a Gateway's or a ListenerSet's). pending: why a listener that is otherwise programmed
+ * is not yet (its Gateway has no address yet, nginx does not run the configuration yet).
+ */
+function listenerStatus(l: ListenerState, old: readonly ApiCondition[] | undefined, gen: number, at: string, pending: string | undefined) {
+  const lp: Cond = l.programmed.status === 'True' && pending ? { status: 'False', reason: 'Pending', message: pending } : l.programmed;
+  return {
+    name: l.name,
+    supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
+    attachedRoutes: l.attachedRoutes,
+    conditions: mergeApiConditions(
+      old,
+      [
+        { type: 'Accepted', ...l.accepted },
+        { type: 'ResolvedRefs', ...l.resolvedRefs },
+        { type: 'Programmed', ...lp },
+        { type: 'Conflicted', ...l.conflicted, ...(l.conflicted.status === 'False' ? { reason: 'NoConflicts', message: 'no conflict' } : {}) },
+      ],
+      gen,
+      at,
+    ),
+  };
+}
+
 /** Whether two statuses say the same (lastTransitionTime aside). */
 function sameStatus(a: unknown, b: unknown): boolean {
   const strip = (v: unknown): unknown =>
@@ -144,7 +169,7 @@ export interface GatewayStatusDeps {
   model: Model;
   client: KubeClient;
   o: GatewayApiOptions & { namespace: string; publishService?: string };
-  informers: { GatewayClass: Informer<KubeObject>; Gateway: Informer<KubeObject>; HTTPRoute: Informer<KubeObject> } & Partial<Record<StreamRouteKind | 'GRPCRoute' | 'BackendTLSPolicy', Informer<KubeObject>>>;
+  informers: { GatewayClass: Informer<KubeObject>; Gateway: Informer<KubeObject>; HTTPRoute: Informer<KubeObject> } & Partial<Record<StreamRouteKind | 'GRPCRoute' | 'BackendTLSPolicy' | 'ListenerSet', Informer<KubeObject>>>;
   isLeader: () => boolean;
   /** nginx runs a configuration with every listener of the model (the gateway is in sync). */
   programmed: () => boolean;
@@ -173,6 +198,54 @@ export class GatewayStatusReconciler implements Reconciler {
     if (kind === 'Gateway') return this.gateway(key);
     if (kind === 'HTTPRoute' || kind === 'GRPCRoute' || kind === 'TCPRoute' || kind === 'UDPRoute' || kind === 'TLSRoute') return this.route(kind, key);
     if (kind === 'BackendTLSPolicy') return this.policy(key);
+    if (kind === 'ListenerSet') return this.listenerSet(key);
+  }
+
+  /**
+   * A ListenerSet whose parentRef names a Gateway of Portico's: Accepted (Accepted; NotAllowed, ParentNotAccepted,
+   * ListenersNotValid; Invalid when its spec is refused), Programmed (True once it is accepted and its Gateway is
+   * programmed; the Accepted reason when it is not accepted; ParentNotProgrammed), and per listener its conditions,
+   * supportedKinds and attachedRoutes. A ListenerSet of another controller's Gateway is not Portico's to report.
+   */
+  private async listenerSet(key: string): Promise<void> {
+    const obj = this.d.informers.ListenerSet?.store.get(key) as Obj | undefined;
+    if (!obj) return;
+    const gen = obj.metadata.generation ?? 0;
+    const st = this.state();
+    const ls = st.listenerSets.get(key);
+    const cur = obj.status as { conditions?: ApiCondition[]; listeners?: { name: string; conditions?: ApiCondition[] }[] } | undefined;
+    const at = now();
+    let status: { conditions: ApiCondition[]; listeners: unknown[] };
+    if (!ls) {
+      const rejected = this.d.model.snapshot().rejectedCrds.get(`ListenerSet/${key}`);
+      const p = (obj as { spec?: { parentRef?: { group?: string; kind?: string; namespace?: string; name?: string } } }).spec?.parentRef;
+      if (!rejected || !p?.name || (p.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (p.kind ?? 'Gateway') !== 'Gateway' || !st.gateways.has(`${p.namespace ?? obj.metadata.namespace}/${p.name}`)) return;
+      status = {
+        conditions: mergeApiConditions(
+          cur?.conditions,
+          [
+            { type: 'Accepted', status: 'False', reason: 'Invalid', message: rejected.reason },
+            { type: 'Programmed', status: 'False', reason: 'Invalid', message: 'not served: the ListenerSet is not accepted' },
+          ],
+          gen,
+          at,
+        ),
+        listeners: [],
+      };
+    } else {
+      // Programmed follows its Gateway's (its Service, nginx running the configuration).
+      const gwObj = this.d.informers.Gateway.store.get(ls.gateway) as Obj | undefined;
+      const gwProgrammed = ((gwObj?.status as { conditions?: ApiCondition[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Programmed');
+      const parentLive = gwProgrammed?.status === 'True' && gwProgrammed.observedGeneration === gwObj?.metadata.generation;
+      const pending = parentLive ? undefined : `Gateway ${ls.gateway} is not programmed yet`;
+      const programmed: Cond = ls.accepted.status !== 'True' ? { status: 'False', reason: ls.accepted.reason, message: ls.accepted.message } : pending ? { status: 'False', reason: 'ParentNotProgrammed', message: pending } : { status: 'True', reason: 'Programmed', message: `served with Gateway ${ls.gateway}` };
+      status = {
+        conditions: mergeApiConditions(cur?.conditions, [{ type: 'Accepted', ...ls.accepted }, { type: 'Programmed', ...programmed }], gen, at),
+        listeners: ls.listeners.map((l) => listenerStatus(l, cur?.listeners?.find((x) => x.name === l.name)?.conditions, gen, at, pending)),
+      };
+    }
+    if (sameStatus({ conditions: cur?.conditions, listeners: cur?.listeners ?? [] }, status)) return;
+    await this.patchStatus(GatewayResources.ListenerSet, obj, status);
   }
 
   /**
@@ -344,38 +417,25 @@ export class GatewayStatusReconciler implements Reconciler {
           : st.accepted.status === 'True'
             ? { status: 'True', reason: 'Programmed', message: `served on ${address}` }
             : { status: 'False', reason: 'Invalid', message: 'no listener is valid' };
-    const listeners = st.listeners.map((l) => {
-      const old = cur?.listeners?.find((x) => x.name === l.name)?.conditions;
-      const lp: Cond = l.programmed.status === 'True' && (addressProblem || !live) ? { status: 'False', reason: 'Pending', message: addressProblem ?? 'nginx does not run this configuration yet' } : l.programmed;
-      return {
-        name: l.name,
-        supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
-        attachedRoutes: l.attachedRoutes,
-        conditions: mergeApiConditions(
-          old,
-          [
-            { type: 'Accepted', ...l.accepted },
-            { type: 'ResolvedRefs', ...l.resolvedRefs },
-            { type: 'Programmed', ...lp },
-            { type: 'Conflicted', ...l.conflicted, ...(l.conflicted.status === 'False' ? { reason: 'NoConflicts', message: 'no conflict' } : {}) },
-          ],
-          gen,
-          at,
-        ),
-      };
-    });
+    // Its own listeners (those of its ListenerSets are reported on the ListenerSets).
+    const pending = addressProblem ?? (live ? undefined : 'nginx does not run this configuration yet');
+    const listeners = st.listeners.filter((l) => !l.set).map((l) => listenerStatus(l, cur?.listeners?.find((x) => x.name === l.name)?.conditions, gen, at, pending));
     // InsecureFrontendValidationMode is Portico's while spec.tls.frontend asks for AllowInsecureFallback, and removed
     // (not set False) once it no longer does.
     const insecure = st.insecureFrontend ? [{ type: INSECURE_FRONTEND, ...st.insecureFrontend }] : [];
     const kept = st.insecureFrontend ? cur?.conditions : cur?.conditions?.filter((c) => c.type !== INSECURE_FRONTEND);
+    // attachedListenerSets only where the API server serves ListenerSets (the Gateway CRDs of that release have it).
+    const sets = this.d.informers.ListenerSet ? { attachedListenerSets: st.attachedListenerSets } : {};
     const status = {
       // A cluster IP is reachable within the cluster: routability Cluster, said when the address was asked for with it
       // (GatewayAddressRoutabilityCluster); other routabilities are refused (UnsupportedAddress, attach.ts).
       addresses: address ? [{ type: 'IPAddress', value: address, ...(askedCluster(rec, address) ? { routability: 'Cluster' } : {}) }] : [],
       conditions: mergeApiConditions(kept, [{ type: 'Accepted', ...st.accepted }, { type: 'Programmed', ...programmed }, { type: 'ResolvedRefs', ...st.resolvedRefs }, ...insecure], gen, at),
       listeners,
+      ...sets,
     };
-    if (!sameStatus({ addresses: cur?.addresses ?? [], conditions: cur?.conditions, listeners: cur?.listeners ?? [] }, status)) await this.patchStatus(GatewayResources.Gateway, obj, status);
+    const was = { addresses: cur?.addresses ?? [], conditions: cur?.conditions, listeners: cur?.listeners ?? [], ...(this.d.informers.ListenerSet ? { attachedListenerSets: (cur as { attachedListenerSets?: number } | undefined)?.attachedListenerSets } : {}) };
+    if (!sameStatus(was, status)) await this.patchStatus(GatewayResources.Gateway, obj, status);
     // A Warning Event (`kubectl get events`) once per generation and message.
     const stamp = notUsable ? `${gen}\u0000${notUsable}` : undefined;
     if (stamp && this.warned.get(key) !== stamp) this.d.events?.event(obj, 'Warning', 'AddressNotUsable', 'Programming', notUsable!);
@@ -404,7 +464,9 @@ export class GatewayStatusReconciler implements Reconciler {
       // The spec is refused: every parentRef naming a Gateway of Portico's hears why.
       const refs = ((obj as { spec?: { parentRefs?: Record<string, unknown>[] } }).spec?.parentRefs ?? []) as Record<string, unknown>[];
       for (const r of refs) {
-        if ((r.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (r.kind ?? 'Gateway') !== 'Gateway' || !st.gateways.has(`${(r.namespace as string) ?? ns}/${r.name as string}`)) continue;
+        const k = `${(r.namespace as string) ?? ns}/${r.name as string}`;
+        const kindOf = r.kind ?? 'Gateway';
+        if ((r.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || !(kindOf === 'Gateway' ? st.gateways.has(k) : kindOf === 'ListenerSet' && st.listenerSets.has(k))) continue;
         mine.push({
           parentRef: r,
           controllerName: this.d.o.controllerName,

@@ -8,7 +8,7 @@
 // port's hosts by that port (listenerHost), so two Gateways, or a Gateway and the Ingresses, never see each other's
 // routes. Within a port, a host goes to the listener whose hostname matches it most specifically; a route attached
 // to a less specific listener does not serve it (GatewayHTTPListenerIsolation).
-import { GATEWAY_GROUP, type BackendRefN, type FrontendValidationN, type GatewayRecord, type HttpRouteRecord, type LabelSelectorN, type ListenerN, type ParentRefN, type StreamRouteKind } from '../../model/gateway-api.ts';
+import { GATEWAY_GROUP, type BackendRefN, type FrontendValidationN, type GatewayRecord, type HttpRouteRecord, type LabelSelectorN, type ListenerN, type ListenerSetRecord, type ParentRefN, type StreamRouteKind } from '../../model/gateway-api.ts';
 import { recordsOf, type ModelSnapshot } from '../../model/model.ts';
 import type { TlsMaterial } from '../../model/types.ts';
 
@@ -56,6 +56,23 @@ export interface ListenerState {
    */
   clientValidation?: { mode: FrontendValidationN['mode']; ca: string; sources: string[] };
   spec: ListenerN;
+  /** The ListenerSet ("namespace/name") it comes from; absent for the Gateway's own listeners. */
+  set?: string;
+}
+
+/**
+ * A ListenerSet whose parentRef names a Gateway of Portico's. Accepted: its Gateway is accepted, admits its namespace
+ * (allowedListeners) and at least one of its listeners is valid; only then are its listeners part of the Gateway
+ * (GatewayState.listeners, after the Gateway's own and those of older ListenerSets).
+ */
+export interface ListenerSetState {
+  key: string;
+  generation: number;
+  /** The parent Gateway ("namespace/name"). */
+  gateway: string;
+  accepted: Cond;
+  /** Its listeners, in the order written (each with its own conditions and attachedRoutes). */
+  listeners: ListenerState[];
 }
 
 export interface GatewayState {
@@ -71,7 +88,13 @@ export interface GatewayState {
   resolvedRefs: Cond;
   /** That certificate's Secret ("namespace/name"), when it may be used: presented to the backends Portico speaks TLS to. */
   backendClientCertificate?: string;
+  /**
+   * Its own listeners first (spec order), then those of its accepted ListenerSets (oldest set first, then by
+   * "namespace/name"; each set's in its order): what shares its ports. Its own are those without `set`.
+   */
   listeners: ListenerState[];
+  /** How many ListenerSets are accepted as its (status.attachedListenerSets). */
+  attachedListenerSets: number;
 }
 
 export interface Attachment {
@@ -92,6 +115,8 @@ export interface GatewayApiState {
   /** GatewayClasses whose controllerName is Portico's, by name. */
   classes: Map<string, { generation: number; accepted: Cond }>;
   gateways: Map<string, GatewayState>;
+  /** ListenerSets whose parentRef names one of those Gateways, by "namespace/name". */
+  listenerSets: Map<string, ListenerSetState>;
   /**
    * Per HTTPRoute ("namespace/name") and GRPCRoute ("GRPCRoute/namespace/name"): its parents that are Portico's
    * Gateways (others' parents are not Portico's to report).
@@ -125,7 +150,7 @@ export interface StreamPortState {
   routes: { route: string; hosts: string[]; hostnames: readonly string[]; backends: StreamBackendState[] }[];
 }
 
-const EMPTY: GatewayApiState = { classes: new Map(), gateways: new Map(), routes: new Map(), ports: [], streamRoutes: new Map(), streams: [] };
+const EMPTY: GatewayApiState = { classes: new Map(), gateways: new Map(), listenerSets: new Map(), routes: new Map(), ports: [], streamRoutes: new Map(), streams: [] };
 
 /** The router's key of a Gateway port's host: the pod port, "/", the host ("_" for any). */
 export function listenerHost(podPort: number, host: string): string {
@@ -167,8 +192,17 @@ export const ROUTE_KINDS: ReadonlySet<string> = new Set(Object.values(PROTOCOL_K
 /** The route kinds of HTTP and HTTPS listeners (HTTPRoute, GRPCRoute): served by the router. */
 const HTTP_ROUTE_KINDS = HTTP_KINDS.map((k) => k.kind as 'HTTPRoute' | 'GRPCRoute');
 
-/** Gateway ports (pod ports) one namespace's Gateways may have together. */
+/**
+ * Gateway ports (pod ports) one namespace's objects may open together: its Gateways' ports, and the ports its
+ * ListenerSets add to a Gateway (a port a ListenerSet opens counts for the ListenerSet's namespace).
+ */
 export const MAX_PORTS_PER_NAMESPACE = 32;
+
+/**
+ * Listeners a Gateway takes from ListenerSets, all together (those after are not accepted, TooManyListeners): each
+ * is a host of a port that every route attaching there is compared with, so their number is bounded as routes are.
+ */
+export const MAX_SET_LISTENERS_PER_GATEWAY = 1024;
 
 /** First pod port given to Gateway listeners, and how many there are. */
 export const GATEWAY_PORT_BASE = 20000;
@@ -188,6 +222,7 @@ interface Basis {
   /** The records the Gateway-level part was made from (copies of the model's maps). */
   classes: Map<string, object>;
   gateways: Map<string, object>;
+  listenerSets: Map<string, object>;
   grants: Map<string, object>;
   namespaces: Map<string, object>;
   /** The Secrets the listeners read (certificateRefs), as read. */
@@ -278,6 +313,7 @@ function sameRecords(kept: Map<string, object>, now: ReadonlyMap<string, object>
 /** Whether everything but the HTTPRoutes is what the basis was made from. */
 function sameGatewayInputs(b: Basis, snap: StateSnapshot): boolean {
   if (!sameRecords(b.classes, recordsOf(snap, 'GatewayClass')) || !sameRecords(b.gateways, recordsOf(snap, 'Gateway'))) return false;
+  if (!sameRecords(b.listenerSets, recordsOf(snap, 'ListenerSet'))) return false;
   if (!sameRecords(b.grants, recordsOf(snap, 'ReferenceGrant')) || !sameRecords(b.namespaces, recordsOf(snap, 'Namespace'))) return false;
   for (const [k, s] of b.secrets) if (snap.secrets.get(k) !== s) return false;
   for (const [k, s] of b.services) if (snap.services.has(k) !== s.present) return false;
@@ -328,6 +364,7 @@ function build(snap: StateSnapshot, o: GatewayApiOptions): Basis {
     routesView: recordsOf(snap, 'HTTPRoute'),
     classes: new Map(recordsOf(snap, 'GatewayClass')),
     gateways: new Map(recordsOf(snap, 'Gateway')),
+    listenerSets: new Map(recordsOf(snap, 'ListenerSet')),
     grants: new Map(recordsOf(snap, 'ReferenceGrant')),
     namespaces: new Map(recordsOf(snap, 'Namespace')),
     secrets,
@@ -370,10 +407,9 @@ function addOther(b: Basis, snap: StateSnapshot, kind: string, rt: { key: string
   const namespaces = recordsOf(snap, 'Namespace');
   const parents: ParentState[] = [];
   for (const ref of rt.parents) {
-    if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
-    const gw = b.state.gateways.get(`${ref.namespace}/${ref.name}`);
-    if (!gw) continue;
-    parents.push(attach(kind, rt, ref, gw, namespaces, refs, []));
+    const p = parentOf(b.state, ref);
+    if (!p) continue;
+    parents.push(attach(kind, rt, ref, p.gw, namespaces, refs, [], p.set));
   }
   if (parents.length) set(parents);
   return parents;
@@ -387,10 +423,9 @@ function addRoute(b: Basis, snap: StateSnapshot, rt: HttpRouteRecord): void {
   const counted: ListenerState[] = [];
   const parents: ParentState[] = [];
   for (const ref of rt.parents) {
-    if (ref.group !== GATEWAY_GROUP || ref.kind !== 'Gateway') continue;
-    const gw = b.state.gateways.get(`${ref.namespace}/${ref.name}`);
-    if (!gw) continue; // not a Gateway of Portico's (or not there): not Portico's to report
-    parents.push(attach('HTTPRoute', rt, ref, gw, namespaces, refs, counted));
+    const p = parentOf(b.state, ref);
+    if (!p) continue; // not a Gateway (or ListenerSet of a Gateway) of Portico's, or not there: not Portico's to report
+    parents.push(attach('HTTPRoute', rt, ref, p.gw, namespaces, refs, counted, p.set));
   }
   b.routes.set(rt.key, rt);
   if (parents.length) b.state.routes.set(rt.key, parents);
@@ -437,13 +472,41 @@ function gatewayPart(snap: StateSnapshot, o: GatewayApiOptions, secretOf: (key: 
 
   const gateways = new Map<string, GatewayState>();
   const ordered = [...recordsOf(snap, 'Gateway').values()].filter((g) => classes.has(g.className)).sort(byAge);
+  const namespaces = recordsOf(snap, 'Namespace');
+  // ListenerSets by the Gateway they name, in precedence order: oldest first, then by "namespace/name".
+  const setsOf = new Map<string, ListenerSetRecord[]>();
+  for (const ls of [...recordsOf(snap, 'ListenerSet').values()].sort(byAge)) {
+    if (ls.parent.group !== GATEWAY_GROUP || ls.parent.kind !== 'Gateway') continue;
+    const k = `${ls.parent.namespace}/${ls.parent.name}`;
+    setsOf.set(k, [...(setsOf.get(k) ?? []), ls]);
+  }
+  const listenerSets = new Map<string, ListenerSetState>();
   const used = new Set<number>(o.reservedPorts);
-  const ports: GatewayApiState['ports'] = [];
-  const streams = new Map<number, StreamPortState>();
   const perNamespace = new Map<string, number>();
+  /** Per Gateway, per Gateway port: the pod port it was given, or why it has none. */
+  const portsOf = new Map<string, Map<number, { podPort?: number; refusal?: Cond }>>();
+  /** A pod port for port `port` of Gateway `gw`, counted for namespace `ns` (bounded per namespace). */
+  const open = (gw: GatewayRecord, port: number, ns: string): { podPort?: number; refusal?: Cond } => {
+    // Each port is a listening socket in every nginx worker and a reload when it appears: bounded per namespace
+    // (oldest Gateways first), so one namespace cannot take the pod ports, or the reloads, of the others.
+    const taken = perNamespace.get(ns) ?? 0;
+    if (taken >= MAX_PORTS_PER_NAMESPACE) return { refusal: no('Invalid', `namespace ${ns} already has ${MAX_PORTS_PER_NAMESPACE} Gateway ports (the limit per namespace); this one is not served`) };
+    const podPort = allocate(`${gw.key}:${port}`, used);
+    if (podPort === undefined) return { refusal: no('Invalid', 'no free pod port is left for this listener') };
+    perNamespace.set(ns, taken + 1);
+    used.add(podPort);
+    return { podPort };
+  };
+  const give = (l: ListenerState, r: { podPort?: number; refusal?: Cond }) => {
+    if (r.podPort !== undefined) l.podPort = r.podPort;
+    else if (r.refusal) l.programmed = r.refusal;
+  };
   for (const gw of ordered) {
     const st = gatewayState(gw, secretOf, granted);
     gateways.set(gw.key, st);
+    const index = portIndex(st.listeners);
+    const budget = { left: MAX_SET_LISTENERS_PER_GATEWAY };
+    for (const ls of setsOf.get(gw.key) ?? []) listenerSets.set(ls.key, mergeListenerSet(gw, st, ls, secretOf, granted, namespaces, index, budget));
     if (st.accepted.status !== 'True') {
       for (const l of st.listeners) {
         l.usable = false;
@@ -451,33 +514,145 @@ function gatewayPart(snap: StateSnapshot, o: GatewayApiOptions, secretOf: (key: 
       }
       continue;
     }
-    // One pod port per Gateway port with a usable listener, allocated oldest Gateway first.
+    // One pod port per Gateway port with a usable listener of its own, allocated oldest Gateway first.
     const byPort = new Map<number, ListenerState[]>();
-    for (const l of st.listeners) if (l.usable) byPort.set(l.port, [...(byPort.get(l.port) ?? []), l]);
+    for (const l of st.listeners) if (l.usable && !l.set) byPort.set(l.port, [...(byPort.get(l.port) ?? []), l]);
+    const given = new Map<number, { podPort?: number; refusal?: Cond }>();
+    portsOf.set(gw.key, given);
     for (const [port, ls] of [...byPort].sort(([a], [b]) => a - b)) {
-      // Each port is a listening socket in every nginx worker and a reload when it appears: bounded per namespace
-      // (oldest Gateways first), so one namespace cannot take the pod ports, or the reloads, of the others.
-      const taken = perNamespace.get(gw.namespace) ?? 0;
-      if (taken >= MAX_PORTS_PER_NAMESPACE) {
-        for (const l of ls) l.programmed = no('Invalid', `namespace ${gw.namespace} already has ${MAX_PORTS_PER_NAMESPACE} Gateway ports (the limit per namespace); this one is not served`);
-        continue;
+      const r = open(gw, port, gw.namespace);
+      given.set(port, r);
+      for (const l of ls) give(l, r);
+    }
+  }
+  // Then the ports only ListenerSets' listeners have (every Gateway's own ports come first: a ListenerSet never
+  // takes a port, or a namespace's share of them, from a Gateway's own listeners). A port a ListenerSet opens counts
+  // for the ListenerSet's namespace.
+  for (const gw of ordered) {
+    const st = gateways.get(gw.key)!;
+    const given = portsOf.get(gw.key);
+    if (!given) continue;
+    for (const l of st.listeners) {
+      if (!l.set || !l.usable) continue;
+      let r = given.get(l.port);
+      if (!r) {
+        r = open(gw, l.port, l.set.slice(0, l.set.indexOf('/')));
+        given.set(l.port, r);
       }
-      const podPort = allocate(`${gw.key}:${port}`, used);
-      if (podPort === undefined) {
-        for (const l of ls) l.programmed = no('Invalid', 'no free pod port is left for this listener');
-        continue;
-      }
-      perNamespace.set(gw.namespace, taken + 1);
-      used.add(podPort);
+      give(l, r);
+    }
+  }
+  const ports: GatewayApiState['ports'] = [];
+  const streams = new Map<number, StreamPortState>();
+  for (const st of gateways.values()) {
+    const byPod = new Map<number, ListenerState[]>();
+    for (const l of st.listeners) if (l.usable && l.podPort !== undefined) byPod.set(l.podPort, [...(byPod.get(l.podPort) ?? []), l]);
+    for (const [podPort, ls] of byPod) {
       const protocol = ls[0]!.protocol;
-      const ssl = protocol === 'HTTPS';
-      if (STREAM_PROTOCOLS.has(protocol)) streams.set(podPort, { port: podPort, protocol: protocol as StreamPortState['protocol'], gateway: gw.key, routes: [] });
-      else ports.push({ port: podPort, ssl, hostnames: [...new Set(ls.map((l) => l.hostname ?? ''))].sort() });
-      for (const l of ls) l.podPort = podPort;
+      if (STREAM_PROTOCOLS.has(protocol)) streams.set(podPort, { port: podPort, protocol: protocol as StreamPortState['protocol'], gateway: st.key, routes: [] });
+      else ports.push({ port: podPort, ssl: protocol === 'HTTPS', hostnames: [...new Set(ls.map((l) => l.hostname ?? ''))].sort() });
     }
   }
   ports.sort((a, b) => a.port - b.port);
-  return { granted, streams, state: { classes, gateways, routes: new Map(), ports, streamRoutes: new Map(), streams: [...streams.values()].sort((a, b) => a.port - b.port) } };
+  return { granted, streams, state: { classes, gateways, listenerSets, routes: new Map(), ports, streamRoutes: new Map(), streams: [...streams.values()].sort((a, b) => a.port - b.port) } };
+}
+
+/** Per Gateway port: the protocols and hostnames ("" for none) of the accepted listeners merged so far. */
+type PortIndex = Map<number, { protocols: Set<string>; hosts: Set<string> }>;
+
+function portIndex(listeners: readonly ListenerState[]): PortIndex {
+  const index: PortIndex = new Map();
+  for (const l of listeners) if (l.accepted.status === 'True') addToIndex(index, l);
+  return index;
+}
+
+function addToIndex(index: PortIndex, l: ListenerState): void {
+  let at = index.get(l.port);
+  if (!at) index.set(l.port, (at = { protocols: new Set(), hosts: new Set() }));
+  at.protocols.add(l.protocol);
+  at.hosts.add(l.hostname ?? '');
+}
+
+/** Whether a Gateway's spec.allowedListeners admits ListenerSets of namespace `ns`. */
+export function admitsListenerSets(gw: Pick<GatewayRecord, 'namespace' | 'allowedListeners'>, ns: string, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>): boolean {
+  const a = gw.allowedListeners ?? { from: 'None' };
+  if (a.from === 'All') return true;
+  if (a.from === 'Same') return ns === gw.namespace;
+  if (a.from === 'Selector') {
+    const labels = namespaces.get(ns)?.labels;
+    return !!labels && a.selector !== undefined && selects(a.selector, labels);
+  }
+  return false;
+}
+
+/**
+ * A ListenerSet of Gateway `gw` (in precedence order: after the Gateway's own listeners and older ListenerSets'). Not
+ * admitted by allowedListeners (NotAllowed), or of a Gateway that is not accepted (ParentNotAccepted): none of its
+ * listeners is the Gateway's. Otherwise each listener is judged as a Gateway's (its certificateRefs granted to
+ * ListenerSets of its namespace), then against the listeners before it on its port (`index`): another protocol there
+ * (ProtocolConflict) or the same hostname (HostnameConflict) and it is not accepted — the earlier one keeps its port
+ * and name, so a ListenerSet never takes a host or a port's protocol from the Gateway's own listeners. With no valid
+ * listener the set is not accepted (ListenersNotValid); otherwise its listeners join the Gateway's (st.listeners).
+ * Messages never name the other listeners' objects (they may be another tenant's).
+ */
+function mergeListenerSet(gw: GatewayRecord, st: GatewayState, ls: ListenerSetRecord, secretOf: (key: string) => TlsMaterial | undefined, granted: Granted, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>, index: PortIndex, budget: { left: number }): ListenerSetState {
+  const from = { kind: 'ListenerSet' as const, namespace: ls.namespace };
+  const listeners = ls.listeners.map((l) => {
+    const s = listenerState(gw, l, secretOf, granted, from);
+    s.set = ls.key;
+    return s;
+  });
+  const out: ListenerSetState = { key: ls.key, generation: ls.generation, gateway: gw.key, accepted: ok('Accepted'), listeners };
+  const refuse = (reason: string, message: string): ListenerSetState => {
+    out.accepted = no(reason, message);
+    for (const l of listeners) {
+      l.accepted = no(reason, message);
+      l.programmed = no(reason, `not served: ${message}`);
+      l.usable = false;
+    }
+    return out;
+  };
+  if (!admitsListenerSets(gw, ls.namespace, namespaces)) {
+    return refuse('NotAllowed', `Gateway ${gw.key} does not admit ListenerSets of namespace ${ls.namespace} (its spec.allowedListeners.namespaces)`);
+  }
+  if (st.accepted.status !== 'True') return refuse('ParentNotAccepted', `Gateway ${gw.key} is not accepted`);
+  const mine: PortIndex = new Map();
+  for (const l of listeners) {
+    if (l.accepted.status !== 'True') continue;
+    if (budget.left <= 0) {
+      l.accepted = no('TooManyListeners', `Gateway ${gw.key} already takes ${MAX_SET_LISTENERS_PER_GATEWAY} listeners from ListenerSets (Portico's limit); this one is not`);
+      l.programmed = no('Invalid', 'not served: too many listeners');
+      l.usable = false;
+      continue;
+    }
+    budget.left--;
+    const before = index.get(l.port);
+    const here = mine.get(l.port);
+    const protocols = [...(before?.protocols ?? []), ...(here?.protocols ?? [])];
+    const host = l.hostname ?? '';
+    let c: Cond | undefined;
+    if (protocols.some((p) => p !== l.protocol)) c = ok('ProtocolConflict', `port ${l.port} already has a listener of another protocol that takes precedence (the Gateway's own, an older ListenerSet's, or an earlier one of this set)`);
+    else if (before?.hosts.has(host) || here?.hosts.has(host)) c = ok('HostnameConflict', `port ${l.port} already has a listener ${host ? `for hostname ${host}` : 'without a hostname'} that takes precedence (the Gateway's own, an older ListenerSet's, or an earlier one of this set)`);
+    if (c) {
+      l.conflicted = c;
+      l.accepted = no(c.reason, c.message);
+      l.programmed = no(c.reason, `not served: ${c.message}`);
+      l.usable = false;
+      continue;
+    }
+    addToIndex(mine, l);
+  }
+  const valid = listeners.filter((l) => l.usable).length;
+  if (!valid) {
+    for (const l of listeners) if (l.programmed.status === 'True') l.programmed = no('Invalid', 'not served: the ListenerSet has no valid listener');
+    out.accepted = no('ListenersNotValid', 'no listener of the ListenerSet is valid (see its listeners\' conditions)');
+    return out;
+  }
+  out.accepted = valid === listeners.length ? ok('Accepted', `its listeners are part of Gateway ${gw.key}`) : ok('ListenersNotValid', 'some listeners are not valid (see their conditions); the others are part of the Gateway');
+  for (const l of listeners) if (l.accepted.status === 'True') addToIndex(index, l);
+  st.listeners.push(...listeners);
+  st.attachedListenerSets++;
+  return out;
 }
 
 function byAge(a: { creationTimestamp: string; key: string }, b: { creationTimestamp: string; key: string }): number {
@@ -524,16 +699,16 @@ function gatewayState(gw: GatewayRecord, secretOf: (key: string) => TlsMaterial 
   const client = backendClientCertificate(gw, secretOf, granted);
   const refs = { resolvedRefs: client.resolvedRefs, ...(client.key ? { backendClientCertificate: client.key } : {}) };
   const pr = gw.infrastructure?.parametersRef;
-  if (pr) return { key: gw.key, generation: gw.generation, accepted: no('InvalidParameters', `spec.infrastructure.parametersRef ${pr}: Portico's Gateways take no parameters`), ...insecureFrontend, ...refs, listeners };
+  if (pr) return { key: gw.key, generation: gw.generation, accepted: no('InvalidParameters', `spec.infrastructure.parametersRef ${pr}: Portico's Gateways take no parameters`), ...insecureFrontend, ...refs, listeners, attachedListenerSets: 0 };
   const badAddress = unsupportedAddresses(gw);
-  if (badAddress) return { key: gw.key, generation: gw.generation, accepted: no('UnsupportedAddress', badAddress), ...insecureFrontend, ...refs, listeners };
+  if (badAddress) return { key: gw.key, generation: gw.generation, accepted: no('UnsupportedAddress', badAddress), ...insecureFrontend, ...refs, listeners, attachedListenerSets: 0 };
   const accepted =
     valid === listeners.length
       ? ok('Accepted', 'Portico serves this Gateway')
       : valid === 0
         ? no('ListenersNotValid', 'no listener is valid (see the listeners\' conditions)')
         : ok('ListenersNotValid', 'some listeners are not valid (see their conditions); the others are served');
-  return { key: gw.key, generation: gw.generation, accepted, ...insecureFrontend, ...refs, listeners };
+  return { key: gw.key, generation: gw.generation, accepted, ...insecureFrontend, ...refs, listeners, attachedListenerSets: 0 };
 }
 
 /**
@@ -629,7 +804,12 @@ export function unsupportedAddresses(gw: Pick<GatewayRecord, 'addresses'>): stri
   return `${bad.join(', ')}: Portico serves addresses of type IPAddress only (routability Cluster): a Gateway's address is the cluster IP of its Service; remove ${bad.length > 1 ? 'these addresses' : 'this address'} or request an IPAddress`;
 }
 
-function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) => TlsMaterial | undefined, granted: Granted): ListenerState {
+/**
+ * One listener's state. `from`: the object it is written in, for ReferenceGrants of its certificateRefs (the Gateway,
+ * or a ListenerSet: grants to Gateways are not grants to ListenerSets, nor the other way round). spec.tls.frontend is
+ * the Gateway's, per port, for every HTTPS listener of that port (a ListenerSet's too: its owner decides).
+ */
+function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) => TlsMaterial | undefined, granted: Granted, from: { kind: 'Gateway' | 'ListenerSet'; namespace: string } = { kind: 'Gateway', namespace: gw.namespace }): ListenerState {
   const base: ListenerState = {
     name: l.name,
     port: l.port,
@@ -680,8 +860,8 @@ function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) 
           base.resolvedRefs = no('InvalidCertificateRef', `certificateRef ${ref.group || 'core'}/${ref.kind} ${key}: only core Secrets hold certificates`);
           break;
         }
-        if (!granted({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.namespace }, { group: '', kind: 'Secret', namespace: ref.namespace, name: ref.name })) {
-          base.resolvedRefs = no('RefNotPermitted', `certificateRef Secret ${key}: no ReferenceGrant in ${ref.namespace} lets Gateways of ${gw.namespace} use it`);
+        if (!granted({ group: GATEWAY_GROUP, kind: from.kind, namespace: from.namespace }, { group: '', kind: 'Secret', namespace: ref.namespace, name: ref.name })) {
+          base.resolvedRefs = no('RefNotPermitted', `certificateRef Secret ${key}: no ReferenceGrant in ${ref.namespace} lets ${from.kind}s of ${from.namespace} use it`);
           break;
         }
         const s = secretOf(key);
@@ -784,18 +964,45 @@ function backendProblem(kind: string, ns: string, b: BackendRefN, hasService: (k
   return undefined;
 }
 
-/** One parentRef's state; the listeners that count the route (attachedRoutes) are counted and added to `counted`. */
-function attach(kind: string, rt: { namespace: string; hostnames: readonly string[] }, ref: ParentRefN, gw: GatewayState, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>, refs: Cond, counted: ListenerState[]): ParentState {
-  const gwNs = gw.key.slice(0, gw.key.indexOf('/'));
-  const candidates = gw.listeners.filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
+/**
+ * The Gateway a parentRef names (kind Gateway), or the ListenerSet it names and that set's Gateway (kind
+ * ListenerSet), when Portico's; undefined otherwise (not Portico's to report).
+ */
+function parentOf(state: GatewayApiState, ref: ParentRefN): { gw: GatewayState; set?: ListenerSetState } | undefined {
+  if (ref.group !== GATEWAY_GROUP) return undefined;
+  const key = `${ref.namespace}/${ref.name}`;
+  if (ref.kind === 'Gateway') {
+    const gw = state.gateways.get(key);
+    return gw ? { gw } : undefined;
+  }
+  if (ref.kind === 'ListenerSet') {
+    const set = state.listenerSets.get(key);
+    const gw = set ? state.gateways.get(set.gateway) : undefined;
+    return gw && set ? { gw, set } : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * One parentRef's state; the listeners that count the route (attachedRoutes) are counted and added to `counted`.
+ * `set`: the parentRef names that ListenerSet of the Gateway — its listeners are the candidates (sectionName is one
+ * of its listener names); otherwise the Gateway's own listeners are, never those of its ListenerSets.
+ */
+function attach(kind: string, rt: { namespace: string; hostnames: readonly string[] }, ref: ParentRefN, gw: GatewayState, namespaces: ReadonlyMap<string, { labels: Record<string, string> }>, refs: Cond, counted: ListenerState[], set?: ListenerSetState): ParentState {
+  const owner = set ? `ListenerSet ${set.key}` : `Gateway ${gw.key}`;
+  // allowedRoutes.namespaces.from Same: the namespace of the object the listener is written in.
+  const ownKey = set ? set.key : gw.key;
+  const gwNs = ownKey.slice(0, ownKey.indexOf('/'));
   const state = (accepted: Cond, attached: Attachment[] = []): ParentState => ({ ref, accepted, resolvedRefs: refs, attached });
-  if (!candidates.length) return state(no('NoMatchingParent', `Gateway ${gw.key} has no listener${ref.sectionName ? ` named ${ref.sectionName}` : ''}${ref.port ? ` on port ${ref.port}` : ''}`));
+  if (set && set.accepted.status !== 'True') return state(no('NoMatchingParent', `ListenerSet ${set.key} is not accepted (${set.accepted.reason}): no route attaches to its listeners`));
+  const candidates = gw.listeners.filter((l) => l.set === set?.key && (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
+  if (!candidates.length) return state(no('NoMatchingParent', `${owner} has no listener${ref.sectionName ? ` named ${ref.sectionName}` : ''}${ref.port ? ` on port ${ref.port}` : ''}`));
   // Listeners a route may attach to: accepted and not conflicted (one whose certificate is missing still counts
   // its routes; it serves none until the certificate is there).
   const allowed = candidates.filter(
     (l) => l.accepted.status === 'True' && l.conflicted.status !== 'True' && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === kind) && namespaceAllowed(l.spec, gwNs, rt.namespace, namespaces),
   );
-  if (!allowed.length) return state(no('NotAllowedByListeners', `no listener of Gateway ${gw.key} that this parentRef names allows ${kind}s of namespace ${rt.namespace}`));
+  if (!allowed.length) return state(no('NotAllowedByListeners', `no listener of ${owner} that this parentRef names allows ${kind}s of namespace ${rt.namespace}`));
   // A route attaches to a listener that allows it and whose hostname intersects its own (the listener counts it);
   // the hosts it then serves there are that intersection, minus those a more specific listener of the port serves.
   const attached: Attachment[] = [];
@@ -814,6 +1021,6 @@ function attach(kind: string, rt: { namespace: string; hostnames: readonly strin
     });
     if (mine.length) attached.push({ gateway: gw.key, listener: l, hosts: mine });
   }
-  if (!intersecting) return state(no('NoMatchingListenerHostname', `no hostname of the route matches a listener of Gateway ${gw.key} it may attach to`));
-  return state(ok('Accepted', `attached to Gateway ${gw.key}`), attached);
+  if (!intersecting) return state(no('NoMatchingListenerHostname', `no hostname of the route matches a listener of ${owner} it may attach to`));
+  return state(ok('Accepted', `attached to ${owner}${set ? ` (of Gateway ${gw.key})` : ''}`), attached);
 }
