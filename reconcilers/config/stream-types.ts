@@ -35,7 +35,7 @@ export interface StreamSection {
    * server's TLS listener on a unix socket (RuntimePaths.httpsSocket).
    */
   passthrough?: StreamPassthrough;
-  /** Gateway API TCP, UDP and TLS (passthrough) listeners, sorted by port; absent when there are none. */
+  /** Gateway API TCP, UDP and TLS (passthrough and terminated) listeners, sorted by port; absent when there are none. */
   gateway?: GatewayStreamSection;
 }
 
@@ -52,21 +52,52 @@ export interface GatewayStream {
    * wildcard), the oldest route naming it, sorted by host. None: every connection is closed.
    */
   targets: GatewayStreamTarget[];
+  /**
+   * TLS ports with Terminate listeners: the certificate each of those listeners serves (its first certificateRef,
+   * as for HTTPS listeners), in listener order; a target's `terminate` indexes it. Absent: passthrough only.
+   */
+  certificates?: GatewayStreamCertificate[];
+}
+
+/** A Terminate listener's certificate: the Secret's chain and key as the Secret normalizer re-encoded them (PEM). */
+export interface GatewayStreamCertificate {
+  /** The Secret ("namespace/name"), for messages. */
+  source: string;
+  cert: string;
+  key: string;
 }
 
 export interface GatewayStreamTarget {
   host: string;
   /** "TCPRoute/namespace/name" (UDPRoute, TLSRoute): Events about its backends go there. */
   route: string;
-  /** Weighted backendRefs; `ok` false: its share of the connections must fail (missing, not permitted...). */
-  backends: { namespace: string; service: string; port: number; weight: number; ok: boolean }[];
+  /**
+   * Weighted backendRefs; `ok` false: its share of the connections must fail (missing, not permitted...);
+   * `problem`: why, when the translation refused it (reported as a Warning on the route).
+   */
+  backends: { namespace: string; service: string; port: number; weight: number; ok: boolean; problem?: { reason: string; message: string } }[];
+  /** TLS ends here (a Terminate listener's server name): the index of its certificate in the stream's `certificates`. */
+  terminate?: number;
+  /**
+   * A terminated target whose backends a BackendTLSPolicy covers: TLS again to them, with the policy's hostname as
+   * the server name sent and verified, against its CA bundle (PEM).
+   */
+  backendTls?: { policy: string; hostname: string; ca: string };
 }
 
 export interface GatewayStreamSection {
   /** Listen address (--listen-address). */
   address: string;
-  /** `retry`: a failed connection may try another endpoint (no share of its routes must fail). */
-  servers: { port: number; udp: boolean; tls: boolean; retry: boolean; targets: { host: string; upstream: number | null }[] }[];
+  /**
+   * `retry`: a failed connection may try another endpoint (no share of its routes must fail). A target with `hop`
+   * is terminated: its connections go, still encrypted, to that hop (`hops`), which ends TLS and proxies on.
+   */
+  servers: { port: number; udp: boolean; tls: boolean; retry: boolean; targets: { host: string; upstream: number | null; hop?: number }[] }[];
+  /**
+   * Terminating hops: one stream server on a unix socket of its own (RuntimePaths.gatewayTlsSocket) per distinct
+   * certificate, backend TLS and upstream of a TLS port's terminated targets. `upstream` null: closed.
+   */
+  hops?: { port: number; certificate: { cert: string; key: string }; backendTls?: { hostname: string; ca: string }; upstream: number | null; retry: boolean }[];
   /**
    * One per distinct weighted endpoint set: `servers` the endpoints with their weights, `failWeight` the share of
    * connections that must fail (backends that are missing or have no endpoint), sent to a socket nothing listens on.

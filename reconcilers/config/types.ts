@@ -42,7 +42,7 @@ export interface Structure {
 }
 
 import type { GatewayStream, PassthroughHosts, StreamSection } from './stream-types.ts';
-export type { GatewayStream, GatewayStreamSection, GatewayStreamTarget, PassthroughHosts, PassthroughHost, StreamSection, StreamPassthrough, StreamServer } from './stream-types.ts';
+export type { GatewayStream, GatewayStreamCertificate, GatewayStreamSection, GatewayStreamTarget, PassthroughHosts, PassthroughHost, StreamSection, StreamPassthrough, StreamServer } from './stream-types.ts';
 
 /**
  * nginx directives Lua cannot set per request, as one named location (`@portico_<name>`) the router sends a

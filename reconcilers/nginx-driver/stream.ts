@@ -15,6 +15,7 @@ import type { KubeObject } from '../../operator/kube/object.ts';
 import type { GatewayStream, GatewayStreamSection, PassthroughHosts, StreamPassthrough, StreamSection, StreamServer, Structure } from '../config/types.ts';
 import type { NormalizedService, NormalizedSlice, StreamEntry } from '../model/types.ts';
 import { forbiddenAddressReason } from '../values/addresses.ts';
+import { backendServerNameSchema, caBundleProblem, servingCertificateSchema, zodMessage } from '../values/safe.ts';
 
 /** Where Debian's libnginx-mod-stream puts the module. */
 export const STREAM_MODULE = '/usr/lib/nginx/modules/ngx_stream_module.so';
@@ -182,18 +183,56 @@ const lcm = (a: number, b: number): number => (a / gcd(a, b)) * b;
  * weight × L / n, L the least common multiple of the endpoint counts, kept ≤ 1000 by rounding); a backend that
  * cannot take traffic (missing, not permitted, no endpoint) keeps its share, which goes to a socket nothing listens
  * on, so that share of the connections fails as the spec asks instead of silently going elsewhere.
+ *
+ * A terminated TLS server name (a Terminate listener's) becomes a hop: a stream server on a unix socket that ends
+ * TLS with the listener's certificate and proxies to the route's upstream (with TLS again under a BackendTLSPolicy).
+ * Targets sharing certificate, backend TLS and upstream share a hop. The certificate, key and CA bundle are checked
+ * here (servingCertificateSchema: PEM only, a pair OpenSSL loads), so a bad one closes that name's connections
+ * with a Warning on its route and never reaches `nginx -t`, where it would fail the configuration of everyone.
  */
 function gatewaySection(model: StreamModelView, o: { own: ReadonlySet<string>; address: string }, gw: readonly GatewayStream[], problems: StreamProblem[]): GatewayStreamSection {
   const upstreams: GatewayStreamSection['upstreams'] = [];
   const byKey = new Map<string, number>();
   const servers: GatewayStreamSection['servers'] = [];
+  const hops: NonNullable<GatewayStreamSection['hops']> = [];
+  const hopByKey = new Map<string, number>();
   for (const s of gw) {
     const protocol = s.protocol === 'UDP' ? 'UDP' : 'TCP';
     const targets: GatewayStreamSection['servers'][number]['targets'] = [];
+    /** Per certificate index: the checked certificate, or why it cannot be served. */
+    const certs = new Map<number, { cert: string; key: string } | string>();
     for (const t of s.targets) {
+      let certificate: { cert: string; key: string } | null = null;
+      let backendTls: { hostname: string; ca: string } | undefined;
+      if (t.terminate !== undefined) {
+        let c = certs.get(t.terminate);
+        const src = s.certificates?.[t.terminate];
+        if (c === undefined) {
+          const r = servingCertificateSchema.safeParse(src ?? {});
+          c = r.success ? { cert: r.data.cert, key: r.data.key } : zodMessage(r.error);
+          certs.set(t.terminate, c);
+        }
+        if (typeof c === 'string') {
+          problems.push({ route: t.route, reason: 'InvalidCertificate', message: `TLS for ${t.host} is not terminated: the certificate of Secret ${src?.source ?? '(missing)'} cannot be served (${c}); connections for ${t.host} are closed` });
+          targets.push({ host: t.host, upstream: null });
+          continue;
+        }
+        certificate = c;
+        if (t.backendTls) {
+          const name = backendServerNameSchema.safeParse(t.backendTls.hostname);
+          const ca = caBundleProblem(t.backendTls.ca);
+          if (!name.success || ca) {
+            problems.push({ route: t.route, reason: 'BackendTLSPolicyNotUsable', message: `TLS for ${t.host}: BackendTLSPolicy ${t.backendTls.policy} cannot be applied (${!name.success ? zodMessage(name.error) : ca}); connections for ${t.host} are closed rather than sent without the TLS it asks for` });
+            targets.push({ host: t.host, upstream: null });
+            continue;
+          }
+          backendTls = { hostname: name.data, ca: t.backendTls.ca };
+        }
+      }
       const shares: { weight: number; endpoints: StreamServer['endpoints'] }[] = [];
       for (const b of t.backends) {
         const where = `backend ${b.namespace}/${b.service}:${b.port}`;
+        if (b.problem) problems.push({ route: t.route, reason: b.problem.reason, message: b.problem.message });
         let endpoints: StreamServer['endpoints'] = [];
         if (b.ok) {
           const svc = model.service(`${b.namespace}/${b.service}`);
@@ -224,13 +263,23 @@ function gatewaySection(model: StreamModelView, o: { own: ReadonlySet<string>; a
         upstream = byKey.get(key) ?? upstreams.push(out) - 1;
         byKey.set(key, upstream);
       }
-      targets.push({ host: t.host, upstream });
+      if (certificate) {
+        const hop = { port: s.port, certificate, ...(backendTls ? { backendTls } : {}), upstream, retry: upstream === null || !upstreams[upstream]!.failWeight };
+        const key = JSON.stringify(hop);
+        let i = hopByKey.get(key);
+        if (i === undefined) {
+          i = hops.push(hop) - 1;
+          hopByKey.set(key, i);
+        }
+        targets.push({ host: t.host, upstream, hop: i });
+      } else targets.push({ host: t.host, upstream });
     }
     // Retrying another endpoint when a connection fails is kept unless a share must fail (it would land elsewhere).
-    const retry = targets.every((t) => t.upstream === null || !upstreams[t.upstream]!.failWeight);
+    // A terminated name's front connection goes to its hop (a local socket), which decides on retrying for itself.
+    const retry = targets.every((t) => t.hop !== undefined || t.upstream === null || !upstreams[t.upstream]!.failWeight);
     servers.push({ port: s.port, udp: s.protocol === 'UDP', tls: s.protocol === 'TLS', retry, targets });
   }
-  return { address: o.address, servers, upstreams };
+  return { address: o.address, servers, upstreams, ...(hops.length ? { hops } : {}) };
 }
 
 /** The gateway's side: adds the stream section to a structure, reports problems once, knows which Services matter. */

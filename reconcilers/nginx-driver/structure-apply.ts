@@ -9,7 +9,7 @@ import { writeModsecurityRules } from './nginx/modsecurity.ts';
 import { moduleProblemReporter } from './nginx/optional-modules.ts';
 import { fullNginxTuning } from '../config/nginx-tuning.ts';
 import type { NginxProcess } from './nginx/process.ts';
-import { renderNginxConf, writeClientCertificates, writeTrustedCas } from './nginx/render.ts';
+import { renderNginxConf, writeClientCertificates, writeGatewayTlsFiles, writeTrustedCas } from './nginx/render.ts';
 import type { NginxState } from './nginx-state.ts';
 import { recordReload } from './metrics.ts';
 import type { SyncReporting } from './sync-reporting.ts';
@@ -46,6 +46,7 @@ export class StructureApplier {
     let checksum = structureChecksum(desired.structure);
     writeTrustedCas(desired.structure, this.nginx.runtime);
     writeClientCertificates(desired.structure, this.nginx.runtime);
+    writeGatewayTlsFiles(desired.structure, this.nginx.runtime);
     writeModsecurityRules(desired.structure, this.nginx.runtime);
     this.reportModuleProblems(fullNginxTuning(desired.structure.global));
     let conf = renderNginxConf(desired.structure, this.nginx.runtime, checksum);

@@ -54,6 +54,7 @@ import { askClientCertificates } from './phases/client-auth.ts';
 import { PROCESSORS } from '../kinds/processors.ts';
 import { gatewayApiState } from './gateway-api/attach.ts';
 import { gatewayStreams } from './gateway-api/streams.ts';
+import { policyFor } from './gateway-api/backend-tls.ts';
 import { askGatewayClientCertificates, loadGatewayCertificates } from './gateway-api/certificates.ts';
 
 // What other modules import from here (the translation's parts live in the modules above).
@@ -117,7 +118,7 @@ function blocksOf(g: ModelSnapshot['global']): Pick<GlobalSettings, 'blocks'> {
 
 /** Gateway API's TCP, UDP and TLS listeners (nginx's stream section: a change reloads). */
 function gatewayStreamsOf(snap: ModelSnapshot, o: TranslateOptions): Pick<Structure, 'gatewayStreams'> {
-  const streams = gatewayStreams(gatewayApiState(snap, o.gatewayApi));
+  const streams = gatewayStreams(gatewayApiState(snap, o.gatewayApi), { secret: (k) => snap.secrets.get(k), policy: (ns, svc, port) => policyFor(snap, ns, svc, port) });
   return streams.length ? { gatewayStreams: streams } : {};
 }
 

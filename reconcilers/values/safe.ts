@@ -202,6 +202,36 @@ export function caBundleProblem(pem: string): string | null {
   return null;
 }
 
+/** One PEM private key block (what the Secret normalizer re-encodes tls.key to: PKCS#8). */
+export const PRIVATE_KEY_PEM = /^-----BEGIN PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END PRIVATE KEY-----\r?\n?$/;
+
+/**
+ * A certificate (chain) and key nginx serves from files (the stream section's TLS termination): PEM certificates
+ * only, one PEM private key, and a pair OpenSSL loads together (the key matches the certificate). Whatever fails
+ * here is left out before rendering, so `nginx -t` never meets it.
+ */
+export const servingCertificateSchema = z
+  .object({
+    cert: z.string().superRefine((c, ctx) => {
+      const problem = caBundleProblem(c);
+      if (problem) ctx.addIssue({ code: 'custom', message: `the certificate chain: ${problem.replace('the CA bundle', 'it')}` });
+    }),
+    key: z.string().max(64 * 1024, 'the key is larger than 64 KiB').regex(PRIVATE_KEY_PEM, 'the key is not one PEM private key'),
+  })
+  .superRefine((v, ctx) => {
+    try {
+      createSecureContext({ cert: v.cert, key: v.key });
+    } catch (e) {
+      ctx.addIssue({ code: 'custom', message: `OpenSSL cannot serve this certificate with this key: ${(e as Error).message}` });
+    }
+  });
+
+/** A DNS name (no wildcard) sent and verified as the server name of TLS to a backend. */
+export const backendServerNameSchema = z
+  .string()
+  .max(253, 'the server name is longer than 253 characters')
+  .regex(new RegExp(`^${LABEL}(\\.${LABEL})*$`), 'the server name must be a lower-case DNS name without a wildcard')
+  .refine((h) => h.split('.').every((l) => l.length <= 63), 'a label of the server name is longer than 63 characters');
 
 /** A comma-separated list (blanks around items dropped), at most 1024 items of 300 characters; items are checked where they are used. */
 export const commaListSchema = z

@@ -37,6 +37,8 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   TCPRoute: 'core',
   UDPRoute: 'core',
   TLSRoute: 'core',
+  TLSRouteModeTerminate: 'extended',
+  TLSRouteModeMixed: 'extended',
   GatewayHTTPListenerIsolation: 'extended',
   GatewayInfrastructure: 'extended',
   GatewayPort8080: 'extended',

@@ -1,6 +1,7 @@
-// The TLSRoute kind (Gateway API): TLS connections to a Passthrough listener of Portico's Gateways go, undecrypted,
-// to its backends, chosen by the server name of the ClientHello (its hostnames). Normalizer shared with TCPRoute
-// (tcproute/normalize.ts); served by nginx's stream section with ssl_preread.
+// The TLSRoute kind (Gateway API): TLS connections to a TLS listener of Portico's Gateways, chosen by the server name
+// of the ClientHello (its hostnames), go to its backends: undecrypted on a Passthrough listener, as plaintext (or TLS
+// again, under a BackendTLSPolicy) on a Terminate listener, which ends TLS with its certificate. Normalizer shared
+// with TCPRoute (tcproute/normalize.ts); served by nginx's stream section with ssl_preread (streams.ts, stream.ts).
 import { GatewayResources, gatewayApiKind } from '../gateway-api.ts';
 import { normalizeStreamRoute } from '../tcproute/normalize.ts';
 

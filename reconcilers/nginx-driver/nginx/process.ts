@@ -6,7 +6,7 @@
 // side is reached on a unix socket in a 0700 directory (RuntimePaths.apiSocket), never over TCP.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import { Backoff, sleep } from '../../../operator/backoff.ts';
 import type { Logger } from '../../../operator/log.ts';
@@ -181,6 +181,10 @@ export class NginxProcess {
     // A master that was killed leaves its unix sockets behind, and nginx refuses to bind over an existing file.
     // No nginx of ours is running at this point (start() runs only when the previous group is gone).
     for (const f of [this.o.runtime.apiSocket, this.o.runtime.unavailableSocket, this.o.runtime.httpsSocket, this.o.runtime.passthroughSocket]) rmSync(f, { force: true });
+    // The Gateway TLS listeners' terminating hops (gwtls-<n>.sock), however many the last generation had.
+    const hopPrefix = path.basename(this.o.runtime.gatewayTlsSocketPrefix);
+    const hopDir = path.dirname(this.o.runtime.gatewayTlsSocketPrefix);
+    for (const f of existsSync(hopDir) ? readdirSync(hopDir) : []) if (f.startsWith(`${hopPrefix}-`) && f.endsWith('.sock')) rmSync(path.join(hopDir, f), { force: true });
     // Own process group (detached = setsid): the master leads it and its workers inherit it, so the group is
     // "this generation of nginx". stdout is the controller's own when the access log goes there (nginx writes to
     // it directly, one write per line); nginx's error log (stderr) is forwarded into the controller's log.

@@ -6,10 +6,10 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
-import { caBundleProblem } from '../../values/safe.ts';
+import { PRIVATE_KEY_PEM, backendServerNameSchema, caBundleProblem } from '../../values/safe.ts';
 import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, fastcgiParam, loopId, mapSource, headerToken, headerValueQuoted, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
-import { ASSETS_DIR, H2C_MODULE, METRICS_MODULE, type RuntimePaths } from './runtime.ts';
+import { ASSETS_DIR, H2C_MODULE, METRICS_MODULE, gatewayTlsSocket, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
 import { geoip2Lookup, geoip2Variable, optionalModules } from './optional-modules.ts';
 import { fastcgiNextUpstream, fastcgiParamsOf } from './fastcgi.ts';
@@ -160,8 +160,6 @@ export function clientCertificateFiles(runtime: RuntimePaths, c: { cert: string;
   return { cert: `${base}.crt`, key: `${base}.key` };
 }
 
-/** One PEM private key block (what normalize.ts re-encodes tls.key to: PKCS#8). */
-const PRIVATE_KEY_PEM = /^-----BEGIN PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END PRIVATE KEY-----\r?\n?$/;
 
 /**
  * Writes the client certificates the structure's profiles present to backends (before `nginx -t` reads them): the
@@ -180,6 +178,61 @@ export function writeClientCertificates(structure: Structure, runtime: RuntimePa
     if (!existsSync(files.key)) writeFileSync(files.key, p.sslCertificate.key, { mode: 0o600 });
     if (!existsSync(files.cert)) writeFileSync(files.cert, p.sslCertificate.cert, { mode: 0o600 });
   }
+}
+
+/**
+ * Where a Gateway TLS listener's certificate and key live (its terminating hops read them): named by the digest of
+ * both, so a file nginx uses is never rewritten and a renewed certificate gets new files.
+ */
+export function gatewayTlsFiles(runtime: RuntimePaths, c: { cert: string; key: string }): { cert: string; key: string } {
+  const base = path.join(runtime.dir, 'gateway-tls', createHash('sha256').update(c.cert).update('\0').update(c.key).digest('hex').slice(0, 32));
+  return { cert: `${base}.crt`, key: `${base}.key` };
+}
+
+/**
+ * Writes the certificates and keys the Gateway TLS listeners' terminating hops serve, and the CA bundles their
+ * BackendTLSPolicies verify backends against (before `nginx -t` reads them): each checked again to be PEM of its
+ * kind only (the stream section checked them fully and left out what fails), mode 0600 in a directory of mode 0700.
+ * Only the files' paths reach nginx.conf; unused files are left, as for CA bundles.
+ */
+export function writeGatewayTlsFiles(structure: Structure, runtime: RuntimePaths): void {
+  for (const [i, h] of (structure.stream?.gateway?.hops ?? []).entries()) {
+    const problem = caBundleProblem(h.certificate.cert);
+    if (problem) throw new UnsafeValueError(`Gateway TLS hop ${i}: the certificate: ${problem.replace('the CA bundle', 'it')}`);
+    if (!PRIVATE_KEY_PEM.test(h.certificate.key)) throw new UnsafeValueError(`Gateway TLS hop ${i}: the key is not one PEM private key`);
+    const files = gatewayTlsFiles(runtime, h.certificate);
+    mkdirSync(path.dirname(files.key), { recursive: true, mode: 0o700 });
+    if (!existsSync(files.key)) writeFileSync(files.key, h.certificate.key, { mode: 0o600 });
+    if (!existsSync(files.cert)) writeFileSync(files.cert, h.certificate.cert, { mode: 0o600 });
+    if (!h.backendTls) continue;
+    const caProblem = caBundleProblem(h.backendTls.ca);
+    if (caProblem) throw new UnsafeValueError(`Gateway TLS hop ${i}: the backend CA bundle: ${caProblem}`);
+    const ca = trustedCaFile(runtime, h.backendTls.ca);
+    if (existsSync(ca)) continue;
+    mkdirSync(path.dirname(ca), { recursive: true, mode: 0o700 });
+    writeFileSync(ca, h.backendTls.ca, { mode: 0o600 });
+  }
+}
+
+/** The Gateway stream section as the template reads it: paths in place of key material, optional fields explicit. */
+function gatewayStreamView(structure: Structure, runtime: RuntimePaths) {
+  const gs = structure.stream?.gateway;
+  if (!gs) return null;
+  return {
+    address: gs.address,
+    upstreams: gs.upstreams,
+    servers: gs.servers.map((s) => ({ ...s, targets: s.targets.map((t) => ({ host: t.host, upstream: t.upstream, hop: t.hop ?? null })) })),
+    hops: (gs.hops ?? []).map((h, i) => {
+      if (h.backendTls && !backendServerNameSchema.safeParse(h.backendTls.hostname).success) throw new UnsafeValueError(`Gateway TLS hop ${i}: invalid backend server name ${JSON.stringify(h.backendTls.hostname)}`);
+      return {
+        socket: gatewayTlsSocket(runtime, i),
+        files: gatewayTlsFiles(runtime, h.certificate),
+        backendTls: h.backendTls ? { hostname: h.backendTls.hostname, caFile: trustedCaFile(runtime, h.backendTls.ca) } : null,
+        upstream: h.upstream,
+        retry: h.retry,
+      };
+    }),
+  };
 }
 
 /** Gateway API's bound on a rule's filters, so on its copies of a request. */
@@ -301,8 +354,8 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     stream: structure.stream ?? null,
     // TLS passthrough: the HTTPS port is the stream section's, the HTTP server's TLS listener a unix socket.
     passthrough: structure.stream?.passthrough ?? null,
-    // Gateway API TCP, UDP and TLS (passthrough) listeners.
-    gatewayStream: structure.stream?.gateway ?? null,
+    // Gateway API TCP, UDP and TLS (passthrough and terminated) listeners.
+    gatewayStream: gatewayStreamView(structure, runtime),
     // ModSecurity's module, loaded only when a profile uses it.
     modsecurityModule: structure.profiles.some((p) => p.modsecurity) ? MODSECURITY_FILES.module : null,
     // brotli and GeoIP2 (optional-modules.ts): loaded only when asked for and installed; their problems are reported

@@ -42,6 +42,11 @@ export interface RuntimePaths {
    * fail (a backend that is missing or has no endpoint) is sent there and refused at once.
    */
   closedSocket: string;
+  /**
+   * The start of the unix socket paths of Gateway TLS listeners' terminating hops (`<prefix>-<n>.sock`, see
+   * gatewayTlsSocket): the stream section's front server sends a terminated server name's connection there.
+   */
+  gatewayTlsSocketPrefix: string;
   /** Hard RLIMIT_NOFILE nginx inherits (null = unknown): worker_connections and worker_rlimit_nofile stay below it. */
   maxOpenFiles: number | null;
 }
@@ -59,6 +64,12 @@ export function hardOpenFilesLimit(): number | null {
   } catch {
     return null;
   }
+}
+
+/** The unix socket of the n-th terminating hop of the Gateway TLS listeners (GatewayStreamSection.hops). */
+export function gatewayTlsSocket(runtime: Pick<RuntimePaths, 'gatewayTlsSocketPrefix'>, n: number): string {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`invalid hop number ${n}`);
+  return `${runtime.gatewayTlsSocketPrefix}-${n}.sock`;
 }
 
 export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths {
@@ -84,6 +95,7 @@ export function runtimePaths(dir: string, o: RuntimeOptions = {}): RuntimePaths 
     httpsSocket: path.join(dir, 'https.sock'),
     passthroughSocket: path.join(dir, 'passthrough.sock'),
     closedSocket: path.join(dir, 'closed.sock'),
+    gatewayTlsSocketPrefix: path.join(dir, 'gwtls'),
     maxOpenFiles: hardOpenFilesLimit(),
   };
 }

@@ -47,7 +47,7 @@ export interface ListenerState {
   attachedRoutes: number;
   /** Routes may attach (accepted, not conflicted). */
   usable: boolean;
-  /** TLS certificate Secrets ("namespace/name") of an HTTPS listener, resolved and permitted. */
+  /** TLS certificate Secrets ("namespace/name") of an HTTPS or TLS Terminate listener, resolved and permitted. */
   certificates: string[];
   /**
    * Client certificates an HTTPS listener asks for (spec.tls.frontend, the per-port validation or the default): the
@@ -131,7 +131,7 @@ export interface GatewayApiState {
   ports: { port: number; ssl: boolean; hostnames?: string[] }[];
   /** Per TCPRoute, UDPRoute and TLSRoute ("Kind/namespace/name"): its parents that are Portico's Gateways. */
   streamRoutes: Map<string, ParentState[]>;
-  /** The pod ports of TCP, UDP and TLS (passthrough) listeners, with the routes attached to them, oldest first. */
+  /** The pod ports of TCP, UDP and TLS listeners, with the routes attached to them, oldest first. */
   streams: StreamPortState[];
 }
 
@@ -146,8 +146,16 @@ export interface StreamPortState {
   port: number;
   protocol: 'TCP' | 'UDP' | 'TLS';
   gateway: string;
-  /** Attached routes, oldest first: TCP/UDP serve the oldest alone; TLS gives each server name to its oldest route. */
-  routes: { route: string; hosts: string[]; hostnames: readonly string[]; backends: StreamBackendState[] }[];
+  /**
+   * Attached routes, oldest first: TCP/UDP serve the oldest alone; TLS gives each server name to its oldest route.
+   * `listener`: the one it is attached to there (a TLS port may have Passthrough and Terminate listeners: Mixed).
+   */
+  routes: { route: string; hosts: string[]; hostnames: readonly string[]; backends: StreamBackendState[]; listener: ListenerState }[];
+}
+
+/** Whether a TLS listener ends TLS itself (tls.mode Terminate, the API's default) rather than passing it through. */
+export function terminatesTls(l: Pick<ListenerState, 'protocol' | 'spec'>): boolean {
+  return l.protocol === 'TLS' && l.spec.tls?.mode !== 'Passthrough';
 }
 
 const EMPTY: GatewayApiState = { classes: new Map(), gateways: new Map(), listenerSets: new Map(), routes: new Map(), ports: [], streamRoutes: new Map(), streams: [] };
@@ -383,7 +391,7 @@ function build(snap: StateSnapshot, o: GatewayApiOptions): Basis {
     for (const rt of [...recordsOf(snap, kind).values()].sort(byAge)) {
       const backends = rt.backends.map((x) => ({ ref: x, ok: backendProblem(kind, rt.namespace, x, (k) => serviceSeen(b, snap, k), granted) === undefined }));
       const parents = addOther(b, snap, kind, rt, rt.backends, (p) => b.state.streamRoutes.set(`${kind}/${rt.key}`, p));
-      for (const p of parents) for (const a of p.attached) streams.get(a.listener.podPort!)?.routes.push({ route: `${kind}/${rt.key}`, hosts: a.hosts, hostnames: rt.hostnames, backends });
+      for (const p of parents) for (const a of p.attached) streams.get(a.listener.podPort!)?.routes.push({ route: `${kind}/${rt.key}`, hosts: a.hosts, hostnames: rt.hostnames, backends, listener: a.listener });
     }
   }
   return b;
@@ -841,18 +849,14 @@ function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) 
       base.resolvedRefs = no('InvalidRouteKinds', `route kinds ${bad.join(', ')} cannot attach to a ${l.protocol} listener`);
     }
   } else base.supportedKinds = [...kinds];
-  if (l.protocol === 'TLS' && l.tls?.mode !== 'Passthrough') {
-    base.accepted = no('UnsupportedValue', 'Portico serves TLS listeners in tls.mode Passthrough only (TLSRoutes reach their backends undecrypted); terminating TLS for TLSRoutes is not served');
-    base.programmed = no('Invalid', 'not served: the TLS mode is not supported');
-    base.usable = false;
-    base.supportedKinds = []; // no route kind attaches to a listener that is not accepted
-    return base;
-  }
+  // TLS listeners: Passthrough hands the connection on undecrypted; Terminate (the API's default mode) ends TLS in
+  // nginx's stream section with the listener's certificate, resolved exactly as an HTTPS listener's.
+  const terminates = l.protocol === 'HTTPS' || (l.protocol === 'TLS' && l.tls?.mode !== 'Passthrough');
   let caProblem = false;
-  if (l.protocol === 'HTTPS') {
+  if (terminates) {
     const tls = l.tls;
     if (!tls || tls.mode !== 'Terminate' || !tls.certificateRefs.length) {
-      base.resolvedRefs = no('InvalidCertificateRef', tls?.mode === 'Passthrough' ? 'an HTTPS listener terminates TLS: mode Passthrough is for TLS listeners' : 'an HTTPS listener needs tls.certificateRefs');
+      base.resolvedRefs = no('InvalidCertificateRef', tls?.mode === 'Passthrough' ? 'an HTTPS listener terminates TLS: mode Passthrough is for TLS listeners' : `a${l.protocol === 'TLS' ? ' TLS listener in mode Terminate' : 'n HTTPS listener'} needs tls.certificateRefs`);
     } else {
       for (const ref of tls.certificateRefs) {
         const key = `${ref.namespace}/${ref.name}`;
@@ -872,6 +876,8 @@ function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) 
         base.certificates.push(key);
       }
     }
+  }
+  if (l.protocol === 'HTTPS') {
     caProblem = checkClientValidation(gw, l, base, granted);
   }
   if (base.resolvedRefs.status === 'False' && base.accepted.status === 'True') {

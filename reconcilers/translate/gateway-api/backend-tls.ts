@@ -3,10 +3,11 @@
 // port by name (sectionName); the port's own policy wins over the Service's. Among policies with the same target the
 // oldest (then the first by name) holds; the others are Conflicted. A policy that holds but cannot be applied (no
 // usable CA certificate, or something Portico does not serve) makes its targets fail closed: the backend's share of
-// the requests is answered 500, never sent without the TLS the policy asks for.
+// the requests is answered 500, never sent without the TLS the policy asks for. TLSRoutes on Terminate listeners use
+// it too (streams.ts: their share of the connections fails instead); passthrough TLSRoutes carry the client's own TLS.
 import type { BackendTlsPolicyRecord } from '../../model/gateway-api.ts';
 import { recordsOf, type ModelSnapshot } from '../../model/model.ts';
-import type { Cond, GatewayApiState } from './attach.ts';
+import { terminatesTls, type Cond, type GatewayApiState } from './attach.ts';
 
 export interface BackendTlsPolicyState {
   accepted: Cond;
@@ -69,12 +70,30 @@ export function policyFor(snap: Snap, ns: string, service: string, port: number 
 }
 
 /**
- * Each policy's ancestors: the Gateways ("namespace/name") of Portico's with an accepted HTTPRoute or GRPCRoute whose
- * backendRefs name a Service port the policy targets (whether or not the policy holds there).
+ * Each policy's ancestors: the Gateways ("namespace/name") of Portico's with an accepted HTTPRoute or GRPCRoute, or a
+ * TLSRoute attached to a Terminate listener, whose backendRefs name a Service port the policy targets (whether or not
+ * the policy holds there).
  */
 export function policyAncestors(snap: Snap, gw: GatewayApiState): Map<string, string[]> {
   // "namespace/service" → port names used ("" when the port has no name) → Gateways.
   const used = new Map<string, Map<string, Set<string>>>();
+  const use = (b: { group: string; kind: string; namespace: string; name: string; port?: number | undefined }, gws: readonly string[]) => {
+    if (b.group !== '' || b.kind !== 'Service') return;
+    const svc = `${b.namespace}/${b.name}`;
+    const portName = snap.services.get(svc)?.ports.find((p) => p.port === b.port)?.name ?? '';
+    let m = used.get(svc);
+    if (!m) used.set(svc, (m = new Map()));
+    let s = m.get(portName);
+    if (!s) m.set(portName, (s = new Set()));
+    for (const g of gws) s.add(g);
+  };
+  for (const [stateKey, parents] of gw.streamRoutes) {
+    if (!stateKey.startsWith('TLSRoute/')) continue;
+    const rt = recordsOf(snap, 'TLSRoute').get(stateKey.slice('TLSRoute/'.length));
+    if (!rt) continue;
+    const gws = parents.filter((p) => p.accepted.status === 'True' && p.attached.some((a) => terminatesTls(a.listener))).map((p) => `${p.ref.namespace}/${p.ref.name}`);
+    if (gws.length) for (const b of rt.backends) use(b, gws);
+  }
   // gw.routes: HTTPRoutes by key, GRPCRoutes by "GRPCRoute/" + key (attach.ts).
   for (const [stateKey, parents] of gw.routes) {
     const grpc = stateKey.startsWith('GRPCRoute/');
@@ -82,18 +101,7 @@ export function policyAncestors(snap: Snap, gw: GatewayApiState): Map<string, st
     if (!rt) continue;
     const gws = parents.filter((p) => p.accepted.status === 'True').map((p) => `${p.ref.namespace}/${p.ref.name}`);
     if (!gws.length) continue;
-    for (const rule of rt.rules) {
-      for (const b of rule.backends) {
-        if (b.group !== '' || b.kind !== 'Service') continue;
-        const svc = `${b.namespace}/${b.name}`;
-        const portName = snap.services.get(svc)?.ports.find((p) => p.port === b.port)?.name ?? '';
-        let m = used.get(svc);
-        if (!m) used.set(svc, (m = new Map()));
-        let s = m.get(portName);
-        if (!s) m.set(portName, (s = new Set()));
-        for (const g of gws) s.add(g);
-      }
-    }
+    for (const rule of rt.rules) for (const b of rule.backends) use(b, gws);
   }
   const out = new Map<string, string[]>();
   for (const p of recordsOf(snap, 'BackendTLSPolicy').values()) {

@@ -82,7 +82,7 @@ test('normalizing: the API server\'s rules (one rule, 1-16 backendRefs with a po
   assert.equal(bad('TLSRoute', { hostnames: ['A.example.com'], rules: [{ backendRefs: [{ name: 'one', port: 1 }] }] }).ok, false, 'hostnames are lower-case DNS names');
 });
 
-test('attachment: kinds per protocol, the oldest TCP route wins (both counted), TLS names to their oldest route, Terminate TLS refused', () => {
+test('attachment: kinds per protocol, the oldest TCP route wins (both counted), TLS names to their oldest route, Terminate TLS without its Secret not served', () => {
   const m = setup();
   m.setCrd('TCPRoute', route('TCPRoute', 'older', { parentRefs: [{ name: 'gw', sectionName: 'tcp' }], rules: [{ backendRefs: [{ name: 'one', port: 3000 }] }] }));
   m.setCrd('TCPRoute', route('TCPRoute', 'newer', { parentRefs: [{ name: 'gw', sectionName: 'tcp' }], rules: [{ backendRefs: [{ name: 'two', port: 3000 }] }] }));
@@ -97,9 +97,10 @@ test('attachment: kinds per protocol, the oldest TCP route wins (both counted), 
   assert.equal(l('tcp').attachedRoutes, 2, 'both TCPRoutes are counted');
   assert.deepEqual(l('tcp').supportedKinds, [{ group: 'gateway.networking.k8s.io', kind: 'TCPRoute' }]);
   assert.equal(l('tls').attachedRoutes, 2, 'other.test does not intersect *.example.com');
-  assert.equal(l('tls-terminate').accepted.reason, 'UnsupportedValue');
-  assert.equal(l('tls-terminate').podPort, undefined);
-  assert.deepEqual(l('tls-terminate').supportedKinds, [], 'a listener that is not accepted lists no kinds');
+  assert.equal(l('tls-terminate').accepted.status, 'True', 'Terminate is served (TLSRouteModeTerminate)');
+  assert.equal(l('tls-terminate').resolvedRefs.reason, 'InvalidCertificateRef', 'its Secret apps/c does not exist');
+  assert.equal(l('tls-terminate').podPort, undefined, 'not served without its certificate');
+  assert.deepEqual(l('tls-terminate').supportedKinds, [{ group: 'gateway.networking.k8s.io', kind: 'TLSRoute' }]);
   const parent = (k: string) => st.streamRoutes.get(k)![0]!;
   assert.equal(parent('TCPRoute/apps/newer').accepted.status, 'True');
   assert.equal(parent('TCPRoute/apps/to-http').accepted.reason, 'NotAllowedByListeners');
