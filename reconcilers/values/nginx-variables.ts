@@ -46,7 +46,8 @@ export const PORTICO_VARIABLES = [
   // The log variables of ingress-nginx (below) are derived from these (http.hbs): the route's backend when a canary
   // served (else empty), the backend that decides $proxy_upstream_name, $service_name and $service_port, and the
   // backends written as ingress-nginx names its upstreams.
-  'portico_route_backend', 'portico_main_backend', 'portico_main_upstream', 'portico_served_upstream',
+  'portico_route_backend', 'portico_main_backend', 'portico_main_upstream', 'portico_served_upstream', 'portico_upstream_name',
+  'portico_derived_upstream',
   // OpenTelemetry (tracing.lua): the traceparent sent upstream, the sampled span and what its log phase reads.
   'portico_traceparent', 'portico_traceparent_out', 'portico_span', 'portico_span_line',
 ] as const;

@@ -7,7 +7,8 @@
 --   "@portico_deny"      an answer of its own: a redirect, or 421 for a TLS-passthrough host over HTTPS;
 --   "@portico_close"     no answer, the connection closed: a Gateway port that requires a client certificate, on a
 --                        connection whose certificate did not verify against the port's CA (now).
--- For proxied requests it sets $portico_backend (read by the balancer and the access log) and, when the route has
+-- For proxied requests it sets $portico_backend (read by the balancer and the access log), $portico_upstream_name
+-- (its ingress-nginx name, the access log's $proxy_upstream_name) and, when the route has
 -- its own, $portico_timeouts, $portico_fallback (default-backend), $portico_error_route (custom-http-errors) and
 -- $portico_mirror_* (mirror-target, RequestMirror). nginx.conf jumps to named locations with `error_page 418 = $portico_jump`.
 --
@@ -426,6 +427,7 @@ end
 local random = math.random
 local run_sync = plugins.run_sync
 local store_get = store.get
+local upstream_name = store.upstream_name
 
 -- Whether a backend's responses must be observed in the log phase (ewma latencies, passive health), decided per
 -- request from the backend data — so switching a backend to ewma or adding health checking is data, never a
@@ -466,7 +468,7 @@ function _M.route(host, uri, rid)
   -- external-auth subrequests run the server phases again: they are not routed (their location is internal).
   if ngx.is_subrequest then return "" end
   if host == nil then host, uri, rid = ngx_var.host, ngx_var.uri, ngx_var.http_x_request_id end
-  -- No X-Request-ID, or an empty one: a generated id ($portico_request_id takes it for "" as ingress-nginx's $req_id).
+  -- No X-Request-ID, or an empty one: a generated id ($req_id takes it for "", as ingress-nginx's).
   if gen_ids and (rid == nil or rid == "") then ngx_var.portico_rid = new_request_id() end
   sync()
   local h, r
@@ -509,6 +511,7 @@ function _M.route(host, uri, rid)
     -- --default-backend-service (ingress-nginx's catch-all): what no path matches is proxied there, as sent.
     if h.unmatched then
       ngx_var.portico_backend = h.unmatched
+      ngx_var.portico_upstream_name = upstream_name(h.unmatched)
       return ""
     end
     return "@portico_unmatched"
@@ -556,6 +559,8 @@ function _M.route(host, uri, rid)
     end
     if id == "" then return "@portico_500" end
     ngx_var.portico_backend = id
+    -- The access log's $proxy_upstream_name, named here once instead of derived per request by maps and a regex.
+    ngx_var.portico_upstream_name = upstream_name(id)
     if jump == "" and observed(id) then
       jump = "@portico_lua"
       if plain_jump == "" then plain_jump = "@portico_lua" end

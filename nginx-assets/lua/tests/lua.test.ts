@@ -219,7 +219,7 @@ test('Lua snippet plugin: compiled ingress-nginx snippets — headers, if/return
 });
 
 test('Lua custom error pages and mirroring: route variables, default-backend fallback, the mirror balancer and its slots, errors.lua, validation', () => {
-  run('errors_mirror_test.lua', [
+  run('errors_mirror_test.lua', [/ok - the router names the backend's upstream/, /ok - …an id of another shape is its own name/, /ok - …the router's upstream name is cleared/, /ok - a backend with endpoints keeps the router's upstream name/, /ok - …the route's upstream name cleared/, /ok - …named as ingress-nginx names its upstream/, 
     /ok - …\$portico_error_route carries the backend and the X-\* values/,
     /ok - custom-http-errors with --default-backend-service: its backend in \$portico_error_route, still no fallback/,
     /ok - …the route's own default backend wins over it/,
