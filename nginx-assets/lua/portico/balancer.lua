@@ -393,6 +393,9 @@ function _M.balance()
       if fp and fp.n > 0 then
         id, p = fb, fp
         ngx_var.portico_backend = fb
+        -- The router named the route's backend: the access log's $proxy_upstream_name is derived again (http.hbs),
+        -- from the fallback unless a canary was chosen.
+        ngx_var.portico_upstream_name = ""
       end
     end
     if not p or p.n == 0 then return unavailable(id, p) end

@@ -11,6 +11,7 @@ function _M.page()
   local id, ns, ing, svc, port = (var.portico_error_route or ""):match("^([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)$")
   if not id or id == "" then return ngx.exit(code) end
   var.portico_backend = id
+  var.portico_upstream_name = "" -- the access log's $proxy_upstream_name is derived from the default backend (http.hbs)
   var.portico_timeouts = "" -- the route's own timeouts are its backend's; the default backend gets the global ones
   var.portico_error_namespace = ns
   var.portico_error_ingress = ing

@@ -7,7 +7,8 @@
 --   "@portico_deny"      an answer of its own: a redirect, or 421 for a TLS-passthrough host over HTTPS;
 --   "@portico_close"     no answer, the connection closed: a Gateway port that requires a client certificate, on a
 --                        connection whose certificate did not verify against the port's CA (now).
--- For proxied requests it sets $portico_backend (read by the balancer and the access log) and, when the route has
+-- For proxied requests it sets $portico_backend (read by the balancer and the access log), $portico_upstream_name
+-- (its ingress-nginx name, the access log's $proxy_upstream_name) and, when the route has
 -- its own, $portico_timeouts, $portico_fallback (default-backend), $portico_error_route (custom-http-errors) and
 -- $portico_mirror_* (mirror-target, RequestMirror). nginx.conf jumps to named locations with `error_page 418 = $portico_jump`.
 --
@@ -74,14 +75,18 @@ end
 -- per worker, then 16 of the worker's request counter. Unique across workers, replicas and restarts; not secret.
 local id_prefix, id_n = nil, 0
 local format, floor = string.format, math.floor
+-- The worker's 16 hex characters, drawn once. A function of its own, without a closure: a function that creates one
+-- ends each return with a bytecode (UCLO) LuaJIT's compiler does not handle, which left every call of the router
+-- interpreted.
+local function draw_id_prefix()
+  local f = io.open("/dev/urandom", "rb")
+  local raw = f and f:read(8)
+  if f then f:close() end
+  if not raw or #raw < 8 then raw = tostring(ngx.now()) .. tostring(ngx.worker.pid()) .. tostring(os.clock()) end
+  return format("%02x%02x%02x%02x%02x%02x%02x%02x", byte(raw, 1, 8))
+end
 local function new_request_id()
-  if not id_prefix then
-    local f = io.open("/dev/urandom", "rb")
-    local raw = f and f:read(8)
-    if f then f:close() end
-    if not raw or #raw < 8 then raw = tostring(ngx.now()) .. tostring(ngx.worker.pid()) .. tostring(os.clock()) end
-    id_prefix = raw:sub(1, 8):gsub(".", function(c) return format("%02x", c:byte()) end)
-  end
+  if not id_prefix then id_prefix = draw_id_prefix() end
   id_n = id_n + 1
   return id_prefix .. format("%08x%08x", floor(id_n / 4294967296), id_n % 4294967296)
 end
@@ -422,6 +427,7 @@ end
 local random = math.random
 local run_sync = plugins.run_sync
 local store_get = store.get
+local upstream_name = store.upstream_name
 
 -- Whether a backend's responses must be observed in the log phase (ewma latencies, passive health), decided per
 -- request from the backend data — so switching a backend to ewma or adding health checking is data, never a
@@ -462,7 +468,7 @@ function _M.route(host, uri, rid)
   -- external-auth subrequests run the server phases again: they are not routed (their location is internal).
   if ngx.is_subrequest then return "" end
   if host == nil then host, uri, rid = ngx_var.host, ngx_var.uri, ngx_var.http_x_request_id end
-  -- No X-Request-ID, or an empty one: a generated id ($portico_request_id takes it for "" as ingress-nginx's $req_id).
+  -- No X-Request-ID, or an empty one: a generated id ($req_id takes it for "", as ingress-nginx's).
   if gen_ids and (rid == nil or rid == "") then ngx_var.portico_rid = new_request_id() end
   sync()
   local h, r
@@ -505,6 +511,7 @@ function _M.route(host, uri, rid)
     -- --default-backend-service (ingress-nginx's catch-all): what no path matches is proxied there, as sent.
     if h.unmatched then
       ngx_var.portico_backend = h.unmatched
+      ngx_var.portico_upstream_name = upstream_name(h.unmatched)
       return ""
     end
     return "@portico_unmatched"
@@ -552,6 +559,8 @@ function _M.route(host, uri, rid)
     end
     if id == "" then return "@portico_500" end
     ngx_var.portico_backend = id
+    -- The access log's $proxy_upstream_name, named here once instead of derived per request by maps and a regex.
+    ngx_var.portico_upstream_name = upstream_name(id)
     if jump == "" and observed(id) then
       jump = "@portico_lua"
       if plain_jump == "" then plain_jump = "@portico_lua" end

@@ -121,6 +121,20 @@ function _M.get(id)
   return b
 end
 
+-- ingress-nginx's name of a backend's upstream, "<namespace>-<service>-<port>", for the access log's
+-- $proxy_upstream_name: backend ids are "<namespace>_<service>_<port>"; an id of another shape is its own name (as
+-- the $portico_main_upstream map of http.hbs, which derives it where no Lua set it). Made once per id.
+local upstream_names, upstream_names_n = {}, 0
+function _M.upstream_name(id)
+  local n = upstream_names[id]
+  if n then return n end
+  local ns, svc, port = id:match("^([^_]+)_([^_]+)_([^_]+)$")
+  n = ns and (ns .. "-" .. svc .. "-" .. port) or id
+  if upstream_names_n >= 10000 then upstream_names, upstream_names_n = {}, 0 end
+  upstream_names[id], upstream_names_n = n, upstream_names_n + 1
+  return n
+end
+
 local function get_decoded(kind, id)
   local d = decoded_of[kind]
   local v = d[id]

@@ -76,6 +76,9 @@ do -- the router: route data into variables, only for routes that have it
   jump, v = req(T, router, "a.example", "/other")
   R.check("a route without them sets none of the variables",
     jump == "" and v.portico_fallback == nil and v.portico_error_route == nil and v.portico_mirror_backend == nil and v.portico_backend == "shop_cart_80", jump)
+  R.check("the router names the backend's upstream (the access log's $proxy_upstream_name)", v.portico_upstream_name == "shop-cart-80", tostring(v.portico_upstream_name))
+  local name = require("portico.store").upstream_name
+  R.check("…an id of another shape is its own name, as the map's regex", name("a_b") == "a_b" and name("a_b_c_d") == "a_b_c_d" and name("x__y_1") == "x__y_1" and name("n_s_1") == "n-s-1")
 end
 
 do -- the router: several copies and shares, by slot in $portico_mirror_backend
@@ -164,6 +167,7 @@ do -- --default-backend-service: what no path matches is proxied to it, on a kno
   R.check("unmatched backend: a matching path still goes to its own backend", jump == "" and v.portico_backend == "shop_cart_80", tostring(v.portico_backend))
   jump, v = req(T, router, "k.example", "/other")
   R.check("unmatched backend: a path no rule matches is proxied to the default backend", jump == "" and v.portico_backend == "ingress-nginx_default-http-backend_80", tostring(jump))
+  R.check("…named as ingress-nginx names its upstream", v.portico_upstream_name == "ingress-nginx-default-http-backend-80", tostring(v.portico_upstream_name))
   jump, v = req(T, router, "unknown.example", "/x")
   R.check("unmatched backend: an unknown host reaches the catch-all host and the default backend", jump == "" and v.portico_backend == "ingress-nginx_default-http-backend_80", tostring(jump))
   jump, v = req(T, router, "plain.example", "/other")
@@ -176,6 +180,7 @@ do -- the balancer: the default backend while the route's backend has no endpoin
   local function balance(id, fallback)
     local v = T.ngx.var
     v.portico_backend, v.portico_fallback, T.last_failure = id, fallback, nil
+    v.portico_upstream_name = id:gsub("_", "-") -- as the router names it
     store.sync()
     balancer.balance()
     return T.peers[#T.peers], v.portico_backend
@@ -183,6 +188,9 @@ do -- the balancer: the default backend while the route's backend has no endpoin
   local peer, backend = balance("shop_cart_80", "shop_errors_8080")
   R.check("no endpoint + default-backend: the default backend's endpoint", peer == "10.0.9.1:8080", peer)
   R.check("…and $portico_backend names it (log, retries)", backend == "shop_errors_8080", backend)
+  R.check("…the router's upstream name is cleared: the access log derives the fallback's", T.ngx.var.portico_upstream_name == "", tostring(T.ngx.var.portico_upstream_name))
+  balance("shop_ok_80", "shop_errors_8080")
+  R.check("a backend with endpoints keeps the router's upstream name", T.ngx.var.portico_upstream_name == "shop-ok-80", tostring(T.ngx.var.portico_upstream_name))
   peer = balance("shop_cart_80", nil)
   R.check("no endpoint, no default-backend: the 503 socket", peer == UNAVAILABLE, peer)
   peer = balance("shop_ok_80", "shop_errors_8080")
@@ -227,11 +235,12 @@ do -- errors.lua: on to @portico_errors with the X-* values, or nginx's own page
   local errors = require("portico.errors")
   function T.ngx.exec(where) T.execd = where end
   local v = T.ngx.var
-  v.portico_backend, v.portico_timeouts = "shop_cart_80", "1 2 3"
+  v.portico_backend, v.portico_timeouts, v.portico_upstream_name = "shop_cart_80", "1 2 3", "shop-cart-80"
   v.portico_error_code, v.portico_error_route = "503", "shop_errors_8080\tshop\tweb\tcart\t80"
   errors.page()
   R.check("with a default backend: on to @portico_errors", T.execd == "@portico_errors" and T.exited == nil, tostring(T.execd))
   R.check("…proxied to the default backend with the global timeouts", v.portico_backend == "shop_errors_8080" and v.portico_timeouts == "")
+  R.check("…the route's upstream name cleared (the access log derives the default backend's)", v.portico_upstream_name == "", tostring(v.portico_upstream_name))
   R.check("…X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port values",
     v.portico_error_namespace == "shop" and v.portico_error_ingress == "web" and v.portico_error_service == "cart" and v.portico_error_port == "80")
   T.execd = nil

@@ -98,7 +98,7 @@ test('Lua API: unix socket only, malformed input refused before storing, counter
 });
 
 test('Lua router: nginx location semantics, one-label wildcards, catch-all, answers, profiles, incremental compile, 10k hosts', () => {
-  run('router_test.lua', [/ok - request ids are 32 lower-case hex characters/, /ok - request ids differ per request, one worker prefix/, 
+  run('router_test.lua', [/ok - request ids are 32 lower-case hex characters/, /ok - request ids differ per request, one worker prefix/, /ok - the router's per-request functions create no closures/, 
     /ok - method condition unmet: falls through/, /ok - query regex condition/, /ok - split 3:1 within 6 sd/, /ok - a synchronous chain runs in the router/, /ok - a refusal is answered by @portico_deny/, /ok - a chain that must yield/, /ok - subrequests are not routed/,
     /ok - Prefix is element-wise: \/foobar does not match \/foo/,
     /ok - Exact \/bar\/ does not answer \/bar \(no auto-redirect\)/,
@@ -219,7 +219,7 @@ test('Lua snippet plugin: compiled ingress-nginx snippets — headers, if/return
 });
 
 test('Lua custom error pages and mirroring: route variables, default-backend fallback, the mirror balancer and its slots, errors.lua, validation', () => {
-  run('errors_mirror_test.lua', [
+  run('errors_mirror_test.lua', [/ok - the router names the backend's upstream/, /ok - …an id of another shape is its own name/, /ok - …the router's upstream name is cleared/, /ok - a backend with endpoints keeps the router's upstream name/, /ok - …the route's upstream name cleared/, /ok - …named as ingress-nginx names its upstream/, 
     /ok - …\$portico_error_route carries the backend and the X-\* values/,
     /ok - custom-http-errors with --default-backend-service: its backend in \$portico_error_route, still no fallback/,
     /ok - …the route's own default backend wins over it/,

@@ -375,6 +375,12 @@ do
   local a, b = router._new_request_id(), router._new_request_id()
   R.check("request ids are 32 lower-case hex characters", a:match("^%x+$") ~= nil and #a == 32 and a == a:lower(), a)
   R.check("request ids differ per request, one worker prefix", a ~= b and a:sub(1, 16) == b:sub(1, 16), a .. " " .. b)
+  -- A function that creates a closure ends each return with UCLO, which LuaJIT 2.1's trace compiler does not handle:
+  -- the router's per-request functions must have none, or every request runs them interpreted.
+  local funcinfo = require("jit.util").funcinfo
+  R.check("the router's per-request functions create no closures (compiled by LuaJIT)",
+    not funcinfo(router.route).children and not funcinfo(router._new_request_id).children,
+    tostring(funcinfo(router.route).children) .. " " .. tostring(funcinfo(router._new_request_id).children))
 end
 
 do -- Gateway API: a Gateway port's hosts are keyed by its pod port; Gateway wildcards cover one label or more

@@ -133,12 +133,13 @@ test('error-log-level: nginx\'s severities, rendered at the main level; info and
 
 test('generate-request-id: the router\'s id only for requests without an X-Request-ID; "false" sends the client\'s only; $req_id is the id sent', () => {
   const on = render({});
-  assert.match(on, /map \$http_x_request_id \$portico_request_id \{ default \$http_x_request_id; "" \$portico_rid; \}/);
+  assert.match(on, /map \$http_x_request_id \$req_id \{ default \$http_x_request_id; "" \$portico_rid; \}/);
   assert.match(on, /requestIds = true,/, 'the router makes ids');
-  assert.match(on, /map \$portico_request_id \$req_id \{ default \$portico_request_id; \}/);
-  assert.match(on, /proxy_set_header X-Request-ID \$portico_request_id;/);
+  assert.match(on, /map \$req_id \$portico_request_id \{ default \$req_id; \}/, 'the earlier name is an alias');
+  assert.match(on, /proxy_set_header X-Request-ID \$req_id;/);
+  assert.doesNotMatch(on, /_set_header X-Request-ID \$portico_request_id;/, 'the headers read $req_id itself, not through the alias');
   const off = render({ 'generate-request-id': 'false' });
-  assert.match(off, /map \$http_x_request_id \$portico_request_id \{ default \$http_x_request_id; \}/);
+  assert.match(off, /map \$http_x_request_id \$req_id \{ default \$http_x_request_id; \}/);
   assert.doesNotMatch(off, /"" \$portico_rid;/);
   assert.match(off, /requestIds = false,/, 'the router makes none');
 });

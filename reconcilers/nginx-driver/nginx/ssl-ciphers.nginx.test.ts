@@ -3,10 +3,12 @@
 // refused in the handshake) while another host with the very same certificate keeps the ConfigMap's list; TLS 1.3 is
 // not affected; a TLS 1.2 session of the other host is not resumed on it; a younger Ingress's other list is a
 // Warning and changes nothing. No reload: the list travels with the certificate through the configuration API.
+// Also HSTS (hsts, on by default): Strict-Transport-Security on HTTPS responses of hosts with a TLS section only.
 // Ports 31945-31947 belong to this file (loopback only).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import tls from 'node:tls';
+import https from 'node:https';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { nullLogger } from '../../../operator/log.ts';
@@ -35,6 +37,7 @@ function config(): GatewayConfig {
       ing('strict', { rules: [rule('strict.example.com', [{ path: '/', backend: svcRef('web', 80) }])], tls: [{ hosts: ['strict.example.com'], secretName: 'both' }] }, { created: '2026-01-01T00:00:00Z', annotations: { [`${N}ssl-ciphers`]: STRICT } }),
       ing('late', { rules: [rule('strict.example.com', [{ path: '/late', backend: svcRef('web', 80) }])] }, { created: '2026-02-01T00:00:00Z', annotations: { [`${N}ssl-ciphers`]: OUTSIDE } }),
       ing('open', { rules: [rule('open.example.com', [{ path: '/', backend: svcRef('web', 80) }])], tls: [{ hosts: ['open.example.com'], secretName: 'both' }] }),
+      ing('plain', { rules: [rule('plain.example.com', [{ path: '/', backend: svcRef('web', 80) }])] }),
     ],
   });
   m.setSecret({ key: 'default/both', ok: true, cert: both.cert, privateKey: both.key, hosts: ['strict.example.com', 'open.example.com'], notAfter: new Date(Date.now() + 86400_000).toISOString(), fingerprint: 'both' } as Parameters<Model['setSecret']>[0]);
@@ -102,4 +105,31 @@ test('ssl-ciphers: a TLS 1.2 session made on another host is not resumed on it (
 
 test('ssl-ciphers: on a host several Ingresses set it for, the oldest one\'s list applies and the younger gets a Warning', () => {
   assert.deepEqual(warnings, [`Ingress/default/late SSLCiphersConflict: ssl-ciphers for host strict.example.com: Ingress default/strict (older) sets another list for it; that one applies`]);
+});
+
+/** Strict-Transport-Security of nginx's answer (the Service has no endpoint: a 503, which HSTS covers too) to GET / for `host`. */
+function hsts(scheme: 'http' | 'https', host: string): Promise<{ status: number; hsts: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const o = { host: '127.0.0.1', path: '/', headers: { host }, agent: false as const };
+    const done = (res: import('node:http').IncomingMessage) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, hsts: res.headers['strict-transport-security'] as string | undefined }));
+    };
+    const req = scheme === 'https'
+      ? https.get({ ...o, port: LISTEN.httpsPort, servername: host, rejectUnauthorized: false }, done)
+      : import('node:http').then((http) => http.get({ ...o, port: LISTEN.httpPort }, done).on('error', reject));
+    if ('on' in req) req.on('error', reject);
+  });
+}
+
+test('HSTS: Strict-Transport-Security on HTTPS answers of a host with a TLS section; not over HTTP, not for a host without TLS', async () => {
+  const tlsHost = await hsts('https', 'open.example.com');
+  assert.equal(tlsHost.status, 503);
+  assert.equal(tlsHost.hsts, 'max-age=31536000; includeSubDomains');
+  const overHttp = await hsts('http', 'open.example.com');
+  assert.equal(overHttp.status, 308, 'ssl-redirect of a TLS host');
+  assert.equal(overHttp.hsts, undefined, 'not over plain HTTP');
+  const noTls = await hsts('https', 'plain.example.com');
+  assert.equal(noTls.status, 503);
+  assert.equal(noTls.hsts, undefined, 'not for a host without a TLS section, even over HTTPS');
 });

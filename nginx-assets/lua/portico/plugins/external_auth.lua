@@ -94,7 +94,7 @@ local function prepare(self)
   change("X-Real-IP", var.remote_addr)
   -- The subrequest has variables of its own: without this, a request that brought no X-Request-ID would get a
   -- second generated id there. The auth service sees the id the request is proxied with.
-  change("X-Request-ID", var.portico_request_id)
+  change("X-Request-ID", var.req_id)
   return saved
 end
 
@@ -300,7 +300,7 @@ local function prepare_nginx(self)
     change("X-Scheme", scheme())
   end
   -- The request's X-Request-ID (the subrequest's own variables would generate another one).
-  change("X-Request-ID", var.portico_request_id)
+  change("X-Request-ID", var.req_id)
   -- auth-proxy-set-headers: the ConfigMap's headers, last (as ingress-nginx's proxy_set_header lines after its own).
   local set = self.set_headers
   if set then
