@@ -30,15 +30,15 @@
  *   - A session is saved only after a handshake that passed (proxy_ssl_session_reuse), and each such location has a
  *     TLS context of its own, so a resumed session was verified against the same names.
  *
- * An if{} or limit_except{} block proxies with its enclosing location's TLS context (nginx shares it): the names
- * there must be the enclosing location's (an if{} block setting other names is refused; one under a location
- * without names makes that context, so the enclosing location too, check the block's names).
+ * An if{} or limit_except{} block proxies with its enclosing location's TLS context (nginx shares it) and inherits the
+ * enclosing location's names (the directives are not allowed in an if{} block).
  *
  * Directives (http, server, location; inherited like nginx's proxy_ssl_*):
  *   portico_upstream_ssl_verify_names name ...;          DNS:<name> or URI:<uri>, 1-16 of them
  *   portico_upstream_ssl_trusted_certificate file;       PEM CA certificates (required with the names)
  *   portico_upstream_ssl_verify_depth number;            the chain's depth, default 1 (as proxy_ssl_verify_depth)
- * A location that sets the names itself must proxy over TLS, with proxy_ssl_verify and grpc_ssl_verify off.
+ * A location that sets the names itself must proxy over TLS; every location checking names must have proxy_ssl_verify
+ * and grpc_ssl_verify off.
  *
  * This module reads no ngx_connection_t bit field (Debian's nginx 1.22.1 has one more than the upstream sources it is
  * compiled with; see portico_h2c): only c->log, which comes before them.
@@ -79,6 +79,7 @@ typedef struct {
     ngx_uint_t       depth;
     ngx_str_t        file;          /* where the names were set, for what the merge finds */
     ngx_uint_t       line;
+    ngx_uint_t       in_location;   /* the names were set in a location{} (not http{} or server{}) */
 } ngx_http_pu_loc_conf_t;
 
 
@@ -211,6 +212,7 @@ ngx_http_pu_names(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     plcf->file = cf->conf_file->file.name;
     plcf->line = cf->conf_file->line;
+    plcf->in_location = (cf->cmd_type == NGX_HTTP_LOC_CONF);
 
     return NGX_CONF_OK;
 }
@@ -321,13 +323,14 @@ ngx_http_pu_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_uint_t                 here, n;
     ngx_http_upstream_conf_t  *proxy, *grpc;
 
-    here = (conf->names != NGX_CONF_UNSET_PTR);
+    /* set in this very location (an http{} or server{} one only hands them down to the locations) */
+    here = (conf->names != NGX_CONF_UNSET_PTR && conf->in_location);
 
     ngx_conf_merge_ptr_value(conf->names, prev->names, NULL);
     ngx_conf_merge_str_value(conf->trusted, prev->trusted, "");
     ngx_conf_merge_uint_value(conf->depth, prev->depth, 1);
 
-    if (!here) {
+    if (conf->file.len == 0) {
         conf->file = prev->file;
         conf->line = prev->line;
     }
