@@ -6,7 +6,8 @@
 #     redis-server (the global rate limit tests run their own);
 #   - npm packages, including Node 24 itself (the registry's `node` package → node_modules/.bin/node);
 #   - the control-plane binaries (etcd, kube-apiserver, kube-controller-manager) built from Go modules and cached;
-#   - Portico's own nginx module (per-request metrics), built against Debian's nginx sources (nginx-assets/modules);
+#   - Portico's own nginx modules (per-request metrics, h2c, backend certificates checked against subjectAltNames),
+#     built against Debian's nginx sources (nginx-assets/modules);
 #   - an OpenTelemetry Collector built from Go modules with the collector's own builder (e2e/otel/build.sh), cached
 #     likewise: the tracing tests export to it.
 #   - the Gateway API CRDs of the pinned release, from its Go module (e2e/gateway-api/crds.sh)

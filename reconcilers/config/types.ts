@@ -72,6 +72,14 @@ export interface Profile {
    * file named by its digest in the runtime directory (proxy_ssl_trusted_certificate) before nginx -t.
    */
   trustedCa?: string;
+  /**
+   * With trustedCa: the backend's certificate must carry one of these subject alternative names ("DNS:<name>", a
+   * leading "*." for a wildcard, or "URI:<absolute URI>"; BackendTLSPolicy subjectAltNames), and sslServerName is
+   * then only the SNI, never checked. Served by Portico's nginx module portico_upstream_ssl
+   * (portico_upstream_ssl_verify_names) in place of proxy_ssl_verify / grpc_ssl_verify; without the module the
+   * profile's requests are answered 502, never proxied unverified.
+   */
+  sslVerifyNames?: string[];
   /** proxy_ssl_verify_depth with trustedCa (ingress-nginx's proxy-ssl-verify-depth); absent = 4. */
   sslVerifyDepth?: number;
   /** false: sslServerName is only the name verified, not sent as SNI (proxy_ssl_server_name off). */

@@ -190,11 +190,19 @@ export interface BackendTlsPolicyRecord extends CrdMeta {
   /** Services of the policy's namespace, each with the port name it targets (absent: every port). */
   targets: { name: string; sectionName?: string }[];
   hostname: string;
+  /**
+   * spec.validation.subjectAltNames, checked (absent: none): the backend's certificate must carry one of them, and
+   * the hostname is then only the SNI. Hostname: a DNS name (a leading "*." for a wildcard); URI: an absolute URI.
+   */
+  subjectAltNames?: { type: 'Hostname' | 'URI'; value: string }[];
   /** The CA certificates of its valid caCertificateRefs (PEM), or the system's (wellKnownCACertificates: System). */
   caPem?: string;
   /** Its caCertificateRefs Portico cannot use, each with the ResolvedRefs reason and why. */
   refProblems: { reason: 'InvalidKind' | 'InvalidCACertificateRef'; message: string }[];
-  /** What it asks that Portico does not serve (subjectAltNames, options): the policy is not accepted, its targets fail closed. */
+  /**
+   * What it asks that Portico does not serve (options; subjectAltNames without Portico's nginx module portico_upstream_ssl,
+   * or ones Portico refuses): the policy is not accepted, its targets fail closed.
+   */
   unsupported?: string;
 }
 

@@ -23,13 +23,14 @@ export function makeCa(dir: string, name: string): Pem {
   return read(certFile, keyFile);
 }
 
-/** A certificate for `name` (CN) signed by `ca`: with `dns`, those subjectAltNames (a server's). */
-export function issue(dir: string, ca: Pem, name: string, dns: string[] = []): Pem {
+/** A certificate for `name` (CN) signed by `ca`: with `dns` (and `uris`), those subjectAltNames (a server's). */
+export function issue(dir: string, ca: Pem, name: string, dns: string[] = [], uris: string[] = []): Pem {
   const certFile = path.join(dir, `${name}.crt`);
   const keyFile = path.join(dir, `${name}.key`);
   const csr = path.join(dir, `${name}.csr`);
   const ext = path.join(dir, `${name}.ext`);
-  writeFileSync(ext, dns.length ? `subjectAltName=${dns.map((d) => `DNS:${d}`).join(',')}\n` : 'basicConstraints=CA:FALSE\n');
+  const sans = [...dns.map((d) => `DNS:${d}`), ...uris.map((u) => `URI:${u}`)];
+  writeFileSync(ext, sans.length ? `subjectAltName=${sans.join(',')}\n` : 'basicConstraints=CA:FALSE\n');
   openssl(['req', '-new', ...EC, '-subj', `/CN=${name}`, '-keyout', keyFile, '-out', csr]);
   openssl(['x509', '-req', '-in', csr, '-CA', ca.certFile, '-CAkey', ca.keyFile, '-CAcreateserial', '-days', '2', '-extfile', ext, '-out', certFile]);
   return read(certFile, keyFile);

@@ -1,8 +1,10 @@
-// BackendTLSPolicy → its model record: the Service ports it targets, the hostname (the SNI sent and the name the
-// backend's certificate must carry) and the CA bundle its caCertificateRefs name — ConfigMaps of its own namespace,
-// key ca.crt, read here (what it reads is declared, so a change of such a ConfigMap normalizes it again). A
-// reference Portico cannot use is kept with its ResolvedRefs reason; what Portico does not serve (subjectAltNames,
-// options) is named, the policy is then not accepted and the Service ports it targets fail closed.
+// BackendTLSPolicy → its model record: the Service ports it targets, the hostname (the SNI sent and, without
+// subjectAltNames, the name the backend's certificate must carry), the subjectAltNames (the names of which the
+// certificate must carry one; checked by Portico's nginx module portico_upstream_ssl) and the CA bundle its
+// caCertificateRefs name — ConfigMaps of its own namespace, key ca.crt, read here (what it reads is declared, so a
+// change of such a ConfigMap normalizes it again). A reference Portico cannot use is kept with its ResolvedRefs
+// reason; what Portico does not serve (options; subjectAltNames without the module, or ones it refuses) is named,
+// the policy is then not accepted and the Service ports it targets fail closed.
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -34,6 +36,51 @@ const specSchema = z.looseObject({
   }),
   options: z.record(z.string(), z.string()).optional(),
 });
+
+/** Hostname (the API's pattern): a lower-case DNS name, a wildcard label "*." first allowed. */
+const SAN_HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/**
+ * AbsoluteURI as Portico takes it: the API's shape (a scheme, "://", the rest) in printable ASCII without spaces,
+ * quotes, backslashes or "$" (nginx's configuration would give "$" a meaning; a URI SAN has no need of it).
+ */
+const SAN_URI = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[\x21-\x7e]*$/;
+const SAN_URI_REFUSED = /["'\\$]/;
+
+const sanSchema = z.looseObject({ type: z.string(), hostname: z.string().optional(), uri: z.string().optional() });
+
+/**
+ * The subjectAltNames as the record keeps them, or why one cannot be served (the policy is then not accepted and its
+ * targets fail closed, rather than the object refused and its backends proxied without TLS).
+ */
+export function subjectAltNamesOf(sans: unknown[]): { names: NonNullable<BackendTlsPolicyRecord['subjectAltNames']> } | { problem: string } {
+  const names: NonNullable<BackendTlsPolicyRecord['subjectAltNames']> = [];
+  for (const [i, raw] of sans.entries()) {
+    const at = `spec.validation.subjectAltNames.${i}`;
+    const r = sanSchema.safeParse(raw);
+    if (!r.success) return { problem: issuesText(r.error, at) };
+    const san = r.data;
+    if (san.type === 'Hostname') {
+      if (san.uri) return { problem: `${at}: type Hostname takes no uri` };
+      const h = san.hostname ?? '';
+      if (!h || h.length > 253 || !SAN_HOSTNAME.test(h)) return { problem: `${at}.hostname: ${JSON.stringify(h)} is not a lower-case DNS name (a leading "*." allowed)` };
+      names.push({ type: 'Hostname', value: h });
+    } else if (san.type === 'URI') {
+      if (san.hostname) return { problem: `${at}: type URI takes no hostname` };
+      const u = san.uri ?? '';
+      if (!u || u.length > 253 || !SAN_URI.test(u)) return { problem: `${at}.uri: ${JSON.stringify(u)} is not an absolute URI (<scheme>://..., printable ASCII without spaces, at most 253 characters)` };
+      if (SAN_URI_REFUSED.test(u)) return { problem: `${at}.uri: ${JSON.stringify(u)} has a quote, a backslash or "$", which Portico does not put in nginx's configuration` };
+      names.push({ type: 'URI', value: u });
+    } else {
+      return { problem: `${at}.type: ${JSON.stringify(san.type)} is not Hostname or URI` };
+    }
+  }
+  return { names };
+}
+
+export interface BackendTlsNormalizeOptions {
+  /** Portico's nginx module portico_upstream_ssl is installed: subjectAltNames can be served (without it they are refused). */
+  subjectAltNames: boolean;
+}
 
 /** The system's CA bundle (Debian's ca-certificates), for wellKnownCACertificates: System. */
 export const SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
@@ -71,7 +118,7 @@ export function policyReads(obj: KubeObject): RecordReads {
   return { secrets: [], configMaps: [...new Set(refs.filter((r) => (r.group ?? '') === '' && r.kind === 'ConfigMap' && r.name).map((r) => `${ns}/${r.name}`))].sort() };
 }
 
-export function normalizeBackendTlsPolicy(obj: KubeObject, configMaps: ConfigMapReader): CrdResult<BackendTlsPolicyRecord> {
+export function normalizeBackendTlsPolicy(obj: KubeObject, configMaps: ConfigMapReader, o: BackendTlsNormalizeOptions = { subjectAltNames: false }): CrdResult<BackendTlsPolicyRecord> {
   const r = specSchema.safeParse((obj as { spec?: unknown }).spec ?? {});
   if (!r.success) return { ok: false, reason: issuesText(r.error) };
   const spec = r.data;
@@ -86,7 +133,13 @@ export function normalizeBackendTlsPolicy(obj: KubeObject, configMaps: ConfigMap
     if (t.group !== '' || t.kind !== 'Service') unsupported.push(`spec.targetRefs.${i}: ${t.group || 'core'}/${t.kind} is not a target Portico serves (core Service)`);
     else targets.push({ name: t.name, ...(t.sectionName ? { sectionName: t.sectionName } : {}) });
   });
-  if (v.subjectAltNames?.length) unsupported.push('spec.validation.subjectAltNames: nginx checks the backend certificate against one name (the hostname); a list of subject alternative names is not served by Portico');
+  let subjectAltNames: BackendTlsPolicyRecord['subjectAltNames'];
+  if (v.subjectAltNames?.length) {
+    const sans = subjectAltNamesOf(v.subjectAltNames);
+    if (!o.subjectAltNames) unsupported.push('spec.validation.subjectAltNames: nginx alone checks the backend certificate against one name (the hostname), and Portico\'s nginx module portico_upstream_ssl, which checks a list of subject alternative names, is not installed');
+    else if ('problem' in sans) unsupported.push(sans.problem);
+    else subjectAltNames = sans.names;
+  }
   if (spec.options && Object.keys(spec.options).length) unsupported.push(`spec.options: Portico knows no option (${Object.keys(spec.options).slice(0, 5).join(', ')})`);
   const refProblems: BackendTlsPolicyRecord['refProblems'] = [];
   const pems: string[] = [];
@@ -111,7 +164,7 @@ export function normalizeBackendTlsPolicy(obj: KubeObject, configMaps: ConfigMap
     }
   }
   const caPem = pems.length ? `${pems.join('\n')}\n` : undefined;
-  const rec: BackendTlsPolicyRecord = { ...meta, targets, hostname: v.hostname, refProblems, ...(caPem ? { caPem } : {}) };
+  const rec: BackendTlsPolicyRecord = { ...meta, targets, hostname: v.hostname, ...(subjectAltNames ? { subjectAltNames } : {}), refProblems, ...(caPem ? { caPem } : {}) };
   if (unsupported.length) rec.unsupported = unsupported.join('; ');
   return { ok: true, record: rec };
 }

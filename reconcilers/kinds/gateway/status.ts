@@ -69,6 +69,7 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   HTTPRouteBackendURLRewrite: 'extended',
   HTTPRouteBackendProtocolH2C: 'extended',
   BackendTLSPolicy: 'extended',
+  BackendTLSPolicySANValidation: 'extended',
   GatewayBackendClientCertificate: 'extended',
   GatewayAddressRoutability: 'extended',
   GatewayAddressRoutabilityCluster: 'extended',

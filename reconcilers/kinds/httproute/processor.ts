@@ -390,8 +390,9 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Paramet
   // HTTPRoute's whose Service ports say appProtocol kubernetes.io/h2c: grpc_pass carries any HTTP request over h2c
   // (nginx's proxy module has no HTTP/2). One location serves the rule, so only when all its backends are h2c.
   const rt = rtOf(c.owner);
-  // TLS to the backends (BackendTLSPolicy): its hostname is the SNI and the name verified against its CA bundle. One
-  // location serves the rule, so the shares of backends with another policy (or none) answer 500, with a Warning.
+  // TLS to the backends (BackendTLSPolicy): its hostname is the SNI and the name verified against its CA bundle (with
+  // subjectAltNames only the SNI: the certificate must carry one of those). One location serves the rule, so the
+  // shares of backends with another policy (or none) answer 500, with a Warning.
   const first = good.length ? rule.backends[good[0]!] : undefined;
   const tls = first && c.backendId ? policyFor(d.snap, first.namespace, first.name, first.port) : undefined;
   if (r.split) {
@@ -413,6 +414,8 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Paramet
   if (tls?.caPem) {
     const protocol = grpc ? ('GRPCS' as const) : ('HTTPS' as const);
     const proxySsl: NonNullable<RouteDraft['proxySsl']> = { backendProtocol: protocol, sslServerName: tls.hostname, trustedCa: tls.caPem };
+    // subjectAltNames: the certificate must carry one of them, the hostname is only the SNI (portico_upstream_ssl).
+    if (tls.subjectAltNames?.length) proxySsl.sslVerifyNames = tls.subjectAltNames.map((n) => `${n.type === 'Hostname' ? 'DNS' : 'URI'}:${n.value}`);
     // The Gateway's client certificate (spec.tls.backend.clientCertificateRef), for backends that ask for one.
     const certKey = d.o.gatewayApi ? gatewayApiState(d.snap, d.o.gatewayApi).gateways.get(hc.gateway)?.backendClientCertificate : undefined;
     const m = certKey ? d.snap.secrets.get(certKey) : undefined;

@@ -112,6 +112,19 @@ export function host(v: unknown): string {
   return v;
 }
 
+/**
+ * A name for portico_upstream_ssl_verify_names, quoted: "DNS:" and a lower-case DNS name (a leading "*." allowed),
+ * or "URI:" and an absolute URI (<scheme>://...) of printable ASCII without spaces, quotes, backslashes or "$".
+ */
+export function sslVerifyName(v: unknown): string {
+  if (typeof v !== 'string') throw new UnsafeValueError(`expected a subject alternative name, got ${typeof v}`);
+  const dns = /^DNS:((?:\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$/.exec(v);
+  const uri = /^URI:([A-Za-z][A-Za-z0-9+.-]*:\/\/[\x21-\x7e]*)$/.exec(v);
+  if (dns && dns[1]!.length <= 253) return quote(v);
+  if (uri && uri[1]!.length <= 2048 && !/["'\\$]/.test(uri[1]!)) return quote(v);
+  throw new UnsafeValueError(`invalid subject alternative name ${JSON.stringify(v)}: expected DNS:<name> or URI:<absolute URI>`);
+}
+
 export function listenAddress(address: unknown, port: unknown): string {
   if (typeof address !== 'string' || !/^([0-9.]+|[0-9a-fA-F:]+)$/.test(address)) throw new UnsafeValueError(`invalid listen address ${JSON.stringify(address)}`);
   const p = integer(port);

@@ -7,9 +7,9 @@ import path from 'node:path';
 import Handlebars from 'handlebars';
 import type { Structure } from '../../config/types.ts';
 import { PRIVATE_KEY_PEM, backendServerNameSchema, caBundleProblem } from '../../values/safe.ts';
-import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, fastcgiParam, loopId, mapSource, headerToken, headerValueQuoted, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, unixListen, words, workers } from './escape.ts';
+import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, fastcgiParam, loopId, mapSource, headerToken, headerValueQuoted, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, sslVerifyName, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
-import { ASSETS_DIR, H2C_MODULE, METRICS_MODULE, gatewayTlsSocket, type RuntimePaths } from './runtime.ts';
+import { ASSETS_DIR, H2C_MODULE, METRICS_MODULE, UPSTREAM_SSL_MODULE, gatewayTlsSocket, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
 import { geoip2Lookup, geoip2Variable, optionalModules } from './optional-modules.ts';
 import { fastcgiNextUpstream, fastcgiParamsOf } from './fastcgi.ts';
@@ -17,7 +17,7 @@ import { fastcgiNextUpstream, fastcgiParamsOf } from './fastcgi.ts';
 export { ASSETS_DIR, hardOpenFilesLimit, runtimePaths, type RuntimeOptions, type RuntimePaths } from './runtime.ts';
 
 /** Helpers that emit values, and the block/sub-expression helpers that only compute. */
-const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'hval', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams', 'geovar', 'geoname', 'fcgiparam'] as const;
+const VALUE_HELPERS = ['q', 'qre', 'qfmt', 'luastr', 'luatext', 'luapeer', 'luanum', 'num', 'size', 'host', 'servername', 'listen', 'workers', 'cidr', 'mapsrc', 'unix', 'name', 'nextup', 'onoff', 'hdr', 'hvar', 'hval', 'words', 'txid', 'upstream', 'loopid', 'loglevel', 'logparams', 'geovar', 'geoname', 'fcgiparam', 'sslname'] as const;
 const LOGIC_HELPERS = ['eq', 'if', 'unless', 'each', 'else'] as const;
 
 function assertOnlyHelpers(name: string, source: string): void {
@@ -74,6 +74,7 @@ function makeEnv(): typeof Handlebars {
   hb.registerHelper('geovar', (v: unknown) => geoip2Lookup(v));
   hb.registerHelper('geoname', (v: unknown) => geoip2Variable(v));
   hb.registerHelper('fcgiparam', (v: unknown) => fastcgiParam(v));
+  hb.registerHelper('sslname', (v: unknown) => sslVerifyName(v));
   hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
   return hb;
 }
@@ -248,7 +249,10 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
   const tpl = load();
   const g = structure.global;
   // Strict mode throws on missing fields, so optional profile settings are made explicit (null = not set).
-  const profiles = structure.profiles.map(({ trustedCa, sslCertificate, modsecurity, fastcgi, ...p }) => ({
+  // BackendTLSPolicy subjectAltNames: Portico's module checks them; without it (or without a CA bundle to verify the
+  // chain with) such a profile answers 502 rather than proxy unverified.
+  const upstreamSsl = structure.profiles.some((p) => p.sslVerifyNames?.length) && existsSync(UPSTREAM_SSL_MODULE);
+  const profiles = structure.profiles.map(({ trustedCa, sslCertificate, modsecurity, fastcgi, sslVerifyNames, ...p }) => ({
     proxyBodySize: null,
     testInvalidDirective: null,
     nextUpstream: null,
@@ -279,6 +283,8 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     mirror: null,
     ...p,
     trustedCaFile: trustedCa ? trustedCaFile(runtime, trustedCa) : null,
+    sslVerifyNames: sslVerifyNames?.length && trustedCa && upstreamSsl ? sslVerifyNames : null,
+    sslVerifyUnavailable: !!sslVerifyNames?.length && !(trustedCa && upstreamSsl),
     // Paths only: the certificate and key are in files (writeClientCertificates), never in nginx.conf.
     sslCertificateFiles: sslCertificate ? clientCertificateFiles(runtime, sslCertificate) : null,
     // The rules are in a file named by their digest (writeModsecurityRules); nginx.conf holds its path only.
@@ -321,6 +327,7 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     // Per-request metrics (--enable-metrics): Portico's nginx module and its settings.
     metrics: g.metrics ?? null,
     metricsModule: g.metrics ? METRICS_MODULE : null,
+    upstreamSslModule: upstreamSsl ? UPSTREAM_SSL_MODULE : null,
     // Gateway API: plain HTTP Gateway ports take HTTP/2 with prior knowledge (gRPC clients, GRPCRoute) next to
     // HTTP/1.x, through Portico's portico_h2c module (nginx 1.22 cannot); without the module they stay HTTP/1.x.
     ...h2cOf(g.gatewayPorts),

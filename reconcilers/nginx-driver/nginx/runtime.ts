@@ -11,6 +11,9 @@ export const METRICS_MODULE = '/usr/lib/nginx/modules/ngx_http_portico_metrics_m
 /** Portico's own nginx module: HTTP/1.x and HTTP/2 prior knowledge (h2c) on one plaintext port, the ports named by
  * portico_h2c_ports (nginx-assets/modules/portico_h2c, built by build.sh). */
 export const H2C_MODULE = '/usr/lib/nginx/modules/ngx_http_portico_h2c_module.so';
+/** Portico's own nginx module: a backend's certificate checked against a list of subject alternative names, the SNI
+ * apart (BackendTLSPolicy subjectAltNames; nginx-assets/modules/portico_upstream_ssl, built by build.sh). */
+export const UPSTREAM_SSL_MODULE = '/usr/lib/nginx/modules/ngx_http_portico_upstream_ssl_module.so';
 
 export interface RuntimePaths {
   /** nginx prefix / runtime directory (pid, temp, logs, placeholder cert). */

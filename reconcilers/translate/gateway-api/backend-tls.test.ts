@@ -2,10 +2,12 @@
 // policy holds for a Service port (a port's own over the Service's, the oldest among equals, the rest Conflicted),
 // the conditions, the ancestors, and the translation: an HTTPS (or GRPCS) profile with the policy's hostname as
 // SNI and verified name and its CA bundle; a policy that cannot be applied fails its backend closed (500). The
-// conformance tests BackendTLSPolicy* are the model for the objects. No cluster, no nginx.
+// conformance tests BackendTLSPolicy* are the model for the objects. subjectAltNames: kept and checked when Portico's
+// module portico_upstream_ssl is there (refused by name otherwise), carried by the profiles, rendered as the
+// module's directives and taken by nginx -t. No cluster, no running nginx.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { KubeObject } from '../../../operator/kube/object.ts';
@@ -20,6 +22,10 @@ import { makeCa } from '../pki.test-helpers.ts';
 import { translate, type TranslateOptions } from '../translate.ts';
 import { gatewayApiState, listenerHost, type GatewayApiOptions } from './attach.ts';
 import { backendTlsState, policyAncestors, policyFor } from './backend-tls.ts';
+import { renderNginxConf, writeTrustedCas } from '../../nginx-driver/nginx/render.ts';
+import { sslVerifyName, UnsafeValueError } from '../../nginx-driver/nginx/escape.ts';
+import { nginxTest, runtimeDir } from '../../nginx-driver/nginx/nginx-t.test-helpers.ts';
+import { UPSTREAM_SSL_MODULE } from '../../nginx-driver/nginx/runtime.ts';
 
 const GA: GatewayApiOptions = { controllerName: 'portico.dev/gateway-controller', reservedPorts: [8080, 8443, 10246] };
 const O: TranslateOptions = { ...OPTS, gatewayApi: GA };
@@ -80,7 +86,8 @@ test('normalizer: CA bundles from ConfigMaps of the policy\'s namespace; bad ref
   assert.match(problems([caRef('not-cert')])!.text, /does not parse/);
   assert.deepEqual(problems([caRef('gone'), caRef('ca')]), { reasons: ['InvalidCACertificateRef'], text: 'spec.validation.caCertificateRefs.0: ConfigMap infra/gone not found', ca: true });
   const sans = normalizeBackendTlsPolicy(policy('p', { name: 'tls' }, { caCertificateRefs: [caRef('ca')], subjectAltNames: [{ type: 'Hostname', hostname: 'x.example.com' }] }), readCm);
-  assert.match(sans.ok ? sans.record.unsupported ?? '' : '', /subjectAltNames/);
+  assert.match(sans.ok ? sans.record.unsupported ?? '' : '', /subjectAltNames.*portico_upstream_ssl.*is not installed/, 'without the module: refused by name');
+  assert.equal(sans.ok && sans.record.subjectAltNames, undefined);
   const both = normalizeBackendTlsPolicy(policy('p', { name: 'tls' }, { caCertificateRefs: [caRef('ca')], wellKnownCACertificates: 'System' }), readCm);
   assert.match(!both.ok ? both.reason : '', /exactly one of caCertificateRefs and wellKnownCACertificates/);
   const wildcard = normalizeBackendTlsPolicy(policy('p', { name: 'tls' }, { caCertificateRefs: [caRef('ca')], hostname: '*.example.com' }), readCm);
@@ -170,4 +177,105 @@ test('Gateway spec.tls.backend.clientCertificateRef: presented to the backends P
   assert.deepEqual(profileAt('with-cert').sslCertificate, { cert: 'CLIENT CERT', key: 'CLIENT KEY' }, 'the Gateway\'s certificate goes to the backend');
   assert.equal(profileAt('gw').sslCertificate, undefined, 'the same route on a Gateway without one presents none');
   assert.equal(profileAt('gw').backendProtocol, 'HTTPS');
+});
+
+const WITH_SANS = { subjectAltNames: true };
+
+test('normalizer with Portico\'s module: subjectAltNames kept (Hostname, wildcard, URI); what cannot be served makes the policy not accepted, with the reason', () => {
+  const norm = (sans: unknown[], hostname = 'abc.example.com') => {
+    const r = normalizeBackendTlsPolicy(policy('p', { name: 'tls' }, { caCertificateRefs: [caRef('ca')], hostname, subjectAltNames: sans }), readCm, WITH_SANS);
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+    return r.ok ? r.record : undefined;
+  };
+  const ok = norm([{ type: 'Hostname', hostname: 'abc.example.com' }, { type: 'Hostname', hostname: '*.wild.example.com' }, { type: 'URI', uri: 'spiffe://abc.example.com/test-identity' }]);
+  assert.equal(ok?.unsupported, undefined);
+  assert.deepEqual(ok?.subjectAltNames, [{ type: 'Hostname', value: 'abc.example.com' }, { type: 'Hostname', value: '*.wild.example.com' }, { type: 'URI', value: 'spiffe://abc.example.com/test-identity' }]);
+  assert.equal(norm([])?.subjectAltNames, undefined, 'an empty list: the hostname is verified as without one');
+  const refused: [unknown, RegExp][] = [
+    [{ type: 'Hostname', hostname: 'ABC.example.com' }, /subjectAltNames\.0\.hostname: "ABC\.example\.com" is not a lower-case DNS name/],
+    [{ type: 'Hostname', hostname: 'a.*.example.com' }, /is not a lower-case DNS name/],
+    [{ type: 'Hostname' }, /subjectAltNames\.0\.hostname: "" is not/],
+    [{ type: 'Hostname', hostname: 'a.example.com', uri: 'spiffe://x/y' }, /type Hostname takes no uri/],
+    [{ type: 'URI', uri: 'spiffe:abc' }, /subjectAltNames\.0\.uri: "spiffe:abc" is not an absolute URI/],
+    [{ type: 'URI', uri: 'spiffe://a b' }, /is not an absolute URI/],
+    [{ type: 'URI', uri: 'spiffe://a/"b' }, /has a quote, a backslash or "\$"/],
+    [{ type: 'URI', uri: 'spiffe://a/$host' }, /has a quote, a backslash or "\$"/],
+    [{ type: 'URI', uri: `spiffe://a/${'x'.repeat(250)}` }, /at most 253 characters/],
+    [{ type: 'URI', hostname: 'a.example.com', uri: 'spiffe://a/b' }, /type URI takes no hostname/],
+    [{ type: 'IPAddress', ipAddress: '10.0.0.1' }, /subjectAltNames\.0\.type: "IPAddress" is not Hostname or URI/],
+    ['abc.example.com', /subjectAltNames\.0/],
+  ];
+  for (const [san, why] of refused) {
+    const r = norm([{ type: 'Hostname', hostname: 'ok.example.com' }, san].reverse());
+    assert.match(r?.unsupported ?? '', why, JSON.stringify(san));
+    assert.equal(r?.subjectAltNames, undefined, 'none kept: the policy is not applied');
+  }
+  const six = normalizeBackendTlsPolicy(policy('p', { name: 'tls' }, { caCertificateRefs: [caRef('ca')], subjectAltNames: Array.from({ length: 6 }, (_, i) => ({ type: 'Hostname', hostname: `h${i}.example.com` })) }), readCm, WITH_SANS);
+  assert.equal(six.ok, false, 'at most 5 (the API\'s limit)');
+});
+
+test('translation with subjectAltNames: the HTTPS and GRPCS profiles carry the names (the hostname stays the SNI); without the module the policy is not accepted and its backends answer 500', () => {
+  const m = base();
+  const sans = [{ type: 'URI', uri: 'spiffe://abc.example.com/test-identity' }, { type: 'Hostname', hostname: 'abc.example.com' }];
+  const o = policy('sans', { name: 'tls', sectionName: 'btls' }, { caCertificateRefs: [caRef('ca')], hostname: 'sni.example.com', subjectAltNames: sans });
+  const n = normalizeBackendTlsPolicy(o, readCm, WITH_SANS);
+  assert.ok(n.ok);
+  m.setCrd('BackendTLSPolicy', n.record, policyReads(o));
+  const o2 = policy('no-module', { name: 'tls2' }, { caCertificateRefs: [caRef('ca')], subjectAltNames: sans });
+  const n2 = normalizeBackendTlsPolicy(o2, readCm);
+  assert.ok(n2.ok);
+  m.setCrd('BackendTLSPolicy', n2.record, policyReads(o2));
+  put(m, obj('HTTPRoute', 'r', {
+    parentRefs: [{ name: 'gw' }],
+    rules: [
+      { matches: [{ path: { type: 'Exact', value: '/sans' } }], backendRefs: [{ name: 'tls', port: 443 }] },
+      { matches: [{ path: { type: 'Exact', value: '/no-module' } }], backendRefs: [{ name: 'tls2', port: 443 }] },
+    ],
+  }));
+  put(m, obj('GRPCRoute', 'g', { parentRefs: [{ name: 'gw' }], hostnames: ['grpc.example.com'], rules: [{ backendRefs: [{ name: 'tls', port: 443 }] }] }));
+  const snap = m.snapshot();
+  const st = backendTlsState(snap).policies;
+  assert.equal(st.get('infra/sans')!.accepted.status, 'True');
+  assert.deepEqual([st.get('infra/no-module')!.accepted.status, st.get('infra/no-module')!.accepted.reason], ['False', 'Invalid']);
+  const state = gatewayApiState(snap, GA);
+  const port = state.gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  const r = translate(snap, O);
+  const rules = r.config.data.routes[listenerHost(port, '_')]!.rules;
+  const at = (p: string) => rules.find((x) => x.path === p)!.route;
+  const profileOf = (route: { profile?: string }) => r.config.structure.profiles.find((p) => p.name === route.profile);
+  const https = profileOf(at('/sans'))!;
+  const names = ['URI:spiffe://abc.example.com/test-identity', 'DNS:abc.example.com'];
+  assert.deepEqual([https.backendProtocol, https.sslServerName, https.sslVerifyNames, https.trustedCa?.trim()], ['HTTPS', 'sni.example.com', names, CA.cert.trim()]);
+  assert.equal(at('/no-module').action, 'error', 'the module missing: 500, never proxied with the hostname alone checked');
+  const grpc = profileOf(r.config.data.routes[listenerHost(port, 'grpc.example.com')]!.rules[0]!.route)!;
+  assert.deepEqual([grpc.backendProtocol, grpc.sslServerName, grpc.sslVerifyNames], ['GRPCS', 'sni.example.com', names]);
+
+  // Rendered: the module's directives in place of proxy_ssl_verify / grpc_ssl_verify, and nginx -t takes them
+  // (the module's merge finds the proxy module's TLS context in one location, the gRPC module's in the other).
+  const rt = runtimeDir();
+  writeTrustedCas(r.config.structure, rt);
+  const conf = renderNginxConf(r.config.structure, rt, 'c');
+  const loc = (p: { name: string }) => new RegExp(`location @portico_${p.name} \\{[\\s\\S]*?\\n    \\}`).exec(conf)?.[0] ?? '';
+  if (existsSync(UPSTREAM_SSL_MODULE)) {
+    assert.ok(conf.includes(`load_module "${UPSTREAM_SSL_MODULE}";`));
+    for (const p of [https, grpc]) {
+      assert.match(loc(p), /portico_upstream_ssl_verify_names "URI:spiffe:\/\/abc\.example\.com\/test-identity" "DNS:abc\.example\.com";\n\s+portico_upstream_ssl_trusted_certificate "[^"]+";\n\s+portico_upstream_ssl_verify_depth 4;/);
+      assert.doesNotMatch(loc(p), /_ssl_verify on|return 502/);
+      assert.match(loc(p), /proxy_ssl_name sni\.example\.com;[\s\S]*grpc_ssl_name sni\.example\.com;/);
+    }
+    nginxTest(rt, conf, { withOutput: true });
+  } else {
+    // A machine without the module: the profile answers 502 (never proxied unverified), and nginx -t passes.
+    assert.ok(!conf.includes('portico_upstream_ssl'));
+    for (const p of [https, grpc]) assert.match(loc(p), /return 502;/);
+  }
+});
+
+test('the renderer\'s helper for the names: DNS and URI forms quoted; anything else refused', () => {
+  assert.equal(sslVerifyName('DNS:abc.example.com'), '"DNS:abc.example.com"');
+  assert.equal(sslVerifyName('DNS:*.example.com'), '"DNS:*.example.com"');
+  assert.equal(sslVerifyName('URI:spiffe://abc.example.com/ns/a;b{c}'), '"URI:spiffe://abc.example.com/ns/a;b{c}"');
+  for (const bad of ['abc.example.com', 'DNS:ABC.example.com', 'DNS:a b', 'DNS:', 'URI:spiffe:x', 'URI:spiffe://a"b', 'URI:spiffe://a\\b', 'URI:spiffe://$host', 'URI:spiffe://a\nb', 'IP:10.0.0.1', 7]) {
+    assert.throws(() => sslVerifyName(bad), UnsafeValueError, JSON.stringify(bad));
+  }
 });
