@@ -26,6 +26,7 @@ import { reservedPorts } from '../reconcilers/kinds/configmap/tcpudp.ts';
 import { wireCrdStatus } from '../reconcilers/kinds/crd-status.ts';
 import type { KindContext, KindOptions, Wired } from '../reconcilers/kinds/kind.ts';
 import { KINDS, kindOf } from '../reconcilers/kinds/registry.ts';
+import { clusterTrustBundle, ClusterTrustBundleResource, TRUST_BUNDLE_VERSIONS } from '../reconcilers/kinds/clustertrustbundle/index.ts';
 
 export interface Portico {
   model: Model;
@@ -98,6 +99,14 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   // left out, said once: the others work without them.
   const absent = KINDS.filter((k) => gatewayApi && k.feature === 'gateway-api' && k.resource.group === 'gateway.networking.k8s.io' && k.resource.version === 'v1' && !gatewayApi.has(k.resource.plural));
   if (absent.length) m.log.info(`Gateway API: the API server does not serve ${absent.map((k) => k.resource.plural).join(', ')} (gateway.networking.k8s.io/v1): those kinds are not served; install the v1.7 CRDs and restart Portico to serve them`);
+  // ClusterTrustBundles (certificates.k8s.io, which Gateways and BackendTLSPolicies may name) are served by Kubernetes
+  // 1.37 (v1) or by 1.33+ with the ClusterTrustBundle feature gate and v1beta1 turned on: their kind is wired only then.
+  const trustBundles = gatewayApi ? await trustBundleVersion(m) : undefined;
+  if (trustBundles) o.clusterTrustBundleVersion = trustBundles;
+  else if (gatewayApi) {
+    absent.push(clusterTrustBundle);
+    m.log.info('Gateway API: the API server does not serve clustertrustbundles (certificates.k8s.io v1 or v1beta1): caCertificateRefs naming a ClusterTrustBundle are refused (InvalidKind); restart Portico once it serves them');
+  }
   const kinds = KINDS.filter((k) => !k.feature || (k.feature === 'gateway-api' && gatewayApi && !absent.includes(k)));
 
   // Every kind of the registry, in its order and in its own start-up stage (see reconcilers/kinds/registry.ts).
@@ -116,6 +125,8 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
     enqueue: (kind, key) => wired.get(kind)?.controller.enqueue(key),
     secrets: (key) => provided.secrets?.(key),
     configMaps: (key) => provided.configMaps?.(key),
+    // No reader at all when ClusterTrustBundles are not served: a reference to one is then of a kind Portico cannot read.
+    clusterTrustBundles: kinds.includes(clusterTrustBundle) ? (name) => provided.clusterTrustBundles?.(name) : undefined,
   };
   for (const k of kinds) {
     const w = k.wire(ctx);
@@ -222,6 +233,19 @@ async function gatewayApiOn(m: Manager, flag: 'auto' | 'true' | 'false'): Promis
     m.log.info('Gateway API: off (the API server does not serve gateway.networking.k8s.io/v1; install its CRDs and restart Portico to serve it)');
     return false;
   }
+}
+
+/** The newest version of certificates.k8s.io that serves ClusterTrustBundles, or undefined when none does. */
+async function trustBundleVersion(m: Manager): Promise<string | undefined> {
+  for (const v of TRUST_BUNDLE_VERSIONS) {
+    try {
+      const list = await m.client.request<{ resources?: { name: string }[] }>('GET', `/apis/${ClusterTrustBundleResource.group}/${v}`);
+      if ((list.resources ?? []).some((r) => r.name === ClusterTrustBundleResource.plural)) return v;
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -50,6 +50,11 @@ wait_for() { # wait_for <what> <seconds> <command...>
   done
 }
 
+# ClusterTrustBundles (certificates.k8s.io, Gateway API's ClusterTrustBundle feature): Kubernetes 1.36 serves them as
+# v1beta1 only with their feature gate on and the resource turned on (beta APIs are off by default); v1 is 1.37's.
+# The gate also adds the bootstrap RBAC that lets ServiceAccounts and nodes read them and the ctbattest admission
+# plugin (for bundles that name a signer); kube-controller-manager does not get it, so its ClusterTrustBundle
+# publisher stays off.
 apiserver_args() {
   echo --etcd-servers="http://127.0.0.1:$ETCD_CLIENT_PORT" \
     --bind-address=0.0.0.0 --secure-port="$APISERVER_PORT" --advertise-address="$API_ADDR" \
@@ -63,6 +68,8 @@ apiserver_args() {
     --api-audiences=https://kubernetes.default.svc.cluster.local \
     --service-cluster-ip-range="$SERVICE_CIDR" \
     --allow-privileged=true \
+    --feature-gates=ClusterTrustBundle=true \
+    --runtime-config=certificates.k8s.io/v1beta1/clustertrustbundles=true \
     --cert-dir="$CERTS/apiserver-tmp"
 }
 

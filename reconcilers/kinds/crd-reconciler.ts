@@ -12,9 +12,14 @@ import type { CrdResult, SecretLookup } from './crd-normalize.ts';
 import type { CrdMeta } from '../model/types.ts';
 import type { EventRecorder } from '../../operator/events.ts';
 import type { ConfigMapReader } from '../annotations/plugins.ts';
+import type { ClusterTrustBundleReader } from '../model/gateway-api.ts';
 
-/** configMaps: referenced ConfigMaps' data (a Gateway's client-certificate CA bundles; see RecordReads.configMaps). */
-export type Normalizer = (obj: KubeObject, secrets: SecretLookup, configMaps: ConfigMapReader) => CrdResult<CrdMeta>;
+/**
+ * configMaps: referenced ConfigMaps' data (a Gateway's client-certificate CA bundles; see RecordReads.configMaps);
+ * trustBundles: ClusterTrustBundles by name (RecordReads.clusterTrustBundles), undefined when the API server does not
+ * serve them.
+ */
+export type Normalizer = (obj: KubeObject, secrets: SecretLookup, configMaps: ConfigMapReader, trustBundles: ClusterTrustBundleReader | undefined) => CrdResult<CrdMeta>;
 
 /** What differs between the CRD kinds (each kind's folder declares it; crd.ts makes the descriptor from it). */
 export interface CrdSpec {
@@ -40,11 +45,13 @@ export class CrdReconciler implements Reconciler {
   private readonly classes: ClassOptions;
   private readonly events: EventRecorder | undefined;
   private readonly configMaps: ConfigMapReader;
+  private readonly trustBundles: ClusterTrustBundleReader | undefined;
   /** Per object: the problem last reported (generation + message), so each is posted once per generation. */
   private readonly reported = new Map<string, string>();
-  constructor(spec: CrdSpec, informer: Informer<KubeObject>, model: Model, secrets: SecretLookup, classes: ClassOptions, events?: EventRecorder, configMaps: ConfigMapReader = () => undefined) {
+  constructor(spec: CrdSpec, informer: Informer<KubeObject>, model: Model, secrets: SecretLookup, classes: ClassOptions, events?: EventRecorder, configMaps: ConfigMapReader = () => undefined, trustBundles?: ClusterTrustBundleReader) {
     this.spec = spec;
     this.configMaps = configMaps;
+    this.trustBundles = trustBundles;
     this.kind = spec.kind;
     this.events = events;
     this.informer = informer;
@@ -63,7 +70,7 @@ export class CrdReconciler implements Reconciler {
       this.model.deleteCrd(this.kind, key);
       return;
     }
-    const r = this.spec.normalize(obj, this.secrets, this.configMaps);
+    const r = this.spec.normalize(obj, this.secrets, this.configMaps, this.trustBundles);
     if (r.ok) this.model.setCrd(this.kind, r.record as never, this.spec.reads?.(r.record));
     else this.model.rejectCrd(this.kind, { key, generation: obj.metadata.generation ?? 0, reason: r.reason });
     // `kubectl get events` explains why an object is not (fully) used, once per generation and problem.

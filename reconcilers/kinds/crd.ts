@@ -74,7 +74,7 @@ export function crdKind(spec: CrdKindSpec): KindDescriptor {
     webhook: CRD_WEBHOOK,
     admission(obj, snap, o, now) {
       if (spec.classOf && !isIngressServed({ className: spec.classOf(obj), classFromAnnotation: false }, snap.classes, o)) return { allowed: true, warnings: [] };
-      const n = spec.normalize(stamp(obj, now), NOTHING_READ, NOTHING_READ);
+      const n = spec.normalize(stamp(obj, now), NOTHING_READ, NOTHING_READ, undefined);
       if (!n.ok) return { allowed: false, message: clip(n.reason), warnings: [] };
       return spec.review ? spec.review(n.record, snap, o) : { allowed: true, warnings: [] };
     },

@@ -68,7 +68,7 @@ export function gatewayApiKind(spec: GatewayApiKindSpec): KindDescriptor {
     },
     wire(ctx) {
       const informer = ctx.m.informer<KubeObject>(r, { stage: STAGE, ...(r.namespaced ? ctx.o.watched : {}) });
-      const reconciler = new CrdReconciler(spec, informer, ctx.model, ctx.secrets, ctx.o.classes, ctx.m.events, ctx.configMaps);
+      const reconciler = new CrdReconciler(spec, informer, ctx.model, ctx.secrets, ctx.o.classes, ctx.m.events, ctx.configMaps, ctx.clusterTrustBundles);
       const controller = ctx.m.controller({ name: spec.kind.toLowerCase(), reconciler, stage: STAGE });
       controller.watch(informer);
       return { informer, controller };

@@ -12,6 +12,7 @@ import type { Change, ChangeKind, Model, ModelSnapshot } from '../model/model.ts
 import type { ClaimProcessor, IngressStatus, TranslateOptions } from '../translate/translate.ts';
 import type { Verdict } from './admission.ts';
 import type { GatewayApiOptions } from '../translate/gateway-api/attach.ts';
+import type { ClusterTrustBundleReader } from '../model/gateway-api.ts';
 
 /** Which Ingresses and Routes are Portico's (flags --controller-class, --ingress-class, --watch-ingress-without-class). */
 export interface ClassOptions {
@@ -62,6 +63,11 @@ export interface KindOptions {
    * Services copy).
    */
   gatewayApi?: GatewayApiOptions & { namespace: string; publishService?: string };
+  /**
+   * The version of certificates.k8s.io that serves ClusterTrustBundles (v1, else v1beta1), when the API server serves
+   * them and Gateway API is on: the ClusterTrustBundle kind is wired only then.
+   */
+  clusterTrustBundleVersion?: string;
 }
 
 /** What a kind gets when it is wired (setup.ts builds it once for all kinds). */
@@ -79,6 +85,11 @@ export interface KindContext {
   secrets: SecretReader;
   /** Referenced ConfigMaps (the ConfigMap kind provides it; resolved when called). */
   configMaps: ConfigMapReader;
+  /**
+   * ClusterTrustBundles by name (the ClusterTrustBundle kind provides it; resolved when called); undefined when that
+   * kind is not wired (the API server does not serve them): a reference to one is then of a kind Portico cannot read.
+   */
+  clusterTrustBundles: ClusterTrustBundleReader | undefined;
 }
 
 /** What wiring a kind produced. */
@@ -86,7 +97,7 @@ export interface Wired {
   informer: Informer<KubeObject>;
   controller: Controller;
   /** Readers this kind serves to the others (see KindContext). */
-  provides?: { secrets?: SecretReader; configMaps?: ConfigMapReader };
+  provides?: { secrets?: SecretReader; configMaps?: ConfigMapReader; clusterTrustBundles?: ClusterTrustBundleReader };
 }
 
 /** The gateway as the status writers see it (app/setup.ts passes the NginxDriver). */

@@ -19,7 +19,7 @@ export function kindsMarkdown(kinds: readonly KindDescriptor[] = KINDS): string 
       code(resourceName(k)),
       k.resource.namespaced ? 'Namespaced' : 'Cluster',
       String(k.stage),
-      k.writes.join(', '),
+      k.writes.length ? k.writes.join(', ') : NONE,
       k.webhook ? code(k.webhook.name) : NONE,
       k.processor ? 'yes' : NONE,
       k.conditions ? (k.reportsProgrammed ? 'yes, with Programmed' : 'yes') : NONE,

@@ -34,6 +34,7 @@ import { grpcRoute } from './grpcroute/index.ts';
 import { udpRoute } from './udproute/index.ts';
 import { tlsRoute } from './tlsroute/index.ts';
 import { backendTlsPolicy } from './backendtlspolicy/index.ts';
+import { clusterTrustBundle } from './clustertrustbundle/index.ts';
 
 export const KINDS: readonly KindDescriptor[] = [
   ingressClass,
@@ -45,7 +46,9 @@ export const KINDS: readonly KindDescriptor[] = [
   plugin,
   consumer,
   configMap,
-  // Gateway API (wired only with --enable-gateway-api: their `feature`).
+  // Gateway API (wired only with --enable-gateway-api: their `feature`). ClusterTrustBundles (certificates.k8s.io),
+  // which Gateways and BackendTLSPolicies may name, only when the API server also serves them (app/setup.ts).
+  clusterTrustBundle,
   gatewayClass,
   namespaceKind,
   gateway,

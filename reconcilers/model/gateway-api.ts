@@ -7,6 +7,20 @@ import type { CrdMeta } from './types.ts';
 
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 
+/**
+ * ClusterTrustBundle (certificates.k8s.io): cluster-scoped public CA certificates, which caCertificateRefs of
+ * BackendTLSPolicies and of Gateways' frontend validation may name (Gateway API's ClusterTrustBundle feature).
+ */
+export const TRUST_BUNDLE_GROUP = 'certificates.k8s.io';
+export const TRUST_BUNDLE_KIND = 'ClusterTrustBundle';
+/** Whether a reference (group, kind) names a ClusterTrustBundle. */
+export const isTrustBundleRef = (r: { group?: string | undefined; kind?: string | undefined }): boolean => r.group === TRUST_BUNDLE_GROUP && r.kind === TRUST_BUNDLE_KIND;
+/**
+ * A ClusterTrustBundle's spec.trustBundle (PEM certificates) by name, or undefined when there is none of that name.
+ * The normalizers are handed no reader at all (undefined) when the API server does not serve ClusterTrustBundles.
+ */
+export type ClusterTrustBundleReader = (name: string) => { trustBundle: string } | undefined;
+
 /** A GatewayClass (cluster-scoped: key = name). */
 export interface GatewayClassRecord extends CrdMeta {
   controllerName: string;
@@ -36,9 +50,11 @@ export interface LabelSelectorN {
 }
 
 /**
- * One caCertificateRef of a Gateway's frontend TLS validation, defaults applied (namespace the Gateway's). For a core
- * ConfigMap the normalizer read it: `ca` is its ca.crt (PEM certificates, re-encoded), else `problem` says why it
- * cannot be used. Whether the reference is allowed at all (its kind, a ReferenceGrant) is the attachment's to judge.
+ * One caCertificateRef of a Gateway's frontend TLS validation, defaults applied (namespace the Gateway's; '' for a
+ * ClusterTrustBundle, which is cluster-scoped). For a core ConfigMap or a ClusterTrustBundle the normalizer read it:
+ * `ca` is its ca.crt or spec.trustBundle (PEM certificates, re-encoded), else `problem` says why it cannot be used.
+ * Whether the reference is allowed at all (its kind, a ReferenceGrant) is the attachment's to judge; `kindProblem`
+ * says why a kind Portico otherwise reads cannot be (the API server does not serve ClusterTrustBundles).
  */
 export interface CaCertificateRefN {
   group: string;
@@ -47,6 +63,7 @@ export interface CaCertificateRefN {
   name: string;
   ca?: string;
   problem?: string;
+  kindProblem?: string;
 }
 
 /** spec.tls.frontend's validation of client certificates (FrontendTLSValidation), mode defaulted to AllowValidOnly. */

@@ -37,6 +37,11 @@ export interface RecordReads {
   secrets: readonly string[];
   /** ConfigMaps ("namespace/name") whose data the record was made from (a Gateway's client-certificate CA bundles). */
   configMaps?: readonly string[];
+  /**
+   * ClusterTrustBundles (certificates.k8s.io; cluster-scoped, so by name) whose trust bundle the record was made from
+   * (a Gateway's or a BackendTLSPolicy's CA certificates): a change of one normalizes the record again.
+   */
+  clusterTrustBundles?: readonly string[];
 }
 const READS_NOTHING: RecordReads = { secrets: [] };
 
@@ -141,6 +146,8 @@ export class Model {
   private readonly crdSecrets = new Map<string, Set<string>>();
   /** ConfigMap key → kind-qualified refs of the CRs whose record was made from its data (RecordReads.configMaps). */
   private readonly crdConfigMaps = new Map<string, Set<string>>();
+  /** ClusterTrustBundle name → kind-qualified refs of the CRs whose record was made from it (RecordReads.clusterTrustBundles). */
+  private readonly crdTrustBundles = new Map<string, Set<string>>();
   /** TCP and UDP services (--tcp-services-configmap / --udp-services-configmap), see tcpudp.ts. */
   private readonly streams: Record<StreamProtocol, readonly StreamEntry[]> = { TCP: [], UDP: [] };
 
@@ -285,9 +292,10 @@ export class Model {
     this.unindexCrd(ref);
     this.rejectedCrds.delete(ref);
     map.set(rec.key, rec);
-    if (reads.secrets.length || reads.configMaps?.length) this.crdReads.set(ref, reads);
+    if (reads.secrets.length || reads.configMaps?.length || reads.clusterTrustBundles?.length) this.crdReads.set(ref, reads);
     for (const s of new Set(reads.secrets)) addIdx(this.crdSecrets, s, ref);
     for (const c of new Set(reads.configMaps ?? [])) addIdx(this.crdConfigMaps, c, ref);
+    for (const b of new Set(reads.clusterTrustBundles ?? [])) addIdx(this.crdTrustBundles, b, ref);
     this.changed(kind, rec.key);
   }
   rejectCrd(kind: CrdKind, r: RejectedCrd): void {
@@ -314,6 +322,7 @@ export class Model {
     if (!old) return;
     for (const s of old.secrets) delIdx(this.crdSecrets, s, ref);
     for (const c of old.configMaps ?? []) delIdx(this.crdConfigMaps, c, ref);
+    for (const b of old.clusterTrustBundles ?? []) delIdx(this.crdTrustBundles, b, ref);
     this.crdReads.delete(ref);
   }
   crd<K extends CrdKind>(kind: K, key: string): CrdRecords[K] | undefined {
@@ -335,6 +344,11 @@ export class Model {
   /** Kind-qualified refs of the CRs whose record was made from a ConfigMap's data ("namespace/name"). */
   crdsUsingConfigMap(configMapKey: string): string[] {
     return [...(this.crdConfigMaps.get(configMapKey) ?? [])].sort();
+  }
+
+  /** Kind-qualified refs of the CRs whose record was made from a ClusterTrustBundle (by name: it is cluster-scoped). */
+  crdsUsingClusterTrustBundle(name: string): string[] {
+    return [...(this.crdTrustBundles.get(name) ?? [])].sort();
   }
 
   ingressesUsingService(serviceKey: string): string[] {

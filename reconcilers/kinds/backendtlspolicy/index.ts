@@ -11,14 +11,14 @@ import { normalizeBackendTlsPolicy, policyReads } from './normalize.ts';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import { UPSTREAM_SSL_MODULE } from '../../nginx-driver/nginx/runtime.ts';
 
-/** What a record read is recorded from the object (the ConfigMaps it names, found or not). */
+/** What a record read is recorded from the object (the ConfigMaps and ClusterTrustBundles it names, found or not). */
 const readsOf = new WeakMap<BackendTlsPolicyRecord, ReturnType<typeof policyReads>>();
 
 export const backendTlsPolicy = gatewayApiKind({
   kind: 'BackendTLSPolicy',
   resource: GatewayResources.BackendTLSPolicy,
-  normalize: (o: KubeObject, _secrets, configMaps) => {
-    const r = normalizeBackendTlsPolicy(o, configMaps, { subjectAltNames: existsSync(UPSTREAM_SSL_MODULE) });
+  normalize: (o: KubeObject, _secrets, configMaps, trustBundles) => {
+    const r = normalizeBackendTlsPolicy(o, configMaps, { subjectAltNames: existsSync(UPSTREAM_SSL_MODULE) }, trustBundles);
     if (r.ok) readsOf.set(r.record, policyReads(o));
     return r;
   },

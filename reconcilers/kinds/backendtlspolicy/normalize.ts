@@ -1,20 +1,21 @@
 // BackendTLSPolicy → its model record: the Service ports it targets, the hostname (the SNI sent and, without
 // subjectAltNames, the name the backend's certificate must carry), the subjectAltNames (the names of which the
 // certificate must carry one; checked by Portico's nginx module portico_upstream_ssl) and the CA bundle its
-// caCertificateRefs name — ConfigMaps of its own namespace, key ca.crt, read here (what it reads is declared, so a
-// change of such a ConfigMap normalizes it again). A reference Portico cannot use is kept with its ResolvedRefs
-// reason; what Portico does not serve (options; subjectAltNames without the module, or ones it refuses) is named,
-// the policy is then not accepted and the Service ports it targets fail closed.
+// caCertificateRefs name — ConfigMaps of its own namespace, key ca.crt, and ClusterTrustBundles (certificates.k8s.io,
+// cluster-scoped: by name, from any namespace, no ReferenceGrant), spec.trustBundle — read here (what it reads is
+// declared, so a change of such a ConfigMap or bundle normalizes it again). A reference Portico cannot use is kept
+// with its ResolvedRefs reason; what Portico does not serve (options; subjectAltNames without the module, or ones it
+// refuses) is named, the policy is then not accepted and the Service ports it targets fail closed.
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { KubeObject } from '../../../operator/kube/object.ts';
-import type { BackendTlsPolicyRecord } from '../../model/gateway-api.ts';
+import { isTrustBundleRef, TRUST_BUNDLE_GROUP, TRUST_BUNDLE_KIND, type BackendTlsPolicyRecord, type ClusterTrustBundleReader } from '../../model/gateway-api.ts';
 import type { RecordReads } from '../../model/model.ts';
 import { caBundleProblem } from '../../values/safe.ts';
 import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
 import type { ConfigMapReader } from '../../annotations/plugins.ts';
-import { groupSchema, kindSchema, objectNameSchema, sectionNameSchema } from '../gateway/schema.ts';
+import { caCertificateRefSchema, groupSchema, kindSchema, objectNameSchema, sectionNameSchema } from '../gateway/schema.ts';
 
 /** PreciseHostname: a lower-case DNS name without a wildcard (the API server's pattern). */
 const preciseHostname = z
@@ -29,7 +30,7 @@ const specSchema = z.looseObject({
     .min(1)
     .max(16),
   validation: z.looseObject({
-    caCertificateRefs: z.array(z.looseObject({ group: groupSchema, kind: kindSchema, name: objectNameSchema })).max(8).optional(),
+    caCertificateRefs: z.array(caCertificateRefSchema).max(8).optional(),
     wellKnownCACertificates: z.string().optional(),
     hostname: preciseHostname,
     subjectAltNames: z.array(z.unknown()).max(5).optional(),
@@ -111,14 +112,32 @@ export function certificateProblem(pem: string): string | null {
   return null;
 }
 
-/** The ConfigMaps a policy names ("namespace/name"): what it reads. */
+/** The ConfigMaps ("namespace/name") and ClusterTrustBundles (by name) a policy names: what it reads. */
 export function policyReads(obj: KubeObject): RecordReads {
   const refs = ((obj as { spec?: { validation?: { caCertificateRefs?: { group?: string; kind?: string; name?: string }[] } } }).spec?.validation?.caCertificateRefs ?? []);
   const ns = obj.metadata.namespace ?? '';
-  return { secrets: [], configMaps: [...new Set(refs.filter((r) => (r.group ?? '') === '' && r.kind === 'ConfigMap' && r.name).map((r) => `${ns}/${r.name}`))].sort() };
+  const bundles = [...new Set(refs.filter((r) => isTrustBundleRef(r) && r.name).map((r) => r.name!))].sort();
+  return {
+    secrets: [],
+    configMaps: [...new Set(refs.filter((r) => (r.group ?? '') === '' && r.kind === 'ConfigMap' && r.name).map((r) => `${ns}/${r.name}`))].sort(),
+    ...(bundles.length ? { clusterTrustBundles: bundles } : {}),
+  };
 }
 
-export function normalizeBackendTlsPolicy(obj: KubeObject, configMaps: ConfigMapReader, o: BackendTlsNormalizeOptions = { subjectAltNames: false }): CrdResult<BackendTlsPolicyRecord> {
+/** A ClusterTrustBundle's certificates (PEM), or why they cannot be used (missing, empty, not certificates). */
+function trustBundleProblem(name: string, read: ClusterTrustBundleReader): { problem: string } | { pem: string } {
+  const b = read(name);
+  if (!b) return { problem: `ClusterTrustBundle ${name} not found` };
+  if (b.trustBundle.trim() === '') return { problem: `ClusterTrustBundle ${name} has no certificates (spec.trustBundle is empty)` };
+  const problem = certificateProblem(b.trustBundle);
+  return problem ? { problem: `ClusterTrustBundle ${name}: ${problem}` } : { pem: b.trustBundle.trim() };
+}
+
+/**
+ * configMaps: the ConfigMaps of the policy's namespace; trustBundles: ClusterTrustBundles by name, undefined when the
+ * API server does not serve them (a reference to one is then InvalidKind).
+ */
+export function normalizeBackendTlsPolicy(obj: KubeObject, configMaps: ConfigMapReader, o: BackendTlsNormalizeOptions = { subjectAltNames: false }, trustBundles?: ClusterTrustBundleReader): CrdResult<BackendTlsPolicyRecord> {
   const r = specSchema.safeParse((obj as { spec?: unknown }).spec ?? {});
   if (!r.success) return { ok: false, reason: issuesText(r.error) };
   const spec = r.data;
@@ -145,8 +164,18 @@ export function normalizeBackendTlsPolicy(obj: KubeObject, configMaps: ConfigMap
   const pems: string[] = [];
   refs.forEach((ref, i) => {
     const at = `spec.validation.caCertificateRefs.${i}`;
+    if (isTrustBundleRef(ref)) {
+      if (!trustBundles) {
+        refProblems.push({ reason: 'InvalidKind', message: `${at}: the API server does not serve ${TRUST_BUNDLE_GROUP}/${TRUST_BUNDLE_KIND} (v1, or v1beta1 with its feature gate)` });
+        return;
+      }
+      const b = trustBundleProblem(ref.name, trustBundles);
+      if ('problem' in b) refProblems.push({ reason: 'InvalidCACertificateRef', message: `${at}: ${b.problem}` });
+      else pems.push(b.pem);
+      return;
+    }
     if (ref.group !== '' || ref.kind !== 'ConfigMap') {
-      refProblems.push({ reason: 'InvalidKind', message: `${at}: ${ref.group || 'core'}/${ref.kind} is not a kind Portico reads CA certificates from (core ConfigMap)` });
+      refProblems.push({ reason: 'InvalidKind', message: `${at}: ${ref.group || 'core'}/${ref.kind} is not a kind Portico reads CA certificates from (core ConfigMap, ${TRUST_BUNDLE_GROUP}/${TRUST_BUNDLE_KIND})` });
       return;
     }
     const cm = configMaps(`${meta.namespace}/${ref.name}`);

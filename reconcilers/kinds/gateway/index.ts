@@ -8,7 +8,8 @@ import { Resources } from '../../resources.ts';
 import { GatewayResources, gatewayApiKind } from '../gateway-api.ts';
 import type { KindDescriptor } from '../kind.ts';
 import { gatewayReads, normalizeGateway } from './normalize.ts';
-import { GatewayStatusReconciler } from './status.ts';
+import { GatewayStatusReconciler, supportedFeatures } from './status.ts';
+import { clusterTrustBundle } from '../clustertrustbundle/index.ts';
 import { backendTlsPolicy } from '../backendtlspolicy/index.ts';
 import { listenerSet } from '../listenerset/index.ts';
 import { ROUTE_KINDS, STREAM_KINDS, unsupportedAddresses } from '../../translate/gateway-api/attach.ts';
@@ -16,7 +17,7 @@ import { ROUTE_KINDS, STREAM_KINDS, unsupportedAddresses } from '../../translate
 const base = gatewayApiKind({
   kind: 'Gateway',
   resource: GatewayResources.Gateway,
-  normalize: (o, _secrets, configMaps) => normalizeGateway(o, configMaps),
+  normalize: (o, _secrets, configMaps, trustBundles) => normalizeGateway(o, configMaps, trustBundles),
   reads: (r) => gatewayReads(r as GatewayRecord),
   tlsSecrets: true,
   status: true,
@@ -58,6 +59,8 @@ export const gateway: KindDescriptor = {
       isLeader: () => (m.leader ? m.isLeader() : true) && gw.isReady(),
       programmed: () => gw.isReady(),
       events: m.events,
+      // ClusterTrustBundle is claimed only when the API server serves them (their kind is wired).
+      features: supportedFeatures(wired.has(clusterTrustBundle.kind)),
     });
     const ctrl = m.controller({ name: 'gateway-api-status', reconciler: r, workers: 2 });
     // A ListenerSet's Programmed follows its Gateway's status: a Gateway's change reaches the ListenerSets naming it.

@@ -2,18 +2,20 @@
 // them and reports per listener). Fields Portico does not serve are refused by name.
 //
 // spec.tls.frontend (client certificates): the CA bundles its caCertificateRefs name are read here, from the
-// ConfigMaps' ca.crt (the record says, per reference, the PEM or why it cannot be used); the record reads those
-// ConfigMaps (gatewayReads), so a change of one normalizes the Gateway again. Whether a reference may be used (its
-// kind, a ReferenceGrant for another namespace) is judged by the attachment, per listener.
+// ConfigMaps' ca.crt or the ClusterTrustBundles' spec.trustBundle (the record says, per reference, the PEM or why it
+// cannot be used); the record reads those ConfigMaps and bundles (gatewayReads), so a change of one normalizes the
+// Gateway again. Whether a reference may be used (its kind, a ReferenceGrant for a ConfigMap of another namespace;
+// a ClusterTrustBundle is cluster-scoped and needs none) is judged by the attachment, per listener.
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import type { ConfigMapReader } from '../../annotations/plugins.ts';
 import { caCertificates } from '../../annotations/auth-tls.ts';
 import type { RecordReads } from '../../model/model.ts';
-import type { CaCertificateRefN, FrontendValidationN, GatewayRecord, LabelSelectorN, ListenerN } from '../../model/gateway-api.ts';
+import { isTrustBundleRef, TRUST_BUNDLE_GROUP, TRUST_BUNDLE_KIND } from '../../model/gateway-api.ts';
+import type { CaCertificateRefN, ClusterTrustBundleReader, FrontendValidationN, GatewayRecord, LabelSelectorN, ListenerN } from '../../model/gateway-api.ts';
 import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
-import { groupSchema, gwHostnameSchema, gwPortSchema, kindSchema, labelSelectorSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from './schema.ts';
+import { caCertificateRefSchema, groupSchema, gwHostnameSchema, gwPortSchema, kindSchema, labelSelectorSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from './schema.ts';
 
 export const listenerSchema = z.looseObject({
   name: sectionNameSchema,
@@ -41,7 +43,7 @@ export const listenerSchema = z.looseObject({
 /** FrontendTLSValidation: 1-16 caCertificateRefs (ObjectReference) and the mode. */
 const frontendValidationSchema = z.looseObject({
   caCertificateRefs: z
-    .array(z.looseObject({ group: groupSchema, kind: kindSchema, name: objectNameSchema, namespace: namespaceSchema.optional() }))
+    .array(caCertificateRefSchema)
     .min(1)
     .max(16),
   mode: z.enum(['AllowValidOnly', 'AllowInsecureFallback']).default('AllowValidOnly'),
@@ -134,10 +136,43 @@ export function unservedListener(l: z.infer<typeof listenerSchema>, at: string):
 /** The key of a ConfigMap holding a client-certificate CA bundle (PEM certificates). */
 export const CA_KEY = 'ca.crt';
 
-/** One caCertificateRef, its ConfigMap read (core ConfigMaps only; other kinds are the attachment's to refuse). */
-function caRefOf(ref: z.infer<typeof frontendValidationSchema>['caCertificateRefs'][number], gwNs: string, configMaps: ConfigMapReader): CaCertificateRefN {
+/** What the frontend validation reads its CA certificates from. */
+interface CaReaders {
+  configMaps: ConfigMapReader;
+  /** Undefined: the API server does not serve ClusterTrustBundles. */
+  trustBundles: ClusterTrustBundleReader | undefined;
+}
+
+/** A caCertificateRef naming a ClusterTrustBundle: cluster-scoped (namespace '' in the record), read by name. */
+function trustBundleRefOf(ref: z.infer<typeof frontendValidationSchema>['caCertificateRefs'][number], trustBundles: ClusterTrustBundleReader | undefined): CaCertificateRefN {
+  const out: CaCertificateRefN = { group: ref.group, kind: ref.kind, namespace: '', name: ref.name };
+  if (!trustBundles) {
+    out.kindProblem = `the API server does not serve ${TRUST_BUNDLE_GROUP}/${TRUST_BUNDLE_KIND} (v1, or v1beta1 with its feature gate)`;
+    return out;
+  }
+  // The CRD's rule (experimental channel), repeated: a cluster-scoped object has no namespace to name.
+  if (ref.namespace !== undefined) {
+    out.problem = `a ClusterTrustBundle is cluster-scoped: the reference must not set a namespace (${ref.namespace})`;
+    return out;
+  }
+  const b = trustBundles(ref.name);
+  if (!b) out.problem = 'ClusterTrustBundle not found';
+  else if (b.trustBundle.trim() === '') out.problem = 'the ClusterTrustBundle has no certificates (spec.trustBundle is empty)';
+  else {
+    const r = caCertificates(b.trustBundle);
+    // (caCertificates words its errors for a ConfigMap's ca.crt.)
+    if ('error' in r) out.problem = r.error.replaceAll('ca.crt', 'spec.trustBundle');
+    else out.ca = r.ca;
+  }
+  return out;
+}
+
+/** One caCertificateRef, its ConfigMap or ClusterTrustBundle read (other kinds are the attachment's to refuse). */
+function caRefOf(ref: z.infer<typeof frontendValidationSchema>['caCertificateRefs'][number], gwNs: string, readers: CaReaders): CaCertificateRefN {
+  if (isTrustBundleRef(ref)) return trustBundleRefOf(ref, readers.trustBundles);
   const out: CaCertificateRefN = { group: ref.group, kind: ref.kind, namespace: ref.namespace ?? gwNs, name: ref.name };
   if (ref.group !== '' || ref.kind !== 'ConfigMap') return out;
+  const configMaps = readers.configMaps;
   const cm = configMaps(`${out.namespace}/${out.name}`);
   const pem = cm?.data?.[CA_KEY];
   if (!cm) out.problem = 'ConfigMap not found';
@@ -150,15 +185,17 @@ function caRefOf(ref: z.infer<typeof frontendValidationSchema>['caCertificateRef
   return out;
 }
 
-function validationOf(v: z.infer<typeof frontendValidationSchema> | undefined, gwNs: string, configMaps: ConfigMapReader): FrontendValidationN | undefined {
-  return v ? { mode: v.mode, caCertificateRefs: v.caCertificateRefs.map((r) => caRefOf(r, gwNs, configMaps)) } : undefined;
+function validationOf(v: z.infer<typeof frontendValidationSchema> | undefined, gwNs: string, readers: CaReaders): FrontendValidationN | undefined {
+  return v ? { mode: v.mode, caCertificateRefs: v.caCertificateRefs.map((r) => caRefOf(r, gwNs, readers)) } : undefined;
 }
 
 /**
  * configMaps: the referenced ConfigMaps' data (the ConfigMap kind serves it once a record reads them); absent, every
- * CA ConfigMap reads as not found — the listeners it concerns refuse (fail closed).
+ * CA ConfigMap reads as not found — the listeners it concerns refuse (fail closed). trustBundles: ClusterTrustBundles
+ * by name; absent, the API server does not serve them and a reference to one is of a kind Portico cannot read.
  */
-export function normalizeGateway(obj: KubeObject, configMaps: ConfigMapReader = () => undefined): CrdResult<GatewayRecord> {
+export function normalizeGateway(obj: KubeObject, configMaps: ConfigMapReader = () => undefined, trustBundles?: ClusterTrustBundleReader): CrdResult<GatewayRecord> {
+  const readers: CaReaders = { configMaps, trustBundles };
   const r = gatewaySpecSchema.safeParse((obj as { spec?: unknown }).spec ?? {});
   if (!r.success) return { ok: false, reason: issuesText(r.error) };
   const spec = r.data;
@@ -172,11 +209,11 @@ export function normalizeGateway(obj: KubeObject, configMaps: ConfigMapReader = 
   const rec: GatewayRecord = { ...meta, className: spec.gatewayClassName, listeners, addresses, allowedListeners };
   const ft = spec.tls?.frontend;
   if (ft) {
-    const def = validationOf(ft.default.validation, meta.namespace, configMaps);
+    const def = validationOf(ft.default.validation, meta.namespace, readers);
     rec.frontendTls = {
       ...(def ? { default: def } : {}),
       perPort: (ft.perPort ?? []).map((p) => {
-        const v = validationOf(p.tls.validation, meta.namespace, configMaps);
+        const v = validationOf(p.tls.validation, meta.namespace, readers);
         return { port: p.port, ...(v ? { validation: v } : {}) };
       }),
     };
@@ -201,10 +238,21 @@ export function gatewayConfigMaps(g: GatewayRecord): string[] {
   return [...out].sort();
 }
 
-/** What a Gateway's record reads: its certificate Secrets and its CA ConfigMaps. */
+/** The ClusterTrustBundles (by name) a Gateway's record was made from: those spec.tls.frontend names. */
+export function gatewayTrustBundles(g: GatewayRecord): string[] {
+  const out = new Set<string>();
+  const ft = g.frontendTls;
+  for (const v of [ft?.default, ...(ft?.perPort ?? []).map((p) => p.validation)]) {
+    for (const r of v?.caCertificateRefs ?? []) if (isTrustBundleRef(r)) out.add(r.name);
+  }
+  return [...out].sort();
+}
+
+/** What a Gateway's record reads: its certificate Secrets, its CA ConfigMaps and ClusterTrustBundles. */
 export function gatewayReads(g: GatewayRecord): RecordReads {
   const configMaps = gatewayConfigMaps(g);
-  return { secrets: gatewaySecrets(g), ...(configMaps.length ? { configMaps } : {}) };
+  const clusterTrustBundles = gatewayTrustBundles(g);
+  return { secrets: gatewaySecrets(g), ...(configMaps.length ? { configMaps } : {}), ...(clusterTrustBundles.length ? { clusterTrustBundles } : {}) };
 }
 
 /** The certificate Secrets a Gateway reads (TLS key material). */

@@ -3,7 +3,7 @@
 // Unknown fields are let through (passthrough): the CRDs are upstream's and grow; a field Portico does not serve is
 // reported by the normalizer that reads the object (never ignored silently).
 import { z } from 'zod';
-import { GATEWAY_GROUP, type BackendRefN, type ParentRefN } from '../../model/gateway-api.ts';
+import { GATEWAY_GROUP, isTrustBundleRef, type BackendRefN, type ParentRefN } from '../../model/gateway-api.ts';
 
 /** RFC 1123 subdomain, optionally with a leading "*." (Gateway API's Hostname). */
 export const gwHostnameSchema = z
@@ -37,6 +37,23 @@ export const kindSchema = z
   .min(1)
   .max(63)
   .regex(/^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/, 'must be a kind name');
+/**
+ * A caCertificateRef (BackendTLSPolicy's LocalObjectReference, a Gateway frontend validation's ObjectReference with
+ * its namespace): group, kind and name (ObjectName: 1-253 characters), an object name — or a ClusterTrustBundle's,
+ * which may hold colons (a bundle of a signer is named "<signer name with / as :>:<name>").
+ */
+export const caCertificateRefSchema = z
+  .looseObject({
+    group: groupSchema,
+    kind: kindSchema,
+    name: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[a-z0-9]([-a-z0-9.:]*[a-z0-9])?$/, "must be a lower-case DNS subdomain (a ClusterTrustBundle's may hold colons)"),
+    namespace: namespaceSchema.optional(),
+  })
+  .refine((r) => isTrustBundleRef(r) || !r.name.includes(':'), { message: "must be a lower-case DNS subdomain (only a ClusterTrustBundle's name may hold colons)", path: ['name'] });
 export const gwPortSchema = z.number().int().min(1).max(65535);
 
 export const labelSelectorSchema = z.looseObject({

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { GatewayStatusReconciler, gatewayServiceName, mergeApiConditions, SUPPORTED_FEATURES } from './status.ts';
+import { GatewayStatusReconciler, gatewayServiceName, mergeApiConditions, SUPPORTED_FEATURES, supportedFeatures } from './status.ts';
 import { Model } from '../../model/model.ts';
 import { ApiError } from '../../../operator/kube/client.ts';
 import type { KubeObject } from '../../../operator/kube/object.ts';
@@ -40,6 +40,11 @@ test('the GatewayClass status names exactly the features the conformance run cla
   const file = readFileSync(new URL('../../../e2e/gateway-api/supported-features', import.meta.url), 'utf8');
   const claimed = file.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean).sort();
   assert.deepEqual(claimed, [...SUPPORTED_FEATURES]);
+});
+
+test('ClusterTrustBundle is claimed only while the API server serves ClusterTrustBundles', () => {
+  assert.ok(supportedFeatures(true).includes('ClusterTrustBundle'));
+  assert.deepEqual(supportedFeatures(false), SUPPORTED_FEATURES.filter((f) => f !== 'ClusterTrustBundle'));
 });
 
 test('orphans: only Gateway Services and EndpointSlices this Portico (or an older one) wrote are removed, never another Portico\'s', async () => {

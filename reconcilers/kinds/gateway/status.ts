@@ -19,7 +19,7 @@ import type { Informer } from '../../../operator/informer.ts';
 import { ApiError, isNotFound, type KubeClient } from '../../../operator/kube/client.ts';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import { resourcePath } from '../../../operator/kube/resources.ts';
-import { GATEWAY_GROUP, type GatewayRecord, type StreamRouteKind } from '../../model/gateway-api.ts';
+import { GATEWAY_GROUP, TRUST_BUNDLE_KIND, type GatewayRecord, type StreamRouteKind } from '../../model/gateway-api.ts';
 import type { Model } from '../../model/model.ts';
 import { Resources } from '../../resources.ts';
 import { gatewayApiState, type Cond, type GatewayApiOptions, type GatewayApiState, type ListenerState } from '../../translate/gateway-api/attach.ts';
@@ -78,8 +78,16 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   GatewayAddressEmpty: 'extended',
   GatewayStaticAddresses: 'extended',
   ListenerSet: 'extended',
+  // ClusterTrustBundle references in caCertificateRefs (BackendTLSPolicy, Gateway frontend validation): claimed only
+  // while the API server serves ClusterTrustBundles (supportedFeatures).
+  ClusterTrustBundle: 'extended',
 };
 export const SUPPORTED_FEATURES = Object.keys(FEATURES).sort();
+
+/** The features a GatewayClass names: all of them, but ClusterTrustBundle only when the API server serves those. */
+export function supportedFeatures(trustBundlesServed: boolean): readonly string[] {
+  return trustBundlesServed ? SUPPORTED_FEATURES : SUPPORTED_FEATURES.filter((f) => f !== TRUST_BUNDLE_KIND);
+}
 
 /** Whether the address served was asked for with routability Cluster (by its value, or by an entry without one). */
 function askedCluster(rec: GatewayRecord, address: string): boolean {
@@ -178,6 +186,8 @@ export interface GatewayStatusDeps {
   programmed: () => boolean;
   /** Warnings about requested addresses that are not usable (AddressNotUsable). */
   events?: Pick<EventRecorder, 'event'>;
+  /** What GatewayClasses name in status.supportedFeatures (supportedFeatures(); default: every feature). */
+  features?: readonly string[];
 }
 
 type Obj = KubeObject & { status?: Record<string, unknown> };
@@ -313,7 +323,7 @@ export class GatewayStatusReconciler implements Reconciler {
     const cur = obj.status as { conditions?: ApiCondition[]; supportedFeatures?: unknown } | undefined;
     const status = {
       conditions: mergeApiConditions(cur?.conditions, [{ type: 'Accepted', ...accepted }], gen, now()),
-      supportedFeatures: accepted.status === 'True' ? SUPPORTED_FEATURES.map((f) => ({ name: f })) : [],
+      supportedFeatures: accepted.status === 'True' ? (this.d.features ?? SUPPORTED_FEATURES).map((f) => ({ name: f })) : [],
     };
     if (sameStatus({ conditions: cur?.conditions, supportedFeatures: cur?.supportedFeatures ?? [] }, status)) return;
     await this.patchStatus(GatewayResources.GatewayClass, obj, status);

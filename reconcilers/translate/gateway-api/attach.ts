@@ -8,7 +8,7 @@
 // port's hosts by that port (listenerHost), so two Gateways, or a Gateway and the Ingresses, never see each other's
 // routes. Within a port, a host goes to the listener whose hostname matches it most specifically; a route attached
 // to a less specific listener does not serve it (GatewayHTTPListenerIsolation).
-import { GATEWAY_GROUP, type BackendRefN, type FrontendValidationN, type GatewayRecord, type HttpRouteRecord, type LabelSelectorN, type ListenerN, type ListenerSetRecord, type ParentRefN, type StreamRouteKind } from '../../model/gateway-api.ts';
+import { GATEWAY_GROUP, isTrustBundleRef, type BackendRefN, type FrontendValidationN, type GatewayRecord, type HttpRouteRecord, type LabelSelectorN, type ListenerN, type ListenerSetRecord, type ParentRefN, type StreamRouteKind } from '../../model/gateway-api.ts';
 import { recordsOf, type ModelSnapshot } from '../../model/model.ts';
 import type { TlsMaterial } from '../../model/types.ts';
 
@@ -760,7 +760,9 @@ function insecurePorts(gw: GatewayRecord): string {
 
 /**
  * The client-certificate validation of an HTTPS listener: each caCertificateRef must be a core ConfigMap, in the
- * Gateway's namespace or granted by a ReferenceGrant, with a usable ca.crt. A bad one makes ResolvedRefs False
+ * Gateway's namespace or granted by a ReferenceGrant, with a usable ca.crt, or a ClusterTrustBundle
+ * (certificates.k8s.io; cluster-scoped public CA certificates: no ReferenceGrant) with a usable spec.trustBundle — when
+ * the API server serves them (else its kind is refused, as any other). A bad one makes ResolvedRefs False
  * (naming every bad one); the others are used. None usable: the listener is not accepted (NoValidCACertificate) and
  * not served — never served without the check it asks for.
  */
@@ -772,14 +774,18 @@ function checkClientValidation(gw: GatewayRecord, l: ListenerN, base: ListenerSt
   const cas: string[] = [];
   const sources: string[] = [];
   for (const ref of v.caCertificateRefs) {
-    const where = `caCertificateRef ${ref.group || 'core'}/${ref.kind} ${ref.namespace}/${ref.name}`;
-    if (ref.group !== '' || ref.kind !== 'ConfigMap') problems.push(no('InvalidCACertificateKind', `${where}: only core ConfigMaps (key ca.crt) hold CA certificates Portico reads`));
-    else if (!granted({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.namespace }, { group: '', kind: 'ConfigMap', namespace: ref.namespace, name: ref.name })) {
+    const bundle = isTrustBundleRef(ref);
+    const source = bundle ? `ClusterTrustBundle ${ref.name}` : `${ref.namespace}/${ref.name}`;
+    const where = `caCertificateRef ${ref.group || 'core'}/${ref.kind} ${bundle ? ref.name : `${ref.namespace}/${ref.name}`}`;
+    if (!bundle && (ref.group !== '' || ref.kind !== 'ConfigMap')) {
+      problems.push(no('InvalidCACertificateKind', `${where}: only core ConfigMaps (key ca.crt) and ClusterTrustBundles (certificates.k8s.io) hold CA certificates Portico reads`));
+    } else if (ref.kindProblem) problems.push(no('InvalidCACertificateKind', `${where}: ${ref.kindProblem}`));
+    else if (!bundle && !granted({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.namespace }, { group: '', kind: 'ConfigMap', namespace: ref.namespace, name: ref.name })) {
       problems.push(no('RefNotPermitted', `${where}: no ReferenceGrant in ${ref.namespace} lets Gateways of ${gw.namespace} use it`));
     } else if (ref.ca === undefined) problems.push(no('InvalidCACertificateRef', `${where}: ${ref.problem ?? 'not read yet'}`));
     else {
       cas.push(ref.ca);
-      sources.push(`${ref.namespace}/${ref.name}`);
+      sources.push(source);
     }
   }
   const which = `the client certificate validation of port ${l.port}`;

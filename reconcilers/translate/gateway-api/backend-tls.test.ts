@@ -79,7 +79,7 @@ test('normalizer: CA bundles from ConfigMaps of the policy\'s namespace; bad ref
     assert.ok(r.ok);
     return r.ok ? { reasons: r.record.refProblems.map((p) => p.reason), text: r.record.refProblems.map((p) => p.message).join('; '), ca: !!r.record.caPem } : null;
   };
-  assert.deepEqual(problems([caRef('invalid-kind', 'InvalidKind', 'invalid.io')]), { reasons: ['InvalidKind'], text: 'spec.validation.caCertificateRefs.0: invalid.io/InvalidKind is not a kind Portico reads CA certificates from (core ConfigMap)', ca: false });
+  assert.deepEqual(problems([caRef('invalid-kind', 'InvalidKind', 'invalid.io')]), { reasons: ['InvalidKind'], text: 'spec.validation.caCertificateRefs.0: invalid.io/InvalidKind is not a kind Portico reads CA certificates from (core ConfigMap, certificates.k8s.io/ClusterTrustBundle)', ca: false });
   assert.match(problems([caRef('gone')])!.text, /ConfigMap infra\/gone not found/);
   assert.match(problems([caRef('empty')])!.text, /has no ca\.crt/);
   assert.match(problems([caRef('not-pem')])!.text, /no certificate|only PEM/);
