@@ -105,7 +105,8 @@ end
 -- max_body = bytes|nil, https = bool, plugins = "id,id"|nil, split = {ids, cumulative weights, total}|nil,
 -- no_upgrade = bool, trace = tracing.route(...)|nil }.
 local function prepare(host, r, path)
-  local p = { https = r.sslRedirect == true, keep_slash = r.preserveTrailingSlash == true, backend = r.backendId, no_upgrade = r.websocket == false, mk = r.metrics }
+  -- backendId is JSON null (cjson.null, a userdata) for a rule without a backend (a redirect): no backend here.
+  local p = { https = r.sslRedirect == true, keep_slash = r.preserveTrailingSlash == true, backend = type(r.backendId) == "string" and r.backendId or nil, no_upgrade = r.websocket == false, mk = r.metrics }
   -- OpenTelemetry (tracing.lua): nil unless the route traces, so a route that does not costs one field test.
   p.trace = tracing.route(r.tracing, path, r.source)
   local lua = (type(r.plugins) == "table" and #r.plugins > 0) or r.observe == true

@@ -228,6 +228,8 @@ do -- weighted split, plugins, passive-health observation, websocket refusal, su
     rule("prefix", "/plug-profile", route("pp", { plugins = { "ns_req" }, profile = "p_abc" })),
     rule("prefix", "/observe", route("o", { observe = true })),
     rule("prefix", "/redirect-only", route(nil, { plugins = { "ns_redirect" } })),
+    -- As the data lane's JSON arrives: a rule without backend has backendId null, which cjson decodes to a userdata.
+    rule("prefix", "/redirect-null", route(require("cjson").null, { plugins = { "ns_redirect" } })),
     rule("prefix", "/nows", route("n", { websocket = false })),
   } } } } })
   local counts = { a = 0, b = 0, c = 0 }
@@ -255,6 +257,8 @@ do -- weighted split, plugins, passive-health observation, websocket refusal, su
   R.check("passive health: plugin location without plugins", j == "@portico_lua" and v.portico_plugins == "" and be == "o", j)
   j, be, v = req(T, router, "w.example.com", "/redirect-only", { vars = { scheme = "http", host = "w.example.com", args = "" } })
   R.check("rule without backend but with plugins runs them (redirect answered)", j == "@portico_deny" and tostring(v.portico_deny):match("^301\n") ~= nil and tostring(v.portico_deny):find("Location\thttps://w.example.com/redirect%-only") ~= nil, j .. " " .. tostring(v.portico_deny))
+  j, be, v = req(T, router, "w.example.com", "/redirect-null", { vars = { scheme = "http", host = "w.example.com", args = "" } })
+  R.check("a JSON-null backendId (userdata) is no backend: the redirect is answered", j == "@portico_deny" and tostring(v.portico_deny):match("^301\n") ~= nil, j .. " " .. tostring(v.portico_deny))
   j = req(T, router, "w.example.com", "/nows", { vars = { http_upgrade = "websocket" } })
   R.check("websocket false: upgrade refused with 400", j == "@portico_400", j)
   R.check("websocket false: plain request proxied", req(T, router, "w.example.com", "/nows") == "")
