@@ -278,7 +278,11 @@ export interface GlobalSettings extends Partial<NginxTuning> {
    * Gateway API: the pod ports nginx serves Gateway listeners on (translate/gateway-api/attach.ts allocates them;
    * each Gateway's Service targets its own), with whether they terminate TLS. Absent without Gateways.
    */
-  gatewayPorts?: { port: number; ssl: boolean; hostnames?: string[] }[];
+  /**
+   * filters: Gateway API listener filters, per listener hostname ("" none): the plugin ids the router runs, in this
+   * order, on every request the listener accepts, before route matching (absent: no listener of the port has any).
+   */
+  gatewayPorts?: { port: number; ssl: boolean; hostnames?: string[]; filters?: Record<string, string[]> }[];
   listen: {
     httpPort: number;
     httpsPort: number;

@@ -42,6 +42,29 @@ export interface ListenerN {
     /** Absent: the kinds the protocol supports. */
     kinds?: { group: string; kind: string }[];
   };
+  /**
+   * filters.requests (experimental, GatewayListenerFilters): run on every request the listener accepts, before route
+   * matching, in this order. Absent or empty: none. Judged by the attachment (attach.ts listenerFilterPlan).
+   */
+  filters?: ListenerFilterN[];
+}
+
+/** One listener filter as written (the namespace of references defaulted to the listener's object's). */
+export interface ListenerFilterN {
+  type: string;
+  extensionRef?: { group: string; kind: string; name: string };
+  externalAuth?: {
+    protocol: string;
+    backendRef: { group: string; kind: string; namespace: string; name: string; port?: number };
+    /** http.path: the prefix put before the client's path on the auth request ("" none). */
+    path: string;
+    /** http.allowedHeaders: client headers sent besides those always sent. */
+    allowedHeaders: string[];
+    /** http.allowedResponseHeaders: auth response headers copied onto the request; empty = all but Host/Authority. */
+    allowedResponseHeaders: string[];
+    /** forwardBody.maxSize (0: the body is not sent). */
+    forwardBodyMaxSize: number;
+  };
 }
 
 export interface LabelSelectorN {

@@ -190,6 +190,8 @@ export class Draft {
   readonly authBackends = new Map<string, { ref: string; ns: string; service: string; port: number }>();
   /** Auth backends that are not a Service: a host Portico resolves (externalName), or an allowed IP literal. */
   readonly extAuthBackends = new Map<string, { host?: string; address?: string; port: number; noClusterIPs?: true }>();
+  /** Gateway API listener filters (phases/listener-filters.ts): per pod port, per listener hostname, the plugin ids in order. */
+  readonly listenerChains = new Map<number, Record<string, string[]>>();
   /** Plugin ids per (namespace, names) list, in execution order, or why the path must fail closed. */
   readonly pluginMemo = new Map<string, { ids: string[]; closed?: string }>();
   /** Cluster IP → Service, built when first needed. */

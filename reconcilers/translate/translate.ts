@@ -45,6 +45,7 @@ import { resolveCanaryBackends, resolvePathBackends } from './phases/backends.ts
 import { collectConsumers } from './phases/consumers.ts';
 import { resolveSideBackends } from './phases/side-backends.ts';
 import { resolveAuthBackends } from './phases/auth-backends.ts';
+import { applyListenerFilters } from './phases/listener-filters.ts';
 import { buildRoutes } from './phases/routes.ts';
 import { redirectWww } from './phases/www-redirect.ts';
 import { addServerAliases } from './phases/server-alias.ts';
@@ -85,6 +86,7 @@ export const PHASES: readonly Phase[] = [
   resolveCanaryBackends, // canary backends and splits
   collectConsumers, // Consumers and their plugins
   resolveSideBackends, // default-backend and mirror-target
+  applyListenerFilters, // Gateway API: the plugin chains of listeners with filters
   resolveAuthBackends, // external authentication and mirror targets
   buildRoutes, // per host: route rules and directive profiles
   redirectWww, // from-to-www-redirect servers
@@ -123,9 +125,9 @@ function gatewayStreamsOf(snap: ModelSnapshot, o: TranslateOptions): Pick<Struct
 }
 
 /** The pod ports of the Gateways' listeners (Gateway API): nginx listens on them (a new one reloads). */
-function gatewayPortsOf(snap: ModelSnapshot, o: TranslateOptions): Pick<GlobalSettings, 'gatewayPorts'> {
+function gatewayPortsOf(snap: ModelSnapshot, o: TranslateOptions, chains: ReadonlyMap<number, Record<string, string[]>>): Pick<GlobalSettings, 'gatewayPorts'> {
   const ports = gatewayApiState(snap, o.gatewayApi).ports;
-  return ports.length ? { gatewayPorts: ports.map((p) => ({ ...p })) } : {};
+  return ports.length ? { gatewayPorts: ports.map((p) => { const f = chains.get(p.port); return f ? { ...p, filters: f } : { ...p }; }) } : {};
 }
 
 /** The result of a finished draft: the structure (globals, profiles, passthrough) and the data (routes, backends, ...). */
@@ -159,7 +161,7 @@ function assemble(d: Draft): TranslateResult {
     ...(g.globalHeaders ? { headers: g.globalHeaders } : {}),
     ...nginxTuningOf(g),
     listen: o.listen,
-    ...gatewayPortsOf(snap, o),
+    ...gatewayPortsOf(snap, o, d.listenerChains),
     ...(o.metrics ? { metrics: o.metrics } : {}),
     ...(o.loopId ? { loopId: o.loopId } : {}),
   };

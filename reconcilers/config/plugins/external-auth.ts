@@ -27,6 +27,13 @@ export type Instance = {
    * client header goes), `upstreamHeaders` are auth-response-headers, `clientHeaders` unused.
    */
   ingressNginx?: IngressNginxAuth;
+  /**
+   * Gateway API's HTTP ExternalAuth (a listener filter): the auth request has the client's method, and its path is
+   * `path` (a prefix, "" for none) followed by the client's path and query; Host, Authorization and the
+   * `forwardHeaders` go along; allUpstreamHeaders: every auth response header but Host (and framing ones) is set on
+   * the request (the API's default when it lists none).
+   */
+  gatewayApi?: { allUpstreamHeaders: boolean };
 };
 
 /** Request-time text: literal strings and variables of an allowlist ({ v: name }), see annotations/auth-url.ts. */

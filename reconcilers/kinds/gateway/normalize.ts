@@ -13,9 +13,29 @@ import type { ConfigMapReader } from '../../annotations/plugins.ts';
 import { caCertificates } from '../../annotations/auth-tls.ts';
 import type { RecordReads } from '../../model/model.ts';
 import { isTrustBundleRef, TRUST_BUNDLE_GROUP, TRUST_BUNDLE_KIND } from '../../model/gateway-api.ts';
-import type { CaCertificateRefN, ClusterTrustBundleReader, FrontendValidationN, GatewayRecord, LabelSelectorN, ListenerN } from '../../model/gateway-api.ts';
+import type { CaCertificateRefN, ClusterTrustBundleReader, FrontendValidationN, GatewayRecord, LabelSelectorN, ListenerFilterN, ListenerN } from '../../model/gateway-api.ts';
 import { issuesText, metaOf, type CrdResult } from '../crd-normalize.ts';
 import { caCertificateRefSchema, groupSchema, gwHostnameSchema, gwPortSchema, kindSchema, labelSelectorSchema, namespaceSchema, objectNameSchema, sectionNameSchema } from './schema.ts';
+
+/** A listener's filters.requests entry (ListenerFilter): the union is judged by the attachment, not here. */
+const listenerFilterSchema = z.looseObject({
+  type: z.string().min(1).max(64),
+  extensionRef: z.looseObject({ group: groupSchema, kind: kindSchema, name: objectNameSchema }).optional(),
+  externalAuth: z
+    .looseObject({
+      protocol: z.string().max(16).default(''),
+      backendRef: z.looseObject({ group: groupSchema.default(''), kind: kindSchema.default('Service'), name: objectNameSchema, namespace: namespaceSchema.optional(), port: gwPortSchema.optional() }),
+      http: z
+        .looseObject({
+          path: z.string().max(1024).optional(),
+          allowedHeaders: z.array(z.string().max(256)).max(64).optional(),
+          allowedResponseHeaders: z.array(z.string().max(256)).max(64).optional(),
+        })
+        .optional(),
+      forwardBody: z.looseObject({ maxSize: z.number().int().min(0).optional() }).optional(),
+    })
+    .optional(),
+});
 
 export const listenerSchema = z.looseObject({
   name: sectionNameSchema,
@@ -38,6 +58,7 @@ export const listenerSchema = z.looseObject({
       kinds: z.array(z.looseObject({ group: groupSchema.default('gateway.networking.k8s.io'), kind: kindSchema })).max(8).optional(),
     })
     .optional(),
+  filters: z.looseObject({ requests: z.array(listenerFilterSchema).max(16).optional() }).nullish(),
 });
 
 /** FrontendTLSValidation: 1-16 caCertificateRefs (ObjectReference) and the mode. */
@@ -118,6 +139,27 @@ export function listenerOf(l: z.infer<typeof listenerSchema>, ns: string): Liste
   };
   if (l.hostname) out.hostname = l.hostname;
   if (l.tls) out.tls = { mode: l.tls.mode, certificateRefs: l.tls.certificateRefs.map((c) => ({ group: c.group, kind: c.kind, name: c.name, namespace: c.namespace ?? ns })) };
+  const filters = (l.filters?.requests ?? []).map((f) => filterOf(f, ns));
+  if (filters.length) out.filters = filters;
+  return out;
+}
+
+/** One listener filter, references defaulted to namespace `ns` (the Gateway's or the ListenerSet's). */
+function filterOf(f: z.infer<typeof listenerFilterSchema>, ns: string): ListenerFilterN {
+  const out: ListenerFilterN = { type: f.type };
+  if (f.extensionRef) out.extensionRef = { group: f.extensionRef.group, kind: f.extensionRef.kind, name: f.extensionRef.name };
+  const a = f.externalAuth;
+  if (a) {
+    const b = a.backendRef;
+    out.externalAuth = {
+      protocol: a.protocol,
+      backendRef: { group: b.group, kind: b.kind, namespace: b.namespace ?? ns, name: b.name, ...(b.port !== undefined ? { port: b.port } : {}) },
+      path: a.http?.path ?? '',
+      allowedHeaders: [...(a.http?.allowedHeaders ?? [])],
+      allowedResponseHeaders: [...(a.http?.allowedResponseHeaders ?? [])],
+      forwardBodyMaxSize: a.forwardBody?.maxSize ?? 0,
+    };
+  }
   return out;
 }
 
@@ -125,11 +167,9 @@ export function listenerOf(l: z.infer<typeof listenerSchema>, ns: string): Liste
 export function unservedListener(l: z.infer<typeof listenerSchema>, at: string): string[] {
   const out: string[] = [];
   if (l.tls?.options && Object.keys(l.tls.options).length) out.push(`${at}.tls.options: no option is supported`);
-  // Experimental fields a Gateway could rely on for its traffic: served, or refused by name (never dropped).
-  const f = (l as { filters?: unknown }).filters;
-  if (f !== undefined && f !== null && !(Array.isArray(f) && !f.length) && !(typeof f === 'object' && !Array.isArray(f) && !Object.keys(f).length)) {
-    out.push(`${at}.filters: listener filters are not served by Portico (yet); put the filters on the routes`);
-  }
+  // filters: served (the attachment judges each one per listener); a phase other than requests is refused by name.
+  const other = Object.keys(l.filters ?? {}).filter((k) => k !== 'requests');
+  if (other.length) out.push(`${at}.filters: ${other.map((k) => `${k}`).join(', ')}: only filters.requests is served by Portico`);
   return out;
 }
 

@@ -58,6 +58,39 @@ export interface ListenerState {
   spec: ListenerN;
   /** The ListenerSet ("namespace/name") it comes from; absent for the Gateway's own listeners. */
   set?: string;
+  /**
+   * Its filters (GatewayListenerFilters), judged: what the translation makes of them, in the order written. Absent
+   * when it has none. `closed`: why they cannot be applied — every request on the listener is then refused (503).
+   */
+  filterPlan?: ListenerFilterPlan;
+}
+
+/** One listener filter the translation applies: a Plugin object, or an external-auth instance of its own. */
+export type ListenerFilterStep =
+  | { plugin: { namespace: string; name: string } }
+  | {
+      auth: {
+        namespace: string;
+        service: string;
+        port: number;
+        /** The prefix put before the client's path ("" none). */
+        path: string;
+        /** Client headers sent (lower-case): authorization and http.allowedHeaders (Host, method and path always). */
+        forwardHeaders: string[];
+        /** Auth response headers copied onto the request; null = every one but Host/Authority (the API's default). */
+        upstreamHeaders: string[] | null;
+      };
+    };
+
+export interface ListenerFilterPlan {
+  steps: ListenerFilterStep[];
+  closed?: string;
+}
+
+/** What listener filters read besides the Gateway: Plugin objects and Services (inputs of the state). */
+interface FilterReader {
+  plugin(key: string): { instance?: unknown; error?: string } | undefined;
+  service(key: string): { ports: readonly { port: number }[] } | undefined;
 }
 
 /**
@@ -235,6 +268,8 @@ interface Basis {
   namespaces: Map<string, object>;
   /** The Secrets the listeners read (certificateRefs), as read. */
   secrets: Map<string, unknown>;
+  /** The Plugin records ("Plugin/ns/name") and Services ("Service/ns/name") listener filters read, as read. */
+  filterReads: Map<string, unknown>;
   granted: Granted;
   /** Per HTTPRoute: its record, the listeners that count it (attachedRoutes), the Services its backendRefs were checked against. */
   routes: Map<string, HttpRouteRecord>;
@@ -324,6 +359,10 @@ function sameGatewayInputs(b: Basis, snap: StateSnapshot): boolean {
   if (!sameRecords(b.listenerSets, recordsOf(snap, 'ListenerSet'))) return false;
   if (!sameRecords(b.grants, recordsOf(snap, 'ReferenceGrant')) || !sameRecords(b.namespaces, recordsOf(snap, 'Namespace'))) return false;
   for (const [k, s] of b.secrets) if (snap.secrets.get(k) !== s) return false;
+  for (const [k, r] of b.filterReads) {
+    const now = k.startsWith('Plugin/') ? recordsOf(snap, 'Plugin').get(k.slice(7)) : snap.services.get(k.slice(8));
+    if (now !== r) return false;
+  }
   for (const [k, s] of b.services) if (snap.services.has(k) !== s.present) return false;
   for (const [kind, kept] of b.others) if (!sameRecords(kept, recordsOf(snap, kind as (typeof OTHER_KINDS)[number]))) return false;
   return true;
@@ -364,8 +403,29 @@ function build(snap: StateSnapshot, o: GatewayApiOptions): Basis {
     secrets.set(key, s);
     return s;
   };
-  const { granted, streams, state } = gatewayPart(snap, o, secretOf);
+  // Plugin objects and Services listener filters name: remembered as inputs (a change computes the state anew).
+  const filterReads = new Map<string, unknown>();
+  filterReader = {
+    plugin: (key) => {
+      const p = recordsOf(snap, 'Plugin').get(key);
+      filterReads.set(`Plugin/${key}`, p);
+      return p as { instance?: unknown; error?: string } | undefined;
+    },
+    service: (key) => {
+      const svc = snap.services.get(key);
+      filterReads.set(`Service/${key}`, svc);
+      return svc;
+    },
+  };
+  let part: ReturnType<typeof gatewayPart>;
+  try {
+    part = gatewayPart(snap, o, secretOf);
+  } finally {
+    filterReader = { plugin: () => undefined, service: () => undefined };
+  }
+  const { granted, streams, state } = part;
   const b: Basis = {
+    filterReads,
     o,
     revision: snap.revision,
     crds: snap.crds,
@@ -886,6 +946,21 @@ function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) 
   if (l.protocol === 'HTTPS') {
     caProblem = checkClientValidation(gw, l, base, granted);
   }
+  if (l.filters?.length) {
+    if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') {
+      base.accepted = no('UnsupportedValue', `filters apply to HTTP and HTTPS listeners only, not ${l.protocol}`);
+      base.programmed = no('Invalid', 'not served: filters on a listener that is not HTTP or HTTPS');
+      base.usable = false;
+      return base;
+    }
+    base.filterPlan = listenerFilterPlan(l, from, granted);
+    const closed = base.filterPlan.closed;
+    if (closed && base.resolvedRefs.status === 'True') {
+      base.resolvedRefs = no(closed.startsWith(REF_NOT_PERMITTED) ? 'RefNotPermitted' : 'InvalidListenerFilter', closed);
+      base.programmed = no('Invalid', `its filters cannot be applied, so every request on it is refused (503): ${closed}`);
+      return base;
+    }
+  }
   if (base.resolvedRefs.status === 'False' && base.accepted.status === 'True') {
     // Only some caCertificateRefs bad (the others usable): served, checking client certificates against those.
     if (!(caProblem && base.clientValidation)) {
@@ -895,6 +970,76 @@ function listenerState(gw: GatewayRecord, l: ListenerN, secretOf: (key: string) 
     }
   }
   return base;
+}
+
+const REF_NOT_PERMITTED = 'no ReferenceGrant';
+/** Header names as the data plane takes them (an HTTP token). */
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
+/** http.path as the API allows it (its pattern), starting with "/" (it prefixes the client's path). */
+const AUTH_PATH = /^\/(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$/;
+
+/** The reader of Plugin objects and Services while a state is built (build() sets it; its reads are inputs). */
+let filterReader: FilterReader = { plugin: () => undefined, service: () => undefined };
+
+/**
+ * A listener's filters (ListenerFilters.requests), in the order written — which Portico keeps: each one is a step
+ * of one chain run before route matching. ExtensionRef: a Portico Plugin (portico.dev/Plugin) of the listener's
+ * object's namespace. ExternalAuth: protocol HTTP to a Service of that namespace, or of another one whose
+ * ReferenceGrant lets the object refer to it. Anything else (another extension, GRPC, forwardBody) cannot be
+ * applied: the plan is closed, and so is the listener (never served without its filters).
+ */
+export function listenerFilterPlan(l: ListenerN, from: { kind: 'Gateway' | 'ListenerSet'; namespace: string }, granted: Granted): ListenerFilterPlan {
+  const steps: ListenerFilterStep[] = [];
+  const problems: string[] = [];
+  (l.filters ?? []).forEach((f, i) => {
+    const at = `filters.requests[${i}]`;
+    if (f.type === 'ExtensionRef') {
+      const e = f.extensionRef;
+      if (!e) return problems.push(`${at}: type ExtensionRef without extensionRef`);
+      if (e.group !== 'portico.dev' || e.kind !== 'Plugin') return problems.push(`${at}.extensionRef: ${e.group || 'core'}/${e.kind} is not an extension Portico knows (portico.dev/Plugin)`);
+      const key = `${from.namespace}/${e.name}`;
+      const p = filterReader.plugin(key);
+      if (!p) return problems.push(`${at}.extensionRef: Plugin ${key} not found`);
+      if (!p.instance) return problems.push(`${at}.extensionRef: Plugin ${key} cannot be used: ${p.error ?? 'invalid'}`);
+      steps.push({ plugin: { namespace: from.namespace, name: e.name } });
+      return;
+    }
+    if (f.type === 'ExternalAuth') {
+      const a = f.externalAuth;
+      if (!a) return problems.push(`${at}: type ExternalAuth without externalAuth`);
+      if (a.protocol !== 'HTTP') return problems.push(`${at}.externalAuth.protocol: ${a.protocol || '(none)'} is not served by Portico (HTTP only: no ext_authz gRPC)`);
+      if (a.forwardBodyMaxSize > 0) return problems.push(`${at}.externalAuth.forwardBody: sending the request body to the auth service is not served by Portico (yet)`);
+      const b = a.backendRef;
+      if (b.group !== '' || b.kind !== 'Service') return problems.push(`${at}.externalAuth.backendRef: ${b.group || 'core'}/${b.kind} is not a Service`);
+      if (b.port === undefined) return problems.push(`${at}.externalAuth.backendRef: a Service needs a port`);
+      const key = `${b.namespace}/${b.name}`;
+      if (!granted({ group: GATEWAY_GROUP, kind: from.kind, namespace: from.namespace }, { group: '', kind: 'Service', namespace: b.namespace, name: b.name })) {
+        return problems.push(`${REF_NOT_PERMITTED} in ${b.namespace} lets ${from.kind}s of ${from.namespace} use Service ${key} (${at}.externalAuth.backendRef)`);
+      }
+      const svc = filterReader.service(key);
+      if (!svc) return problems.push(`${at}.externalAuth.backendRef: Service ${key} not found`);
+      if (!svc.ports.some((p) => p.port === b.port)) return problems.push(`${at}.externalAuth.backendRef: Service ${key} has no port ${b.port}`);
+      if (a.path !== '' && !AUTH_PATH.test(a.path)) return problems.push(`${at}.externalAuth.http.path: ${JSON.stringify(a.path)} must be a path starting with "/"`);
+      const bad = [...a.allowedHeaders, ...a.allowedResponseHeaders].filter((h) => !HEADER_NAME.test(h));
+      if (bad.length) return problems.push(`${at}.externalAuth.http: invalid header names ${bad.map((h) => JSON.stringify(h)).join(', ')}`);
+      const lower = (hs: string[]) => [...new Set(hs.map((h) => h.toLowerCase()))];
+      steps.push({
+        auth: {
+          namespace: b.namespace,
+          service: b.name,
+          port: b.port,
+          path: a.path.replace(/\/+$/, ''),
+          forwardHeaders: lower(['authorization', ...a.allowedHeaders]),
+          upstreamHeaders: a.allowedResponseHeaders.length ? lower(a.allowedResponseHeaders).filter((h) => h !== 'host' && h !== ':authority') : null,
+        },
+      });
+      return;
+    }
+    problems.push(`${at}: type ${f.type} is not a listener filter Portico serves (ExternalAuth, ExtensionRef)`);
+  });
+  // Problems before grants: a missing grant is named first (its own reason), else the first problem.
+  problems.sort((a, b) => Number(b.startsWith(REF_NOT_PERMITTED)) - Number(a.startsWith(REF_NOT_PERMITTED)));
+  return problems.length ? { steps, closed: problems.join('; ') } : { steps };
 }
 
 /** Whether a route of namespace `ns` may attach to a listener (allowedRoutes.namespaces). */
