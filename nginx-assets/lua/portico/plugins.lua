@@ -121,6 +121,7 @@ local function filters_of(steps, out)
   return out
 end
 
+local byte = string.byte
 local function compile(s)
   local chain
   local steps = {}
@@ -135,8 +136,10 @@ local function compile(s)
       chain = { missing = id, why = why }
     end
   end
+  -- A chain written "=id,id" (Gateway API listener filters) runs in the order given: never re-sorted.
+  local fixed = byte(s, 1) == 61
   if not chain then
-    by_order(steps)
+    if not fixed then by_order(steps) end
     local sync = true
     for i = 1, #steps do
       local t = steps[i].type
@@ -150,7 +153,7 @@ local function compile(s)
       if steps[i].satisfy_any then any = any + 1 end
     end
     chain = { steps = steps, filters = filters, sync = sync, filter_ids = #fids > 0 and table.concat(fids, ",") or nil,
-      any = any > 1 and any or nil }
+      any = any > 1 and any or nil, fixed = fixed or nil }
   end
   chains[s] = chain
   return chain
@@ -158,7 +161,7 @@ end
 
 -- The rest of a chain after step i once a consumer with its own plugins is known. nil, id, why when one of the
 -- consumer's plugins cannot be had.
-local function with_consumer(steps, i, consumer)
+local function with_consumer(steps, i, consumer, fixed)
   local own, types = {}, {}
   for _, id in ipairs(consumer.plugins) do
     local inst, why = instance(id)
@@ -174,8 +177,10 @@ local function with_consumer(steps, i, consumer)
   for j = i + 1, #steps do
     if not types[steps[j].type] then tail[#tail + 1] = steps[j] end
   end
+  -- (A chain in a fixed order keeps its own steps in it; the consumer's plugins come after them.)
+  if fixed then by_order(own) end
   for _, inst in ipairs(own) do tail[#tail + 1] = inst end
-  by_order(tail)
+  if not fixed then by_order(tail) end
   for _, inst in ipairs(tail) do out[#out + 1] = inst end
   return out
 end
@@ -210,6 +215,7 @@ local function step(inst, ctx, st)
   return false
 end
 
+-- Returns true when the request was answered (refused, redirected...).
 function _M.access()
   local ids = ngx.var.portico_plugins
   if ids == nil or ids == "" then return end
@@ -224,12 +230,12 @@ function _M.access()
   local i, n = 1, #steps
   while i <= n do
     local inst = steps[i]
-    if step(inst, ctx, st) then return end
+    if step(inst, ctx, st) then return true end
     local c = ctx.portico_consumer
     if c ~= consumer then
       consumer = c
       if c and c.plugins and #c.plugins > 0 then
-        local merged, missing, why = with_consumer(steps, i, c)
+        local merged, missing, why = with_consumer(steps, i, c, chain.fixed)
         if not merged then return unavailable(missing, "(of consumer " .. c.ns .. "/" .. tostring(c.name) .. ") " .. why) end
         steps, n = merged, #merged
         ctx.portico_filters = filters_of(steps)
@@ -239,6 +245,23 @@ function _M.access()
   end
 end
 
+-- A Gateway listener's own response-header handlers ($portico_lfilters: its filters ran before the route's, see
+-- router.lua), run after the route's.
+local function listener_filters(ctx)
+  local lf = ngx.var.portico_lfilters
+  if lf == nil or lf == "" then return end
+  local l = filter_lists[lf]
+  if not l then
+    l = {}
+    for id in lf:gmatch("[^,]+") do
+      local inst = instance(id)
+      if inst and inst.header_filter then l[#l + 1] = inst end
+    end
+    filter_lists[lf] = l
+  end
+  for i = 1, #l do l[i]:header_filter(ctx) end
+end
+
 -- Response-header handlers: those the access phase chose (ngx.ctx), or, after a synchronous run in the router,
 -- the plugin ids it left in $portico_filters.
 function _M.header_filter()
@@ -246,7 +269,7 @@ function _M.header_filter()
   local f = ctx.portico_filters
   if not f then
     local ids = ngx.var.portico_filters
-    if ids == nil or ids == "" then return end
+    if ids == nil or ids == "" then return listener_filters(ctx) end
     f = filter_lists[ids]
     if not f then
       f = {}
@@ -258,6 +281,7 @@ function _M.header_filter()
     end
   end
   for i = 1, #f do f[i]:header_filter(ctx) end
+  return listener_filters(ctx)
 end
 
 -- ---- synchronous run, from the router's set_by_lua handler -----------------------------------------------------
@@ -307,7 +331,7 @@ function _M.run_sync(ids)
     if c ~= consumer then
       consumer = c
       if c and c.plugins and #c.plugins > 0 then
-        local m, missing, why = with_consumer(steps, i, c)
+        local m, missing, why = with_consumer(steps, i, c, chain.fixed)
         if not m then
           unavailable(missing, "(of consumer " .. c.ns .. "/" .. tostring(c.name) .. ") " .. why)
           return deny_jump(util.end_sync())

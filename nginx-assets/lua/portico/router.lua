@@ -53,6 +53,9 @@ local tls_listeners = {}
 -- Per Gateway port: its listeners' hostnames ("" none, ".example.com" for "*.example.com"), which bound the
 -- fall-through across a host's routes to the listener that owns the request's name (listener isolation).
 local port_listeners = {}
+-- Per Gateway port with listener filters: listener hostname (as above) → its chain, "=id,id" (run in that order,
+-- before route matching, on every request the listener accepts); nil for ports without any.
+local port_filters = {}
 function _M.configure(opts)
   profiles = {}
   for _, name in ipairs(opts.profiles or {}) do profiles[name] = true end
@@ -65,6 +68,14 @@ function _M.configure(opts)
   for port, names in pairs(opts.gatewayTls or {}) do tls_listeners[tostring(port)] = names end
   port_listeners = {}
   for port, names in pairs(opts.gatewayListeners or {}) do port_listeners[tostring(port)] = names end
+  port_filters = {}
+  for port, by_name in pairs(opts.gatewayFilters or {}) do
+    local t = {}
+    for name, ids in pairs(by_name) do
+      if type(ids) == "table" and #ids > 0 then t[name] = "=" .. table.concat(ids, ",") end
+    end
+    port_filters[tostring(port)] = t
+  end
   gen_ids = opts.requestIds == true
   -- http-redirect-code: the status of the redirect to HTTPS (301, 302, 307 or 308; 308 by default).
   local code = tonumber(opts.httpsRedirectCode)
@@ -465,22 +476,25 @@ local sampled = false
 
 -- Called by set_by_lua for every request; returns the jump target ("" = proxy from location /).
 -- host, uri, rid: $host, $uri and $http_x_request_id, passed by set_by_lua (http.hbs); read from ngx.var when absent.
-function _M.route(host, uri, rid)
+-- listened: the request's listener filters already ran (listener_access): route it, nothing before.
+local function route(host, uri, rid, listened)
   -- external-auth subrequests run the server phases again: they are not routed (their location is internal).
   if ngx.is_subrequest then return "" end
   if host == nil then host, uri, rid = ngx_var.host, ngx_var.uri, ngx_var.http_x_request_id end
   -- No X-Request-ID, or an empty one: a generated id ($req_id takes it for "", as ingress-nginx's).
-  if gen_ids and (rid == nil or rid == "") then ngx_var.portico_rid = new_request_id() end
+  if gen_ids and not listened and (rid == nil or rid == "") then ngx_var.portico_rid = new_request_id() end
   sync()
   local h, r
-  local space = spaces and spaces[ngx_var.server_port]
+  local lfilters
+  local port = spaces and ngx_var.server_port
+  local space = port and spaces[port]
   if space then
-    local names = tls_listeners[ngx_var.server_port]
+    local names = not listened and tls_listeners[port]
     if names then
       -- Gateway API spec.tls.frontend, AllowValidOnly: the handshake refused clients without a certificate
       -- (certs.lua); one whose certificate did not verify (nginx lets the handshake finish), or was verified against
       -- another CA than the port's current one (a connection older than a CA change), gets no answer at all.
-      local id, ca = certs.client_auth(nil, tonumber(ngx_var.server_port))
+      local id, ca = certs.client_auth(nil, tonumber(port))
       if id and (not ca or ca.strict) and (ngx_var.ssl_client_verify ~= "SUCCESS" or tlsctx.get() ~= id) then
         return "@portico_close"
       end
@@ -492,7 +506,24 @@ function _M.route(host, uri, rid)
         return "@portico_deny"
       end
     end
-    h, r = match_listener(space, host, uri, port_listeners[ngx_var.server_port])
+    -- Gateway API listener filters: the chain of the listener the name belongs to runs before route matching, on
+    -- every request it accepts (matched or not: a refusal never tells whether a path exists). A chain that must
+    -- yield (external auth) runs in @portico_listener's access phase, which then routes the request (listener_access).
+    local lf = port_filters[port]
+    if lf and not listened then
+      local chain = lf[listener_of(port_listeners[port], host) or false]
+      if chain then
+        local answer, filters = run_sync(chain)
+        if answer == "async" then
+          ngx_var.portico_plugins = chain
+          return "@portico_listener"
+        elseif answer then
+          return answer
+        end
+        lfilters = filters
+      end
+    end
+    h, r = match_listener(space, host, uri, port_listeners[port])
   else
     h = find_host(host)
   end
@@ -596,28 +627,53 @@ function _M.route(host, uri, rid)
     if answer == "async" then
       ngx_var.portico_plugins = plugins -- the plugin location's access phase runs them
       -- (A share's own plugins on a route without any: the plugin location, not location /.)
-      if jump == "" then return "@portico_lua" end
+      if jump == "" then jump = "@portico_lua" end
     elseif answer then
       return answer
     elseif filters then
       ngx_var.portico_filters = filters
-      if plain_jump == "" then return "@portico_lua" end
-      return plain_jump
+      jump = plain_jump == "" and "@portico_lua" or plain_jump
     else
-      return plain_jump
+      jump = plain_jump
     end
   end
+  -- The listener's response-header handlers (plugins.header_filter runs them after the route's).
+  if lfilters then
+    ngx_var.portico_lfilters = lfilters
+    if jump == "" then jump = "@portico_lua" end
+  end
   return jump
+end
+_M.route = route
+
+local plugins_access = plugins.access
+-- Access phase of @portico_listener: the listener's chain ($portico_plugins, set by the router), then the request
+-- is routed as it now is (an auth service's headers are on it) and goes where its route sends it. The route's own
+-- plugins run there (ngx.exec starts afresh: what the listener's chain kept in ngx.ctx is gone, so its
+-- response-header handlers are handed over in $portico_lfilters).
+function _M.listener_access()
+  if plugins_access() then return end
+  local f = ngx.ctx.portico_filters
+  if f and #f > 0 then
+    local ids = {}
+    for i = 1, #f do ids[i] = f[i].id end
+    ngx_var.portico_lfilters = table.concat(ids, ",")
+  end
+  ngx_var.portico_plugins = ""
+  local jump = route(nil, nil, nil, true)
+  -- location / is not named: the plugin location proxies the same (with no plugins left to run).
+  if jump == "" then jump = "@portico_lua" end
+  return ngx.exec(jump)
 end
 
 -- set_by_lua's entry point when tracing is configured (http.hbs). `location /`, the common case, has no log handler
 -- (a Lua log handler costs every request that reaches it), so a sampled request bound there goes to
 -- @portico_traced, the same with a log handler that records the span. Every other location a request can end in
 -- has a log handler then.
-local route = _M.route
+local route_main = _M.route
 function _M.route_traced(host, uri, rid)
   sampled = false
-  local jump = route(host, uri, rid)
+  local jump = route_main(host, uri, rid)
   if sampled and jump == "" then return "@portico_traced" end
   return jump
 end

@@ -11,8 +11,8 @@ import type { Draft } from '../draft.ts';
 import { gatewayApiState, type ListenerFilterStep, type ListenerState } from '../gateway-api/attach.ts';
 import { usePlugin } from '../plugin-refs.ts';
 
-/** Not a plugin id the configuration API takes (check.lua PLUGIN_ID): the chain always fails closed. */
-export const LISTENER_CLOSED_ID = '!listener-closed';
+/** Not a plugin id the configuration API takes (check.lua PLUGIN_ID: no leading "_"): the chain always fails closed. */
+export const LISTENER_CLOSED_ID = '_listener_closed';
 
 /** Timeout of a listener's auth request (the API sets none). */
 const AUTH_TIMEOUT_MS = 5000;

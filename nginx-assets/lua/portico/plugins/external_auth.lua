@@ -112,13 +112,30 @@ local function lower_headers(h)
   return out
 end
 
+-- Gateway API mode (a listener's ExternalAuth filter): the auth request has the client's method, and its URI is the
+-- instance's path (a prefix, "" for none) followed by the client's path and query.
+local function gateway_opts(self)
+  local m = ngx.req.get_method()
+  local vars = {}
+  for k, v in pairs(self.opts.vars) do vars[k] = v end
+  vars.portico_auth_uri = self.prefix .. (ngx.var.request_uri or "/")
+  vars.portico_auth_method = m
+  return { method = ngx["HTTP_" .. m] or ngx.HTTP_GET, vars = vars }
+end
+-- Auth response headers never set on the request (allUpstreamHeaders): the Host/authority and the framing ones.
+local NOT_UPSTREAM = { host = true, [":authority"] = true, ["content-length"] = true, ["transfer-encoding"] = true,
+  connection = true, ["keep-alive"] = true, upgrade = true, te = true, trailer = true, ["proxy-connection"] = true }
 local function access(self)
   local saved = prepare(self)
-  local res = ngx.location.capture("/_portico_internal/auth", self.opts)
+  local res = ngx.location.capture("/_portico_internal/auth", self.prefix and gateway_opts(self) or self.opts)
   restore(saved)
   local status = res and res.status or 0
   if status >= 200 and status < 300 then
-    if #self.upstream > 0 then
+    if self.all_upstream then
+      for name, v in pairs(res.header or {}) do
+        if not NOT_UPSTREAM[name:lower()] then ngx.req.set_header(name, v) end
+      end
+    elseif #self.upstream > 0 then
       local h = lower_headers(res.header)
       for _, name in ipairs(self.upstream) do
         local v = h[name]
@@ -472,6 +489,8 @@ function _M.new(conf, id)
       },
     },
     access = access,
+    prefix = type(conf.gatewayApi) == "table" and conf.path or nil,
+    all_upstream = type(conf.gatewayApi) == "table" and conf.gatewayApi.allUpstreamHeaders == true or nil,
   }
 end
 
@@ -572,7 +591,14 @@ end
 function _M.check(p)
   local err = C.backend_id(p.backendId)
   if err then return err end
-  if not str(p.path, 2048, "^/[%w%-%._~!%$&'%(%)%*%+,;=:@/%%?]*$") then return "invalid path" end
+  if p.gatewayApi ~= nil then
+    if type(p.gatewayApi) ~= "table" or type(p.gatewayApi.allUpstreamHeaders) ~= "boolean" then return "invalid gatewayApi" end
+    if p.ingressNginx ~= nil then return "gatewayApi and ingressNginx exclude each other" end
+    -- The path is a prefix of the client's path here: "" (none), or a path without "?".
+    if p.path ~= "" and not str(p.path, 1024, "^/[%w%-%._~!%$&'%(%)%*%+,;=:@/%%]*$") then return "invalid path" end
+  elseif not str(p.path, 2048, "^/[%w%-%._~!%$&'%(%)%*%+,;=:@/%%?]*$") then
+    return "invalid path"
+  end
   if p.method ~= nil and p.method ~= "GET" and p.method ~= "POST" and p.method ~= "HEAD" then return "method must be GET, POST or HEAD" end
   for _, what in ipairs({ "forwardHeaders", "upstreamHeaders", "clientHeaders" }) do
     if p[what] ~= nil and not array_of(p[what], 128, header_name) then return "invalid " .. what end
