@@ -121,11 +121,13 @@ local function filters_of(steps, out)
   return out
 end
 
-local byte = string.byte
+local byte, sub = string.byte, string.sub
 local function compile(s)
   local chain
   local steps = {}
-  for id in s:gmatch("[^,%s]+") do
+  -- A chain written "=id,id" (Gateway API listener filters) runs in the order given: never re-sorted.
+  local fixed = byte(s, 1) == 61
+  for id in (fixed and sub(s, 2) or s):gmatch("[^,%s]+") do
     local u = users[id]
     if not u then u = {}; users[id] = u end
     u[s] = true
@@ -136,8 +138,6 @@ local function compile(s)
       chain = { missing = id, why = why }
     end
   end
-  -- A chain written "=id,id" (Gateway API listener filters) runs in the order given: never re-sorted.
-  local fixed = byte(s, 1) == 61
   if not chain then
     if not fixed then by_order(steps) end
     local sync = true

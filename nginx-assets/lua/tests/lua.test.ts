@@ -98,7 +98,7 @@ test('Lua API: unix socket only, malformed input refused before storing, counter
 });
 
 test('Lua router: nginx location semantics, one-label wildcards, catch-all, answers, profiles, incremental compile, 10k hosts', () => {
-  run('router_test.lua', [/ok - request ids are 32 lower-case hex characters/, /ok - request ids differ per request, one worker prefix/, /ok - the router's per-request functions create no closures/, 
+  run('router_test.lua', [/ok - listener filters: a deny filter refuses a path that exists/, /ok - listener filters: and one that does not/, /ok - listener filters: a chain with external auth goes to @portico_listener/, /ok - listener filters: a listener without filters on the same port/, /ok - listener filters: another port is unaffected/, /ok - listener filters: a listener's chain runs in the order written/, /ok - listener filters: a closed listener answers 503/, /ok - listener filters: a null chain is none/, /ok - request ids are 32 lower-case hex characters/, /ok - request ids differ per request, one worker prefix/, /ok - the router's per-request functions create no closures/, 
     /ok - method condition unmet: falls through/, /ok - query regex condition/, /ok - split 3:1 within 6 sd/, /ok - a synchronous chain runs in the router/, /ok - a refusal is answered by @portico_deny/, /ok - a chain that must yield/, /ok - subrequests are not routed/,
     /ok - Prefix is element-wise: \/foobar does not match \/foo/,
     /ok - Exact \/bar\/ does not answer \/bar \(no auto-redirect\)/,

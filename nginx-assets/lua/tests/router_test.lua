@@ -463,6 +463,58 @@ do -- Gateway API: a Gateway port's hosts are keyed by its pod port; Gateway wil
   R.check("TLS: no SNI is not judged", tls(nil, "foo.example.com") == "")
   R.check("listener_of: longest wildcard wins", router._listener_of({ "", ".example.com", ".b.example.com" }, "a.b.example.com") == ".b.example.com")
   R.check("listener_of: no listener at all", router._listener_of({ "foo.example.com" }, "bar.org") == nil)
+  -- Gateway API listener filters: the chain of the listener a name belongs to runs before route matching, on
+  -- every request it accepts — unmatched paths too — in the order written; other listeners and ports are unaffected.
+  router.configure({ profiles = {}, gatewayPorts = { 20004, 20005 }, gatewayListeners = { [20004] = { "", "deny.example.com", "auth.example.com", "hdr.example.com" }, [20005] = { "" } },
+    gatewayFilters = { [20004] = { ["deny.example.com"] = { "ns_deny" }, ["auth.example.com"] = { "ns_hdr", "lf.gw.ns.gw.auth.0" }, ["hdr.example.com"] = { "ns_rw", "ns_hdr" } } } })
+  store.apply_all({
+    p = { upsert = {
+      ns_deny = { name = "ns/deny", type = "ip-restriction", deny = { "0.0.0.0/0" }, status = 403 },
+      ns_hdr = { name = "ns/hdr", type = "request-headers", set = { { name = "x-step", value = "hdr" } } },
+      ns_rw = { name = "ns/rw", type = "rewrite", path = "/rewritten" },
+      ["lf.gw.ns.gw.auth.0"] = { name = "gw auth", type = "external-auth", backendId = "ns_auth_80", path = "", method = "GET", forwardHeaders = {}, upstreamHeaders = {}, clientHeaders = {}, timeoutMs = 5000, gatewayApi = { allUpstreamHeaders = true } },
+    } },
+    r = { upsert = {
+      ["20004/deny.example.com"] = { rules = { rule("prefix", "/exists", route("lf-deny")) } },
+      ["20004/auth.example.com"] = { rules = { rule("prefix", "/exists", route("lf-auth")) } },
+      ["20004/open.example.com#"] = { rules = { rule("prefix", "/exists", route("lf-open")) } },
+      ["20004/_"] = { rules = { rule("prefix", "/exists", route("lf-any")) } },
+      ["20005/_"] = { rules = { rule("prefix", "/exists", route("lf-other-port")) } },
+    } },
+  })
+  local function lf(port, host, uri)
+    local jump, b, v = req(T, router, host, uri, { vars = { server_port = port, remote_addr = "192.0.2.7", binary_remote_addr = "\192\0\2\7" } })
+    return jump, b, v
+  end
+  local j1, _, v1 = lf("20004", "deny.example.com", "/exists")
+  local j2, _, v2 = lf("20004", "deny.example.com", "/nothing-here")
+  R.check("listener filters: a deny filter refuses a path that exists", j1 == "@portico_deny" and v1.portico_deny:match("^403") ~= nil)
+  R.check("listener filters: and one that does not, with the same answer (no 404)", j2 == "@portico_deny" and v2.portico_deny == v1.portico_deny)
+  local j3, _, v3 = lf("20004", "auth.example.com", "/nothing-here")
+  R.check("listener filters: a chain with external auth goes to @portico_listener with the chain in its order, unmatched paths too", j3 == "@portico_listener" and v3.portico_plugins == "=ns_hdr,lf.gw.ns.gw.auth.0")
+  local j4, b4 = lf("20004", "open.example.com", "/exists")
+  local j5, b5 = lf("20005", "deny.example.com", "/exists")
+  R.check("listener filters: a listener without filters on the same port is unaffected", j4 == "" and b4 == "lf-open")
+  R.check("listener filters: another port is unaffected", j5 == "" and b5 == "lf-other-port")
+  -- Written order kept: rewrite (engine order 12) before request-headers (9) as the listener lists them.
+  local ch = require("portico.plugins")._chains()["=ns_rw,ns_hdr"]
+  local order_ok = false
+  if not ch then
+    require("portico.plugins").run_sync("=ns_rw,ns_hdr")
+    ch = require("portico.plugins")._chains()["=ns_rw,ns_hdr"]
+  end
+  if ch and ch.steps then order_ok = ch.steps[1].type == "rewrite" and ch.steps[2].type == "request-headers" end
+  local sorted = require("portico.plugins")._chains()["ns_rw,ns_hdr"]
+  if not sorted then require("portico.plugins").run_sync("ns_rw,ns_hdr"); sorted = require("portico.plugins")._chains()["ns_rw,ns_hdr"] end
+  R.check("listener filters: a listener's chain runs in the order written (a route's is re-sorted)", order_ok and sorted.steps[1].type == "request-headers")
+  -- A listener whose filters cannot be applied has the closed id: every request is answered 503.
+  router.configure({ profiles = {}, gatewayPorts = { 20004 }, gatewayListeners = { [20004] = { "" } }, gatewayFilters = { [20004] = { [""] = { "_listener_closed" } } } })
+  local j6, _, v6 = lf("20004", "any.example.com", "/exists")
+  R.check("listener filters: a closed listener answers 503 to every request", j6 == "@portico_deny" and v6.portico_deny:match("^503") ~= nil)
+  -- JSON null where a port's filters are absent (cjson.null, a userdata) is no filter.
+  router.configure({ profiles = {}, gatewayPorts = { 20005 }, gatewayListeners = { [20005] = { "" } }, gatewayFilters = { [20005] = { [""] = require("cjson").null } } })
+  local j7, b7 = lf("20005", "x.example.com", "/exists")
+  R.check("listener filters: a null chain is none", j7 == "" and b7 == "lf-other-port")
   router.configure({ profiles = {} })
   R.check("without Gateway ports the port is not read: the Ingress hosts answer", via("20001", "foo.example.com", "/") == "ingress-foo")
   local validate = require("portico.validate")
