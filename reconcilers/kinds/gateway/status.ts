@@ -78,6 +78,7 @@ export const FEATURES: Record<string, 'core' | 'extended'> = {
   GatewayAddressEmpty: 'extended',
   GatewayStaticAddresses: 'extended',
   ListenerSet: 'extended',
+  GatewayListenerFilters: 'extended',
   // ClusterTrustBundle references in caCertificateRefs (BackendTLSPolicy, Gateway frontend validation): claimed only
   // while the API server serves ClusterTrustBundles (supportedFeatures).
   ClusterTrustBundle: 'extended',

@@ -369,9 +369,9 @@ test('a Gateway with an address Portico cannot serve (not IPAddress, or another 
   assert.deepEqual(Object.keys(translate(m.snapshot(), O).config.data.routes), [], 'the route is served nowhere');
 });
 
-test('Gateway fields Portico does not serve are refused by name, never dropped: listener filters, defaultScope', () => {
+test('Gateway fields Portico does not serve are refused by name, never dropped: a listener filter phase other than requests, defaultScope', () => {
   const f = normalizeGateway(obj('Gateway', 'g', { gatewayClassName: 'portico', listeners: [httpListener('http', 80, { filters: { request: [{ type: 'RequestHeaderModifier' }] } })] }));
-  assert.match(!f.ok ? f.reason : '', /spec\.listeners\.0\.filters: listener filters are not served/);
+  assert.match(!f.ok ? f.reason : '', /spec\.listeners\.0\.filters: request: only filters\.requests is served/);
   const d = normalizeGateway(obj('Gateway', 'g', { gatewayClassName: 'portico', listeners: [httpListener('http', 80)], defaultScope: 'All' }));
   assert.match(!d.ok ? d.reason : '', /spec\.defaultScope: default Gateways are not served/);
   assert.equal(normalizeGateway(obj('Gateway', 'g', { gatewayClassName: 'portico', listeners: [httpListener('http', 80, { filters: {} })] })).ok, true, 'an empty filters object asks nothing');

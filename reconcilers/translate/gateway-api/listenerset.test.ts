@@ -71,13 +71,16 @@ const conds = (s: GatewayApiState, key: string) => {
 };
 const listenerOf = (s: GatewayApiState, key: string, name: string) => s.listenerSets.get(key)!.listeners.find((l) => l.name === name)!;
 
-test('normalizer: parentRef defaults (namespace the ListenerSet\'s), listeners as a Gateway\'s; filters, tls.options and more than 64 listeners refused by name', () => {
+test('normalizer: parentRef defaults (namespace the ListenerSet\'s), listeners as a Gateway\'s; a filter phase other than requests, tls.options and more than 64 listeners refused by name', () => {
   const ok = normalizeListenerSet(obj('ListenerSet', 'ls', { parentRef: { name: 'gw' }, listeners: [http('a', 80, 'a.example.com'), { name: 's', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'c' }] } }] }, 'apps'));
   assert.ok(ok.ok);
   assert.deepEqual(ok.record.parent, { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'apps', name: 'gw' });
   assert.deepEqual(ok.record.listeners[1]!.tls!.certificateRefs, [{ group: '', kind: 'Secret', name: 'c', namespace: 'apps' }], 'certificateRefs default to the ListenerSet\'s namespace');
-  const filters = normalizeListenerSet(obj('ListenerSet', 'ls', { parentRef: { name: 'gw' }, listeners: [http('a', 80, undefined, 'All', { filters: { requests: [] } })] }));
-  assert.ok(!filters.ok && /spec\.listeners\.0\.filters/.test(filters.reason), !filters.ok ? filters.reason : '');
+  const filters = normalizeListenerSet(obj('ListenerSet', 'ls', { parentRef: { name: 'gw' }, listeners: [http('a', 80, undefined, 'All', { filters: { connection: [{ type: 'X' }] } })] }));
+  assert.ok(!filters.ok && /spec\.listeners\.0\.filters: connection/.test(filters.reason), !filters.ok ? filters.reason : '');
+  const served = normalizeListenerSet(obj('ListenerSet', 'ls', { parentRef: { name: 'gw' }, listeners: [http('a', 80, undefined, 'All', { filters: { requests: [{ type: 'ExtensionRef', extensionRef: { group: 'portico.dev', kind: 'Plugin', name: 'p' } }] } })] }, 'apps'));
+  assert.ok(served.ok);
+  assert.deepEqual(served.record.listeners[0]!.filters, [{ type: 'ExtensionRef', extensionRef: { group: 'portico.dev', kind: 'Plugin', name: 'p' } }], 'listener filters are served (judged by the attachment)');
   const opts = normalizeListenerSet(obj('ListenerSet', 'ls', { parentRef: { name: 'gw' }, listeners: [{ name: 's', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'c' }], options: { a: 'b' } } }] }));
   assert.ok(!opts.ok && /spec\.listeners\.0\.tls\.options/.test(opts.reason));
   const many = normalizeListenerSet(obj('ListenerSet', 'ls', { parentRef: { name: 'gw' }, listeners: Array.from({ length: 65 }, (_, i) => http(`l${i}`, 80, `h${i}.example.com`)) }));
