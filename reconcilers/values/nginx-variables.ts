@@ -35,7 +35,7 @@ const NGINX = [
 export const PORTICO_VARIABLES = [
   'portico_backend', 'portico_set_cookie', 'portico_client_ip', 'portico_forwarded_for', 'portico_forwarded_proto',
   'portico_forwarded_host', 'portico_forwarded_port', 'portico_forwarded_port_published', 'portico_redirect_host', 'portico_connection_upgrade',
-  'portico_hsts', 'portico_hsts_https', 'portico_request_id', 'portico_timeouts', 'portico_tls_host', 'portico_plugins', 'portico_filters', 'portico_deny', 'portico_upstream_host',
+  'portico_hsts', 'portico_hsts_https', 'portico_request_id', 'portico_timeouts', 'portico_tls_host', 'portico_plugins', 'portico_filters', 'portico_lfilters', 'portico_deny', 'portico_upstream_host',
   'portico_proxy_host', 'portico_client_host', 'portico_auth_backend', 'portico_auth_timeouts', 'portico_auth_uri', 'portico_auth_method',
   'portico_auth_scheme', 'portico_auth_host', 'portico_auth_host_header', 'portico_conn_release',
   // loop detection: the X-Portico-Hop value sent on, and "1" when the request came back to this installation.
