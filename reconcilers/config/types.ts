@@ -390,6 +390,12 @@ export interface Route {
   /** proxy timeouts in seconds, set per request by the balancer (absent = the global ones). */
   timeouts?: { connect: number; send: number; read: number };
   /**
+   * A Gateway API rule's retry attempts (1–10): the balancer arranges that many more attempts, to the same endpoint
+   * when the backend has one (Portico's other retries go to other endpoints only). Its profile's
+   * proxy_next_upstream says on what.
+   */
+  retryAttempts?: number;
+  /**
    * Weighted split across backends (Route CRD `backends[]` with more than one entry): the router picks one per
    * request in proportion to `weight` and sets it as $portico_backend; `backendId` is then the first of them.
    * A weight of 0 gets no traffic. `plugins` (Gateway API backendRef filters): when present on the entries, the

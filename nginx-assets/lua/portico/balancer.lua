@@ -347,12 +347,21 @@ end
 
 -- "connect send read" (seconds) → numbers, parsed once per distinct value (a handful: one per combination used).
 local timeouts = {}
+-- A fourth field is a Gateway API rule's retry attempts ("c s r n", or "- - - n" without timeouts of its own):
+-- { connect, send, read } (nil when none) and .tries, or false when nothing usable.
 local function route_timeouts(tk)
   local t = timeouts[tk]
   if t == nil then
-    local c, s, r = tk:match("^(%d+%.?%d*) (%d+%.?%d*) (%d+%.?%d*)$")
+    local head, n = tk:match("^(.-) (%d+)$")
+    if not head or not head:find(" .* ") then head, n = tk, nil end
+    local c, s, r = head:match("^(%d+%.?%d*) (%d+%.?%d*) (%d+%.?%d*)$")
     t = c and { tonumber(c), tonumber(s), tonumber(r) } or false
     if t and (t[1] <= 0 or t[2] <= 0 or t[3] <= 0) then t = false end
+    n = tonumber(n)
+    if n and n >= 1 then
+      t = t or {}
+      t.tries = n > 10 and 10 or n
+    end
     timeouts[tk] = t
   end
   return t
@@ -363,9 +372,13 @@ function _M.balance()
   local state, status = get_last_failure()
   if state then return retry(id, state, status) end
   local tk = ngx_var.portico_timeouts
+  local tries
   if tk and tk ~= "" then
     local t = route_timeouts(tk)
-    if t then set_timeouts(t[1], t[2], t[3]) end
+    if t then
+      if t[1] then set_timeouts(t[1], t[2], t[3]) end
+      tries = t.tries
+    end
   end
   local p = picker(id)
   if p then
@@ -413,7 +426,10 @@ function _M.balance()
   end
   if not peer then return unavailable(id, p) end
   local n = p.n
-  if n > 1 then set_more_tries(n > 3 and 2 or n - 1) end
+  -- A Gateway API rule's retries: that many more attempts, the same endpoint again when it is the only one
+  -- (proxy_next_upstream_tries in its profile bounds them too); otherwise up to two other endpoints.
+  if tries then set_more_tries(tries)
+  elseif n > 1 then set_more_tries(n > 3 and 2 or n - 1) end
   return use_peer(peer)
 end
 

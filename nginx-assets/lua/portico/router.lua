@@ -150,6 +150,10 @@ local function prepare(host, r, path)
   if p.plain_jump == nil then p.plain_jump = r.observe == true and "@portico_lua" or "" end
   local t = r.timeouts
   if type(t) == "table" then p.tk = tostring(t.connect) .. " " .. tostring(t.send) .. " " .. tostring(t.read) end
+  -- Gateway API retry attempts: handed to the balancer with the timeouts ("c s r n"; "- - - n" without timeouts),
+  -- so it arranges them even when the backend has one endpoint (retry() may pick the same one again).
+  local ra = r.retryAttempts
+  if type(ra) == "number" and ra >= 1 then p.tk = (p.tk or "- - -") .. " " .. tostring(ra) end
   -- default-backend (the balancer's fallback when the backend has no endpoint), custom-http-errors (what
   -- errors.lua tells the default backend: "<default backend id>\t<namespace>\t<ingress>\t<service>\t<port>"; the
   -- route's default-backend, else errorPage.backendId, --default-backend-service's) and mirror-target (the copies'

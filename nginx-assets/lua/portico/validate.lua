@@ -217,6 +217,7 @@ local function route(r)
     local t = r.timeouts
     if type(t) ~= "table" or not timeout(t.connect) or not timeout(t.send) or not timeout(t.read) then return "invalid timeouts" end
   end
+  if r.retryAttempts ~= nil and not is_int(r.retryAttempts, 1, 10) then return "retryAttempts must be 1-10" end
   if r.split ~= nil then
     if not is_array(r.split) or #r.split == 0 or #r.split > 64 then return "split must be a non-empty array" end
     for i, s in ipairs(r.split) do

@@ -47,6 +47,29 @@ do -- round robin over the endpoints, with retries arranged
   R.check("one more try is allowed with two endpoints", T.tries[1] == 1)
 end
 
+do -- a Gateway API rule's retry attempts ("c s r n" / "- - - n"): that many more tries, the only endpoint again
+  local T, balancer, store = setup()
+  store.apply({ one = { balance = "round_robin", endpoints = { ep("10.0.0.9") } }, two = { balance = "round_robin", endpoints = { ep("10.0.0.1"), ep("10.0.0.2") } } })
+  T.ngx.var.portico_timeouts = "- - - 3"
+  local first = request(T, balancer, "one")
+  R.check("one endpoint: 3 more tries arranged for the rule's attempts", T.tries[#T.tries] == 3, tostring(T.tries[#T.tries]))
+  R.check("  ...and no timeouts set from the placeholder", T.timeouts == nil or T.timeouts[1] == nil)
+  T.ngx.var.upstream_addr = first .. " : "
+  T.last_failure = "failed"
+  balancer.balance()
+  R.check("  ...the retry goes to the only endpoint again", T.peers[#T.peers] == first, tostring(T.peers[#T.peers]))
+  T.ngx.var.portico_timeouts = "1 2 3 2"
+  request(T, balancer, "two")
+  R.check("timeouts and attempts together: 2 more tries", T.tries[#T.tries] == 2, tostring(T.tries[#T.tries]))
+  T.ngx.var.portico_timeouts = "1 2 3"
+  request(T, balancer, "two")
+  R.check("timeouts alone: the other endpoint only (one more try)", T.tries[#T.tries] == 1, tostring(T.tries[#T.tries]))
+  T.ngx.var.portico_timeouts = "- - - 50"
+  request(T, balancer, "one")
+  R.check("attempts are capped at 10", T.tries[#T.tries] == 10, tostring(T.tries[#T.tries]))
+  T.ngx.var.portico_timeouts = nil
+end
+
 do -- a retry skips the peers $upstream_addr says were tried
   local T, balancer, store = setup()
   store.apply({ web = { endpoints = { ep("10.0.0.1"), ep("10.0.0.2"), ep("10.0.0.3") } } })

@@ -235,6 +235,8 @@ do -- route fields
     { "split weight over 1000000 (Gateway API's limit)", rule({ split = { { backendId = "ns_a_80", weight = 1000001 } } }), "weight" },
     { "split with a bad backend id", rule({ split = { { backendId = "A/B", weight = 1 } } }), "split 1" },
     { "empty split", rule({ split = {} }), "split" },
+    { "retryAttempts over 10", rule({ retryAttempts = 11 }), "retryAttempts" },
+    { "retryAttempts not an integer", rule({ retryAttempts = 1.5 }), "retryAttempts" },
     { "split share with a bad plugin id", rule({ split = { { backendId = "ns_a_80", weight = 1, plugins = { "A B" } } } }), "split 1: plugins" },
     { "split share with plugins not a list", rule({ split = { { backendId = "ns_a_80", weight = 1, plugins = "x" } } }), "split 1: plugins" },
     { "observe false", rule({ observe = false }), "observe" },

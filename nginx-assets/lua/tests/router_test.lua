@@ -231,6 +231,8 @@ do -- weighted split, plugins, passive-health observation, websocket refusal, su
     -- As the data lane's JSON arrives: a rule without backend has backendId null, which cjson decodes to a userdata.
     rule("prefix", "/redirect-null", route(require("cjson").null, { plugins = { "ns_redirect" } })),
     rule("prefix", "/nows", route("n", { websocket = false })),
+    rule("prefix", "/retry-only", route("r", { retryAttempts = 3 })),
+    rule("prefix", "/retry-timeouts", route("r", { retryAttempts = 2, timeouts = { connect = 1, send = 2, read = 3 } })),
   } } } } })
   local counts = { a = 0, b = 0, c = 0 }
   for _ = 1, 4000 do
@@ -259,6 +261,10 @@ do -- weighted split, plugins, passive-health observation, websocket refusal, su
   R.check("rule without backend but with plugins runs them (redirect answered)", j == "@portico_deny" and tostring(v.portico_deny):match("^301\n") ~= nil and tostring(v.portico_deny):find("Location\thttps://w.example.com/redirect%-only") ~= nil, j .. " " .. tostring(v.portico_deny))
   j, be, v = req(T, router, "w.example.com", "/redirect-null", { vars = { scheme = "http", host = "w.example.com", args = "" } })
   R.check("a JSON-null backendId (userdata) is no backend: the redirect is answered", j == "@portico_deny" and tostring(v.portico_deny):match("^301\n") ~= nil, j .. " " .. tostring(v.portico_deny))
+  j, be, v = req(T, router, "w.example.com", "/retry-only")
+  R.check("retry attempts without timeouts go to the balancer as \"- - - n\"", v.portico_timeouts == "- - - 3", tostring(v.portico_timeouts))
+  j, be, v = req(T, router, "w.example.com", "/retry-timeouts")
+  R.check("retry attempts follow the route's timeouts", v.portico_timeouts == "1 2 3 2", tostring(v.portico_timeouts))
   j = req(T, router, "w.example.com", "/nows", { vars = { http_upgrade = "websocket" } })
   R.check("websocket false: upgrade refused with 400", j == "@portico_400", j)
   R.check("websocket false: plain request proxied", req(T, router, "w.example.com", "/nows") == "")

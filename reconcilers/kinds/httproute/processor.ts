@@ -370,6 +370,8 @@ function route(d: Draft, c: Parameters<ClaimProcessor['route']>[1], _cx: Paramet
   let retries = up?.retries;
   if (rule.retry) {
     retries = rule.retry.attempts > 0 ? { attempts: rule.retry.attempts, on: ['error', ...rule.retry.codes.map((c) => `http_${c}`)] } : { attempts: 0, on: ['off'] };
+    // The balancer arranges them itself, the same endpoint again when it is the only one (route data, no reload).
+    if (rule.retry.attempts > 0) r.retryAttempts = rule.retry.attempts;
     if (rule.retry.backoff) d.warn(c.owner.ref, 'RetryBackoffNotServed', `rule ${hc.ruleIndex}: retry.backoff ${rule.retry.backoff} is not served (nginx retries at once); the retries themselves are`);
   }
   const t = rule.timeouts;

@@ -22,7 +22,7 @@ import type { TLSSocket } from 'node:tls';
 
 export const CONTROL = '/__portico_testnet/requests';
 
-export type BackendKind = 'echo' | 'status' | 'auth' | 'tls-echo' | 'rewrite';
+export type BackendKind = 'echo' | 'status' | 'auth' | 'tls-echo' | 'rewrite' | 'flaky';
 export interface BackendArgs {
   name: string;
   ip: string;
@@ -38,6 +38,9 @@ export interface BackendArgs {
   maxTlsVersion?: 'TLSv1.2' | 'TLSv1.3';
   parentPid: number;
 }
+/** flaky: requests seen per id. */
+const flakyCount = new Map<string, number>();
+
 export interface Seen {
   method: string;
   url: string;
@@ -88,6 +91,16 @@ function handler(a: BackendArgs, seen: Seen[]): http.RequestListener {
       case 'status':
         res.writeHead(a.status ?? 200, { 'content-type': 'text/plain' }).end(`${a.name}\n`);
         return;
+      case 'flaky': {
+        // "?id=<x>&fail=<n>&code=<c>": the first n requests with that id are answered <c> (default 500), then 200.
+        const q = new URL(req.url ?? '/', 'http://x').searchParams;
+        const id = q.get('id') ?? '';
+        const n = (flakyCount.get(id) ?? 0) + 1;
+        flakyCount.set(id, n);
+        const fail = Number(q.get('fail') ?? '0');
+        res.writeHead(n <= fail ? Number(q.get('code') ?? '500') : 200, { 'content-type': 'text/plain' }).end(`attempt ${n}\n`);
+        return;
+      }
       case 'auth': {
         const auth = req.headers.authorization;
         const cookie = (v: string): Record<string, string> => (req.url?.includes('cookie') ? { 'set-cookie': `portico_auth=${v}; Path=/` } : {});

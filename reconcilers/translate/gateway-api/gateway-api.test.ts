@@ -311,6 +311,8 @@ test('rule retry: connection errors and the listed statuses, attempts + 1 tries 
     return r.config.structure.profiles.find((p) => p.name === name);
   };
   assert.deepEqual([profileOf('retry.example.com')?.nextUpstream, profileOf('retry.example.com')?.nextUpstreamTries], ['error http_500 http_503', 4]);
+  assert.equal(r.config.data.routes[listenerHost(port, 'retry.example.com')]!.rules[0]!.route.retryAttempts, 3, 'the balancer arranges the attempts (route data)');
+  assert.equal(r.config.data.routes[listenerHost(port, 'none.example.com')]!.rules[0]!.route.retryAttempts, undefined);
   assert.deepEqual([profileOf('none.example.com')?.nextUpstream, profileOf('none.example.com')?.nextUpstreamTries], ['off', 1], 'attempts 0: no retry at all');
   assert.ok(r.events.some((e) => e.reason === 'RetryBackoffNotServed' && /100ms/.test(e.message)));
   const bad = normalizeHttpRoute(route('bad', { parentRefs: [{ name: 'gw' }], rules: [{ retry: { codes: [500, 501] } }] }));
