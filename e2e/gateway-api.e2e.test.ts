@@ -290,6 +290,32 @@ describe('Gateway API', () => {
     await admin().request('DELETE', gwPath);
   });
 
+  test('ListenerSet and BackendTLSPolicy: a set the Gateway admits adds a listener that serves its routes; a policy without a usable CA is reported on its Gateway and its backend answers 500, never plain HTTP', async () => {
+    const gwPath = `${GW}/namespaces/${ns}/gateways/lsgw`;
+    const post = (plural: string, body: Record<string, unknown>) => admin().request('POST', `${GW}/namespaces/${ns}/${plural}`, { body: { apiVersion: 'gateway.networking.k8s.io/v1', ...body } });
+    await post('gateways', { kind: 'Gateway', metadata: { name: 'lsgw' }, spec: { gatewayClassName: CLASS, allowedListeners: { namespaces: { from: 'Same' } }, listeners: [{ name: 'http', port: 7100, protocol: 'HTTP' }] } });
+    await post('listenersets', { kind: 'ListenerSet', metadata: { name: 'extra' }, spec: { parentRef: { name: 'lsgw' }, listeners: [{ name: 'more', port: 7101, protocol: 'HTTP' }] } });
+    await until('the ListenerSet accepted', async () => {
+      const o = await get<{ status?: { conditions?: Cond[] } }>(`${GW}/namespaces/${ns}/listenersets/extra`);
+      return cond(o.status?.conditions, 'Accepted')?.status === 'True' || undefined;
+    });
+    await admin().request('POST', routePath(), { body: route('via-set', { parentRefs: [{ group: 'gateway.networking.k8s.io', kind: 'ListenerSet', name: 'extra', sectionName: 'more' }], rules: [{ backendRefs: [backend('echo')] }] }) });
+    const setPort = await until('the set\'s listener port', () => gatewayPodPort(7101, 'lsgw'));
+    await until('the set\'s listener serves its route', async () => podOf(await request(setPort, 'x.example.com', '/')) === 'echo-1' || undefined);
+    await admin().request('POST', routePath(), { body: route('to-api', { parentRefs: [{ name: 'lsgw', sectionName: 'http' }], rules: [{ backendRefs: [backend('api')] }] }) });
+    const ownPort = await until('the Gateway\'s own listener port', () => gatewayPodPort(7100, 'lsgw'));
+    await until('api answers before any policy', async () => podOf(await request(ownPort, 'y.example.com', '/')) === 'api-1' || undefined);
+    await post('backendtlspolicies', { kind: 'BackendTLSPolicy', metadata: { name: 'api-tls' }, spec: { targetRefs: [{ group: '', kind: 'Service', name: 'api' }], validation: { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'missing-ca' }], hostname: 'api.example.com' } } });
+    type PolicyObj = { status?: { ancestors?: { ancestorRef: { kind?: string; name: string }; controllerName: string; conditions: Cond[] }[] } };
+    const anc = await until('the policy reported on its Gateway', async () => {
+      const o = await get<PolicyObj>(`${GW}/namespaces/${ns}/backendtlspolicies/api-tls`);
+      return o.status?.ancestors?.find((a) => a.controllerName === CONTROLLER && a.ancestorRef.name === 'lsgw');
+    });
+    assert.deepEqual([anc.ancestorRef.kind, cond(anc.conditions, 'Accepted')?.reason, cond(anc.conditions, 'ResolvedRefs')?.reason], ['Gateway', 'NoValidCACertificate', 'InvalidCACertificateRef']);
+    await until('the backend of a policy without a usable CA answers 500', async () => (await request(ownPort, 'y.example.com', '/')).status === 500 || undefined);
+    await admin().request('DELETE', gwPath);
+  });
+
   test('the ClusterRole\'s Gateway API rules are exactly what Portico used (least privilege, nothing missing)', () => {
     const used = new Set(p.client.calls);
     const granted = grantedRules();

@@ -91,7 +91,8 @@ export function policyAncestors(snap: Snap, gw: GatewayApiState): Map<string, st
     if (!stateKey.startsWith('TLSRoute/')) continue;
     const rt = recordsOf(snap, 'TLSRoute').get(stateKey.slice('TLSRoute/'.length));
     if (!rt) continue;
-    const gws = parents.filter((p) => p.accepted.status === 'True' && p.attached.some((a) => terminatesTls(a.listener))).map((p) => `${p.ref.namespace}/${p.ref.name}`);
+    // The Gateways the route is attached to (a ListenerSet parent's is its Gateway's), not the parentRefs' names.
+    const gws = parents.filter((p) => p.accepted.status === 'True').flatMap((p) => p.attached.filter((a) => terminatesTls(a.listener)).map((a) => a.gateway));
     if (gws.length) for (const b of rt.backends) use(b, gws);
   }
   // gw.routes: HTTPRoutes by key, GRPCRoutes by "GRPCRoute/" + key (attach.ts).
@@ -99,7 +100,8 @@ export function policyAncestors(snap: Snap, gw: GatewayApiState): Map<string, st
     const grpc = stateKey.startsWith('GRPCRoute/');
     const rt = grpc ? recordsOf(snap, 'GRPCRoute').get(stateKey.slice('GRPCRoute/'.length)) : recordsOf(snap, 'HTTPRoute').get(stateKey);
     if (!rt) continue;
-    const gws = parents.filter((p) => p.accepted.status === 'True').map((p) => `${p.ref.namespace}/${p.ref.name}`);
+    // The Gateways the route is attached to (a ListenerSet parent's is its Gateway's), not the parentRefs' names.
+    const gws = [...new Set(parents.filter((p) => p.accepted.status === 'True').flatMap((p) => p.attached.map((a) => a.gateway)))];
     if (!gws.length) continue;
     for (const rule of rt.rules) for (const b of rule.backends) use(b, gws);
   }
