@@ -86,7 +86,7 @@ function desired() {
     m.setCrd(kind as 'Gateway', n.record as never, o ? policyReads(o) : undefined);
   };
   put('GatewayClass', normalizeGatewayClass(obj('GatewayClass', 'portico', { controllerName: GA.controllerName }, undefined)));
-  put('Gateway', normalizeGateway(obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] })));
+  put('Gateway', normalizeGateway(obj('Gateway', 'gw-san', { gatewayClassName: 'portico', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] })));
   for (const c of CASES) {
     const p = obj('BackendTLSPolicy', c.name, {
       targetRefs: [{ group: '', kind: 'Service', name: c.name, sectionName: 'btls' }],
@@ -95,12 +95,12 @@ function desired() {
     put('BackendTLSPolicy', normalizeBackendTlsPolicy(p, readCm, { subjectAltNames: true }), p);
   }
   put('HTTPRoute', normalizeHttpRoute(obj('HTTPRoute', 'san', {
-    parentRefs: [{ name: 'gw' }],
+    parentRefs: [{ name: 'gw-san' }],
     hostnames: [HOST],
     rules: CASES.map((c) => ({ matches: [{ path: { type: 'Exact', value: `/${c.name}` } }], backendRefs: [{ name: c.name, port: 443 }] })),
   })));
   const snap = m.snapshot();
-  gatewayPort = gatewayApiState(snap, GA).gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  gatewayPort = gatewayApiState(snap, GA).gateways.get('infra/gw-san')!.listeners[0]!.podPort!;
   for (const c of CASES) assert.equal(backendTlsState(snap).policies.get(`infra/${c.name}`)?.accepted.status, 'True', `policy ${c.name} is accepted`);
   return translate(snap, { ...OPTS, listen: LISTEN, gatewayApi: GA });
 }

@@ -46,7 +46,7 @@ function config() {
   assert.ok(p.ok, JSON.stringify(p));
   m.setCrd('Plugin', p.record);
   const g = normalizeGateway({
-    metadata: meta('gw', 'infra'),
+    metadata: meta('gw-lfilt', 'infra'),
     spec: {
       gatewayClassName: 'portico',
       listeners: [
@@ -59,12 +59,12 @@ function config() {
   assert.ok(g.ok, JSON.stringify(g));
   m.setCrd('Gateway', g.record, gatewayReads(g.record));
   for (const host of ['deny', 'auth', 'open']) {
-    const r = normalizeHttpRoute({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: meta(host, 'infra'), spec: { parentRefs: [{ name: 'gw', sectionName: host }], rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/app' } }], backendRefs: [{ name: 'echo', port: 8080 }] }] } } as unknown as KubeObject);
+    const r = normalizeHttpRoute({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: meta(host, 'infra'), spec: { parentRefs: [{ name: 'gw-lfilt', sectionName: host }], rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/app' } }], backendRefs: [{ name: 'echo', port: 8080 }] }] } } as unknown as KubeObject);
     assert.ok(r.ok, JSON.stringify(r));
     m.setCrd('HTTPRoute', r.record);
   }
   const o = { ...OPTS, listen: LISTEN, gatewayApi: GA };
-  const listeners = gatewayApiState(m.snapshot(), GA).gateways.get('infra/gw')!.listeners;
+  const listeners = gatewayApiState(m.snapshot(), GA).gateways.get('infra/gw-lfilt')!.listeners;
   for (const l of listeners) assert.equal(l.programmed.status, 'True', `${l.name}: ${l.programmed.message}`);
   const r = translate(m.snapshot(), o);
   assert.deepEqual(r.events.filter((e) => e.type === 'Warning'), []);

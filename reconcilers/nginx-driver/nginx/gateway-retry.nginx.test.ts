@@ -36,7 +36,7 @@ before(async () => {
   const m = modelOf({ services: [svc('flaky', [{ port: 8080, targetPort: BACKEND }], 'infra')], slices: [slice('flaky-x', 'flaky', [{ port: BACKEND }], [{ ip: tnet.ip }], 'infra')] });
   const route = normalizeHttpRoute(
     obj('HTTPRoute', 'retry', {
-      parentRefs: [{ name: 'gw' }],
+      parentRefs: [{ name: 'gw-retry' }],
       rules: [
         { matches: [{ path: { type: 'PathPrefix', value: '/retry' } }], backendRefs: [{ name: 'flaky', port: 8080 }], retry: { codes: [500], attempts: 2 } },
         { matches: [{ path: { type: 'PathPrefix', value: '/once' } }], backendRefs: [{ name: 'flaky', port: 8080 }] },
@@ -45,13 +45,13 @@ before(async () => {
   );
   for (const [kind, n] of [
     ['GatewayClass', normalizeGatewayClass(obj('GatewayClass', 'portico', { controllerName: GA.controllerName }, undefined))],
-    ['Gateway', normalizeGateway(obj('Gateway', 'gw', { gatewayClassName: 'portico', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] }))],
+    ['Gateway', normalizeGateway(obj('Gateway', 'gw-retry', { gatewayClassName: 'portico', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] }))],
     ['HTTPRoute', route],
   ] as const) {
     assert.ok(n.ok, `${kind}: ${n.ok ? '' : n.reason}`);
     m.setCrd(kind, n.record as never);
   }
-  gatewayPort = gatewayApiState(m.snapshot(), GA).gateways.get('infra/gw')!.listeners[0]!.podPort!;
+  gatewayPort = gatewayApiState(m.snapshot(), GA).gateways.get('infra/gw-retry')!.listeners[0]!.podPort!;
   await startLive(nginx, dynamic, translate(m.snapshot(), { ...OPTS, listen: LISTEN, gatewayApi: GA }).config);
 });
 after(() => stopLive(nginx, dynamic, tnet));
