@@ -7,14 +7,14 @@ cd "$(dirname "$0")/.."
 exec 9>/tmp/portico-e2e.lock
 flock 9
 t0=$SECONDS
-# The suites listen on fixed ports (28080-29199, 52080-54899) inside Linux's ephemeral range: keep the kernel from
+# The suites listen on fixed ports (28080-29199, 51000-54999) inside Linux's ephemeral range: keep the kernel from
 # handing them to outgoing connections meanwhile (a client socket on 127.0.0.1:53682 once made nginx's bind fail),
 # and restore the previous reservation afterwards.
 RESERVED=/proc/sys/net/ipv4/ip_local_reserved_ports
 reserved_before=""
 if [[ -w $RESERVED ]]; then
   reserved_before=$(cat "$RESERVED")
-  echo "${reserved_before:+$reserved_before,}28080-29199,52080-54899" > "$RESERVED" || true
+  echo "${reserved_before:+$reserved_before,}28080-29199,51000-54999" > "$RESERVED" || true
 fi
 cleanup() {
   [[ -w $RESERVED ]] && echo "$reserved_before" > "$RESERVED" || true
