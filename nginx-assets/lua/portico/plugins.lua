@@ -245,20 +245,26 @@ function _M.access()
   end
 end
 
+-- The instances with a response-header handler among "id,id" plugin ids, compiled once per distinct list.
+local function header_filters_of(ids)
+  local l = filter_lists[ids]
+  if not l then
+    l = {}
+    for id in ids:gmatch("[^,]+") do
+      local inst = instance(id)
+      if inst and inst.header_filter then l[#l + 1] = inst end
+    end
+    filter_lists[ids] = l
+  end
+  return l
+end
+
 -- A Gateway listener's own response-header handlers ($portico_lfilters: its filters ran before the route's, see
 -- router.lua), run after the route's.
 local function listener_filters(ctx)
   local lf = ngx.var.portico_lfilters
   if lf == nil or lf == "" then return end
-  local l = filter_lists[lf]
-  if not l then
-    l = {}
-    for id in lf:gmatch("[^,]+") do
-      local inst = instance(id)
-      if inst and inst.header_filter then l[#l + 1] = inst end
-    end
-    filter_lists[lf] = l
-  end
+  local l = header_filters_of(lf)
   for i = 1, #l do l[i]:header_filter(ctx) end
 end
 
@@ -270,15 +276,7 @@ function _M.header_filter()
   if not f then
     local ids = ngx.var.portico_filters
     if ids == nil or ids == "" then return listener_filters(ctx) end
-    f = filter_lists[ids]
-    if not f then
-      f = {}
-      for id in ids:gmatch("[^,]+") do
-        local inst = instance(id)
-        if inst and inst.header_filter then f[#f + 1] = inst end
-      end
-      filter_lists[ids] = f
-    end
+    f = header_filters_of(ids)
   end
   for i = 1, #f do f[i]:header_filter(ctx) end
   return listener_filters(ctx)
