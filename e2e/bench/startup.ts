@@ -9,7 +9,8 @@
 //     never-seen directive profile) is made and, at once, a Service's only ready pod is replaced; time until the
 //     new pod answers. (Plain Ingress changes no longer reload at all.)
 // Usage: node e2e/bench/startup.ts [N=2000] [propagationTrials=10] (BENCH_KEEP=1: keep the objects afterwards;
-// BENCH_HEAP_SNAPSHOT=<dir>: see below; BENCH_ENTRY=ts: run app/main.ts instead of the compiled controller the
+// BENCH_REUSE=<namespace>: start against the objects a BENCH_KEEP=1 run of the same N left, instead of creating
+// them again — 10,000 take about 20 minutes to create; BENCH_CREATE_ONLY=1: create them, print the namespace, stop; BENCH_HEAP_SNAPSHOT=<dir>: see below; BENCH_ENTRY=ts: run app/main.ts instead of the compiled controller the
 // image runs — e2e/harness/portico.ts's porticoEntry). Needs `make cluster-up`. Bounded: a hard
 // deadline of 20 minutes per phase.
 import { spawn } from 'node:child_process';
@@ -36,7 +37,8 @@ await assertPortsFree([base, base + 1, base + 2, base + 3]);
 await ensureCluster();
 await installPorticoRbac();
 const api = admin();
-const ns = await uniqueNamespace('startup');
+const REUSE = process.env.BENCH_REUSE;
+const ns = REUSE ?? (await uniqueNamespace('startup'));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function pool<T>(items: T[], fn: (x: T) => Promise<void>, conc = CONC): Promise<void> {
@@ -57,12 +59,27 @@ function makeCert(host: string): { crt: string; key: string } {
 const idx = Array.from({ length: N }, (_, i) => i);
 const tlsIdx = idx.filter((i) => i % 10 === 0);
 // Unique per run: a namespace of an earlier run may still be terminating, and its (older) Ingresses would win.
-const RUN = Date.now().toString(36);
+// A reused namespace keeps its run id in the first Ingress's host.
+const RUN = REUSE
+  ? (/^h0\.([^.]+)\./.exec((await api.request<{ spec: { rules: { host: string }[] } }>('GET', `/apis/networking.k8s.io/v1/namespaces/${REUSE}/ingresses/i0`)).spec.rules[0]?.host ?? '')?.[1] ?? '')
+  : Date.now().toString(36);
+if (!RUN) throw new Error(`BENCH_REUSE=${REUSE}: no Ingress i0 of this benchmark there`);
 const host = (i: number) => `h${i}.${RUN}.startup.test`;
 let child: ReturnType<typeof spawn> | undefined;
 try {
   // ---- objects, created before Portico runs -----------------------------------------------------------------
   const tc = performance.now();
+  if (REUSE) {
+    // What the propagation trials of the earlier run added goes; the N Ingresses, Services and pods stay.
+    for (const [kind, list] of [['ingresses', '/apis/networking.k8s.io/v1'], ['services', '/api/v1'], ['pods', '/api/v1']] as const) {
+      const items = (await api.request<{ items: { metadata: { name: string } }[] }>('GET', `${list}/namespaces/${ns}/${kind}`)).items;
+      for (const it of items.filter((x) => /^(prop|extra-)/.test(x.metadata.name))) {
+        if (kind === 'pods') await removePod(ns, it.metadata.name);
+        else await api.request('DELETE', `${list}/namespaces/${ns}/${kind}/${it.metadata.name}`);
+      }
+    }
+  }
+  if (!REUSE) {
   const pods = Array.from({ length: PODS }, (_, k) => k);
   await pool(pods, async (k) => void (await addPod(ns, `p${k}`, { labels: { app: `a${k}` } })), 8);
   await pool(tlsIdx, async (i) => {
@@ -92,6 +109,11 @@ try {
     await sleep(1000);
   }
   console.log(`[startup] created ${N} Ingresses (${tlsIdx.length} with TLS), ${N} Services, ${PODS} pods in ${((performance.now() - tc) / 1000).toFixed(1)} s`);
+  }
+  if (process.env.BENCH_CREATE_ONLY === '1') {
+    console.log(`[startup] objects only: rerun with BENCH_REUSE=${ns}`);
+    process.exit(0);
+  }
 
   // ---- Portico starts -----------------------------------------------------------------------------------------
   const kubeconfig = await serviceAccountKubeconfigFile('portico-system', 'portico');
@@ -119,7 +141,55 @@ try {
   const rss = () => {
     const st = readFileSync(`/proc/${child?.pid}/status`, 'utf8');
     const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(st)?.[1] ?? 0) / 1024;
-    return { now: kb('VmRSS'), peak: kb('VmHWM') };
+    return { now: kb('VmRSS'), peak: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') };
+  };
+  // Where the RSS is: anonymous (heap, malloc) vs file-backed (the node binary's pages), and V8's own figures from
+  // Portico's /metrics (prom-client's process metrics).
+  const memDetail = async () => {
+    const m = rss();
+    const text = (await request(base + 3, 'x', '/metrics').catch(() => ({ body: '' }))).body;
+    const metric = (name: string) =>
+      text.split('\n').filter((l) => l.startsWith(`portico_process_${name}`) && !l.includes('space=')).reduce((a, l) => a + Number(l.split(' ').pop()), 0) / 1048576;
+    const spaces = text.split('\n').filter((l) => l.startsWith('portico_process_nodejs_heap_space_size_used_bytes{'))
+      .map((l) => `${/space="([^"]+)"/.exec(l)?.[1]} ${(Number(l.split(' ').pop()) / 1048576).toFixed(0)}`).filter((x) => !x.endsWith(' 0'));
+    // Anonymous RSS by mapping: glibc's main heap ([heap]), its thread arenas (64 MB reservations), the rest (V8's
+    // pages, thread stacks).
+    const groups = new Map<string, number>();
+    const files = new Map<string, number>();
+    let name = '';
+    let size = 0;
+    for (const line of readFileSync(`/proc/${child?.pid}/smaps`, 'utf8').split('\n')) {
+      const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+      if (head) {
+        size = (parseInt(head[2] as string, 16) - parseInt(head[1] as string, 16)) / 1048576;
+        name = head[3] || (size >= 60 && size <= 64 ? 'arena' : 'anon');
+        continue;
+      }
+      const r = /^Anonymous:\s+(\d+) kB/.exec(line);
+      if (r) groups.set(name, (groups.get(name) ?? 0) + Number(r[1]) / 1024);
+      const f = /^Rss:\s+(\d+) kB/.exec(line);
+      if (f && name.startsWith('/')) files.set(name, (files.get(name) ?? 0) + Number(f[1]) / 1024);
+    }
+    const anonBy = [...groups].filter(([, v]) => v >= 1).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ');
+    const fileBy = [...files].filter(([, v]) => v >= 1).sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, v]) => `${path.basename(k)} ${v.toFixed(0)}`).join(', ');
+    return `anon ${m.anon.toFixed(0)} (${anonBy}) + file ${m.file.toFixed(0)} (${fileBy}) MB; V8 heap used ${metric('nodejs_heap_size_used_bytes').toFixed(0)} of ${metric('nodejs_heap_size_total_bytes').toFixed(0)} MB (${spaces.join(', ')}), external ${metric('nodejs_external_memory_bytes').toFixed(0)} MB`;
+  };
+  // BENCH_HEAP_SNAPSHOT: one snapshot once every host is served, one after the idle minute (taken after the idle
+  // RSS readings: writing a snapshot grows the heap it describes).
+  const heapSnapshot = async (when: string) => {
+    if (!snapDir || !child) return;
+    const before = new Set(readdirSync(snapDir));
+    child.kill('SIGUSR2');
+    const t = performance.now();
+    // The snapshot is written synchronously on Portico's main thread: it is complete once the file has appeared
+    // and Portico answers again.
+    let file: string | undefined;
+    while (performance.now() - t < 180_000) {
+      await sleep(500);
+      file ??= readdirSync(snapDir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+      if (file && (await request(base + 3, 'x', '/readyz').catch(() => ({ status: 0 }))).status === 200) break;
+    }
+    console.log(`[startup] heap snapshot (${when}): ${file ? path.join(snapDir, file) : 'none written in 180 s'}`);
   };
   let tReady = 0;
   while (!tReady) {
@@ -186,20 +256,8 @@ try {
   }
   const tServed = performance.now() - t0;
   const mem = rss();
-  if (snapDir) {
-    const before = new Set(readdirSync(snapDir));
-    child.kill('SIGUSR2');
-    const t = performance.now();
-    // The snapshot is written synchronously on Portico's main thread: it is complete once the file has appeared
-    // and Portico answers again.
-    let file: string | undefined;
-    while (performance.now() - t < 180_000) {
-      await sleep(500);
-      file ??= readdirSync(snapDir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
-      if (file && (await request(base + 3, 'x', '/readyz').catch(() => ({ status: 0 }))).status === 200) break;
-    }
-    console.log(`[startup] heap snapshot: ${file ? path.join(snapDir, file) : 'none written in 180 s'}`);
-  }
+  console.log(`[startup] memory once every host is served: ${await memDetail()}`);
+  await heapSnapshot('every host served');
   const evs = await api.request<{ items: { reason?: string; reportingController?: string; regarding?: { kind?: string } }[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);
   const ours = evs.items.filter((e) => e.reportingController === 'portico.dev/ingress-controller');
   const warnings = ours.filter((e) => e.reason !== 'Programmed');
@@ -263,7 +321,8 @@ try {
     await sleep(10_000);
     idle.push(Math.round(rss().now));
   }
-  console.log(`[startup] controller RSS while idle, every 10 s for 60 s: ${idle.join(', ')} MB`);
+  console.log(`[startup] controller RSS while idle, every 10 s for 60 s: ${idle.join(', ')} MB; ${await memDetail()}`);
+  await heapSnapshot('idle, after the trials');
 } finally {
   if (child) {
     // (A process that already exited would never emit 'exit' again: the wait would hang and skip the clean-up.)
