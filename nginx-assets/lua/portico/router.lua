@@ -682,6 +682,44 @@ function _M.route_traced(host, uri, rid)
   return jump
 end
 
+-- set_by_lua's entry points (http.hbs): the arguments $host, $uri and $http_x_request_id read here, as ngx.arg[i]
+-- reads them (nil for an empty one). In nginx, straight through lua-nginx-module's FFI call that ngx.arg's own
+-- metamethod makes (resty/core/param.lua): the chunk indexing ngx.arg three times left the interpreter for a
+-- metamethod each, with a phase check per argument, and the empty X-Request-ID left that compiled code by a side
+-- exit; read in one function, the arguments and the router run as one trace. Elsewhere (the unit tests' mocked
+-- ngx), ngx.arg.
+local function setby_args()
+  local a = ngx.arg
+  return a[1], a[2], a[3]
+end
+if package.loaded["resty.core.param"] and package.loaded["resty.core.base"] then
+  local ffi = require("ffi")
+  local C = ffi.C
+  local ffi_str = ffi.string
+  local get_request = require("resty.core.base").get_request
+  local data_p = ffi.new("unsigned char *[1]")
+  local len_p = ffi.new("size_t[1]")
+  local get_param = C.ngx_http_lua_ffi_get_setby_param
+  local function arg_of(r, i)
+    get_param(r, i, data_p, len_p)
+    local n = len_p[0]
+    if n == 0 then return nil end
+    return ffi_str(data_p[0], n)
+  end
+  setby_args = function()
+    local r = get_request()
+    if not r then error("no request found") end
+    return arg_of(r, 1), arg_of(r, 2), arg_of(r, 3)
+  end
+end
+function _M.route_set()
+  return route(setby_args())
+end
+local route_traced = _M.route_traced
+function _M.route_traced_set()
+  return route_traced(setby_args())
+end
+
 -- The route a host serves a path with (external-auth's auth URL on the request's own host, plugins/external_auth.lua):
 -- the same host and path lookup as a request's, without side effects. nil when nothing matches, or only nginx's
 -- "/foo" → "/foo/" redirect; else the prepared route (backend, plugins "id,id", jump) and whether it is the host's

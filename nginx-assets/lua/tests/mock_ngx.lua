@@ -117,7 +117,8 @@ function M.fresh(o)
       portico_data = M.dict(o.data, clock), portico_certs = M.dict(o.certs, clock), portico_stats = M.dict(nil, clock),
       portico_health = M.dict(o.health, clock),
     },
-    var = {}, header = {}, ctx = {},
+    -- set_by_lua's arguments, as ngx.arg[i] reads them: nil for an empty one.
+    var = {}, header = {}, ctx = {}, arg = {},
     ALERT = 2, ERR = 4, WARN = 5, NOTICE = 6, INFO = 7, ERROR = -1,
     status = 0,
     null = nil,

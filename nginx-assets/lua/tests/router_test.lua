@@ -57,6 +57,16 @@ do -- set_by_lua's arguments: the router routes by them, not by ngx.var; without
   v.portico_rid, v.portico_backend = nil, nil
   R.check("a client's X-Request-ID is kept (no id generated)", router.route("args.example.com", "/a", "client-id") == "" and v.portico_rid == nil)
   R.check("without arguments ngx.var is read", router.route() == "" and v.portico_backend == "by-var")
+  -- route_set (http.hbs's set_by_lua): the same, with the arguments as ngx.arg hands them (nil when empty).
+  v.portico_rid, v.portico_backend = nil, nil
+  T.ngx.arg = { "args.example.com", "/a/x", nil }
+  R.check("route_set routes by set_by_lua's arguments", router.route_set() == "" and v.portico_backend == "by-args")
+  R.check("route_set: an absent X-Request-ID gets a generated id", type(v.portico_rid) == "string" and #v.portico_rid == 32)
+  v.portico_rid, v.portico_backend = nil, nil
+  T.ngx.arg = { "args.example.com", "/nothing", "client-id" }
+  R.check("route_set: a client's X-Request-ID is kept, an unmatched path is unmatched", router.route_set() == "@portico_unmatched" and v.portico_rid == nil and v.portico_backend == nil)
+  T.ngx.arg = { "args.example.com", "/a", nil }
+  R.check("route_traced_set routes by the same arguments", router.route_traced_set() == "" and v.portico_backend == "by-args")
 end
 
 do -- Ingress conformance: Exact and Prefix on one host
@@ -389,7 +399,8 @@ do
   -- the router's per-request functions must have none, or every request runs them interpreted.
   local funcinfo = require("jit.util").funcinfo
   R.check("the router's per-request functions create no closures (compiled by LuaJIT)",
-    not funcinfo(router.route).children and not funcinfo(router._new_request_id).children,
+    not funcinfo(router.route).children and not funcinfo(router._new_request_id).children
+      and not funcinfo(router.route_set).children,
     tostring(funcinfo(router.route).children) .. " " .. tostring(funcinfo(router._new_request_id).children))
 end
 
