@@ -8,6 +8,7 @@ import { loadCredentials } from '../operator/kube/credentials.ts';
 import { createLogger } from '../operator/log.ts';
 import { Manager } from '../operator/manager.ts';
 import { Metrics } from '../operator/metrics.ts';
+import { startMemorySettler } from '../operator/memory.ts';
 import { describe } from '../operator/informer.ts';
 import { setupPortico } from './setup.ts';
 
@@ -75,6 +76,7 @@ try {
   manager.handleSignals(cfg['shutdown-grace-period']);
   await manager.start();
   log.info('portico started', { identity: manager.identity, version: VERSION });
+  startMemorySettler(manager.metrics, log);
 } catch (e) {
   log.error('startup failed', { error: describe(e) });
   await manager.stop();

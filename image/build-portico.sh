@@ -96,7 +96,7 @@ cat >"$work/config.json" <<EOF
 {
   "User": "101:101",
   "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "MALLOC_ARENA_MAX=2"],
-  "Entrypoint": ["/usr/bin/tini", "--", "/usr/local/bin/node", "--max-semi-space-size=8", "/app/app/main.js"],
+  "Entrypoint": ["/usr/bin/tini", "--", "/usr/local/bin/node", "--max-semi-space-size=8", "--expose-gc", "/app/app/main.js"],
   "WorkingDir": "/app",
   "ExposedPorts": {"8080/tcp": {}, "8443/tcp": {}, "10254/tcp": {}},
   "StopSignal": "SIGTERM",

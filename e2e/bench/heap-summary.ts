@@ -160,3 +160,52 @@ for (let i = 0; i < nodes.length / F; i++) {
 }
 console.log('\nby holder (self size of what each kind of object holds, per property):');
 for (const [k, v] of [...byHolder].sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size).padStart(8)} MB ${String(v.count).padStart(9)}×  ${k}`);
+
+// ---- by chain: the same, with the holders' own holders (DEPTH levels up, argv[4], default 4): which structure an
+// array or a string belongs to ("Map.(table) -> Object.spec -> Array.[] -> (array)") ---------------------------------
+const DEPTH = Number(process.argv[4] ?? 4);
+const byChain = new Map<string, { size: number; count: number }>();
+for (let i = 0; i < nodes.length / F; i++) {
+  let key = label(i);
+  let c = i;
+  for (let d = 0; d < DEPTH; d++) {
+    const o = owner[c] as number;
+    if (o < 0) break;
+    key = `${label(o)}.${ownerEdge[c]} -> ${key}`;
+    c = o;
+  }
+  const v = byChain.get(key) ?? { size: 0, count: 0 };
+  v.size += nodes[i * F + iSize] as number;
+  v.count++;
+  byChain.set(key, v);
+}
+console.log(`\nby chain of ${DEPTH} holders:`);
+for (const [k, v] of [...byChain].sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size).padStart(8)} MB ${String(v.count).padStart(9)}×  ${k}`);
+
+// ---- by owner: each object's self size under the nearest holder that is an instance of a named class (not a plain
+// object, array, Map, Set, string...), with the property it is reached by: what each of Portico's structures keeps in
+// total ("Store.items", "Model.ingresses", "TranslateMemo.hosts") ------------------------------------------------------
+const GENERIC = new Set(['Object', 'Array', 'Map', 'Set', '(array)', '(string)', '(concatenated string)', '(sliced string)', '(hidden)', '(object shape)', '(number)', 'system / Context', '(closure)', 'WeakMap', '(code)', '']);
+const byOwner = new Map<string, { size: number; count: number }>();
+for (let i = 0; i < nodes.length / F; i++) {
+  let c = i;
+  let edge = '';
+  let key = '(unowned)';
+  for (let d = 0; d < 64; d++) {
+    const o = owner[c] as number;
+    if (o < 0) break;
+    edge = ownerEdge[c] as string;
+    const l = label(o);
+    if (!GENERIC.has(l)) {
+      key = `${l}.${edge}`;
+      break;
+    }
+    c = o;
+  }
+  const v = byOwner.get(key) ?? { size: 0, count: 0 };
+  v.size += nodes[i * F + iSize] as number;
+  v.count++;
+  byOwner.set(key, v);
+}
+console.log('\nby owner (nearest named class holding it):');
+for (const [k, v] of [...byOwner].sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size).padStart(8)} MB ${String(v.count).padStart(9)}×  ${k}`);

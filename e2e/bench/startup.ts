@@ -123,7 +123,9 @@ try {
   // BENCH_HEAP_SNAPSHOT=<dir>: Portico writes a V8 heap snapshot there once every host is served (for profiling
   // the controller's memory: open it in Chrome DevTools, or summarize it with e2e/bench/heap-summary.ts).
   const snapDir = process.env.BENCH_HEAP_SNAPSHOT;
+  // BENCH_NODE_FLAGS: extra Node flags for the controller (memory experiments; the image's own come after them).
   child = spawn(path.join(REPO_ROOT, 'node_modules/.bin/node'), [
+    ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
     ...(snapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapDir}`] : []),
     ...NODE_FLAGS,
     entry.file, '--kubeconfig', kubeconfig, '--http-port', String(base), '--https-port', String(base + 1),
@@ -162,7 +164,7 @@ try {
       const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
       if (head) {
         size = (parseInt(head[2] as string, 16) - parseInt(head[1] as string, 16)) / 1048576;
-        name = head[3] || (size >= 60 && size <= 64 ? 'arena' : 'anon');
+        name = head[3] || (size >= 16 ? `anon${Math.round(size)}M` : 'anon');
         continue;
       }
       const r = /^Anonymous:\s+(\d+) kB/.exec(line);
@@ -172,12 +174,17 @@ try {
     }
     const anonBy = [...groups].filter(([, v]) => v >= 1).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ');
     const fileBy = [...files].filter(([, v]) => v >= 1).sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, v]) => `${path.basename(k)} ${v.toFixed(0)}`).join(', ');
-    return `anon ${m.anon.toFixed(0)} (${anonBy}) + file ${m.file.toFixed(0)} (${fileBy}) MB; V8 heap used ${metric('nodejs_heap_size_used_bytes').toFixed(0)} of ${metric('nodejs_heap_size_total_bytes').toFixed(0)} MB (${spaces.join(', ')}), external ${metric('nodejs_external_memory_bytes').toFixed(0)} MB`;
+    const settles = text.split('\n').find((l) => l.startsWith('portico_memory_settles_total'))?.split(' ').pop() ?? '?';
+    const settleSum = Number(text.split('\n').find((l) => l.startsWith('portico_memory_settle_duration_seconds_sum'))?.split(' ').pop() ?? 0);
+    return `memory settles ${settles} (${(settleSum * 1000).toFixed(0)} ms in all); anon ${m.anon.toFixed(0)} (${anonBy}) + file ${m.file.toFixed(0)} (${fileBy}) MB; V8 heap used ${metric('nodejs_heap_size_used_bytes').toFixed(0)} of ${metric('nodejs_heap_size_total_bytes').toFixed(0)} MB (${spaces.join(', ')}), external ${metric('nodejs_external_memory_bytes').toFixed(0)} MB`;
   };
   // BENCH_HEAP_SNAPSHOT: one snapshot once every host is served, one after the idle minute (taken after the idle
   // RSS readings: writing a snapshot grows the heap it describes).
+  // BENCH_HEAP_SNAPSHOT_AT=served|idle: only that one.
   const heapSnapshot = async (when: string) => {
     if (!snapDir || !child) return;
+    const at = process.env.BENCH_HEAP_SNAPSHOT_AT;
+    if (at && !when.startsWith(at === 'served' ? 'every' : 'idle')) return;
     const before = new Set(readdirSync(snapDir));
     child.kill('SIGUSR2');
     const t = performance.now();

@@ -1,0 +1,138 @@
+// Gives a burst's memory back once the controller is quiet.
+//
+// A burst of work (a start at 10,000 Ingresses, a full translation for a reload, a relist) leaves V8 with a heap grown
+// for it and full of garbage; with nothing allocating afterwards, V8 runs no collection and keeps the pages, so an idle
+// controller held 400-500 MB at 10,000 Ingresses where its live objects take ~150 MB (e2e/bench/startup.ts). When the
+// event loop has been quiet for a whole interval and V8's heap has grown well past what was live after the last
+// settle, one full collection that also returns free pages to the system (gc's "last-resort" flavor) runs: ~100-300 ms
+// of the main thread at 10,000 Ingresses, only while nothing else is running, at most once per `minGapMs`.
+//
+// Needs `gc` (node --expose-gc, in NODE_FLAGS: the image and the benchmarks); without it nothing runs.
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import { Counter, Histogram } from 'prom-client';
+import type { Logger } from './log.ts';
+import type { Metrics } from './metrics.ts';
+
+type GcFn = (opts: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+
+export interface MemorySettlerOptions {
+  /** How often the loop's utilization and the heap are looked at. */
+  intervalMs?: number;
+  /** The loop counts as quiet when it was busy at most this share of the last interval. */
+  quietUtilization?: number;
+  /** A settle runs when V8's heap (committed) has grown by this much since the last settle... */
+  minGrowthBytes?: number;
+  /** ...and by this share of it. */
+  minGrowthRatio?: number;
+  /** At most one settle per this many ms. */
+  minGapMs?: number;
+  log?: Logger;
+  /** Called after each settle (metrics). */
+  onSettle?: (s: { durationMs: number; beforeBytes: number; afterBytes: number }) => void;
+  // Seams for tests: the collection, the heap's committed/used size, the loop's utilization, the clock.
+  gc?: GcFn | undefined;
+  heap?: () => { total: number; used: number };
+  utilization?: (prev?: EventLoopUtilization) => EventLoopUtilization;
+  now?: () => number;
+}
+
+const systemGc = (): GcFn | undefined => {
+  const g = (globalThis as { gc?: unknown }).gc;
+  return typeof g === 'function' ? (g as GcFn) : undefined;
+};
+
+export class MemorySettler {
+  private readonly o: Required<Omit<MemorySettlerOptions, 'log' | 'onSettle' | 'gc'>> & Pick<MemorySettlerOptions, 'log' | 'onSettle' | 'gc'>;
+  private timer: NodeJS.Timeout | undefined;
+  private lastElu: EventLoopUtilization | undefined;
+  /** V8's heap (committed) right after the last settle (0 before the first: the start-up burst settles too). */
+  private baseline = 0;
+  private lastSettle = -Infinity;
+  settles = 0;
+
+  constructor(opts: MemorySettlerOptions = {}) {
+    this.o = {
+      intervalMs: 5_000,
+      quietUtilization: 0.05,
+      minGrowthBytes: 48 * 1024 * 1024,
+      minGrowthRatio: 0.3,
+      minGapMs: 60_000,
+      heap: () => {
+        const h = v8.getHeapStatistics();
+        return { total: h.total_heap_size, used: h.used_heap_size };
+      },
+      utilization: (prev) => performance.eventLoopUtilization(prev),
+      now: () => performance.now(),
+      ...opts,
+      gc: 'gc' in opts ? opts.gc : systemGc(),
+    };
+  }
+
+  /** Whether settling can run at all (node --expose-gc). */
+  get enabled(): boolean {
+    return this.o.gc !== undefined;
+  }
+
+  start(): void {
+    if (!this.enabled || this.timer) {
+      if (!this.enabled) this.o.log?.debug('memory settling off: node runs without --expose-gc');
+      return;
+    }
+    this.lastElu = this.o.utilization();
+    this.timer = setInterval(() => this.tick(), this.o.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One look (the timer's; tests call it directly). Returns whether a settle ran. */
+  tick(): boolean {
+    const gc = this.o.gc;
+    if (!gc) return false;
+    const now = this.o.utilization();
+    const busy = this.lastElu ? this.o.utilization(this.lastElu).utilization : 1;
+    this.lastElu = now;
+    if (busy > this.o.quietUtilization) return false;
+    const t = this.o.now();
+    if (t - this.lastSettle < this.o.minGapMs) return false;
+    const before = this.o.heap();
+    const growth = before.total - this.baseline;
+    if (growth < this.o.minGrowthBytes || growth < this.baseline * this.o.minGrowthRatio) return false;
+    gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    const after = this.o.heap();
+    const durationMs = this.o.now() - t;
+    this.baseline = after.total;
+    this.lastSettle = this.o.now();
+    this.settles++;
+    // The collection took the loop: the next interval's utilization must not count it as work.
+    this.lastElu = this.o.utilization();
+    this.o.log?.debug('memory settled', { durationMs: Math.round(durationMs), heapBeforeMB: Math.round(before.total / 1048576), heapAfterMB: Math.round(after.total / 1048576) });
+    this.o.onSettle?.({ durationMs, beforeBytes: before.total, afterBytes: after.total });
+    return true;
+  }
+}
+
+/** The controller's settler, with its metrics: <prefix>_memory_settles_total and _memory_settle_duration_seconds. */
+export function startMemorySettler(metrics: Metrics, log: Logger): MemorySettler {
+  const registers = [metrics.registry];
+  const total = new Counter({ name: `${metrics.prefix}_memory_settles_total`, help: 'Full garbage collections run once the controller was quiet after a burst, returning free heap pages to the system', registers });
+  const duration = new Histogram({
+    name: `${metrics.prefix}_memory_settle_duration_seconds`,
+    help: 'How long each memory settle held the main thread',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers,
+  });
+  const settler = new MemorySettler({
+    log,
+    onSettle: ({ durationMs }) => {
+      total.inc();
+      duration.observe(durationMs / 1000);
+    },
+  });
+  settler.start();
+  return settler;
+}
