@@ -55,19 +55,29 @@ test('no collection while the loop is busy, however much the heap grew', () => {
 
 test('growth since the last settle must pass both the absolute and the relative threshold', () => {
   const { s, state, gcs } = rig();
-  state.total = 40 * MB; // under 48 MB: a small controller's start is not worth a pause
+  state.total = 12 * MB; // under 16 MB: not worth a pause
   state.now = 10_000;
   assert.equal(s.tick(), false);
   state.total = 500 * MB;
   state.afterGc = { total: 400 * MB, used: 390 * MB };
   assert.equal(s.tick(), true);
-  // 400 MB after the settle: +60 MB is over 48 MB but under 30% of 400 MB.
+  // 400 MB after the settle: +60 MB is over 16 MB but under 30% of 400 MB.
   state.now += 120_000;
   state.total = 460 * MB;
   assert.equal(s.tick(), false);
   state.total = 530 * MB;
   assert.equal(s.tick(), true);
-  assert.equal(gcs.length, 2);
+  // A small heap: 30% of 20 MB is 6 MB, but the growth must also reach 16 MB.
+  state.afterGc = { total: 20 * MB, used: 18 * MB };
+  state.now += 120_000;
+  state.total = 600 * MB;
+  assert.equal(s.tick(), true);
+  state.now += 120_000;
+  state.total = 34 * MB;
+  assert.equal(s.tick(), false);
+  state.total = 37 * MB;
+  assert.equal(s.tick(), true);
+  assert.equal(gcs.length, 4);
 });
 
 test('at most one settle per minGapMs, and the heap left after a settle is not settled again', () => {

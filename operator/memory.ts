@@ -55,7 +55,7 @@ export class MemorySettler {
     this.o = {
       intervalMs: 5_000,
       quietUtilization: 0.05,
-      minGrowthBytes: 48 * 1024 * 1024,
+      minGrowthBytes: 16 * 1024 * 1024,
       minGrowthRatio: 0.3,
       minGapMs: 60_000,
       heap: () => {
