@@ -30,6 +30,7 @@ local certs = require("portico.certs")
 local tlsctx = require("portico.tlsctx")
 local plugins = require("portico.plugins")
 local tracing = require("portico.tracing")
+local balancer = require("portico.balancer")
 
 local ngx_var = ngx.var
 local re_find = ngx.re.find
@@ -481,9 +482,17 @@ local sampled = false
 -- Called by set_by_lua for every request; returns the jump target ("" = proxy from location /).
 -- host, uri, rid: $host, $uri and $http_x_request_id, passed by set_by_lua (http.hbs); read from ngx.var when absent.
 -- listened: the request's listener filters already ran (listener_access): route it, nothing before.
-local function route(host, uri, rid, listened)
+-- req: nginx's request, when route_set hands the balancer what this routing writes into $portico_backend and
+-- $portico_timeouts (balancer.lua handoff; nil: no hand-off). Every routing drops an earlier hand-off first.
+local balancer_handoff = balancer.handoff
+local is_internal = function() return true end -- set below, where nginx's request is at hand
+local function route(host, uri, rid, listened, req)
+  balancer_handoff(nil)
   -- external-auth subrequests run the server phases again: they are not routed (their location is internal).
   if ngx.is_subrequest then return "" end
+  -- Only on a request's first routing: after an internal redirect (a backend's X-Accel-Redirect) $portico_timeouts
+  -- may still hold what an earlier routing wrote, which this one might not rewrite.
+  if req ~= nil and is_internal(req) then req = nil end
   if host == nil then host, uri, rid = ngx_var.host, ngx_var.uri, ngx_var.http_x_request_id end
   -- No X-Request-ID, or an empty one: a generated id ($req_id takes it for "", as ingress-nginx's).
   if gen_ids and not listened and (rid == nil or rid == "") then ngx_var.portico_rid = new_request_id() end
@@ -547,6 +556,7 @@ local function route(host, uri, rid, listened)
     -- --default-backend-service (ingress-nginx's catch-all): what no path matches is proxied there, as sent.
     if h.unmatched then
       ngx_var.portico_backend = h.unmatched
+      if req then balancer_handoff(req, h.unmatched, nil) end
       ngx_var.portico_upstream_name = upstream_name(h.unmatched)
       return ""
     end
@@ -602,6 +612,7 @@ local function route(host, uri, rid, listened)
       if plain_jump == "" then plain_jump = "@portico_lua" end
     end
     if r.tk then ngx_var.portico_timeouts = r.tk end
+    if req then balancer_handoff(req, id, r.tk) end
     if r.fallback then ngx_var.portico_fallback = r.fallback end
     if r.errors then ngx_var.portico_error_route = r.errors end
     local m = r.mirror
@@ -675,9 +686,9 @@ end
 -- @portico_traced, the same with a log handler that records the span. Every other location a request can end in
 -- has a log handler then.
 local route_main = _M.route
-function _M.route_traced(host, uri, rid)
+function _M.route_traced(host, uri, rid, req)
   sampled = false
-  local jump = route_main(host, uri, rid)
+  local jump = route_main(host, uri, rid, nil, req)
   if sampled and jump == "" then return "@portico_traced" end
   return jump
 end
@@ -688,9 +699,10 @@ end
 -- metamethod each, with a phase check per argument, and the empty X-Request-ID left that compiled code by a side
 -- exit; read in one function, the arguments and the router run as one trace. Elsewhere (the unit tests' mocked
 -- ngx), ngx.arg.
+-- Returns the three arguments and the request (nil in the unit tests: no hand-off to the balancer).
 local function setby_args()
   local a = ngx.arg
-  return a[1], a[2], a[3]
+  return a[1], a[2], a[3], nil
 end
 if package.loaded["resty.core.param"] and package.loaded["resty.core.base"] then
   local ffi = require("ffi")
@@ -709,11 +721,15 @@ if package.loaded["resty.core.param"] and package.loaded["resty.core.base"] then
   setby_args = function()
     local r = get_request()
     if not r then error("no request found") end
-    return arg_of(r, 1), arg_of(r, 2), arg_of(r, 3)
+    return arg_of(r, 1), arg_of(r, 2), arg_of(r, 3), r
   end
+  pcall(ffi.cdef, "int ngx_http_lua_ffi_req_is_internal(ngx_http_request_t *r);")
+  local req_is_internal = C.ngx_http_lua_ffi_req_is_internal
+  is_internal = function(r) return req_is_internal(r) ~= 0 end
 end
 function _M.route_set()
-  return route(setby_args())
+  local host, uri, rid, r = setby_args()
+  return route(host, uri, rid, nil, r)
 end
 local route_traced = _M.route_traced
 function _M.route_traced_set()
