@@ -367,16 +367,16 @@ local function route_timeouts(tk)
   return t
 end
 
--- The router's hand-off (router.lua route_set): the backend id and timeouts it has just written into $portico_backend
--- and $portico_timeouts, with the request they are that request's values for — the first balancer call of that
--- request takes them from here instead of reading the two variables by name (a lower-cased name hashed and looked up
--- for each: the balancer's 4,956 instructions per request became 4,063, e2e/bench/dataplane-cg.ts). Only what the variables hold: the router hands off only for a
--- request's first routing (not after an internal redirect, where $portico_timeouts may still hold an earlier
--- route's), every routing of any request (subrequests too) replaces or drops it first, and it is taken once (a
--- retry, the fallback below, a canary read the variables). Whatever writes $portico_backend or $portico_timeouts
--- between the router and the balancer drops it (errors.lua: forget). The request is nginx's request pointer: a
--- request that is still running has its own, and any request that reaches a balancer went through the router
--- first, so a freed request's pointer reused by a new one is always replaced before it could match.
+-- The router's hand-off (router.lua route): the backend id and timeouts it has just written into $portico_backend
+-- and $portico_timeouts, with the request they are that request's values for. The first balancer call of that
+-- request takes them from here instead of reading the two variables by name (a lower-cased name hashed and looked
+-- up for each: the balancer's 4,956 instructions per request became 4,063, e2e/bench/dataplane-cg.ts). It holds
+-- only what the variables hold: the router hands off on a request's first routing only (after an internal redirect
+-- $portico_timeouts may still hold an earlier route's), every routing of any request (subrequests too) drops it
+-- first, and it is taken once (a retry, the fallback below, a canary read the variables). Whatever writes
+-- $portico_backend or $portico_timeouts between the router and the balancer drops it (errors.lua: forget). The
+-- request is nginx's request pointer: a running request has its own, and every request that reaches a balancer
+-- went through the router first, so a freed request's pointer reused by a new one is replaced before it can match.
 local handoff_r, handoff_id, handoff_tk = nil, nil, nil
 function _M.handoff(r, id, tk) handoff_r, handoff_id, handoff_tk = r, id, tk end
 function _M.forget() handoff_r = nil end
