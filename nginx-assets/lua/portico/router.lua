@@ -97,11 +97,39 @@ local function draw_id_prefix()
   if not raw or #raw < 8 then raw = tostring(ngx.now()) .. tostring(ngx.worker.pid()) .. tostring(os.clock()) end
   return format("%02x%02x%02x%02x%02x%02x%02x%02x", byte(raw, 1, 8))
 end
+-- The id is written into one buffer (the prefix once, the counter's 16 hex digits per id: the upper 8 only when they
+-- change) and made a Lua string once: `prefix .. format("%08x%08x", ...)` made two strings and formatted both halves
+-- (1,520 instructions per id in a LuaJIT loop under callgrind, 590 this way; the same characters).
+local ffi = require("ffi")
+local ffi_string = ffi.string
+local id_buf = ffi.new("uint8_t[32]")
+local HEX = ffi.new("const uint8_t[16]", { 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102 })
+local id_hi = -1
 local function new_request_id()
-  if not id_prefix then id_prefix = draw_id_prefix() end
+  if not id_prefix then
+    id_prefix = draw_id_prefix()
+    ffi.copy(id_buf, id_prefix, 16)
+    id_hi = -1
+  end
   id_n = id_n + 1
-  return id_prefix .. format("%08x%08x", floor(id_n / 4294967296), id_n % 4294967296)
+  local hi = floor(id_n / 4294967296)
+  if hi ~= id_hi then
+    id_hi = hi
+    for i = 23, 16, -1 do id_buf[i] = HEX[hi % 16]; hi = floor(hi / 16) end
+  end
+  local lo = id_n % 4294967296
+  id_buf[31] = HEX[lo % 16]; lo = floor(lo / 16)
+  id_buf[30] = HEX[lo % 16]; lo = floor(lo / 16)
+  id_buf[29] = HEX[lo % 16]; lo = floor(lo / 16)
+  id_buf[28] = HEX[lo % 16]; lo = floor(lo / 16)
+  id_buf[27] = HEX[lo % 16]; lo = floor(lo / 16)
+  id_buf[26] = HEX[lo % 16]; lo = floor(lo / 16)
+  id_buf[25] = HEX[lo % 16]; lo = floor(lo / 16)
+  id_buf[24] = HEX[lo % 16]
+  return ffi_string(id_buf, 32)
 end
+-- For tests: the worker's counter (the next id is n + 1).
+function _M._set_id_counter(n) id_n = n end
 _M._new_request_id = new_request_id
 
 local logged_at = {}
