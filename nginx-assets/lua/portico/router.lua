@@ -105,7 +105,8 @@ local ffi_string = ffi.string
 local id_buf = ffi.new("uint8_t[32]")
 local HEX = ffi.new("const uint8_t[16]", { 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102 })
 local id_hi = -1
-local function new_request_id()
+-- Writes the next id into id_buf.
+local function next_request_id()
   if not id_prefix then
     id_prefix = draw_id_prefix()
     ffi.copy(id_buf, id_prefix, 16)
@@ -126,8 +127,13 @@ local function new_request_id()
   id_buf[26] = HEX[lo % 16]; lo = floor(lo / 16)
   id_buf[25] = HEX[lo % 16]; lo = floor(lo / 16)
   id_buf[24] = HEX[lo % 16]
+end
+local function new_request_id()
+  next_request_id()
   return ffi_string(id_buf, 32)
 end
+-- $portico_rid = the next id: in nginx straight from id_buf (below: no Lua string is made for it), else ngx.var.
+local set_rid = function() ngx_var.portico_rid = new_request_id() end
 -- For tests: the worker's counter (the next id is n + 1).
 function _M._set_id_counter(n) id_n = n end
 _M._new_request_id = new_request_id
@@ -523,7 +529,7 @@ local function route(host, uri, rid, listened, req)
   if req ~= nil and is_internal(req) then req = nil end
   if host == nil then host, uri, rid = ngx_var.host, ngx_var.uri, ngx_var.http_x_request_id end
   -- No X-Request-ID, or an empty one: a generated id ($req_id takes it for "", as ingress-nginx's).
-  if gen_ids and not listened and (rid == nil or rid == "") then ngx_var.portico_rid = new_request_id() end
+  if gen_ids and not listened and (rid == nil or rid == "") then set_rid(req) end
   sync()
   local h, r
   local lfilters
@@ -750,6 +756,23 @@ if package.loaded["resty.core.param"] and package.loaded["resty.core.base"] then
     local r = get_request()
     if not r then error("no request found") end
     return arg_of(r, 1), arg_of(r, 2), arg_of(r, 3), r
+  end
+  -- $portico_rid written from id_buf by lua-nginx-module's own setter (as ngx.var's, resty/core/var.lua, does with a
+  -- Lua string's bytes); without a request (the listener path), through ngx.var.
+  pcall(ffi.cdef, [[int ngx_http_lua_ffi_var_set(ngx_http_request_t *r, const unsigned char *name_data, size_t name_len,
+    unsigned char *lowcase_buf, const unsigned char *value, size_t value_len, unsigned char *errbuf, size_t *errlen);]])
+  local var_set = C.ngx_http_lua_ffi_var_set
+  local RID = "portico_rid"
+  local rid_buf = ffi.new("unsigned char[?]", #RID + 256) -- the lower-cased name, then room for an error
+  local rid_errlen = ffi.new("size_t[1]")
+  local string_set_rid = set_rid
+  set_rid = function(r)
+    if r == nil then return string_set_rid() end
+    next_request_id()
+    rid_errlen[0] = 256
+    if var_set(r, RID, #RID, rid_buf, id_buf, 32, rid_buf + #RID, rid_errlen) ~= 0 then
+      error(ffi_string(rid_buf + #RID, rid_errlen[0]), 2)
+    end
   end
   pcall(ffi.cdef, "int ngx_http_lua_ffi_req_is_internal(ngx_http_request_t *r);")
   local req_is_internal = C.ngx_http_lua_ffi_req_is_internal
