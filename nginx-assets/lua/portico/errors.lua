@@ -13,6 +13,8 @@ function _M.page()
   var.portico_backend = id
   var.portico_upstream_name = "" -- the access log's $proxy_upstream_name is derived from the default backend (http.hbs)
   var.portico_timeouts = "" -- the route's own timeouts are its backend's; the default backend gets the global ones
+  -- The router's hand-off to the balancer named the route's backend: the balancer reads the variables now.
+  require("portico.balancer").forget()
   var.portico_error_namespace = ns
   var.portico_error_ingress = ing
   var.portico_error_service = svc

@@ -365,4 +365,41 @@ do -- retries skip ejected endpoints, and the failure that made nginx retry is c
   R.check("nginx's 403/404 retries only count when the status is in the list", T.ngx.shared.portico_health:get("f:web " .. first) == before)
 end
 
+
+do -- the router's hand-off (router.lua route_set → balancer.handoff): the first balancer call of the request it
+  -- names takes the backend and timeouts from it; every other call reads $portico_backend / $portico_timeouts.
+  -- (The hand-off holds what the router wrote into those variables; here they differ, to see which is used.)
+  local T = mock.fresh()
+  local current = nil -- nginx's request pointer, as lua-resty-core's get_request returns it
+  package.loaded["resty.core.base"] = { get_request = function() return current end }
+  local balancer = require("portico.balancer")
+  package.loaded["resty.core.base"] = nil
+  balancer.configure({ unavailable = UNAVAILABLE })
+  local store = require("portico.store")
+  store.apply({ a = { balance = "round_robin", endpoints = { ep("10.0.0.1") } }, b = { balance = "round_robin", endpoints = { ep("10.0.0.2") } } })
+  store.sync()
+  local A, B = { "request A" }, { "request B" }
+  local v = T.ngx.var
+  local function call(r)
+    current = r
+    T.timeouts = nil
+    local before = #T.peers
+    balancer.balance()
+    return T.peers[before + 1]
+  end
+  v.portico_backend, v.portico_timeouts = "b", nil
+  balancer.handoff(A, "a", "1 2 3")
+  R.check("hand-off: another request's balancer reads the variables", call(B) == "10.0.0.2:80" and T.timeouts == nil)
+  R.check("hand-off: the request it names takes its backend and timeouts", call(A) == "10.0.0.1:80" and T.timeouts and T.timeouts[1] == 1 and T.timeouts[3] == 3)
+  R.check("hand-off: …once (a second call reads the variables)", call(A) == "10.0.0.2:80" and T.timeouts == nil)
+  balancer.handoff(A, "a", nil)
+  R.check("hand-off: no timeouts handed means none (the variable is not read)", call(A) == "10.0.0.1:80" and T.timeouts == nil)
+  v.portico_timeouts = "4 5 6"
+  balancer.handoff(A, "a", nil)
+  balancer.forget()
+  R.check("hand-off: forget() drops it (errors.lua wrote the variables)", call(A) == "10.0.0.2:80" and T.timeouts and T.timeouts[1] == 4)
+  balancer.handoff(nil)
+  R.check("hand-off: none for a request the router did not hand off", call(A) == "10.0.0.2:80")
+end
+
 R.done()

@@ -319,4 +319,29 @@ do -- validate.lua: the route fields
   R.check("validate: a host's unmatchedBackendId with a space is refused", validate.host_routes("_", { rules = {}, unmatchedBackendId = "a b" }) ~= nil)
 end
 
+do -- errors.lua drops the router's hand-off to the balancer: a route whose location answers an error itself (no
+  -- balancer call in between) goes on to the default backend it just wrote, never to the route's backend
+  local T = mock.fresh()
+  local current = nil
+  package.loaded["resty.core.base"] = { get_request = function() return current end }
+  local balancer = require("portico.balancer")
+  package.loaded["resty.core.base"] = nil
+  balancer.configure({ unavailable = UNAVAILABLE })
+  local store = require("portico.store")
+  store.apply({ shop_cart_80 = { endpoints = { ep("10.0.1.1") } }, shop_errors_8080 = { endpoints = { ep("10.0.9.1", 8080) } } })
+  store.sync()
+  function T.ngx.exec(where) T.execd = where end
+  local v = T.ngx.var
+  local A = { "request A" }
+  v.portico_backend, v.portico_timeouts = "shop_cart_80", "1 2 3"
+  balancer.handoff(A, "shop_cart_80", "1 2 3") -- as the router hands off
+  v.portico_error_code, v.portico_error_route = "502", "shop_errors_8080\tshop\tweb\tcart\t80"
+  require("portico.errors").page()
+  current = A
+  T.timeouts = nil
+  balancer.balance()
+  R.check("errors.lua: the default backend is balanced, with the global timeouts (the hand-off was dropped)",
+    T.peers[#T.peers] == "10.0.9.1:8080" and T.timeouts == nil, tostring(T.peers[#T.peers]))
+end
+
 R.done()

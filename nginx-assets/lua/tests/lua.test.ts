@@ -88,7 +88,7 @@ test('Lua client-cert plugin (auth-tls-*): verify modes × results, SNI ≠ Host
 });
 
 test('Lua balancer: retries, forbidden peers never used, 503 socket without a reason to the client, canary, affinity cookie reissued on failure', () => {
-  run('balancer_test.lua', [/ok - the retry goes to another endpoint/, /ok - cookie balanced: the retry goes elsewhere, change-on-failure reissues the cookie for the new endpoint/, /ok - only the routable endpoint is used/, /ok - cloud metadata \/ host agent endpoints are skipped/, /ok - no endpoints → the 503 socket/, /ok - the log line is rate-limited/, /ok - header always: canary/]);
+  run('balancer_test.lua', [/ok - hand-off: the request it names takes its backend and timeouts/, /ok - hand-off: forget\(\) drops it/, /ok - the retry goes to another endpoint/, /ok - cookie balanced: the retry goes elsewhere, change-on-failure reissues the cookie for the new endpoint/, /ok - only the routable endpoint is used/, /ok - cloud metadata \/ host agent endpoints are skipped/, /ok - no endpoints → the 503 socket/, /ok - the log line is rate-limited/, /ok - header always: canary/]);
 });
 
 test('Lua API: unix socket only, malformed input refused before storing, counters in GET /portico/config', () => {
@@ -98,7 +98,7 @@ test('Lua API: unix socket only, malformed input refused before storing, counter
 });
 
 test('Lua router: nginx location semantics, one-label wildcards, catch-all, answers, profiles, incremental compile, 10k hosts', () => {
-  run('router_test.lua', [/ok - listener filters: a deny filter refuses a path that exists/, /ok - listener filters: and one that does not/, /ok - listener filters: a chain with external auth goes to @portico_listener/, /ok - listener filters: a listener without filters on the same port/, /ok - listener filters: another port is unaffected/, /ok - listener filters: a listener's chain runs in the order written/, /ok - listener filters: a closed listener answers 503/, /ok - listener filters: a null chain is none/, /ok - request ids are 32 lower-case hex characters/, /ok - route_set routes by set_by_lua's arguments/, /ok - route_set: a client's X-Request-ID is kept/, /ok - route_traced_set routes by the same arguments/, /ok - request ids differ per request, one worker prefix/, /ok - the router's per-request functions create no closures/, 
+  run('router_test.lua', [/ok - listener filters: a deny filter refuses a path that exists/, /ok - listener filters: and one that does not/, /ok - listener filters: a chain with external auth goes to @portico_listener/, /ok - listener filters: a listener without filters on the same port/, /ok - listener filters: another port is unaffected/, /ok - listener filters: a listener's chain runs in the order written/, /ok - listener filters: a closed listener answers 503/, /ok - listener filters: a null chain is none/, /ok - request ids are 32 lower-case hex characters/, /ok - request ids: the counter's hex digits as string.format writes them/, /ok - route_set routes by set_by_lua's arguments/, /ok - route_set: a client's X-Request-ID is kept/, /ok - route_traced_set routes by the same arguments/, /ok - request ids differ per request, one worker prefix/, /ok - the router's per-request functions create no closures/, 
     /ok - method condition unmet: falls through/, /ok - query regex condition/, /ok - split 3:1 within 6 sd/, /ok - a synchronous chain runs in the router/, /ok - a refusal is answered by @portico_deny/, /ok - a chain that must yield/, /ok - subrequests are not routed/,
     /ok - Prefix is element-wise: \/foobar does not match \/foo/,
     /ok - Exact \/bar\/ does not answer \/bar \(no auto-redirect\)/,
@@ -219,7 +219,7 @@ test('Lua snippet plugin: compiled ingress-nginx snippets — headers, if/return
 });
 
 test('Lua custom error pages and mirroring: route variables, default-backend fallback, the mirror balancer and its slots, errors.lua, validation', () => {
-  run('errors_mirror_test.lua', [/ok - the router names the backend's upstream/, /ok - …an id of another shape is its own name/, /ok - …the router's upstream name is cleared/, /ok - a backend with endpoints keeps the router's upstream name/, /ok - …the route's upstream name cleared/, /ok - …named as ingress-nginx names its upstream/, 
+  run('errors_mirror_test.lua', [/ok - errors.lua: the default backend is balanced, with the global timeouts \(the hand-off was dropped\)/, /ok - the router names the backend's upstream/, /ok - …an id of another shape is its own name/, /ok - …the router's upstream name is cleared/, /ok - a backend with endpoints keeps the router's upstream name/, /ok - …the route's upstream name cleared/, /ok - …named as ingress-nginx names its upstream/, 
     /ok - …\$portico_error_route carries the backend and the X-\* values/,
     /ok - custom-http-errors with --default-backend-service: its backend in \$portico_error_route, still no fallback/,
     /ok - …the route's own default backend wins over it/,

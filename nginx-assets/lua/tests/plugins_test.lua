@@ -699,9 +699,10 @@ do
   R.check("rewrite: regex without a match leaves the path", T.new_uri == nil and r.proxied)
   request(T, engine, { plugins = "host", uri = "/" })
   R.check("rewrite: host sets $portico_upstream_host", T.ngx.var.portico_upstream_host == "internal.svc" and T.new_uri == nil)
+  R.check("rewrite: …and the Host map's value itself ($portico_proxy_host, taken by nginx as evaluated)", T.ngx.var.portico_proxy_host == "internal.svc", tostring(T.ngx.var.portico_proxy_host))
   request(T, engine, { plugins = "hh", uri = "/", host = "a.example", http_host = "a.example:8443" })
   R.check("rewrite: hostHeader sends the client's Host header as sent, port included (upstream-vhost: $http_host)",
-    T.ngx.var.portico_upstream_host == "a.example:8443", tostring(T.ngx.var.portico_upstream_host))
+    T.ngx.var.portico_upstream_host == "a.example:8443" and T.ngx.var.portico_proxy_host == "a.example:8443", tostring(T.ngx.var.portico_proxy_host))
 end
 
 do -- rewrite-target: nginx's `rewrite "(?i)<path>" <target> break` (ingress-nginx examples/rewrite)

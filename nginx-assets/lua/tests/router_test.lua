@@ -395,6 +395,16 @@ do
   local a, b = router._new_request_id(), router._new_request_id()
   R.check("request ids are 32 lower-case hex characters", a:match("^%x+$") ~= nil and #a == 32 and a == a:lower(), a)
   R.check("request ids differ per request, one worker prefix", a ~= b and a:sub(1, 16) == b:sub(1, 16), a .. " " .. b)
+  -- The counter's 16 hex digits, as string.format("%08x%08x", upper 32 bits, lower 32 bits) writes them.
+  local prefix, same = a:sub(1, 16), true
+  for _, n in ipairs({ 0, 1, 9, 15, 16, 255, 4095, 65535, 1048575, 2147483647, 4294967294, 4294967295, 4294967296,
+      4294967297, 68719476735, 2 ^ 52, 2 ^ 53 - 2, 123456789012345, 2 ^ 40 + 4294967295 }) do
+    router._set_id_counter(n)
+    local want = prefix .. string.format("%08x%08x", math.floor((n + 1) / 4294967296), (n + 1) % 4294967296)
+    local got = router._new_request_id()
+    if got ~= want then same = false; R.check("request id for counter " .. (n + 1), false, got .. " ~= " .. want) end
+  end
+  R.check("request ids: the counter's hex digits as string.format writes them, across the 32-bit boundary", same)
   -- A function that creates a closure ends each return with UCLO, which LuaJIT 2.1's trace compiler does not handle:
   -- the router's per-request functions must have none, or every request runs them interpreted.
   local funcinfo = require("jit.util").funcinfo

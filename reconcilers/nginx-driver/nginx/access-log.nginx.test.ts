@@ -22,7 +22,7 @@ const SYSLOG_PORT = 31855;
 const net = new TestNet(239);
 const { logger } = capturingLogger();
 
-function config(data: Record<string, string>) {
+function config(data: Record<string, string>, loopId?: string) {
   const cfg = parseGlobalConfig(data, defaultGlobalConfig());
   assert.deepEqual(cfg.errors, []);
   const svcs = [['api', 31853], ['api-v2', 31854]] as const;
@@ -37,13 +37,13 @@ function config(data: Record<string, string>) {
     ],
   });
   m.setGlobalConfig(cfg.values);
-  return translate(m.snapshot(), { ...OPTS, listen: LISTEN }).config;
+  return translate(m.snapshot(), { ...OPTS, listen: LISTEN, ...(loopId ? { loopId } : {}) }).config;
 }
 
 /** Runs one nginx with `data` as the ConfigMap, and gives `fn` a reader of the access log's new lines. */
-async function withNginx(data: Record<string, string>, fn: (lines: (n: number) => Promise<string[]>, file: string) => Promise<void>): Promise<void> {
+async function withNginx(data: Record<string, string>, fn: (lines: (n: number) => Promise<string[]>, file: string) => Promise<void>, loopId?: string): Promise<void> {
   const { dynamic, nginx } = liveNginx('portico-access-log-', logger);
-  await startLive(nginx, dynamic, config(data));
+  await startLive(nginx, dynamic, config(data, loopId));
   let seen = 0;
   // Lines are buffered (buffer=64k flush=1s for a file): wait for the next `n` of them, with a deadline.
   const lines = async (n: number) => {
@@ -213,4 +213,37 @@ test('enable-syslog: the access log goes to the syslog server over UDP (RFC 3164
   } finally {
     sock.close();
   }
+});
+
+test('loop detection: this installation\'s id in X-Portico-Hop gets 508, logged as a request no route answered (no id made: the client\'s, if any); another id is proxied with ours appended; checked before the global filters', async () => {
+  const loopId = '0123456789abcdef';
+  const hopSent = (a: { body: string }) => (JSON.parse(a.body) as { headers: Record<string, string> }).headers['x-portico-hop'];
+  const looped = async (lines: (n: number) => Promise<string[]>, headers: Record<string, string>) => {
+    const a = await sendTo(LISTEN.httpPort, 'shop.example.com', '/api/x', { headers });
+    assert.equal(a.status, 508);
+    const f = fields((await lines(1))[0] as string);
+    const id = headers['x-request-id'] ?? '';
+    assert.deepEqual([f.status, f.request, f.upstream, f.alt, f.upAddr, f.upLen, f.upTime, f.upStatus, f.reqId], ['508', 'GET /api/x HTTP/1.1', 'upstream-default-backend', '', '-', '-', '-', '-', id]);
+    assert.equal(Number(f.bytes), Buffer.byteLength(a.body));
+  };
+  await withNginx({}, async (lines) => {
+    await looped(lines, { 'x-portico-hop': `fedcba9876543210, ${loopId}` });
+    await looped(lines, { 'x-portico-hop': `${loopId},x` });
+    await looped(lines, { 'x-portico-hop': loopId, 'x-request-id': 'client-id-2' });
+    for (const other of ['', `x${loopId}`, `${loopId}0`, loopId.toUpperCase(), 'fedcba9876543210']) {
+      const a = await sendTo(LISTEN.httpPort, 'shop.example.com', '/api/x', { headers: other ? { 'x-portico-hop': other } : {} });
+      assert.equal(a.status, 200, other);
+      assert.equal(hopSent(a), other ? `${other}, ${loopId}` : loopId);
+      assert.equal(fields((await lines(1))[0] as string).upstream, 'default-api-80');
+    }
+  }, loopId);
+  // The check comes before the ConfigMap's global filters: a blocked client that loops gets 508.
+  await withNginx({ 'block-user-agents': 'blocked-agent' }, async (lines) => {
+    await looped(lines, { 'x-portico-hop': loopId, 'user-agent': 'blocked-agent' });
+    assert.equal((await sendTo(LISTEN.httpPort, 'shop.example.com', '/api/x', { headers: { 'user-agent': 'blocked-agent' } })).status, 403);
+    await lines(1);
+    const a = await sendTo(LISTEN.httpPort, 'shop.example.com', '/api/x', { headers: { 'x-portico-hop': 'fedcba9876543210' } });
+    assert.equal(hopSent(a), `fedcba9876543210, ${loopId}`);
+    await lines(1);
+  }, loopId);
 });

@@ -11,6 +11,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { connect } from 'node:net';
 import { translate } from '../../translate/translate.ts';
 import { diffConfig } from '../../translate/diff.ts';
 import { OPTS, modelOf } from '../../translate/fixtures.test-helpers.ts';
@@ -94,6 +95,8 @@ const ROUTES: Record<string, string[]> = {
   'rw.example.com': ['t_rw'],
   'rx.example.com': ['t_rx'],
   'missing.example.com': ['t_ka', 't_ghost'],
+  // Rules without a host: what a request without a Host header is routed by (its $host is the server_name, "_").
+  _: ['t_rx'],
 };
 
 function routes(): Record<string, HostRoutes> {
@@ -260,6 +263,27 @@ test('rewrite: the backend sees the rewritten path and Host; regex captures', as
   assert.equal(rx.url, '/items/shoes/version/3');
   assert.equal(rx.headers.host, 'rx.example.com', 'without a host rewrite the client Host is sent');
   assert.equal(seen(await send('rx.example.com', '/other')).url, '/other', 'no match: the path is kept');
+});
+
+/** An HTTP/1.0 GET without a Host header; the backend's JSON answer (what it received). */
+function http10WithoutHost(p: string): Promise<Seen> {
+  return new Promise((resolve, reject) => {
+    const s = connect(LISTEN.httpPort, '127.0.0.1', () => s.write(`GET ${p} HTTP/1.0\r\n\r\n`));
+    const chunks: Buffer[] = [];
+    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('error', reject);
+    s.on('end', () => {
+      const raw = Buffer.concat(chunks).toString();
+      const at = raw.indexOf('\r\n\r\n');
+      if (!/^HTTP\/1\.[01] 200 /.test(raw) || at < 0) return reject(new Error(`not proxied: ${raw.slice(0, 200)}`));
+      resolve(JSON.parse(raw.slice(at + 4)) as Seen);
+    });
+  });
+}
+
+test('the Host sent without a host rewrite: the client\'s as sent, port included; nginx\'s $host for a request without one', async () => {
+  assert.equal(seen(await send('rx.example.com:8080', '/other')).headers.host, 'rx.example.com:8080');
+  assert.equal((await http10WithoutHost('/other')).headers.host, '_', 'no Host header: $host (the server_name)');
 });
 
 test('an unknown plugin id fails the route closed with 503 and an error log line naming it', async () => {

@@ -58,11 +58,11 @@ local function access(self)
     ngx.req.set_uri(new, false)
   end
   if self.host then
-    ngx.var.portico_upstream_host = self.host
+    util.set_upstream_host(self.host)
   elseif self.host_header then
     -- the client's Host header as sent, port included (ingress-nginx's upstream-vhost: $http_host)
     local hh = ngx.var.http_host
-    if hh and hh ~= "" then ngx.var.portico_upstream_host = hh end
+    if hh and hh ~= "" then util.set_upstream_host(hh) end
   end
   return false
 end

@@ -255,7 +255,7 @@ local function request_headers(ops, st, set)
         if name == "host" then
           -- proxy_set_header Host: the Host sent upstream (as upstream-vhost), only when it is a host[:port].
           if v ~= "" and (v:match(HOST) or v:match(HOST_PORT)) then
-            ngx.var.portico_upstream_host = v
+            util.set_upstream_host(v)
           elseif v ~= "" then
             util.log_every("snippet-host", ngx.WARN, "portico: snippet: proxy_set_header Host value is not a host name; not set")
           end

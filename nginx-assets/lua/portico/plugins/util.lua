@@ -123,6 +123,17 @@ function _M.answer(status)
   return true
 end
 
+-- The Host sent upstream (rewrite's host, a snippet's proxy_set_header Host): $portico_upstream_host, and the value
+-- itself into $portico_proxy_host, the map proxy_set_header Host reads (http.hbs). That map is keyed on $http_host
+-- alone (the client's Host), so a request no plugin touches evaluates one map for its Host; a value written here is
+-- what nginx reads instead (a map variable Lua assigns is taken as evaluated). An empty one is the client's, as the
+-- map would give it.
+function _M.set_upstream_host(v)
+  local var = ngx.var
+  var.portico_upstream_host = v
+  if v ~= "" then var.portico_proxy_host = v else var.portico_proxy_host = var.portico_client_host end
+end
+
 function _M.header_var(name)
   return "http_" .. name:lower():gsub("-", "_")
 end
