@@ -3,8 +3,10 @@
 // and count per kind of object (constructor name for objects; strings, arrays, code... by type), and the string
 // values that take the most memory with all their copies (duplicates worth sharing).
 // Then the self size of objects grouped by what holds them: the holder's kind and the property ("Map.table",
-// "NormalizedIngress.host"...), each object counted once, under its first holder.
-// Usage: node e2e/bench/heap-summary.ts <file.heapsnapshot> [top=40]
+// "NormalizedIngress.host"...), each object counted once, under its first holder; by chains of holders; and by the
+// nearest holder that is an instance of a named class ("Store.items", "TranslateMemo.hosts": what each of Portico's
+// structures keeps).
+// Usage: node e2e/bench/heap-summary.ts <file.heapsnapshot> [top=40] [depth of the chains=4]
 import { createReadStream } from 'node:fs';
 
 const file = process.argv[2];
@@ -149,23 +151,29 @@ const label = (i: number) => {
   const t = types[nodes[i * F + iType] as number] as string;
   return t === 'object' ? (strings[nodes[i * F + iName] as number] ?? '') : `(${t})`;
 };
-const byHolder = new Map<string, { size: number; count: number }>();
-for (let i = 0; i < nodes.length / F; i++) {
-  const o = owner[i] as number;
-  const key = o < 0 ? '(root)' : `${label(o)}.${ownerEdge[i]} -> ${label(i)}`;
-  const v = byHolder.get(key) ?? { size: 0, count: 0 };
-  v.size += nodes[i * F + iSize] as number;
-  v.count++;
-  byHolder.set(key, v);
+// Every object's self size, grouped by key(i) (undefined: left out); prints the largest groups.
+function printGroups(title: string, key: (i: number) => string | undefined): void {
+  const groups = new Map<string, { size: number; count: number }>();
+  for (let i = 0; i < nodes.length / F; i++) {
+    const k = key(i);
+    if (k === undefined) continue;
+    const v = groups.get(k) ?? { size: 0, count: 0 };
+    v.size += nodes[i * F + iSize] as number;
+    v.count++;
+    groups.set(k, v);
+  }
+  console.log(`\n${title}:`);
+  for (const [k, v] of [...groups].sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size).padStart(8)} MB ${String(v.count).padStart(9)}×  ${k}`);
 }
-console.log('\nby holder (self size of what each kind of object holds, per property):');
-for (const [k, v] of [...byHolder].sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size).padStart(8)} MB ${String(v.count).padStart(9)}×  ${k}`);
+printGroups('by holder (self size of what each kind of object holds, per property)', (i) => {
+  const o = owner[i] as number;
+  return o < 0 ? '(root)' : `${label(o)}.${ownerEdge[i]} -> ${label(i)}`;
+});
 
 // ---- by chain: the same, with the holders' own holders (DEPTH levels up, argv[4], default 4): which structure an
 // array or a string belongs to ("Map.(table) -> Object.spec -> Array.[] -> (array)") ---------------------------------
 const DEPTH = Number(process.argv[4] ?? 4);
-const byChain = new Map<string, { size: number; count: number }>();
-for (let i = 0; i < nodes.length / F; i++) {
+printGroups(`by chain of ${DEPTH} holders`, (i) => {
   let key = label(i);
   let c = i;
   for (let d = 0; d < DEPTH; d++) {
@@ -174,38 +182,21 @@ for (let i = 0; i < nodes.length / F; i++) {
     key = `${label(o)}.${ownerEdge[c]} -> ${key}`;
     c = o;
   }
-  const v = byChain.get(key) ?? { size: 0, count: 0 };
-  v.size += nodes[i * F + iSize] as number;
-  v.count++;
-  byChain.set(key, v);
-}
-console.log(`\nby chain of ${DEPTH} holders:`);
-for (const [k, v] of [...byChain].sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size).padStart(8)} MB ${String(v.count).padStart(9)}×  ${k}`);
+  return key;
+});
 
 // ---- by owner: each object's self size under the nearest holder that is an instance of a named class (not a plain
 // object, array, Map, Set, string...), with the property it is reached by: what each of Portico's structures keeps in
 // total ("Store.items", "Model.ingresses", "TranslateMemo.hosts") ------------------------------------------------------
 const GENERIC = new Set(['Object', 'Array', 'Map', 'Set', '(array)', '(string)', '(concatenated string)', '(sliced string)', '(hidden)', '(object shape)', '(number)', 'system / Context', '(closure)', 'WeakMap', '(code)', '']);
-const byOwner = new Map<string, { size: number; count: number }>();
-for (let i = 0; i < nodes.length / F; i++) {
+printGroups('by owner (nearest named class holding it)', (i) => {
   let c = i;
-  let edge = '';
-  let key = '(unowned)';
   for (let d = 0; d < 64; d++) {
     const o = owner[c] as number;
     if (o < 0) break;
-    edge = ownerEdge[c] as string;
     const l = label(o);
-    if (!GENERIC.has(l)) {
-      key = `${l}.${edge}`;
-      break;
-    }
+    if (!GENERIC.has(l)) return `${l}.${ownerEdge[c]}`;
     c = o;
   }
-  const v = byOwner.get(key) ?? { size: 0, count: 0 };
-  v.size += nodes[i * F + iSize] as number;
-  v.count++;
-  byOwner.set(key, v);
-}
-console.log('\nby owner (nearest named class holding it):');
-for (const [k, v] of [...byOwner].sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size).padStart(8)} MB ${String(v.count).padStart(9)}×  ${k}`);
+  return '(unowned)';
+});
