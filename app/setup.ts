@@ -15,7 +15,7 @@ import { Resources } from '../reconcilers/resources.ts';
 import { NginxDriver } from '../reconcilers/nginx-driver/driver.ts';
 import type { TranslateOptions } from '../reconcilers/translate/translate.ts';
 import { detectModsecurity } from '../reconcilers/nginx-driver/nginx/modsecurity.ts';
-import { METRICS_MODULE } from '../reconcilers/nginx-driver/nginx/runtime.ts';
+import { METRICS_MODULE, VARS_MODULE } from '../reconcilers/nginx-driver/nginx/runtime.ts';
 import { AdmissionWebhook } from './webhook/server.ts';
 import { compatMetricsOptions, registerControllerCompatMetrics } from './metrics.ts';
 import { caBundleProblem } from '../reconcilers/values/safe.ts';
@@ -138,6 +138,8 @@ export async function setupPortico(m: Manager, cfg: Config): Promise<Portico> {
   model.setDefaultCertificate(defaultKey, generateFallbackCertificate());
   if (defaultKey) ctx.enqueue('Secret', defaultKey);
 
+  // Portico's variables module (nginx-assets/modules/portico_vars) is in every nginx.conf: nginx cannot start without it.
+  if (!existsSync(VARS_MODULE)) throw new Error(`Portico's nginx module ${VARS_MODULE} is not installed (make deps or the image build it): nginx cannot start without it`);
   // Per-request metrics are counted by Portico's nginx module (nginx-assets/modules/portico_metrics): nginx cannot
   // start with them without it, so a machine that lacks it serves traffic without them, and says so.
   const metricsOn = cfg['enable-metrics'] && existsSync(METRICS_MODULE);

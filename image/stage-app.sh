@@ -5,8 +5,10 @@
 #   DEST/node/usr/lib/nginx/modules/ngx_http_portico_metrics_module.so
 #   DEST/node/usr/lib/nginx/modules/ngx_http_portico_h2c_module.so
 #   DEST/node/usr/lib/nginx/modules/ngx_http_portico_upstream_ssl_module.so
+#   DEST/node/usr/lib/nginx/modules/ngx_http_portico_vars_module.so
 #                                  Portico's nginx modules (per-request metrics; HTTP/1.x and h2c on one port;
-#                                  backend certificates checked against subjectAltNames),
+#                                  backend certificates checked against subjectAltNames; the variables derived
+#                                  on every proxied request),
 #                                  built against the sources of the Debian nginx the image installs
 #                                  (nginx-assets/modules/build.sh)
 #   DEST/app/app/...               Portico compiled to JavaScript (image/build-js.sh: app/main.js and the modules it

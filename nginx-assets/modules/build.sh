@@ -5,6 +5,8 @@
 #   portico_h2c      ngx_http_portico_h2c_module.so      HTTP/1.x and HTTP/2 prior knowledge (h2c) on one plaintext port
 #   portico_upstream_ssl  ngx_http_portico_upstream_ssl_module.so  a backend's certificate checked against a list of
 #                    subject alternative names (DNS, URI), the SNI apart (BackendTLSPolicy subjectAltNames)
+#   portico_vars     ngx_http_portico_vars_module.so     the variables derived on every proxied request (the Host and
+#                    X-Request-ID sent, X-Portico-Hop, the access log's upstream names) without a map each
 #
 # A dynamic module is built against the same nginx version's sources, configured with --with-compat (as Debian's
 # nginx is): nginx refuses, at load time, a module whose version or binary signature differs. The sources are
@@ -23,7 +25,7 @@ NGINX_VERSION=1.22.1
 NGINX_SHA256=9ebb333a9e82b952acd3e2b4aeb1d4ff6406f72491bab6cd9fe69f0dea737f31
 NGINX_URL="http://deb.debian.org/debian/pool/main/n/nginx/nginx_${NGINX_VERSION}.orig.tar.gz"
 # Portico's modules: their directories here, each with the nginx "config" file that names its .so.
-MODULE_DIRS=(portico_metrics portico_h2c portico_upstream_ssl)
+MODULE_DIRS=(portico_metrics portico_h2c portico_upstream_ssl portico_vars)
 so_of() { echo "$(sed -n 's/^ngx_addon_name=//p' "$1/config").so"; }
 # What decides whether a module is current: the pinned nginx and the module's own files.
 digest_of() { (echo "$NGINX_VERSION $NGINX_SHA256"; cat "$1/config" "$1"/*.c) | sha256sum | cut -c1-16; }
@@ -37,6 +39,7 @@ check_http() {
     portico_upstream_ssl) echo 'server { listen 127.0.0.1:31079; location / { proxy_pass https://127.0.0.1:31080;
       portico_upstream_ssl_verify_names DNS:backend.example.com URI:spiffe://example.com/backend;
       portico_upstream_ssl_trusted_certificate /etc/ssl/certs/ca-certificates.crt; } }' ;;
+    portico_vars) echo 'portico_coalesce $a $http_host $host; portico_if $b $https 443 80; portico_hop $c $d $http_x_hop 0123abcd;' ;;
   esac
 }
 

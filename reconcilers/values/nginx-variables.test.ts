@@ -63,8 +63,12 @@ test('every $portico_* variable the templates define is in the known set, and on
   // The stream section's variables (TLS passthrough's SNI maps) are not the HTTP log format's.
   for (const f of readdirSync(dir).filter((x) => x !== 'stream.hbs')) {
     const src = readFileSync(path.join(dir, f), 'utf8');
-    const definitions = /(?:\b(?:map|geo)\s+(?:"[^"]*"|\$[a-z0-9_]+)\s+|\bset\s+)\$(portico_[a-z0-9_]+)/g;
-    for (const m of src.matchAll(definitions)) if (!CONDITIONAL.has(m[1] as string)) defined.add(m[1] as string);
+    // map, geo, set, and the derivations of Portico's variables module (portico_hop defines two).
+    const definitions = [
+      /(?:\b(?:map|geo)\s+(?:"[^"]*"|\$[a-z0-9_]+)\s+|\bset\s+|\bportico_(?:coalesce|if|hop)\s+)\$(portico_[a-z0-9_]+)/g,
+      /\bportico_hop\s+\$[a-z0-9_]+\s+\$(portico_[a-z0-9_]+)/g,
+    ];
+    for (const re of definitions) for (const m of src.matchAll(re)) if (!CONDITIONAL.has(m[1] as string)) defined.add(m[1] as string);
   }
   assert.deepEqual([...PORTICO_VARIABLES].sort(), [...defined].sort());
 });

@@ -34,13 +34,14 @@ function render(data: Record<string, string>, accessLog?: string): string {
   return conf;
 }
 
-test('the default access-log format is ingress-nginx\'s, byte for byte, and its variables are maps', () => {
+test('the default access-log format is ingress-nginx\'s, byte for byte, and its variables are derived only when read', () => {
   assert.equal(DEFAULT_LOG_FORMAT_UPSTREAM, INGRESS_NGINX_DEFAULT);
   assert.equal(DEFAULT_LOG_FORMAT_STREAM, '[$remote_addr] [$time_local] $protocol $status $bytes_sent $bytes_received $session_time');
   const conf = render({});
   assert.ok(conf.includes(`  log_format portico_upstream '${INGRESS_NGINX_DEFAULT}';\n`), 'no escape= parameter by default');
   for (const v of ['proxy_upstream_name', 'proxy_alternative_upstream_name', 'req_id', 'namespace', 'ingress_name', 'service_name', 'service_port', 'location_path']) {
-    assert.match(conf, new RegExp(`^  map \\$[a-z_]+ \\$${v} \\{`, 'm'), `$${v} is a map (evaluated only when read)`);
+    // A map, or a derivation of Portico's variables module (nginx-assets/modules/portico_vars): evaluated when read.
+    assert.match(conf, new RegExp(`^  (?:map \\$[a-z_]+|portico_coalesce|portico_if) \\$${v} `, 'm'), `$${v} is derived when read`);
   }
   // No `set` of them anywhere: nothing is computed per request unless a format reads them.
   assert.doesNotMatch(conf, /\bset \$(proxy_upstream_name|req_id|namespace|ingress_name|service_name|service_port|location_path)\b/);
@@ -133,14 +134,14 @@ test('error-log-level: nginx\'s severities, rendered at the main level; info and
 
 test('generate-request-id: the router\'s id only for requests without an X-Request-ID; "false" sends the client\'s only; $req_id is the id sent', () => {
   const on = render({});
-  assert.match(on, /map \$http_x_request_id \$req_id \{ default \$http_x_request_id; "" \$portico_rid; \}/);
+  assert.match(on, /portico_coalesce \$req_id \$http_x_request_id \$portico_rid;/);
   assert.match(on, /requestIds = true,/, 'the router makes ids');
   assert.match(on, /map \$req_id \$portico_request_id \{ default \$req_id; \}/, 'the earlier name is an alias');
   assert.match(on, /proxy_set_header X-Request-ID \$req_id;/);
   assert.doesNotMatch(on, /_set_header X-Request-ID \$portico_request_id;/, 'the headers read $req_id itself, not through the alias');
   const off = render({ 'generate-request-id': 'false' });
-  assert.match(off, /map \$http_x_request_id \$req_id \{ default \$http_x_request_id; \}/);
-  assert.doesNotMatch(off, /"" \$portico_rid;/);
+  assert.match(off, /portico_coalesce \$req_id \$http_x_request_id;/);
+  assert.doesNotMatch(off, /\$req_id \$http_x_request_id \$portico_rid/);
   assert.match(off, /requestIds = false,/, 'the router makes none');
 });
 

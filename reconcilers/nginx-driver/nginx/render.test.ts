@@ -123,7 +123,7 @@ test('the configuration API is only on a unix socket; the TCP status port serves
 test('WebSockets: Upgrade passed, Connection "upgrade" only when asked, else empty (upstream keep-alive); HTTP/2 on TLS', () => {
   const rt = runtimeDir();
   const conf = renderNginxConf(structureWith(['a.example.com']), rt, 'c');
-  assert.match(conf, /map \$http_upgrade \$portico_connection_upgrade \{ default upgrade; "" ""; \}/);
+  assert.match(conf, /portico_if \$portico_connection_upgrade \$http_upgrade upgrade;/);
   assert.match(conf, /proxy_set_header Upgrade \$http_upgrade;/);
   assert.match(conf, /proxy_set_header Connection \$portico_connection_upgrade;/);
   // Only the internal locations (external-auth and mirror subrequests, error pages: never upgraded, kept alive)
@@ -144,7 +144,7 @@ test('forwarded headers, untrusted (default): the client\'s X-Forwarded-For is r
   const conf = renderNginxConf({ ...s, global: { ...s.global, listen: { ...s.global.listen, publishedHttpPort: 8000 } } }, rt, 'c');
   assert.match(conf, /proxy_set_header X-Forwarded-For \$remote_addr;/);
   assert.doesNotMatch(conf, /proxy_add_x_forwarded_for|set_real_ip_from|real_ip_header/);
-  assert.match(conf, /map \$scheme \$portico_forwarded_port_published \{ https 443; default 8000; \}/);
+  assert.match(conf, /portico_if \$portico_forwarded_port_published \$https 443 8000;/);
   assert.match(conf, /proxy_set_header X-Forwarded-Port \$portico_forwarded_port_published;/);
   nginxTest(rt, conf);
 });

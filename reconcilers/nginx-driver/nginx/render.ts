@@ -9,7 +9,7 @@ import type { Structure } from '../../config/types.ts';
 import { PRIVATE_KEY_PEM, backendServerNameSchema, caBundleProblem } from '../../values/safe.ts';
 import { UnsafeValueError, accessLogParams, errorLogLevel, cidr, fastcgiParam, loopId, mapSource, headerToken, headerValueQuoted, headerVariable, host, integer, nextUpstream, listenAddress, luaNumber, luaPeer, luaString, luaText, onOff, profileName, upstreamName, quote, quoteFormat, quoteRegex, serverName, size, sslVerifyName, unixListen, words, workers } from './escape.ts';
 import { fullNginxTuning } from '../../config/nginx-tuning.ts';
-import { ASSETS_DIR, H2C_MODULE, METRICS_MODULE, UPSTREAM_SSL_MODULE, gatewayTlsSocket, type RuntimePaths } from './runtime.ts';
+import { ASSETS_DIR, H2C_MODULE, METRICS_MODULE, UPSTREAM_SSL_MODULE, VARS_MODULE, gatewayTlsSocket, type RuntimePaths } from './runtime.ts';
 import { MODSECURITY_FILES, modsecurityRules, modsecurityRulesFile, transactionIdValue } from './modsecurity.ts';
 import { geoip2Lookup, geoip2Variable, optionalModules } from './optional-modules.ts';
 import { fastcgiNextUpstream, fastcgiParamsOf } from './fastcgi.ts';
@@ -327,6 +327,7 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     // Per-request metrics (--enable-metrics): Portico's nginx module and its settings.
     metrics: g.metrics ?? null,
     metricsModule: g.metrics ? METRICS_MODULE : null,
+    varsModule: VARS_MODULE,
     upstreamSslModule: upstreamSsl ? UPSTREAM_SSL_MODULE : null,
     // Gateway API: plain HTTP Gateway ports take HTTP/2 with prior knowledge (gRPC clients, GRPCRoute) next to
     // HTTP/1.x, through Portico's portico_h2c module (nginx 1.22 cannot); without the module they stay HTTP/1.x.

@@ -14,6 +14,9 @@ export const H2C_MODULE = '/usr/lib/nginx/modules/ngx_http_portico_h2c_module.so
 /** Portico's own nginx module: a backend's certificate checked against a list of subject alternative names, the SNI
  * apart (BackendTLSPolicy subjectAltNames; nginx-assets/modules/portico_upstream_ssl, built by build.sh). */
 export const UPSTREAM_SSL_MODULE = '/usr/lib/nginx/modules/ngx_http_portico_upstream_ssl_module.so';
+/** Portico's own nginx module: the variables derived on every proxied request (portico_coalesce, portico_if,
+ * portico_hop) without a map each (nginx-assets/modules/portico_vars, built by build.sh). Always loaded. */
+export const VARS_MODULE = '/usr/lib/nginx/modules/ngx_http_portico_vars_module.so';
 
 export interface RuntimePaths {
   /** nginx prefix / runtime directory (pid, temp, logs, placeholder cert). */

@@ -1,0 +1,223 @@
+// Portico's variables module in Debian's nginx, on its own (the configuration Portico renders is tested with it by
+// every real-nginx test): hand-written nginx.conf files that read each derived variable back in a response, its
+// operands empty and not, a value Lua sets over a derived one, the proxied headers built from them, and the
+// configuration errors. Traffic only to loopback: nginx listens on 31990 (variables) and 31991 (a backend that echoes
+// the request headers it receives).
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { VARS_MODULE } from '../../../reconcilers/nginx-driver/nginx/runtime.ts';
+import { sendTo } from '../../../reconcilers/nginx-driver/nginx/live.test-helpers.ts';
+import { until } from '../../../e2e/harness/http.ts';
+
+const PORT = 31990;
+const BACKEND = 31991;
+const ID = '0a1b2c3d4e5f6a7b';
+const dirs: string[] = [];
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function conf(dir: string, http: string): string {
+  return `daemon off;
+master_process off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log info;
+load_module /usr/lib/nginx/modules/ndk_http_module.so;
+load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
+load_module ${VARS_MODULE};
+events { worker_connections 64; }
+http {
+  access_log off;
+${http}
+}
+`;
+}
+
+const HTTP = `
+  portico_coalesce $host_sent $http_host $host;
+  portico_coalesce $first $arg_a $arg_b "fallback";
+  portico_coalesce $none $arg_a $arg_b;
+  portico_if $port_published $https 443 80;
+  portico_if $upgrade_sent $http_upgrade upgrade;
+  portico_if $alt $arg_route $arg_served;
+  portico_if $chosen $arg_t $arg_then $arg_else;
+  portico_hop $hop $loop $http_x_portico_hop ${ID};
+  portico_coalesce $rid $http_x_request_id $arg_gen;
+  server {
+    listen 127.0.0.1:${PORT};
+    location = /vars {
+      return 200 "host=$host_sent|first=$first|none=$none|port=$port_published|upgrade=$upgrade_sent|alt=$alt|chosen=$chosen|hop=$hop|loop=$loop|rid=$rid";
+    }
+    # A value set from Lua replaces the derived one for the rest of the request (plugins/util.lua does so for Host).
+    location = /lua {
+      rewrite_by_lua_block { ngx.var.host_sent = "set.by.lua" }
+      proxy_set_header Host $host_sent;
+      proxy_pass http://127.0.0.1:${BACKEND}/echo;
+    }
+    location = /loop {
+      if ($loop) { return 508; }
+      return 200 "ok";
+    }
+    location = /proxy {
+      proxy_http_version 1.1;
+      proxy_set_header Host $host_sent;
+      proxy_set_header Connection $upgrade_sent;
+      proxy_set_header X-Portico-Hop $hop;
+      proxy_set_header X-Request-ID $rid;
+      proxy_pass http://127.0.0.1:${BACKEND}/echo;
+    }
+  }
+  server {
+    listen 127.0.0.1:${BACKEND};
+    location = /echo {
+      return 200 "host=$http_host|connection=$http_connection|hop=$http_x_portico_hop|rid=$http_x_request_id";
+    }
+  }
+`;
+
+interface Nginx { dir: string; proc: ChildProcess; stderr: string[] }
+
+async function start(http = HTTP): Promise<Nginx> {
+  assert.ok(existsSync(VARS_MODULE), `${VARS_MODULE} is built (make deps, or bash nginx-assets/modules/build.sh)`);
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-pv-'));
+  dirs.push(dir);
+  writeFileSync(path.join(dir, 'nginx.conf'), conf(dir, http));
+  const proc = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const stderr: string[] = [];
+  proc.stderr?.on('data', (b: Buffer) => stderr.push(b.toString()));
+  let exited = false;
+  proc.once('exit', () => (exited = true));
+  await until('nginx answers', async () => {
+    if (exited) throw new Error(`nginx exited before it served: ${stderr.join('').slice(0, 500)}`);
+    let pid = '';
+    try {
+      pid = readFileSync(path.join(dir, 'nginx.pid'), 'utf8').trim();
+    } catch {
+      return false;
+    }
+    return pid === String(proc.pid) && (await sendTo(PORT, 'x.test', '/loop').catch(() => null))?.status === 200;
+  }, 10_000);
+  return { dir, proc, stderr };
+}
+
+async function stop(n: Nginx): Promise<void> {
+  const exited = new Promise<void>((r) => n.proc.once('exit', () => r()));
+  n.proc.kill('SIGQUIT');
+  await exited;
+}
+
+const fields = (body: string) => Object.fromEntries(body.split('|').map((kv) => kv.split('=') as [string, string]));
+
+/** An HTTP/1.0 request without a Host header (sendTo always names one): what nginx answers, as text. */
+function withoutHost(p: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(PORT, '127.0.0.1', () => s.write(`GET ${p} HTTP/1.0\r\n\r\n`));
+    const chunks: Buffer[] = [];
+    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    s.on('error', reject);
+  });
+}
+
+test('portico_coalesce, portico_if and portico_hop derive their variables from their operands', async () => {
+  const n = await start();
+  try {
+    const plain = fields((await sendTo(PORT, 'App.Example:8080', '/vars')).body);
+    assert.equal(plain.host, 'App.Example:8080', 'the Host as sent, port and case kept');
+    assert.equal(plain.first, 'fallback', 'both arguments empty: the literal');
+    assert.equal(plain.none, '', 'every operand empty: empty');
+    assert.equal(plain.port, '80', 'plaintext: the else operand');
+    assert.equal(plain.upgrade, '', 'no Upgrade header: empty');
+    assert.equal(plain.alt, '', 'test empty, no else operand: empty');
+    assert.equal(plain.chosen, '');
+    assert.equal(plain.hop, ID, 'no X-Portico-Hop: the id alone');
+    assert.equal(plain.loop, '');
+    assert.equal(plain.rid, '');
+
+    const some = fields((await sendTo(PORT, 'a.test', '/vars?b=second&route=r1&served=canary&t=1&then=yes&else=no&gen=g1', { headers: { upgrade: 'websocket', 'x-portico-hop': 'ffff000011112222' } })).body);
+    assert.equal(some.first, 'second', 'the first non-empty operand');
+    assert.equal(some.upgrade, 'upgrade');
+    assert.equal(some.alt, 'canary', 'test set: the then operand');
+    assert.equal(some.chosen, 'yes');
+    assert.equal(some.hop, `ffff000011112222, ${ID}`, 'another installation in front: appended');
+    assert.equal(some.loop, '', "another installation's id is not this one's");
+    assert.equal(some.rid, 'g1', 'no X-Request-ID: the generated one');
+
+    const first = fields((await sendTo(PORT, 'a.test', '/vars?a=first&b=second&t=&then=yes&else=no', { headers: { 'x-request-id': 'client-id' } })).body);
+    assert.equal(first.first, 'first');
+    assert.equal(first.chosen, 'no', 'test empty: the else operand');
+    assert.equal(first.rid, 'client-id', "the client's X-Request-ID first");
+
+    // HTTP/1.0 without a Host: nginx's $host (the server name, empty for this server) — never an error.
+    const raw = await withoutHost('/vars');
+    assert.match(raw, /^HTTP\/1\.1 200/);
+    assert.match(raw, /host=\|first=fallback/);
+  } finally {
+    await stop(n);
+  }
+});
+
+test('portico_hop: $loop is "1" only when the id is one whole entry of the header', async () => {
+  const n = await start();
+  try {
+    const loops = async (hop: string) => (await sendTo(PORT, 'a.test', '/loop', { headers: { 'x-portico-hop': hop } })).status;
+    for (const hop of [ID, `aaaa, ${ID}`, `${ID}, aaaa`, `aaaa,${ID},bbbb`, `aaaa ${ID}`, `x${ID}, ${ID}`]) assert.equal(await loops(hop), 508, `looped: ${hop}`);
+    for (const hop of [`x${ID}`, `${ID}x`, `${ID.slice(1)}`, `aaaa, ${ID}0`, `${ID.toUpperCase()}`, 'aaaa']) assert.equal(await loops(hop), 200, `not looped: ${hop}`);
+  } finally {
+    await stop(n);
+  }
+});
+
+test('a value set from Lua replaces the derived one; the proxied headers carry the derived values', async () => {
+  const n = await start();
+  try {
+    assert.equal(fields((await sendTo(PORT, 'a.test', '/lua')).body).host, 'set.by.lua');
+    const up = fields((await sendTo(PORT, 'b.test:81', '/proxy', { headers: { 'x-portico-hop': 'aaaa' } })).body);
+    assert.equal(up.host, 'b.test:81');
+    assert.equal(up.connection, '', 'an empty Connection value is not sent');
+    assert.equal(up.hop, `aaaa, ${ID}`);
+    assert.equal(up.rid, '', 'an empty X-Request-ID is not sent');
+    const ws = fields((await sendTo(PORT, 'b.test', '/proxy', { headers: { upgrade: 'websocket', 'x-request-id': 'r-1' } })).body);
+    assert.equal(ws.connection, 'upgrade');
+    assert.equal(ws.rid, 'r-1');
+    assert.equal(ws.hop, ID);
+  } finally {
+    await stop(n);
+  }
+});
+
+test('configuration errors are refused by nginx -t with the reason', () => {
+  const cases: [string, RegExp][] = [
+    ['portico_coalesce $a $b $c; map $x $a { default 1; }', /duplicate|already defined/],
+    ['map $x $a { default 1; } portico_coalesce $a $b;', /variable "a" is already defined/],
+    ['portico_coalesce $a $b; portico_if $a $b c;', /variable "a" is already defined/],
+    ['portico_coalesce a $b;', /"a": the result must be a variable/],
+    ['portico_coalesce $a "x$b";', /"x\$b": an operand is a literal or one variable/],
+    ['portico_coalesce $a "${b}";', /an operand is a literal or one variable/],
+    ['portico_coalesce $a $b-c;', /"\$b-c": an operand is a literal or one variable/],
+    ['portico_coalesce $a;', /invalid number of arguments/],
+    ['portico_if $a $b;', /invalid number of arguments/],
+    ['portico_if $a $b c d e;', /invalid number of arguments/],
+    ['portico_hop $h $l $http_x_portico_hop "";', /portico_hop: the id is empty/],
+    ['portico_hop $h $l $http_x_portico_hop "a b";', /portico_hop: "a b" is not a header list entry/],
+    ['portico_hop $h $l $http_x_portico_hop a,b;', /portico_hop: "a,b" is not a header list entry/],
+    ['portico_coalesce $a $never_defined; server { listen 127.0.0.1:31990; return 200 $a; }', /unknown "never_defined" variable/],
+  ];
+  for (const [http, reason] of cases) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'portico-pv-t-'));
+    dirs.push(dir);
+    writeFileSync(path.join(dir, 'nginx.conf'), conf(dir, `  ${http}`));
+    const r = spawnSync('nginx', ['-t', '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { encoding: 'utf8' });
+    assert.notEqual(r.status, 0, `refused: ${http}`);
+    assert.match(r.stderr, reason, http);
+  }
+  // And the valid forms pass.
+  const dir = mkdtempSync(path.join(tmpdir(), 'portico-pv-t-'));
+  dirs.push(dir);
+  writeFileSync(path.join(dir, 'nginx.conf'), conf(dir, HTTP));
+  const ok = spawnSync('nginx', ['-t', '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { encoding: 'utf8' });
+  assert.equal(ok.status, 0, ok.stderr);
+});

@@ -1,0 +1,508 @@
+/*
+ * Portico's variables module: the variables nginx.conf derives from other variables on every proxied request,
+ * computed in one step instead of by a `map` each. A map evaluates its key and its value as complex values (the
+ * script engine: a length pass, an allocation, a copy), lower-cases the key into another buffer and hashes it:
+ * about 500 instructions per map per request, nine maps per proxied request (e2e/bench/dataplane-cg.ts). The
+ * forms here read their operands by index, already evaluated, and allocate only what they build.
+ *
+ *   portico_coalesce $result <operand> <operand>...;
+ *       $result is the first operand that is not empty ("" if all are).
+ *   portico_if $result <test> <then> [<else>];
+ *       $result is <then> when the operand <test> is not empty, else <else> ("" without it).
+ *   portico_hop $hop $loop <operand> <id>;
+ *       Loop detection (X-Portico-Hop): $hop is the operand (the incoming header) with <id> appended (", <id>", or
+ *       <id> alone when the header is empty); $loop is "1" when <id> is already one of the header's entries
+ *       (delimited by the start or end of the header, a space or a comma), else "".
+ *
+ * An operand is a literal without "$" or exactly one variable, "$name". Every result is a variable of its own
+ * (http level), evaluated when first read and kept for the request, as a map's is; it can be set like a map's
+ * (`set`, ngx.var from Lua), which replaces the derived value for the rest of the request.
+ */
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+
+typedef struct {
+    ngx_int_t                  index;      /* the variable's index, or NGX_ERROR for a literal */
+    ngx_str_t                  text;       /* the literal */
+} ngx_http_pv_operand_t;
+
+
+typedef enum {
+    NGX_HTTP_PV_COALESCE = 0,
+    NGX_HTTP_PV_IF,
+    NGX_HTTP_PV_HOP,
+    NGX_HTTP_PV_LOOP
+} ngx_http_pv_kind_e;
+
+
+typedef struct {
+    ngx_http_pv_kind_e         kind;
+    ngx_uint_t                 nops;
+    ngx_http_pv_operand_t     *ops;
+    ngx_str_t                  id;         /* portico_hop's id */
+    ngx_str_t                  name;       /* the result variable's */
+} ngx_http_pv_var_t;
+
+
+typedef struct {
+    ngx_array_t                vars;       /* of ngx_http_pv_var_t *: every result declared */
+} ngx_http_pv_main_conf_t;
+
+
+static char *ngx_http_pv_coalesce(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_pv_if(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_pv_hop(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static ngx_int_t ngx_http_pv_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
+static void *ngx_http_pv_create_main_conf(ngx_conf_t *cf);
+static ngx_int_t ngx_http_pv_check(ngx_conf_t *cf);
+
+
+static ngx_command_t  ngx_http_pv_commands[] = {
+
+    { ngx_string("portico_coalesce"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_2MORE,
+      ngx_http_pv_coalesce,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("portico_if"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE3|NGX_CONF_TAKE4,
+      ngx_http_pv_if,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("portico_hop"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE4,
+      ngx_http_pv_hop,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+      ngx_null_command
+};
+
+
+static ngx_http_module_t  ngx_http_portico_vars_module_ctx = {
+    NULL,                                  /* preconfiguration */
+    ngx_http_pv_check,                     /* postconfiguration */
+    ngx_http_pv_create_main_conf,          /* create main configuration */
+    NULL,                                  /* init main configuration */
+    NULL,                                  /* create server configuration */
+    NULL,                                  /* merge server configuration */
+    NULL,                                  /* create location configuration */
+    NULL                                   /* merge location configuration */
+};
+
+
+ngx_module_t  ngx_http_portico_vars_module = {
+    NGX_MODULE_V1,
+    &ngx_http_portico_vars_module_ctx,     /* module context */
+    ngx_http_pv_commands,                  /* module directives */
+    NGX_HTTP_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    NULL,                                  /* init process */
+    NULL,                                  /* init thread */
+    NULL,                                  /* exit thread */
+    NULL,                                  /* exit process */
+    NULL,                                  /* exit master */
+    NGX_MODULE_V1_PADDING
+};
+
+
+static ngx_int_t
+ngx_http_pv_name(ngx_conf_t *cf, ngx_str_t *arg, ngx_str_t *name)
+{
+    ngx_uint_t  i;
+
+    if (arg->len < 2 || arg->data[0] != '$') {
+        return NGX_ERROR;
+    }
+
+    for (i = 1; i < arg->len; i++) {
+        u_char  c = arg->data[i];
+
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
+            return NGX_ERROR;
+        }
+    }
+
+    name->len = arg->len - 1;
+    name->data = arg->data + 1;
+    return NGX_OK;
+}
+
+
+static char *
+ngx_http_pv_operand(ngx_conf_t *cf, ngx_str_t *arg, ngx_http_pv_operand_t *op)
+{
+    ngx_str_t  name;
+
+    if (arg->len > 0 && arg->data[0] == '$') {
+        if (ngx_http_pv_name(cf, arg, &name) != NGX_OK) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "\"%V\": an operand is a literal or one variable (\"$name\")", arg);
+            return NGX_CONF_ERROR;
+        }
+        op->index = ngx_http_get_variable_index(cf, &name);
+        if (op->index == NGX_ERROR) {
+            return NGX_CONF_ERROR;
+        }
+        ngx_str_null(&op->text);
+        return NGX_CONF_OK;
+    }
+
+    if (ngx_strlchr(arg->data, arg->data + arg->len, '$') != NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "\"%V\": an operand is a literal or one variable (\"$name\")", arg);
+        return NGX_CONF_ERROR;
+    }
+
+    op->index = NGX_ERROR;
+    op->text = *arg;
+    return NGX_CONF_OK;
+}
+
+
+static void *
+ngx_http_pv_create_main_conf(ngx_conf_t *cf)
+{
+    ngx_http_pv_main_conf_t  *pmcf;
+
+    pmcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_pv_main_conf_t));
+    if (pmcf == NULL) {
+        return NULL;
+    }
+
+    if (ngx_array_init(&pmcf->vars, cf->pool, 8, sizeof(ngx_http_pv_var_t *)) != NGX_OK) {
+        return NULL;
+    }
+
+    return pmcf;
+}
+
+
+/* A directive after these that derives the same variable (a map) would replace the derivation without a word: every
+ * result must still be derived here once the http block is read. */
+static ngx_int_t
+ngx_http_pv_check(ngx_conf_t *cf)
+{
+    ngx_uint_t                  i, k;
+    ngx_hash_key_t             *key;
+    ngx_http_pv_var_t         **pv;
+    ngx_http_variable_t        *v;
+    ngx_http_pv_main_conf_t    *pmcf;
+    ngx_http_core_main_conf_t  *cmcf;
+
+    pmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_portico_vars_module);
+    cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
+    pv = pmcf->vars.elts;
+
+    for (i = 0; i < pmcf->vars.nelts; i++) {
+        key = cmcf->variables_keys->keys.elts;
+
+        for (k = 0; k < cmcf->variables_keys->keys.nelts; k++) {
+            if (key[k].key.len != pv[i]->name.len
+                || ngx_strncmp(key[k].key.data, pv[i]->name.data, pv[i]->name.len) != 0)
+            {
+                continue;
+            }
+
+            v = key[k].value;
+            if (v->get_handler != ngx_http_pv_variable || v->data != (uintptr_t) pv[i]) {
+                ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "variable \"%V\" is already defined", &pv[i]->name);
+                return NGX_ERROR;
+            }
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/* Declares the result variable $name (arg) with its derivation. A variable some other directive already derives (a
+ * map, another of these) is refused: one of the two would silently lose. */
+static char *
+ngx_http_pv_result(ngx_conf_t *cf, ngx_str_t *arg, ngx_http_pv_var_t *pv)
+{
+    ngx_str_t                 name;
+    ngx_http_variable_t      *v;
+    ngx_http_pv_var_t       **slot;
+    ngx_http_pv_main_conf_t  *pmcf;
+
+    if (ngx_http_pv_name(cf, arg, &name) != NGX_OK) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "\"%V\": the result must be a variable (\"$name\")", arg);
+        return NGX_CONF_ERROR;
+    }
+
+    v = ngx_http_add_variable(cf, &name, NGX_HTTP_VAR_CHANGEABLE);
+    if (v == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (v->get_handler != NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "variable \"%V\" is already defined", &name);
+        return NGX_CONF_ERROR;
+    }
+
+    v->get_handler = ngx_http_pv_variable;
+    v->data = (uintptr_t) pv;
+    pv->name = name;
+
+    pmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_portico_vars_module);
+    slot = ngx_array_push(&pmcf->vars);
+    if (slot == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    *slot = pv;
+    return NGX_CONF_OK;
+}
+
+
+static ngx_http_pv_var_t *
+ngx_http_pv_new(ngx_conf_t *cf, ngx_http_pv_kind_e kind, ngx_uint_t nops)
+{
+    ngx_http_pv_var_t  *pv;
+
+    pv = ngx_pcalloc(cf->pool, sizeof(ngx_http_pv_var_t));
+    if (pv == NULL) {
+        return NULL;
+    }
+
+    pv->kind = kind;
+    pv->nops = nops;
+    pv->ops = ngx_pcalloc(cf->pool, nops * sizeof(ngx_http_pv_operand_t));
+    if (pv->ops == NULL) {
+        return NULL;
+    }
+
+    return pv;
+}
+
+
+static char *
+ngx_http_pv_coalesce(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_str_t          *value = cf->args->elts;
+    ngx_uint_t          i;
+    ngx_http_pv_var_t  *pv;
+
+    pv = ngx_http_pv_new(cf, NGX_HTTP_PV_COALESCE, cf->args->nelts - 2);
+    if (pv == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 2; i < cf->args->nelts; i++) {
+        if (ngx_http_pv_operand(cf, &value[i], &pv->ops[i - 2]) != NGX_CONF_OK) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return ngx_http_pv_result(cf, &value[1], pv);
+}
+
+
+static char *
+ngx_http_pv_if(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_str_t          *value = cf->args->elts;
+    ngx_str_t           empty = ngx_string("");
+    ngx_uint_t          i;
+    ngx_http_pv_var_t  *pv;
+
+    pv = ngx_http_pv_new(cf, NGX_HTTP_PV_IF, 3);
+    if (pv == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 0; i < 3; i++) {
+        if (ngx_http_pv_operand(cf, i + 2 < cf->args->nelts ? &value[i + 2] : &empty, &pv->ops[i]) != NGX_CONF_OK) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return ngx_http_pv_result(cf, &value[1], pv);
+}
+
+
+static char *
+ngx_http_pv_hop(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_str_t          *value = cf->args->elts;
+    ngx_uint_t          i;
+    ngx_http_pv_var_t  *hop, *loop;
+
+    hop = ngx_http_pv_new(cf, NGX_HTTP_PV_HOP, 1);
+    if (hop == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (ngx_http_pv_operand(cf, &value[3], &hop->ops[0]) != NGX_CONF_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    /* The id is a header list entry: visible ASCII without the list's delimiters (space, comma). */
+    if (value[4].len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "portico_hop: the id is empty");
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 0; i < value[4].len; i++) {
+        u_char  c = value[4].data[i];
+
+        if (c <= ' ' || c >= 0x7f || c == ',' || c == '$') {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "portico_hop: \"%V\" is not a header list entry", &value[4]);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    hop->id = value[4];
+
+    loop = ngx_http_pv_new(cf, NGX_HTTP_PV_LOOP, 1);
+    if (loop == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    loop->ops[0] = hop->ops[0];
+    loop->id = hop->id;
+
+    if (ngx_http_pv_result(cf, &value[1], hop) != NGX_CONF_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    return ngx_http_pv_result(cf, &value[2], loop);
+}
+
+
+static ngx_int_t
+ngx_http_pv_get(ngx_http_request_t *r, ngx_http_pv_operand_t *op, ngx_str_t *out)
+{
+    ngx_http_variable_value_t  *vv;
+
+    if (op->index == NGX_ERROR) {
+        *out = op->text;
+        return NGX_OK;
+    }
+
+    /* Flushed, as a map's complex value is: an operand nginx does not cache (e.g. $upstream_addr) is read now. */
+    vv = ngx_http_get_flushed_variable(r, op->index);
+    if (vv == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (vv->not_found) {
+        ngx_str_set(out, "");
+        return NGX_OK;
+    }
+
+    out->len = vv->len;
+    out->data = vv->data;
+    return NGX_OK;
+}
+
+
+/* "1" when id is one of the entries of the list h: preceded by its start, a space or a comma, and followed by its
+ * end, a space or a comma. */
+static ngx_uint_t
+ngx_http_pv_listed(ngx_str_t *h, ngx_str_t *id)
+{
+    u_char  *p, *end, *last;
+
+    if (h->len < id->len) {
+        return 0;
+    }
+
+    end = h->data + h->len;
+    last = end - id->len;
+
+    for (p = h->data; p <= last; p++) {
+        if (ngx_memcmp(p, id->data, id->len) != 0) {
+            continue;
+        }
+
+        if ((p == h->data || p[-1] == ' ' || p[-1] == ',')
+            && (p + id->len == end || p[id->len] == ' ' || p[id->len] == ','))
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+static ngx_int_t
+ngx_http_pv_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data)
+{
+    ngx_http_pv_var_t  *pv = (ngx_http_pv_var_t *) data;
+
+    u_char      *p;
+    ngx_str_t    s, out;
+    ngx_uint_t   i;
+
+    ngx_str_set(&out, "");
+
+    switch (pv->kind) {
+
+    case NGX_HTTP_PV_COALESCE:
+        for (i = 0; i < pv->nops; i++) {
+            if (ngx_http_pv_get(r, &pv->ops[i], &s) != NGX_OK) {
+                return NGX_ERROR;
+            }
+            if (s.len) {
+                out = s;
+                break;
+            }
+        }
+        break;
+
+    case NGX_HTTP_PV_IF:
+        if (ngx_http_pv_get(r, &pv->ops[0], &s) != NGX_OK) {
+            return NGX_ERROR;
+        }
+        if (ngx_http_pv_get(r, &pv->ops[s.len ? 1 : 2], &out) != NGX_OK) {
+            return NGX_ERROR;
+        }
+        break;
+
+    case NGX_HTTP_PV_HOP:
+        if (ngx_http_pv_get(r, &pv->ops[0], &s) != NGX_OK) {
+            return NGX_ERROR;
+        }
+        if (s.len == 0) {
+            out = pv->id;
+            break;
+        }
+        p = ngx_pnalloc(r->pool, s.len + 2 + pv->id.len);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+        out.data = p;
+        p = ngx_cpymem(p, s.data, s.len);
+        *p++ = ',';
+        *p++ = ' ';
+        p = ngx_cpymem(p, pv->id.data, pv->id.len);
+        out.len = p - out.data;
+        break;
+
+    case NGX_HTTP_PV_LOOP:
+        if (ngx_http_pv_get(r, &pv->ops[0], &s) != NGX_OK) {
+            return NGX_ERROR;
+        }
+        if (ngx_http_pv_listed(&s, &pv->id)) {
+            ngx_str_set(&out, "1");
+        }
+        break;
+    }
+
+    v->len = out.len;
+    v->data = out.data;
+    v->valid = 1;
+    v->no_cacheable = 0;
+    v->not_found = 0;
+    return NGX_OK;
+}
