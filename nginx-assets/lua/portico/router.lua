@@ -33,6 +33,10 @@ local tracing = require("portico.tracing")
 local balancer = require("portico.balancer")
 
 local ngx_var = ngx.var
+-- What every routed request writes, by index when nginx's request is at hand (varset.lua).
+local varset = require("portico.varset")
+local set_mk, set_backend = varset.setter("portico_mk"), varset.setter("portico_backend")
+local set_upstream_name, set_rid_var = varset.setter("portico_upstream_name"), varset.setter("portico_rid")
 local re_find = ngx.re.find
 local sub, byte, find = string.sub, string.byte, string.find
 local tonumber = tonumber
@@ -132,8 +136,11 @@ local function new_request_id()
   next_request_id()
   return ffi_string(id_buf, 32)
 end
--- $portico_rid = the next id: in nginx straight from id_buf (below: no Lua string is made for it), else ngx.var.
-local set_rid = function() ngx_var.portico_rid = new_request_id() end
+-- $portico_rid = the next id, straight from id_buf (no Lua string is made for it in nginx). r: nginx's request, or nil.
+local function set_rid(r)
+  next_request_id()
+  set_rid_var(r, id_buf, 32)
+end
 -- For tests: the worker's counter (the next id is n + 1).
 function _M._set_id_counter(n) id_n = n end
 _M._new_request_id = new_request_id
@@ -585,13 +592,13 @@ local function route(host, uri, rid, listened, req)
   if not space then r = match(h, uri) end
   -- Metric labels (read by the metrics module, nginx-assets/modules/portico_metrics): the route's, else the host's for what no path matches (only with --enable-metrics).
   local mk = r and r.mk or h.mk
-  if mk then ngx_var.portico_mk = mk end
+  if mk then set_mk(req, mk) end
   if not r then
     -- --default-backend-service (ingress-nginx's catch-all): what no path matches is proxied there, as sent.
     if h.unmatched then
-      ngx_var.portico_backend = h.unmatched
+      set_backend(req, h.unmatched)
       if req then balancer_handoff(req, h.unmatched, nil) end
-      ngx_var.portico_upstream_name = upstream_name(h.unmatched)
+      set_upstream_name(req, upstream_name(h.unmatched))
       return ""
     end
     return "@portico_unmatched"
@@ -638,9 +645,9 @@ local function route(host, uri, rid, listened, req)
       if sp then plugins = sp[i] or nil end
     end
     if id == "" then return "@portico_500" end
-    ngx_var.portico_backend = id
+    set_backend(req, id)
     -- The access log's $proxy_upstream_name, named here once instead of derived per request by maps and a regex.
-    ngx_var.portico_upstream_name = upstream_name(id)
+    set_upstream_name(req, upstream_name(id))
     if jump == "" and observed(id) then
       jump = "@portico_lua"
       if plain_jump == "" then plain_jump = "@portico_lua" end
@@ -756,23 +763,6 @@ if package.loaded["resty.core.param"] and package.loaded["resty.core.base"] then
     local r = get_request()
     if not r then error("no request found") end
     return arg_of(r, 1), arg_of(r, 2), arg_of(r, 3), r
-  end
-  -- $portico_rid written from id_buf by lua-nginx-module's own setter (as ngx.var's, resty/core/var.lua, does with a
-  -- Lua string's bytes); without a request (the listener path), through ngx.var.
-  pcall(ffi.cdef, [[int ngx_http_lua_ffi_var_set(ngx_http_request_t *r, const unsigned char *name_data, size_t name_len,
-    unsigned char *lowcase_buf, const unsigned char *value, size_t value_len, unsigned char *errbuf, size_t *errlen);]])
-  local var_set = C.ngx_http_lua_ffi_var_set
-  local RID = "portico_rid"
-  local rid_buf = ffi.new("unsigned char[?]", #RID + 256) -- the lower-cased name, then room for an error
-  local rid_errlen = ffi.new("size_t[1]")
-  local string_set_rid = set_rid
-  set_rid = function(r)
-    if r == nil then return string_set_rid() end
-    next_request_id()
-    rid_errlen[0] = 256
-    if var_set(r, RID, #RID, rid_buf, id_buf, 32, rid_buf + #RID, rid_errlen) ~= 0 then
-      error(ffi_string(rid_buf + #RID, rid_errlen[0]), 2)
-    end
   end
   pcall(ffi.cdef, "int ngx_http_lua_ffi_req_is_internal(ngx_http_request_t *r);")
   local req_is_internal = C.ngx_http_lua_ffi_req_is_internal

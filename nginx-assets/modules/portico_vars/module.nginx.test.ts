@@ -1,7 +1,7 @@
 // Portico's variables module in Debian's nginx, on its own (the configuration Portico renders is tested with it by
 // every real-nginx test): hand-written nginx.conf files that read each derived variable back in a response, its
 // operands empty and not, a value Lua sets over a derived one, the proxied headers built from them, and the
-// configuration errors. Traffic only to loopback: nginx listens on 31990 (variables) and 31991 (a backend that echoes
+// configuration errors, and writes by index from Lua (varset.lua). Traffic only to loopback: nginx listens on 31990 (variables) and 31991 (a backend that echoes
 // the request headers it receives).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,13 +10,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { VARS_MODULE } from '../../../reconcilers/nginx-driver/nginx/runtime.ts';
+import { ASSETS_DIR, VARS_MODULE } from '../../../reconcilers/nginx-driver/nginx/runtime.ts';
 import { sendTo } from '../../../reconcilers/nginx-driver/nginx/live.test-helpers.ts';
 import { until } from '../../../e2e/harness/http.ts';
 
 const PORT = 31990;
 const BACKEND = 31991;
 const ID = '0a1b2c3d4e5f6a7b';
+const ASSETS_LUA = path.join(ASSETS_DIR, 'lua');
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -46,6 +47,8 @@ const HTTP = `
   portico_if $chosen $arg_t $arg_then $arg_else;
   portico_hop $hop $loop $http_x_portico_hop ${ID};
   portico_coalesce $rid $http_x_request_id $arg_gen;
+  lua_package_path "${ASSETS_LUA}/?.lua;/usr/share/lua/5.1/?.lua;;";
+  map "" $portico_x { default "derived"; }
   server {
     listen 127.0.0.1:${PORT};
     location = /vars {
@@ -56,6 +59,24 @@ const HTTP = `
       rewrite_by_lua_block { ngx.var.host_sent = "set.by.lua" }
       proxy_set_header Host $host_sent;
       proxy_pass http://127.0.0.1:${BACKEND}/echo;
+    }
+    # Writes by index (varset.lua through the module's FFI functions), and what may be named.
+    location = /ffi {
+      rewrite_by_lua_block {
+        local ffi = require("ffi")
+        local varset = require("portico.varset")
+        local r = require("resty.core.base").get_request()
+        local C = ffi.C
+        local idx = function(n) return tonumber(C.ngx_http_portico_vars_index(n, #n)) end
+        if ngx.var.arg_write == "1" then varset.setter("portico_x")(r, "by-index") end
+        if ngx.var.arg_write == "buf" then local b = ffi.new("char[5]", "bytes"); varset.setter("portico_x")(r, b, 5) end
+        if ngx.var.arg_write == "empty" then varset.setter("portico_x")(r, "") end
+        -- Names the module refuses (not Portico's, never read by nginx.conf, no name): -1, and varset.lua writes
+        -- through ngx.var's setter instead (which then says what it says of such a name).
+        ngx.req.set_header("X-Index", table.concat({ idx("portico_x") >= 0 and "x" or "-", idx("host"), idx("portico_never_read"), idx("portico_"), idx("uri") }, ","))
+      }
+      proxy_set_header X-Value $portico_x;
+      proxy_pass http://127.0.0.1:${BACKEND}/ffi;
     }
     location = /loop {
       if ($loop) { return 508; }
@@ -72,6 +93,9 @@ const HTTP = `
   }
   server {
     listen 127.0.0.1:${BACKEND};
+    location = /ffi {
+      return 200 "value=$http_x_value|index=$http_x_index";
+    }
     location = /echo {
       return 200 "host=$http_host|connection=$http_connection|hop=$http_x_portico_hop|rid=$http_x_request_id";
     }
@@ -184,6 +208,19 @@ test('a value set from Lua replaces the derived one; the proxied headers carry t
     assert.equal(ws.connection, 'upgrade');
     assert.equal(ws.rid, 'r-1');
     assert.equal(ws.hop, ID);
+  } finally {
+    await stop(n);
+  }
+});
+
+test('varset.lua writes Portico\'s variables by index; other names, and names nginx.conf never reads, have none', async () => {
+  const n = await start();
+  try {
+    assert.deepEqual(fields((await sendTo(PORT, 'a.test', '/ffi')).body), { value: 'derived', index: 'x,-1,-1,-1,-1' }, 'not written: derived; only portico_x has an index here');
+    assert.equal(fields((await sendTo(PORT, 'a.test', '/ffi?write=1')).body).value, 'by-index');
+    assert.equal(fields((await sendTo(PORT, 'a.test', '/ffi?write=buf')).body).value, 'bytes', 'from an FFI buffer');
+    assert.equal(fields((await sendTo(PORT, 'a.test', '/ffi?write=empty')).body).value, '', 'written empty: no header');
+    assert.equal(n.stderr.join('').match(/\[(?:error|crit|alert|emerg)\]/)?.[0], undefined, `no error logged: ${n.stderr.join('').slice(0, 300)}`);
   } finally {
     await stop(n);
   }

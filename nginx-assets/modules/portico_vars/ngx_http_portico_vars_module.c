@@ -506,3 +506,73 @@ ngx_http_pv_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintpt
     v->not_found = 0;
     return NGX_OK;
 }
+
+
+/*
+ * Writes by index, for Portico's Lua code (nginx-assets/lua/portico/varset.lua, through LuaJIT's FFI): ngx.var's
+ * setter lower-cases and hashes the variable's name on every write (about 440 instructions per write,
+ * e2e/bench/dataplane-cg.ts); the router writes several per request. Only Portico's own variables ("portico_*") that
+ * nginx.conf lets be set (a `set`, a map, a derivation of this module) can be named, as ngx.var would allow them.
+ */
+
+/* The index of $name, or -1 when it is not one of those (or nginx.conf never reads it: then it has no index). */
+ngx_int_t
+ngx_http_portico_vars_index(const u_char *name, size_t len)
+{
+    ngx_uint_t                  i;
+    ngx_http_variable_t        *v;
+    ngx_http_core_main_conf_t  *cmcf;
+
+    if (len <= sizeof("portico_") - 1 || ngx_strncmp(name, "portico_", sizeof("portico_") - 1) != 0) {
+        return -1;
+    }
+
+    cmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle, ngx_http_core_module);
+    if (cmcf == NULL) {
+        return -1;
+    }
+
+    v = cmcf->variables.elts;
+
+    for (i = 0; i < cmcf->variables.nelts; i++) {
+        if (v[i].name.len == len && ngx_strncmp(v[i].name.data, name, len) == 0) {
+            return (v[i].flags & NGX_HTTP_VAR_CHANGEABLE) ? (ngx_int_t) i : -1;
+        }
+    }
+
+    return -1;
+}
+
+
+/* The value of the variable with that index (ngx_http_portico_vars_index) for this request, as ngx.var's setter stores
+ * it: a copy in the request's pool, kept for the rest of the request. 0, or -1 (an index out of range, no memory). */
+int
+ngx_http_portico_vars_set(ngx_http_request_t *r, ngx_int_t index, const u_char *data, size_t len)
+{
+    u_char                     *p;
+    ngx_http_variable_value_t  *vv;
+    ngx_http_core_main_conf_t  *cmcf;
+
+    cmcf = ngx_http_get_module_main_conf(r, ngx_http_core_module);
+
+    if (index < 0 || (ngx_uint_t) index >= cmcf->variables.nelts) {
+        return -1;
+    }
+
+    p = (u_char *) "";
+    if (len) {
+        p = ngx_pnalloc(r->pool, len);
+        if (p == NULL) {
+            return -1;
+        }
+        ngx_memcpy(p, data, len);
+    }
+
+    vv = &r->variables[index];
+    vv->len = len;
+    vv->data = p;
+    vv->valid = 1;
+    vv->no_cacheable = 0;
+    vv->not_found = 0;
+    return 0;
+}
