@@ -79,9 +79,15 @@ try {
     }
   };
   const oldFormat = (c: string) => c.replace(/(log_format portico_upstream) '[^']*';/, `$1 ${OLD_FORMAT};`);
-  // The router makes the id ($portico_rid) only with requestIds on: the variants with another id turn it off.
-  const oldId = (c: string) => c.replace('"" $portico_rid;', OLD_ID).replace('requestIds = true', 'requestIds = false');
-  const randId = (c: string) => c.replace('"" $portico_rid;', '"" $request_id;').replace('requestIds = true', 'requestIds = false');
+  // The variants with another id: $req_id a map again, whose empty key takes that id ($portico_rid, the variables
+  // module's, is then never read, so never made).
+  const GEN = 'portico_coalesce $req_id $http_x_request_id $portico_rid;';
+  const withId = (id: string) => (c: string) => {
+    if (!c.includes(GEN)) throw new Error(`log-cost: the configuration has no "${GEN}" line to replace`);
+    return c.replace(GEN, `map $http_x_request_id $req_id { default $http_x_request_id; ${id} }`);
+  };
+  const oldId = withId(OLD_ID);
+  const randId = withId('"" $request_id;');
   const same = (c: string) => c;
   const results: [string, { total: number; log: number; requestId: number }][] = [];
   if (!only || only.includes('before')) results.push(['before', await count('before', {}, (c) => oldId(oldFormat(c)))]);

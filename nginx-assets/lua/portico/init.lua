@@ -13,7 +13,7 @@ function _M.init(opts)
   require("portico.chash")
   require("portico.ewma")
   require("portico.balancer").configure({ unavailable = opts.unavailable })
-  require("portico.router").configure({ profiles = opts.profiles, requestIds = opts.requestIds, httpsRedirectCode = opts.httpsRedirectCode, gatewayPorts = opts.gatewayPorts, gatewayTls = opts.gatewayTls, gatewayListeners = opts.gatewayListeners, gatewayFilters = opts.gatewayFilters })
+  require("portico.router").configure({ profiles = opts.profiles, httpsRedirectCode = opts.httpsRedirectCode, gatewayPorts = opts.gatewayPorts, gatewayTls = opts.gatewayTls, gatewayListeners = opts.gatewayListeners, gatewayFilters = opts.gatewayFilters })
   -- OpenTelemetry (tracing.lua): configured only when the ConfigMap names a collector.
   require("portico.tracing").configure(type(opts.tracing) == "table" and opts.tracing or {})
   require("portico.errors")

@@ -36,7 +36,7 @@ local ngx_var = ngx.var
 -- What every routed request writes, by index when nginx's request is at hand (varset.lua).
 local varset = require("portico.varset")
 local set_mk, set_backend = varset.setter("portico_mk"), varset.setter("portico_backend")
-local set_upstream_name, set_rid_var = varset.setter("portico_upstream_name"), varset.setter("portico_rid")
+local set_upstream_name = varset.setter("portico_upstream_name")
 local re_find = ngx.re.find
 local sub, byte, find = string.sub, string.byte, string.find
 local tonumber = tonumber
@@ -48,7 +48,6 @@ local hosts = {}          -- host -> compiled routes (hosts requested since thei
 local known = {}          -- host -> true: routes exist in shared memory
 local profiles = {}       -- profile names rendered in the running nginx.conf (from init.lua)
 
-local gen_ids = false
 local https_code = 308
 -- Pod ports of Gateway listeners ("20123" → "20123/", the prefix of their hosts' keys); nil without Gateways, so
 -- Ingress traffic never reads $server_port.
@@ -81,69 +80,11 @@ function _M.configure(opts)
     end
     port_filters[tostring(port)] = t
   end
-  gen_ids = opts.requestIds == true
   -- http-redirect-code: the status of the redirect to HTTPS (301, 302, 307 or 308; 308 by default).
   local code = tonumber(opts.httpsRedirectCode)
   https_code = (code == 301 or code == 302 or code == 307) and code or 308
 end
 
--- X-Request-ID for a request that brought none (generate-request-id): 16 hex characters of 64 random bits drawn once
--- per worker, then 16 of the worker's request counter. Unique across workers, replicas and restarts; not secret.
-local id_prefix, id_n = nil, 0
-local format, floor = string.format, math.floor
--- The worker's 16 hex characters, drawn once. A function of its own, without a closure: a function that creates one
--- ends each return with a bytecode (UCLO) LuaJIT's compiler does not handle, which left every call of the router
--- interpreted.
-local function draw_id_prefix()
-  local f = io.open("/dev/urandom", "rb")
-  local raw = f and f:read(8)
-  if f then f:close() end
-  if not raw or #raw < 8 then raw = tostring(ngx.now()) .. tostring(ngx.worker.pid()) .. tostring(os.clock()) end
-  return format("%02x%02x%02x%02x%02x%02x%02x%02x", byte(raw, 1, 8))
-end
--- The id is written into one buffer (the prefix once, the counter's 16 hex digits per id: the upper 8 only when they
--- change) and made a Lua string once: `prefix .. format("%08x%08x", ...)` made two strings and formatted both halves
--- (1,520 instructions per id in a LuaJIT loop under callgrind, 590 this way; the same characters).
-local ffi = require("ffi")
-local ffi_string = ffi.string
-local id_buf = ffi.new("uint8_t[32]")
-local HEX = ffi.new("const uint8_t[16]", { 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102 })
-local id_hi = -1
--- Writes the next id into id_buf.
-local function next_request_id()
-  if not id_prefix then
-    id_prefix = draw_id_prefix()
-    ffi.copy(id_buf, id_prefix, 16)
-    id_hi = -1
-  end
-  id_n = id_n + 1
-  local hi = floor(id_n / 4294967296)
-  if hi ~= id_hi then
-    id_hi = hi
-    for i = 23, 16, -1 do id_buf[i] = HEX[hi % 16]; hi = floor(hi / 16) end
-  end
-  local lo = id_n % 4294967296
-  id_buf[31] = HEX[lo % 16]; lo = floor(lo / 16)
-  id_buf[30] = HEX[lo % 16]; lo = floor(lo / 16)
-  id_buf[29] = HEX[lo % 16]; lo = floor(lo / 16)
-  id_buf[28] = HEX[lo % 16]; lo = floor(lo / 16)
-  id_buf[27] = HEX[lo % 16]; lo = floor(lo / 16)
-  id_buf[26] = HEX[lo % 16]; lo = floor(lo / 16)
-  id_buf[25] = HEX[lo % 16]; lo = floor(lo / 16)
-  id_buf[24] = HEX[lo % 16]
-end
-local function new_request_id()
-  next_request_id()
-  return ffi_string(id_buf, 32)
-end
--- $portico_rid = the next id, straight from id_buf (no Lua string is made for it in nginx). r: nginx's request, or nil.
-local function set_rid(r)
-  next_request_id()
-  set_rid_var(r, id_buf, 32)
-end
--- For tests: the worker's counter (the next id is n + 1).
-function _M._set_id_counter(n) id_n = n end
-_M._new_request_id = new_request_id
 
 local logged_at = {}
 local function warn_once(key, ...)
@@ -521,22 +462,20 @@ end
 local sampled = false
 
 -- Called by set_by_lua for every request; returns the jump target ("" = proxy from location /).
--- host, uri, rid: $host, $uri and $http_x_request_id, passed by set_by_lua (http.hbs); read from ngx.var when absent.
+-- host, uri: $host and $uri, passed by set_by_lua (http.hbs); read from ngx.var when absent.
 -- listened: the request's listener filters already ran (listener_access): route it, nothing before.
 -- req: nginx's request, when route_set hands the balancer what this routing writes into $portico_backend and
 -- $portico_timeouts (balancer.lua handoff; nil: no hand-off). Every routing drops an earlier hand-off first.
 local balancer_handoff = balancer.handoff
 local is_internal = function() return true end -- set below, where nginx's request is at hand
-local function route(host, uri, rid, listened, req)
+local function route(host, uri, listened, req)
   balancer_handoff(nil)
   -- external-auth subrequests run the server phases again: they are not routed (their location is internal).
   if ngx.is_subrequest then return "" end
   -- Only on a request's first routing: after an internal redirect (a backend's X-Accel-Redirect) $portico_timeouts
   -- may still hold what an earlier routing wrote, which this one might not rewrite.
   if req ~= nil and is_internal(req) then req = nil end
-  if host == nil then host, uri, rid = ngx_var.host, ngx_var.uri, ngx_var.http_x_request_id end
-  -- No X-Request-ID, or an empty one: a generated id ($req_id takes it for "", as ingress-nginx's).
-  if gen_ids and not listened and (rid == nil or rid == "") then set_rid(req) end
+  if host == nil then host, uri = ngx_var.host, ngx_var.uri end
   sync()
   local h, r
   local lfilters
@@ -716,7 +655,7 @@ function _M.listener_access()
     ngx_var.portico_lfilters = table.concat(ids, ",")
   end
   ngx_var.portico_plugins = ""
-  local jump = route(nil, nil, nil, true)
+  local jump = route(nil, nil, true)
   -- location / is not named: the plugin location proxies the same (with no plugins left to run).
   if jump == "" then jump = "@portico_lua" end
   return ngx.exec(jump)
@@ -727,23 +666,22 @@ end
 -- @portico_traced, the same with a log handler that records the span. Every other location a request can end in
 -- has a log handler then.
 local route_main = _M.route
-function _M.route_traced(host, uri, rid, req)
+function _M.route_traced(host, uri, req)
   sampled = false
-  local jump = route_main(host, uri, rid, nil, req)
+  local jump = route_main(host, uri, nil, req)
   if sampled and jump == "" then return "@portico_traced" end
   return jump
 end
 
--- set_by_lua's entry points (http.hbs): the arguments $host, $uri and $http_x_request_id read here, as ngx.arg[i]
--- reads them (nil for an empty one). In nginx, straight through lua-nginx-module's FFI call that ngx.arg's own
--- metamethod makes (resty/core/param.lua): the chunk indexing ngx.arg three times left the interpreter for a
--- metamethod each, with a phase check per argument, and the empty X-Request-ID left that compiled code by a side
--- exit; read in one function, the arguments and the router run as one trace. Elsewhere (the unit tests' mocked
--- ngx), ngx.arg.
--- Returns the three arguments and the request (nil in the unit tests: no hand-off to the balancer).
+-- set_by_lua's entry points (http.hbs): the arguments $host and $uri read here, as ngx.arg[i] reads them (nil for an
+-- empty one). In nginx, straight through lua-nginx-module's FFI call that ngx.arg's own metamethod makes
+-- (resty/core/param.lua): the chunk indexing ngx.arg left the interpreter for a metamethod each, with a phase check
+-- per argument; read in one function, the arguments and the router run as one trace. Elsewhere (the unit tests'
+-- mocked ngx), ngx.arg.
+-- Returns the two arguments and the request (nil in the unit tests: no hand-off to the balancer).
 local function setby_args()
   local a = ngx.arg
-  return a[1], a[2], a[3], nil
+  return a[1], a[2], nil
 end
 if package.loaded["resty.core.param"] and package.loaded["resty.core.base"] then
   local ffi = require("ffi")
@@ -762,15 +700,15 @@ if package.loaded["resty.core.param"] and package.loaded["resty.core.base"] then
   setby_args = function()
     local r = get_request()
     if not r then error("no request found") end
-    return arg_of(r, 1), arg_of(r, 2), arg_of(r, 3), r
+    return arg_of(r, 1), arg_of(r, 2), r
   end
   pcall(ffi.cdef, "int ngx_http_lua_ffi_req_is_internal(ngx_http_request_t *r);")
   local req_is_internal = C.ngx_http_lua_ffi_req_is_internal
   is_internal = function(r) return req_is_internal(r) ~= 0 end
 end
 function _M.route_set()
-  local host, uri, rid, r = setby_args()
-  return route(host, uri, rid, nil, r)
+  local host, uri, r = setby_args()
+  return route(host, uri, nil, r)
 end
 local route_traced = _M.route_traced
 function _M.route_traced_set()

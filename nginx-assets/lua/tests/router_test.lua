@@ -32,8 +32,8 @@ local function req(T, router, host, uri, o)
   v.request_method = o.method or "GET"
   for k, x in pairs(o.vars or {}) do v[k] = x end
   v.portico_backend, v.portico_timeouts, v.portico_tls_host, v.portico_plugins, v.portico_filters = "", "", "", "", ""
-  -- As nginx calls it (http.hbs): $host, $uri and $http_x_request_id as set_by_lua arguments ("" when absent).
-  local jump = router.route(host, uri, v.http_x_request_id or "")
+  -- As nginx calls it (http.hbs): $host and $uri as set_by_lua arguments.
+  local jump = router.route(host, uri)
   return jump, T.ngx.var.portico_backend, T.ngx.var
 end
 local function backend_for(T, router, host, uri)
@@ -44,7 +44,7 @@ end
 
 do -- set_by_lua's arguments: the router routes by them, not by ngx.var; without them it reads ngx.var
   local T, store, router = setup()
-  router.configure({ profiles = {}, requestIds = true })
+  router.configure({ profiles = {} })
   store.apply_all({ r = { upsert = {
     ["args.example.com"] = { tls = false, rules = { rule("prefix", "/a", route("by-args")) } },
     ["var.example.com"] = { tls = false, rules = { rule("prefix", "/v", route("by-var")) } },
@@ -52,20 +52,18 @@ do -- set_by_lua's arguments: the router routes by them, not by ngx.var; without
   local v = T.ngx.var
   for k in pairs(v) do v[k] = nil end
   v.host, v.uri, v.scheme, v.request_method = "var.example.com", "/v", "http", "GET"
-  R.check("the arguments decide the route", router.route("args.example.com", "/a/x", "") == "" and v.portico_backend == "by-args")
-  R.check("an empty X-Request-ID argument gets a generated id", type(v.portico_rid) == "string" and #v.portico_rid == 32)
-  v.portico_rid, v.portico_backend = nil, nil
-  R.check("a client's X-Request-ID is kept (no id generated)", router.route("args.example.com", "/a", "client-id") == "" and v.portico_rid == nil)
+  R.check("the arguments decide the route", router.route("args.example.com", "/a/x") == "" and v.portico_backend == "by-args")
+  R.check("no request id is made by the router (the variables module makes $portico_rid when read)", v.portico_rid == nil)
+  v.portico_backend = nil
   R.check("without arguments ngx.var is read", router.route() == "" and v.portico_backend == "by-var")
-  -- route_set (http.hbs's set_by_lua): the same, with the arguments as ngx.arg hands them (nil when empty).
-  v.portico_rid, v.portico_backend = nil, nil
-  T.ngx.arg = { "args.example.com", "/a/x", nil }
+  -- route_set (http.hbs's set_by_lua): the same, with the arguments as ngx.arg hands them.
+  v.portico_backend = nil
+  T.ngx.arg = { "args.example.com", "/a/x" }
   R.check("route_set routes by set_by_lua's arguments", router.route_set() == "" and v.portico_backend == "by-args")
-  R.check("route_set: an absent X-Request-ID gets a generated id", type(v.portico_rid) == "string" and #v.portico_rid == 32)
-  v.portico_rid, v.portico_backend = nil, nil
-  T.ngx.arg = { "args.example.com", "/nothing", "client-id" }
-  R.check("route_set: a client's X-Request-ID is kept, an unmatched path is unmatched", router.route_set() == "@portico_unmatched" and v.portico_rid == nil and v.portico_backend == nil)
-  T.ngx.arg = { "args.example.com", "/a", nil }
+  v.portico_backend = nil
+  T.ngx.arg = { "args.example.com", "/nothing" }
+  R.check("route_set: an unmatched path is unmatched", router.route_set() == "@portico_unmatched" and v.portico_backend == nil)
+  T.ngx.arg = { "args.example.com", "/a" }
   R.check("route_traced_set routes by the same arguments", router.route_traced_set() == "" and v.portico_backend == "by-args")
 end
 
@@ -390,28 +388,13 @@ do -- TLS passthrough (ssl-passthrough): the host's routes serve plain HTTP; ove
 end
 
 do
-  -- generate-request-id: the router's X-Request-ID for requests that bring none.
-  local _, _, router = setup()
-  local a, b = router._new_request_id(), router._new_request_id()
-  R.check("request ids are 32 lower-case hex characters", a:match("^%x+$") ~= nil and #a == 32 and a == a:lower(), a)
-  R.check("request ids differ per request, one worker prefix", a ~= b and a:sub(1, 16) == b:sub(1, 16), a .. " " .. b)
-  -- The counter's 16 hex digits, as string.format("%08x%08x", upper 32 bits, lower 32 bits) writes them.
-  local prefix, same = a:sub(1, 16), true
-  for _, n in ipairs({ 0, 1, 9, 15, 16, 255, 4095, 65535, 1048575, 2147483647, 4294967294, 4294967295, 4294967296,
-      4294967297, 68719476735, 2 ^ 52, 2 ^ 53 - 2, 123456789012345, 2 ^ 40 + 4294967295 }) do
-    router._set_id_counter(n)
-    local want = prefix .. string.format("%08x%08x", math.floor((n + 1) / 4294967296), (n + 1) % 4294967296)
-    local got = router._new_request_id()
-    if got ~= want then same = false; R.check("request id for counter " .. (n + 1), false, got .. " ~= " .. want) end
-  end
-  R.check("request ids: the counter's hex digits as string.format writes them, across the 32-bit boundary", same)
   -- A function that creates a closure ends each return with UCLO, which LuaJIT 2.1's trace compiler does not handle:
   -- the router's per-request functions must have none, or every request runs them interpreted.
+  local _, _, router = setup()
   local funcinfo = require("jit.util").funcinfo
   R.check("the router's per-request functions create no closures (compiled by LuaJIT)",
-    not funcinfo(router.route).children and not funcinfo(router._new_request_id).children
-      and not funcinfo(router.route_set).children,
-    tostring(funcinfo(router.route).children) .. " " .. tostring(funcinfo(router._new_request_id).children))
+    not funcinfo(router.route).children and not funcinfo(router.route_set).children and not funcinfo(router.route_traced).children,
+    tostring(funcinfo(router.route).children) .. " " .. tostring(funcinfo(router.route_set).children))
 end
 
 do -- Gateway API: a Gateway port's hosts are keyed by its pod port; Gateway wildcards cover one label or more

@@ -47,6 +47,8 @@ const HTTP = `
   portico_if $chosen $arg_t $arg_then $arg_else;
   portico_hop $hop $loop $http_x_portico_hop ${ID};
   portico_coalesce $rid $http_x_request_id $arg_gen;
+  portico_request_id $gen_id;
+  portico_coalesce $req_id $http_x_request_id $gen_id;
   lua_package_path "${ASSETS_LUA}/?.lua;/usr/share/lua/5.1/?.lua;;";
   map "" $portico_x { default "derived"; }
   server {
@@ -77,6 +79,14 @@ const HTTP = `
       }
       proxy_set_header X-Value $portico_x;
       proxy_pass http://127.0.0.1:${BACKEND}/ffi;
+    }
+    # $req_id: the header, when the client sent one (no id is made for that request), else the generated id.
+    location = /ids {
+      return 200 "id=$req_id";
+    }
+    # Read twice in one request: one id.
+    location = /gen {
+      return 200 "id=$gen_id|again=$gen_id";
     }
     location = /loop {
       if ($loop) { return 508; }
@@ -223,6 +233,38 @@ test('varset.lua writes Portico\'s variables by index; other names, and names ng
     assert.equal(n.stderr.join('').match(/\[(?:error|crit|alert|emerg)\]/)?.[0], undefined, `no error logged: ${n.stderr.join('').slice(0, 300)}`);
   } finally {
     await stop(n);
+  }
+});
+
+test('portico_request_id: 32 lower-case hex characters, one per request, the worker\'s prefix then its counter; made only when read', async () => {
+  const n = await start();
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const f = fields((await sendTo(PORT, 'a.test', i % 2 ? '/ids' : '/gen')).body);
+      assert.match(f.id as string, /^[0-9a-f]{32}$/);
+      if (i % 2 === 0) assert.equal(f.again, f.id, 'one id per request, however often read');
+      ids.push(f.id as string);
+    }
+    assert.equal(new Set(ids.map((x) => x.slice(0, 16))).size, 1, 'one prefix per worker');
+    const counters = ids.map((x) => BigInt(`0x${x.slice(16)}`));
+    for (let i = 1; i < counters.length; i++) assert.ok(counters[i]! > counters[i - 1]!, `the counter grows: ${ids.join(' ')}`);
+    // A request with its own X-Request-ID keeps it, and makes no id: the next generated one follows the last.
+    assert.equal(fields((await sendTo(PORT, 'a.test', '/ids', { headers: { 'x-request-id': 'client-id' } })).body).id, 'client-id');
+    const next = fields((await sendTo(PORT, 'a.test', '/ids')).body).id as string;
+    assert.equal(BigInt(`0x${next.slice(16)}`), counters[counters.length - 1]! + 1n, 'no id was made for the request that brought one');
+  } finally {
+    await stop(n);
+  }
+  // Another worker process (here: another nginx) draws another prefix.
+  const m = await start();
+  try {
+    const a = fields((await sendTo(PORT, 'a.test', '/ids')).body).id as string;
+    const b = fields((await sendTo(PORT, 'a.test', '/ids')).body).id as string;
+    assert.equal(a.slice(0, 16), b.slice(0, 16));
+    assert.equal(BigInt(`0x${a.slice(16)}`), 1n, 'the counter starts at 1 in each worker');
+  } finally {
+    await stop(m);
   }
 });
 

@@ -215,14 +215,15 @@ test('enable-syslog: the access log goes to the syslog server over UDP (RFC 3164
   }
 });
 
-test('loop detection: this installation\'s id in X-Portico-Hop gets 508, logged as a request no route answered (no id made: the client\'s, if any); another id is proxied with ours appended; checked before the global filters', async () => {
+test('loop detection: this installation\'s id in X-Portico-Hop gets 508, logged as a request no route answered (with the client\'s X-Request-ID, else a generated one, as every line); another id is proxied with ours appended; checked before the global filters', async () => {
   const loopId = '0123456789abcdef';
   const hopSent = (a: { body: string }) => (JSON.parse(a.body) as { headers: Record<string, string> }).headers['x-portico-hop'];
   const looped = async (lines: (n: number) => Promise<string[]>, headers: Record<string, string>) => {
     const a = await sendTo(LISTEN.httpPort, 'shop.example.com', '/api/x', { headers });
     assert.equal(a.status, 508);
     const f = fields((await lines(1))[0] as string);
-    const id = headers['x-request-id'] ?? '';
+    // $req_id as ingress-nginx's: the client's X-Request-ID, else an id made when the line is written.
+    const id = headers['x-request-id'] ?? (/^[0-9a-f]{32}$/.test(f.reqId ?? '') ? f.reqId : 'a generated id');
     assert.deepEqual([f.status, f.request, f.upstream, f.alt, f.upAddr, f.upLen, f.upTime, f.upStatus, f.reqId], ['508', 'GET /api/x HTTP/1.1', 'upstream-default-backend', '', '-', '-', '-', '-', id]);
     assert.equal(Number(f.bytes), Buffer.byteLength(a.body));
   };

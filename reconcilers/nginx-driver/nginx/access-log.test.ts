@@ -132,17 +132,17 @@ test('error-log-level: nginx\'s severities, rendered at the main level; info and
   assert.deepEqual(forwardedNginxLine(info, true)?.level, 'info');
 });
 
-test('generate-request-id: the router\'s id only for requests without an X-Request-ID; "false" sends the client\'s only; $req_id is the id sent', () => {
+test('generate-request-id: the variables module\'s id only for requests without an X-Request-ID; "false" sends the client\'s only; $req_id is the id sent', () => {
   const on = render({});
-  assert.match(on, /portico_coalesce \$req_id \$http_x_request_id \$portico_rid;/);
-  assert.match(on, /requestIds = true,/, 'the router makes ids');
+  assert.match(on, /portico_request_id \$portico_rid;\n\s*portico_coalesce \$req_id \$http_x_request_id \$portico_rid;/, 'the variables module makes ids');
   assert.match(on, /map \$req_id \$portico_request_id \{ default \$req_id; \}/, 'the earlier name is an alias');
   assert.match(on, /proxy_set_header X-Request-ID \$req_id;/);
   assert.doesNotMatch(on, /_set_header X-Request-ID \$portico_request_id;/, 'the headers read $req_id itself, not through the alias');
   const off = render({ 'generate-request-id': 'false' });
   assert.match(off, /portico_coalesce \$req_id \$http_x_request_id;/);
   assert.doesNotMatch(off, /\$req_id \$http_x_request_id \$portico_rid/);
-  assert.match(off, /requestIds = false,/, 'the router makes none');
+  assert.doesNotMatch(off, /^\s*portico_request_id /m, 'no id is made');
+  assert.match(off, /portico_coalesce \$portico_rid "";/, '$portico_rid stays defined (log formats may name it), empty');
 });
 
 test('route labels are sent for $namespace, $ingress_name and $location_path formats (or metrics), not otherwise', () => {
