@@ -7,15 +7,16 @@
 // of connections. The backend takes a free port.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { H2C_MODULE } from '../../../reconcilers/nginx-driver/nginx/runtime.ts';
 import { until } from '../../../e2e/harness/http.ts';
+import { startNginx, stopNginx, type Nginx } from '../nginx.test-helpers.ts';
 
 const H2C = 33010;
 const PLAIN = 33011;
@@ -67,39 +68,9 @@ ${o.extra ?? ''}}
 `;
 }
 
-interface Nginx { dir: string; proc: ChildProcess; stderr: string[] }
-
-async function start(o: Conf): Promise<Nginx> {
-  assert.ok(existsSync(H2C_MODULE), `${H2C_MODULE} is built (make deps, or bash nginx-assets/modules/build.sh)`);
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-h2c-'));
-  dirs.push(dir);
-  writeFileSync(path.join(dir, 'nginx.conf'), conf(dir, o));
-  const proc = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const stderr: string[] = [];
-  proc.stderr?.on('data', (b: Buffer) => stderr.push(b.toString()));
-  // nginx exits at once when it cannot listen (another process holds these ports): say so instead of talking to it.
-  let exited = false;
-  proc.once('exit', () => (exited = true));
-  await until('nginx answers', async () => {
-    if (exited) throw new Error(`nginx exited before it served: ${stderr.join('').slice(0, 500)}`);
-    // Its pid file is written once it listens: then the answers are its own.
-    let pid = '';
-    try {
-      pid = readFileSync(path.join(dir, 'nginx.pid'), 'utf8').trim();
-    } catch {
-      return false;
-    }
-    return pid === String(proc.pid) && (await curl(['--http1.1', '-o', '/dev/null', '-w', '%{http_code}', `http://127.0.0.1:${PLAIN}/`])).out === '200';
-  }, 10_000);
-  return { dir, proc, stderr };
-}
-
-async function stop(x: Nginx): Promise<void> {
-  if (x.proc.exitCode !== null) return;
-  const exited = new Promise<void>((r) => x.proc.once('exit', () => r()));
-  x.proc.kill('SIGQUIT');
-  await exited;
-}
+const start = (o: Conf): Promise<Nginx> =>
+  startNginx({ module: H2C_MODULE, prefix: 'portico-h2c-', conf: (dir) => conf(dir, o), dirs, answers: async () => (await curl(['--http1.1', '-o', '/dev/null', '-w', '%{http_code}', `http://127.0.0.1:${PLAIN}/`])).out === '200' });
+const stop = stopNginx;
 
 /** Reloads nginx with `o` and waits until every answer comes from the new workers (their generation, ten times). */
 async function reload(x: Nginx, o: Conf): Promise<void> {

@@ -5,13 +5,14 @@
 // backend, not counted) and 31982 (the dump); 31983 is a closed port (a failed upstream attempt).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { METRICS_MODULE } from '../../../reconcilers/nginx-driver/nginx/runtime.ts';
 import { sendTo } from '../../../reconcilers/nginx-driver/nginx/live.test-helpers.ts';
 import { until } from '../../../e2e/harness/http.ts';
+import { startNginx, stopNginx, type Nginx } from '../nginx.test-helpers.ts';
 
 const COUNTED = 31980;
 const DUMP = 31982;
@@ -78,39 +79,9 @@ http {
 `;
 }
 
-interface Nginx { dir: string; proc: ChildProcess; stderr: string[] }
-
-async function start(o: Parameters<typeof conf>[1] = {}): Promise<Nginx> {
-  assert.ok(existsSync(METRICS_MODULE), `${METRICS_MODULE} is built (make deps)`);
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-pm-'));
-  dirs.push(dir);
-  writeFileSync(path.join(dir, 'nginx.conf'), conf(dir, o));
-  const proc = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const stderr: string[] = [];
-  proc.stderr?.on('data', (b: Buffer) => stderr.push(b.toString()));
-  // nginx exits at once when it cannot listen (another process holds these ports): say so instead of talking to it.
-  let exited = false;
-  proc.once('exit', () => (exited = true));
-  await until('nginx answers on the dump port', async () => {
-    if (exited) throw new Error(`nginx exited before it served: ${stderr.join('').slice(0, 500)}`);
-    // Its pid file is written once it listens: then the answers are its own.
-    let pid = '';
-    try {
-      pid = readFileSync(path.join(dir, 'nginx.pid'), 'utf8').trim();
-    } catch {
-      return false;
-    }
-    return pid === String(proc.pid) && (await get('/generation').catch(() => null)) !== null;
-  }, 10_000);
-  assert.ok(!exited, `nginx is still running: ${stderr.join('').slice(0, 500)}`);
-  return { dir, proc, stderr };
-}
-
-async function stop(n: Nginx): Promise<void> {
-  const exited = new Promise<void>((r) => n.proc.once('exit', () => r()));
-  n.proc.kill('SIGQUIT');
-  await exited;
-}
+const start = (o: Parameters<typeof conf>[1] = {}): Promise<Nginx> =>
+  startNginx({ module: METRICS_MODULE, prefix: 'portico-pm-', conf: (dir) => conf(dir, o), dirs, answers: async () => (await get('/generation').catch(() => null)) !== null });
+const stop = stopNginx;
 
 async function reload(n: Nginx, o: Parameters<typeof conf>[1]): Promise<void> {
   writeFileSync(path.join(n.dir, 'nginx.conf'), conf(n.dir, o));

@@ -5,14 +5,14 @@
 // the request headers it receives).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ASSETS_DIR, VARS_MODULE } from '../../../reconcilers/nginx-driver/nginx/runtime.ts';
 import { sendTo } from '../../../reconcilers/nginx-driver/nginx/live.test-helpers.ts';
-import { until } from '../../../e2e/harness/http.ts';
+import { startNginx, stopNginx, type Nginx } from '../nginx.test-helpers.ts';
 
 const PORT = 31990;
 const BACKEND = 31991;
@@ -112,36 +112,9 @@ const HTTP = `
   }
 `;
 
-interface Nginx { dir: string; proc: ChildProcess; stderr: string[] }
-
-async function start(http = HTTP): Promise<Nginx> {
-  assert.ok(existsSync(VARS_MODULE), `${VARS_MODULE} is built (make deps, or bash nginx-assets/modules/build.sh)`);
-  const dir = mkdtempSync(path.join(tmpdir(), 'portico-pv-'));
-  dirs.push(dir);
-  writeFileSync(path.join(dir, 'nginx.conf'), conf(dir, http));
-  const proc = spawn('nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const stderr: string[] = [];
-  proc.stderr?.on('data', (b: Buffer) => stderr.push(b.toString()));
-  let exited = false;
-  proc.once('exit', () => (exited = true));
-  await until('nginx answers', async () => {
-    if (exited) throw new Error(`nginx exited before it served: ${stderr.join('').slice(0, 500)}`);
-    let pid = '';
-    try {
-      pid = readFileSync(path.join(dir, 'nginx.pid'), 'utf8').trim();
-    } catch {
-      return false;
-    }
-    return pid === String(proc.pid) && (await sendTo(PORT, 'x.test', '/loop').catch(() => null))?.status === 200;
-  }, 10_000);
-  return { dir, proc, stderr };
-}
-
-async function stop(n: Nginx): Promise<void> {
-  const exited = new Promise<void>((r) => n.proc.once('exit', () => r()));
-  n.proc.kill('SIGQUIT');
-  await exited;
-}
+const start = (http = HTTP): Promise<Nginx> =>
+  startNginx({ module: VARS_MODULE, prefix: 'portico-pv-', conf: (dir) => conf(dir, http), dirs, answers: async () => (await sendTo(PORT, 'x.test', '/loop')).status === 200 });
+const stop = stopNginx;
 
 const fields = (body: string) => Object.fromEntries(body.split('|').map((kv) => kv.split('=') as [string, string]));
 
