@@ -87,7 +87,7 @@ if [[ ! -x node_modules/.bin/node ]]; then
 fi
 log "staging Node and Portico"
 PORTICO_NODE_MODULES_CACHE="$IMAGE_CACHE" image/stage-app.sh . "$work/stage" node_modules/.bin/node
-det_tar "$work/stage/node" "$work/node.tar" ./usr ./usr/lib ./usr/lib/nginx ./usr/lib/nginx/modules ./usr/lib/nginx/modules/ngx_http_portico_h2c_module.so ./usr/lib/nginx/modules/ngx_http_portico_metrics_module.so ./usr/lib/nginx/modules/ngx_http_portico_upstream_ssl_module.so ./usr/lib/nginx/modules/ngx_http_portico_vars_module.so ./usr/local ./usr/local/bin ./usr/local/bin/node
+det_tar "$work/stage/node" "$work/node.tar" ./usr ./usr/lib ./usr/lib/nginx ./usr/lib/nginx/modules ./usr/lib/nginx/modules/ngx_http_portico_h2c_module.so ./usr/lib/nginx/modules/ngx_http_portico_metrics_module.so ./usr/lib/nginx/modules/ngx_http_portico_upstream_ssl_module.so ./usr/lib/nginx/modules/ngx_http_portico_vars_module.so ./usr/lib/portico ./usr/lib/portico/portico_malloc.node ./usr/local ./usr/local/bin ./usr/local/bin/node
 DET_TAR_RECURSE=1 det_tar "$work/stage/app" "$work/app.tar" ./app
 
 # ---- the image ----------------------------------------------------------------------------------------------

@@ -107,6 +107,15 @@ for (const f of ["/app/x", "/etc/x", "/var/lib/nginx/x", "/var/log/nginx/x"]) {
 require("fs").writeFileSync("/tmp/x", ""); require("fs").writeFileSync("/run/portico/x", ""); console.log("read-only root OK")'
 expect readonly '^read-only root OK$'
 
+# Portico's malloc addon (operator/memory.ts trims glibc's heaps with it once the controller is quiet), loaded as
+# the controller loads it.
+run malloc-addon 0 /usr/local/bin/node --input-type=module -e '
+const { loadMallocAddon } = await import("/app/operator/memory.js");
+const m = loadMallocAddon();
+if (m instanceof Error) throw m;
+console.log(`malloc addon: trim ${typeof m.trim()}, heap ${m.stats().heapBytes > 0}`)'
+expect malloc-addon '^malloc addon: trim boolean, heap true$'
+
 run nginx-V 0 /usr/sbin/nginx -V
 expect nginx-V 'nginx version: nginx/'
 

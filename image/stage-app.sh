@@ -11,6 +11,9 @@
 #                                  on every proxied request),
 #                                  built against the sources of the Debian nginx the image installs
 #                                  (nginx-assets/modules/build.sh)
+#   DEST/node/usr/lib/portico/portico_malloc.node
+#                                  Portico's malloc addon for Node: malloc_trim once the controller is quiet after
+#                                  a burst (operator/native/build.sh, operator/memory.ts)
 #   DEST/app/app/...               Portico compiled to JavaScript (image/build-js.sh: app/main.js and the modules it
 #                                  reaches; no .ts file), nginx-assets, package.json and production node_modules
 # Used by both builds (the Containerfile's build stage and image/build-portico.sh), so both images get the same
@@ -41,6 +44,7 @@ install -m 0755 "$node_bin" "$dest/node/usr/local/bin/node"
 mkdir -p "$dest/node/usr/lib/nginx/modules"
 bash "$src/nginx-assets/modules/build.sh" "$dest/node/usr/lib/nginx/modules"
 rm -f "$dest/node/usr/lib/nginx/modules/"*.digest
+bash "$src/operator/native/build.sh" "$dest/node/usr/lib/portico"
 
 # The controller as JavaScript (image/build-js.sh): Node's type stripper, loaded by the first .ts module, would
 # stay resident (~28 MB RSS). Only what app/main.ts reaches is compiled: no tests, no dev tools. Next to it the

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EventLoopUtilization } from 'node:perf_hooks';
-import { MemorySettler, type MemorySettlerOptions } from './memory.ts';
+import { MemorySettler, type MemorySettlerOptions, type SettleReport } from './memory.ts';
 
 const MB = 1024 * 1024;
 
@@ -9,7 +9,7 @@ const MB = 1024 * 1024;
 function rig(over: Partial<MemorySettlerOptions> = {}) {
   const state = { total: 0, used: 0, busy: 0, now: 0, afterGc: { total: 0, used: 0 } };
   const gcs: unknown[] = [];
-  const settled: { durationMs: number; beforeBytes: number; afterBytes: number }[] = [];
+  const settled: SettleReport[] = [];
   const s = new MemorySettler({
     gc: (o) => {
       gcs.push(o);
@@ -115,4 +115,33 @@ test('without gc (node started without --expose-gc) nothing runs and no timer is
 test('the default collection is the process\'s own gc when node exposes it', () => {
   const g = (globalThis as { gc?: unknown }).gc;
   assert.equal(new MemorySettler().enabled, typeof g === 'function');
+});
+
+test('with the malloc addon: glibc\'s free pages are trimmed right after the collection, and reported', () => {
+  const calls: string[] = [];
+  const { s, state, settled } = rig({
+    gc: () => {
+      calls.push('gc');
+      state.total = 150 * MB;
+    },
+    malloc: {
+      stats: () => {
+        calls.push('stats');
+        return { heapBytes: 90 * MB, freeBytes: 60 * MB, mmapBytes: 0 };
+      },
+      trim: () => {
+        calls.push('trim');
+        return true;
+      },
+    },
+  });
+  state.total = 400 * MB;
+  state.now = 10_000;
+  assert.equal(s.tick(), true);
+  assert.deepEqual(calls, ['gc', 'stats', 'trim']);
+  assert.equal(settled[0]?.mallocFreeBytes, 60 * MB);
+  // No settle, no trim.
+  state.now += 1_000;
+  assert.equal(s.tick(), false);
+  assert.equal(calls.length, 3);
 });

@@ -7,7 +7,14 @@
 // settle, one full collection that also returns free pages to the system (gc's "last-resort" flavor) runs: ~100-300 ms
 // of the main thread at 10,000 Ingresses, only while nothing else is running, at most once per `minGapMs`.
 //
-// Needs `gc` (node --expose-gc, in NODE_FLAGS: the image and the benchmarks); without it nothing runs.
+// The same burst leaves glibc's malloc heaps (Buffers, sockets, TLS, V8's off-heap data) full of free chunks that it
+// returns only from a heap's top: 66-72 MB of an idle controller at 10,000 Ingresses after a burst of reloads, where a
+// start leaves 28 MB. Right after the collection, malloc_trim(0) (Portico's addon, operator/native/malloc.c) releases
+// the free pages inside the heaps as well.
+//
+// Needs `gc` (node --expose-gc, in NODE_FLAGS: the image and the benchmarks); without it nothing runs. Without the
+// addon (not built: operator/native/build.sh) the collection still runs and the start-up log says so.
+import { createRequire } from 'node:module';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { Counter, Histogram } from 'prom-client';
@@ -15,6 +22,28 @@ import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 
 type GcFn = (opts: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+
+/** What Portico's malloc addon exports (operator/native/malloc.c). */
+export interface MallocAddon {
+  /** malloc_trim(0): whether any memory was released. */
+  trim(): boolean;
+  /** glibc's mallinfo2: bytes in its heaps (all arenas), free bytes among them, bytes mapped chunk by chunk. */
+  stats(): { heapBytes: number; freeBytes: number; mmapBytes: number };
+}
+
+/** Where the image and `make deps` install the addon (operator/native/build.sh). */
+export const MALLOC_ADDON = '/usr/lib/portico/portico_malloc.node';
+
+/** The addon, or why it cannot be used (not built, not glibc). */
+export function loadMallocAddon(file = MALLOC_ADDON): MallocAddon | Error {
+  try {
+    const m = createRequire(import.meta.url)(file) as Partial<MallocAddon>;
+    if (typeof m.trim !== 'function' || typeof m.stats !== 'function') return new Error(`${file} does not export trim and stats`);
+    return m as MallocAddon;
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
+  }
+}
 
 export interface MemorySettlerOptions {
   /** How often the loop's utilization and the heap are looked at. */
@@ -29,12 +58,23 @@ export interface MemorySettlerOptions {
   minGapMs?: number;
   log?: Logger;
   /** Called after each settle (metrics). */
-  onSettle?: (s: { durationMs: number; beforeBytes: number; afterBytes: number }) => void;
-  // Seams for tests: the collection, the heap's committed/used size, the loop's utilization, the clock.
+  onSettle?: (s: SettleReport) => void;
+  // Seams for tests: the collection, malloc's trim, the heap's committed/used size, the loop's utilization, the clock.
   gc?: GcFn | undefined;
+  /** malloc_trim after the collection; default: Portico's addon when it loads. */
+  malloc?: MallocAddon | undefined;
   heap?: () => { total: number; used: number };
   utilization?: (prev?: EventLoopUtilization) => EventLoopUtilization;
   now?: () => number;
+}
+
+export interface SettleReport {
+  durationMs: number;
+  /** V8's heap (committed) before and after. */
+  beforeBytes: number;
+  afterBytes: number;
+  /** Free bytes in glibc's heaps before the trim (undefined without the addon). */
+  mallocFreeBytes?: number;
 }
 
 const systemGc = (): GcFn | undefined => {
@@ -43,7 +83,7 @@ const systemGc = (): GcFn | undefined => {
 };
 
 export class MemorySettler {
-  private readonly o: Required<Omit<MemorySettlerOptions, 'log' | 'onSettle' | 'gc'>> & Pick<MemorySettlerOptions, 'log' | 'onSettle' | 'gc'>;
+  private readonly o: Required<Omit<MemorySettlerOptions, 'log' | 'onSettle' | 'gc' | 'malloc'>> & Pick<MemorySettlerOptions, 'log' | 'onSettle' | 'gc' | 'malloc'>;
   private timer: NodeJS.Timeout | undefined;
   private lastElu: EventLoopUtilization | undefined;
   /** V8's heap (committed) right after the last settle (0 before the first: the start-up burst settles too). */
@@ -66,6 +106,7 @@ export class MemorySettler {
       now: () => performance.now(),
       ...opts,
       gc: 'gc' in opts ? opts.gc : systemGc(),
+      malloc: 'malloc' in opts ? opts.malloc : undefined,
     };
   }
 
@@ -103,6 +144,9 @@ export class MemorySettler {
     const growth = before.total - this.baseline;
     if (growth < this.o.minGrowthBytes || growth < this.baseline * this.o.minGrowthRatio) return false;
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    // After the collection: it has just freed the off-heap memory of the objects it collected.
+    const mallocFreeBytes = this.o.malloc?.stats().freeBytes;
+    this.o.malloc?.trim();
     const after = this.o.heap();
     const durationMs = this.o.now() - t;
     this.baseline = after.total;
@@ -110,8 +154,12 @@ export class MemorySettler {
     this.settles++;
     // The collection took the loop: the next interval's utilization must not count it as work.
     this.lastElu = this.o.utilization();
-    this.o.log?.debug('memory settled', { durationMs: Math.round(durationMs), heapBeforeMB: Math.round(before.total / 1048576), heapAfterMB: Math.round(after.total / 1048576) });
-    this.o.onSettle?.({ durationMs, beforeBytes: before.total, afterBytes: after.total });
+    const MB = (b: number) => Math.round(b / 1048576);
+    this.o.log?.debug('memory settled', {
+      durationMs: Math.round(durationMs), heapBeforeMB: MB(before.total), heapAfterMB: MB(after.total),
+      ...(mallocFreeBytes === undefined ? {} : { mallocFreeMB: MB(mallocFreeBytes) }),
+    });
+    this.o.onSettle?.({ durationMs, beforeBytes: before.total, afterBytes: after.total, ...(mallocFreeBytes === undefined ? {} : { mallocFreeBytes }) });
     return true;
   }
 }
@@ -126,8 +174,11 @@ export function startMemorySettler(metrics: Metrics, log: Logger): MemorySettler
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers,
   });
+  const addon = loadMallocAddon();
+  if (addon instanceof Error) log.info('memory settling without malloc_trim: Portico\'s malloc addon did not load (operator/native/build.sh)', { reason: addon.message });
   const settler = new MemorySettler({
     log,
+    malloc: addon instanceof Error ? undefined : addon,
     onSettle: ({ durationMs }) => {
       total.inc();
       duration.observe(durationMs / 1000);

@@ -8,6 +8,7 @@
 #   - the control-plane binaries (etcd, kube-apiserver, kube-controller-manager) built from Go modules and cached;
 #   - Portico's own nginx modules (per-request metrics, h2c, backend certificates checked against subjectAltNames),
 #     built against Debian's nginx sources (nginx-assets/modules);
+#   - Portico's malloc addon for Node (operator/native), built against the npm package node-api-headers;
 #   - an OpenTelemetry Collector built from Go modules with the collector's own builder (e2e/otel/build.sh), cached
 #     likewise: the tracing tests export to it.
 #   - the Gateway API CRDs of the pinned release, from its Go module (e2e/gateway-api/crds.sh)
@@ -25,7 +26,7 @@ PKGS+=(mmdebstrap umoci skopeo) # container images (make image / make images, im
 PKGS+=(prometheus) # e2e/dashboards.e2e.test.ts runs its own Prometheus against Portico
 PKGS+=(php8.2-fpm php8.2-cli) # a real FastCGI backend (backend-protocol FCGI): fastcgi.nginx.test.ts starts its own php-fpm
 PKGS+=(redis-server) # global rate limits: global-rate-limit.nginx.test.ts and e2e/bench/global-rate-limit.ts run their own
-PKGS+=(gcc make libc6-dev libpcre2-dev zlib1g-dev libssl-dev) # Portico's nginx modules (nginx-assets/modules/build.sh)
+PKGS+=(gcc make libc6-dev libpcre2-dev zlib1g-dev libssl-dev) # Portico's nginx modules (nginx-assets/modules/build.sh), its malloc addon (operator/native/build.sh)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -51,6 +52,7 @@ if [[ ! -x node_modules/.bin/node ]] || ! node_modules/.bin/node -e 'process.exi
 fi
 
 bash nginx-assets/modules/build.sh
+bash operator/native/build.sh # Portico's malloc addon (malloc_trim after a burst: operator/memory.ts)
 bash e2e/controlplane/build.sh
 bash e2e/otel/build.sh
 bash e2e/oauth2-proxy/build.sh
