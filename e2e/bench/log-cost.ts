@@ -78,7 +78,11 @@ try {
       await client.close();
     }
   };
-  const oldFormat = (c: string) => c.replace(/(log_format portico_upstream) '[^']*';/, `$1 ${OLD_FORMAT};`);
+  const oldFormat = (c: string) => {
+    const r = c.replace(/log_format portico_upstream [^;]*;/, `log_format portico_upstream ${OLD_FORMAT};`);
+    if (r === c) throw new Error('log-cost: the configuration has no log_format portico_upstream to replace');
+    return r;
+  };
   // The variants with another id: $req_id a map again, whose empty key takes that id ($portico_rid, the variables
   // module's, is then never read, so never made).
   const GEN = 'portico_coalesce $req_id $http_x_request_id $portico_rid;';

@@ -18,6 +18,17 @@
  *       worker from /dev/urandom, then the worker's request counter. Unique across workers, replicas and restarts;
  *       not secret. Made only when read (a request that brought its own X-Request-ID makes none); nginx's $request_id
  *       would draw 16 random bytes per request from OpenSSL (6,600 instructions, e2e/bench/log-cost.ts).
+ *   portico_access_line $result;
+ *       ingress-nginx's default access-log line (log-format-upstream unset), byte for byte as nginx's log module
+ *       writes that format with its default escaping, for `log_format ... escape=none '$result'`:
+ *         $remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer"
+ *         "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name]
+ *         $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id
+ *       nginx's log module makes two passes over each of those 17 fields and prints seven numbers with ngx_sprintf
+ *       (a format parser: ~300 instructions a number): ~6,300 instructions per line (e2e/bench/dataplane-cg.ts). Here
+ *       one pass: the variables read by index, escaped as the log module escapes them ("\xHH" for '"', '\\',
+ *       control bytes and bytes from 0x7f up; "-" when not found), the built-in fields and the $upstream_* lists
+ *       computed from the request as nginx computes them. Never cached: each read is the request's state then.
  *
  * An operand is a literal without "$" or exactly one variable, "$name". Every result is a variable of its own
  * (http level), evaluated when first read and kept for the request, as a map's is; it can be set like a map's
@@ -40,7 +51,8 @@ typedef enum {
     NGX_HTTP_PV_IF,
     NGX_HTTP_PV_HOP,
     NGX_HTTP_PV_LOOP,
-    NGX_HTTP_PV_REQUEST_ID
+    NGX_HTTP_PV_REQUEST_ID,
+    NGX_HTTP_PV_ACCESS_LINE
 } ngx_http_pv_kind_e;
 
 
@@ -62,6 +74,8 @@ static char *ngx_http_pv_coalesce(ngx_conf_t *cf, ngx_command_t *cmd, void *conf
 static char *ngx_http_pv_if(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static char *ngx_http_pv_hop(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static char *ngx_http_pv_request_id(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_pv_access_line(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static ngx_int_t ngx_http_pv_line(ngx_http_request_t *r, ngx_http_pv_var_t *pv, ngx_str_t *out);
 static ngx_int_t ngx_http_pv_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
 static void *ngx_http_pv_create_main_conf(ngx_conf_t *cf);
 static ngx_int_t ngx_http_pv_check(ngx_conf_t *cf);
@@ -93,6 +107,13 @@ static ngx_command_t  ngx_http_pv_commands[] = {
     { ngx_string("portico_request_id"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
       ngx_http_pv_request_id,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("portico_access_line"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_pv_access_line,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },
@@ -407,6 +428,45 @@ ngx_http_pv_request_id(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
+/* The variables of the access line, in the order the line reads them. */
+static ngx_str_t  ngx_http_pv_line_vars[] = {
+    ngx_string("remote_addr"),
+    ngx_string("remote_user"),
+    ngx_string("request"),
+    ngx_string("http_referer"),
+    ngx_string("http_user_agent"),
+    ngx_string("proxy_upstream_name"),
+    ngx_string("proxy_alternative_upstream_name"),
+    ngx_string("req_id")
+};
+
+#define NGX_HTTP_PV_LINE_VARS  (sizeof(ngx_http_pv_line_vars) / sizeof(ngx_str_t))
+
+
+static char *
+ngx_http_pv_access_line(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_str_t          *value = cf->args->elts;
+    ngx_uint_t          i;
+    ngx_http_pv_var_t  *pv;
+
+    pv = ngx_http_pv_new(cf, NGX_HTTP_PV_ACCESS_LINE, NGX_HTTP_PV_LINE_VARS);
+    if (pv == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    /* A variable nginx.conf does not define fails nginx -t ("unknown variable"), as in the log_format it replaces. */
+    for (i = 0; i < NGX_HTTP_PV_LINE_VARS; i++) {
+        pv->ops[i].index = ngx_http_get_variable_index(cf, &ngx_http_pv_line_vars[i]);
+        if (pv->ops[i].index == NGX_ERROR) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return ngx_http_pv_result(cf, &value[1], pv);
+}
+
+
 /* The worker's half of its request ids: 16 hex characters of 64 random bits, drawn at the worker's first id. */
 static u_char    ngx_http_pv_id_prefix[16];
 static ngx_int_t ngx_http_pv_id_pid = -1;
@@ -597,13 +657,306 @@ ngx_http_pv_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintpt
             ngx_str_set(&out, "1");
         }
         break;
+
+    case NGX_HTTP_PV_ACCESS_LINE:
+        if (ngx_http_pv_line(r, pv, &out) != NGX_OK) {
+            return NGX_ERROR;
+        }
+        break;
     }
 
     v->len = out.len;
     v->data = out.data;
     v->valid = 1;
-    v->no_cacheable = 0;
+    v->no_cacheable = (pv->kind == NGX_HTTP_PV_ACCESS_LINE);
     v->not_found = 0;
+    return NGX_OK;
+}
+
+
+/* ---- portico_access_line -------------------------------------------------------------------------------------- */
+
+/* Which bytes the log module escapes by default: '"', '\\', 0x00-0x1f and 0x7f-0xff. */
+static ngx_inline ngx_uint_t
+ngx_http_pv_escaped(u_char c)
+{
+    return c < 0x20 || c >= 0x7f || c == '"' || c == '\\';
+}
+
+
+/*
+ * Bytes as the log module writes a variable's value with its default escaping. dst: 4 bytes per byte of src. Eight
+ * bytes at a time while none of them needs escaping (a request line, a User-Agent: almost always): one test per
+ * word finds whether any byte is below 0x20, above 0x7e, '"' or '\\' (it may flag a word that has none; that word is
+ * then copied byte by byte, which is always right).
+ */
+#define NGX_HTTP_PV_ONES   0x0101010101010101ULL
+#define NGX_HTTP_PV_HIGHS  0x8080808080808080ULL
+#define ngx_http_pv_zero_byte(x)  (((x) - NGX_HTTP_PV_ONES) & ~(x) & NGX_HTTP_PV_HIGHS)
+
+static u_char *
+ngx_http_pv_escape(u_char *dst, u_char *src, size_t len)
+{
+    static u_char  hex[] = "0123456789ABCDEF";
+    u_char        *end, *stop;
+    uint64_t       x;
+
+    end = src + len;
+
+    for ( ;; ) {
+        for ( ;; ) {
+            if (end - src < 8) {
+                break;
+            }
+            ngx_memcpy(&x, src, 8);
+            if ((((x - NGX_HTTP_PV_ONES * 0x20) & ~x)          /* a byte below 0x20 */
+                 | ((x + NGX_HTTP_PV_ONES) | x)                  /* a byte from 0x7f up */
+                 | ngx_http_pv_zero_byte(x ^ (NGX_HTTP_PV_ONES * '"'))
+                 | ngx_http_pv_zero_byte(x ^ (NGX_HTTP_PV_ONES * '\\')))
+                & NGX_HTTP_PV_HIGHS)
+            {
+                break;
+            }
+            ngx_memcpy(dst, &x, 8);
+            dst += 8;
+            src += 8;
+        }
+
+        if (src == end) {
+            return dst;
+        }
+
+        /* Byte by byte: the flagged word, or the tail. */
+        stop = ngx_min(src + 8, end);
+        for ( /* void */ ; src < stop; src++) {
+            if (ngx_http_pv_escaped(*src)) {
+                *dst++ = '\\';
+                *dst++ = 'x';
+                *dst++ = hex[*src >> 4];
+                *dst++ = hex[*src & 0xf];
+            } else {
+                *dst++ = *src;
+            }
+        }
+    }
+}
+
+
+/* The variable at index, escaped; "-" when it is not found. dst has room for 4 bytes per byte of the value. */
+static u_char *
+ngx_http_pv_line_var(ngx_http_request_t *r, ngx_int_t index, u_char *dst)
+{
+    ngx_http_variable_value_t  *v;
+
+    v = ngx_http_get_indexed_variable(r, index);
+    if (v == NULL || v->not_found) {
+        *dst++ = '-';
+        return dst;
+    }
+
+    return ngx_http_pv_escape(dst, v->data, v->len);
+}
+
+
+/* A decimal integer as ngx_sprintf's "%O" / "%ui" print it ("%03ui" with width 3). */
+static u_char *
+ngx_http_pv_int(u_char *dst, int64_t n, ngx_uint_t width)
+{
+    u_char    tmp[24], *t = tmp + sizeof(tmp);
+    uint64_t  u;
+
+    if (n < 0) {
+        *dst++ = '-';
+        u = (uint64_t) 0 - (uint64_t) n;
+    } else {
+        u = (uint64_t) n;
+    }
+
+    do {
+        *--t = (u_char) ('0' + u % 10);
+        u /= 10;
+    } while (u);
+
+    while ((ngx_uint_t) (tmp + sizeof(tmp) - t) < width) {
+        *--t = '0';
+    }
+
+    return ngx_cpymem(dst, t, tmp + sizeof(tmp) - t);
+}
+
+
+/* Milliseconds as seconds with three decimals ("%T.%03M" of ms / 1000, ms % 1000). */
+static u_char *
+ngx_http_pv_msec(u_char *dst, ngx_msec_int_t ms)
+{
+    dst = ngx_http_pv_int(dst, ms / 1000, 0);
+    *dst++ = '.';
+    return ngx_http_pv_int(dst, ms % 1000, 3);
+}
+
+
+typedef enum {
+    NGX_HTTP_PV_UP_ADDR = 0,
+    NGX_HTTP_PV_UP_LENGTH,
+    NGX_HTTP_PV_UP_TIME,
+    NGX_HTTP_PV_UP_STATUS
+} ngx_http_pv_up_e;
+
+
+/*
+ * One of the $upstream_* lists, as the upstream module builds it: one entry per attempt, ", " between attempts, " : "
+ * where an internal redirect moved the request to another upstream (a state without a peer; the entry after it is
+ * skipped), "-" when there was no attempt. Room: per attempt, the peer's name (4 bytes per byte) or a number, + 3.
+ */
+static u_char *
+ngx_http_pv_upstream(ngx_http_request_t *r, ngx_http_pv_up_e what, u_char *p)
+{
+    ngx_uint_t                  i, n;
+    ngx_msec_int_t              ms;
+    ngx_http_upstream_state_t  *state;
+
+    if (r->upstream_states == NULL || r->upstream_states->nelts == 0) {
+        *p++ = '-';
+        return p;
+    }
+
+    state = r->upstream_states->elts;
+    n = r->upstream_states->nelts;
+
+    for (i = 0; /* void */; /* void */) {
+        switch (what) {
+        case NGX_HTTP_PV_UP_ADDR:
+            if (state[i].peer) {
+                p = ngx_http_pv_escape(p, state[i].peer->data, state[i].peer->len);
+            }
+            break;
+        case NGX_HTTP_PV_UP_LENGTH:
+            p = ngx_http_pv_int(p, state[i].response_length, 0);
+            break;
+        case NGX_HTTP_PV_UP_TIME:
+            ms = (ngx_msec_int_t) state[i].response_time;
+            if (ms != -1) {
+                p = ngx_http_pv_msec(p, ngx_max(ms, 0));
+            } else {
+                *p++ = '-';
+            }
+            break;
+        case NGX_HTTP_PV_UP_STATUS:
+            if (state[i].status) {
+                p = ngx_http_pv_int(p, (int64_t) state[i].status, 0);
+            } else {
+                *p++ = '-';
+            }
+            break;
+        }
+
+        if (++i == n) {
+            break;
+        }
+
+        if (state[i].peer) {
+            *p++ = ',';
+            *p++ = ' ';
+        } else {
+            *p++ = ' ';
+            *p++ = ':';
+            *p++ = ' ';
+            if (++i == n) {
+                break;
+            }
+        }
+    }
+
+    return p;
+}
+
+
+static ngx_int_t
+ngx_http_pv_line(ngx_http_request_t *r, ngx_http_pv_var_t *pv, ngx_str_t *out)
+{
+    u_char                     *p;
+    size_t                      len;
+    off_t                       sent;
+    ngx_uint_t                  i, status;
+    ngx_time_t                 *tp;
+    ngx_msec_int_t              ms;
+    ngx_http_variable_value_t  *v;
+    ngx_http_upstream_state_t  *state;
+
+    /* Room: each variable 4 bytes per byte (or "-"), the upstream lists, the fixed text and numbers. */
+    len = 256 + ngx_cached_http_log_time.len;
+    for (i = 0; i < pv->nops; i++) {
+        v = ngx_http_get_indexed_variable(r, pv->ops[i].index);
+        if (v != NULL && !v->not_found) {
+            len += 4 * v->len;
+        }
+    }
+    if (r->upstream_states) {
+        state = r->upstream_states->elts;
+        for (i = 0; i < r->upstream_states->nelts; i++) {
+            len += 4 * (NGX_OFF_T_LEN + 8) + (state[i].peer ? 4 * state[i].peer->len : 0);
+        }
+    }
+
+    p = ngx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+    out->data = p;
+
+    p = ngx_http_pv_line_var(r, pv->ops[0].index, p);               /* $remote_addr */
+    *p++ = ' '; *p++ = '-'; *p++ = ' ';
+    p = ngx_http_pv_line_var(r, pv->ops[1].index, p);               /* $remote_user */
+    *p++ = ' '; *p++ = '[';
+    p = ngx_cpymem(p, ngx_cached_http_log_time.data, ngx_cached_http_log_time.len);
+    *p++ = ']'; *p++ = ' '; *p++ = '"';
+    p = ngx_http_pv_line_var(r, pv->ops[2].index, p);               /* $request */
+    *p++ = '"'; *p++ = ' ';
+
+    /* $status */
+    if (r->err_status) {
+        status = r->err_status;
+    } else if (r->headers_out.status) {
+        status = r->headers_out.status;
+    } else if (r->http_version == NGX_HTTP_VERSION_9) {
+        status = 9;
+    } else {
+        status = 0;
+    }
+    p = ngx_http_pv_int(p, (int64_t) status, 3);
+    *p++ = ' ';
+
+    /* $body_bytes_sent */
+    sent = r->connection->sent - r->header_size;
+    p = ngx_http_pv_int(p, sent > 0 ? sent : 0, 0);
+    *p++ = ' '; *p++ = '"';
+    p = ngx_http_pv_line_var(r, pv->ops[3].index, p);               /* $http_referer */
+    *p++ = '"'; *p++ = ' '; *p++ = '"';
+    p = ngx_http_pv_line_var(r, pv->ops[4].index, p);               /* $http_user_agent */
+    *p++ = '"'; *p++ = ' ';
+    p = ngx_http_pv_int(p, r->request_length, 0);                    /* $request_length */
+    *p++ = ' ';
+
+    /* $request_time */
+    tp = ngx_timeofday();
+    ms = (ngx_msec_int_t) ((tp->sec - r->start_sec) * 1000 + (tp->msec - r->start_msec));
+    p = ngx_http_pv_msec(p, ngx_max(ms, 0));
+    *p++ = ' '; *p++ = '[';
+    p = ngx_http_pv_line_var(r, pv->ops[5].index, p);               /* $proxy_upstream_name */
+    *p++ = ']'; *p++ = ' '; *p++ = '[';
+    p = ngx_http_pv_line_var(r, pv->ops[6].index, p);               /* $proxy_alternative_upstream_name */
+    *p++ = ']'; *p++ = ' ';
+    p = ngx_http_pv_upstream(r, NGX_HTTP_PV_UP_ADDR, p);
+    *p++ = ' ';
+    p = ngx_http_pv_upstream(r, NGX_HTTP_PV_UP_LENGTH, p);
+    *p++ = ' ';
+    p = ngx_http_pv_upstream(r, NGX_HTTP_PV_UP_TIME, p);
+    *p++ = ' ';
+    p = ngx_http_pv_upstream(r, NGX_HTTP_PV_UP_STATUS, p);
+    *p++ = ' ';
+    p = ngx_http_pv_line_var(r, pv->ops[7].index, p);               /* $req_id */
+
+    out->len = p - out->data;
     return NGX_OK;
 }
 

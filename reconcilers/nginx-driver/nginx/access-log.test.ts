@@ -38,7 +38,21 @@ test('the default access-log format is ingress-nginx\'s, byte for byte, and its 
   assert.equal(DEFAULT_LOG_FORMAT_UPSTREAM, INGRESS_NGINX_DEFAULT);
   assert.equal(DEFAULT_LOG_FORMAT_STREAM, '[$remote_addr] [$time_local] $protocol $status $bytes_sent $bytes_received $session_time');
   const conf = render({});
-  assert.ok(conf.includes(`  log_format portico_upstream '${INGRESS_NGINX_DEFAULT}';\n`), 'no escape= parameter by default');
+  // Written by the variables module, which escapes its fields as the log module would (access-line.nginx.test.ts
+  // holds the two side by side): the log module copies the line as it is.
+  assert.ok(conf.includes(`  portico_access_line $portico_access_line;\n  log_format portico_upstream escape=none '$portico_access_line';\n`), 'the default line is the module\'s');
+  // The same format named in the ConfigMap is the same line; with another escaping or another format, the log
+  // module writes it.
+  assert.ok(render({ 'log-format-upstream': INGRESS_NGINX_DEFAULT }).includes(`log_format portico_upstream escape=none '$portico_access_line';`));
+  for (const [data, directive] of [
+    [{ 'log-format-escape-json': 'true' }, `log_format portico_upstream escape=json '${INGRESS_NGINX_DEFAULT}';`],
+    [{ 'log-format-escape-none': 'true' }, `log_format portico_upstream escape=none '${INGRESS_NGINX_DEFAULT}';`],
+    [{ 'log-format-upstream': '$remote_addr $status' }, `log_format portico_upstream '$remote_addr $status';`],
+  ] as const) {
+    const c = render(data);
+    assert.ok(c.includes(directive), `${JSON.stringify(data)}: ${directive}`);
+    assert.ok(!c.includes('portico_access_line'), `${JSON.stringify(data)}: not the module's line`);
+  }
   for (const v of ['proxy_upstream_name', 'proxy_alternative_upstream_name', 'req_id', 'namespace', 'ingress_name', 'service_name', 'service_port', 'location_path']) {
     // A map, or a derivation of Portico's variables module (nginx-assets/modules/portico_vars): evaluated when read.
     assert.match(conf, new RegExp(`^  (?:map \\$[a-z_]+|portico_coalesce|portico_if) \\$${v} `, 'm'), `$${v} is derived when read`);

@@ -55,7 +55,9 @@ test('defaults: ingress-nginx\'s values are rendered and pass nginx -t', () => {
   ]) assert.ok(conf.includes(d), d);
   assert.match(renderNginxConf(structureFrom({}), { ...rt, maxOpenFiles: null }, 'c'), /worker_connections 16384;/);
   assert.match(conf, / ssl http2 default_server reuseport backlog=4096;/);
-  assert.doesNotMatch(conf, /gzip on|proxy_protocol|real_ip_header|escape=|access_log off;\n  # One/);
+  // No escape= but the module's line's, which escapes its fields as the log module's default does.
+  assert.doesNotMatch(conf, /gzip on|proxy_protocol|real_ip_header|escape=(?!none '\$portico_access_line';)|access_log off;\n  # One/);
+  assert.match(conf, /log_format portico_upstream escape=none '\$portico_access_line';/);
   nginxTest(rt, conf, { withOutput: true });
 });
 

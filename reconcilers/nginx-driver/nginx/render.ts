@@ -344,6 +344,9 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     realIpCidrs: cidrs.length || !t.useProxyProtocol ? cidrs : ['0.0.0.0/0', '::/0'],
     logEscape: t.logFormatEscapeNone ? 'none' : t.logFormatEscapeJson ? 'json' : '',
     logFormat: g.logFormatUpstream || DEFAULT_LOG_FORMAT_UPSTREAM,
+    // ingress-nginx's default format with the log module's default escaping: the same line, written by the variables
+    // module in one pass (portico_access_line).
+    accessLine: (g.logFormatUpstream || DEFAULT_LOG_FORMAT_UPSTREAM) === DEFAULT_LOG_FORMAT_UPSTREAM && !t.logFormatEscapeNone && !t.logFormatEscapeJson,
     streamLogFormat: t.logFormatStream || DEFAULT_LOG_FORMAT_STREAM,
     publishedHttpPort: g.listen.publishedHttpPort ?? DEFAULT_PUBLISHED_PORTS.http,
     publishedHttpsPort: g.listen.publishedHttpsPort ?? DEFAULT_PUBLISHED_PORTS.https,
