@@ -7,7 +7,7 @@ const MB = 1024 * 1024;
 
 /** A settler over a fake heap, loop and clock; `gcs` records each collection's options. */
 function rig(over: Partial<MemorySettlerOptions> = {}) {
-  const state = { total: 0, used: 0, busy: 0, now: 0, afterGc: { total: 0, used: 0 } };
+  const state = { total: 0, used: 0, rss: 0, busy: 0, now: 0, afterGc: { total: 0, used: 0 }, rssAfterGc: 0 };
   const gcs: unknown[] = [];
   const settled: SettleReport[] = [];
   const s = new MemorySettler({
@@ -15,9 +15,11 @@ function rig(over: Partial<MemorySettlerOptions> = {}) {
       gcs.push(o);
       state.total = state.afterGc.total;
       state.used = state.afterGc.used;
+      state.rss = state.rssAfterGc;
       state.now += 200;
     },
     heap: () => ({ total: state.total, used: state.used }),
+    rss: () => state.rss,
     utilization: (prev?: EventLoopUtilization) => ({ idle: 0, active: 0, utilization: prev ? state.busy : 0 }),
     now: () => state.now,
     onSettle: (x) => settled.push(x),
@@ -95,9 +97,9 @@ test('at most one settle per minGapMs, and the heap left after a settle is not s
   state.total = 400 * MB;
   assert.equal(s.tick(), true);
   state.total = 600 * MB;
-  state.now += 30_000;
-  assert.equal(s.tick(), false, 'within a minute of the last settle');
-  state.now += 31_000;
+  state.now += 20_000;
+  assert.equal(s.tick(), false, 'within 30 s of the last settle');
+  state.now += 11_000;
   assert.equal(s.tick(), true);
   assert.equal(gcs.length, 3);
 });
@@ -144,4 +146,28 @@ test('with the malloc addon: glibc\'s free pages are trimmed right after the col
   state.now += 1_000;
   assert.equal(s.tick(), false);
   assert.equal(calls.length, 3);
+});
+
+test('RSS that grew while V8\'s heap did not (free malloc chunks, buffers) settles too, past both of its thresholds', () => {
+  const { s, state, gcs } = rig();
+  state.total = 130 * MB;
+  state.afterGc = { total: 130 * MB, used: 120 * MB };
+  state.rss = 200 * MB;
+  state.rssAfterGc = 200 * MB;
+  state.now = 10_000;
+  assert.equal(s.tick(), true, 'the start-up settle (nothing settled before)');
+  // V8's heap unchanged, RSS +30 MB: under 32 MB.
+  state.now += 60_000;
+  state.rss = 230 * MB;
+  assert.equal(s.tick(), false);
+  // +80 MB (40%): a settle, and the new baseline is what it left.
+  state.rss = 280 * MB;
+  state.rssAfterGc = 205 * MB;
+  assert.equal(s.tick(), true);
+  state.now += 60_000;
+  state.rss = 240 * MB; // +35 MB over 205, but under 20% of it
+  assert.equal(s.tick(), false);
+  state.rss = 250 * MB;
+  assert.equal(s.tick(), true);
+  assert.equal(gcs.length, 3);
 });

@@ -3,9 +3,10 @@
 // A burst of work (a start at 10,000 Ingresses, a full translation for a reload, a relist) leaves V8 with a heap grown
 // for it and full of garbage; with nothing allocating afterwards, V8 runs no collection and keeps the pages, so an idle
 // controller held 400-500 MB at 10,000 Ingresses where its live objects take ~150 MB (e2e/bench/startup.ts). When the
-// event loop has been quiet for a whole interval and V8's heap has grown well past what was live after the last
-// settle, one full collection that also returns free pages to the system (gc's "last-resort" flavor) runs: ~100-300 ms
-// of the main thread at 10,000 Ingresses, only while nothing else is running, at most once per `minGapMs`.
+// event loop has been quiet for a whole interval and V8's heap (or the process's RSS: after a start at 10,000 it grew
+// by 80 MB while V8's heap grew by 13) has grown well past what it was after the last settle, one full collection
+// that also returns free pages to the system (gc's "last-resort" flavor) runs: ~0.3-0.7 s of the main thread at
+// 10,000 Ingresses, only while nothing else is running, at most once per `minGapMs`.
 //
 // The same burst leaves glibc's malloc heaps (Buffers, sockets, TLS, V8's off-heap data) full of free chunks that it
 // returns only from a heap's top: 66-72 MB of an idle controller at 10,000 Ingresses after a burst of reloads, where a
@@ -54,6 +55,13 @@ export interface MemorySettlerOptions {
   minGrowthBytes?: number;
   /** ...and by this share of it. */
   minGrowthRatio?: number;
+  /**
+   * Or when the process's RSS has grown by this much since the last settle (memory V8's heap does not count: free
+   * malloc chunks, buffers; with the addon the settle returns those too)...
+   */
+  minRssGrowthBytes?: number;
+  /** ...and by this share of it. */
+  minRssGrowthRatio?: number;
   /** At most one settle per this many ms. */
   minGapMs?: number;
   log?: Logger;
@@ -64,6 +72,7 @@ export interface MemorySettlerOptions {
   /** malloc_trim after the collection; default: Portico's addon when it loads. */
   malloc?: MallocAddon | undefined;
   heap?: () => { total: number; used: number };
+  rss?: () => number;
   utilization?: (prev?: EventLoopUtilization) => EventLoopUtilization;
   now?: () => number;
 }
@@ -88,6 +97,8 @@ export class MemorySettler {
   private lastElu: EventLoopUtilization | undefined;
   /** V8's heap (committed) right after the last settle (0 before the first: the start-up burst settles too). */
   private baseline = 0;
+  /** The process's RSS right after the last settle. */
+  private rssBaseline = 0;
   private lastSettle = -Infinity;
   settles = 0;
 
@@ -97,11 +108,14 @@ export class MemorySettler {
       quietUtilization: 0.05,
       minGrowthBytes: 16 * 1024 * 1024,
       minGrowthRatio: 0.3,
-      minGapMs: 60_000,
+      minRssGrowthBytes: 32 * 1024 * 1024,
+      minRssGrowthRatio: 0.2,
+      minGapMs: 30_000,
       heap: () => {
         const h = v8.getHeapStatistics();
         return { total: h.total_heap_size, used: h.used_heap_size };
       },
+      rss: () => process.memoryUsage.rss(),
       utilization: (prev) => performance.eventLoopUtilization(prev),
       now: () => performance.now(),
       ...opts,
@@ -142,7 +156,10 @@ export class MemorySettler {
     if (t - this.lastSettle < this.o.minGapMs) return false;
     const before = this.o.heap();
     const growth = before.total - this.baseline;
-    if (growth < this.o.minGrowthBytes || growth < this.baseline * this.o.minGrowthRatio) return false;
+    const heapGrew = growth >= this.o.minGrowthBytes && growth >= this.baseline * this.o.minGrowthRatio;
+    const rssGrowth = this.o.rss() - this.rssBaseline;
+    const rssGrew = rssGrowth >= this.o.minRssGrowthBytes && rssGrowth >= this.rssBaseline * this.o.minRssGrowthRatio;
+    if (!heapGrew && !rssGrew) return false;
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     // After the collection: it has just freed the off-heap memory of the objects it collected.
     const mallocFreeBytes = this.o.malloc?.stats().freeBytes;
@@ -150,6 +167,7 @@ export class MemorySettler {
     const after = this.o.heap();
     const durationMs = this.o.now() - t;
     this.baseline = after.total;
+    this.rssBaseline = this.o.rss();
     this.lastSettle = this.o.now();
     this.settles++;
     // The collection took the loop: the next interval's utilization must not count it as work.

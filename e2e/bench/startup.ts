@@ -274,9 +274,14 @@ try {
   console.log(`[startup] TLS hosts presenting the fallback (or no) certificate at the moment of Ready: ${wrongCert} of ${tlsIdx.length}`);
   console.log(`[startup] controller RSS ${mem.now.toFixed(0)} MB now, peak ${mem.peak.toFixed(0)} MB; lease lost ${leaseLost}×; Events other than Programmed: ${warnings.length} (${[...new Set(warnings.map((w) => w.reason))].join(', ') || 'none'}); Programmed events ${ours.length - warnings.length}; nginx.conf ${(conf.length / 1048576).toFixed(1)} MB`);
 
-  // After start, idle: nothing changes for 30 s (the controller settles its start-up burst once it is quiet).
-  await sleep(30_000);
-  console.log(`[startup] controller RSS after start, idle 30 s: ${rss().now.toFixed(0)} MB; ${await memDetail()}`);
+  // After start, idle: nothing changes for 60 s (the controller settles its start-up burst once it is quiet, at most
+  // once per 30 s: a reading in the first seconds may come before the settle that follows the start's last burst).
+  const afterStart: number[] = [];
+  for (let s = 0; s < 6; s++) {
+    await sleep(10_000);
+    afterStart.push(Math.round(rss().now));
+  }
+  console.log(`[startup] controller RSS after start, idle, every 10 s for 60 s: ${afterStart.join(', ')} MB; ${await memDetail()}`);
 
   // ---- endpoint propagation while a reload runs ----------------------------------------------------------------
   await api.request('POST', `/api/v1/namespaces/${ns}/services`, { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'prop' }, spec: { selector: { app: 'prop' }, ports: [{ port: 80, targetPort: 8080 }] } } });
