@@ -144,4 +144,4 @@ const m = await import("/app/operator/kube/kubeconfig.js");
 console.log("kubeconfig module: " + Object.keys(m).sort().join(","))'
 expect kubeconfig-module '^kubeconfig module: .*loadKubeConfig'
 
-log "smoke test passed in $((SECONDS - start)) s: $(head -n1 "$tmp/node.out"), $(grep -o 'nginx version: nginx/[^ ]*' "$tmp/nginx-V.out"), lua + FFI OK, Portico's nginx.conf live, entrypoint and migrate OK; unpacked rootfs $(awk -v b="$unpacked" 'BEGIN { printf "%.1f MB", b / 1e6 }')"
+log "smoke test passed in $((SECONDS - start)) s: $(head -n1 "$tmp/node.out"), $(grep -o 'nginx version: nginx/[^ ]*' "$tmp/nginx-V.out"), lua + FFI OK, malloc addon OK, Portico's nginx.conf live, entrypoint and migrate OK; unpacked rootfs $(awk -v b="$unpacked" 'BEGIN { printf "%.1f MB", b / 1e6 }')"
