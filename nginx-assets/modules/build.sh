@@ -39,7 +39,8 @@ check_http() {
     portico_upstream_ssl) echo 'server { listen 127.0.0.1:31079; location / { proxy_pass https://127.0.0.1:31080;
       portico_upstream_ssl_verify_names DNS:backend.example.com URI:spiffe://example.com/backend;
       portico_upstream_ssl_trusted_certificate /etc/ssl/certs/ca-certificates.crt; } }' ;;
-    portico_vars) echo 'portico_coalesce $a $http_host $host; portico_if $b $https 443 80; portico_hop $c $d $http_x_hop 0123abcd;' ;;
+    portico_vars) echo 'portico_coalesce $a $http_host $host; portico_if $b $https 443 80; portico_hop $c $d $http_x_hop 0123abcd;
+      upstream u { server 127.0.0.1:31080; portico_peer_handoff; keepalive 2; }' ;;
   esac
 }
 

@@ -12,6 +12,9 @@ local rr = require("portico.rr")
 local chash = require("portico.chash")
 local ewma = require("portico.ewma")
 local health = require("portico.health")
+-- The router's peer hand-off (peer_handoff.lua): nil without Portico's variables module (or nginx).
+local hand = require("portico.peer_handoff")
+if type(hand) ~= "table" then hand = nil end
 
 local set_current_peer = ngx_balancer.set_current_peer
 local set_more_tries = ngx_balancer.set_more_tries
@@ -245,6 +248,21 @@ local function build(id, b)
   end
   local make = algorithms[b.balance or "round_robin"] or algorithms.round_robin
   entry.algo = make(eps, b, entry)
+  -- The router may pick the first attempt's endpoint itself and hand it to nginx (peer_handoff below) when nothing
+  -- per request decides it: round-robin without a canary, health checks or stickiness. Each endpoint's binary address
+  -- and name are made here, once per data change.
+  if hand and make == algorithms.round_robin and not c and not entry.health and not entry.stick and entry.n > 0 then
+    local fast = true
+    for _, peer in ipairs(entry.algo.peers) do
+      peer.sa, peer.name = hand.addr(peer.address, peer.port)
+      if not peer.sa then fast = false end
+    end
+    if fast and #entry.algo.peers > 0 then
+      entry.fast = true
+      -- As balance() allows: up to two other endpoints.
+      entry.more = entry.n > 1 and (entry.n > 3 and 2 or entry.n - 1) or 0
+    end
+  end
   return entry
 end
 _M.build = build
@@ -379,12 +397,37 @@ end
 -- went through the router first, so a freed request's pointer reused by a new one is replaced before it can match.
 local handoff_r, handoff_id, handoff_tk = nil, nil, nil
 function _M.handoff(r, id, tk) handoff_r, handoff_id, handoff_tk = r, id, tk end
-function _M.forget() handoff_r = nil end
+-- The last request whose first attempt the router handed to nginx itself (peer_handoff): only its balancer asks the
+-- module how that attempt ended. Not dropped by a routing (a mirror subrequest routes in the middle of its
+-- request): the module's answer is per request, so a later request at the same address is told "no hand-off".
+local peer_r = nil
 -- nginx's request pointer (lua-resty-core, loaded by lua-nginx-module before any of this); none in the unit tests.
 local get_request = function() return nil end
 do
   local base = package.loaded["resty.core.base"]
   if type(base) == "table" and base.get_request then get_request = base.get_request end
+end
+function _M.forget()
+  handoff_r = nil
+  if peer_r ~= nil then
+    local r = get_request()
+    if r ~= nil and hand then hand.forget(r) end
+    peer_r = nil
+  end
+end
+
+-- The router's pick of the first attempt's endpoint (router.lua, when the request is proxied from `location /`, the
+-- only place where the balancer would run next with nothing changed): for a backend whose picker is `fast` (build),
+-- the next round-robin endpoint goes straight to nginx (peer_handoff.lua), and the balancer runs only for retries.
+-- r: nginx's request. Returns true when handed over.
+function _M.peer_handoff(r, id)
+  local p = picker(id)
+  if not p or not p.fast then return false end
+  local peer = p.algo:next()
+  if not peer then return false end
+  if not hand.handoff(r, peer.sa, peer.name, p.more) then return false end
+  peer_r = r
+  return true
 end
 
 function _M.balance()
@@ -398,6 +441,11 @@ function _M.balance()
     id = ngx_var.portico_backend
   end
   local state, status = get_last_failure()
+  -- The attempt before this one was the router's hand-off (ngx.balancer knows only the attempts set here).
+  if not state and peer_r ~= nil then
+    local r = get_request()
+    if r == peer_r then state, status = hand.failure(r) end
+  end
   if state then return retry(id, state, status) end
   if not handed then tk = ngx_var.portico_timeouts end
   local tries

@@ -467,6 +467,7 @@ local sampled = false
 -- req: nginx's request, when route_set hands the balancer what this routing writes into $portico_backend and
 -- $portico_timeouts (balancer.lua handoff; nil: no hand-off). Every routing drops an earlier hand-off first.
 local balancer_handoff = balancer.handoff
+local peer_handoff = balancer.peer_handoff
 local is_internal = function() return true end -- set below, where nginx's request is at hand
 local function route(host, uri, listened, req)
   balancer_handoff(nil)
@@ -574,6 +575,7 @@ local function route(host, uri, listened, req)
   local jump = r.jump
   local plain_jump = r.plain_jump
   local plugins = r.plugins
+  local fast_id = nil -- the backend, when the balancer's first pick may be made here (below)
   if r.backend and jump ~= "@portico_503" then
     local id = r.backend
     local s = r.split
@@ -592,7 +594,10 @@ local function route(host, uri, listened, req)
       if plain_jump == "" then plain_jump = "@portico_lua" end
     end
     if r.tk then ngx_var.portico_timeouts = r.tk end
-    if req then balancer_handoff(req, id, r.tk) end
+    if req then
+      balancer_handoff(req, id, r.tk)
+      if not r.tk then fast_id = id end
+    end
     if r.fallback then ngx_var.portico_fallback = r.fallback end
     if r.errors then ngx_var.portico_error_route = r.errors end
     local m = r.mirror
@@ -637,6 +642,10 @@ local function route(host, uri, listened, req)
     ngx_var.portico_lfilters = lfilters
     if jump == "" then jump = "@portico_lua" end
   end
+  -- Proxied from `location /`, where nothing runs between here and the balancer: the first attempt's endpoint is
+  -- picked now and handed to nginx (balancer.peer_handoff; any other location is reached by a jump that clears it,
+  -- and its balancer picks as before). Not for a route with timeouts of its own: the balancer applies them.
+  if fast_id and jump == "" then peer_handoff(req, fast_id) end
   return jump
 end
 _M.route = route

@@ -402,4 +402,86 @@ do -- the router's hand-off (router.lua route_set → balancer.handoff): the fir
   R.check("hand-off: none for a request the router did not hand off", call(A) == "10.0.0.2:80")
 end
 
+do -- the router's peer hand-off (router.lua → balancer.peer_handoff → portico_vars' ngx_http_portico_vars_peer.c):
+  -- the next round-robin endpoint goes to nginx for the first attempt; the balancer runs for the retry, told how the
+  -- handed attempt ended. Backends where something per request decides the endpoint are never handed over.
+  local T = mock.fresh()
+  local current = nil
+  local handed, failures, forgot = {}, 0, {}
+  local ended = nil -- what the module says about the handed attempt: { state, status }
+  package.loaded["resty.core.base"] = { get_request = function() return current end }
+  package.loaded["portico.peer_handoff"] = {
+    addr = function(host, port)
+      if not host:match("^%d+%.%d+%.%d+%.%d+$") then return nil end
+      return "sa:" .. host .. ":" .. port, host .. ":" .. port
+    end,
+    handoff = function(r, sa, name, more) handed[#handed + 1] = { r = r, sa = sa, name = name, more = more }; return true end,
+    failure = function(r) failures = failures + 1; if ended then return ended[1], ended[2] end end,
+    forget = function(r) forgot[#forgot + 1] = r end,
+  }
+  local balancer = require("portico.balancer")
+  package.loaded["resty.core.base"] = nil
+  balancer.configure({ unavailable = UNAVAILABLE })
+  local store = require("portico.store")
+  store.apply({
+    web = { balance = "round_robin", endpoints = { ep("10.0.0.1"), ep("10.0.0.2"), ep("10.0.0.3") } },
+    one = { endpoints = { ep("10.0.0.9") } },
+    many = { endpoints = { ep("10.0.1.1"), ep("10.0.1.2"), ep("10.0.1.3"), ep("10.0.1.4"), ep("10.0.1.5") } },
+    sticky = { balance = "cookie", affinity = { mode = "balanced", name = "route" }, endpoints = { ep("10.0.0.4"), ep("10.0.0.5") } },
+    hashed = { balance = "chash", hashBy = "$remote_addr", endpoints = { ep("10.0.0.6"), ep("10.0.0.7") } },
+    fast_ewma = { balance = "ewma", endpoints = { ep("10.0.0.8") } },
+    canary = { endpoints = { ep("10.0.2.1") }, canary = { backendId = "one", weight = 50, weightTotal = 100 } },
+    empty = { endpoints = {} },
+  })
+  store.sync()
+  local A, B = { "request A" }, { "request B" }
+  local names = {}
+  for i = 1, 3 do
+    R.check("peer hand-off: a round-robin backend is handed over (" .. i .. ")", balancer.peer_handoff(A, "web") == true)
+    names[handed[#handed].name] = true
+  end
+  R.check("peer hand-off: three hand-offs, the three endpoints in turn", names["10.0.0.1:80"] and names["10.0.0.2:80"] and names["10.0.0.3:80"])
+  R.check("peer hand-off: the binary address made for the endpoint goes with its name", handed[1].sa == "sa:" .. handed[1].name)
+  R.check("peer hand-off: two more attempts with three endpoints", handed[1].more == 2, tostring(handed[1].more))
+  balancer.peer_handoff(A, "one")
+  R.check("peer hand-off: none more with one endpoint", handed[#handed].more == 0)
+  balancer.peer_handoff(A, "many")
+  R.check("peer hand-off: at most two more, as the balancer allows", handed[#handed].more == 2)
+  local n = #handed
+  for _, id in ipairs({ "sticky", "hashed", "fast_ewma", "canary", "empty", "missing" }) do
+    R.check("peer hand-off: never for " .. id, balancer.peer_handoff(A, id) == false and #handed == n)
+  end
+  -- The handed attempt failed: the balancer's retry skips it ($upstream_addr) and asks the module how it ended.
+  -- (A mirror subrequest routed in between: the routing drops the balancer's hand-off, not the question.)
+  balancer.handoff(A, "web", nil)
+  balancer.peer_handoff(A, "web")
+  balancer.handoff(nil)
+  local first = handed[#handed].name
+  T.ngx.var.portico_backend = "web" -- as the router wrote it
+  current = A
+  T.last_failure = nil
+  T.ngx.var.upstream_addr = first .. ", : "
+  ended = { "failed", 502 }
+  local before = #T.peers
+  balancer.balance()
+  local retried = T.peers[before + 1]
+  R.check("peer hand-off: the retry goes to another endpoint of the backend", retried ~= nil and retried ~= first
+    and retried:match("^10%.0%.0%.[123]:80$") ~= nil, tostring(retried) .. " after " .. first)
+  R.check("peer hand-off: …and no more tries arranged again (the module allowed them with the hand-off)", #T.tries == 0, tostring(#T.tries))
+  R.check("peer hand-off: …having asked how the handed attempt ended", failures == 1)
+  -- Another request's balancer (no hand-off) never asks.
+  current = B
+  T.ngx.var.portico_backend = "web"
+  T.ngx.var.upstream_addr = nil
+  balancer.balance()
+  R.check("peer hand-off: a request not handed over is not asked about", failures == 1)
+  -- errors.lua's forget(): the module drops the request's hand-off too.
+  current = A
+  balancer.forget()
+  R.check("peer hand-off: forget() drops the module's hand-off of the request", forgot[1] == A)
+  balancer.balance()
+  R.check("peer hand-off: …and the balancer no longer asks about it", failures == 1)
+  ended = nil
+end
+
 R.done()

@@ -88,7 +88,7 @@ test('Lua client-cert plugin (auth-tls-*): verify modes × results, SNI ≠ Host
 });
 
 test('Lua balancer: retries, forbidden peers never used, 503 socket without a reason to the client, canary, affinity cookie reissued on failure', () => {
-  run('balancer_test.lua', [/ok - hand-off: the request it names takes its backend and timeouts/, /ok - hand-off: forget\(\) drops it/, /ok - the retry goes to another endpoint/, /ok - cookie balanced: the retry goes elsewhere, change-on-failure reissues the cookie for the new endpoint/, /ok - only the routable endpoint is used/, /ok - cloud metadata \/ host agent endpoints are skipped/, /ok - no endpoints → the 503 socket/, /ok - the log line is rate-limited/, /ok - header always: canary/]);
+  run('balancer_test.lua', [/ok - hand-off: the request it names takes its backend and timeouts/, /ok - hand-off: forget\(\) drops it/, /ok - peer hand-off: three hand-offs, the three endpoints in turn/, /ok - peer hand-off: never for canary/, /ok - peer hand-off: the retry goes to another endpoint of the backend/, /ok - peer hand-off: …having asked how the handed attempt ended/, /ok - peer hand-off: a request not handed over is not asked about/, /ok - the retry goes to another endpoint/, /ok - cookie balanced: the retry goes elsewhere, change-on-failure reissues the cookie for the new endpoint/, /ok - only the routable endpoint is used/, /ok - cloud metadata \/ host agent endpoints are skipped/, /ok - no endpoints → the 503 socket/, /ok - the log line is rate-limited/, /ok - header always: canary/]);
 });
 
 test('Lua API: unix socket only, malformed input refused before storing, counters in GET /portico/config', () => {

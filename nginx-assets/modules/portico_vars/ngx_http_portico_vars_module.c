@@ -30,6 +30,10 @@
  *       control bytes and bytes from 0x7f up; "-" when not found), the built-in fields and the $upstream_* lists
  *       computed from the request as nginx computes them. Never cached: each read is the request's state then.
  *
+ * And, in ngx_http_portico_vars_peer.c:
+ *   portico_peer_handoff;   (in an upstream block, after its balancer_by_lua)
+ *       The first attempt of a request goes to the endpoint the router handed over, without the Lua balancer.
+ *
  * An operand is a literal without "$" or exactly one variable, "$name". Every result is a variable of its own
  * (http level), evaluated when first read and kept for the request, as a map's is; it can be set like a map's
  * (`set`, ngx.var from Lua), which replaces the derived value for the rest of the request.
@@ -79,6 +83,9 @@ static ngx_int_t ngx_http_pv_line(ngx_http_request_t *r, ngx_http_pv_var_t *pv, 
 static ngx_int_t ngx_http_pv_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
 static void *ngx_http_pv_create_main_conf(ngx_conf_t *cf);
 static ngx_int_t ngx_http_pv_check(ngx_conf_t *cf);
+/* The router's peer hand-off (ngx_http_portico_vars_peer.c). */
+void *ngx_http_pv_peer_create_srv_conf(ngx_conf_t *cf);
+char *ngx_http_pv_peer_handoff(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 
 
 static ngx_command_t  ngx_http_pv_commands[] = {
@@ -118,6 +125,13 @@ static ngx_command_t  ngx_http_pv_commands[] = {
       0,
       NULL },
 
+    { ngx_string("portico_peer_handoff"),
+      NGX_HTTP_UPS_CONF|NGX_CONF_NOARGS,
+      ngx_http_pv_peer_handoff,
+      NGX_HTTP_SRV_CONF_OFFSET,
+      0,
+      NULL },
+
       ngx_null_command
 };
 
@@ -127,7 +141,7 @@ static ngx_http_module_t  ngx_http_portico_vars_module_ctx = {
     ngx_http_pv_check,                     /* postconfiguration */
     ngx_http_pv_create_main_conf,          /* create main configuration */
     NULL,                                  /* init main configuration */
-    NULL,                                  /* create server configuration */
+    ngx_http_pv_peer_create_srv_conf,      /* create server configuration (an upstream block's: the hand-off) */
     NULL,                                  /* merge server configuration */
     NULL,                                  /* create location configuration */
     NULL                                   /* merge location configuration */

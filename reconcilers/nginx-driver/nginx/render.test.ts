@@ -218,9 +218,10 @@ test('backend protocols render and pass nginx -t: https, grpc and grpcs profiles
   assert.match(conf, /location @portico_p_cccc \{[\s\S]*?grpc_ssl_verify on;[\s\S]*?grpc_pass grpcs:\/\/portico_be_p_cccc;/);
   // nginx keeps idle upstream connections per upstream block and peer address: each of these profiles has a block
   // of its own (balanced by the same Lua, with keep-alive), so none rides another's TLS or HTTP/2 connections, nor
-  // a plain HTTP one; auth subrequests have theirs too.
-  const blocks = [...conf.matchAll(/\n  upstream (\S+) \{\n    server 0\.0\.0\.1:1234;\n    balancer_by_lua_block \{\n      require\("portico\.balancer"\)\.(\w+)\(\)\n    \}\n    keepalive \d+;/g)].map((m) => `${m[1]}:${m[2]}`);
-  assert.deepEqual(blocks, ['portico_upstream:balance', 'portico_auth_upstream:balance', 'portico_mirror_upstream:balance_mirror', 'portico_be_p_aaaa:balance', 'portico_be_p_bbbb:balance', 'portico_be_p_cccc:balance']);
+  // a plain HTTP one; auth subrequests have theirs too. The router's peer hand-off (+handoff) only where `location /`
+  // proxies, between the Lua balancer it wraps and keepalive.
+  const blocks = [...conf.matchAll(/\n  upstream (\S+) \{\n    server 0\.0\.0\.1:1234;\n    balancer_by_lua_block \{\n      require\("portico\.balancer"\)\.(\w+)\(\)\n    \}((?:\n    #[^\n]*)*\n    portico_peer_handoff;)?\n    keepalive \d+;/g)].map((m) => `${m[1]}:${m[2]}${m[3] ? '+handoff' : ''}`);
+  assert.deepEqual(blocks, ['portico_upstream:balance+handoff', 'portico_auth_upstream:balance', 'portico_mirror_upstream:balance_mirror', 'portico_be_p_aaaa:balance', 'portico_be_p_bbbb:balance', 'portico_be_p_cccc:balance']);
   assert.match(conf, /proxy_pass \$portico_auth_scheme:\/\/portico_auth_upstream\$portico_auth_uri;/);
   nginxTest(rt, conf);
 });
