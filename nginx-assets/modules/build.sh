@@ -40,7 +40,7 @@ check_http() {
       portico_upstream_ssl_verify_names DNS:backend.example.com URI:spiffe://example.com/backend;
       portico_upstream_ssl_trusted_certificate /etc/ssl/certs/ca-certificates.crt; } }' ;;
     portico_vars) echo 'portico_coalesce $a $http_host $host; portico_if $b $https 443 80; portico_hop $c $d $http_x_hop 0123abcd;
-      upstream u { server 127.0.0.1:31080; portico_peer_handoff; keepalive 2; }' ;;
+      upstream u { server 127.0.0.1:31080; portico_peer_handoff; keepalive 2; } portico_data_generation;' ;;
   esac
 }
 

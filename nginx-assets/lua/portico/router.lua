@@ -682,46 +682,33 @@ function _M.route_traced(host, uri, req)
   return jump
 end
 
--- set_by_lua's entry points (http.hbs): the arguments $host and $uri read here, as ngx.arg[i] reads them (nil for an
--- empty one). In nginx, straight through lua-nginx-module's FFI call that ngx.arg's own metamethod makes
--- (resty/core/param.lua): the chunk indexing ngx.arg left the interpreter for a metamethod each, with a phase check
--- per argument; read in one function, the arguments and the router run as one trace. Elsewhere (the unit tests'
--- mocked ngx), ngx.arg.
--- Returns the two arguments and the request (nil in the unit tests: no hand-off to the balancer).
-local function setby_args()
-  local a = ngx.arg
-  return a[1], a[2], nil
-end
-if package.loaded["resty.core.param"] and package.loaded["resty.core.base"] then
-  local ffi = require("ffi")
-  local C = ffi.C
-  local ffi_str = ffi.string
-  local get_request = require("resty.core.base").get_request
-  local data_p = ffi.new("unsigned char *[1]")
-  local len_p = ffi.new("size_t[1]")
-  local get_param = C.ngx_http_lua_ffi_get_setby_param
-  local function arg_of(r, i)
-    get_param(r, i, data_p, len_p)
-    local n = len_p[0]
-    if n == 0 then return nil end
-    return ffi_str(data_p[0], n)
+-- set_by_lua's entry points (http.hbs: `route_set(...)`): $host and $uri are set_by_lua's arguments, which
+-- lua-nginx-module hands to the chunk as Lua strings it has made anyway (nginx reads them by index, where ngx.var
+-- would look each name up in a hash per request); an empty one is nil, as ngx.arg gives it. Reading them again
+-- through ngx.arg, or its FFI call, made each string a second time. r: nginx's request (nil in the unit tests' mocked
+-- ngx: no hand-off to the balancer).
+local get_request = function() return nil end
+do
+  local base = package.loaded["resty.core.base"]
+  if type(base) == "table" and base.get_request then get_request = base.get_request end
+  if package.loaded["resty.core.param"] then -- in nginx (lua-resty-core)
+    local ffi = require("ffi")
+    local C = ffi.C
+    pcall(ffi.cdef, "int ngx_http_lua_ffi_req_is_internal(ngx_http_request_t *r);")
+    local req_is_internal = C.ngx_http_lua_ffi_req_is_internal
+    is_internal = function(r) return req_is_internal(r) ~= 0 end
   end
-  setby_args = function()
-    local r = get_request()
-    if not r then error("no request found") end
-    return arg_of(r, 1), arg_of(r, 2), r
-  end
-  pcall(ffi.cdef, "int ngx_http_lua_ffi_req_is_internal(ngx_http_request_t *r);")
-  local req_is_internal = C.ngx_http_lua_ffi_req_is_internal
-  is_internal = function(r) return req_is_internal(r) ~= 0 end
 end
-function _M.route_set()
-  local host, uri, r = setby_args()
-  return route(host, uri, nil, r)
+function _M.route_set(host, uri)
+  if host == "" then host = nil end
+  if uri == "" then uri = nil end
+  return route(host, uri, nil, get_request())
 end
 local route_traced = _M.route_traced
-function _M.route_traced_set()
-  return route_traced(setby_args())
+function _M.route_traced_set(host, uri)
+  if host == "" then host = nil end
+  if uri == "" then uri = nil end
+  return route_traced(host, uri, get_request())
 end
 
 -- The route a host serves a path with (external-auth's auth URL on the request's own host, plugins/external_auth.lua):

@@ -13,12 +13,18 @@ local cjson = require("cjson.safe")
 local peers = require("portico.peers")
 local shm = require("portico.shm")
 local dict = ngx.shared.portico_data
+-- The data's generation in shared memory (generation.lua): nil without Portico's variables module.
+local generation = require("portico.generation")
+if type(generation) ~= "table" then generation = nil end
+local generation_get = generation and generation.get
 
 local LOG_KEEP = 4096
 
 local _M = {}
 
 local local_version = -1
+-- The generation seen when local_version was last brought up to date (-2: never).
+local local_generation = -2
 -- Per kind ("b" backends, "r" routes of a host): which entries exist (`true`), and change listeners. Nothing is
 -- decoded at sync time: a backend is decoded when store.get first asks for it (and kept until it changes), a host's
 -- routes when the router first needs them — so a worker holds what it serves, not all 10,000 hosts and backends.
@@ -95,20 +101,29 @@ local function full_reload()
   for k in pairs(fresh) do load_one(k, true) end
 end
 
--- Called before every balancing decision: one shared-dict read when nothing changed.
+-- Called before every balancing decision: when nothing changed, one read of the generation (or, without it, of the
+-- shared dictionary's version). The generation is read before the version: a version published after that read
+-- bumps it again, and the next request looks again.
 function _M.sync()
-  local v = dict:get("v") or 0
-  if v == local_version then return end
-  if local_version < 0 or v - local_version > LOG_KEEP or v < local_version then
-    full_reload()
-  else
-    for n = local_version + 1, v do
-      local ids = dict:get("c:" .. n)
-      if not ids then full_reload(); break end
-      for key in ids:gmatch("[^\n]+") do load_one(key) end
-    end
+  local g = -1
+  if generation_get then
+    g = generation_get()
+    if g >= 0 and g == local_generation then return end
   end
-  local_version = v
+  local v = dict:get("v") or 0
+  if v ~= local_version then
+    if local_version < 0 or v - local_version > LOG_KEEP or v < local_version then
+      full_reload()
+    else
+      for n = local_version + 1, v do
+        local ids = dict:get("c:" .. n)
+        if not ids then full_reload(); break end
+        for key in ids:gmatch("[^\n]+") do load_one(key) end
+      end
+    end
+    local_version = v
+  end
+  if g >= 0 then local_generation = g end
 end
 
 -- A backend as stored now (decoded once per change), or nil.
@@ -239,6 +254,7 @@ function _M.apply_all(changes)
     dict:delete("c:" .. (v - LOG_KEEP - 1))
     local ok, err = shm.set(dict, "data", "v", v)
     if not ok then return nil, "cannot publish data version: " .. tostring(err) end
+    if generation then generation.bump() end
   end
   if failed then return nil, failed end
   return v

@@ -30,7 +30,7 @@ test('Lua: EWMA with two random choices prefers fast peers in the expected propo
 });
 
 test('Lua store: change log, safe_set failures counted without eviction, forbidden endpoints refused', () => {
-  run('store_test.lua', [/ok - a later sync decodes only the changed backend/, /ok - the failure is counted/, /ok - no entry was evicted/, /ok - only routable IP literals/, /ok - each refusal is counted/]);
+  run('store_test.lua', [/ok - a later sync decodes only the changed backend/, /ok - generation: unmoved, the version is not read/, /ok - generation: …and the one after reads nothing/, /ok - generation: without the zone, the version is read every time/, /ok - the failure is counted/, /ok - no entry was evicted/, /ok - only routable IP literals/, /ok - each refusal is counted/]);
 });
 
 test('Lua certs: one copy per certificate, sweep, SNI selection, bounded SNI cache, full zone fails without eviction', () => {

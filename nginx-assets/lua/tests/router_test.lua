@@ -56,15 +56,16 @@ do -- set_by_lua's arguments: the router routes by them, not by ngx.var; without
   R.check("no request id is made by the router (the variables module makes $portico_rid when read)", v.portico_rid == nil)
   v.portico_backend = nil
   R.check("without arguments ngx.var is read", router.route() == "" and v.portico_backend == "by-var")
-  -- route_set (http.hbs's set_by_lua): the same, with the arguments as ngx.arg hands them.
+  -- route_set (http.hbs's set_by_lua): the same, with the arguments as set_by_lua hands them to the chunk ("" when
+  -- empty: then ngx.var is read, as without arguments).
   v.portico_backend = nil
-  T.ngx.arg = { "args.example.com", "/a/x" }
-  R.check("route_set routes by set_by_lua's arguments", router.route_set() == "" and v.portico_backend == "by-args")
+  R.check("route_set routes by set_by_lua's arguments", router.route_set("args.example.com", "/a/x") == "" and v.portico_backend == "by-args")
   v.portico_backend = nil
-  T.ngx.arg = { "args.example.com", "/nothing" }
-  R.check("route_set: an unmatched path is unmatched", router.route_set() == "@portico_unmatched" and v.portico_backend == nil)
-  T.ngx.arg = { "args.example.com", "/a" }
-  R.check("route_traced_set routes by the same arguments", router.route_traced_set() == "" and v.portico_backend == "by-args")
+  R.check("route_set: an unmatched path is unmatched", router.route_set("args.example.com", "/nothing") == "@portico_unmatched" and v.portico_backend == nil)
+  v.portico_backend = nil
+  R.check("route_set: empty arguments are none (ngx.var is read)", router.route_set("", "") == "" and v.portico_backend == "by-var")
+  v.portico_backend = nil
+  R.check("route_traced_set routes by the same arguments", router.route_traced_set("args.example.com", "/a") == "" and v.portico_backend == "by-args")
 end
 
 do -- Ingress conformance: Exact and Prefix on one host

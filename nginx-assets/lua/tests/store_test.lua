@@ -29,6 +29,45 @@ do -- sync decodes only what changed
   R.check("removal reaches the worker", store.get("b") == nil)
 end
 
+do -- the data's generation (generation.lua): sync reads the version only when the generation moved
+  local T = mock.fresh()
+  local gen = 0
+  package.loaded["portico.generation"] = { get = function() return gen end, bump = function() gen = gen + 1 end }
+  local store = require("portico.store")
+  local d = T.ngx.shared.portico_data
+  local reads, during = 0, nil
+  local get = d.get
+  d.get = function(self, key)
+    if key == "v" then
+      reads = reads + 1
+      if during then local f = during; during = nil; f() end
+    end
+    return get(self, key)
+  end
+  -- The version reads of one sync.
+  local function sync() local before = reads; store.sync(); return reads - before end
+  store.apply({ a = { endpoints = { ep("10.0.0.1") } } })
+  R.check("generation: publishing a version bumps it", gen == 1, gen)
+  R.check("generation: a moved generation reads the version and syncs", sync() == 1 and store.get("a") ~= nil)
+  local n = 0
+  for _ = 1, 5 do n = n + sync() end
+  R.check("generation: unmoved, the version is not read", n == 0, n)
+  store.apply({ b = { endpoints = { ep("10.0.0.2") } } })
+  R.check("generation: the next version is seen", sync() == 1 and store.get("b") ~= nil)
+  -- A version published while a sync runs (between its reads of the generation and of the version): that sync
+  -- applies it already; the next one reads the version once more (the generation moved), finds it current, and the
+  -- ones after read nothing.
+  store.apply({ c = { endpoints = { ep("10.0.0.3") } } })
+  during = function() store.apply({ e = { endpoints = { ep("10.0.0.5") } } }) end
+  sync()
+  R.check("generation: a version published during a sync is applied by it", store.get("c") ~= nil and store.get("e") ~= nil)
+  R.check("generation: …the next sync reads the version once", sync() == 1)
+  R.check("generation: …and the one after reads nothing", sync() == 0)
+  gen = -1 -- no zone in nginx.conf: every sync reads the version
+  R.check("generation: without the zone, the version is read every time", sync() == 1 and sync() == 1)
+  package.loaded["portico.generation"] = nil
+end
+
 do -- a full zone: safe_set fails, is counted and logged, nothing is evicted, the previous value is kept
   local T = mock.fresh({ data = 2048 })
   local store = require("portico.store")

@@ -33,6 +33,10 @@
  * And, in ngx_http_portico_vars_peer.c:
  *   portico_peer_handoff;   (in an upstream block, after its balancer_by_lua)
  *       The first attempt of a request goes to the endpoint the router handed over, without the Lua balancer.
+ * In ngx_http_portico_vars_generation.c:
+ *   portico_data_generation;
+ *       A counter in shared memory the configuration API bumps with each new version of the routing data, read by
+ *       every request's router.
  *
  * An operand is a literal without "$" or exactly one variable, "$name". Every result is a variable of its own
  * (http level), evaluated when first read and kept for the request, as a map's is; it can be set like a map's
@@ -86,6 +90,8 @@ static ngx_int_t ngx_http_pv_check(ngx_conf_t *cf);
 /* The router's peer hand-off (ngx_http_portico_vars_peer.c). */
 void *ngx_http_pv_peer_create_srv_conf(ngx_conf_t *cf);
 char *ngx_http_pv_peer_handoff(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+/* The routing data's generation (ngx_http_portico_vars_generation.c). */
+char *ngx_http_pv_data_generation(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 
 
 static ngx_command_t  ngx_http_pv_commands[] = {
@@ -121,6 +127,13 @@ static ngx_command_t  ngx_http_pv_commands[] = {
     { ngx_string("portico_access_line"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
       ngx_http_pv_access_line,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("portico_data_generation"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_NOARGS,
+      ngx_http_pv_data_generation,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },
