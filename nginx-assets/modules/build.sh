@@ -28,7 +28,7 @@ NGINX_URL="http://deb.debian.org/debian/pool/main/n/nginx/nginx_${NGINX_VERSION}
 MODULE_DIRS=(portico_metrics portico_h2c portico_upstream_ssl portico_vars)
 so_of() { echo "$(sed -n 's/^ngx_addon_name=//p' "$1/config").so"; }
 # What decides whether a module is current: the pinned nginx and the module's own files.
-digest_of() { (echo "$NGINX_VERSION $NGINX_SHA256"; cat "$1/config" "$1"/*.c) | sha256sum | cut -c1-16; }
+digest_of() { (echo "$NGINX_VERSION $NGINX_SHA256"; cat "$1/config" "$1"/*.[ch]) | sha256sum | cut -c1-16; }
 # A configuration that makes nginx load the module and parse its directives (nginx -t after the install). nginx -t
 # binds the listen addresses and tolerates one already in use.
 check_http() {
@@ -40,7 +40,8 @@ check_http() {
       portico_upstream_ssl_verify_names DNS:backend.example.com URI:spiffe://example.com/backend;
       portico_upstream_ssl_trusted_certificate /etc/ssl/certs/ca-certificates.crt; } }' ;;
     portico_vars) echo 'portico_coalesce $a $http_host $host; portico_if $b $https 443 80; portico_hop $c $d $http_x_hop 0123abcd;
-      upstream u { server 127.0.0.1:31080; portico_peer_handoff; keepalive 2; } portico_data_generation;' ;;
+      upstream u { server 127.0.0.1:31080; portico_peer_handoff; keepalive 2; } portico_data_generation;
+      server { listen 127.0.0.1:31079; portico_header_if_set Strict-Transport-Security $a; }' ;;
   esac
 }
 

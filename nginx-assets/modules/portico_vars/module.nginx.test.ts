@@ -273,3 +273,42 @@ test('configuration errors are refused by nginx -t with the reason', () => {
   const ok = spawnSync('nginx', ['-t', '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { encoding: 'utf8' });
   assert.equal(ok.status, 0, ok.stderr);
 });
+
+test('portico_header_if_set: the header when the variable is set, on every status, replacing a backend\'s; none when empty', async () => {
+  const n = await start(`
+  server {
+    listen 127.0.0.1:${PORT};
+    portico_header_if_set Strict-Transport-Security $arg_hsts;
+    location = /loop { return 200 "ok"; }
+    location = /missing { return 404; }
+    location = /own { proxy_pass http://127.0.0.1:${BACKEND}/own; }
+  }
+  server {
+    listen 127.0.0.1:${BACKEND};
+    location = /own { add_header Strict-Transport-Security "max-age=1" always; add_header X-Other kept; return 200 "own"; }
+  }
+`);
+  try {
+    const raw = (a: { headers: import('node:http').IncomingHttpHeaders }) => a.headers['strict-transport-security'];
+    assert.equal(raw(await sendTo(PORT, 'a.test', '/loop?hsts=max-age%3D5')), 'max-age%3D5', 'the variable as it is');
+    assert.equal(raw(await sendTo(PORT, 'a.test', '/loop')), undefined, 'empty: no header');
+    const missing = await sendTo(PORT, 'a.test', '/missing?hsts=x');
+    assert.equal(missing.status, 404);
+    assert.equal(raw(missing), 'x', 'on an error status too (as add_header ... always)');
+    const own = await sendTo(PORT, 'a.test', '/own?hsts=mine');
+    assert.equal(raw(own), 'mine', "the backend's header is replaced, not repeated");
+    assert.equal(own.headers['x-other'], 'kept');
+    assert.equal(raw(await sendTo(PORT, 'a.test', '/own')), 'max-age=1', "empty: the backend's header stays");
+  } finally {
+    await stop(n);
+  }
+  // Refused at load: a name that is not a token, a value that is not a variable.
+  for (const [line, err] of [['portico_header_if_set "Bad Name" $arg_x;', /invalid header name/], ['portico_header_if_set X-Y value;', /is not a variable/]] as const) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'portico-pv-bad-'));
+    dirs.push(dir);
+    writeFileSync(path.join(dir, 'nginx.conf'), conf(dir, `server { listen 127.0.0.1:${PORT}; ${line} }`));
+    const t = spawnSync('nginx', ['-t', '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { encoding: 'utf8' });
+    assert.notEqual(t.status, 0, line);
+    assert.match(t.stderr, err);
+  }
+});

@@ -8,12 +8,7 @@
  * only when the data does. The zone survives a reload (same name, size and module), and the counter with it.
  */
 
-#include <ngx_config.h>
-#include <ngx_core.h>
-#include <ngx_http.h>
-
-
-extern ngx_module_t  ngx_http_portico_vars_module;
+#include "ngx_http_portico_vars.h"
 
 /* The counter in this cycle's zone (workers inherit it from the master); NULL without the directive. */
 static ngx_atomic_t  *ngx_http_pv_generation;

@@ -33,6 +33,9 @@
  * And, in ngx_http_portico_vars_peer.c:
  *   portico_peer_handoff;   (in an upstream block, after its balancer_by_lua)
  *       The first attempt of a request goes to the endpoint the router handed over, without the Lua balancer.
+ * In ngx_http_portico_vars_header.c:
+ *   portico_header_if_set <name> $variable;   (server level)
+ *       The response header, when the variable is not empty (as add_header ... always, by index).
  * In ngx_http_portico_vars_generation.c:
  *   portico_data_generation;
  *       A counter in shared memory the configuration API bumps with each new version of the routing data, read by
@@ -43,9 +46,7 @@
  * (`set`, ngx.var from Lua), which replaces the derived value for the rest of the request.
  */
 
-#include <ngx_config.h>
-#include <ngx_core.h>
-#include <ngx_http.h>
+#include "ngx_http_portico_vars.h"
 
 
 typedef struct {
@@ -87,11 +88,6 @@ static ngx_int_t ngx_http_pv_line(ngx_http_request_t *r, ngx_http_pv_var_t *pv, 
 static ngx_int_t ngx_http_pv_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
 static void *ngx_http_pv_create_main_conf(ngx_conf_t *cf);
 static ngx_int_t ngx_http_pv_check(ngx_conf_t *cf);
-/* The router's peer hand-off (ngx_http_portico_vars_peer.c). */
-void *ngx_http_pv_peer_create_srv_conf(ngx_conf_t *cf);
-char *ngx_http_pv_peer_handoff(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
-/* The routing data's generation (ngx_http_portico_vars_generation.c). */
-char *ngx_http_pv_data_generation(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 
 
 static ngx_command_t  ngx_http_pv_commands[] = {
@@ -138,6 +134,13 @@ static ngx_command_t  ngx_http_pv_commands[] = {
       0,
       NULL },
 
+    { ngx_string("portico_header_if_set"),
+      NGX_HTTP_SRV_CONF|NGX_CONF_TAKE2,
+      ngx_http_pv_header_if_set,
+      NGX_HTTP_SRV_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("portico_peer_handoff"),
       NGX_HTTP_UPS_CONF|NGX_CONF_NOARGS,
       ngx_http_pv_peer_handoff,
@@ -154,7 +157,7 @@ static ngx_http_module_t  ngx_http_portico_vars_module_ctx = {
     ngx_http_pv_check,                     /* postconfiguration */
     ngx_http_pv_create_main_conf,          /* create main configuration */
     NULL,                                  /* init main configuration */
-    ngx_http_pv_peer_create_srv_conf,      /* create server configuration (an upstream block's: the hand-off) */
+    ngx_http_pv_create_srv_conf,           /* create server configuration (server and upstream blocks) */
     NULL,                                  /* merge server configuration */
     NULL,                                  /* create location configuration */
     NULL                                   /* merge location configuration */
@@ -281,7 +284,7 @@ ngx_http_pv_check(ngx_conf_t *cf)
         }
     }
 
-    return NGX_OK;
+    return ngx_http_pv_header_init(cf);
 }
 
 

@@ -18,18 +18,7 @@
  * contexts there, and with it a hand-off: it can never outlive the routing that made it).
  */
 
-#include <ngx_config.h>
-#include <ngx_core.h>
-#include <ngx_http.h>
-
-
-extern ngx_module_t  ngx_http_portico_vars_module;
-
-
-typedef struct {
-    ngx_http_upstream_init_pt        original_init_upstream;
-    ngx_http_upstream_init_peer_pt   original_init_peer;
-} ngx_http_pv_peer_srv_conf_t;
+#include "ngx_http_portico_vars.h"
 
 
 /* What the router handed over (the request's context of this module). */
@@ -60,9 +49,9 @@ typedef struct {
 
 
 void *
-ngx_http_pv_peer_create_srv_conf(ngx_conf_t *cf)
+ngx_http_pv_create_srv_conf(ngx_conf_t *cf)
 {
-    return ngx_pcalloc(cf->pool, sizeof(ngx_http_pv_peer_srv_conf_t));
+    return ngx_pcalloc(cf->pool, sizeof(ngx_http_pv_srv_conf_t));
 }
 
 
@@ -149,7 +138,7 @@ ngx_http_pv_peer_init_peer(ngx_http_request_t *r, ngx_http_upstream_srv_conf_t *
     ngx_http_upstream_t          *u;
     ngx_http_pv_peer_ctx_t       *ctx;
     ngx_http_pv_peer_data_t      *pd;
-    ngx_http_pv_peer_srv_conf_t  *pcf;
+    ngx_http_pv_srv_conf_t  *pcf;
 
     pcf = ngx_http_conf_upstream_srv_conf(us, ngx_http_portico_vars_module);
 
@@ -206,7 +195,7 @@ ngx_http_pv_peer_init_peer(ngx_http_request_t *r, ngx_http_upstream_srv_conf_t *
 static ngx_int_t
 ngx_http_pv_peer_init_upstream(ngx_conf_t *cf, ngx_http_upstream_srv_conf_t *us)
 {
-    ngx_http_pv_peer_srv_conf_t  *pcf;
+    ngx_http_pv_srv_conf_t  *pcf;
 
     pcf = ngx_http_conf_upstream_srv_conf(us, ngx_http_portico_vars_module);
 
@@ -224,7 +213,7 @@ ngx_http_pv_peer_init_upstream(ngx_conf_t *cf, ngx_http_upstream_srv_conf_t *us)
 char *
 ngx_http_pv_peer_handoff(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
-    ngx_http_pv_peer_srv_conf_t   *pcf = conf;
+    ngx_http_pv_srv_conf_t   *pcf = conf;
     ngx_http_upstream_srv_conf_t  *uscf;
 
     if (pcf->original_init_upstream) {
