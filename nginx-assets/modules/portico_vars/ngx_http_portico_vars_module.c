@@ -724,13 +724,25 @@ ngx_http_pv_escaped(u_char c)
 #define NGX_HTTP_PV_HIGHS  0x8080808080808080ULL
 #define ngx_http_pv_zero_byte(x)  (((x) - NGX_HTTP_PV_ONES) & ~(x) & NGX_HTTP_PV_HIGHS)
 
+/* Non-zero when some byte of the word may need escaping. */
+static ngx_inline uint64_t
+ngx_http_pv_flagged(uint64_t x)
+{
+    return (((x - NGX_HTTP_PV_ONES * 0x20) & ~x)          /* a byte below 0x20 */
+            | ((x + NGX_HTTP_PV_ONES) | x)                  /* a byte from 0x7f up */
+            | ngx_http_pv_zero_byte(x ^ (NGX_HTTP_PV_ONES * '"'))
+            | ngx_http_pv_zero_byte(x ^ (NGX_HTTP_PV_ONES * '\\')))
+           & NGX_HTTP_PV_HIGHS;
+}
+
 static u_char *
 ngx_http_pv_escape(u_char *dst, u_char *src, size_t len)
 {
     static u_char  hex[] = "0123456789ABCDEF";
-    u_char        *end, *stop;
+    u_char        *start, *end, *stop;
     uint64_t       x;
 
+    start = src;
     end = src + len;
 
     for ( ;; ) {
@@ -739,12 +751,7 @@ ngx_http_pv_escape(u_char *dst, u_char *src, size_t len)
                 break;
             }
             ngx_memcpy(&x, src, 8);
-            if ((((x - NGX_HTTP_PV_ONES * 0x20) & ~x)          /* a byte below 0x20 */
-                 | ((x + NGX_HTTP_PV_ONES) | x)                  /* a byte from 0x7f up */
-                 | ngx_http_pv_zero_byte(x ^ (NGX_HTTP_PV_ONES * '"'))
-                 | ngx_http_pv_zero_byte(x ^ (NGX_HTTP_PV_ONES * '\\')))
-                & NGX_HTTP_PV_HIGHS)
-            {
+            if (ngx_http_pv_flagged(x)) {
                 break;
             }
             ngx_memcpy(dst, &x, 8);
@@ -754,6 +761,16 @@ ngx_http_pv_escape(u_char *dst, u_char *src, size_t len)
 
         if (src == end) {
             return dst;
+        }
+
+        /* A clean tail of a value of 8 bytes or more: the value's last 8 bytes as one word. Those before the tail
+         * are clean too, so they were copied as they are and are the last bytes written: rewritten unchanged. */
+        if (end - src < 8 && end - start >= 8) {
+            ngx_memcpy(&x, end - 8, 8);
+            if (!ngx_http_pv_flagged(x)) {
+                ngx_memcpy(dst - (8 - (end - src)), &x, 8);
+                return dst + (end - src);
+            }
         }
 
         /* Byte by byte: the flagged word, or the tail. */
@@ -774,11 +791,8 @@ ngx_http_pv_escape(u_char *dst, u_char *src, size_t len)
 
 /* The variable at index, escaped; "-" when it is not found. dst has room for 4 bytes per byte of the value. */
 static u_char *
-ngx_http_pv_line_var(ngx_http_request_t *r, ngx_int_t index, u_char *dst)
+ngx_http_pv_line_var(ngx_http_variable_value_t *v, u_char *dst)
 {
-    ngx_http_variable_value_t  *v;
-
-    v = ngx_http_get_indexed_variable(r, index);
     if (v == NULL || v->not_found) {
         *dst++ = '-';
         return dst;
@@ -910,13 +924,15 @@ ngx_http_pv_line(ngx_http_request_t *r, ngx_http_pv_var_t *pv, ngx_str_t *out)
     ngx_uint_t                  i, status;
     ngx_time_t                 *tp;
     ngx_msec_int_t              ms;
-    ngx_http_variable_value_t  *v;
+    ngx_http_variable_value_t  *v, *vals[NGX_HTTP_PV_LINE_VARS];
     ngx_http_upstream_state_t  *state;
 
-    /* Room: each variable 4 bytes per byte (or "-"), the upstream lists, the fixed text and numbers. */
+    /* Room: each variable 4 bytes per byte (or "-"), the upstream lists, the fixed text and numbers. The values
+     * read here are the ones written below. */
     len = 256 + ngx_cached_http_log_time.len;
-    for (i = 0; i < pv->nops; i++) {
+    for (i = 0; i < NGX_HTTP_PV_LINE_VARS; i++) {
         v = ngx_http_get_indexed_variable(r, pv->ops[i].index);
+        vals[i] = v;
         if (v != NULL && !v->not_found) {
             len += 4 * v->len;
         }
@@ -934,13 +950,13 @@ ngx_http_pv_line(ngx_http_request_t *r, ngx_http_pv_var_t *pv, ngx_str_t *out)
     }
     out->data = p;
 
-    p = ngx_http_pv_line_var(r, pv->ops[0].index, p);               /* $remote_addr */
+    p = ngx_http_pv_line_var(vals[0], p);               /* $remote_addr */
     *p++ = ' '; *p++ = '-'; *p++ = ' ';
-    p = ngx_http_pv_line_var(r, pv->ops[1].index, p);               /* $remote_user */
+    p = ngx_http_pv_line_var(vals[1], p);               /* $remote_user */
     *p++ = ' '; *p++ = '[';
     p = ngx_cpymem(p, ngx_cached_http_log_time.data, ngx_cached_http_log_time.len);
     *p++ = ']'; *p++ = ' '; *p++ = '"';
-    p = ngx_http_pv_line_var(r, pv->ops[2].index, p);               /* $request */
+    p = ngx_http_pv_line_var(vals[2], p);               /* $request */
     *p++ = '"'; *p++ = ' ';
 
     /* $status */
@@ -960,9 +976,9 @@ ngx_http_pv_line(ngx_http_request_t *r, ngx_http_pv_var_t *pv, ngx_str_t *out)
     sent = r->connection->sent - r->header_size;
     p = ngx_http_pv_int(p, sent > 0 ? sent : 0, 0);
     *p++ = ' '; *p++ = '"';
-    p = ngx_http_pv_line_var(r, pv->ops[3].index, p);               /* $http_referer */
+    p = ngx_http_pv_line_var(vals[3], p);               /* $http_referer */
     *p++ = '"'; *p++ = ' '; *p++ = '"';
-    p = ngx_http_pv_line_var(r, pv->ops[4].index, p);               /* $http_user_agent */
+    p = ngx_http_pv_line_var(vals[4], p);               /* $http_user_agent */
     *p++ = '"'; *p++ = ' ';
     p = ngx_http_pv_int(p, r->request_length, 0);                    /* $request_length */
     *p++ = ' ';
@@ -972,9 +988,9 @@ ngx_http_pv_line(ngx_http_request_t *r, ngx_http_pv_var_t *pv, ngx_str_t *out)
     ms = (ngx_msec_int_t) ((tp->sec - r->start_sec) * 1000 + (tp->msec - r->start_msec));
     p = ngx_http_pv_msec(p, ngx_max(ms, 0));
     *p++ = ' '; *p++ = '[';
-    p = ngx_http_pv_line_var(r, pv->ops[5].index, p);               /* $proxy_upstream_name */
+    p = ngx_http_pv_line_var(vals[5], p);               /* $proxy_upstream_name */
     *p++ = ']'; *p++ = ' '; *p++ = '[';
-    p = ngx_http_pv_line_var(r, pv->ops[6].index, p);               /* $proxy_alternative_upstream_name */
+    p = ngx_http_pv_line_var(vals[6], p);               /* $proxy_alternative_upstream_name */
     *p++ = ']'; *p++ = ' ';
     p = ngx_http_pv_upstream(r, NGX_HTTP_PV_UP_ADDR, p);
     *p++ = ' ';
@@ -984,7 +1000,7 @@ ngx_http_pv_line(ngx_http_request_t *r, ngx_http_pv_var_t *pv, ngx_str_t *out)
     *p++ = ' ';
     p = ngx_http_pv_upstream(r, NGX_HTTP_PV_UP_STATUS, p);
     *p++ = ' ';
-    p = ngx_http_pv_line_var(r, pv->ops[7].index, p);               /* $req_id */
+    p = ngx_http_pv_line_var(vals[7], p);               /* $req_id */
 
     out->len = p - out->data;
     return NGX_OK;
