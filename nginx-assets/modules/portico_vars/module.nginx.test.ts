@@ -1,7 +1,8 @@
 // Portico's variables module in Debian's nginx, on its own (the configuration Portico renders is tested with it by
 // every real-nginx test): hand-written nginx.conf files that read each derived variable back in a response, its
 // operands empty and not, a value Lua sets over a derived one, the proxied headers built from them, and the
-// configuration errors, and writes by index from Lua (varset.lua). Traffic only to loopback: nginx listens on 31990 (variables) and 31991 (a backend that echoes
+// configuration errors, writes by index from Lua (varset.lua), portico_header_if_set, and the peer hand-off's addresses
+// (peer_handoff.lua; the hand-off itself: reconcilers/nginx-driver/nginx/peer-handoff.nginx.test.ts). Traffic only to loopback: nginx listens on 31990 (variables) and 31991 (a backend that echoes
 // the request headers it receives).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -310,5 +311,33 @@ test('portico_header_if_set: the header when the variable is set, on every statu
     const t = spawnSync('nginx', ['-t', '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { encoding: 'utf8' });
     assert.notEqual(t.status, 0, line);
     assert.match(t.stderr, err);
+  }
+});
+
+test('peer_handoff.lua: an endpoint\'s binary address and nginx\'s name for it (IPv4, IPv6 in brackets); none for what is not an IP', async () => {
+  const n = await start(`
+  lua_package_path "${ASSETS_LUA}/?.lua;/usr/share/lua/5.1/?.lua;;";
+  server {
+    listen 127.0.0.1:${PORT};
+    location = /loop { return 200 "ok"; }
+    location = /addr {
+      content_by_lua_block {
+        local hand = require("portico.peer_handoff")
+        local out = {}
+        for _, c in ipairs({ { "198.51.100.7", 80 }, { "[2001:db8::1]", 8080 }, { "2001:db8::2", 443 }, { "example.com", 80 },
+                             { "198.51.100.7", 0 }, { "198.51.100.7", 65536 }, { "198.51.100.256", 80 } }) do
+          local sa, name = hand.addr(c[1], c[2])
+          out[#out + 1] = sa and (name .. "/" .. #sa) or "none"
+        end
+        ngx.say(table.concat(out, " "))
+      }
+    }
+  }
+`);
+  try {
+    const body = (await sendTo(PORT, 'a.test', '/addr')).body.trim();
+    assert.equal(body, '198.51.100.7:80/16 [2001:db8::1]:8080/28 [2001:db8::2]:443/28 none none none none');
+  } finally {
+    await stop(n);
   }
 });
