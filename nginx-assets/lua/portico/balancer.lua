@@ -231,6 +231,9 @@ local algorithms = {
   cookie = sticky,
 }
 
+-- Retries a first attempt is allowed with n usable endpoints: up to two other endpoints.
+local function more_tries(n) return n > 1 and (n > 3 and 2 or n - 1) or 0 end
+
 local function build(id, b)
   seed()
   local eps = usable(id, b.endpoints)
@@ -259,8 +262,7 @@ local function build(id, b)
     end
     if fast and #entry.algo.peers > 0 then
       entry.fast = true
-      -- As balance() allows: up to two other endpoints.
-      entry.more = entry.n > 1 and (entry.n > 3 and 2 or entry.n - 1) or 0
+      entry.more = more_tries(entry.n)
     end
   end
   return entry
@@ -505,7 +507,7 @@ function _M.balance()
   -- A Gateway API rule's retries: that many more attempts, the same endpoint again when it is the only one
   -- (proxy_next_upstream_tries in its profile bounds them too); otherwise up to two other endpoints.
   if tries then set_more_tries(tries)
-  elseif n > 1 then set_more_tries(n > 3 and 2 or n - 1) end
+  elseif n > 1 then set_more_tries(more_tries(n)) end
   return use_peer(peer)
 end
 

@@ -699,16 +699,13 @@ do
     is_internal = function(r) return req_is_internal(r) ~= 0 end
   end
 end
+local function arg(s) if s == "" then return nil end return s end
 function _M.route_set(host, uri)
-  if host == "" then host = nil end
-  if uri == "" then uri = nil end
-  return route(host, uri, nil, get_request())
+  return route(arg(host), arg(uri), nil, get_request())
 end
 local route_traced = _M.route_traced
 function _M.route_traced_set(host, uri)
-  if host == "" then host = nil end
-  if uri == "" then uri = nil end
-  return route_traced(host, uri, get_request())
+  return route_traced(arg(host), arg(uri), get_request())
 end
 
 -- The route a host serves a path with (external-auth's auth URL on the request's own host, plugins/external_auth.lua):

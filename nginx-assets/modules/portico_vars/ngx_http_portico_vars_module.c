@@ -232,6 +232,14 @@ ngx_http_pv_operand(ngx_conf_t *cf, ngx_str_t *arg, ngx_http_pv_operand_t *op)
 }
 
 
+/* Server and upstream blocks (ngx_http_portico_vars.h). */
+void *
+ngx_http_pv_create_srv_conf(ngx_conf_t *cf)
+{
+    return ngx_pcalloc(cf->pool, sizeof(ngx_http_pv_srv_conf_t));
+}
+
+
 static void *
 ngx_http_pv_create_main_conf(ngx_conf_t *cf)
 {

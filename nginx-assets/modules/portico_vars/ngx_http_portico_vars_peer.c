@@ -28,8 +28,8 @@ typedef struct {
     ngx_str_t                        name;
     ngx_uint_t                       more;       /* attempts allowed after the first */
     ngx_uint_t                       handed;     /* a peer waits for the request's first attempt */
-    ngx_uint_t                       state;      /* how the handed attempt ended: NGX_PEER_FAILED, NGX_PEER_NEXT, 0 */
-    ngx_uint_t                       ended;      /* it has */
+    ngx_uint_t                       state;      /* how the handed attempt ended: NGX_PEER_FAILED, NGX_PEER_NEXT;
+                                                    0 while it has not, or when it succeeded (no retry follows) */
 } ngx_http_pv_peer_ctx_t;
 
 
@@ -46,13 +46,6 @@ typedef struct {
     ngx_uint_t                       first;      /* the next attempt is the first: the handed peer */
     ngx_uint_t                       active;     /* the current attempt is the handed peer */
 } ngx_http_pv_peer_data_t;
-
-
-void *
-ngx_http_pv_create_srv_conf(ngx_conf_t *cf)
-{
-    return ngx_pcalloc(cf->pool, sizeof(ngx_http_pv_srv_conf_t));
-}
 
 
 static ngx_int_t
@@ -92,7 +85,6 @@ ngx_http_pv_peer_free(ngx_peer_connection_t *pc, void *data, ngx_uint_t state)
 
     pd->active = 0;
     pd->ctx->state = state;
-    pd->ctx->ended = 1;
 
     if (pc->tries) {
         pc->tries--;
@@ -134,11 +126,10 @@ ngx_http_pv_peer_save_session(ngx_peer_connection_t *pc, void *data)
 static ngx_int_t
 ngx_http_pv_peer_init_peer(ngx_http_request_t *r, ngx_http_upstream_srv_conf_t *us)
 {
-    ngx_uint_t                    max, more;
     ngx_http_upstream_t          *u;
     ngx_http_pv_peer_ctx_t       *ctx;
     ngx_http_pv_peer_data_t      *pd;
-    ngx_http_pv_srv_conf_t  *pcf;
+    ngx_http_pv_srv_conf_t       *pcf;
 
     pcf = ngx_http_conf_upstream_srv_conf(us, ngx_http_portico_vars_module);
 
@@ -179,14 +170,9 @@ ngx_http_pv_peer_init_peer(ngx_http_request_t *r, ngx_http_upstream_srv_conf_t *
     u->peer.save_session = ngx_http_pv_peer_save_session;
 #endif
 
-    /* The retries the Lua balancer would have allowed (set_more_tries: first attempt included, no more than
-     * proxy_next_upstream_tries in all). */
-    more = ctx->more;
-    max = u->conf->next_upstream_tries;
-    if (max && more > max - 1) {
-        more = max - 1;
-    }
-    u->peer.tries += more;
+    /* The retries the Lua balancer would have allowed (set_more_tries); nginx caps the sum at proxy_next_upstream_tries
+     * right after this, as set_more_tries did. */
+    u->peer.tries += ctx->more;
 
     return NGX_OK;
 }
@@ -316,7 +302,6 @@ ngx_http_portico_vars_peer_handoff(ngx_http_request_t *r, const u_char *sa, size
     ctx->more = (ngx_uint_t) more;
     ctx->handed = 1;
     ctx->state = 0;
-    ctx->ended = 0;
     return 0;
 }
 
@@ -346,7 +331,7 @@ ngx_http_portico_vars_peer_failure(ngx_http_request_t *r, int *status)
     *status = 0;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_portico_vars_module);
-    if (ctx == NULL || !ctx->ended) {
+    if (ctx == NULL || ctx->state == 0) {
         return 0;
     }
 
