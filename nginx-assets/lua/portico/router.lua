@@ -682,12 +682,14 @@ function _M.route_traced(host, uri, req)
   return jump
 end
 
--- set_by_lua's entry points (http.hbs: `route_set(...)`): $host and $uri are set_by_lua's arguments, which
--- lua-nginx-module hands to the chunk as Lua strings it has made anyway (nginx reads them by index, where ngx.var
--- would look each name up in a hash per request); an empty one is nil, as ngx.arg gives it. Reading them again
--- through ngx.arg, or its FFI call, made each string a second time. r: nginx's request (nil in the unit tests' mocked
--- ngx: no hand-off to the balancer).
+-- set_by_lua's entry points (http.hbs: `route_set()`): $host and $uri are read through Portico's variables module
+-- (ngx_http_portico_vars_host_uri: where nginx keeps them, no variable evaluated). As set_by_lua's arguments each was
+-- a complex value evaluated per request before lua-nginx-module made it a Lua string (~600 instructions a request
+-- more, e2e/bench/dataplane-cg.ts); ngx.var would look each name up in a hash. Arguments, when given (the unit
+-- tests' mocked ngx, which has no request), are used as they are; an empty one is nil, as ngx.arg gives it.
+-- r: nginx's request (nil in the unit tests: no hand-off to the balancer).
 local get_request = function() return nil end
+local host_uri = nil -- (r) -> host, uri
 do
   local base = package.loaded["resty.core.base"]
   if type(base) == "table" and base.get_request then get_request = base.get_request end
@@ -697,15 +699,37 @@ do
     pcall(ffi.cdef, "int ngx_http_lua_ffi_req_is_internal(ngx_http_request_t *r);")
     local req_is_internal = C.ngx_http_lua_ffi_req_is_internal
     is_internal = function(r) return req_is_internal(r) ~= 0 end
+    pcall(ffi.cdef, [[
+      void ngx_http_portico_vars_host_uri(void *r, const unsigned char **host, size_t *host_len,
+        const unsigned char **uri, size_t *uri_len);
+    ]])
+    if pcall(function() return C.ngx_http_portico_vars_host_uri end) then
+      local read = C.ngx_http_portico_vars_host_uri
+      local ffi_string = ffi.string
+      local hp, up = ffi.new("const unsigned char *[1]"), ffi.new("const unsigned char *[1]")
+      local hl, ul = ffi.new("size_t[1]"), ffi.new("size_t[1]")
+      host_uri = function(r)
+        read(r, hp, hl, up, ul)
+        return ffi_string(hp[0], hl[0]), ffi_string(up[0], ul[0])
+      end
+    end
   end
 end
 local function arg(s) if s == "" then return nil end return s end
+local function host_and_uri(host, uri, r)
+  if host == nil and uri == nil and r ~= nil and host_uri then host, uri = host_uri(r) end
+  return arg(host), arg(uri)
+end
 function _M.route_set(host, uri)
-  return route(arg(host), arg(uri), nil, get_request())
+  local r = get_request()
+  host, uri = host_and_uri(host, uri, r)
+  return route(host, uri, nil, r)
 end
 local route_traced = _M.route_traced
 function _M.route_traced_set(host, uri)
-  return route_traced(arg(host), arg(uri), get_request())
+  local r = get_request()
+  host, uri = host_and_uri(host, uri, r)
+  return route_traced(host, uri, r)
 end
 
 -- The route a host serves a path with (external-auth's auth URL on the request's own host, plugins/external_auth.lua):

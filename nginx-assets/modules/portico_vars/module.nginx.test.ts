@@ -81,6 +81,18 @@ const HTTP = `
       proxy_set_header X-Value $portico_x;
       proxy_pass http://127.0.0.1:${BACKEND}/ffi;
     }
+    # The router's $host and $uri (router.lua route_set), read where nginx keeps them, next to nginx's own variables.
+    location /hu/ {
+      content_by_lua_block {
+        local ffi = require("ffi")
+        pcall(ffi.cdef, [[void ngx_http_portico_vars_host_uri(void *r, const unsigned char **host, size_t *host_len,
+          const unsigned char **uri, size_t *uri_len);]])
+        local hp, up = ffi.new("const unsigned char *[1]"), ffi.new("const unsigned char *[1]")
+        local hl, ul = ffi.new("size_t[1]"), ffi.new("size_t[1]")
+        ffi.C.ngx_http_portico_vars_host_uri(require("resty.core.base").get_request(), hp, hl, up, ul)
+        ngx.print("host=", ffi.string(hp[0], hl[0]), "|uri=", ffi.string(up[0], ul[0]), "|vhost=", ngx.var.host, "|vuri=", ngx.var.uri)
+      }
+    }
     # $req_id: the header, when the client sent one (no id is made for that request), else the generated id.
     location = /ids {
       return 200 "id=$req_id";
@@ -192,6 +204,20 @@ test('a value set from Lua replaces the derived one; the proxied headers carry t
     assert.equal(ws.connection, 'upgrade');
     assert.equal(ws.rid, 'r-1');
     assert.equal(ws.hop, ID);
+  } finally {
+    await stop(n);
+  }
+});
+
+test('the router\'s host and URI: nginx\'s $host (lower-cased, no port; the server name without a Host) and normalized $uri', async () => {
+  const n = await start();
+  try {
+    const named = fields((await sendTo(PORT, 'App.Example:8080', '/hu/a/../b%41')).body);
+    assert.deepEqual(named, { host: 'app.example', uri: '/hu/bA', vhost: 'app.example', vuri: '/hu/bA' });
+    const text = await withoutHost('/hu/x');
+    const none = fields(text.slice(text.indexOf('\r\n\r\n') + 4));
+    assert.equal(none.uri, '/hu/x', text);
+    assert.equal(none.host, none.vhost, 'no Host header: the server name, as $host');
   } finally {
     await stop(n);
   }

@@ -1083,3 +1083,29 @@ ngx_http_portico_vars_set(ngx_http_request_t *r, ngx_int_t index, const u_char *
     vv->not_found = 0;
     return 0;
 }
+
+
+/*
+ * The request's $host and $uri for the router (nginx-assets/lua/portico/router.lua, through LuaJIT's FFI), read where
+ * nginx keeps them: $host is the host of the request line or Host header nginx validated and lower-cased, else the
+ * server's name (ngx_http_variable_host's rule); $uri is the normalized path. Passed as set_by_lua's arguments, each
+ * was a complex value evaluated per request before lua-nginx-module made it a Lua string.
+ */
+void
+ngx_http_portico_vars_host_uri(ngx_http_request_t *r, const u_char **host, size_t *host_len, const u_char **uri,
+    size_t *uri_len)
+{
+    ngx_http_core_srv_conf_t  *cscf;
+
+    if (r->headers_in.server.len) {
+        *host = r->headers_in.server.data;
+        *host_len = r->headers_in.server.len;
+    } else {
+        cscf = ngx_http_get_module_srv_conf(r, ngx_http_core_module);
+        *host = cscf->server_name.data;
+        *host_len = cscf->server_name.len;
+    }
+
+    *uri = r->uri.data;
+    *uri_len = r->uri.len;
+}
