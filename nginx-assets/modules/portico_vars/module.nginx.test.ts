@@ -7,7 +7,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -223,6 +223,98 @@ test('the router\'s host and URI: nginx\'s $host (lower-cased, no port; the serv
   }
 });
 
+// portico_proxy_header: an upstream wrapped by portico_peer_handoff (nginx's round-robin inside: a refusing port, then
+// the backend), whose echo answers with the headers it received (a header sent twice shows as MULTI:) and the body.
+const DEAD = 31992;
+/** The echo's fields (values may hold "="). */
+const echoed = (body: string) => Object.fromEntries(body.split('|').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const PROXY_HEADERS = `
+  lua_package_path "${ASSETS_LUA}/?.lua;/usr/share/lua/5.1/?.lua;;";
+  upstream wrapped { server 127.0.0.1:${DEAD}; server 127.0.0.1:${BACKEND}; portico_peer_handoff; }
+  proxy_http_version 1.1;
+  proxy_set_header X-Test "";
+  portico_proxy_header X-Test $arg_t;
+  proxy_set_header X-Empty "";
+  portico_proxy_header X-Empty $arg_none;
+  proxy_set_header X-Real-IP "";
+  portico_proxy_header X-Real-IP $remote_addr;
+  server {
+    listen 127.0.0.1:${PORT};
+    location = /ready { return 200; }
+    location / { add_header X-Up $upstream_addr always; proxy_pass http://wrapped; }
+    location /stream/ { proxy_request_buffering off; proxy_pass http://wrapped; }
+    location /own/ { portico_proxy_header off; proxy_set_header X-Own yes; proxy_pass http://wrapped; }
+    location /lua/ {
+      set $bad "";
+      rewrite_by_lua_block { ngx.var.bad = "a\\r\\nX-Evil: 1" }
+      portico_proxy_header X-Bad $bad;
+      proxy_pass http://wrapped;
+    }
+    location /grpc/ { grpc_pass grpc://wrapped; }
+  }
+  server {
+    listen 127.0.0.1:${BACKEND};
+    location / {
+      content_by_lua_block {
+        ngx.req.read_body()
+        local h = ngx.req.get_headers()
+        local function one(v) if type(v) == "table" then return "MULTI:" .. table.concat(v, ",") end return v or "-" end
+        ngx.print("test=", one(h["x-test"]), "|empty=", one(h["x-empty"]), "|realip=", one(h["x-real-ip"]), "|own=", one(h["x-own"]),
+          "|evil=", one(h["x-evil"]), "|client=", one(h["x-client"]), "|body=", ngx.req.get_body_data() or "-",
+          "|uri=", ngx.var.request_uri, "|raw=", ngx.encode_base64(ngx.req.raw_header()))
+      }
+    }
+  }
+`;
+
+test('portico_proxy_header: one line per set value, the client\'s own replaced, written once across retries, bodies intact', async () => {
+  const n = await startNginx({ module: VARS_MODULE, prefix: 'portico-pv-ph-', conf: (dir) => conf(dir, PROXY_HEADERS), dirs, answers: async () => (await sendTo(PORT, 'x.test', '/ready')).status === 200 });
+  try {
+    const sent = { 'x-test': 'from-client', 'x-real-ip': '192.0.2.9', 'x-empty': 'client-empty', 'x-client': 'kept' };
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await sendTo(PORT, 'a.test', `/get/${i}?t=v${i}`, { headers: sent }));
+    for (const [i, a] of answers.entries()) {
+      assert.equal(a.status, 200, a.body);
+      const f = echoed(a.body);
+      assert.deepEqual([f.test, f.empty, f.realip, f.client, f.uri], [`v${i}`, '-', '127.0.0.1', 'kept', `/get/${i}?t=v${i}`], a.body);
+    }
+    // The refusing port was tried first at least once: that request was sent again, with its lines once.
+    assert.ok(answers.some((a) => a.headers['x-up'] === `127.0.0.1:${DEAD}, 127.0.0.1:${BACKEND}`), answers.map((a) => a.headers['x-up']).join(' / '));
+    // The lines go at the end of the header block, before the empty line; the request body follows untouched.
+    const post = await sendTo(PORT, 'a.test', '/post?t=p', { method: 'POST', body: 'hello' });
+    const pf = echoed(post.body);
+    assert.equal(pf.body, 'hello');
+    const raw = Buffer.from(pf.raw as string, 'base64').toString('utf8');
+    assert.match(raw, /^POST \/post\?t=p HTTP\/1\.1\r\n/);
+    assert.ok(raw.endsWith('\r\nX-Test: p\r\nX-Real-IP: 127.0.0.1\r\n\r\n'), JSON.stringify(raw));
+    // A body streamed to the backend (proxy_request_buffering off, chunked): the header block is still the first buffer.
+    const chunked = await sendTo(PORT, 'a.test', '/stream/x?t=s', { method: 'POST', body: 'chunky', headers: { 'transfer-encoding': 'chunked' } });
+    assert.deepEqual([echoed(chunked.body).test, echoed(chunked.body).body], ['s', 'chunky'], chunked.body);
+    // "off": the location's own list only; nothing of the http level's (not even its suppressions).
+    const own = echoed((await sendTo(PORT, 'a.test', '/own/x?t=v', { headers: sent })).body);
+    assert.deepEqual([own.own, own.test, own.realip], ['yes', 'from-client', '192.0.2.9']);
+    assert.equal(n.stderr.join('').match(/\[(?:error|crit|alert|emerg)\]/)?.[0], undefined, n.stderr.join('').slice(0, 300));
+  } finally {
+    await stop(n);
+  }
+});
+
+test('portico_proxy_header: a value with a line break, or a request that is not HTTP/1, is never proxied (500 and why)', async () => {
+  const n = await startNginx({ module: VARS_MODULE, prefix: 'portico-pv-ph-', conf: (dir) => conf(dir, PROXY_HEADERS), dirs, answers: async () => (await sendTo(PORT, 'x.test', '/ready')).status === 200 });
+  try {
+    const bad = await sendTo(PORT, 'a.test', '/lua/x?t=v');
+    assert.equal(bad.status, 500, bad.body);
+    assert.doesNotMatch(bad.body, /evil=/, 'the backend was never asked');
+    const grpc = await sendTo(PORT, 'a.test', '/grpc/x?t=v');
+    assert.equal(grpc.status, 500, grpc.body);
+    const log = () => readFileSync(path.join(n.dir, 'error.log'), 'utf8');
+    assert.match(log(), /the value of the proxied header "X-Bad" holds a line break or NUL: the request is not proxied/);
+    assert.match(log(), /portico_proxy_header needs an HTTP\/1 request built by proxy_pass/);
+  } finally {
+    await stop(n);
+  }
+});
+
 test('varset.lua writes Portico\'s variables by index; other names, and names nginx.conf never reads, have none', async () => {
   const n = await start();
   try {
@@ -284,6 +376,14 @@ test('configuration errors are refused by nginx -t with the reason', () => {
     ['portico_hop $h $l $http_x_portico_hop "a b";', /portico_hop: "a b" is not a header list entry/],
     ['portico_hop $h $l $http_x_portico_hop a,b;', /portico_hop: "a,b" is not a header list entry/],
     ['portico_coalesce $a $never_defined; server { listen 127.0.0.1:31990; return 200 $a; }', /unknown "never_defined" variable/],
+    ['portico_proxy_header X-A b;', /"b": the value is one variable/],
+    ['portico_proxy_header X-A "x$b";', /the value is one variable/],
+    ['portico_proxy_header "X A" $b;', /"X A" is not a header name/],
+    ['portico_proxy_header X-A: $b;', /"X-A:" is not a header name/],
+    ['portico_proxy_header on;', /takes a header name and one variable/],
+    ['portico_proxy_header off; portico_proxy_header X-A $b;', /"off" is not alone at this level/],
+    ['portico_proxy_header X-A $b; portico_proxy_header off;', /"off" is not alone at this level/],
+    ['portico_proxy_header X-A $b $c;', /invalid number of arguments/],
   ];
   for (const [http, reason] of cases) {
     const dir = mkdtempSync(path.join(tmpdir(), 'portico-pv-t-'));

@@ -1,6 +1,7 @@
 /*
- * What the parts of Portico's variables module share: the module, and its server configuration, which holds the
- * directives of two kinds of blocks (nginx creates it for every server and upstream block).
+ * What the parts of Portico's variables module share: the module, its server configuration, which holds the
+ * directives of two kinds of blocks (nginx creates it for every server and upstream block), its location configuration,
+ * and a word-at-a-time byte test.
  */
 #ifndef _NGX_HTTP_PORTICO_VARS_H_INCLUDED_
 #define _NGX_HTTP_PORTICO_VARS_H_INCLUDED_
@@ -20,6 +21,18 @@ typedef struct {
 } ngx_http_pv_srv_conf_t;
 
 
+/* A location's portico_proxy_header list (ngx_http_portico_vars_proxy_headers.c): NULL when "off" or none. */
+typedef struct {
+    ngx_array_t                     *proxy_headers;
+} ngx_http_pv_loc_conf_t;
+
+
+/* Bytes of a 64-bit word at a time: whether some byte is zero (exact for "any byte": it flags no word that has none). */
+#define NGX_HTTP_PV_ONES   0x0101010101010101ULL
+#define NGX_HTTP_PV_HIGHS  0x8080808080808080ULL
+#define ngx_http_pv_zero_byte(x)  (((x) - NGX_HTTP_PV_ONES) & ~(x) & NGX_HTTP_PV_HIGHS)
+
+
 extern ngx_module_t  ngx_http_portico_vars_module;
 
 void *ngx_http_pv_create_srv_conf(ngx_conf_t *cf);
@@ -27,5 +40,9 @@ char *ngx_http_pv_peer_handoff(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 char *ngx_http_pv_data_generation(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 char *ngx_http_pv_header_if_set(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 ngx_int_t ngx_http_pv_header_init(ngx_conf_t *cf);
+void *ngx_http_pv_create_loc_conf(ngx_conf_t *cf);
+char *ngx_http_pv_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child);
+char *ngx_http_pv_proxy_header(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+ngx_int_t ngx_http_pv_write_proxy_headers(ngx_http_request_t *r);
 
 #endif /* _NGX_HTTP_PORTICO_VARS_H_INCLUDED_ */

@@ -141,6 +141,13 @@ static ngx_command_t  ngx_http_pv_commands[] = {
       0,
       NULL },
 
+    { ngx_string("portico_proxy_header"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE12,
+      ngx_http_pv_proxy_header,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("portico_peer_handoff"),
       NGX_HTTP_UPS_CONF|NGX_CONF_NOARGS,
       ngx_http_pv_peer_handoff,
@@ -159,8 +166,8 @@ static ngx_http_module_t  ngx_http_portico_vars_module_ctx = {
     NULL,                                  /* init main configuration */
     ngx_http_pv_create_srv_conf,           /* create server configuration (server and upstream blocks) */
     NULL,                                  /* merge server configuration */
-    NULL,                                  /* create location configuration */
-    NULL                                   /* merge location configuration */
+    ngx_http_pv_create_loc_conf,           /* create location configuration */
+    ngx_http_pv_merge_loc_conf             /* merge location configuration */
 };
 
 
@@ -728,9 +735,6 @@ ngx_http_pv_escaped(u_char c)
  * word finds whether any byte is below 0x20, above 0x7e, '"' or '\\' (it may flag a word that has none; that word is
  * then copied byte by byte, which is always right).
  */
-#define NGX_HTTP_PV_ONES   0x0101010101010101ULL
-#define NGX_HTTP_PV_HIGHS  0x8080808080808080ULL
-#define ngx_http_pv_zero_byte(x)  (((x) - NGX_HTTP_PV_ONES) & ~(x) & NGX_HTTP_PV_HIGHS)
 
 /* Non-zero when some byte of the word may need escaping. */
 static ngx_inline uint64_t

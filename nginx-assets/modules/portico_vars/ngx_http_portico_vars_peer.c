@@ -16,6 +16,10 @@
  * it reads them in $upstream_addr, and learns how the handed attempt ended from ngx_http_portico_vars_peer_failure),
  * requests with no hand-off, and every request after an internal redirect (nginx clears the modules' per-request
  * contexts there, and with it a hand-off: it can never outlive the routing that made it).
+ *
+ * The same wrapper writes the location's forwarded headers (portico_proxy_header, ngx_http_portico_vars_proxy_headers.c)
+ * into every request proxied to the block: its peers are set up once per request, right after the proxy module built
+ * the request. Blocks that requests are proxied to (proxy_pass) are wrapped for that, hand-off or not.
  */
 
 #include "ngx_http_portico_vars.h"
@@ -134,6 +138,11 @@ ngx_http_pv_peer_init_peer(ngx_http_request_t *r, ngx_http_upstream_srv_conf_t *
     pcf = ngx_http_conf_upstream_srv_conf(us, ngx_http_portico_vars_module);
 
     if (pcf->original_init_peer(r, us) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* The location's forwarded headers (portico_proxy_header), into the request the proxy module has just built. */
+    if (ngx_http_pv_write_proxy_headers(r) != NGX_OK) {
         return NGX_ERROR;
     }
 

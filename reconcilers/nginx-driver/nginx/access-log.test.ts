@@ -150,7 +150,7 @@ test('generate-request-id: the variables module\'s id only for requests without 
   const on = render({});
   assert.match(on, /portico_request_id \$portico_rid;\n\s*portico_coalesce \$req_id \$http_x_request_id \$portico_rid;/, 'the variables module makes ids');
   assert.match(on, /map \$req_id \$portico_request_id \{ default \$req_id; \}/, 'the earlier name is an alias');
-  assert.match(on, /proxy_set_header X-Request-ID \$req_id;/);
+  assert.match(on, /portico_proxy_header X-Request-ID \$req_id;/);
   assert.doesNotMatch(on, /_set_header X-Request-ID \$portico_request_id;/, 'the headers read $req_id itself, not through the alias');
   const off = render({ 'generate-request-id': 'false' });
   assert.match(off, /portico_coalesce \$req_id \$http_x_request_id;/);

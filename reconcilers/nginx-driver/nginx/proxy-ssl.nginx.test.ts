@@ -106,6 +106,10 @@ test('a backend that requires a client certificate: 200 with proxy-ssl-secret\'s
   assert.equal(r.status, 200, r.body);
   assert.equal(r.seen?.tls?.clientCN, 'portico-client', 'the backend saw proxy-ssl-secret\'s certificate');
   assert.equal(r.seen?.tls?.servername, null, 'no SNI by default (proxy-ssl-server-name off)');
+  // The forwarded headers reach an HTTPS backend too (its upstream block is wrapped as portico_upstream is).
+  const h = r.seen?.headers ?? {};
+  assert.deepEqual([h['x-forwarded-for'], h['x-real-ip'], h['x-forwarded-proto'], h['x-forwarded-host'], h['x-scheme']], ['127.0.0.1', '127.0.0.1', 'http', 'app.example.com', 'http']);
+  assert.match(String(h['x-request-id']), /^[0-9a-f]{32}$/);
 
   await apply(configWith({}, {}));
   r = await get('mtls');

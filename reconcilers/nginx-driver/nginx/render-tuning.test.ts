@@ -177,19 +177,19 @@ test('real client address: enable-real-ip alone, forwarded-for-header, compute-f
   // enable-real-ip: realip from the named header, trusted peers only; X-Forwarded-Proto etc. still not trusted.
   const realIp = renderNginxConf(structureFrom({ 'enable-real-ip': 'true', 'forwarded-for-header': 'CF-Connecting-IP', 'proxy-real-ip-cidr': '192.0.2.0/24' }), rt, 'c');
   assert.match(realIp, /set_real_ip_from 192\.0\.2\.0\/24;\n  real_ip_header CF-Connecting-IP;\n  real_ip_recursive on;/);
-  assert.match(realIp, /proxy_set_header X-Forwarded-Proto \$scheme;/);
+  assert.match(realIp, /portico_proxy_header X-Forwarded-Proto \$scheme;/);
   assert.doesNotMatch(realIp, /portico_trusted_peer/);
-  assert.match(realIp, /proxy_set_header X-Forwarded-For \$remote_addr;/);
+  assert.match(realIp, /portico_proxy_header X-Forwarded-For \$remote_addr;/);
   nginxTest(rt, realIp, { withOutput: true });
   // compute-full-forwarded-for: only with use-forwarded-headers (ingress-nginx ignores it otherwise); the peer is
   // appended to the incoming X-Forwarded-For (whatever forwarded-for-header names, as ingress-nginx's $full_x_forwarded_for).
   const alone = renderNginxConf(structureFrom({ 'compute-full-forwarded-for': 'true' }), rt, 'c');
-  assert.match(alone, /proxy_set_header X-Forwarded-For \$remote_addr;/);
+  assert.match(alone, /portico_proxy_header X-Forwarded-For \$remote_addr;/);
   assert.match(alone, /map \$remote_addr \$portico_forwarded_for \{ default \$remote_addr; \}/);
   const full = renderNginxConf(structureFrom({ 'compute-full-forwarded-for': 'true', 'use-forwarded-headers': 'true', 'forwarded-for-header': 'X-Client-Chain' }), rt, 'c');
   assert.match(full, /map \$http_x_forwarded_for \$portico_forwarded_for \{ "" \$realip_remote_addr; default "\$http_x_forwarded_for, \$realip_remote_addr"; \}/);
-  assert.match(full, /proxy_set_header X-Forwarded-For \$portico_forwarded_for;/);
-  assert.match(full, /proxy_set_header X-Original-Forwarded-For \$http_x_client_chain;/);
+  assert.match(full, /portico_proxy_header X-Forwarded-For \$portico_forwarded_for;/);
+  assert.match(full, /portico_proxy_header X-Original-Forwarded-For \$http_x_client_chain;/);
   nginxTest(rt, full, { withOutput: true });
   // use-proxy-protocol: both public listeners expect it; the status port and the unix sockets do not. The default
   // proxy-real-ip-cidr is ingress-nginx's 0.0.0.0/0; an empty one trusts every peer (nothing but PROXY connections
@@ -216,16 +216,18 @@ test('real client address: enable-real-ip alone, forwarded-for-header, compute-f
 
 test('headers sent upstream as ingress-nginx sends them: X-Forwarded-Scheme, X-Scheme, X-Original-Forwarded-For/-Host, Proxy cleared, X-Original-URI with proxy-add-original-uri-header', () => {
   const plain = renderNginxConf(structureFrom({}), rt, 'c');
-  assert.match(plain, /\n  proxy_set_header X-Forwarded-Scheme \$scheme;\n  proxy_set_header X-Scheme \$scheme;/);
-  assert.match(plain, /\n  proxy_set_header X-Original-Forwarded-For \$http_x_forwarded_for;\n  proxy_set_header X-Original-Forwarded-Host \$http_x_forwarded_host;/);
+  // Written by the variables module (portico_proxy_header), each with an empty proxy_set_header of its name so
+  // the client's own is not passed.
+  assert.match(plain, /\n  proxy_set_header X-Forwarded-Scheme "";\n  portico_proxy_header X-Forwarded-Scheme \$scheme;\n  proxy_set_header X-Scheme "";\n  portico_proxy_header X-Scheme \$scheme;/);
+  assert.match(plain, /\n  proxy_set_header X-Original-Forwarded-For "";\n  portico_proxy_header X-Original-Forwarded-For \$http_x_forwarded_for;\n  proxy_set_header X-Original-Forwarded-Host "";\n  portico_proxy_header X-Original-Forwarded-Host \$http_x_forwarded_host;/);
   assert.match(plain, /\n  proxy_set_header Proxy "";/);
   assert.doesNotMatch(plain, /X-Original-URI \$request_uri;\n  # httpoxy/);
   // Locations that restate their headers (mirror, mirror_nobody, their slots, error pages) clear Proxy too.
   assert.equal((plain.match(/\n      proxy_set_header Proxy "";/g) ?? []).length, 5);
   assert.match(plain, /location @portico_https \{ return 308 https:\/\/\$portico_redirect_host\$request_uri;/);
   const fwd = renderNginxConf(structureFrom({ 'use-forwarded-headers': 'true', 'proxy-add-original-uri-header': 'true' }), rt, 'c');
-  assert.match(fwd, /\n  proxy_set_header X-Forwarded-Scheme \$portico_forwarded_proto;\n  proxy_set_header X-Scheme \$portico_forwarded_proto;/);
-  assert.match(fwd, /\n  proxy_set_header X-Original-URI \$request_uri;/);
+  assert.match(fwd, /\n  proxy_set_header X-Forwarded-Scheme "";\n  portico_proxy_header X-Forwarded-Scheme \$portico_forwarded_proto;\n  proxy_set_header X-Scheme "";\n  portico_proxy_header X-Scheme \$portico_forwarded_proto;/);
+  assert.match(fwd, /\n  proxy_set_header X-Original-URI "";\n  portico_proxy_header X-Original-URI \$request_uri;/);
   // gRPC backends get them too (grpc_set_header), with the trusted values.
   for (const [h, v] of [['X-Real-IP', '$remote_addr'], ['X-Forwarded-For', '$portico_forwarded_for'], ['X-Forwarded-Proto', '$portico_forwarded_proto'], ['X-Scheme', '$portico_forwarded_proto'], ['X-Original-URI', '$request_uri'], ['Proxy', '""']]) {
     assert.ok(fwd.includes(`\n  grpc_set_header ${h} ${v};`), `grpc_set_header ${h}`);
@@ -301,8 +303,8 @@ test('the one-directive keys (directive-tuning.ts): defaults as ingress-nginx re
   }), rt, 'c');
   assert.ok(conf.includes('error_log syslog:server=192.0.2.10:5140 notice;'), 'a copy of the error log');
   assert.match(conf, /location @portico_https \{ return 301 https:/);
-  assert.match(conf, /proxy_set_header X-Original-Forwarded-Host \$http_x_original_host;/);
-  assert.match(dflt, /proxy_set_header X-Original-Forwarded-Host \$http_x_forwarded_host;/);
+  assert.match(conf, /portico_proxy_header X-Original-Forwarded-Host \$http_x_original_host;/);
+  assert.match(dflt, /portico_proxy_header X-Original-Forwarded-Host \$http_x_forwarded_host;/);
   assert.match(conf, /httpsRedirectCode = 301,/);
   assert.match(dflt, /location @portico_https \{ return 308 https:/);
   assert.doesNotMatch(conf, /access_log syslog/, 'disable-http-access-log wins');

@@ -142,10 +142,10 @@ test('forwarded headers, untrusted (default): the client\'s X-Forwarded-For is r
   const rt = runtimeDir();
   const s = structureWith(['a.example.com']);
   const conf = renderNginxConf({ ...s, global: { ...s.global, listen: { ...s.global.listen, publishedHttpPort: 8000 } } }, rt, 'c');
-  assert.match(conf, /proxy_set_header X-Forwarded-For \$remote_addr;/);
+  assert.match(conf, /proxy_set_header X-Forwarded-For \"\";\n  portico_proxy_header X-Forwarded-For \$remote_addr;/);
   assert.doesNotMatch(conf, /proxy_add_x_forwarded_for|set_real_ip_from|real_ip_header/);
   assert.match(conf, /portico_if \$portico_forwarded_port_published \$https 443 8000;/);
-  assert.match(conf, /proxy_set_header X-Forwarded-Port \$portico_forwarded_port_published;/);
+  assert.match(conf, /portico_proxy_header X-Forwarded-Port \$portico_forwarded_port_published;/);
   nginxTest(rt, conf);
 });
 
@@ -156,8 +156,8 @@ test('forwarded headers, trusted: realip from proxy-real-ip-cidr only (recursive
   assert.match(conf, /real_ip_header X-Forwarded-For;/);
   assert.match(conf, /real_ip_recursive on;/);
   assert.match(conf, /geo \$realip_remote_addr \$portico_trusted_peer \{\n\s+default 0;\n\s+192\.0\.2\.0\/24 1;/);
-  assert.match(conf, /proxy_set_header X-Forwarded-For \$remote_addr;/);
-  assert.match(conf, /proxy_set_header X-Forwarded-Proto \$portico_forwarded_proto;/);
+  assert.match(conf, /proxy_set_header X-Forwarded-For \"\";\n  portico_proxy_header X-Forwarded-For \$remote_addr;/);
+  assert.match(conf, /portico_proxy_header X-Forwarded-Proto \$portico_forwarded_proto;/);
   nginxTest(rt, conf);
   // The ConfigMap's default: every IPv4 peer (ingress-nginx's 0.0.0.0/0).
   const dflt = renderNginxConf(structureWith(['a.example.com'], { useForwardedHeaders: true }), rt, 'c');
@@ -218,10 +218,18 @@ test('backend protocols render and pass nginx -t: https, grpc and grpcs profiles
   assert.match(conf, /location @portico_p_cccc \{[\s\S]*?grpc_ssl_verify on;[\s\S]*?grpc_pass grpcs:\/\/portico_be_p_cccc;/);
   // nginx keeps idle upstream connections per upstream block and peer address: each of these profiles has a block
   // of its own (balanced by the same Lua, with keep-alive), so none rides another's TLS or HTTP/2 connections, nor
-  // a plain HTTP one; auth subrequests have theirs too. The router's peer hand-off (+handoff) only where `location /`
-  // proxies, between the Lua balancer it wraps and keepalive.
+  // a plain HTTP one; auth subrequests have theirs too. The peer wrapper (+handoff: the forwarded headers, and the
+  // router's hand-off where `location /` proxies) on the blocks proxy_pass sends requests to, between the Lua balancer
+  // it wraps and keepalive; never on a gRPC one (its requests are not HTTP/1 text).
   const blocks = [...conf.matchAll(/\n  upstream (\S+) \{\n    server 0\.0\.0\.1:1234;\n    balancer_by_lua_block \{\n      require\("portico\.balancer"\)\.(\w+)\(\)\n    \}((?:\n    #[^\n]*)*\n    portico_peer_handoff;)?\n    keepalive \d+;/g)].map((m) => `${m[1]}:${m[2]}${m[3] ? '+handoff' : ''}`);
-  assert.deepEqual(blocks, ['portico_upstream:balance+handoff', 'portico_auth_upstream:balance', 'portico_mirror_upstream:balance_mirror', 'portico_be_p_aaaa:balance', 'portico_be_p_bbbb:balance', 'portico_be_p_cccc:balance']);
+  assert.deepEqual(blocks, ['portico_upstream:balance+handoff', 'portico_auth_upstream:balance', 'portico_mirror_upstream:balance_mirror', 'portico_be_p_aaaa:balance+handoff', 'portico_be_p_bbbb:balance', 'portico_be_p_cccc:balance']);
   assert.match(conf, /proxy_pass \$portico_auth_scheme:\/\/portico_auth_upstream\$portico_auth_uri;/);
+  // The forwarded headers (portico_proxy_header) are written by the wrapper: every proxy_pass goes to a wrapped block,
+  // or its location lists its own headers and says so (a block without the wrapper would send none of them).
+  const wrapped = new Set(blocks.filter((b) => b.endsWith('+handoff')).map((b) => b.split(':')[0]));
+  for (const m of conf.matchAll(/proxy_pass [^:;]*:\/\/(\w+)[^;]*;/g)) {
+    const location = conf.slice(conf.lastIndexOf('\n    location ', m.index), m.index);
+    assert.ok(wrapped.has(m[1] as string) || /\n      portico_proxy_header off;/.test(location), `${m[0]} in ${location.split('\n')[1]}`);
+  }
   nginxTest(rt, conf);
 });

@@ -299,13 +299,16 @@ export function renderNginxConf(structure: Structure, runtime: RuntimePaths, che
     // A profile speaking TLS, HTTP/2 or FastCGI to its backends keeps its connections in an upstream block of its own.
     upstream: p.backendProtocol ? `portico_be_${p.name}` : 'portico_upstream',
   }));
-  // handoff: `location /` proxies there, where the router may hand the first attempt's endpoint to nginx itself
-  // (portico_peer_handoff, nginx-assets/modules/portico_vars/ngx_http_portico_vars_peer.c).
+  // handoff: the block is wrapped by portico_peer_handoff (nginx-assets/modules/portico_vars/ngx_http_portico_vars_peer.c),
+  // which writes the http level's forwarded headers (portico_proxy_header) into the requests proxied there: every block
+  // proxy_pass sends the client's requests to (plain HTTP, and backend-protocol HTTPS). At portico_upstream,
+  // where `location /` proxies, the router may also hand the first attempt's endpoint to nginx itself. Never a block
+  // another protocol speaks to (gRPC, FastCGI), nor the auth and mirror blocks (their locations list their own).
   const upstreams = [
     { name: 'portico_upstream', mirror: false, handoff: true },
     { name: 'portico_auth_upstream', mirror: false, handoff: false },
     { name: 'portico_mirror_upstream', mirror: true, handoff: false },
-    ...profiles.filter((p) => p.upstream !== 'portico_upstream').map((p) => ({ name: p.upstream, mirror: false, handoff: false })),
+    ...profiles.filter((p) => p.upstream !== 'portico_upstream').map((p) => ({ name: p.upstream, mirror: false, handoff: p.backendProtocol === 'HTTPS' })),
   ];
   // custom-http-errors: one @portico_err_<code> location per code some profile sends there (400-599 only).
   const errorCodes = [...new Set(structure.profiles.flatMap((p) => p.errorCodes ?? []))].sort((a, b) => a - b);
