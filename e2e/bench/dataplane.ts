@@ -93,6 +93,10 @@ try {
   console.log(`[dataplane] per-request metrics on/off: ${(med(res.portico) / med(res.off)).toFixed(3)} of the req/s (median of ${rounds} rounds; mean ${(avg(res.portico.map((x) => x.rps)) / avg(res.off.map((x) => x.rps))).toFixed(3)}; per-round ratios ${paired.map((r) => r.toFixed(3)).join(', ')}, median ${(paired[Math.floor(paired.length / 2)] as number).toFixed(3)})`);
   const ratio = (xs: R[]) => (avg(res.portico.map((x) => x.rps)) / avg(xs.map((x) => x.rps))).toFixed(2);
   console.log(`[dataplane] ratio portico/plain: ${ratio(res.plain)} (vs plain with the same access log: ${ratio(res.plainLog)}) — wrk -t1 -c32 -d${seconds}s, 1 nginx worker each, ${rounds} alternated rounds`);
+  // The same rounds by the CPU time the nginx worker spent per request (user + system, from /proc): what one core
+  // serves is its inverse, which wrk and the backends sharing the machine's two cores do not move as they move req/s.
+  const cpu = (xs: R[]) => [...xs.map((x) => x.cpuUs)].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  console.log(`[dataplane] nginx worker CPU per request (median round): plain ${cpu(res.plain).toFixed(1)} µs, plain + same access log ${cpu(res.plainLog).toFixed(1)} µs, portico ${cpu(res.portico).toFixed(1)} µs, metrics off ${cpu(res.off).toFixed(1)} µs → one core serves ${(cpu(res.plain) / cpu(res.portico)).toFixed(2)} of plain nginx's requests with Portico (${(cpu(res.plainLog) / cpu(res.portico)).toFixed(2)} of plain with the same access log)`);
   if (!haveValgrind()) console.log('[dataplane] valgrind not installed: no instruction counts');
   else {
     try {

@@ -161,6 +161,7 @@ try {
 
   // ---- the table ------------------------------------------------------------------------------------------------
   const rps = (k: keyof typeof targets) => median(res[k].map((x) => x.rps));
+  const cpu = (k: keyof typeof targets) => median(res[k].map((x) => x.cpuUs));
   const p99 = (k: keyof typeof targets) => {
     const xs = res[k].map((x) => x.p99);
     return `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)} ms`;
@@ -172,6 +173,9 @@ try {
     row(['---', '---', '---', '---']),
     row([`req/s, median of ${rounds} × ${seconds} s rounds (wrk -t1 -c32)`, rps('plain').toFixed(0), `${rps('portico').toFixed(0)} (${(rps('portico') / rps('plain')).toFixed(2)})`, `${rps('traefik').toFixed(0)} (${(rps('traefik') / rps('plain')).toFixed(2)})`]),
     row(['p99 over the rounds', p99('plain'), p99('portico'), p99('traefik')]),
+    // What one core serves: the CPU time (user + system) the serving process spent per request, median round (nginx's
+    // worker; Traefik's process), which wrk and the backends sharing the cores do not move as they move req/s.
+    row(['CPU per request (µs, median round) → requests one core serves vs plain', cpu('plain').toFixed(1), `${cpu('portico').toFixed(1)} (${(cpu('plain') / cpu('portico')).toFixed(2)})`, `${cpu('traefik').toFixed(1)} (${(cpu('plain') / cpu('traefik')).toFixed(2)})`]),
     row([`new Ingress → first 200, p50 / p90 / p99 (${trials} each)`, '—', pp(newIngress.portico), pp(newIngress.traefik)]),
     row([`pod Ready → first 200 from it, p50 / p90 / p99 (${trials} flips)`, '—', pp(ready.portico), pp(ready.traefik)]),
     row([`EndpointSlice write → first 200 from the new endpoint, p50 / p90 / p99 (${trials})`, '—', pp(sliceWrite.portico), pp(sliceWrite.traefik)]),

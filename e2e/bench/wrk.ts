@@ -11,7 +11,44 @@ export interface WrkResult {
   p99: number;
   /** non-2xx/3xx answers */
   errors: number;
+  /**
+   * CPU time (user + system, µs) the serving processes spent per request: nginx's workers (not its master), or every
+   * process listening on the port when none is an nginx worker (Traefik). What one core can serve is 1e6 / this, which
+   * wrk, the backends and other load on the machine do not move the way they move req/s. NaN when unknown.
+   */
+  cpuUs: number;
 }
+
+/** The processes serving a port: nginx workers listening on it, else every process listening on it. */
+function servingPids(port: number): number[] {
+  let out = '';
+  try {
+    out = execFileSync('ss', ['-Hltnp', `sport = :${port}`], { encoding: 'utf8' });
+  } catch {
+    return [];
+  }
+  const pids = [...new Set([...out.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1])))];
+  const workers = pids.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('nginx: worker process');
+    } catch {
+      return false;
+    }
+  });
+  return workers.length ? workers : pids;
+}
+
+/** utime + stime of these processes, in clock ticks (proc(5): fields 14 and 15 of /proc/<pid>/stat). */
+function cpuTicks(pids: number[]): number {
+  let t = 0;
+  for (const pid of pids) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // after "pid (comm) ": field 3 is f[0]
+    t += Number(f[11]) + Number(f[12]);
+  }
+  return t;
+}
+const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
 /**
  * wrk -t1 -c32 for `seconds` against 127.0.0.1:port with these headers (Host first), pinned to the second core so
@@ -19,12 +56,16 @@ export interface WrkResult {
  */
 export function wrk(port: number, seconds: number, headers: Record<string, string>): WrkResult {
   const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+  const pids = servingPids(port);
+  const before = pids.length ? cpuTicks(pids) : NaN;
   const out = execFileSync('taskset', ['-c', '1', 'wrk', '-t1', '-c32', `-d${seconds}s`, '--latency', ...h, `http://127.0.0.1:${port}/`], { encoding: 'utf8' });
+  const spent = pids.length ? cpuTicks(pids) - before : NaN;
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const p99raw = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
   const p99 = p99raw ? Number(p99raw[1]) * (p99raw[2] === 'us' ? 0.001 : p99raw[2] === 's' ? 1000 : 1) : NaN;
   const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? '0');
-  return { rps, p99, errors };
+  return { rps, p99, errors, cpuUs: requests > 0 ? (spent * TICK_US) / requests : NaN };
 }
 
 /**

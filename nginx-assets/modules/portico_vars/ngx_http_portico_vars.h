@@ -40,6 +40,7 @@ char *ngx_http_pv_peer_handoff(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 char *ngx_http_pv_data_generation(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 char *ngx_http_pv_header_if_set(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 ngx_int_t ngx_http_pv_header_init(ngx_conf_t *cf);
+ngx_int_t ngx_http_pv_name(ngx_conf_t *cf, ngx_str_t *arg, ngx_str_t *name);
 void *ngx_http_pv_create_loc_conf(ngx_conf_t *cf);
 char *ngx_http_pv_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child);
 char *ngx_http_pv_proxy_header(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);

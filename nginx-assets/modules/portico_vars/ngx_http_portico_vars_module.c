@@ -187,7 +187,8 @@ ngx_module_t  ngx_http_portico_vars_module = {
 };
 
 
-static ngx_int_t
+/* "$name" (letters, digits, "_") → name; NGX_ERROR when arg is not one variable. */
+ngx_int_t
 ngx_http_pv_name(ngx_conf_t *cf, ngx_str_t *arg, ngx_str_t *name)
 {
     ngx_uint_t  i;

@@ -90,7 +90,6 @@ ngx_http_pv_proxy_header(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_pv_loc_conf_t  *lcf = conf;
 
     ngx_str_t                   *value, name;
-    ngx_uint_t                   i;
     ngx_http_pv_proxy_header_t  *h;
 
     value = cf->args->elts;
@@ -115,18 +114,9 @@ ngx_http_pv_proxy_header(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    if (value[2].len < 2 || value[2].data[0] != '$') {
+    if (ngx_http_pv_name(cf, &value[2], &name) != NGX_OK) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "\"%V\": the value is one variable (\"$name\")", &value[2]);
         return NGX_CONF_ERROR;
-    }
-
-    for (i = 1; i < value[2].len; i++) {
-        u_char  c = value[2].data[i];
-
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "\"%V\": the value is one variable (\"$name\")", &value[2]);
-            return NGX_CONF_ERROR;
-        }
     }
 
     if (lcf->proxy_headers == NGX_CONF_UNSET_PTR) {
@@ -146,8 +136,6 @@ ngx_http_pv_proxy_header(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     h->name = value[1];
-    name.len = value[2].len - 1;
-    name.data = value[2].data + 1;
     h->index = ngx_http_get_variable_index(cf, &name);
     if (h->index == NGX_ERROR) {
         return NGX_CONF_ERROR;
