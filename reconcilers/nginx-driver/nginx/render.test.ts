@@ -233,5 +233,10 @@ test('backend protocols render and pass nginx -t: https, grpc and grpcs profiles
     const location = conf.slice(conf.lastIndexOf('\n    location ', m.index), m.index);
     assert.ok(wrapped.has(m[1] as string) || /\n      portico_proxy_header off;/.test(location), `${m[0]} in ${location.split('\n')[1]}`);
   }
+  // A location with proxy_set_header lines of its own drops the http level's, among them the empty ones that keep a
+  // client's X-Forwarded-For & co. from being passed: the module's lines must be off there too (else both would go).
+  const own = conf.split('\n    location ').slice(1).filter((loc) => /\n      proxy_set_header /.test(loc));
+  assert.equal(own.length, 6, 'auth, four mirror locations, error pages');
+  for (const loc of own) assert.match(loc, /\n      portico_proxy_header off;/, loc.split('\n')[0]);
   nginxTest(rt, conf);
 });
