@@ -92,7 +92,7 @@ bench-scale: ## in-process, real nginx: 100/1k/10k Ingresses (translation, nginx
 
 .PHONY: bench-dataplane
 bench-dataplane: ## wrk through Portico (10k routes in its router) vs plain nginx, same backends and worker count (needs make cluster-up)
-	$(NODE) e2e/bench/dataplane.ts 8 3 10000
+	bash tools/with-reserved-ports.sh 39000-39999 $(NODE) e2e/bench/dataplane.ts 8 3 10000
 
 .PHONY: bench-new-ingress
 bench-new-ingress: ## new Ingress → first 200 through the API server with 100 and 10,000 Ingresses present, reloads counted (needs make cluster-up)
