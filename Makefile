@@ -94,6 +94,10 @@ bench-scale: ## in-process, real nginx: 100/1k/10k Ingresses (translation, nginx
 bench-dataplane: ## wrk through Portico (10k routes in its router) vs plain nginx, same backends and worker count (needs make cluster-up)
 	bash tools/with-reserved-ports.sh 39000-39999 $(NODE) e2e/bench/dataplane.ts 8 3 10000
 
+.PHONY: bench-dataplane-cpu
+bench-dataplane-cpu: ## no cluster: CPU time (user, system) per proxied request of one nginx process on one core — plain nginx, plain with an access log, Portico with 10k routes — in alternated rounds
+	$(NODE) e2e/bench/dataplane-cpu.ts 2 15 10000
+
 .PHONY: bench-new-ingress
 bench-new-ingress: ## new Ingress → first 200 through the API server with 100 and 10,000 Ingresses present, reloads counted (needs make cluster-up)
 	$(NODE) e2e/bench/new-ingress.ts 100,10000 50

@@ -17,6 +17,9 @@ export interface WrkResult {
    * wrk, the backends and other load on the machine do not move the way they move req/s. NaN when unknown.
    */
   cpuUs: number;
+  /** The user and the system (kernel) part of cpuUs. */
+  userUs: number;
+  sysUs: number;
 }
 
 /** The processes serving a port: nginx workers listening on it, else every process listening on it. */
@@ -38,13 +41,14 @@ function servingPids(port: number): number[] {
   return workers.length ? workers : pids;
 }
 
-/** utime + stime of these processes, in clock ticks (proc(5): fields 14 and 15 of /proc/<pid>/stat). */
-function cpuTicks(pids: number[]): number {
-  let t = 0;
+/** utime and stime of these processes, in clock ticks (proc(5): fields 14 and 15 of /proc/<pid>/stat). */
+function cpuTicks(pids: number[]): { user: number; sys: number } {
+  const t = { user: 0, sys: 0 };
   for (const pid of pids) {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // after "pid (comm) ": field 3 is f[0]
-    t += Number(f[11]) + Number(f[12]);
+    t.user += Number(f[11]);
+    t.sys += Number(f[12]);
   }
   return t;
 }
@@ -57,15 +61,18 @@ const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'u
 export function wrk(port: number, seconds: number, headers: Record<string, string>): WrkResult {
   const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
   const pids = servingPids(port);
-  const before = pids.length ? cpuTicks(pids) : NaN;
+  const before = pids.length ? cpuTicks(pids) : undefined;
   const out = execFileSync('taskset', ['-c', '1', 'wrk', '-t1', '-c32', `-d${seconds}s`, '--latency', ...h, `http://127.0.0.1:${port}/`], { encoding: 'utf8' });
-  const spent = pids.length ? cpuTicks(pids) - before : NaN;
+  const after = pids.length ? cpuTicks(pids) : undefined;
   const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const p99raw = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
   const p99 = p99raw ? Number(p99raw[1]) * (p99raw[2] === 'us' ? 0.001 : p99raw[2] === 's' ? 1000 : 1) : NaN;
   const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? '0');
-  return { rps, p99, errors, cpuUs: requests > 0 ? (spent * TICK_US) / requests : NaN };
+  const per = (ticks: number | undefined) => (requests > 0 && ticks !== undefined ? (ticks * TICK_US) / requests : NaN);
+  const userUs = per(after && before && after.user - before.user);
+  const sysUs = per(after && before && after.sys - before.sys);
+  return { rps, p99, errors, cpuUs: userUs + sysUs, userUs, sysUs };
 }
 
 /**
