@@ -8,8 +8,8 @@
 // Usage: node e2e/bench/dataplane-cpu.ts [seconds=2] [rounds=10] [routes=10000]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
+import { answers, singleProcessConf } from './instructions.ts';
 import { standaloneBench, type BenchServer } from './standalone.ts';
 import { wrk, type WrkResult } from './wrk.ts';
 
@@ -17,34 +17,24 @@ const seconds = Number(process.argv[2] ?? 2);
 const rounds = Number(process.argv[3] ?? 10);
 const extraHosts = Number(process.argv[4] ?? 10_000);
 
-function answers(port: number, host: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    http
-      .get({ host: '127.0.0.1', port, path: '/', agent: false, headers: { host } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode === 200));
-      })
-      .on('error', () => resolve(false));
-  });
-}
-
 /** Starts the server as one nginx process (no master) on core 0; resolves once it answers 200. */
 async function start(s: BenchServer, children: ChildProcess[]): Promise<ChildProcess> {
   const file = path.join(s.dir, 'cpu.conf');
-  writeFileSync(file, `master_process off;\n${s.conf.replace(/^master_process on;\n/m, '').replace(/^worker_processes .*;$/m, 'worker_processes 1;')}`);
+  writeFileSync(file, singleProcessConf(s.conf));
   const child = spawn('taskset', ['-c', '0', 'nginx', '-p', s.dir, '-c', file, '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
   const end = Date.now() + 60_000;
   for (;;) {
     try {
-      await s.ready?.();
-      if (await answers(s.port, s.host)) return child;
+      await s.ready?.(); // refused until nginx listens on its configuration socket
+      break;
     } catch (e) {
       if (Date.now() > end) throw e;
+      await new Promise((r) => setTimeout(r, 100));
     }
-    if (Date.now() > end) throw new Error(`${s.name}: no 200 on ${s.port} within 60 s`);
-    await new Promise((r) => setTimeout(r, 100));
   }
+  await answers(s.port, s.host, 60_000);
+  return child;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;

@@ -32,7 +32,8 @@ function requests(port: number, host: string, n: number, headers: Record<string,
   })();
 }
 
-async function answers(port: number, host: string, timeoutMs: number, headers: Record<string, string> = {}): Promise<void> {
+/** Resolves once 127.0.0.1:port answers `host` with 200; throws after timeoutMs. */
+export async function answers(port: number, host: string, timeoutMs: number, headers: Record<string, string> = {}): Promise<void> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
@@ -49,6 +50,11 @@ async function answers(port: number, host: string, timeoutMs: number, headers: R
   }
 }
 
+/** The configuration run as one process: master_process off, one worker. */
+export function singleProcessConf(conf: string): string {
+  return `master_process off;\n${conf.replace(/^master_process on;\n/m, '').replace(/^worker_processes .*;$/m, 'worker_processes 1;')}`;
+}
+
 /**
  * conf: a complete nginx.conf for one process (the function forces master_process off and one worker) whose
  * listener `port` serves `host`; ready(): called once nginx runs, before counting (e.g. to push backends).
@@ -58,7 +64,7 @@ export async function instructionsPerRequest(o: { dir: string; conf: string; por
   const few = o.few ?? Number(process.env.BENCH_CG_FEW ?? 200);
   const many = o.many ?? Number(process.env.BENCH_CG_MANY ?? 2200);
   const file = path.join(o.dir, 'callgrind.conf');
-  writeFileSync(file, `master_process off;\n${o.conf.replace(/^master_process on;\n/m, '').replace(/^worker_processes .*;$/m, 'worker_processes 1;')}`);
+  writeFileSync(file, singleProcessConf(o.conf));
   const total = async (n: number): Promise<number> => {
     const out = path.join(o.dir, `callgrind.${n}.out`);
     rmSync(out, { force: true });
