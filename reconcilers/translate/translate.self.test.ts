@@ -110,7 +110,7 @@ test('the loop id reaches nginx.conf: X-Portico-Hop appended on every proxied re
   const rt = runtimeDir();
   const conf = renderNginxConf(r.config.structure, rt, structureChecksum(r.config.structure));
   assert.ok(conf.includes(`portico_hop $portico_hop $portico_loop $http_x_portico_hop ${id};`));
-  assert.match(conf, /if \(\$portico_loop\) \{ return 508; \}\n(?:\s+#.*\n)*\s+set_by_lua \$portico_jump/, 'before the router runs');
+  assert.match(conf, /if \(\$portico_loop\) \{ return 508; \}\n(?:\s+#.*\n)*\s+if \(\$portico_route_declined\) \{\n\s+set_by_lua \$portico_jump/, 'before the router runs');
   // Written by the variables module on requests proxied from the http level's locations; every location with
   // proxy_set_header of its own restates it (auth, mirror x2, mirror slots x2, error page).
   assert.equal(conf.match(/\n  portico_proxy_header X-Portico-Hop \$portico_hop;/g)?.length, 1);

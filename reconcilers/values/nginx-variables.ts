@@ -48,6 +48,8 @@ export const PORTICO_VARIABLES = [
   // backends written as ingress-nginx names its upstreams.
   'portico_route_backend', 'portico_main_backend', 'portico_main_upstream', 'portico_served_upstream', 'portico_upstream_name',
   'portico_derived_upstream',
+  // "1" when the request was routed by the router's native path (ngx_http_portico_vars_route.c), without Lua.
+  'portico_routed_natively',
   // OpenTelemetry (tracing.lua): the traceparent sent upstream, the sampled span and what its log phase reads.
   'portico_traceparent', 'portico_traceparent_out', 'portico_span', 'portico_span_line',
 ] as const;

@@ -396,13 +396,16 @@ end
 -- first, and it is taken once (a retry, the fallback below, a canary read the variables). Whatever writes
 -- $portico_backend or $portico_timeouts between the router and the balancer drops it (errors.lua: forget). The
 -- request is nginx's request pointer: a running request has its own, and every request that reaches a balancer
--- went through the router first, so a freed request's pointer reused by a new one is replaced before it can match.
+-- went through the router first (its native path included, which the balancer asks: native.lua), so a freed
+-- request's pointer reused by a new one is replaced, or known to be another request's, before it can match.
 local handoff_r, handoff_id, handoff_tk = nil, nil, nil
+-- The router's native path (native.lua): nil without Portico's variables module.
+local native = require("portico.native")
+if type(native) ~= "table" then native = nil end
 function _M.handoff(r, id, tk) handoff_r, handoff_id, handoff_tk = r, id, tk end
--- The last request whose first attempt the router handed to nginx itself (peer_handoff): only its balancer asks the
--- module how that attempt ended. Not dropped by a routing (a mirror subrequest routes in the middle of its
--- request): the module's answer is per request, so a later request at the same address is told "no hand-off".
-local peer_r = nil
+-- Whether the router handed a first attempt to nginx itself (peer_handoff, or its native path): then a balancer asks
+-- the module how that attempt ended (its answer is per request: a request without a hand-off is told so).
+local peer_handed = native ~= nil
 -- nginx's request pointer (lua-resty-core, loaded by lua-nginx-module before any of this); none in the unit tests.
 local get_request = function() return nil end
 do
@@ -411,10 +414,9 @@ do
 end
 function _M.forget()
   handoff_r = nil
-  if peer_r ~= nil then
+  if peer_handed and hand then
     local r = get_request()
-    if r ~= nil and hand then hand.forget(r) end
-    peer_r = nil
+    if r ~= nil then hand.forget(r) end
   end
 end
 
@@ -428,15 +430,24 @@ function _M.peer_handoff(r, id)
   local peer = p.algo:next()
   if not peer then return false end
   if not hand.handoff(r, peer.sa, peer.name, p.more) then return false end
-  peer_r = r
+  peer_handed = true
   return true
+end
+
+-- A backend the router's native path may balance (native.lua): its round-robin endpoints and the retries allowed
+-- after the first attempt, when peer_handoff could pick them (round-robin, no canary, health checks or stickiness);
+-- else nil.
+function _M.fast_peers(id)
+  local p = picker(id)
+  if not p or not p.fast then return nil end
+  return p.algo.peers, p.more
 end
 
 function _M.balance()
   local id, tk
   local handed = false
   local hr = handoff_r
-  if hr ~= nil and hr == get_request() then
+  if hr ~= nil and hr == get_request() and not (native and native.native(hr)) then
     handoff_r, handed = nil, true
     id, tk = handoff_id, handoff_tk
   else
@@ -444,9 +455,9 @@ function _M.balance()
   end
   local state, status = get_last_failure()
   -- The attempt before this one was the router's hand-off (ngx.balancer knows only the attempts set here).
-  if not state and peer_r ~= nil then
+  if not state and peer_handed and hand then
     local r = get_request()
-    if r == peer_r then state, status = hand.failure(r) end
+    if r ~= nil then state, status = hand.failure(r) end
   end
   if state then return retry(id, state, status) end
   if not handed then tk = ngx_var.portico_timeouts end

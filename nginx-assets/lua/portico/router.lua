@@ -423,6 +423,17 @@ local function escape_path(s)
   return (s:gsub("[^%w%-%._~!%$&'%(%)%*%+,;=:@/]", function(c) return string.format("%%%02X", c:byte()) end))
 end
 
+-- The native path (native.lua; nil without Portico's variables module, as in the unit tests unless they install one):
+-- the hosts this worker routes, with the backends of their plain routes, registered for nginx to route without Lua.
+local native = require("portico.native")
+if type(native) ~= "table" then native = nil end
+local native_gen = nil     -- the generation of the data the native table was last reset for
+local native_epoch = 0     -- bumped at each reset: hosts registered before it are registered again
+local native_backends = {} -- backend id -> registered (true) or not possible (false), this epoch
+-- Flags of native.lua's host() and path().
+local N_TLS, N_REGEX, N_HTTPS, N_NO_UPGRADE, N_DECLINE = 1, 2, 1, 2, 4
+local N_MAX_PATHS = 64
+
 local random = math.random
 local run_sync = plugins.run_sync
 local store_get = store.get
@@ -448,6 +459,57 @@ local function observed(id)
   end
   return false
 end
+-- A route nginx can serve from the native table: proxied from `location /` to one backend that round-robin balances,
+-- with nothing else for the router to do than write $portico_backend, $portico_upstream_name and $portico_mk (the
+-- redirect to HTTPS and a refused Upgrade are tested natively and left to the router when they apply).
+local function plain(r)
+  return r.jump == "" and r.plain_jump == "" and r.backend ~= nil and r.backend ~= "" and not (r.plugins or r.split
+    or r.tk or r.fallback or r.errors or r.mirror or r.max_body or r.trace) and not observed(r.backend)
+end
+
+local function native_backend(id)
+  local ok = native_backends[id]
+  if ok == nil then
+    local peers, more = balancer.fast_peers(id)
+    ok = peers ~= nil and #peers > 0 and native.backend(id, peers, more) or false
+    native_backends[id] = ok
+  end
+  return ok
+end
+
+local function native_path(path, e)
+  local r = e.r
+  if r and r ~= SLASH and r ~= SLASH_PORT and plain(r) and native_backend(r.backend) then
+    local flags = (r.https and N_HTTPS or 0) + (r.no_upgrade and N_NO_UPGRADE or 0)
+    return native.path(path, r.backend, upstream_name(r.backend), r.mk or "", flags)
+  end
+  return native.path(path, "", "", "", N_DECLINE)
+end
+
+-- Registers a host with its paths in nginx's order (exact, slash redirects, prefixes longest first), once per
+-- epoch. A host the native path cannot serve at all (too many paths, TLS passed through) is not registered.
+local function native_register(name, h)
+  h.native = native_epoch
+  if h.passthrough then return end
+  local exact, slash = {}, {}
+  for path, e in pairs(h.exact) do exact[#exact + 1] = path end
+  for path in pairs(h.slash) do slash[#slash + 1] = path end
+  local px = h.prefix
+  if #exact + #slash + #px > N_MAX_PATHS then return end
+  local flags = (h.tls and N_TLS or 0) + (#h.regex > 0 and N_REGEX or 0)
+  if not native.host(name, h.mk or "", flags, #exact, #slash, #px) then return end
+  for i = 1, #exact do
+    if not native_path(exact[i], h.exact[exact[i]]) then return end
+  end
+  for i = 1, #slash do
+    if not native.path(slash[i], "", "", "", N_DECLINE) then return end
+  end
+  for i = 1, #px do
+    if not native_path(px[i].path, px[i]) then return end
+  end
+end
+_M._native_register = native_register
+
 -- The share of a split a request goes to: its index, drawn in proportion to the weights.
 local function split_pick(s)
   local x = random() * s.total
@@ -478,6 +540,15 @@ local function route(host, uri, listened, req)
   if req ~= nil and is_internal(req) then req = nil end
   if host == nil then host, uri = ngx_var.host, ngx_var.uri end
   sync()
+  if native then
+    local g = store.generation()
+    if g ~= native_gen then
+      native_gen, native_epoch, native_backends = g, native_epoch + 1, {}
+      local ports = {}
+      if spaces then for p in pairs(spaces) do ports[#ports + 1] = tonumber(p) end end
+      native.reset(g, ports)
+    end
+  end
   local h, r
   local lfilters
   local port = spaces and ngx_var.server_port
@@ -520,6 +591,8 @@ local function route(host, uri, listened, req)
     h, r = match_listener(space, host, uri, port_listeners[port])
   else
     h = find_host(host)
+    -- The host's exact name (never one reached through a wildcard or "_") is registered for the native path.
+    if native and h and h.native ~= native_epoch and hosts[host] == h then native_register(host, h) end
   end
   if not h then return "@portico_unmatched" end
   if h.passthrough and ngx_var.scheme == "https" then

@@ -126,6 +126,10 @@ function _M.sync()
   if g >= 0 then local_generation = g end
 end
 
+-- The generation the worker's data was last synchronized at (negative without Portico's variables module): the
+-- router's native path (native.lua) belongs to it.
+function _M.generation() return local_generation end
+
 -- A backend as stored now (decoded once per change), or nil.
 function _M.get(id)
   local b = decoded[id]

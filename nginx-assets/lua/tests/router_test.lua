@@ -533,4 +533,96 @@ do -- Gateway API: a Gateway port's hosts are keyed by its pod port; Gateway wil
   R.check("validate: a bad Gateway listener host is refused", validate.host_routes("20001/Foo bar", { rules = {} }) ~= nil and validate.host_routes("2000100/x.example", { rules = {} }) ~= nil)
 end
 
+do -- the native path (native.lua → ngx_http_portico_vars_route.c): what the router registers for nginx to route
+  -- without Lua. A fake native module records the calls; the C side's matching is tested in real nginx
+  -- (reconcilers/nginx-driver/nginx/native-route.nginx.test.ts).
+  local T = mock.fresh()
+  local calls = {}
+  local function record(kind) return function(...) calls[#calls + 1] = { kind, ... }; return true end end
+  package.loaded["portico.native"] = { reset = record("reset"), backend = record("backend"), host = record("host"), path = record("path"), native = function() return false end }
+  package.loaded["portico.peer_handoff"] = {
+    addr = function(host, port) return "sa:" .. host .. ":" .. port, host .. ":" .. port end,
+    handoff = function() return true end, failure = function() end, forget = function() end,
+  }
+  local store = require("portico.store")
+  local router = require("portico.router")
+  router.configure({ profiles = { "p_x" } })
+  local G = 7
+  store.generation = function() return G end
+  local function ep(ip) return { address = ip, port = 80, weight = 1 } end
+  store.apply_all({ b = { upsert = {
+    ns_web_80 = { balance = "round_robin", endpoints = { ep("198.51.100.1"), ep("198.51.100.2") } },
+    ns_two_80 = { endpoints = { { address = "198.51.100.3", port = 80, weight = 3 } } },
+    ns_ewma_80 = { balance = "ewma", endpoints = { ep("198.51.100.4") } },
+  } }, p = { upsert = {
+    ns_req = { name = "ns/req", type = "request-headers", set = { { name = "x-a", value = "1" } }, add = {}, remove = {} },
+  } }, r = { upsert = {
+    ["n.example.com"] = { tls = true, metrics = "host-labels", rules = {
+      rule("exact", "/exact", route("ns_two_80", { metrics = "exact-labels" })),
+      { match = "prefix", path = "/dir/", slashRedirect = true, route = { source = "Ingress/ns/x", backendId = "ns_web_80", sslRedirect = true } },
+      rule("prefix", "/nows", route("ns_web_80", { websocket = false })),
+      rule("prefix", "/plug", route("ns_web_80", { plugins = { "ns_req" } })),
+      rule("prefix", "/profile", route("ns_web_80", { profile = "p_x" })),
+      rule("prefix", "/timeouts", route("ns_web_80", { timeouts = { connect = 1, send = 2, read = 3 } })),
+      rule("prefix", "/ewma", route("ns_ewma_80")),
+      rule("prefix", "/", route("ns_web_80")),
+    } },
+    ["*.wild.example.com"] = { rules = { rule("prefix", "/", route("ns_web_80")) } },
+    ["rx.example.com"] = { rules = { rule("regex", "^/r[0-9]+", route("ns_web_80")), rule("prefix", "/", route("ns_web_80")) } },
+  } } })
+  local function of(kind)
+    local out = {}
+    for _, c in ipairs(calls) do if c[1] == kind then out[#out + 1] = c end end
+    return out
+  end
+  local function paths()
+    local out = {}
+    for _, c in ipairs(of("path")) do out[c[2]] = { backend = c[3], upstream = c[4], mk = c[5], flags = c[6] } end
+    return out
+  end
+  req(T, router, "n.example.com", "/x")
+  local resets = of("reset")
+  R.check("native: the table is reset for the data's generation before anything is registered", #resets == 1 and resets[1][2] == 7 and calls[1][1] == "reset")
+  local hosts = of("host")
+  R.check("native: the host is registered by its name with its labels, TLS flag and path counts",
+    #hosts == 1 and hosts[1][2] == "n.example.com" and hosts[1][3] == "host-labels" and hosts[1][4] == 1 and hosts[1][5] == 1 and hosts[1][6] == 1 and hosts[1][7] == 7,
+    require("cjson").encode(hosts[1] or {}))
+  local p = paths()
+  R.check("native: a plain prefix route names its backend, ingress-nginx's upstream name and no flags",
+    p["/"] and p["/"].backend == "ns_web_80" and p["/"].upstream == "ns-web-80" and p["/"].mk == "" and p["/"].flags == 0)
+  R.check("native: an exact route with its own labels", p["/exact"] and p["/exact"].backend == "ns_two_80" and p["/exact"].mk == "exact-labels" and p["/exact"].flags == 0)
+  R.check("native: ssl-redirect is flagged (nginx leaves plain HTTP to the router)", p["/dir/"] and p["/dir/"].flags == 1)
+  R.check("native: websocket false is flagged", p["/nows"] and p["/nows"].flags == 2)
+  R.check("native: nginx's slash redirect is left to the router", p["/dir"] and p["/dir"].flags == 4)
+  for _, path in ipairs({ "/plug", "/profile", "/timeouts", "/ewma" }) do
+    R.check("native: " .. path .. " is left to the router", p[path] and p[path].flags == 4 and p[path].backend == "", tostring(p[path] and p[path].flags))
+  end
+  local bs = {}
+  for _, c in ipairs(of("backend")) do bs[c[2]] = c end
+  R.check("native: round-robin backends are registered with their endpoints and retries",
+    bs.ns_web_80 and #bs.ns_web_80[3] == 2 and bs.ns_web_80[3][1].sa == "sa:198.51.100.1:80" and bs.ns_web_80[4] == 1 and bs.ns_two_80 and bs.ns_two_80[3][1].weight == 3)
+  R.check("native: an ewma backend is not", bs.ns_ewma_80 == nil)
+  local n = #calls
+  req(T, router, "n.example.com", "/x")
+  R.check("native: a host is registered once per generation", #calls == n)
+  req(T, router, "a.wild.example.com", "/")
+  R.check("native: a name reached through a wildcard is not registered", #calls == n)
+  req(T, router, "rx.example.com", "/")
+  hosts = of("host")
+  R.check("native: a host with regexes is flagged (only exact paths are answered natively)", #hosts == 2 and hosts[2][2] == "rx.example.com" and hosts[2][4] == 2)
+  G = 8
+  calls = {}
+  req(T, router, "n.example.com", "/x")
+  R.check("native: a new generation resets the table and the host is registered again",
+    calls[1] and calls[1][1] == "reset" and calls[1][2] == 8 and #of("host") == 1 and #of("backend") >= 2)
+  -- Gateway listener ports are handed to the reset (their requests are left to the router).
+  router.configure({ profiles = {}, gatewayPorts = { 20003 } })
+  G = 9
+  calls = {}
+  req(T, router, "n.example.com", "/x")
+  R.check("native: Gateway listener ports go with the reset", calls[1] and calls[1][1] == "reset" and calls[1][3][1] == 20003)
+  package.loaded["portico.native"] = nil
+  package.loaded["portico.peer_handoff"] = nil
+end
+
 R.done()

@@ -45,5 +45,12 @@ void *ngx_http_pv_create_loc_conf(ngx_conf_t *cf);
 char *ngx_http_pv_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child);
 char *ngx_http_pv_proxy_header(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 ngx_int_t ngx_http_pv_write_proxy_headers(ngx_http_request_t *r);
+int ngx_http_portico_vars_generation(void);
+int ngx_http_portico_vars_peer_handoff(ngx_http_request_t *r, const u_char *sa, size_t salen, const u_char *name,
+    size_t name_len, int more);
+ngx_int_t ngx_http_pv_peer_handoff_native(ngx_http_request_t *r, struct sockaddr *sa, socklen_t salen, ngx_str_t *name,
+    ngx_uint_t more);
+int ngx_http_portico_vars_peer_native(ngx_http_request_t *r);
+ngx_int_t ngx_http_pv_route_add_variables(ngx_conf_t *cf);
 
 #endif /* _NGX_HTTP_PORTICO_VARS_H_INCLUDED_ */

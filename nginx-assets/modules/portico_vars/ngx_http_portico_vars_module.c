@@ -36,6 +36,9 @@
  * In ngx_http_portico_vars_header.c:
  *   portico_header_if_set <name> $variable;   (server level)
  *       The response header, when the variable is not empty (as add_header ... always, by index).
+ * In ngx_http_portico_vars_route.c:
+ *   $portico_route_declined, $portico_routed_natively
+ *       The router's native path: plain routes the Lua router registered are routed in C; "1" when the router must run.
  * In ngx_http_portico_vars_generation.c:
  *   portico_data_generation;
  *       A counter in shared memory the configuration API bumps with each new version of the routing data, read by
@@ -160,7 +163,7 @@ static ngx_command_t  ngx_http_pv_commands[] = {
 
 
 static ngx_http_module_t  ngx_http_portico_vars_module_ctx = {
-    NULL,                                  /* preconfiguration */
+    ngx_http_pv_route_add_variables,       /* preconfiguration: the native path's variables */
     ngx_http_pv_check,                     /* postconfiguration */
     ngx_http_pv_create_main_conf,          /* create main configuration */
     NULL,                                  /* init main configuration */

@@ -34,6 +34,8 @@ typedef struct {
     ngx_uint_t                       handed;     /* a peer waits for the request's first attempt */
     ngx_uint_t                       state;      /* how the handed attempt ended: NGX_PEER_FAILED, NGX_PEER_NEXT;
                                                     0 while it has not, or when it succeeded (no retry follows) */
+    ngx_uint_t                       native;     /* handed by the native path (ngx_http_portico_vars_route.c), not by
+                                                    the Lua router */
 } ngx_http_pv_peer_ctx_t;
 
 
@@ -311,7 +313,37 @@ ngx_http_portico_vars_peer_handoff(ngx_http_request_t *r, const u_char *sa, size
     ctx->more = (ngx_uint_t) more;
     ctx->handed = 1;
     ctx->state = 0;
+    ctx->native = 0;
     return 0;
+}
+
+
+/* The native path's hand-off (ngx_http_portico_vars_route.c): the same, marked as made without the Lua router. */
+ngx_int_t
+ngx_http_pv_peer_handoff_native(ngx_http_request_t *r, struct sockaddr *sa, socklen_t salen, ngx_str_t *name,
+    ngx_uint_t more)
+{
+    ngx_http_pv_peer_ctx_t  *ctx;
+
+    if (ngx_http_portico_vars_peer_handoff(r, (u_char *) sa, salen, name->data, name->len, (int) more) != 0) {
+        return NGX_ERROR;
+    }
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_portico_vars_module);
+    ctx->native = 1;
+    return NGX_OK;
+}
+
+
+/* Whether the request's routing (since its last internal redirect, which drops the context) was the native path's:
+ * then the Lua router did not run, and what it last handed to the Lua balancer belongs to another request. */
+int
+ngx_http_portico_vars_peer_native(ngx_http_request_t *r)
+{
+    ngx_http_pv_peer_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_portico_vars_module);
+    return (ctx != NULL && ctx->native) ? 1 : 0;
 }
 
 

@@ -4,7 +4,7 @@
 // a logger that keeps nginx's error log, and the nginx process with its API client in a temporary directory; and a
 // request to nginx.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import winston from 'winston';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { Logger } from '../../../operator/log.ts';
 import { diffConfig, structureChecksum } from '../../translate/diff.ts';
+import { until } from '../../../e2e/harness/http.ts';
 import { DynamicClient } from './dynamic.ts';
 import { NginxProcess } from './process.ts';
 import { renderNginxConf, runtimePaths } from './render.ts';
@@ -68,5 +69,28 @@ export function sendTo(port: number, host: string, p: string, o: { method?: stri
     });
     req.on('error', reject);
     req.end(o.body);
+  });
+}
+
+/**
+ * The access log's lines about the given URIs (the first field of the test's log format), in the order written, as
+ * `parse` reads them (null: a line of no interest), once there is one per URI (the log is buffered: waited for, with a
+ * deadline).
+ */
+export async function loggedLines<T>(nginx: NginxProcess, uris: string[], parse: (line: string) => { uri: string; item: T } | null): Promise<T[]> {
+  const wanted = new Set(uris);
+  return until(`${uris.length} access-log lines`, async () => {
+    let text = '';
+    try {
+      text = readFileSync(nginx.runtime.accessLog, 'utf8');
+    } catch {
+      return false;
+    }
+    const out: T[] = [];
+    for (const line of text.split('\n')) {
+      const p = parse(line);
+      if (p && wanted.has(p.uri)) out.push(p.item);
+    }
+    return out.length === uris.length && out;
   });
 }

@@ -10,13 +10,11 @@
 // 38604, 38605 and 38607, the canary 38606.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
 import { translate } from '../../translate/translate.ts';
 import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
-import { until } from '../../../e2e/harness/http.ts';
 import { TestNet } from './testnet.test-helpers.ts';
-import { capturingLogger, liveNginx, sendTo, startLive, stopLive } from './live.test-helpers.ts';
+import { capturingLogger, liveNginx, loggedLines, sendTo, startLive, stopLive } from './live.test-helpers.ts';
 
 const LISTEN = { httpPort: 38600, httpsPort: 38601, statusPort: 38602, address: '127.0.0.1' };
 const LIVE = 38603;
@@ -58,22 +56,13 @@ before(async () => {
 });
 after(() => stopLive(nginx, dynamic, net));
 
-/** The access log's lines for the given URIs, once all are written (buffered: waited for, with a deadline). */
+/** The access log's lines for the given URIs, once all are written. */
 async function logged(uris: string[]): Promise<Map<string, { status: number; addrs: string[] }>> {
-  return until(`${uris.length} access-log lines`, async () => {
-    let text = '';
-    try {
-      text = readFileSync(nginx.runtime.accessLog, 'utf8');
-    } catch {
-      return false;
-    }
-    const out = new Map<string, { status: number; addrs: string[] }>();
-    for (const line of text.split('\n')) {
-      const m = /^(\S+) (\d+) (.*)$/.exec(line);
-      if (m && uris.includes(m[1]!)) out.set(m[1]!, { status: Number(m[2]), addrs: m[3]!.split(/, | : /).filter((a) => a && a !== '-') });
-    }
-    return out.size === uris.length && out;
+  const lines = await loggedLines(nginx, uris, (line) => {
+    const m = /^(\S+) (\d+) (.*)$/.exec(line);
+    return m ? { uri: m[1]!, item: [m[1]!, { status: Number(m[2]), addrs: m[3]!.split(/, | : /).filter((a) => a && a !== '-') }] as const } : null;
   });
+  return new Map(lines);
 }
 
 const live = () => `${net.ip}:${LIVE}`;
