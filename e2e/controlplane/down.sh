@@ -8,6 +8,7 @@ source "$(dirname "$0")/env.sh"
 bash "$ROOT/e2e/node/down.sh"
 
 for name in podhost kube-controller-manager kube-apiserver etcd; do stop_pid "$name"; done
+release_bench_ports
 # Portico's nginx instances under .dev (tests, benchmarks, the quickstart) each run in their own process group,
 # led by its master. SIGQUIT the group (graceful, also for workers whose master is gone), then SIGKILL the rest: a
 # master killed alone (as the stray sweep below would) leaves its workers bound to the ports. Only groups made of

@@ -34,6 +34,34 @@ eval "$(bash "$ROOT/e2e/controlplane/build.sh" paths)"
 
 log() { echo "[cluster] $*" >&2; }
 
+# The benchmarks' fixed loopback ports (38080 bench, 39080-39392 bench-dataplane and bench-peers, 40080 bench-plugins,
+# 44080-49080 the others) lie inside Linux's ephemeral range. The cluster's daemons open connections for as long as
+# they run (the apiserver to etcd, the controllers to the apiserver): a connection that took 127.0.0.1:39392 as its
+# local port once made a benchmark's nginx fail to bind it. While the cluster is up those ranges are kept out of the
+# ephemeral range; down.sh gives them back. (The suites' own ports are reserved by run-e2e.sh and
+# tools/with-reserved-ports.sh for their runs.)
+BENCH_PORTS="38080-38083 39000-40999 44000-44999 47000-49999"
+RESERVED_PORTS=/proc/sys/net/ipv4/ip_local_reserved_ports
+reserved_ports_with() { # reserved_ports_with add|del <lo> <hi> <list>
+  echo "$4" | tr ',' '\n' | awk -v op="$1" -v lo="$2" -v hi="$3" -F- '
+    NF { a = $1; b = (NF > 1 ? $2 : $1)
+         if (op == "del" && b >= lo && a <= hi) { if (a < lo) out[++n] = a "-" (lo - 1); if (b > hi) out[++n] = (hi + 1) "-" b }
+         else out[++n] = a "-" b }
+    END { if (op == "add") out[++n] = lo "-" hi
+          s = ""; for (i = 1; i <= n; i++) s = s (i > 1 ? "," : "") out[i]; print s }'
+}
+reserve_bench_ports() {
+  [[ -w $RESERVED_PORTS ]] || return 0
+  local list r; list="$(cat "$RESERVED_PORTS")"
+  for r in $BENCH_PORTS; do list="$(reserved_ports_with add "${r%-*}" "${r#*-}" "$list")"; done
+  echo "$list" > "$RESERVED_PORTS" || true
+}
+release_bench_ports() {
+  [[ -w $RESERVED_PORTS ]] || return 0
+  local list r; list="$(cat "$RESERVED_PORTS")"
+  for r in $BENCH_PORTS; do list="$(reserved_ports_with del "${r%-*}" "${r#*-}" "$list")"; done
+  echo "$list" > "$RESERVED_PORTS" || true
+}
 pid_alive() { [[ -f "$PIDS/$1.pid" ]] && kill -0 "$(cat "$PIDS/$1.pid")" 2>/dev/null; }
 
 curl_api() {

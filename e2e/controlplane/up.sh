@@ -21,6 +21,7 @@ trap 'log "interrupted: tearing down"; bash "$ROOT/e2e/controlplane/down.sh" >/d
 trap 'rc=$?; if ((rc != 0)); then log "failed (rc=$rc): tearing down; logs were in $LOGS"; cp -r "$LOGS" /tmp/portico-failed-logs 2>/dev/null || true; bash "$ROOT/e2e/controlplane/down.sh" >/dev/null 2>&1; fi' EXIT
 
 bash "$ROOT/e2e/controlplane/build.sh" all
+reserve_bench_ports
 mkdir -p "$CERTS/apiserver-tmp" "$PIDS" "$LOGS"
 
 # --- certificates -------------------------------------------------------------------------------------------

@@ -477,9 +477,11 @@ local function native_backend(id)
   return ok
 end
 
-local function native_path(path, e)
+local function native_path(path, e, host_mk)
   local r = e.r
-  if r and r ~= SLASH and r ~= SLASH_PORT and plain(r) and native_backend(r.backend) then
+  -- (A route's own empty labels replace the host's in the router; nginx's table falls back to the host's: left out.)
+  if r and r ~= SLASH and r ~= SLASH_PORT and plain(r) and not (r.mk == "" and host_mk)
+    and native_backend(r.backend) then
     local flags = (r.https and N_HTTPS or 0) + (r.no_upgrade and N_NO_UPGRADE or 0)
     return native.path(path, r.backend, upstream_name(r.backend), r.mk or "", flags)
   end
@@ -499,13 +501,13 @@ local function native_register(name, h)
   local flags = (h.tls and N_TLS or 0) + (#h.regex > 0 and N_REGEX or 0)
   if not native.host(name, h.mk or "", flags, #exact, #slash, #px) then return end
   for i = 1, #exact do
-    if not native_path(exact[i], h.exact[exact[i]]) then return end
+    if not native_path(exact[i], h.exact[exact[i]], h.mk) then return end
   end
   for i = 1, #slash do
     if not native.path(slash[i], "", "", "", N_DECLINE) then return end
   end
   for i = 1, #px do
-    if not native_path(px[i].path, px[i]) then return end
+    if not native_path(px[i].path, px[i], h.mk) then return end
   end
 end
 _M._native_register = native_register
