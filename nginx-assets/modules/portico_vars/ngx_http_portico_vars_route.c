@@ -530,8 +530,12 @@ ngx_http_pv_route_request(ngx_http_request_t *r)
     }
 
     if (p->flags & NGX_HTTP_PV_ROUTE_HTTPS) {
-        /* The router redirects when the client's scheme ($portico_forwarded_proto, else $scheme) is "http". */
-        proto = (ngx_http_pv_route.proto >= 0) ? ngx_http_get_indexed_variable(r, ngx_http_pv_route.proto) : NULL;
+        /* The router redirects when the client's scheme ($portico_forwarded_proto, else $scheme) is "http". A
+         * configuration where that variable has no index: the router reads it. */
+        if (ngx_http_pv_route.proto < 0) {
+            return NGX_DECLINED;
+        }
+        proto = ngx_http_get_indexed_variable(r, ngx_http_pv_route.proto);
         if (proto == NULL || proto->not_found) {
 #if (NGX_HTTP_SSL)
             if (r->connection->ssl == NULL) {

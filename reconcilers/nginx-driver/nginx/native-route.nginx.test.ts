@@ -3,19 +3,22 @@
 // (ngx_http_portico_vars_route.c) without running set_by_lua, and leaves everything else to the router. What is observed,
 // request by request, in the access log ($portico_routed_natively and $pid next to $upstream_addr): each request reaches
 // the backend nginx's location rules give it whichever path routed it; after a worker's first request for a plain host,
-// every later one of that worker is native; what the native path must leave to the router (the redirect to HTTPS,
-// nginx's "/foo" → "/foo/" redirect, wildcard hosts, regex hosts, unmatched paths) is answered as before, on every
-// request; and a change of routes or endpoints, pushed without a reload, is followed from the very next request.
+// every later one of that worker is native (HTTPS too, with HSTS for a host with a TLS section); what the native path
+// must leave to the router (the redirect to HTTPS, nginx's "/foo" → "/foo/" redirect, wildcard hosts, regex hosts,
+// unmatched paths) is answered as before, on every request; and a change of routes or endpoints, pushed without a
+// reload, is followed from the very next request.
 // Backends live in this file's network namespace (subnet 223). Ports 38700-38705 belong to this file: nginx
 // 38700-38702, the backends 38703 (web), 38704 (api) and 38705 (web after its endpoints change).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import https from 'node:https';
 import type { KubeObject } from '../../../operator/kube/object.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { defaultGlobalConfig, parseGlobalConfig } from '../../model/global-config.ts';
 import { diffConfig } from '../../translate/diff.ts';
 import { translate } from '../../translate/translate.ts';
 import { OPTS, ing, modelOf, rule, slice, svc, svcRef } from '../../translate/fixtures.test-helpers.ts';
+import { makeCa, issue } from '../../translate/pki.test-helpers.ts';
 import { TestNet } from './testnet.test-helpers.ts';
 import { capturingLogger, liveNginx, loggedLines, sendTo, startLive, stopLive } from './live.test-helpers.ts';
 
@@ -25,7 +28,9 @@ const API = 38704;
 const WEB_MOVED = 38705;
 const net = new TestNet(223);
 const { logger } = capturingLogger();
-const { dynamic, nginx } = liveNginx('portico-native-route-', logger);
+const { dir, dynamic, nginx } = liveNginx('portico-native-route-', logger);
+const ca = makeCa(dir, 'test-ca');
+const cert = issue(dir, ca, 'tls.test', ['tls.test']);
 
 function config(o: { webPort: number; apiPathTo: 'api' | 'web' }): GatewayConfig {
   const cfg = parseGlobalConfig({ 'log-format-upstream': '$request_uri $status $upstream_addr n=$portico_routed_natively pid=$pid' }, defaultGlobalConfig());
@@ -40,6 +45,8 @@ function config(o: { webPort: number; apiPathTo: 'api' | 'web' }): GatewayConfig
       annotations: { 'nginx.ingress.kubernetes.io/force-ssl-redirect': 'true' },
     }),
     ing('slash', { rules: [rule('slash.test', [{ path: '/docs/', pathType: 'ImplementationSpecific', backend: svcRef('api', 80) }, { path: '/', backend: svcRef('web', 80) }])] }),
+    // A host with a TLS section: HTTPS is served (with HSTS, which needs $portico_tls_host), plain HTTP redirected.
+    ing('tls', { rules: [rule('tls.test', [{ path: '/', backend: svcRef('web', 80) }])], tls: [{ hosts: ['tls.test'], secretName: 'tls' }] }),
     ing('wild', { rules: [rule('*.wild.test', [{ path: '/', backend: svcRef('api', 80) }])] }),
     ing('rx', { rules: [rule('rx.test', [
       { path: '/r[0-9]+', pathType: 'ImplementationSpecific', backend: svcRef('api', 80) },
@@ -55,6 +62,7 @@ function config(o: { webPort: number; apiPathTo: 'api' | 'web' }): GatewayConfig
     ingresses,
   });
   m.setGlobalConfig(cfg.values);
+  m.setSecret({ key: 'default/tls', ok: true, cert: cert.cert, privateKey: cert.key, hosts: ['tls.test'], notAfter: new Date(Date.now() + 86400_000).toISOString(), fingerprint: 'tls' } as Parameters<typeof m.setSecret>[0]);
   return translate(m.snapshot(), { ...OPTS, listen: LISTEN }).config;
 }
 
@@ -147,6 +155,31 @@ test('what the native path leaves to the router is answered by it on every reque
   for (const l of of(rxApi)) assert.equal(l.addr, at(API), l.uri);
   for (const l of of(rxWeb)) assert.equal(l.addr, at(WEB), l.uri);
   for (const l of [...of(rxApi), ...of(rxWeb)]) assert.equal(l.native, false, `${l.uri}: a regex host's prefix path was routed natively`);
+});
+
+/** A GET over HTTPS to nginx's TLS port for `host` (the test CA's certificate is not checked). */
+function getTls(host: string, uri: string): Promise<{ status: number; hsts: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    https.get({ host: '127.0.0.1', port: LISTEN.httpsPort, path: uri, servername: host, headers: { host }, rejectUnauthorized: false, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, hsts: res.headers['strict-transport-security'] as string | undefined }));
+    }).on('error', reject);
+  });
+}
+
+test('a host with a TLS section: HTTPS served natively with HSTS on every answer; plain HTTP redirected on every request', async () => {
+  const uris: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const uri = `/t?n=${seq++}`;
+    const a = await getTls('tls.test', uri);
+    assert.equal(a.status, 200, uri);
+    assert.equal(a.hsts, 'max-age=31536000; includeSubDomains', `${uri}: HSTS missing (is $portico_tls_host written natively?)`);
+    uris.push(uri);
+  }
+  for (let i = 0; i < 4; i++) assert.equal((await sendTo(LISTEN.httpPort, 'tls.test', `/t?plain=${i}`)).status, 308);
+  const lines = await logged(uris);
+  for (const l of lines) assert.equal(l.addr, at(WEB), l.uri);
+  nativeAfterFirst(lines, 'tls.test over HTTPS');
 });
 
 test('an Upgrade on a plain route is proxied as before (the router decides only for routes that refuse it)', async () => {
