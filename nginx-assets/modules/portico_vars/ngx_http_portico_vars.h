@@ -52,5 +52,8 @@ ngx_int_t ngx_http_pv_peer_handoff_native(ngx_http_request_t *r, struct sockaddr
     ngx_uint_t more);
 int ngx_http_portico_vars_peer_native(ngx_http_request_t *r);
 ngx_int_t ngx_http_pv_route_add_variables(ngx_conf_t *cf);
+ngx_int_t ngx_http_pv_index_of(const u_char *name, size_t len, ngx_uint_t changeable);
+void ngx_http_portico_vars_host_uri(ngx_http_request_t *r, const u_char **host, size_t *host_len, const u_char **uri,
+    size_t *uri_len);
 
 #endif /* _NGX_HTTP_PORTICO_VARS_H_INCLUDED_ */

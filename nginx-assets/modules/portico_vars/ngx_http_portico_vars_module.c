@@ -1030,17 +1030,14 @@ ngx_http_pv_line(ngx_http_request_t *r, ngx_http_pv_var_t *pv, ngx_str_t *out)
  * nginx.conf lets be set (a `set`, a map, a derivation of this module) can be named, as ngx.var would allow them.
  */
 
-/* The index of $name, or -1 when it is not one of those (or nginx.conf never reads it: then it has no index). */
+/* The index of a variable of the running configuration by its name, or -1 when nginx.conf never reads it (then it has
+ * none) or, with `changeable`, when it cannot be set. Also the native path's (ngx_http_portico_vars_route.c). */
 ngx_int_t
-ngx_http_portico_vars_index(const u_char *name, size_t len)
+ngx_http_pv_index_of(const u_char *name, size_t len, ngx_uint_t changeable)
 {
     ngx_uint_t                  i;
     ngx_http_variable_t        *v;
     ngx_http_core_main_conf_t  *cmcf;
-
-    if (len <= sizeof("portico_") - 1 || ngx_strncmp(name, "portico_", sizeof("portico_") - 1) != 0) {
-        return -1;
-    }
 
     cmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle, ngx_http_core_module);
     if (cmcf == NULL) {
@@ -1051,11 +1048,23 @@ ngx_http_portico_vars_index(const u_char *name, size_t len)
 
     for (i = 0; i < cmcf->variables.nelts; i++) {
         if (v[i].name.len == len && ngx_strncmp(v[i].name.data, name, len) == 0) {
-            return (v[i].flags & NGX_HTTP_VAR_CHANGEABLE) ? (ngx_int_t) i : -1;
+            return (!changeable || (v[i].flags & NGX_HTTP_VAR_CHANGEABLE)) ? (ngx_int_t) i : -1;
         }
     }
 
     return -1;
+}
+
+
+/* The index of $name, or -1 when it is not one of those (or nginx.conf never reads it: then it has no index). */
+ngx_int_t
+ngx_http_portico_vars_index(const u_char *name, size_t len)
+{
+    if (len <= sizeof("portico_") - 1 || ngx_strncmp(name, "portico_", sizeof("portico_") - 1) != 0) {
+        return -1;
+    }
+
+    return ngx_http_pv_index_of(name, len, 1);
 }
 
 

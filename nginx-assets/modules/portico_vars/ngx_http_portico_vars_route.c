@@ -33,6 +33,10 @@
 #define NGX_HTTP_PV_ROUTE_MAX_PATHS  64             /* a host with more paths is left to the router */
 #define NGX_HTTP_PV_ROUTE_MAX_PORTS  64
 
+/* The index of a variable of the running configuration (ngx_http_pv_index_of), by a literal name. */
+#define ngx_http_pv_route_var(name, changeable)                                                                     \
+    ngx_http_pv_index_of((u_char *) name, sizeof(name) - 1, changeable)
+
 /* A path's flags (ngx_http_portico_vars_route_path), as router.lua passes them. */
 #define NGX_HTTP_PV_ROUTE_HTTPS       1             /* ssl-redirect: plain HTTP is redirected (by the router) */
 #define NGX_HTTP_PV_ROUTE_NO_UPGRADE  2             /* an Upgrade request is refused (by the router) */
@@ -137,36 +141,6 @@ ngx_http_pv_route_add_variables(ngx_conf_t *cf)
 }
 
 
-/* The index of a variable nginx.conf reads or sets, by name; -1 when it has none. */
-static ngx_int_t
-ngx_http_pv_route_index(const char *name, ngx_uint_t changeable)
-{
-    size_t                      len;
-    ngx_uint_t                  i;
-    ngx_http_variable_t        *v;
-    ngx_http_core_main_conf_t  *cmcf;
-
-    cmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle, ngx_http_core_module);
-    if (cmcf == NULL) {
-        return -1;
-    }
-
-    len = ngx_strlen(name);
-    v = cmcf->variables.elts;
-
-    for (i = 0; i < cmcf->variables.nelts; i++) {
-        if (v[i].name.len == len && ngx_strncmp(v[i].name.data, name, len) == 0) {
-            if (changeable && !(v[i].flags & NGX_HTTP_VAR_CHANGEABLE)) {
-                return -1;
-            }
-            return (ngx_int_t) i;
-        }
-    }
-
-    return -1;
-}
-
-
 static ngx_uint_t
 ngx_http_pv_route_bucket(const u_char *data, size_t len)
 {
@@ -214,12 +188,12 @@ ngx_http_portico_vars_route_reset(int generation, const int *ports, int nports)
         return -1;
     }
 
-    ngx_http_pv_route.jump = ngx_http_pv_route_index("portico_jump", 1);
-    ngx_http_pv_route.backend_var = ngx_http_pv_route_index("portico_backend", 1);
-    ngx_http_pv_route.upstream = ngx_http_pv_route_index("portico_upstream_name", 1);
-    ngx_http_pv_route.mk = ngx_http_pv_route_index("portico_mk", 1);
-    ngx_http_pv_route.tls = ngx_http_pv_route_index("portico_tls_host", 1);
-    ngx_http_pv_route.proto = ngx_http_pv_route_index("portico_forwarded_proto", 0);
+    ngx_http_pv_route.jump = ngx_http_pv_route_var("portico_jump", 1);
+    ngx_http_pv_route.backend_var = ngx_http_pv_route_var("portico_backend", 1);
+    ngx_http_pv_route.upstream = ngx_http_pv_route_var("portico_upstream_name", 1);
+    ngx_http_pv_route.mk = ngx_http_pv_route_var("portico_mk", 1);
+    ngx_http_pv_route.tls = ngx_http_pv_route_var("portico_tls_host", 1);
+    ngx_http_pv_route.proto = ngx_http_pv_route_var("portico_forwarded_proto", 0);
 
     if (ngx_http_pv_route.jump < 0 || ngx_http_pv_route.backend_var < 0 || ngx_http_pv_route.upstream < 0) {
         return -1;
@@ -478,7 +452,7 @@ ngx_http_pv_route_request(ngx_http_request_t *r)
     size_t                        size;
     u_char                       *buf;
     in_port_t                     port;
-    ngx_str_t                     host, *mk, one = ngx_string("1"), empty = ngx_string("");
+    ngx_str_t                     host, uri, *mk, one = ngx_string("1"), empty = ngx_string("");
     ngx_uint_t                    i, k;
     ngx_int_t                     total;
     ngx_http_pv_route_host_t     *h;
@@ -486,7 +460,6 @@ ngx_http_pv_route_request(ngx_http_request_t *r)
     ngx_http_pv_route_peer_t     *peer, *best;
     ngx_http_pv_route_backend_t  *b;
     ngx_http_variable_value_t    *proto;
-    ngx_http_core_srv_conf_t     *cscf;
 
     if (ngx_http_pv_route.pool == NULL || r != r->main || r->internal
         || ngx_http_portico_vars_generation() != ngx_http_pv_route.generation)
@@ -503,13 +476,8 @@ ngx_http_pv_route_request(ngx_http_request_t *r)
         }
     }
 
-    /* $host, as the router reads it (ngx_http_portico_vars_host_uri). */
-    if (r->headers_in.server.len) {
-        host = r->headers_in.server;
-    } else {
-        cscf = ngx_http_get_module_srv_conf(r, ngx_http_core_module);
-        host = cscf->server_name;
-    }
+    /* $host and $uri, as the router reads them. */
+    ngx_http_portico_vars_host_uri(r, (const u_char **) &host.data, &host.len, (const u_char **) &uri.data, &uri.len);
     if (host.len == 0) {
         return NGX_DECLINED;
     }
@@ -524,7 +492,7 @@ ngx_http_pv_route_request(ngx_http_request_t *r)
         return NGX_DECLINED;
     }
 
-    p = ngx_http_pv_route_match(h, &r->uri);
+    p = ngx_http_pv_route_match(h, &uri);
     if (p == NULL) {
         return NGX_DECLINED;
     }
