@@ -8,7 +8,8 @@
 --   backend(id, peers, more) -> true    a backend balanced by round-robin: peers as rr.lua keeps them, each with its
 --                                       binary address and name (peer_handoff.lua's addr: peer.sa, peer.name) and weight
 --   host(name, mk, flags, nexact, nslash, nprefix) -> true   a host (flags: TLS 1, REGEX 2), then its paths in order:
---   path(path, backend, upstream, mk, flags) -> true          (flags: HTTPS 1, NO_UPGRADE 2, DECLINE 4)
+--   path(path, backend, upstream, mk, flags, tms) -> true     (flags: HTTPS 1, NO_UPGRADE 2, DECLINE 4; tms: the
+--                                       route's connect, send and read timeouts in ms, or nil for the location's)
 --   native(r) -> bool                   the request was routed natively (its routing did not run the router)
 local ok, ffi = pcall(require, "ffi")
 if not ok or not package.loaded["resty.core.base"] then return nil end
@@ -22,7 +23,7 @@ pcall(ffi.cdef, [[
     int flags, int nexact, int nslash, int nprefix);
   int ngx_http_portico_vars_route_path(const unsigned char *path, size_t len, const unsigned char *backend,
     size_t backend_len, const unsigned char *upstream, size_t upstream_len, const unsigned char *mk, size_t mk_len,
-    int flags);
+    int flags, int connect_ms, int send_ms, int read_ms);
   int ngx_http_portico_vars_peer_native(void *r);
 ]])
 local C = ffi.C
@@ -53,8 +54,10 @@ function _M.host(name, mk, flags, nexact, nslash, nprefix)
   return C.ngx_http_portico_vars_route_host(name, #name, mk, #mk, flags, nexact, nslash, nprefix) == 0
 end
 
-function _M.path(path, backend, upstream, mk, flags)
-  return C.ngx_http_portico_vars_route_path(path, #path, backend, #backend, upstream, #upstream, mk, #mk, flags) == 0
+function _M.path(path, backend, upstream, mk, flags, tms)
+  local c, s, r = 0, 0, 0
+  if tms then c, s, r = tms[1], tms[2], tms[3] end
+  return C.ngx_http_portico_vars_route_path(path, #path, backend, #backend, upstream, #upstream, mk, #mk, flags, c, s, r) == 0
 end
 
 function _M.native(r)

@@ -132,11 +132,24 @@ local function prepare(host, r, path)
   -- responses must be observed (passive health) or have headers changed (decided per request), else location /.
   if p.plain_jump == nil then p.plain_jump = r.observe == true and "@portico_lua" or "" end
   local t = r.timeouts
-  if type(t) == "table" then p.tk = tostring(t.connect) .. " " .. tostring(t.send) .. " " .. tostring(t.read) end
+  if type(t) == "table" then
+    p.tk = tostring(t.connect) .. " " .. tostring(t.send) .. " " .. tostring(t.read)
+    -- The native path's copy (milliseconds): only when the balancer would set all three from this "c s r" (its
+    -- pattern, each > 0), each a whole millisecond or more (set_timeouts truncates to milliseconds, 0 sets none).
+    local c, s, rd = p.tk:match("^(%d+%.?%d*) (%d+%.?%d*) (%d+%.?%d*)$")
+    c, s, rd = tonumber(c), tonumber(s), tonumber(rd)
+    if c and s and rd then
+      c, s, rd = math.floor(c * 1000), math.floor(s * 1000), math.floor(rd * 1000)
+      if c >= 1 and s >= 1 and rd >= 1 and c < 2147483648 and s < 2147483648 and rd < 2147483648 then p.tms = { c, s, rd } end
+    end
+  end
   -- Gateway API retry attempts: handed to the balancer with the timeouts ("c s r n"; "- - - n" without timeouts),
   -- so it arranges them even when the backend has one endpoint (retry() may pick the same one again).
   local ra = r.retryAttempts
-  if type(ra) == "number" and ra >= 1 then p.tk = (p.tk or "- - -") .. " " .. tostring(ra) end
+  if type(ra) == "number" and ra >= 1 then
+    p.tk = (p.tk or "- - -") .. " " .. tostring(ra)
+    p.tms = nil -- (the balancer arranges the retries)
+  end
   -- default-backend (the balancer's fallback when the backend has no endpoint), custom-http-errors (what
   -- errors.lua tells the default backend: "<default backend id>\t<namespace>\t<ingress>\t<service>\t<port>"; the
   -- route's default-backend, else errorPage.backendId, --default-backend-service's) and mirror-target (the copies'
@@ -461,10 +474,11 @@ local function observed(id)
 end
 -- A route nginx can serve from the native table: proxied from `location /` to one backend that round-robin balances,
 -- with nothing else for the router to do than write $portico_backend, $portico_upstream_name and $portico_mk (the
--- redirect to HTTPS and a refused Upgrade are tested natively and left to the router when they apply).
+-- redirect to HTTPS and a refused Upgrade are tested natively and left to the router when they apply); its own
+-- timeouts, if any, nginx applies to the request (r.tms).
 local function plain(r)
   return r.jump == "" and r.plain_jump == "" and r.backend ~= nil and r.backend ~= "" and not (r.plugins or r.split
-    or r.tk or r.fallback or r.errors or r.mirror or r.max_body or r.trace) and not observed(r.backend)
+    or (r.tk and not r.tms) or r.fallback or r.errors or r.mirror or r.max_body or r.trace) and not observed(r.backend)
 end
 
 local function native_backend(id)
@@ -483,7 +497,7 @@ local function native_path(path, e, host_mk)
   if r and r ~= SLASH and r ~= SLASH_PORT and plain(r) and not (r.mk == "" and host_mk)
     and native_backend(r.backend) then
     local flags = (r.https and N_HTTPS or 0) + (r.no_upgrade and N_NO_UPGRADE or 0)
-    return native.path(path, r.backend, upstream_name(r.backend), r.mk or "", flags)
+    return native.path(path, r.backend, upstream_name(r.backend), r.mk or "", flags, r.tms)
   end
   return native.path(path, "", "", "", N_DECLINE)
 end

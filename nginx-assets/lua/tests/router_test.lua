@@ -563,7 +563,9 @@ do -- the native path (native.lua → ngx_http_portico_vars_route.c): what the r
       rule("prefix", "/nows", route("ns_web_80", { websocket = false })),
       rule("prefix", "/plug", route("ns_web_80", { plugins = { "ns_req" } })),
       rule("prefix", "/profile", route("ns_web_80", { profile = "p_x" })),
-      rule("prefix", "/timeouts", route("ns_web_80", { timeouts = { connect = 1, send = 2, read = 3 } })),
+      rule("prefix", "/timeouts", route("ns_web_80", { timeouts = { connect = 1, send = 2.5, read = 3 } })),
+      rule("prefix", "/retries", route("ns_web_80", { timeouts = { connect = 1, send = 2, read = 3 }, retryAttempts = 2 })),
+      rule("prefix", "/submilli", route("ns_web_80", { timeouts = { connect = 0.0004, send = 2, read = 3 } })),
       rule("prefix", "/ewma", route("ns_ewma_80")),
       rule("prefix", "/", route("ns_web_80")),
     } },
@@ -577,7 +579,7 @@ do -- the native path (native.lua → ngx_http_portico_vars_route.c): what the r
   end
   local function paths()
     local out = {}
-    for _, c in ipairs(of("path")) do out[c[2]] = { backend = c[3], upstream = c[4], mk = c[5], flags = c[6] } end
+    for _, c in ipairs(of("path")) do out[c[2]] = { backend = c[3], upstream = c[4], mk = c[5], flags = c[6], tms = c[7] } end
     return out
   end
   req(T, router, "n.example.com", "/x")
@@ -585,7 +587,7 @@ do -- the native path (native.lua → ngx_http_portico_vars_route.c): what the r
   R.check("native: the table is reset for the data's generation before anything is registered", #resets == 1 and resets[1][2] == 7 and calls[1][1] == "reset")
   local hosts = of("host")
   R.check("native: the host is registered by its name with its labels, TLS flag and path counts",
-    #hosts == 1 and hosts[1][2] == "n.example.com" and hosts[1][3] == "host-labels" and hosts[1][4] == 1 and hosts[1][5] == 1 and hosts[1][6] == 1 and hosts[1][7] == 7,
+    #hosts == 1 and hosts[1][2] == "n.example.com" and hosts[1][3] == "host-labels" and hosts[1][4] == 1 and hosts[1][5] == 1 and hosts[1][6] == 1 and hosts[1][7] == 9,
     require("cjson").encode(hosts[1] or {}))
   local p = paths()
   R.check("native: a plain prefix route names its backend, ingress-nginx's upstream name and no flags",
@@ -594,7 +596,11 @@ do -- the native path (native.lua → ngx_http_portico_vars_route.c): what the r
   R.check("native: ssl-redirect is flagged (nginx leaves plain HTTP to the router)", p["/dir/"] and p["/dir/"].flags == 1)
   R.check("native: websocket false is flagged", p["/nows"] and p["/nows"].flags == 2)
   R.check("native: nginx's slash redirect is left to the router", p["/dir"] and p["/dir"].flags == 4)
-  for _, path in ipairs({ "/plug", "/profile", "/timeouts", "/ewma" }) do
+  R.check("native: a route's own timeouts go with it, in milliseconds (none for a route without)",
+    p["/timeouts"] and p["/timeouts"].flags == 0 and p["/timeouts"].backend == "ns_web_80" and type(p["/timeouts"].tms) == "table"
+      and p["/timeouts"].tms[1] == 1000 and p["/timeouts"].tms[2] == 2500 and p["/timeouts"].tms[3] == 3000 and p["/"].tms == nil)
+  -- Retry attempts are the balancer's to arrange; a timeout under a millisecond is one set_timeouts would not set.
+  for _, path in ipairs({ "/plug", "/profile", "/retries", "/submilli", "/ewma" }) do
     R.check("native: " .. path .. " is left to the router", p[path] and p[path].flags == 4 and p[path].backend == "", tostring(p[path] and p[path].flags))
   end
   local bs = {}

@@ -49,7 +49,7 @@ int ngx_http_portico_vars_generation(void);
 int ngx_http_portico_vars_peer_handoff(ngx_http_request_t *r, const u_char *sa, size_t salen, const u_char *name,
     size_t name_len, int more);
 ngx_int_t ngx_http_pv_peer_handoff_native(ngx_http_request_t *r, struct sockaddr *sa, socklen_t salen, ngx_str_t *name,
-    ngx_uint_t more);
+    ngx_uint_t more, ngx_msec_t *timeouts);
 int ngx_http_portico_vars_peer_native(ngx_http_request_t *r);
 ngx_int_t ngx_http_pv_route_add_variables(ngx_conf_t *cf);
 ngx_int_t ngx_http_pv_index_of(const u_char *name, size_t len, ngx_uint_t changeable);

@@ -36,6 +36,8 @@ typedef struct {
                                                     0 while it has not, or when it succeeded (no retry follows) */
     ngx_uint_t                       native;     /* handed by the native path (ngx_http_portico_vars_route.c), not by
                                                     the Lua router */
+    ngx_msec_t                       timeouts[3];  /* the route's connect, send and read timeouts (0: the location's),
+                                                    set by the native path only */
 } ngx_http_pv_peer_ctx_t;
 
 
@@ -136,6 +138,7 @@ ngx_http_pv_peer_init_peer(ngx_http_request_t *r, ngx_http_upstream_srv_conf_t *
     ngx_http_pv_peer_ctx_t       *ctx;
     ngx_http_pv_peer_data_t      *pd;
     ngx_http_pv_srv_conf_t       *pcf;
+    ngx_http_upstream_conf_t     *ucf;
 
     pcf = ngx_http_conf_upstream_srv_conf(us, ngx_http_portico_vars_module);
 
@@ -184,6 +187,27 @@ ngx_http_pv_peer_init_peer(ngx_http_request_t *r, ngx_http_upstream_srv_conf_t *
     /* The retries the Lua balancer would have allowed (set_more_tries); nginx caps the sum at proxy_next_upstream_tries
      * right after this, as set_more_tries did. */
     u->peer.tries += ctx->more;
+
+    /* The route's timeouts, for every attempt of the request (as the Lua balancer's set_timeouts on its first one):
+     * on a copy of the location's upstream settings, which nginx reads from u->conf when it connects, sends and
+     * waits. */
+    if (ctx->timeouts[0] || ctx->timeouts[1] || ctx->timeouts[2]) {
+        ucf = ngx_palloc(r->pool, sizeof(ngx_http_upstream_conf_t));
+        if (ucf == NULL) {
+            return NGX_ERROR;
+        }
+        ngx_memcpy(ucf, u->conf, sizeof(ngx_http_upstream_conf_t));
+        if (ctx->timeouts[0]) {
+            ucf->connect_timeout = ctx->timeouts[0];
+        }
+        if (ctx->timeouts[1]) {
+            ucf->send_timeout = ctx->timeouts[1];
+        }
+        if (ctx->timeouts[2]) {
+            ucf->read_timeout = ctx->timeouts[2];
+        }
+        u->conf = ucf;
+    }
 
     return NGX_OK;
 }
@@ -314,14 +338,18 @@ ngx_http_portico_vars_peer_handoff(ngx_http_request_t *r, const u_char *sa, size
     ctx->handed = 1;
     ctx->state = 0;
     ctx->native = 0;
+    ctx->timeouts[0] = 0;
+    ctx->timeouts[1] = 0;
+    ctx->timeouts[2] = 0;
     return 0;
 }
 
 
-/* The native path's hand-off (ngx_http_portico_vars_route.c): the same, marked as made without the Lua router. */
+/* The native path's hand-off (ngx_http_portico_vars_route.c): the same, marked as made without the Lua router, with
+ * the route's connect, send and read timeouts (ms, 0 for the location's own). */
 ngx_int_t
 ngx_http_pv_peer_handoff_native(ngx_http_request_t *r, struct sockaddr *sa, socklen_t salen, ngx_str_t *name,
-    ngx_uint_t more)
+    ngx_uint_t more, ngx_msec_t *timeouts)
 {
     ngx_http_pv_peer_ctx_t  *ctx;
 
@@ -331,6 +359,7 @@ ngx_http_pv_peer_handoff_native(ngx_http_request_t *r, struct sockaddr *sa, sock
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_portico_vars_module);
     ctx->native = 1;
+    ngx_memcpy(ctx->timeouts, timeouts, sizeof(ctx->timeouts));
     return NGX_OK;
 }
 

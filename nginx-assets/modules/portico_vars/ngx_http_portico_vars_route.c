@@ -4,8 +4,8 @@
  *   if ($portico_route_declined) { set_by_lua $portico_jump '... router.route_set() ...'; }
  *
  * Most requests go to a host whose matching route is a plain one: an exact or prefix path, one backend balanced by
- * round-robin, nothing else (no plugins, profile, timeouts, split, mirror, error pages, tracing, body limit, health
- * checking). For those, reading $portico_route_declined routes the request here, in C, with what the Lua router
+ * round-robin, at most its own proxy timeouts, nothing else (no plugins, profile, retry attempts, split, mirror, error
+ * pages, tracing, body limit, health checking). For those, reading $portico_route_declined routes the request here, in C, with what the Lua router
  * (nginx-assets/lua/portico/router.lua) registered through LuaJIT's FFI: it writes $portico_jump (""),
  * $portico_backend, $portico_upstream_name, $portico_mk and $portico_tls_host as the router would, hands the first
  * attempt's endpoint to nginx (ngx_http_portico_vars_peer.c) and the variable is "", so set_by_lua never runs. Anything
@@ -76,6 +76,7 @@ typedef struct {
     ngx_http_pv_route_backend_t   *backend;
     ngx_str_t                      upstream;   /* ingress-nginx's name of the backend ($portico_upstream_name) */
     ngx_str_t                      mk;         /* the route's metric labels ($portico_mk), empty for the host's */
+    ngx_msec_t                     timeouts[3]; /* the route's connect, send, read timeouts; 0: the location's */
 } ngx_http_pv_route_path_t;
 
 
@@ -350,21 +351,28 @@ ngx_http_portico_vars_route_host(const u_char *name, size_t len, const u_char *m
 
 
 /* The next path of the host being registered: for a plain route, its backend (registered before), that backend's
- * ingress-nginx name and the route's metric labels; flags as above (DECLINE for a path the router must answer). */
+ * ingress-nginx name, the route's metric labels and its connect, send and read timeouts (ms, 0 for the location's;
+ * all three or none, as the balancer sets them); flags as above (DECLINE for a path the router must answer). */
 int
 ngx_http_portico_vars_route_path(const u_char *path, size_t len, const u_char *backend, size_t backend_len,
-    const u_char *upstream, size_t upstream_len, const u_char *mk, size_t mk_len, int flags)
+    const u_char *upstream, size_t upstream_len, const u_char *mk, size_t mk_len, int flags, int connect_ms,
+    int send_ms, int read_ms)
 {
     ngx_http_pv_route_host_t  *h;
     ngx_http_pv_route_path_t  *p;
 
     h = ngx_http_pv_route.host;
 
-    if (h == NULL || h->filled >= h->total || len == 0 || path[0] != '/') {
+    if (h == NULL || h->filled >= h->total || len == 0 || path[0] != '/' || connect_ms < 0 || send_ms < 0
+        || read_ms < 0 || (connect_ms == 0) != (send_ms == 0) || (connect_ms == 0) != (read_ms == 0))
+    {
         return -1;
     }
 
     p = &h->paths[h->filled];
+    p->timeouts[0] = (ngx_msec_t) connect_ms;
+    p->timeouts[1] = (ngx_msec_t) send_ms;
+    p->timeouts[2] = (ngx_msec_t) read_ms;
 
     if (ngx_http_pv_route_copy(&p->path, path, len) != NGX_OK) {
         return -1;
@@ -553,7 +561,7 @@ ngx_http_pv_route_request(ngx_http_request_t *r)
         return NGX_DECLINED;
     }
 
-    if (ngx_http_pv_peer_handoff_native(r, best->sockaddr, best->socklen, &best->name, b->more) != NGX_OK) {
+    if (ngx_http_pv_peer_handoff_native(r, best->sockaddr, best->socklen, &best->name, b->more, p->timeouts) != NGX_OK) {
         return NGX_DECLINED;
     }
 

@@ -5,10 +5,11 @@
 // the backend nginx's location rules give it whichever path routed it; after a worker's first request for a plain host,
 // every later one of that worker is native (HTTPS too, with HSTS for a host with a TLS section); what the native path
 // must leave to the router (the redirect to HTTPS, nginx's "/foo" → "/foo/" redirect, wildcard hosts, regex hosts,
-// unmatched paths) is answered as before, on every request; and a change of routes or endpoints, pushed without a
-// reload, is followed from the very next request.
-// Backends live in this file's network namespace (subnet 223). Ports 38700-38705 belong to this file: nginx
-// 38700-38702, the backends 38703 (web), 38704 (api) and 38705 (web after its endpoints change).
+// unmatched paths) is answered as before, on every request; a route's own proxy timeouts hold on the native path; and
+// a change of routes or endpoints, pushed without a reload, is followed from the very next request.
+// Backends live in this file's network namespace (subnet 223). Ports 38700-38706 belong to this file: nginx
+// 38700-38702, the backends 38703 (web), 38704 (api), 38705 (web after its endpoints change) and 38706 (slow: its
+// paths under /slow answer after 3 s).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
@@ -26,6 +27,7 @@ const LISTEN = { httpPort: 38700, httpsPort: 38701, statusPort: 38702, address: 
 const WEB = 38703;
 const API = 38704;
 const WEB_MOVED = 38705;
+const SLOW = 38706;
 const net = new TestNet(223);
 const { logger } = capturingLogger();
 const { dir, dynamic, nginx } = liveNginx('portico-native-route-', logger);
@@ -47,6 +49,10 @@ function config(o: { webPort: number; apiPathTo: 'api' | 'web' }): GatewayConfig
     ing('slash', { rules: [rule('slash.test', [{ path: '/docs/', pathType: 'ImplementationSpecific', backend: svcRef('api', 80) }, { path: '/', backend: svcRef('web', 80) }])] }),
     // A host with a TLS section: HTTPS is served (with HSTS, which needs $portico_tls_host), plain HTTP redirected.
     ing('tls', { rules: [rule('tls.test', [{ path: '/', backend: svcRef('web', 80) }])], tls: [{ hosts: ['tls.test'], secretName: 'tls' }] }),
+    // proxy-read-timeout: the route's own timeouts, which nginx applies to the request natively.
+    ing('timeout', { rules: [rule('timeout.test', [{ path: '/', backend: svcRef('slow', 80) }])] }, {
+      annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '1' },
+    }),
     ing('wild', { rules: [rule('*.wild.test', [{ path: '/', backend: svcRef('api', 80) }])] }),
     ing('rx', { rules: [rule('rx.test', [
       { path: '/r[0-9]+', pathType: 'ImplementationSpecific', backend: svcRef('api', 80) },
@@ -54,10 +60,14 @@ function config(o: { webPort: number; apiPathTo: 'api' | 'web' }): GatewayConfig
     ])] }, { annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true' } }),
   ];
   const m = modelOf({
-    services: [svc('web', [{ name: 'http', port: 80, targetPort: 'http' }]), svc('api', [{ name: 'http', port: 80, targetPort: 'http' }])],
+    services: [
+      svc('web', [{ name: 'http', port: 80, targetPort: 'http' }]), svc('api', [{ name: 'http', port: 80, targetPort: 'http' }]),
+      svc('slow', [{ name: 'http', port: 80, targetPort: 'http' }]),
+    ],
     slices: [
       slice('web-1', 'web', [{ name: 'http', port: o.webPort }], [{ ip: net.ip }]),
       slice('api-1', 'api', [{ name: 'http', port: API }], [{ ip: net.ip }]),
+      slice('slow-1', 'slow', [{ name: 'http', port: SLOW }], [{ ip: net.ip }]),
     ],
     ingresses,
   });
@@ -72,6 +82,7 @@ before(async () => {
   await net.start('web', WEB, 'echo');
   await net.start('api', API, 'echo');
   await net.start('moved', WEB_MOVED, 'echo');
+  await net.start('slow', SLOW, 'auth');
   running = config({ webPort: WEB, apiPathTo: 'api' });
   await startLive(nginx, dynamic, running);
 });
@@ -186,6 +197,28 @@ test('an Upgrade on a plain route is proxied as before (the router decides only 
   const uris = await send('plain.test', '/up', 4, 200, { upgrade: 'websocket', connection: 'upgrade' });
   const lines = await logged(uris);
   for (const l of lines) assert.equal(l.addr, at(WEB), l.uri);
+});
+
+test('a route\'s own read timeout holds on the native path: 504 after 1 s from a backend that answers after 3 s', async () => {
+  // The backend answers 401 at once (no credentials), so the warm-up registers the host in every worker.
+  const warm = await send('timeout.test', '/warm', 12, 401);
+  const slow: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const uri = `/slow/x?n=${seq++}`;
+    const t0 = performance.now();
+    const a = await sendTo(LISTEN.httpPort, 'timeout.test', uri);
+    const ms = performance.now() - t0;
+    assert.equal(a.status, 504, `${uri}: ${a.status}`);
+    // The location's own proxy_read_timeout (60 s) would wait for the answer at 3 s.
+    assert.ok(ms >= 900 && ms < 2_500, `${uri}: answered after ${ms.toFixed(0)} ms, not after the route's 1 s`);
+    slow.push(uri);
+  }
+  const lines = await logged([...warm, ...slow]);
+  for (const l of lines) assert.equal(l.addr, at(SLOW), l.uri);
+  nativeAfterFirst(lines, 'timeout.test');
+  const warmed = new Set(lines.filter((l) => warm.includes(l.uri)).map((l) => l.pid));
+  const slowLines = lines.filter((l) => slow.includes(l.uri));
+  assert.ok(slowLines.some((l) => warmed.has(l.pid) && l.native), 'no request with the read timeout was routed natively');
 });
 
 test('a route change and an endpoint change, pushed without a reload, are followed from the next request', async () => {
