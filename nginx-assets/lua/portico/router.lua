@@ -443,6 +443,10 @@ if type(native) ~= "table" then native = nil end
 local native_gen = nil     -- the generation of the data the native table was last reset for
 local native_epoch = 0     -- bumped at each reset: hosts registered before it are registered again
 local native_backends = {} -- backend id -> registered (true) or not possible (false), this epoch
+-- Names served through a wildcard or "_" (the client's Host), registered as names of their own, this epoch: at most
+-- N_MAX_ALIASES per epoch, so Host names a client makes up cannot grow the table (the rest go to the router).
+local native_aliases, native_nalias = {}, 0
+local N_MAX_ALIASES = 256
 -- Flags of native.lua's host() and path().
 local N_TLS, N_REGEX, N_HTTPS, N_NO_UPGRADE, N_DECLINE = 1, 2, 1, 2, 4
 local N_MAX_PATHS = 64
@@ -502,10 +506,10 @@ local function native_path(path, e, host_mk)
   return native.path(path, "", "", "", N_DECLINE)
 end
 
--- Registers a host with its paths in nginx's order (exact, slash redirects, prefixes longest first), once per
--- epoch. A host the native path cannot serve at all (too many paths, TLS passed through) is not registered.
+-- Registers host h under `name` (its own, or a name it serves through a wildcard or "_") with its paths in nginx's
+-- order (exact, slash redirects, prefixes longest first). A host the native path cannot serve at all (too many
+-- paths, TLS passed through) is not registered.
 local function native_register(name, h)
-  h.native = native_epoch
   if h.passthrough then return end
   local exact, slash = {}, {}
   for path, e in pairs(h.exact) do exact[#exact + 1] = path end
@@ -560,6 +564,7 @@ local function route(host, uri, listened, req)
     local g = store.generation()
     if g ~= native_gen then
       native_gen, native_epoch, native_backends = g, native_epoch + 1, {}
+      native_aliases, native_nalias = {}, 0
       local ports = {}
       if spaces then for p in pairs(spaces) do ports[#ports + 1] = tonumber(p) end end
       native.reset(g, ports)
@@ -607,8 +612,20 @@ local function route(host, uri, listened, req)
     h, r = match_listener(space, host, uri, port_listeners[port])
   else
     h = find_host(host)
-    -- The host's exact name (never one reached through a wildcard or "_") is registered for the native path.
-    if native and h and h.native ~= native_epoch and hosts[host] == h then native_register(host, h) end
+    -- Registered for the native path once per epoch: a host by its exact name; a name reached through a wildcard or
+    -- "_" as a name of its own (the same routes: nothing here depends on the name), within the epoch's bound.
+    if native and h then
+      if hosts[host] == h then
+        if h.native ~= native_epoch then
+          h.native = native_epoch
+          native_register(host, h)
+        end
+      elseif host and not native_aliases[host] and native_nalias < N_MAX_ALIASES then
+        native_aliases[host] = true
+        native_nalias = native_nalias + 1
+        native_register(host, h)
+      end
+    end
   end
   if not h then return "@portico_unmatched" end
   if h.passthrough and ngx_var.scheme == "https" then

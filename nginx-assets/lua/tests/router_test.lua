@@ -612,15 +612,25 @@ do -- the native path (native.lua → ngx_http_portico_vars_route.c): what the r
   req(T, router, "n.example.com", "/x")
   R.check("native: a host is registered once per generation", #calls == n)
   req(T, router, "a.wild.example.com", "/")
-  R.check("native: a name reached through a wildcard is not registered", #calls == n)
+  hosts = of("host")
+  R.check("native: a name reached through a wildcard is registered as a name of its own, with the wildcard's routes",
+    #hosts == 2 and hosts[2][2] == "a.wild.example.com" and of("path")[#of("path")][2] == "/" and of("path")[#of("path")][3] == "ns_web_80")
+  n = #calls
+  req(T, router, "a.wild.example.com", "/")
+  R.check("native: …once per generation", #calls == n)
   req(T, router, "rx.example.com", "/")
   hosts = of("host")
-  R.check("native: a host with regexes is flagged (only exact paths are answered natively)", #hosts == 2 and hosts[2][2] == "rx.example.com" and hosts[2][4] == 2)
+  R.check("native: a host with regexes is flagged (only exact paths are answered natively)", #hosts == 3 and hosts[3][2] == "rx.example.com" and hosts[3][4] == 2)
+  -- Host names a client makes up: at most 256 such names per generation (the rest are the router's).
+  for i = 1, 300 do req(T, router, "n" .. i .. ".wild.example.com", "/") end
+  R.check("native: names through a wildcard are bounded per generation", #of("host") == 3 + 255, tostring(#of("host")))
   G = 8
   calls = {}
   req(T, router, "n.example.com", "/x")
   R.check("native: a new generation resets the table and the host is registered again",
     calls[1] and calls[1][1] == "reset" and calls[1][2] == 8 and #of("host") == 1 and #of("backend") >= 2)
+  req(T, router, "a.wild.example.com", "/")
+  R.check("native: …and the names through a wildcard, with a new bound", #of("host") == 2 and of("host")[2][2] == "a.wild.example.com")
   -- Gateway listener ports are handed to the reset (their requests are left to the router).
   router.configure({ profiles = {}, gatewayPorts = { 20003 } })
   G = 9

@@ -14,7 +14,8 @@
  * ~3 us of CPU per request: e2e/bench/dataplane-cg.ts, dataplane-cpu.ts).
  *
  * The table (per worker) is filled lazily: the router registers a host the first time it routes a request for it
- * (its exact name only: a name reached through a wildcard or "_" always goes to the router), and each backend that host's
+ * (by the request's name: a name reached through a wildcard or "_" is registered as a name of its own, with that
+ * host's routes, at most 256 such names per generation so Host names a client makes up cannot grow it), and each backend that host's
  * plain routes use (its endpoints, their weights). It belongs to one generation of the routing data
  * (ngx_http_portico_vars_generation.c): when the configuration API publishes a change, the counter moves, every
  * request declines until the router has synchronized and reset the table, and hosts are registered again as they are

@@ -4,8 +4,8 @@
 // request by request, in the access log ($portico_routed_natively and $pid next to $upstream_addr): each request reaches
 // the backend nginx's location rules give it whichever path routed it; after a worker's first request for a plain host,
 // every later one of that worker is native (HTTPS too, with HSTS for a host with a TLS section); what the native path
-// must leave to the router (the redirect to HTTPS, nginx's "/foo" → "/foo/" redirect, wildcard hosts, regex hosts,
-// unmatched paths) is answered as before, on every request; a route's own proxy timeouts hold on the native path; and
+// must leave to the router (the redirect to HTTPS, nginx's "/foo" → "/foo/" redirect, regex hosts, unmatched paths) is
+// answered as before, on every request; a name served through a wildcard is routed natively as a name of its own; a route's own proxy timeouts hold on the native path; and
 // a change of routes or endpoints, pushed without a reload, is followed from the very next request.
 // Backends live in this file's network namespace (subnet 223). Ports 38700-38706 belong to this file: nginx
 // 38700-38702, the backends 38703 (web), 38704 (api), 38705 (web after its endpoints change) and 38706 (slow: its
@@ -149,20 +149,21 @@ test('what the native path leaves to the router is answered by it on every reque
     assert.equal(a.status, 301, `slash.test /docs request ${i}`);
   }
   const docs = await send('slash.test', '/docs/a', 8);
-  // A wildcard host, and a host with regex paths: routed by the router, every request.
+  // A name served through a wildcard: registered under that name (native after a worker's first request for it).
   const wild = await send('a.wild.test', '/w', 8);
+  const wild2 = await send('b.wild.test', '/w', 8);
+  // A host with regex paths: routed by the router, every request.
   const rxApi = await send('rx.test', '/r12', 6);
   const rxWeb = await send('rx.test', '/other', 6);
   // No path of a plain host's: 404 (plain.test has "/", so an unknown host; its requests are the router's too).
   await send('nothing.test', '/', 4, 404);
-  const lines = await logged([...docs, ...wild, ...rxApi, ...rxWeb]);
+  const lines = await logged([...docs, ...wild, ...wild2, ...rxApi, ...rxWeb]);
   const of = (uris: string[]) => lines.filter((l) => uris.includes(l.uri));
   for (const l of of(docs)) assert.equal(l.addr, at(API), l.uri);
   nativeAfterFirst(of(docs), 'slash.test /docs/a');
-  for (const l of of(wild)) {
-    assert.equal(l.addr, at(API), l.uri);
-    assert.equal(l.native, false, `${l.uri}: a wildcard host was routed natively`);
-  }
+  for (const l of of([...wild, ...wild2])) assert.equal(l.addr, at(API), l.uri);
+  nativeAfterFirst(of(wild), 'a.wild.test');
+  nativeAfterFirst(of(wild2), 'b.wild.test');
   for (const l of of(rxApi)) assert.equal(l.addr, at(API), l.uri);
   for (const l of of(rxWeb)) assert.equal(l.addr, at(WEB), l.uri);
   for (const l of [...of(rxApi), ...of(rxWeb)]) assert.equal(l.native, false, `${l.uri}: a regex host's prefix path was routed natively`);
