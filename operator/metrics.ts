@@ -8,6 +8,8 @@ export class Metrics {
   readonly registry = new Registry();
   readonly queueDepth: Gauge;
   readonly queueAdds: Counter;
+  /** Keys added to any work queue since start, as a plain number (operator/memory.ts: no settle while work comes in). */
+  queueAddCount = 0;
   readonly queueRetries: Counter;
   readonly queueLatency: Histogram;
   readonly reconcileDuration: Histogram;

@@ -69,7 +69,10 @@ export class WorkQueue {
 
   add(key: string): void {
     if (this.shuttingDown) return;
-    this.metrics?.queueAdds.inc({ name: this.name });
+    if (this.metrics) {
+      this.metrics.queueAdds.inc({ name: this.name });
+      this.metrics.queueAddCount++;
+    }
     if (this.dirty.has(key)) return;
     this.dirty.add(key);
     if (!this.addedAt.has(key)) this.addedAt.set(key, performance.now());
