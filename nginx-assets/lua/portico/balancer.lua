@@ -386,6 +386,7 @@ local function route_timeouts(tk)
   end
   return t
 end
+_M.route_timeouts = route_timeouts
 
 -- The router's hand-off (router.lua route): the backend id and timeouts it has just written into $portico_backend
 -- and $portico_timeouts, with the request they are that request's values for. The first balancer call of that

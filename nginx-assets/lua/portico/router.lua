@@ -132,23 +132,18 @@ local function prepare(host, r, path)
   -- responses must be observed (passive health) or have headers changed (decided per request), else location /.
   if p.plain_jump == nil then p.plain_jump = r.observe == true and "@portico_lua" or "" end
   local t = r.timeouts
-  if type(t) == "table" then
-    p.tk = tostring(t.connect) .. " " .. tostring(t.send) .. " " .. tostring(t.read)
-    -- The native path's copy (milliseconds): only when the balancer would set all three from this "c s r" (its
-    -- pattern, each > 0), each a whole millisecond or more (set_timeouts truncates to milliseconds, 0 sets none).
-    local c, s, rd = p.tk:match("^(%d+%.?%d*) (%d+%.?%d*) (%d+%.?%d*)$")
-    c, s, rd = tonumber(c), tonumber(s), tonumber(rd)
-    if c and s and rd then
-      c, s, rd = math.floor(c * 1000), math.floor(s * 1000), math.floor(rd * 1000)
-      if c >= 1 and s >= 1 and rd >= 1 and c < 2147483648 and s < 2147483648 and rd < 2147483648 then p.tms = { c, s, rd } end
-    end
-  end
+  if type(t) == "table" then p.tk = tostring(t.connect) .. " " .. tostring(t.send) .. " " .. tostring(t.read) end
   -- Gateway API retry attempts: handed to the balancer with the timeouts ("c s r n"; "- - - n" without timeouts),
   -- so it arranges them even when the backend has one endpoint (retry() may pick the same one again).
   local ra = r.retryAttempts
-  if type(ra) == "number" and ra >= 1 then
-    p.tk = (p.tk or "- - -") .. " " .. tostring(ra)
-    p.tms = nil -- (the balancer arranges the retries)
+  if type(ra) == "number" and ra >= 1 then p.tk = (p.tk or "- - -") .. " " .. tostring(ra) end
+  -- The native path's copy (milliseconds) of the timeouts the balancer would set from p.tk (its own parse): only
+  -- without retry attempts (the balancer arranges those), each a whole millisecond or more (set_timeouts truncates to
+  -- milliseconds, and 0 sets none).
+  local bt = p.tk and balancer.route_timeouts(p.tk)
+  if bt and bt[1] and not bt.tries then
+    local c, s, rd = math.floor(bt[1] * 1000), math.floor(bt[2] * 1000), math.floor(bt[3] * 1000)
+    if c >= 1 and s >= 1 and rd >= 1 and c < 2147483648 and s < 2147483648 and rd < 2147483648 then p.tms = { c, s, rd } end
   end
   -- default-backend (the balancer's fallback when the backend has no endpoint), custom-http-errors (what
   -- errors.lua tells the default backend: "<default backend id>\t<namespace>\t<ingress>\t<service>\t<port>"; the

@@ -188,24 +188,18 @@ ngx_http_pv_peer_init_peer(ngx_http_request_t *r, ngx_http_upstream_srv_conf_t *
      * right after this, as set_more_tries did. */
     u->peer.tries += ctx->more;
 
-    /* The route's timeouts, for every attempt of the request (as the Lua balancer's set_timeouts on its first one):
-     * on a copy of the location's upstream settings, which nginx reads from u->conf when it connects, sends and
-     * waits. */
-    if (ctx->timeouts[0] || ctx->timeouts[1] || ctx->timeouts[2]) {
+    /* The route's timeouts (all three or none: ngx_http_portico_vars_route_path), for every attempt of the request
+     * (as the Lua balancer's set_timeouts on its first one): on a copy of the location's upstream settings, which
+     * nginx reads from u->conf when it connects, sends and waits. */
+    if (ctx->timeouts[0]) {
         ucf = ngx_palloc(r->pool, sizeof(ngx_http_upstream_conf_t));
         if (ucf == NULL) {
             return NGX_ERROR;
         }
         ngx_memcpy(ucf, u->conf, sizeof(ngx_http_upstream_conf_t));
-        if (ctx->timeouts[0]) {
-            ucf->connect_timeout = ctx->timeouts[0];
-        }
-        if (ctx->timeouts[1]) {
-            ucf->send_timeout = ctx->timeouts[1];
-        }
-        if (ctx->timeouts[2]) {
-            ucf->read_timeout = ctx->timeouts[2];
-        }
+        ucf->connect_timeout = ctx->timeouts[0];
+        ucf->send_timeout = ctx->timeouts[1];
+        ucf->read_timeout = ctx->timeouts[2];
         u->conf = ucf;
     }
 
@@ -338,9 +332,7 @@ ngx_http_portico_vars_peer_handoff(ngx_http_request_t *r, const u_char *sa, size
     ctx->handed = 1;
     ctx->state = 0;
     ctx->native = 0;
-    ctx->timeouts[0] = 0;
-    ctx->timeouts[1] = 0;
-    ctx->timeouts[2] = 0;
+    ngx_memzero(ctx->timeouts, sizeof(ctx->timeouts));
     return 0;
 }
 

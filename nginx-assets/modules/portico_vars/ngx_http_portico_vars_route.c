@@ -5,18 +5,18 @@
  *
  * Most requests go to a host whose matching route is a plain one: an exact or prefix path, one backend balanced by
  * round-robin, at most its own proxy timeouts, nothing else (no plugins, profile, retry attempts, split, mirror, error
- * pages, tracing, body limit, health checking). For those, reading $portico_route_declined routes the request here, in C, with what the Lua router
- * (nginx-assets/lua/portico/router.lua) registered through LuaJIT's FFI: it writes $portico_jump (""),
- * $portico_backend, $portico_upstream_name, $portico_mk and $portico_tls_host as the router would, hands the first
- * attempt's endpoint to nginx (ngx_http_portico_vars_peer.c) and the variable is "", so set_by_lua never runs. Anything
- * else, and every request this table cannot answer exactly as the router would, makes it "1": the router runs as
- * before. set_by_lua costs a Lua call through lua-nginx-module and LuaJIT's trace of the router (~2,800 instructions,
- * ~3 us of CPU per request: e2e/bench/dataplane-cg.ts, dataplane-cpu.ts).
+ * pages, tracing, body limit, health checking). For those, reading $portico_route_declined routes the request here,
+ * in C, with what the Lua router (nginx-assets/lua/portico/router.lua) registered through LuaJIT's FFI: it writes
+ * $portico_jump (""), $portico_backend, $portico_upstream_name, $portico_mk and $portico_tls_host as the router
+ * would, hands the first attempt's endpoint to nginx (ngx_http_portico_vars_peer.c) and the variable is "", so
+ * set_by_lua never runs. Anything else, and every request this table cannot answer exactly as the router would,
+ * makes it "1": the router runs as before. set_by_lua costs a Lua call through lua-nginx-module and LuaJIT's trace
+ * of the router (~2,800 instructions, ~3 us of CPU per request: e2e/bench/dataplane-cg.ts, dataplane-cpu.ts).
  *
  * The table (per worker) is filled lazily: the router registers a host the first time it routes a request for it
  * (by the request's name: a name reached through a wildcard or "_" is registered as a name of its own, with that
- * host's routes, at most 256 such names per generation so Host names a client makes up cannot grow it), and each backend that host's
- * plain routes use (its endpoints, their weights). It belongs to one generation of the routing data
+ * host's routes, at most 256 such names per generation so Host names a client makes up cannot grow it), and each
+ * backend that host's plain routes use (its endpoints, their weights). It belongs to one generation of the routing data
  * (ngx_http_portico_vars_generation.c): when the configuration API publishes a change, the counter moves, every
  * request declines until the router has synchronized and reset the table, and hosts are registered again as they are
  * requested. Nothing here outlives a reset: a request copies what it keeps into its own pool.
@@ -562,7 +562,9 @@ ngx_http_pv_route_request(ngx_http_request_t *r)
         return NGX_DECLINED;
     }
 
-    if (ngx_http_pv_peer_handoff_native(r, best->sockaddr, best->socklen, &best->name, b->more, p->timeouts) != NGX_OK) {
+    if (ngx_http_pv_peer_handoff_native(r, best->sockaddr, best->socklen, &best->name, b->more, p->timeouts)
+        != NGX_OK)
+    {
         return NGX_DECLINED;
     }
 
